@@ -1,0 +1,62 @@
+/* ring-agent configuration (/etc/ringd/agent.conf). */
+#ifndef RING_AGENT_CONF_H
+#define RING_AGENT_CONF_H
+
+#include <net/if.h>
+#include <stdint.h>
+
+#include "cfg.h"
+
+#define RING_DEFAULT_PORT 7420
+#define AGENT_CONF_MAX_GLOBS 32
+#define AGENT_CONF_PATH_LEN 512
+
+struct agent_speed {
+	char glob[IFNAMSIZ * 2];
+	uint32_t mbps;
+};
+
+struct agent_conf {
+	char node[64];                    /* node; default: short hostname */
+	char coordinator_host[256];       /* coordinator HOST[:PORT]; required */
+	uint16_t coordinator_port;
+	char coordinator_name[256];       /* coordinator_name; default: host */
+	char ca[AGENT_CONF_PATH_LEN];     /* ca PATH */
+	char cert[AGENT_CONF_PATH_LEN];   /* cert PATH */
+	char key[AGENT_CONF_PATH_LEN];    /* key PATH */
+	char mgmt_interface[IFNAMSIZ];    /* mgmt_interface IF; default: the
+					     interface the session leaves by */
+	char data_globs[AGENT_CONF_MAX_GLOBS][IFNAMSIZ * 2]; /* data_interface */
+	unsigned n_data_globs;
+	char ignore_globs[AGENT_CONF_MAX_GLOBS][IFNAMSIZ * 2]; /* ignore_interface */
+	unsigned n_ignore_globs;
+	struct agent_speed speeds[AGENT_CONF_MAX_GLOBS]; /* nominal_speed GLOB SPEED */
+	unsigned n_speeds;
+	char sysfs_root[AGENT_CONF_PATH_LEN];  /* sysfs_root; "" = real /sys */
+	char procfs_root[AGENT_CONF_PATH_LEN]; /* procfs_root; "" = real /proc */
+	uint64_t reconnect_min_ms;        /* reconnect_min, default 1s */
+	uint64_t reconnect_max_ms;        /* reconnect_max, default 60s */
+	uint64_t inventory_interval_ms;   /* inventory_interval, default 30s */
+	uint64_t connect_timeout_ms;      /* connect_timeout, default 10s */
+	uint32_t max_frame;               /* max_frame BYTES, default 1 MiB */
+};
+
+void agent_conf_defaults(struct agent_conf *c);
+/* Parse path into c (which holds defaults). ctx may be NULL. -1 on any
+ * error, all reported as file:line. Runs agent_conf_check() at the end. */
+int agent_conf_load(struct agent_conf *c, const char *path,
+		    struct cfg_ctx *ctx);
+int agent_conf_load_buffer(struct agent_conf *c, const char *name,
+			   const char *buf, size_t len, struct cfg_ctx *ctx);
+/* Cross-directive checks (coordinator given, reconnect_min <= max, ...),
+ * reported as "file: message". Fills derived defaults (node from hostname,
+ * coordinator_name from coordinator host). */
+int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx);
+/* Nominal speed configured for ifname (first matching glob), 0 if none. */
+uint32_t agent_conf_nominal_mbps(const struct agent_conf *c,
+				 const char *ifname);
+/* 1 if ifname is a data interface under the data/ignore globs. */
+int agent_conf_is_data_interface(const struct agent_conf *c,
+				 const char *ifname);
+
+#endif

@@ -1,0 +1,74 @@
+/* chrony-style configuration parsing: one directive per line, arguments
+ * separated by blanks, '#' starts a comment. Every error is reported as
+ * "file:line: message" and parsing goes on, so one run lists all mistakes. */
+#ifndef RING_CFG_H
+#define RING_CFG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cfg_ctx {
+	const char *file;
+	unsigned line;
+	unsigned errors;
+	/* Where errors go; NULL = log_warnx. Tests capture them here. */
+	void (*report)(const char *msg, void *arg);
+	void *report_arg;
+};
+
+/* Handler for one directive; argv[0] is the directive name. Returns 0, or
+ * -1 after reporting the problem with cfg_error(). */
+typedef int (*cfg_handler)(struct cfg_ctx *ctx, int argc, char **argv,
+			   void *arg);
+
+struct cfg_directive {
+	const char *name;
+	int min_args; /* not counting the name */
+	int max_args; /* -1 = unbounded */
+	cfg_handler fn;
+};
+
+#define CFG_MAX_LINE 1024
+#define CFG_MAX_ARGS 32
+
+/* Parse a file / an in-memory buffer (name used in messages). Directives
+ * are looked up in tab (terminated by a NULL name). Returns 0 when no line
+ * had an error, -1 otherwise (or when the file cannot be read, errno set).
+ * ctx may be NULL for the default reporter. */
+int cfg_parse_file(const char *path, const struct cfg_directive *tab,
+		   void *arg, struct cfg_ctx *ctx);
+int cfg_parse_buffer(const char *name, const char *buf, size_t len,
+		     const struct cfg_directive *tab, void *arg,
+		     struct cfg_ctx *ctx);
+
+/* Report "file:line: message" and count the error. Always returns -1. */
+int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Value parsers: on error they report (naming the directive `what`) and
+ * return -1. */
+int cfg_parse_uint(struct cfg_ctx *ctx, const char *what, const char *s,
+		   uint64_t min, uint64_t max, uint64_t *out);
+/* "250ms", "2s", "5m", "1h" or a bare number of seconds; result in ms. */
+int cfg_parse_duration_ms(struct cfg_ctx *ctx, const char *what,
+			  const char *s, uint64_t min_ms, uint64_t max_ms,
+			  uint64_t *out);
+/* "yes/no/on/off/true/false/1/0". */
+int cfg_parse_bool(struct cfg_ctx *ctx, const char *what, const char *s,
+		   int *out);
+/* "100G", "200g", "25000M", "10000m" (bits per second, nominal link rate);
+ * result in Mbit/s. */
+int cfg_parse_speed_mbps(struct cfg_ctx *ctx, const char *what, const char *s,
+			 uint64_t *out);
+/* host:port, [v6]:port, or host alone (default_port used). Validates the
+ * port range and that host is non-empty. */
+int cfg_parse_hostport(struct cfg_ctx *ctx, const char *what, const char *s,
+		       uint16_t default_port, char *host, size_t hostlen,
+		       uint16_t *port);
+/* Node names: 1-63 chars of [A-Za-z0-9._-], not starting with '-' or '.'. */
+int cfg_valid_node_name(const char *s);
+/* Copy a string argument into a fixed buffer, reporting if it is too long. */
+int cfg_copy_string(struct cfg_ctx *ctx, const char *what, const char *s,
+		    char *dst, size_t dstlen);
+
+#endif

@@ -1,0 +1,25 @@
+/* One logging module for every ringd binary: journald (structured fields)
+ * when running under systemd, stderr otherwise. */
+#ifndef RING_LOG_H
+#define RING_LOG_H
+
+#include <stdarg.h>
+
+/* ident: SYSLOG_IDENTIFIER and stderr prefix.
+ * debug: comma-separated subsystems to print at debug level, "all", or NULL.
+ * Journald is used when $JOURNAL_STREAM or $INVOCATION_ID says systemd
+ * started us; force_stderr overrides that. */
+void log_init(const char *ident, const char *debug, int force_stderr);
+void log_fini(void);
+/* Enable debug output for more subsystems (comma-separated). */
+void log_set_debug(const char *debug);
+int log_debug_enabled(const char *subsystem);
+
+/* log_warn appends ": strerror(errno)". */
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *subsystem, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,40 @@
+/* ring-coordinator configuration (/etc/ringd/coordinator.conf). */
+#ifndef RING_COORD_CONF_H
+#define RING_COORD_CONF_H
+
+#include <stdint.h>
+
+#include "cfg.h"
+
+#define COORD_CONF_PATH_LEN 512
+#define COORD_CONF_MAX_EXPECT 4096
+
+struct coord_conf {
+	char name[256];                     /* name; default: hostname */
+	char listen_host[256];              /* listen ADDR[:PORT]; default 0.0.0.0:7420 */
+	uint16_t listen_port;
+	char ca[COORD_CONF_PATH_LEN];       /* ca PATH */
+	char cert[COORD_CONF_PATH_LEN];     /* cert PATH */
+	char key[COORD_CONF_PATH_LEN];      /* key PATH */
+	char control_socket[COORD_CONF_PATH_LEN]; /* default /run/ringd/coordinator.sock */
+	char control_group[64];             /* control_group; default "ring" */
+	char state_dir[COORD_CONF_PATH_LEN];  /* state_dir; default /var/lib/ringd */
+	char (*expect)[64];                 /* expect NODE [NODE...], repeatable */
+	unsigned n_expect;
+	uint64_t heartbeat_interval_ms;     /* heartbeat_interval, default 5s, 100ms..10m */
+	uint32_t heartbeat_misses;          /* heartbeat_misses, default 3, 1..100 */
+	uint64_t handshake_timeout_ms;      /* handshake_timeout, default 10s */
+	uint32_t max_frame;                 /* max_frame, default 1 MiB, 4 KiB..64 MiB */
+	uint32_t max_agents;                /* max_agents, default 4096 */
+};
+
+void coord_conf_defaults(struct coord_conf *c);
+void coord_conf_free(struct coord_conf *c);
+int coord_conf_load(struct coord_conf *c, const char *path,
+		    struct cfg_ctx *ctx);
+int coord_conf_load_buffer(struct coord_conf *c, const char *name,
+			   const char *buf, size_t len, struct cfg_ctx *ctx);
+/* Cross-directive checks; duplicate expect names are errors. */
+int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx);
+
+#endif

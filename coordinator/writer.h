@@ -1,0 +1,38 @@
+/* The one output writer of ringctl: a tree of objects, lists and scalars
+ * rendered as plain text (for people), key=value lines (for grep and shell)
+ * or JSON (for programs; a list is a JSON array even with one element). */
+#ifndef RING_WRITER_H
+#define RING_WRITER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum writer_format {
+	WRITER_PLAIN,
+	WRITER_KEYVALUE,
+	WRITER_JSON,
+};
+
+struct writer;
+
+/* 0 and *out set, or -1 for an unknown name ("plain", "keyvalue", "json"). */
+int writer_format_parse(const char *name, enum writer_format *out);
+struct writer *writer_new(FILE *out, enum writer_format fmt);
+/* Closes whatever is still open, flushes, frees. */
+void writer_finish(struct writer *w);
+
+/* key is NULL for an element directly inside a list. */
+void writer_obj_start(struct writer *w, const char *key);
+void writer_obj_end(struct writer *w);
+void writer_list_start(struct writer *w, const char *key);
+void writer_list_end(struct writer *w);
+
+void writer_str(struct writer *w, const char *key, const char *val);
+void writer_int(struct writer *w, const char *key, int64_t val);
+void writer_uint(struct writer *w, const char *key, uint64_t val);
+/* decimals: digits after the point in plain/keyvalue; JSON gets a number. */
+void writer_double(struct writer *w, const char *key, double val,
+		   int decimals);
+void writer_bool(struct writer *w, const char *key, int val);
+
+#endif

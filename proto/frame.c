@@ -1,0 +1,247 @@
+#include "frame.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = (v >> 16) & 0xff;
+	p[2] = (v >> 8) & 0xff;
+	p[3] = v & 0xff;
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+void frame_header_encode(uint8_t out[FRAME_HEADER_LEN], uint16_t type,
+			 uint32_t length)
+{
+	put_be32(out, FRAME_MAGIC);
+	put_be16(out + 4, FRAME_VERSION);
+	put_be16(out + 6, type);
+	put_be32(out + 8, length);
+}
+
+int frame_header_decode(const uint8_t in[FRAME_HEADER_LEN], uint32_t max_len,
+			struct frame_header *h)
+{
+	if (get_be32(in) != FRAME_MAGIC)
+		return -EBADMSG;
+	h->version = get_be16(in + 4);
+	h->type = get_be16(in + 6);
+	h->length = get_be32(in + 8);
+	if (h->version != FRAME_VERSION)
+		return -EPROTONOSUPPORT;
+	if (h->length > max_len)
+		return -EMSGSIZE;
+	return 0;
+}
+
+const char *frame_strerror(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "malformed frame (bad magic or unpackable message)";
+	case -EPROTONOSUPPORT:
+		return "unsupported protocol version";
+	case -EMSGSIZE:
+		return "frame larger than the allowed maximum";
+	case -ENOTSUP:
+		return "unknown message type";
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECONNRESET:
+		return "connection closed by peer";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* A type is a member of the Envelope's body oneof. */
+static const ProtobufCFieldDescriptor *frame_type_field(uint16_t type)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(&ring__envelope__descriptor,
+							type);
+
+	return f && (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ? f : NULL;
+}
+
+Ring__Envelope *frame_decode(const struct frame_header *h,
+			     const uint8_t *payload, int *err)
+{
+	Ring__Envelope *env;
+
+	if (!frame_type_field(h->type)) {
+		*err = -ENOTSUP;
+		return NULL;
+	}
+	env = ring__envelope__unpack(NULL, h->length, payload);
+	if (!env) {
+		*err = -EBADMSG;
+		return NULL;
+	}
+	if ((unsigned)env->body_case != h->type) {
+		ring__envelope__free_unpacked(env, NULL);
+		*err = -EBADMSG;
+		return NULL;
+	}
+	*err = 0;
+	return env;
+}
+
+void frame_free(Ring__Envelope *env)
+{
+	if (env)
+		ring__envelope__free_unpacked(env, NULL);
+}
+
+int frame_encode(const Ring__Envelope *env, uint8_t **buf, size_t *len)
+{
+	size_t n = ring__envelope__get_packed_size(env);
+	uint8_t *p;
+
+	if (env->body_case == RING__ENVELOPE__BODY__NOT_SET)
+		return -EINVAL;
+	if (n > UINT32_MAX)
+		return -EMSGSIZE;
+	p = malloc(FRAME_HEADER_LEN + n);
+	if (!p)
+		return -ENOMEM;
+	frame_header_encode(p, (uint16_t)env->body_case, (uint32_t)n);
+	ring__envelope__pack(env, p + FRAME_HEADER_LEN);
+	*buf = p;
+	*len = FRAME_HEADER_LEN + n;
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for fd readiness until the deadline (or forever when deadline < 0). */
+static int fd_wait(int fd, short events, int64_t deadline)
+{
+	struct pollfd pfd = {.fd = fd, .events = events};
+	int left, rc;
+
+	for (;;) {
+		left = deadline < 0 ? -1 : (int)(deadline - now_ms());
+		if (deadline >= 0 && left <= 0)
+			return -ETIMEDOUT;
+		rc = poll(&pfd, 1, left);
+		if (rc > 0)
+			return 0;
+		if (rc == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int read_full(int fd, uint8_t *buf, size_t len, int64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n;
+		int rc = fd_wait(fd, POLLIN, deadline);
+
+		if (rc < 0)
+			return rc;
+		n = read(fd, buf + got, len - got);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+int frame_read_fd(int fd, uint32_t max_len, int timeout_ms,
+		  Ring__Envelope **out)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint8_t hdr[FRAME_HEADER_LEN];
+	struct frame_header h;
+	uint8_t *payload;
+	int rc;
+
+	rc = read_full(fd, hdr, sizeof(hdr), deadline);
+	if (rc < 0)
+		return rc;
+	rc = frame_header_decode(hdr, max_len, &h);
+	if (rc < 0)
+		return rc;
+	payload = malloc(h.length ? h.length : 1);
+	if (!payload)
+		return -ENOMEM;
+	rc = read_full(fd, payload, h.length, deadline);
+	if (rc == 0) {
+		*out = frame_decode(&h, payload, &rc);
+	}
+	free(payload);
+	return rc;
+}
+
+int frame_write_fd(int fd, const Ring__Envelope *env, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	uint8_t *buf;
+	size_t len, off = 0;
+	int rc = frame_encode(env, &buf, &len);
+
+	if (rc < 0)
+		return rc;
+	while (off < len) {
+		ssize_t n;
+
+		rc = fd_wait(fd, POLLOUT, deadline);
+		if (rc < 0)
+			break;
+		n = write(fd, buf + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			rc = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(buf);
+	return off == len ? 0 : rc;
+}
+
+const char *frame_type_name(uint16_t type)
+{
+	const ProtobufCFieldDescriptor *f = frame_type_field(type);
+
+	return f ? f->name : "unknown";
+}
