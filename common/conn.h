@@ -16,15 +16,24 @@ struct conn;
 /* The callback owns env and frees it with frame_free(). It may call
  * conn_free() on this connection. */
 typedef void (*conn_msg_cb)(struct conn *c, Ring__Envelope *env, void *arg);
-/* Called once when the connection fails (EOF, error, timeout, protocol
- * error); reason is for logs. The owner normally calls conn_free(). */
-typedef void (*conn_close_cb)(struct conn *c, const char *reason, void *arg);
+/* Called once when the connection fails; err is -ECONNRESET (peer closed),
+ * -ETIMEDOUT (read timeout), -EPROTO (bad frame), -ECANCELED
+ * (conn_close_after_flush) or -EIO (socket/TLS error); reason is for logs.
+ * The owner normally calls conn_free(). */
+typedef void (*conn_close_cb)(struct conn *c, int err, const char *reason,
+			      void *arg);
+
+/* Called when the (TLS) connection is established; for TLS bufferevents
+ * that is after the handshake. */
+typedef void (*conn_connect_cb)(struct conn *c, void *arg);
 
 /* Takes ownership of bev (freed with the connection). peer: a label for
  * logs ("10.0.0.1:4242"). The callbacks are installed at once. */
 struct conn *conn_new(struct bufferevent *bev, const char *peer,
 		      uint32_t max_frame, conn_msg_cb on_msg,
 		      conn_close_cb on_close, void *arg);
+void conn_set_connect_cb(struct conn *c, conn_connect_cb cb);
+/* Safe inside this connection's callbacks (freed when they return). */
 void conn_free(struct conn *c);
 /* Queue a message. 0 or -errno. */
 int conn_send(struct conn *c, const Ring__Envelope *env);
