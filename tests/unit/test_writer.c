@@ -1,0 +1,397 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer.h"
+
+/* Render with fn into a string (caller frees). */
+static char *render(enum writer_format fmt, void (*fn)(struct writer *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct writer *w;
+
+	assert_non_null(f);
+	w = writer_new(f, fmt);
+	assert_non_null(w);
+	fn(w);
+	writer_finish(w);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void check(enum writer_format fmt, void (*fn)(struct writer *),
+		  const char *want)
+{
+	char *got = render(fmt, fn);
+
+	if (strcmp(got, want))
+		print_error("--- want\n%s--- got\n%s---\n", want, got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* The shared tree: every kind of node once. */
+static void tree(struct writer *w)
+{
+	writer_str(w, "coordinator", "coord-1");
+	writer_str(w, "note", "say \"hi\"\\\n\tnext\x01\xff");
+	writer_obj_start(w, "memory");
+	writer_uint(w, "total_kib", 1024);
+	writer_obj_start(w, "swap");
+	writer_int(w, "delta", -5);
+	writer_obj_end(w);
+	writer_obj_end(w);
+	writer_list_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n1");
+	writer_bool(w, "up", 1);
+	writer_list_start(w, "ifs");
+	writer_str(w, NULL, "enp1s0f0np0");
+	writer_str(w, NULL, "enP2p1s0f0np0");
+	writer_list_end(w);
+	writer_obj_end(w);
+	writer_list_end(w);
+	writer_list_start(w, "tags");
+	writer_str(w, NULL, "a");
+	writer_str(w, NULL, "b");
+	writer_list_end(w);
+	writer_list_start(w, "empty");
+	writer_list_end(w);
+	writer_double(w, "gbps", 102.8, 2);
+	writer_bool(w, "degraded", 0);
+}
+
+static void test_tree_plain(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, tree,
+	      "coordinator: coord-1\n"
+	      "note: say \"hi\"\\\\\\n\\tnext\\x01\xef\xbf\xbd\n"
+	      "memory:\n"
+	      "  total_kib: 1024\n"
+	      "  swap:\n"
+	      "    delta: -5\n"
+	      "nodes:\n"
+	      "  - node: n1\n"
+	      "    up: yes\n"
+	      "    ifs: enp1s0f0np0, enP2p1s0f0np0\n"
+	      "tags: a, b\n"
+	      "empty: (none)\n"
+	      "gbps: 102.80\n"
+	      "degraded: no\n");
+}
+
+static void test_tree_keyvalue(void **state)
+{
+	(void)state;
+	check(WRITER_KEYVALUE, tree,
+	      "coordinator=coord-1\n"
+	      "note=say \"hi\"\\\\\\n\\tnext\\x01\xef\xbf\xbd\n"
+	      "memory.total_kib=1024\n"
+	      "memory.swap.delta=-5\n"
+	      "nodes.0.node=n1\n"
+	      "nodes.0.up=yes\n"
+	      "nodes.0.ifs.0=enp1s0f0np0\n"
+	      "nodes.0.ifs.1=enP2p1s0f0np0\n"
+	      "tags.0=a\n"
+	      "tags.1=b\n"
+	      "gbps=102.80\n"
+	      "degraded=no\n");
+}
+
+static void test_tree_json(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, tree,
+	      "{\n"
+	      "  \"coordinator\": \"coord-1\",\n"
+	      "  \"note\": \"say \\\"hi\\\"\\\\\\n\\tnext\\u0001\\ufffd\",\n"
+	      "  \"memory\": {\n"
+	      "    \"total_kib\": 1024,\n"
+	      "    \"swap\": {\n"
+	      "      \"delta\": -5\n"
+	      "    }\n"
+	      "  },\n"
+	      "  \"nodes\": [\n"
+	      "    {\n"
+	      "      \"node\": \"n1\",\n"
+	      "      \"up\": true,\n"
+	      "      \"ifs\": [\n"
+	      "        \"enp1s0f0np0\",\n"
+	      "        \"enP2p1s0f0np0\"\n"
+	      "      ]\n"
+	      "    }\n"
+	      "  ],\n"
+	      "  \"tags\": [\n"
+	      "    \"a\",\n"
+	      "    \"b\"\n"
+	      "  ],\n"
+	      "  \"empty\": [],\n"
+	      "  \"gbps\": 102.8,\n"
+	      "  \"degraded\": false\n"
+	      "}\n");
+}
+
+/* Several records, an empty one, a one-element list of scalars and an empty
+ * object; the plain form keeps records apart with a blank line. */
+static void records(struct writer *w)
+{
+	writer_list_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n1");
+	writer_obj_start(w, "mem");
+	writer_uint(w, "total", 1);
+	writer_obj_end(w);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_obj_start(w, "mem");
+	writer_uint(w, "total", 2);
+	writer_obj_end(w);
+	writer_list_start(w, "down");
+	writer_str(w, NULL, "enp1s0f1np1");
+	writer_list_end(w);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_obj_end(w);
+	writer_list_end(w);
+	writer_obj_start(w, "extra");
+	writer_obj_end(w);
+}
+
+static void test_records_plain(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, records,
+	      "nodes:\n"
+	      "  - node: n1\n"
+	      "    mem:\n"
+	      "      total: 1\n"
+	      "\n"
+	      "  - mem:\n"
+	      "      total: 2\n"
+	      "    down: enp1s0f1np1\n"
+	      "\n"
+	      "  -\n"
+	      "extra:\n");
+}
+
+static void test_records_keyvalue(void **state)
+{
+	(void)state;
+	check(WRITER_KEYVALUE, records,
+	      "nodes.0.node=n1\n"
+	      "nodes.0.mem.total=1\n"
+	      "nodes.1.mem.total=2\n"
+	      "nodes.1.down.0=enp1s0f1np1\n");
+}
+
+static void test_records_json(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, records,
+	      "{\n"
+	      "  \"nodes\": [\n"
+	      "    {\n"
+	      "      \"node\": \"n1\",\n"
+	      "      \"mem\": {\n"
+	      "        \"total\": 1\n"
+	      "      }\n"
+	      "    },\n"
+	      "    {\n"
+	      "      \"mem\": {\n"
+	      "        \"total\": 2\n"
+	      "      },\n"
+	      "      \"down\": [\n"
+	      "        \"enp1s0f1np1\"\n"
+	      "      ]\n"
+	      "    },\n"
+	      "    {}\n"
+	      "  ],\n"
+	      "  \"extra\": {}\n"
+	      "}\n");
+}
+
+static void nothing(struct writer *w)
+{
+	(void)w;
+}
+
+static void test_empty_root(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, nothing, "{}\n");
+	check(WRITER_PLAIN, nothing, "");
+	check(WRITER_KEYVALUE, nothing, "");
+}
+
+/* finish closes what the caller left open; stray ends are ignored. */
+static void unbalanced(struct writer *w)
+{
+	writer_obj_end(w);
+	writer_list_end(w);
+	writer_obj_start(w, "a");
+	writer_list_start(w, "b");
+	writer_int(w, NULL, 1);
+}
+
+static void test_unbalanced(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, unbalanced,
+	      "{\n"
+	      "  \"a\": {\n"
+	      "    \"b\": [\n"
+	      "      1\n"
+	      "    ]\n"
+	      "  }\n"
+	      "}\n");
+	check(WRITER_PLAIN, unbalanced, "a:\n  b: 1\n");
+	check(WRITER_KEYVALUE, unbalanced, "a.b.0=1\n");
+}
+
+static void numbers(struct writer *w)
+{
+	writer_double(w, "tenth", 0.1, 3);
+	writer_double(w, "third", 1.0 / 3.0, 0);
+	writer_double(w, "nan", NAN, 1);
+	writer_double(w, "inf", -INFINITY, 1);
+	writer_double(w, "big", 1e21, 0);
+	writer_int(w, "min", INT64_MIN);
+	writer_uint(w, "max", UINT64_MAX);
+}
+
+static void test_numbers(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, numbers,
+	      "{\n"
+	      "  \"tenth\": 0.1,\n"
+	      "  \"third\": 0.3333333333333333,\n"
+	      "  \"nan\": null,\n"
+	      "  \"inf\": null,\n"
+	      "  \"big\": 1e+21,\n"
+	      "  \"min\": -9223372036854775808,\n"
+	      "  \"max\": 18446744073709551615\n"
+	      "}\n");
+	check(WRITER_KEYVALUE, numbers,
+	      "tenth=0.100\n"
+	      "third=0\n"
+	      "nan=nan\n"
+	      "inf=-inf\n"
+	      "big=1000000000000000000000\n"
+	      "min=-9223372036854775808\n"
+	      "max=18446744073709551615\n");
+}
+
+/* Valid UTF-8 passes through; overlong forms, surrogates, truncated
+ * sequences and C1 controls never reach the output as such. */
+static void unicode(struct writer *w)
+{
+	writer_str(w, "ok", "caf\xc3\xa9 \xf0\x9f\x94\x97");
+	writer_str(w, "overlong", "\xc0\xaf");
+	writer_str(w, "surrogate", "\xed\xa0\x80");
+	writer_str(w, "truncated", "x\xe2\x82");
+	writer_str(w, "c1",
+		   "\xc2\x9b"
+		   "1m\x7f");
+	writer_str(w, "null", NULL);
+	writer_str(w, "k\ney", "v");
+}
+
+static void test_unicode(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, unicode,
+	      "{\n"
+	      "  \"ok\": \"caf\xc3\xa9 \xf0\x9f\x94\x97\",\n"
+	      "  \"overlong\": \"\\ufffd\\ufffd\",\n"
+	      "  \"surrogate\": \"\\ufffd\\ufffd\\ufffd\",\n"
+	      "  \"truncated\": \"x\\ufffd\\ufffd\",\n"
+	      "  \"c1\": \"\\u009b1m\\u007f\",\n"
+	      "  \"null\": null,\n"
+	      "  \"k\\ney\": \"v\"\n"
+	      "}\n");
+	check(WRITER_KEYVALUE, unicode,
+	      "ok=caf\xc3\xa9 \xf0\x9f\x94\x97\n"
+	      "overlong=\xef\xbf\xbd\xef\xbf\xbd\n"
+	      "surrogate=\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\n"
+	      "truncated=x\xef\xbf\xbd\xef\xbf\xbd\n"
+	      "c1=\\u009b1m\\x7f\n"
+	      "null=\n"
+	      "k\\ney=v\n");
+}
+
+static void test_format_parse(void **state)
+{
+	enum writer_format f;
+
+	(void)state;
+	assert_int_equal(writer_format_parse("plain", &f), 0);
+	assert_int_equal(f, WRITER_PLAIN);
+	assert_int_equal(writer_format_parse("keyvalue", &f), 0);
+	assert_int_equal(f, WRITER_KEYVALUE);
+	assert_int_equal(writer_format_parse("json", &f), 0);
+	assert_int_equal(f, WRITER_JSON);
+	errno = 0;
+	assert_int_equal(writer_format_parse("yaml", &f), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(writer_format_parse("JSON", &f), -1);
+	assert_int_equal(writer_format_parse("", &f), -1);
+	assert_int_equal(writer_format_parse(NULL, &f), -1);
+}
+
+/* Deep nesting grows the stack and the path without limit. */
+static void deep(struct writer *w)
+{
+	int i;
+
+	for (i = 0; i < 100; i++)
+		writer_obj_start(w, "abcdefghij");
+	writer_int(w, "x", 1);
+}
+
+static void test_deep(void **state)
+{
+	char *got;
+	size_t want_len = 100 * 11 + strlen("x=1\n");
+
+	(void)state;
+	got = render(WRITER_KEYVALUE, deep);
+	assert_int_equal(strlen(got), want_len);
+	assert_memory_equal(got, "abcdefghij.abcdefghij.", 22);
+	assert_string_equal(got + want_len - 6, "j.x=1\n");
+	free(got);
+	got = render(WRITER_JSON, deep);
+	assert_non_null(strstr(got, "\n}\n"));
+	free(got);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tree_plain),
+		cmocka_unit_test(test_tree_keyvalue),
+		cmocka_unit_test(test_tree_json),
+		cmocka_unit_test(test_records_plain),
+		cmocka_unit_test(test_records_keyvalue),
+		cmocka_unit_test(test_records_json),
+		cmocka_unit_test(test_empty_root),
+		cmocka_unit_test(test_unbalanced),
+		cmocka_unit_test(test_numbers),
+		cmocka_unit_test(test_unicode),
+		cmocka_unit_test(test_format_parse),
+		cmocka_unit_test(test_deep),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
