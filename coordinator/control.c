@@ -1,0 +1,360 @@
+#include "control.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "conn.h"
+#include "coord.h"
+#include "log.h"
+
+/* ringctl gets this long to send its request. */
+#define CONTROL_IDLE_MS 30000
+#define CONTROL_MAX_CLIENTS 64
+
+struct client {
+	struct control *ctl;
+	struct conn *conn;
+	uid_t uid;
+	struct client *prev, *next;
+};
+
+struct control {
+	struct coord *co;
+	struct evconnlistener *listener;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct client *head;
+	unsigned n_clients;
+};
+
+static void client_free(struct client *cl)
+{
+	struct control *ctl = cl->ctl;
+
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		ctl->head = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	ctl->n_clients--;
+	conn_free(cl->conn);
+	free(cl);
+}
+
+static void client_send(struct client *cl, uint64_t id,
+			Ring__Envelope__BodyCase type, void *body)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	env.request_id = id;
+	env.body_case = type;
+	env.error = body; /* all bodies share the oneof's storage */
+	conn_send(cl->conn, &env);
+}
+
+static void control_status(struct client *cl, uint64_t id)
+{
+	struct coord *co = cl->ctl->co;
+	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
+	Ring__NodeStatus *st = NULL, **stp = NULL;
+	char ***unaddr = NULL;
+	struct node **v;
+	unsigned n, i;
+
+	v = nodes_sorted(co->nodes, &n);
+	if (!v)
+		goto oom;
+	st = calloc(n ? n : 1, sizeof(*st));
+	stp = calloc(n ? n : 1, sizeof(*stp));
+	unaddr = calloc(n ? n : 1, sizeof(*unaddr));
+	if (!st || !stp || !unaddr)
+		goto oom;
+	for (i = 0; i < n; i++) {
+		size_t k = v[i]->inventory ? v[i]->inventory->n_interfaces : 0;
+
+		unaddr[i] = calloc(k ? k : 1, sizeof(char *));
+		if (!unaddr[i])
+			goto oom;
+		ring__node_status__init(&st[i]);
+		nodes_fill_status(v[i], &st[i], unaddr[i]);
+		stp[i] = &st[i];
+		rep.n_expected += v[i]->expected;
+		rep.n_connected += v[i]->state == NODE_UP;
+	}
+	rep.coordinator = co->conf->name;
+	rep.version = RING_VERSION;
+	rep.now_ms = coord_now_ms();
+	rep.n_nodes = n;
+	rep.nodes = stp;
+	client_send(cl, id, RING__ENVELOPE__BODY_STATUS_REPLY, &rep);
+	goto out;
+oom:
+	conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+			"out of memory");
+out:
+	for (i = 0; unaddr && i < n; i++)
+		free(unaddr[i]);
+	free(unaddr);
+	free(stp);
+	free(st);
+	free(v);
+}
+
+static void control_inventory(struct client *cl, uint64_t id,
+			      const Ring__InventoryRequest *req)
+{
+	struct node *n = nodes_find(cl->ctl->co->nodes, req->node);
+	Ring__InventoryReply rep = RING__INVENTORY_REPLY__INIT;
+	Ring__NodeStatus st = RING__NODE_STATUS__INIT;
+	char **unaddr;
+
+	if (!n) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"unknown node '%.64s'", req->node);
+		return;
+	}
+	unaddr = calloc(n->inventory ? n->inventory->n_interfaces + 1 : 1,
+			sizeof(char *));
+	if (!unaddr) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	nodes_fill_status(n, &st, unaddr);
+	rep.status = &st;
+	rep.inventory = n->inventory;
+	client_send(cl, id, RING__ENVELOPE__BODY_INVENTORY_REPLY, &rep);
+	free(unaddr);
+}
+
+static void control_forget(struct client *cl, uint64_t id,
+			   const Ring__ForgetRequest *req)
+{
+	Ring__Ack ack = RING__ACK__INIT;
+	struct node *n = nodes_find(cl->ctl->co->nodes, req->node);
+	char text[128];
+
+	if (n && n->expected) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"node '%.64s' is in the expect list; remove it "
+				"from the configuration instead",
+				req->node);
+		return;
+	}
+	if (nodes_remove(cl->ctl->co->nodes, req->node) < 0) {
+		conn_send_error(cl->conn, id,
+				errno == ENOENT
+					? RING__ERROR_CODE__ERROR_NOT_FOUND
+					: RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				errno == ENOENT ? "unknown node '%.64s'"
+						: "node '%.64s' is up; stop its agent first",
+				req->node);
+		return;
+	}
+	log_info("node %s forgotten (by uid %u)", req->node, (unsigned)cl->uid);
+	snprintf(text, sizeof(text), "node %.64s forgotten", req->node);
+	ack.text = text;
+	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
+}
+
+static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
+{
+	struct client *cl = arg;
+	uint64_t id = env->request_id;
+
+	(void)c;
+	switch (env->body_case) {
+	case RING__ENVELOPE__BODY_STATUS_REQUEST:
+		control_status(cl, id);
+		break;
+	case RING__ENVELOPE__BODY_INVENTORY_REQUEST:
+		control_inventory(cl, id, env->inventory_request);
+		break;
+	case RING__ENVELOPE__BODY_FORGET_REQUEST:
+		/* State changes are root's; the socket's group may only read. */
+		if (cl->uid != 0) {
+			conn_send_error(cl->conn, id,
+					RING__ERROR_CODE__ERROR_PERMISSION,
+					"this request needs root");
+			break;
+		}
+		control_forget(cl, id, env->forget_request);
+		break;
+	default:
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"%s is not a control request",
+				frame_type_name((uint16_t)env->body_case));
+		break;
+	}
+	frame_free(env);
+}
+
+static void control_close(struct conn *c, int err, const char *reason,
+			  void *arg)
+{
+	(void)c;
+	if (err != -ECONNRESET)
+		log_debug("control", "client closed: %s", reason);
+	client_free(arg);
+}
+
+static void control_accept(struct evconnlistener *l, evutil_socket_t fd,
+			   struct sockaddr *sa, int salen, void *arg)
+{
+	struct control *ctl = arg;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct bufferevent *bev;
+	struct client *cl;
+	char peer[48];
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	    ctl->n_clients >= CONTROL_MAX_CLIENTS) {
+		log_warnx("control: refusing client (%s)",
+			  ctl->n_clients >= CONTROL_MAX_CLIENTS
+				  ? "too many clients"
+				  : "no peer credentials");
+		evutil_closesocket(fd);
+		return;
+	}
+	snprintf(peer, sizeof(peer), "ringctl[pid %d uid %u]", (int)cred.pid,
+		 (unsigned)cred.uid);
+	cl = calloc(1, sizeof(*cl));
+	bev = cl ? bufferevent_socket_new(ctl->co->base, fd,
+					  BEV_OPT_CLOSE_ON_FREE)
+		 : NULL;
+	if (!bev) {
+		free(cl);
+		evutil_closesocket(fd);
+		return;
+	}
+	cl->conn = conn_new(bev, peer, ctl->co->conf->max_frame, control_msg,
+			    control_close, cl);
+	if (!cl->conn) {
+		bufferevent_free(bev);
+		free(cl);
+		return;
+	}
+	cl->ctl = ctl;
+	cl->uid = cred.uid;
+	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
+	cl->next = ctl->head;
+	if (ctl->head)
+		ctl->head->prev = cl;
+	ctl->head = cl;
+	ctl->n_clients++;
+}
+
+/* Refuse to steal the socket of a coordinator that is still running. */
+static int control_unlink_stale(const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(sun->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		errno = EEXIST;
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	close(fd);
+	if (rc == 0) {
+		errno = EADDRINUSE;
+		return -1;
+	}
+	return unlink(sun->sun_path);
+}
+
+struct control *control_new(struct coord *co)
+{
+	const struct coord_conf *conf = co->conf;
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct control *ctl;
+	struct group *gr;
+	mode_t old_mask;
+	int fd, rc;
+
+	if (strlen(conf->control_socket) >= sizeof(sun.sun_path)) {
+		log_warnx("control_socket %s: path too long", conf->control_socket);
+		return NULL;
+	}
+	ctl = calloc(1, sizeof(*ctl));
+	if (!ctl)
+		return NULL;
+	ctl->co = co;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", conf->control_socket);
+	snprintf(ctl->path, sizeof(ctl->path), "%s", conf->control_socket);
+	if (control_unlink_stale(&sun) < 0) {
+		log_warn("control socket %s%s", sun.sun_path,
+			 errno == EADDRINUSE ? " (is another coordinator running?)"
+					     : "");
+		goto fail_ctl;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		log_warn("control socket");
+		goto fail_ctl;
+	}
+	/* Created 0660 from the start: no window with wider permissions. */
+	old_mask = umask(0117);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old_mask);
+	if (rc < 0) {
+		log_warn("control socket %s: bind", sun.sun_path);
+		goto fail_fd;
+	}
+	gr = getgrnam(conf->control_group);
+	if (!gr)
+		log_warnx("control_group %s does not exist; the control socket "
+			  "is for root only",
+			  conf->control_group);
+	else if (chown(sun.sun_path, (uid_t)-1, gr->gr_gid) < 0)
+		log_warn("control socket %s: chown to group %s", sun.sun_path,
+			 conf->control_group);
+	ctl->listener = evconnlistener_new(co->base, control_accept, ctl,
+					   LEV_OPT_CLOSE_ON_FREE |
+						   LEV_OPT_CLOSE_ON_EXEC,
+					   64, fd);
+	if (!ctl->listener) {
+		log_warn("control socket %s: listen", sun.sun_path);
+		goto fail_unlink;
+	}
+	log_info("control socket %s (group %s)", sun.sun_path,
+		 gr ? conf->control_group : "root");
+	return ctl;
+fail_unlink:
+	unlink(sun.sun_path);
+fail_fd:
+	close(fd);
+fail_ctl:
+	free(ctl);
+	return NULL;
+}
+
+void control_free(struct control *ctl)
+{
+	if (!ctl)
+		return;
+	while (ctl->head)
+		client_free(ctl->head);
+	evconnlistener_free(ctl->listener);
+	unlink(ctl->path);
+	free(ctl);
+}

@@ -1,0 +1,34 @@
+/* ring-coordinator: the process state shared by its modules, and its
+ * lifecycle (init, event loop, shutdown). */
+#ifndef RING_COORD_H
+#define RING_COORD_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+
+#include "coord_conf.h"
+#include "nodes.h"
+
+struct coord {
+	struct coord_conf *conf;
+	struct event_base *base;
+	SSL_CTX *tls;
+	struct nodes *nodes;
+	struct agents *agents;   /* agent sessions (agents.h) */
+	struct control *control; /* ringctl socket (control.h) */
+	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
+	uint64_t watchdog_usec;
+};
+
+/* Build everything up to bound listeners; READY=1 is sent by coord_run.
+ * -1 on error (logged). */
+int coord_init(struct coord *co, struct coord_conf *conf);
+/* Run until SIGTERM/SIGINT. 0 on clean stop. */
+int coord_run(struct coord *co);
+void coord_fini(struct coord *co);
+/* Wall clock in Unix milliseconds. */
+uint64_t coord_now_ms(void);
+
+#endif

@@ -1,0 +1,210 @@
+#include "nodes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NODES_BUCKETS 1024
+
+struct nodes {
+	struct node *bucket[NODES_BUCKETS];
+	unsigned count;
+};
+
+static unsigned nodes_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h % NODES_BUCKETS;
+}
+
+struct nodes *nodes_new(void)
+{
+	return calloc(1, sizeof(struct nodes));
+}
+
+static void nodes_free_one(struct node *n)
+{
+	if (n->inventory)
+		ring__inventory__free_unpacked(n->inventory, NULL);
+	free(n);
+}
+
+void nodes_free(struct nodes *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i < NODES_BUCKETS; i++) {
+		struct node *n = t->bucket[i];
+
+		while (n) {
+			struct node *next = n->hash_next;
+
+			nodes_free_one(n);
+			n = next;
+		}
+	}
+	free(t);
+}
+
+struct node *nodes_find(struct nodes *t, const char *name)
+{
+	for (struct node *n = t->bucket[nodes_hash(name)]; n; n = n->hash_next)
+		if (!strcmp(n->name, name))
+			return n;
+	return NULL;
+}
+
+struct node *nodes_get(struct nodes *t, const char *name, unsigned max)
+{
+	struct node *n = nodes_find(t, name);
+	unsigned h;
+
+	if (n)
+		return n;
+	if (t->count >= max) {
+		errno = ENOSPC;
+		return NULL;
+	}
+	if (strlen(name) >= sizeof(n->name)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->state = NODE_NEVER;
+	h = nodes_hash(name);
+	n->hash_next = t->bucket[h];
+	t->bucket[h] = n;
+	t->count++;
+	return n;
+}
+
+int nodes_remove(struct nodes *t, const char *name)
+{
+	struct node **pp = &t->bucket[nodes_hash(name)];
+
+	for (; *pp; pp = &(*pp)->hash_next) {
+		struct node *n = *pp;
+
+		if (strcmp(n->name, name))
+			continue;
+		if (n->state == NODE_UP) {
+			errno = EBUSY;
+			return -1;
+		}
+		*pp = n->hash_next;
+		nodes_free_one(n);
+		t->count--;
+		return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+unsigned nodes_count(const struct nodes *t)
+{
+	return t->count;
+}
+
+static int nodes_cmp(const void *a, const void *b)
+{
+	const struct node *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+struct node **nodes_sorted(struct nodes *t, unsigned *n)
+{
+	struct node **v = malloc((t->count ? t->count : 1) * sizeof(*v));
+	unsigned k = 0;
+
+	if (!v)
+		return NULL;
+	for (unsigned i = 0; i < NODES_BUCKETS; i++)
+		for (struct node *p = t->bucket[i]; p; p = p->hash_next)
+			v[k++] = p;
+	qsort(v, k, sizeof(*v), nodes_cmp);
+	*n = k;
+	return v;
+}
+
+void nodes_set_inventory(struct node *n, Ring__Inventory *inv)
+{
+	if (n->inventory)
+		ring__inventory__free_unpacked(n->inventory, NULL);
+	n->inventory = inv;
+	if (inv && inv->memory)
+		n->mem_available_kib = inv->memory->available_kib;
+}
+
+void nodes_mark_up(struct node *n, void *session, const char *addr,
+		   const char *version, uint64_t now_ms)
+{
+	n->state = NODE_UP;
+	n->session = session;
+	snprintf(n->mgmt_address, sizeof(n->mgmt_address), "%s", addr);
+	snprintf(n->agent_version, sizeof(n->agent_version), "%s", version);
+	n->connected_since_ms = now_ms;
+	n->last_seen_ms = now_ms;
+	n->down_since_ms = 0;
+	n->down_reason[0] = '\0';
+}
+
+void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms)
+{
+	n->state = NODE_DOWN;
+	n->session = NULL;
+	n->down_since_ms = now_ms;
+	n->connected_since_ms = 0;
+	snprintf(n->down_reason, sizeof(n->down_reason), "%s", reason);
+}
+
+const char *nodes_state_name(enum node_state s)
+{
+	switch (s) {
+	case NODE_UP:
+		return "up";
+	case NODE_DOWN:
+		return "down";
+	default:
+		return "never";
+	}
+}
+
+void nodes_fill_status(const struct node *n, Ring__NodeStatus *st,
+		       char **unaddressed)
+{
+	const Ring__Inventory *inv = n->inventory;
+
+	st->node = (char *)n->name;
+	st->expected = n->expected;
+	st->state = (char *)nodes_state_name(n->state);
+	st->mgmt_address = (char *)n->mgmt_address;
+	st->connected_since_ms = n->connected_since_ms;
+	st->last_seen_ms = n->last_seen_ms;
+	st->agent_version = (char *)n->agent_version;
+	st->down_since_ms = n->down_since_ms;
+	st->down_reason = (char *)n->down_reason;
+	st->mem_available_kib = n->mem_available_kib;
+	st->n_unaddressed_up = 0;
+	st->unaddressed_up = unaddressed;
+	if (!inv)
+		return;
+	st->n_rdma_devices = (uint32_t)inv->n_rdma_devices;
+	st->mem_total_kib = inv->memory ? inv->memory->total_kib : 0;
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *ifc = inv->interfaces[i];
+
+		if (ifc->management)
+			continue;
+		st->n_interfaces++;
+		if (ifc->up_no_address)
+			unaddressed[st->n_unaddressed_up++] = ifc->name;
+	}
+}

@@ -1,0 +1,56 @@
+/* The coordinator's table of nodes: expected ones from the config and any
+ * agent that authenticated. Lookup by name is O(1); listing is sorted. */
+#ifndef RING_NODES_H
+#define RING_NODES_H
+
+#include <stdint.h>
+
+#include "ring.pb-c.h"
+
+enum node_state {
+	NODE_NEVER, /* expected, never connected */
+	NODE_UP,
+	NODE_DOWN,
+};
+
+struct node {
+	char name[64];
+	int expected;
+	enum node_state state;
+	void *session; /* the live agent session, NULL when not up */
+	char mgmt_address[64];
+	char agent_version[64];
+	uint64_t connected_since_ms; /* Unix ms */
+	uint64_t last_seen_ms;
+	uint64_t down_since_ms;
+	char down_reason[160];
+	uint64_t mem_available_kib;
+	Ring__Inventory *inventory; /* last report, owned */
+	struct node *hash_next;
+};
+
+struct nodes;
+
+struct nodes *nodes_new(void);
+void nodes_free(struct nodes *t);
+struct node *nodes_find(struct nodes *t, const char *name);
+/* Find or add (state NODE_NEVER). NULL with errno on allocation failure or
+ * ENOSPC past max. */
+struct node *nodes_get(struct nodes *t, const char *name, unsigned max);
+/* Remove a node that is not up. 0 or -1 (ENOENT, EBUSY). */
+int nodes_remove(struct nodes *t, const char *name);
+unsigned nodes_count(const struct nodes *t);
+/* Sorted by name into a new malloc'd array of *n pointers. */
+struct node **nodes_sorted(struct nodes *t, unsigned *n);
+/* Replace the stored inventory (takes ownership). */
+void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
+void nodes_mark_up(struct node *n, void *session, const char *addr,
+		   const char *version, uint64_t now_ms);
+void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms);
+const char *nodes_state_name(enum node_state s);
+/* Fill a NodeStatus whose strings point into n (valid until n changes);
+ * unaddressed must have room for the interface count of n's inventory. */
+void nodes_fill_status(const struct node *n, Ring__NodeStatus *st,
+		       char **unaddressed);
+
+#endif
