@@ -1,0 +1,506 @@
+#include "agent.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "conn.h"
+#include "inventory.h"
+#include "log.h"
+#include "tls.h"
+
+/* Netlink bursts (an address and a route appear together) are folded into
+ * one rescan this long after the last event. */
+#define AGENT_RESCAN_DEBOUNCE_MS 300
+
+enum agent_state {
+	AGENT_IDLE,       /* waiting to reconnect */
+	AGENT_CONNECTING, /* TCP + TLS handshake */
+	AGENT_HELLO,      /* Hello sent, waiting for HelloAck */
+	AGENT_ACTIVE,
+};
+
+struct agent {
+	const struct agent_conf *conf;
+	struct event_base *base;
+	struct evdns_base *dns;
+	SSL_CTX *tls;
+	struct conn *conn;
+	enum agent_state state;
+	unsigned attempt;
+	uint64_t seq;
+	uint32_t hb_interval_ms;
+	uint32_t hb_misses;
+	Ring__Inventory *sent; /* last inventory the coordinator has */
+	char mgmt_address[64];
+	char mgmt_interface[IFNAMSIZ];
+	int nl_fd;
+	struct event *reconnect_ev, *deadline_ev, *heartbeat_ev, *rescan_ev;
+	struct event *nl_ev, *sig_term, *sig_int, *sig_hup, *watchdog_ev;
+};
+
+static void agent_connect(struct agent *a);
+
+static struct timeval agent_tv(uint64_t ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000),
+			     .tv_usec = (suseconds_t)((ms % 1000) * 1000)};
+	return tv;
+}
+
+uint64_t agent_backoff_ms(uint64_t min_ms, uint64_t max_ms, unsigned attempt)
+{
+	uint64_t d = min_ms ? min_ms : 1;
+
+	while (attempt-- && d < max_ms)
+		d *= 2;
+	return d < max_ms ? d : max_ms;
+}
+
+static void agent_send(struct agent *a, Ring__Envelope__BodyCase type,
+		       void *body)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	env.body_case = type;
+	env.error = body; /* all bodies share the oneof's storage */
+	if (a->conn)
+		conn_send(a->conn, &env);
+}
+
+/* Collect the inventory and send it if it changed (or always, if force). */
+static void agent_scan(struct agent *a, int force)
+{
+	struct inventory_src src = {
+		.sysfs_root = a->conf->sysfs_root,
+		.procfs_root = a->conf->procfs_root,
+		.mgmt_interface = a->mgmt_interface,
+		.mgmt_address = a->mgmt_address,
+		.with_rdma = 1,
+	};
+	struct ifaddrs *ifa = NULL;
+	Ring__Inventory *inv;
+
+	if (getifaddrs(&ifa) < 0)
+		log_warn("getifaddrs");
+	src.addrs = ifa;
+	inv = inventory_collect(a->conf, &src);
+	if (ifa)
+		freeifaddrs(ifa);
+	if (!inv) {
+		log_warn("inventory");
+		return;
+	}
+	if (a->state != AGENT_ACTIVE ||
+	    (!force && a->sent && !inventory_changed(a->sent, inv))) {
+		inventory_free(inv);
+		return;
+	}
+	log_debug("agent", "sending inventory: %zu interfaces, %zu RDMA devices",
+		  inv->n_interfaces, inv->n_rdma_devices);
+	agent_send(a, RING__ENVELOPE__BODY_INVENTORY, inv);
+	inventory_free(a->sent);
+	a->sent = inv;
+}
+
+static void agent_schedule_reconnect(struct agent *a)
+{
+	uint64_t base = agent_backoff_ms(a->conf->reconnect_min_ms,
+					 a->conf->reconnect_max_ms, a->attempt);
+	uint32_t r = 0;
+	uint64_t delay;
+	struct timeval tv;
+
+	/* Half fixed, half random: agents restarted together by a power
+	 * cycle do not reconnect in lockstep. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)rand();
+	delay = base / 2 + (base > 1 ? r % (base / 2 + 1) : 0);
+	if (a->attempt < 63)
+		a->attempt++;
+	tv = agent_tv(delay);
+	a->state = AGENT_IDLE;
+	evtimer_add(a->reconnect_ev, &tv);
+	log_debug("agent", "reconnecting in %llu ms", (unsigned long long)delay);
+	sd_notifyf(0, "STATUS=not connected; retrying in %llu ms",
+		   (unsigned long long)delay);
+}
+
+static void agent_drop(struct agent *a)
+{
+	evtimer_del(a->deadline_ev);
+	evtimer_del(a->heartbeat_ev);
+	conn_free(a->conn);
+	a->conn = NULL;
+	inventory_free(a->sent);
+	a->sent = NULL;
+}
+
+static void agent_on_close(struct conn *c, int err, const char *reason,
+			   void *arg)
+{
+	struct agent *a = arg;
+
+	(void)c;
+	if (a->state == AGENT_ACTIVE)
+		log_warnx("lost the coordinator: %s%s", reason,
+			  err == -ETIMEDOUT ? " (no heartbeat answer)" : "");
+	else
+		log_warnx("cannot connect to coordinator %s:%u: %s",
+			  a->conf->coordinator_host, a->conf->coordinator_port,
+			  reason);
+	agent_drop(a);
+	agent_schedule_reconnect(a);
+}
+
+static void agent_heartbeat(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	Ring__Heartbeat hb = RING__HEARTBEAT__INIT;
+
+	(void)fd;
+	(void)what;
+	hb.seq = ++a->seq;
+	hb.mem_available_kib = inventory_mem_available_kib(a->conf->procfs_root);
+	agent_send(a, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
+}
+
+static void agent_hello_ack(struct agent *a, const Ring__HelloAck *ack)
+{
+	struct timeval tv;
+
+	evtimer_del(a->deadline_ev);
+	a->state = AGENT_ACTIVE;
+	a->attempt = 0;
+	a->hb_interval_ms = ack->heartbeat_interval_ms >= 100
+				    ? ack->heartbeat_interval_ms
+				    : 100;
+	a->hb_misses = ack->heartbeat_misses ? ack->heartbeat_misses : 3;
+	tv = agent_tv(a->hb_interval_ms);
+	evtimer_add(a->heartbeat_ev, &tv);
+	/* The coordinator echoes every heartbeat: silence means it is gone. */
+	conn_set_read_timeout(a->conn, a->hb_interval_ms * a->hb_misses);
+	log_info("connected to coordinator %s (%s:%u) from %s on %s",
+		 ack->coordinator, a->conf->coordinator_host,
+		 a->conf->coordinator_port, a->mgmt_address,
+		 a->mgmt_interface[0] ? a->mgmt_interface : "?");
+	sd_notifyf(0, "STATUS=connected to %s", ack->coordinator);
+	agent_scan(a, 1);
+}
+
+static void agent_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
+{
+	struct agent *a = arg;
+
+	switch (env->body_case) {
+	case RING__ENVELOPE__BODY_HELLO_ACK:
+		if (a->state == AGENT_HELLO)
+			agent_hello_ack(a, env->hello_ack);
+		break;
+	case RING__ENVELOPE__BODY_HEARTBEAT:
+		break;
+	case RING__ENVELOPE__BODY_ERROR:
+		log_warnx("coordinator says: %s (code %d)", env->error->text,
+			  env->error->code);
+		break;
+	default:
+		conn_send_error(c, env->request_id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"%s is not a request an agent serves",
+				frame_type_name((uint16_t)env->body_case));
+		break;
+	}
+	frame_free(env);
+}
+
+/* The management address is the local end of this session. */
+static void agent_learn_mgmt(struct agent *a)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct ifaddrs *ifa;
+	int fd = bufferevent_getfd(conn_bev(a->conn));
+
+	a->mgmt_address[0] = '\0';
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+	    getnameinfo((struct sockaddr *)&ss, len, a->mgmt_address,
+			sizeof(a->mgmt_address), NULL, 0, NI_NUMERICHOST))
+		return;
+	if (a->conf->mgmt_interface[0]) {
+		snprintf(a->mgmt_interface, sizeof(a->mgmt_interface), "%s",
+			 a->conf->mgmt_interface);
+		return;
+	}
+	if (getifaddrs(&ifa) < 0)
+		return;
+	if (inventory_iface_of_address(ifa, a->mgmt_address, a->mgmt_interface,
+				       sizeof(a->mgmt_interface)) < 0)
+		a->mgmt_interface[0] = '\0';
+	freeifaddrs(ifa);
+}
+
+static void agent_on_connect(struct conn *c, void *arg)
+{
+	struct agent *a = arg;
+	static char *caps[] = {"inventory"};
+	Ring__Hello hello = RING__HELLO__INIT;
+
+	(void)c;
+	agent_learn_mgmt(a);
+	hello.node = (char *)a->conf->node;
+	hello.agent_version = RING_VERSION;
+	hello.n_capabilities = sizeof(caps) / sizeof(caps[0]);
+	hello.capabilities = caps;
+	a->state = AGENT_HELLO;
+	agent_send(a, RING__ENVELOPE__BODY_HELLO, &hello);
+	log_debug("agent", "TLS up, Hello sent as %s", a->conf->node);
+}
+
+static void agent_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("cannot connect to coordinator %s:%u: no answer within %llu ms",
+		  a->conf->coordinator_host, a->conf->coordinator_port,
+		  (unsigned long long)a->conf->connect_timeout_ms);
+	agent_drop(a);
+	agent_schedule_reconnect(a);
+}
+
+static void agent_connect(struct agent *a)
+{
+	const struct agent_conf *conf = a->conf;
+	struct sockaddr_storage ss;
+	int sslen = sizeof(ss);
+	struct bufferevent *bev;
+	char peer[300], hp[300];
+	struct timeval tv;
+	SSL *ssl;
+	int rc;
+
+	a->state = AGENT_CONNECTING;
+	snprintf(peer, sizeof(peer), "coordinator %s:%u", conf->coordinator_host,
+		 conf->coordinator_port);
+	ssl = SSL_new(a->tls);
+	if (!ssl || tls_client_expect_name(ssl, conf->coordinator_name) < 0) {
+		SSL_free(ssl);
+		goto retry;
+	}
+	bev = bufferevent_openssl_socket_new(a->base, -1, ssl,
+					     BUFFEREVENT_SSL_CONNECTING,
+					     BEV_OPT_CLOSE_ON_FREE);
+	if (!bev) {
+		SSL_free(ssl);
+		goto retry;
+	}
+	a->conn = conn_new(bev, peer, conf->max_frame, agent_on_msg,
+			   agent_on_close, a);
+	if (!a->conn) {
+		bufferevent_free(bev);
+		goto retry;
+	}
+	conn_set_connect_cb(a->conn, agent_on_connect);
+	tv = agent_tv(conf->connect_timeout_ms);
+	evtimer_add(a->deadline_ev, &tv);
+	snprintf(hp, sizeof(hp),
+		 strchr(conf->coordinator_host, ':') ? "[%s]:%u" : "%s:%u",
+		 conf->coordinator_host, conf->coordinator_port);
+	if (evutil_parse_sockaddr_port(hp, (struct sockaddr *)&ss, &sslen) == 0) {
+		rc = bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
+						sslen);
+	} else {
+		if (!a->dns)
+			a->dns = evdns_base_new(a->base,
+						EVDNS_BASE_INITIALIZE_NAMESERVERS);
+		rc = a->dns ? bufferevent_socket_connect_hostname(
+				      bev, a->dns, AF_UNSPEC,
+				      conf->coordinator_host,
+				      conf->coordinator_port)
+			    : -1;
+	}
+	/* An immediate failure already went through agent_on_close, which
+	 * scheduled the retry. */
+	(void)rc;
+	log_debug("agent", "connecting to %s", peer);
+	return;
+retry:
+	log_warnx("cannot set up a TLS session for %s", peer);
+	agent_schedule_reconnect(a);
+}
+
+static void agent_reconnect_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	agent_connect(arg);
+}
+
+static void agent_rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	struct timeval tv = agent_tv(a->conf->inventory_interval_ms);
+
+	(void)fd;
+	(void)what;
+	agent_scan(a, 0);
+	evtimer_add(a->rescan_ev, &tv);
+}
+
+/* Link and address changes: rescan soon instead of at the next period. */
+static void agent_netlink_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	struct timeval tv = agent_tv(AGENT_RESCAN_DEBOUNCE_MS);
+	char buf[8192];
+
+	(void)what;
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	evtimer_add(a->rescan_ev, &tv);
+}
+
+static int agent_netlink_open(struct agent *a)
+{
+	struct sockaddr_nl snl = {.nl_family = AF_NETLINK,
+				  .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR};
+
+	a->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			  NETLINK_ROUTE);
+	if (a->nl_fd < 0 ||
+	    bind(a->nl_fd, (struct sockaddr *)&snl, sizeof(snl)) < 0) {
+		log_warn("netlink: link changes are seen only every %llu ms",
+			 (unsigned long long)a->conf->inventory_interval_ms);
+		if (a->nl_fd >= 0)
+			close(a->nl_fd);
+		a->nl_fd = -1;
+		return 0;
+	}
+	a->nl_ev = event_new(a->base, a->nl_fd, EV_READ | EV_PERSIST,
+			     agent_netlink_cb, a);
+	return a->nl_ev && event_add(a->nl_ev, NULL) == 0 ? 0 : -1;
+}
+
+static void agent_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		log_info("SIGHUP: rescanning the inventory");
+		agent_scan(a, 0);
+		return;
+	}
+	log_info("signal %d: shutting down", (int)sig);
+	sd_notify(0, "STOPPING=1");
+	event_base_loopbreak(a->base);
+}
+
+static void agent_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	sd_notify(0, "WATCHDOG=1");
+}
+
+struct agent *agent_new(const struct agent_conf *conf)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	uint64_t wd_usec;
+
+	if (!a)
+		return NULL;
+	a->conf = conf;
+	a->nl_fd = -1;
+	signal(SIGPIPE, SIG_IGN);
+	a->base = event_base_new();
+	if (!a->base)
+		goto fail;
+	a->tls = tls_ctx_new(0, conf->ca, conf->cert, conf->key);
+	if (!a->tls)
+		goto fail;
+	a->reconnect_ev = evtimer_new(a->base, agent_reconnect_cb, a);
+	a->deadline_ev = evtimer_new(a->base, agent_deadline, a);
+	a->heartbeat_ev = event_new(a->base, -1, EV_PERSIST, agent_heartbeat, a);
+	a->rescan_ev = evtimer_new(a->base, agent_rescan_cb, a);
+	a->sig_term = evsignal_new(a->base, SIGTERM, agent_signal, a);
+	a->sig_int = evsignal_new(a->base, SIGINT, agent_signal, a);
+	a->sig_hup = evsignal_new(a->base, SIGHUP, agent_signal, a);
+	if (!a->reconnect_ev || !a->deadline_ev || !a->heartbeat_ev ||
+	    !a->rescan_ev || !a->sig_term || !a->sig_int || !a->sig_hup ||
+	    evsignal_add(a->sig_term, NULL) || evsignal_add(a->sig_int, NULL) ||
+	    evsignal_add(a->sig_hup, NULL))
+		goto fail;
+	if (agent_netlink_open(a) < 0)
+		goto fail;
+	if (sd_watchdog_enabled(0, &wd_usec) > 0) {
+		struct timeval tv = {.tv_sec = wd_usec / 2000000,
+				     .tv_usec = (wd_usec / 2) % 1000000};
+
+		a->watchdog_ev = event_new(a->base, -1, EV_PERSIST,
+					   agent_watchdog, a);
+		if (!a->watchdog_ev || event_add(a->watchdog_ev, &tv))
+			goto fail;
+	}
+	return a;
+fail:
+	log_warnx("agent: initialisation failed");
+	agent_free(a);
+	return NULL;
+}
+
+int agent_run(struct agent *a)
+{
+	struct timeval tv = agent_tv(a->conf->inventory_interval_ms);
+
+	log_info("ring-agent %s: node %s, coordinator %s:%u", RING_VERSION,
+		 a->conf->node, a->conf->coordinator_host,
+		 a->conf->coordinator_port);
+	evtimer_add(a->rescan_ev, &tv);
+	agent_connect(a);
+	sd_notify(0, "READY=1");
+	if (event_base_dispatch(a->base) < 0)
+		return -1;
+	return 0;
+}
+
+void agent_free(struct agent *a)
+{
+	struct event *evs[] = {a->reconnect_ev, a->deadline_ev, a->heartbeat_ev,
+			       a->rescan_ev,    a->nl_ev,       a->sig_term,
+			       a->sig_int,      a->sig_hup,     a->watchdog_ev};
+
+	if (!a)
+		return;
+	conn_free(a->conn);
+	inventory_free(a->sent);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			event_free(evs[i]);
+	if (a->nl_fd >= 0)
+		close(a->nl_fd);
+	if (a->dns)
+		evdns_base_free(a->dns, 0);
+	if (a->tls)
+		SSL_CTX_free(a->tls);
+	if (a->base)
+		event_base_free(a->base);
+	free(a);
+}
