@@ -1,0 +1,525 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "inventory.h"
+
+/* A hand-built getifaddrs() list: what the agent would see on a GB10 node
+ * with two of its four CX-7 halves addressed. */
+struct test_addr {
+	struct ifaddrs ifa;
+	struct sockaddr_in addr;
+	struct sockaddr_in mask;
+};
+
+#define TEST_MAX_ADDRS 8
+
+struct test_addrs {
+	struct test_addr a[TEST_MAX_ADDRS];
+	unsigned n;
+};
+
+static void test_addrs_add(struct test_addrs *l, const char *name, int family,
+			   const char *addr, const char *mask)
+{
+	struct test_addr *t = &l->a[l->n];
+
+	assert_true(l->n < TEST_MAX_ADDRS);
+	memset(t, 0, sizeof(*t));
+	t->ifa.ifa_name = (char *)name;
+	t->addr.sin_family = (sa_family_t)family;
+	if (addr)
+		assert_int_equal(inet_pton(AF_INET, addr, &t->addr.sin_addr),
+				 1);
+	t->ifa.ifa_addr = (struct sockaddr *)&t->addr;
+	if (mask) {
+		t->mask.sin_family = AF_INET;
+		assert_int_equal(inet_pton(AF_INET, mask, &t->mask.sin_addr),
+				 1);
+		t->ifa.ifa_netmask = (struct sockaddr *)&t->mask;
+	}
+	if (l->n)
+		l->a[l->n - 1].ifa.ifa_next = &t->ifa;
+	l->n++;
+}
+
+static void test_gb10_addrs(struct test_addrs *l)
+{
+	memset(l, 0, sizeof(*l));
+	/* A link-layer entry per interface comes first, as in glibc. */
+	test_addrs_add(l, "enp1s0f0np0", AF_PACKET, NULL, NULL);
+	test_addrs_add(l, "lo", AF_INET, "127.0.0.1", "255.0.0.0");
+	test_addrs_add(l, "enP7s7", AF_INET, "10.0.0.11", "255.255.255.0");
+	test_addrs_add(l, "enp1s0f0np0", AF_INET, "192.168.100.1",
+		       "255.255.255.0");
+	test_addrs_add(l, "enp1s0f1np1", AF_INET, "192.168.101.1",
+		       "255.255.255.0");
+}
+
+static const char *test_fixture(const char *name, char *buf, size_t len)
+{
+	const char *root = getenv("RING_FIXTURES");
+
+	snprintf(buf, len, "%s/%s", root && *root ? root : "tests/fixtures",
+		 name);
+	return buf;
+}
+
+static void test_gb10_conf(struct agent_conf *c)
+{
+	agent_conf_defaults(c);
+	snprintf(c->node, sizeof(c->node), "spark1");
+	snprintf(c->ignore_globs[0], sizeof(c->ignore_globs[0]), "docker*");
+	c->n_ignore_globs = 1;
+	snprintf(c->speeds[0].glob, sizeof(c->speeds[0].glob), "en*np[01]");
+	c->speeds[0].mbps = 200000;
+	c->n_speeds = 1;
+}
+
+static Ring__Inventory *test_collect_gb10(const struct agent_conf *c,
+					  const struct test_addrs *l)
+{
+	char root[PATH_MAX];
+	struct inventory_src src = {
+		.sysfs_root = test_fixture("gb10", root, sizeof(root)),
+		.procfs_root = root,
+		.addrs = &l->a[0].ifa,
+		.mgmt_interface = "enP7s7",
+		.mgmt_address = "10.0.0.11",
+		.with_rdma = 0,
+	};
+	Ring__Inventory *inv = inventory_collect(c, &src);
+
+	assert_non_null(inv);
+	return inv;
+}
+
+static const Ring__NetInterface *test_iface(const Ring__Inventory *inv,
+					    const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
+static void test_gb10_top(void **state)
+{
+	struct agent_conf c;
+	struct test_addrs l;
+	Ring__Inventory *inv;
+	struct utsname uts;
+	char host[HOST_NAME_MAX + 1] = "";
+
+	(void)state;
+	test_gb10_conf(&c);
+	test_gb10_addrs(&l);
+	inv = test_collect_gb10(&c, &l);
+	assert_string_equal(inv->node, "spark1");
+	assert_int_equal(gethostname(host, sizeof(host)), 0);
+	assert_string_equal(inv->hostname, host);
+	assert_int_equal(uname(&uts), 0);
+	assert_string_equal(inv->kernel, uts.release);
+	assert_string_equal(inv->mgmt_interface, "enP7s7");
+	assert_string_equal(inv->mgmt_address, "10.0.0.11");
+	assert_int_equal(inv->n_rdma_devices, 0);
+	assert_string_equal(inv->rdma_error, "");
+	/* 121.7 GiB usable, as in the field notes. */
+	assert_non_null(inv->memory);
+	assert_int_equal(inv->memory->total_kib, 127611264ULL);
+	assert_int_equal(inv->memory->available_kib, 119537664ULL);
+	assert_int_equal((inv->memory->total_kib * 10 + 524288) / 1048576,
+			 1217);
+	inventory_free(inv);
+}
+
+static void test_gb10_interfaces(void **state)
+{
+	static const struct {
+		const char *name, *pci, *rdma, *mac;
+		uint32_t ifindex;
+	} cx7[] = {
+		{"enP2p1s0f0np0", "0002:01:00.0", "roceP2p1s0f0",
+		 "4c:bb:47:2a:10:42", 5},
+		{"enP2p1s0f1np1", "0002:01:00.1", "roceP2p1s0f1",
+		 "4c:bb:47:2a:10:43", 6},
+		{"enp1s0f0np0", "0000:01:00.0", "rocep1s0f0",
+		 "4c:bb:47:2a:10:40", 3},
+		{"enp1s0f1np1", "0000:01:00.1", "rocep1s0f1",
+		 "4c:bb:47:2a:10:41", 4},
+	};
+	struct agent_conf c;
+	struct test_addrs l;
+	Ring__Inventory *inv;
+	const Ring__NetInterface *ifc;
+	size_t i;
+
+	(void)state;
+	test_gb10_conf(&c);
+	test_gb10_addrs(&l);
+	inv = test_collect_gb10(&c, &l);
+	/* Sorted by name (strcmp: 'P' < 'p'); lo, docker0 and the
+	 * bonding_masters file are not there. */
+	assert_int_equal(inv->n_interfaces, 5);
+	assert_string_equal(inv->interfaces[0]->name, "enP2p1s0f0np0");
+	assert_string_equal(inv->interfaces[1]->name, "enP2p1s0f1np1");
+	assert_string_equal(inv->interfaces[2]->name, "enP7s7");
+	assert_string_equal(inv->interfaces[3]->name, "enp1s0f0np0");
+	assert_string_equal(inv->interfaces[4]->name, "enp1s0f1np1");
+	assert_null(test_iface(inv, "lo"));
+	assert_null(test_iface(inv, "docker0"));
+
+	for (i = 0; i < sizeof(cx7) / sizeof(cx7[0]); i++) {
+		ifc = test_iface(inv, cx7[i].name);
+		assert_non_null(ifc);
+		assert_int_equal(ifc->ifindex, cx7[i].ifindex);
+		assert_string_equal(ifc->mac, cx7[i].mac);
+		assert_int_equal(ifc->mtu, 9000);
+		assert_true(ifc->admin_up);
+		assert_true(ifc->carrier);
+		assert_string_equal(ifc->operstate, "up");
+		assert_int_equal(ifc->speed_mbps, 200000);
+		assert_int_equal(ifc->nominal_speed_mbps, 200000);
+		assert_string_equal(ifc->driver, "mlx5_core");
+		assert_string_equal(ifc->pci_address, cx7[i].pci);
+		assert_string_equal(ifc->pcie_link_speed, "32.0 GT/s PCIe");
+		assert_int_equal(ifc->pcie_link_width, 4);
+		assert_string_equal(ifc->pcie_max_link_speed, "32.0 GT/s PCIe");
+		assert_int_equal(ifc->pcie_max_link_width, 4);
+		/* Each twin is a Gen5 x4 half: ~100G of a 200G port. */
+		assert_true(ifc->pcie_gbps == 126.0);
+		assert_string_equal(ifc->rdma_device, cx7[i].rdma);
+		assert_false(ifc->management);
+	}
+
+	/* The field notes' trap: link on all four, addresses on two. */
+	ifc = test_iface(inv, "enp1s0f0np0");
+	assert_int_equal(ifc->n_ipv4, 1);
+	assert_string_equal(ifc->ipv4[0]->address, "192.168.100.1");
+	assert_int_equal(ifc->ipv4[0]->prefix, 24);
+	assert_false(ifc->up_no_address);
+	ifc = test_iface(inv, "enp1s0f1np1");
+	assert_int_equal(ifc->n_ipv4, 1);
+	assert_string_equal(ifc->ipv4[0]->address, "192.168.101.1");
+	assert_false(ifc->up_no_address);
+	ifc = test_iface(inv, "enP2p1s0f0np0");
+	assert_int_equal(ifc->n_ipv4, 0);
+	assert_true(ifc->up_no_address);
+	ifc = test_iface(inv, "enP2p1s0f1np1");
+	assert_int_equal(ifc->n_ipv4, 0);
+	assert_true(ifc->up_no_address);
+
+	ifc = test_iface(inv, "enP7s7");
+	assert_true(ifc->management);
+	assert_int_equal(ifc->ifindex, 2);
+	assert_int_equal(ifc->mtu, 1500);
+	assert_int_equal(ifc->speed_mbps, 10000);
+	assert_int_equal(ifc->nominal_speed_mbps, 0);
+	assert_string_equal(ifc->driver, "r8169");
+	assert_string_equal(ifc->pci_address, "0007:01:00.0");
+	assert_int_equal(ifc->pcie_link_width, 1);
+	assert_true(ifc->pcie_gbps == 15.8);
+	assert_string_equal(ifc->rdma_device, "");
+	assert_int_equal(ifc->n_ipv4, 1);
+	assert_string_equal(ifc->ipv4[0]->address, "10.0.0.11");
+	assert_false(ifc->up_no_address);
+	inventory_free(inv);
+}
+
+static void test_gb10_globs(void **state)
+{
+	struct agent_conf c;
+	struct test_addrs l;
+	Ring__Inventory *inv;
+
+	(void)state;
+	test_gb10_addrs(&l);
+
+	/* No ignore glob: the docker bridge counts, lo never does. */
+	test_gb10_conf(&c);
+	c.n_ignore_globs = 0;
+	inv = test_collect_gb10(&c, &l);
+	assert_int_equal(inv->n_interfaces, 6);
+	assert_non_null(test_iface(inv, "docker0"));
+	assert_null(test_iface(inv, "lo"));
+	assert_int_equal(test_iface(inv, "docker0")->speed_mbps, -1);
+	assert_false(test_iface(inv, "docker0")->carrier);
+	assert_string_equal(test_iface(inv, "docker0")->pci_address, "");
+	inventory_free(inv);
+
+	/* Ignoring the PCIe domain 2 twins. */
+	test_gb10_conf(&c);
+	snprintf(c.ignore_globs[1], sizeof(c.ignore_globs[1]), "enP2p*");
+	c.n_ignore_globs = 2;
+	inv = test_collect_gb10(&c, &l);
+	assert_int_equal(inv->n_interfaces, 3);
+	assert_null(test_iface(inv, "enP2p1s0f0np0"));
+	assert_null(test_iface(inv, "enP2p1s0f1np1"));
+	inventory_free(inv);
+
+	/* Data globs select; the management NIC is listed regardless. */
+	test_gb10_conf(&c);
+	snprintf(c.data_globs[0], sizeof(c.data_globs[0]), "enp*");
+	c.n_data_globs = 1;
+	inv = test_collect_gb10(&c, &l);
+	assert_int_equal(inv->n_interfaces, 3);
+	assert_string_equal(inv->interfaces[0]->name, "enP7s7");
+	assert_true(inv->interfaces[0]->management);
+	assert_string_equal(inv->interfaces[1]->name, "enp1s0f0np0");
+	assert_string_equal(inv->interfaces[2]->name, "enp1s0f1np1");
+	inventory_free(inv);
+}
+
+static void test_veth(void **state)
+{
+	char root[PATH_MAX];
+	struct agent_conf c;
+	struct test_addrs l;
+	struct inventory_src src = {
+		.sysfs_root = test_fixture("veth", root, sizeof(root)),
+		.procfs_root = root,
+		.mgmt_interface = "mgmt0",
+		.mgmt_address = "172.30.0.2",
+	};
+	const Ring__NetInterface *ifc;
+	Ring__Inventory *inv;
+
+	(void)state;
+	agent_conf_defaults(&c);
+	snprintf(c.node, sizeof(c.node), "n1");
+	memset(&l, 0, sizeof(l));
+	test_addrs_add(&l, "mgmt0", AF_INET, "172.30.0.2", "255.255.0.0");
+	test_addrs_add(&l, "data0", AF_INET, "10.10.1.1", "255.255.255.252");
+	src.addrs = &l.a[0].ifa;
+	inv = inventory_collect(&c, &src);
+	assert_non_null(inv);
+	assert_int_equal(inv->n_interfaces, 3);
+	assert_string_equal(inv->interfaces[0]->name, "data0");
+	assert_string_equal(inv->interfaces[1]->name, "data1");
+	assert_string_equal(inv->interfaces[2]->name, "mgmt0");
+
+	ifc = inv->interfaces[0];
+	assert_true(ifc->admin_up);
+	assert_true(ifc->carrier);
+	assert_int_equal(ifc->speed_mbps, 10000);
+	assert_int_equal(ifc->nominal_speed_mbps, 0);
+	assert_string_equal(ifc->pci_address, "");
+	assert_string_equal(ifc->driver, "");
+	assert_string_equal(ifc->rdma_device, "");
+	assert_true(ifc->pcie_gbps == 0);
+	assert_int_equal(ifc->n_ipv4, 1);
+	assert_int_equal(ifc->ipv4[0]->prefix, 30);
+	assert_false(ifc->up_no_address);
+
+	/* Admin down: no carrier file to read, speed -1. */
+	ifc = inv->interfaces[1];
+	assert_false(ifc->admin_up);
+	assert_false(ifc->carrier);
+	assert_string_equal(ifc->operstate, "down");
+	assert_int_equal(ifc->speed_mbps, -1);
+	assert_int_equal(ifc->mtu, 9000);
+	assert_int_equal(ifc->n_ipv4, 0);
+	assert_false(ifc->up_no_address);
+
+	assert_true(inv->interfaces[2]->management);
+	assert_int_equal(inv->memory->total_kib, 8024540ULL);
+	assert_int_equal(inv->memory->available_kib, 6123456ULL);
+	inventory_free(inv);
+}
+
+static void test_changed(void **state)
+{
+	struct agent_conf c;
+	struct test_addrs l;
+	Ring__Inventory *a, *b;
+	uint32_t mtu;
+
+	(void)state;
+	test_gb10_conf(&c);
+	test_gb10_addrs(&l);
+	a = test_collect_gb10(&c, &l);
+	b = test_collect_gb10(&c, &l);
+	assert_false(inventory_changed(a, b));
+
+	/* Free memory moves all the time: not a change. */
+	b->memory->available_kib -= 4096;
+	assert_false(inventory_changed(a, b));
+	/* Total memory is part of the inventory. */
+	b->memory->total_kib -= 4;
+	assert_true(inventory_changed(a, b));
+	b->memory->total_kib += 4;
+	assert_false(inventory_changed(a, b));
+
+	mtu = b->interfaces[3]->mtu;
+	b->interfaces[3]->mtu = 1500;
+	assert_true(inventory_changed(a, b));
+	b->interfaces[3]->mtu = mtu;
+	assert_false(inventory_changed(a, b));
+
+	b->interfaces[0]->carrier = 0;
+	assert_true(inventory_changed(a, b));
+	b->interfaces[0]->carrier = 1;
+
+	/* A new address on a twin. */
+	inventory_free(b);
+	test_addrs_add(&l, "enP2p1s0f0np0", AF_INET, "192.168.102.1",
+		       "255.255.255.0");
+	b = test_collect_gb10(&c, &l);
+	assert_true(inventory_changed(a, b));
+	assert_false(test_iface(b, "enP2p1s0f0np0")->up_no_address);
+
+	assert_true(inventory_changed(NULL, b));
+	assert_true(inventory_changed(a, NULL));
+	assert_false(inventory_changed(NULL, NULL));
+	inventory_free(a);
+	inventory_free(b);
+}
+
+static void test_pcie_gbps(void **state)
+{
+	(void)state;
+	assert_true(inventory_pcie_gbps("2.5 GT/s PCIe", 1) == 2.0);
+	assert_true(inventory_pcie_gbps("2.5 GT/s", 4) == 8.0);
+	assert_true(inventory_pcie_gbps("5.0 GT/s PCIe", 8) == 32.0);
+	assert_true(inventory_pcie_gbps("8.0 GT/s PCIe", 16) == 126.0);
+	assert_true(inventory_pcie_gbps("16.0 GT/s PCIe", 4) == 63.0);
+	assert_true(inventory_pcie_gbps("16.0 GT/s PCIe", 1) == 15.8);
+	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 4) == 126.0);
+	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 16) == 504.1);
+	assert_true(inventory_pcie_gbps("64.0 GT/s PCIe", 1) == 63.0);
+	assert_true(inventory_pcie_gbps("Unknown", 4) == 0);
+	assert_true(inventory_pcie_gbps("20.0 GT/s PCIe", 4) == 0);
+	assert_true(inventory_pcie_gbps("", 4) == 0);
+	assert_true(inventory_pcie_gbps(NULL, 4) == 0);
+	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 0) == 0);
+}
+
+static void test_iface_of_address(void **state)
+{
+	struct test_addrs l;
+	char buf[IFNAMSIZ];
+
+	(void)state;
+	test_gb10_addrs(&l);
+	assert_int_equal(inventory_iface_of_address(&l.a[0].ifa,
+						    "192.168.101.1", buf,
+						    sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "enp1s0f1np1");
+	assert_int_equal(inventory_iface_of_address(&l.a[0].ifa, "10.0.0.11",
+						    buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "enP7s7");
+
+	errno = 0;
+	assert_int_equal(inventory_iface_of_address(&l.a[0].ifa,
+						    "192.168.102.1", buf,
+						    sizeof(buf)),
+			 -1);
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_int_equal(inventory_iface_of_address(&l.a[0].ifa, "spark2", buf,
+						    sizeof(buf)),
+			 -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(inventory_iface_of_address(&l.a[0].ifa,
+						    "192.168.100.1", buf, 4),
+			 -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(inventory_iface_of_address(NULL, "192.168.100.1", buf,
+						    sizeof(buf)),
+			 -1);
+}
+
+static void test_mem_available(void **state)
+{
+	char root[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(inventory_mem_available_kib(
+				 test_fixture("gb10", root, sizeof(root))),
+			 119537664ULL);
+	assert_int_equal(inventory_mem_available_kib(
+				 test_fixture("veth", root, sizeof(root))),
+			 6123456ULL);
+	assert_int_equal(inventory_mem_available_kib(test_fixture(
+				 "nonexistent", root, sizeof(root))),
+			 0);
+	assert_true(inventory_mem_available_kib("") > 0);
+}
+
+/* This machine, RDMA included: whatever it has, collecting must work, and
+ * a host without an RDMA stack is not an error. */
+static void test_real_machine(void **state)
+{
+	struct inventory_src src = {
+		.sysfs_root = "",
+		.procfs_root = "",
+		.with_rdma = 1,
+	};
+	struct ifaddrs *addrs = NULL;
+	struct agent_conf c;
+	Ring__Inventory *inv;
+	struct stat st;
+	size_t i;
+
+	(void)state;
+	agent_conf_defaults(&c);
+	snprintf(c.node, sizeof(c.node), "here");
+	assert_int_equal(getifaddrs(&addrs), 0);
+	src.addrs = addrs;
+	inv = inventory_collect(&c, &src);
+	assert_non_null(inv);
+	for (i = 0; i < inv->n_interfaces; i++) {
+		assert_string_not_equal(inv->interfaces[i]->name, "lo");
+		if (i)
+			assert_true(strcmp(inv->interfaces[i - 1]->name,
+					   inv->interfaces[i]->name) < 0);
+	}
+	if (stat("/sys/class/infiniband", &st) < 0) {
+		assert_int_equal(inv->n_rdma_devices, 0);
+		assert_string_equal(inv->rdma_error, "");
+	}
+	assert_true(inv->memory->total_kib > 0);
+	assert_true(inv->kernel[0] != '\0');
+	print_message("real machine: %zu interfaces, %zu RDMA devices%s%s\n",
+		      inv->n_interfaces, inv->n_rdma_devices,
+		      inv->rdma_error[0] ? ", rdma_error: " : "",
+		      inv->rdma_error);
+	inventory_free(inv);
+	freeifaddrs(addrs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gb10_top),
+		cmocka_unit_test(test_gb10_interfaces),
+		cmocka_unit_test(test_gb10_globs),
+		cmocka_unit_test(test_veth),
+		cmocka_unit_test(test_changed),
+		cmocka_unit_test(test_pcie_gbps),
+		cmocka_unit_test(test_iface_of_address),
+		cmocka_unit_test(test_mem_available),
+		cmocka_unit_test(test_real_machine),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
