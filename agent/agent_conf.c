@@ -1,0 +1,329 @@
+#include "agent_conf.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(((struct agent_conf *)0)->coordinator_name) ==
+		       sizeof(((struct agent_conf *)0)->coordinator_host),
+	       "coordinator_name defaults to a copy of coordinator_host");
+
+#define AGENT_CONF_FIELD(c, off) ((char *)(c) + (off))
+
+void agent_conf_defaults(struct agent_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->coordinator_port = RING_DEFAULT_PORT;
+	snprintf(c->ca, sizeof(c->ca), "/etc/ringd/ca.crt");
+	snprintf(c->cert, sizeof(c->cert), "/etc/ringd/agent.crt");
+	snprintf(c->key, sizeof(c->key), "/etc/ringd/agent.key");
+	c->reconnect_min_ms = 1000;
+	c->reconnect_max_ms = 60000;
+	c->inventory_interval_ms = 30000;
+	c->connect_timeout_ms = 10000;
+	c->max_frame = 1024 * 1024;
+}
+
+static int agent_conf_node(struct cfg_ctx *ctx, int argc, char **argv,
+			   void *arg)
+{
+	struct agent_conf *c = arg;
+
+	(void)argc;
+	if (!cfg_valid_node_name(argv[1]))
+		return cfg_error(
+			ctx,
+			"'%s': invalid node name '%s' (1-63 of A-Z a-z 0-9 . _ -, "
+			"not starting with '-' or '.')",
+			argv[0], argv[1]);
+	return cfg_copy_string(ctx, argv[0], argv[1], c->node, sizeof(c->node));
+}
+
+static int agent_conf_coordinator(struct cfg_ctx *ctx, int argc, char **argv,
+				  void *arg)
+{
+	struct agent_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_hostport(
+		ctx, argv[0], argv[1], RING_DEFAULT_PORT, c->coordinator_host,
+		sizeof(c->coordinator_host), &c->coordinator_port);
+}
+
+/* Plain string directives, located by offset so one handler serves all. */
+static const struct {
+	const char *name;
+	size_t off;
+	size_t len;
+} agent_conf_strings[] = {
+	{"coordinator_name", offsetof(struct agent_conf, coordinator_name),
+	 sizeof(((struct agent_conf *)0)->coordinator_name)},
+	{"ca", offsetof(struct agent_conf, ca),
+	 sizeof(((struct agent_conf *)0)->ca)},
+	{"cert", offsetof(struct agent_conf, cert),
+	 sizeof(((struct agent_conf *)0)->cert)},
+	{"key", offsetof(struct agent_conf, key),
+	 sizeof(((struct agent_conf *)0)->key)},
+	{"sysfs_root", offsetof(struct agent_conf, sysfs_root),
+	 sizeof(((struct agent_conf *)0)->sysfs_root)},
+	{"procfs_root", offsetof(struct agent_conf, procfs_root),
+	 sizeof(((struct agent_conf *)0)->procfs_root)},
+};
+
+static int agent_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	(void)argc;
+	for (size_t i = 0;
+	     i < sizeof(agent_conf_strings) / sizeof(agent_conf_strings[0]);
+	     i++)
+		if (!strcmp(argv[0], agent_conf_strings[i].name))
+			return cfg_copy_string(
+				ctx, argv[0], argv[1],
+				AGENT_CONF_FIELD(arg,
+						 agent_conf_strings[i].off),
+				agent_conf_strings[i].len);
+	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
+}
+
+/* Interface names end up in paths under /sys/class/net, so refuse what the
+ * kernel would refuse too. */
+static int agent_conf_ifname_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < max && !strchr(s, '/') && strcmp(s, ".") &&
+	       strcmp(s, "..");
+}
+
+static int agent_conf_mgmt(struct cfg_ctx *ctx, int argc, char **argv,
+			   void *arg)
+{
+	struct agent_conf *c = arg;
+
+	(void)argc;
+	if (!agent_conf_ifname_ok(argv[1], sizeof(c->mgmt_interface)))
+		return cfg_error(ctx, "'%s': invalid interface name '%s'",
+				 argv[0], argv[1]);
+	return cfg_copy_string(ctx, argv[0], argv[1], c->mgmt_interface,
+			       sizeof(c->mgmt_interface));
+}
+
+static int agent_conf_add_glob(struct cfg_ctx *ctx, const char *what,
+			       const char *glob, char (*globs)[IFNAMSIZ * 2],
+			       unsigned *n)
+{
+	if (*n >= AGENT_CONF_MAX_GLOBS)
+		return cfg_error(ctx, "'%s': too many patterns (max %d)", what,
+				 AGENT_CONF_MAX_GLOBS);
+	if (cfg_copy_string(ctx, what, glob, globs[*n], IFNAMSIZ * 2) < 0)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int agent_conf_globs(struct cfg_ctx *ctx, int argc, char **argv,
+			    void *arg)
+{
+	struct agent_conf *c = arg;
+	int data = !strcmp(argv[0], "data_interface");
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++)
+		if (agent_conf_add_glob(ctx, argv[0], argv[i],
+					data ? c->data_globs : c->ignore_globs,
+					data ? &c->n_data_globs
+					     : &c->n_ignore_globs) < 0)
+			ret = -1;
+	return ret;
+}
+
+static int agent_conf_speed(struct cfg_ctx *ctx, int argc, char **argv,
+			    void *arg)
+{
+	struct agent_conf *c = arg;
+	struct agent_speed *sp;
+	uint64_t mbps;
+
+	(void)argc;
+	if (c->n_speeds >= AGENT_CONF_MAX_GLOBS)
+		return cfg_error(ctx, "'%s': too many patterns (max %d)",
+				 argv[0], AGENT_CONF_MAX_GLOBS);
+	sp = &c->speeds[c->n_speeds];
+	if (cfg_copy_string(ctx, argv[0], argv[1], sp->glob, sizeof(sp->glob)) <
+		    0 ||
+	    cfg_parse_speed_mbps(ctx, argv[0], argv[2], &mbps) < 0)
+		return -1;
+	sp->mbps = (uint32_t)mbps;
+	c->n_speeds++;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t min_ms;
+	uint64_t max_ms;
+} agent_conf_durations[] = {
+	{"reconnect_min", offsetof(struct agent_conf, reconnect_min_ms), 100,
+	 3600000},
+	{"reconnect_max", offsetof(struct agent_conf, reconnect_max_ms), 100,
+	 3600000},
+	{"inventory_interval",
+	 offsetof(struct agent_conf, inventory_interval_ms), 1000, 3600000},
+	{"connect_timeout", offsetof(struct agent_conf, connect_timeout_ms),
+	 100, 300000},
+};
+
+static int agent_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
+			       void *arg)
+{
+	(void)argc;
+	for (size_t i = 0;
+	     i < sizeof(agent_conf_durations) / sizeof(agent_conf_durations[0]);
+	     i++)
+		if (!strcmp(argv[0], agent_conf_durations[i].name))
+			return cfg_parse_duration_ms(
+				ctx, argv[0], argv[1],
+				agent_conf_durations[i].min_ms,
+				agent_conf_durations[i].max_ms,
+				(uint64_t *)(void *)AGENT_CONF_FIELD(
+					arg, agent_conf_durations[i].off));
+	return cfg_error(ctx, "'%s': no such duration setting", argv[0]);
+}
+
+static int agent_conf_max_frame(struct cfg_ctx *ctx, int argc, char **argv,
+				void *arg)
+{
+	struct agent_conf *c = arg;
+	uint64_t v;
+
+	(void)argc;
+	if (cfg_parse_uint(ctx, argv[0], argv[1], 4096, 64 * 1024 * 1024, &v) <
+	    0)
+		return -1;
+	c->max_frame = (uint32_t)v;
+	return 0;
+}
+
+static const struct cfg_directive agent_conf_directives[] = {
+	{"node", 1, 1, agent_conf_node},
+	{"coordinator", 1, 1, agent_conf_coordinator},
+	{"coordinator_name", 1, 1, agent_conf_string},
+	{"ca", 1, 1, agent_conf_string},
+	{"cert", 1, 1, agent_conf_string},
+	{"key", 1, 1, agent_conf_string},
+	{"mgmt_interface", 1, 1, agent_conf_mgmt},
+	{"data_interface", 1, -1, agent_conf_globs},
+	{"ignore_interface", 1, -1, agent_conf_globs},
+	{"nominal_speed", 2, 2, agent_conf_speed},
+	{"sysfs_root", 1, 1, agent_conf_string},
+	{"procfs_root", 1, 1, agent_conf_string},
+	{"reconnect_min", 1, 1, agent_conf_duration},
+	{"reconnect_max", 1, 1, agent_conf_duration},
+	{"inventory_interval", 1, 1, agent_conf_duration},
+	{"connect_timeout", 1, 1, agent_conf_duration},
+	{"max_frame", 1, 1, agent_conf_max_frame},
+	{NULL, 0, 0, NULL},
+};
+
+int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {.file = "agent.conf"};
+	unsigned before;
+	char host[256];
+
+	if (!ctx)
+		ctx = &local;
+	ctx->line = 0;
+	before = ctx->errors;
+	if (!c->coordinator_host[0])
+		cfg_error(ctx, "no 'coordinator' directive");
+	if (c->reconnect_min_ms > c->reconnect_max_ms)
+		cfg_error(
+			ctx,
+			"reconnect_min (%llums) is greater than reconnect_max (%llums)",
+			(unsigned long long)c->reconnect_min_ms,
+			(unsigned long long)c->reconnect_max_ms);
+	if (!c->node[0]) {
+		/* Short hostname: that is what operators type and what the
+     * coordinator's expect list is written in. */
+		if (gethostname(host, sizeof(host)) < 0) {
+			cfg_error(ctx, "cannot get hostname (%s); set 'node'",
+				  strerror(errno));
+		} else {
+			host[sizeof(host) - 1] = '\0';
+			host[strcspn(host, ".")] = '\0';
+			if (!cfg_valid_node_name(host))
+				cfg_error(
+					ctx,
+					"hostname '%s' is not a valid node name; set 'node'",
+					host);
+			else
+				memcpy(c->node, host, strlen(host) + 1);
+		}
+	}
+	if (!c->coordinator_name[0])
+		memcpy(c->coordinator_name, c->coordinator_host,
+		       sizeof(c->coordinator_name));
+	if (ctx->errors != before) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int agent_conf_load(struct agent_conf *c, const char *path, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+
+	if (!ctx)
+		ctx = &local;
+	if (cfg_parse_file(path, agent_conf_directives, c, ctx) < 0)
+		return -1;
+	return agent_conf_check(c, ctx);
+}
+
+int agent_conf_load_buffer(struct agent_conf *c, const char *name,
+			   const char *buf, size_t len, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+
+	if (!ctx)
+		ctx = &local;
+	if (cfg_parse_buffer(name, buf, len, agent_conf_directives, c, ctx) < 0)
+		return -1;
+	return agent_conf_check(c, ctx);
+}
+
+static int agent_conf_match_any(const char (*globs)[IFNAMSIZ * 2], unsigned n,
+				const char *ifname)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!fnmatch(globs[i], ifname, 0))
+			return 1;
+	return 0;
+}
+
+uint32_t agent_conf_nominal_mbps(const struct agent_conf *c, const char *ifname)
+{
+	for (unsigned i = 0; i < c->n_speeds; i++)
+		if (!fnmatch(c->speeds[i].glob, ifname, 0))
+			return c->speeds[i].mbps;
+	return 0;
+}
+
+int agent_conf_is_data_interface(const struct agent_conf *c, const char *ifname)
+{
+	if (!strcmp(ifname, "lo"))
+		return 0;
+	if (c->mgmt_interface[0] && !strcmp(ifname, c->mgmt_interface))
+		return 0;
+	if (c->n_data_globs &&
+	    !agent_conf_match_any(c->data_globs, c->n_data_globs, ifname))
+		return 0;
+	return !agent_conf_match_any(c->ignore_globs, c->n_ignore_globs,
+				     ifname);
+}

@@ -1,0 +1,273 @@
+#include "coord_conf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define COORD_CONF_FIELD(c, off) ((char *)(c) + (off))
+#define COORD_CONF_SIZEOF(m) sizeof(((struct coord_conf *)0)->m)
+
+void coord_conf_defaults(struct coord_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (gethostname(c->name, sizeof(c->name)) < 0)
+		c->name[0] = '\0'; /* coord_conf_check() reports it */
+	c->name[sizeof(c->name) - 1] = '\0';
+	snprintf(c->listen_host, sizeof(c->listen_host), "0.0.0.0");
+	c->listen_port = 7420;
+	snprintf(c->ca, sizeof(c->ca), "/etc/ringd/ca.crt");
+	snprintf(c->cert, sizeof(c->cert), "/etc/ringd/coordinator.crt");
+	snprintf(c->key, sizeof(c->key), "/etc/ringd/coordinator.key");
+	snprintf(c->control_socket, sizeof(c->control_socket),
+		 "/run/ringd/coordinator.sock");
+	snprintf(c->control_group, sizeof(c->control_group), "ring");
+	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ringd");
+	c->heartbeat_interval_ms = 5000;
+	c->heartbeat_misses = 3;
+	c->handshake_timeout_ms = 10000;
+	c->max_frame = 1024 * 1024;
+	c->max_agents = 4096;
+}
+
+void coord_conf_free(struct coord_conf *c)
+{
+	free(c->expect);
+	c->expect = NULL;
+	c->n_expect = 0;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+	size_t len;
+} coord_conf_strings[] = {
+	{"name", offsetof(struct coord_conf, name), COORD_CONF_SIZEOF(name)},
+	{"ca", offsetof(struct coord_conf, ca), COORD_CONF_SIZEOF(ca)},
+	{"cert", offsetof(struct coord_conf, cert), COORD_CONF_SIZEOF(cert)},
+	{"key", offsetof(struct coord_conf, key), COORD_CONF_SIZEOF(key)},
+	/* sun_path bounds the socket path, not our buffer. */
+	{"control_socket", offsetof(struct coord_conf, control_socket),
+	 sizeof(((struct sockaddr_un *)0)->sun_path)},
+	{"control_group", offsetof(struct coord_conf, control_group),
+	 COORD_CONF_SIZEOF(control_group)},
+	{"state_dir", offsetof(struct coord_conf, state_dir),
+	 COORD_CONF_SIZEOF(state_dir)},
+};
+
+static int coord_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	(void)argc;
+	for (size_t i = 0;
+	     i < sizeof(coord_conf_strings) / sizeof(coord_conf_strings[0]);
+	     i++)
+		if (!strcmp(argv[0], coord_conf_strings[i].name))
+			return cfg_copy_string(
+				ctx, argv[0], argv[1],
+				COORD_CONF_FIELD(arg,
+						 coord_conf_strings[i].off),
+				coord_conf_strings[i].len);
+	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
+}
+
+static int coord_conf_listen(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_hostport(ctx, argv[0], argv[1], 7420, c->listen_host,
+				  sizeof(c->listen_host), &c->listen_port);
+}
+
+static int coord_conf_find_expect(const struct coord_conf *c, const char *name,
+				  unsigned upto)
+{
+	for (unsigned i = 0; i < upto; i++)
+		if (!strcmp(c->expect[i], name))
+			return (int)i;
+	return -1;
+}
+
+static int coord_conf_expect(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	struct coord_conf *c = arg;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *n = argv[i];
+
+		if (!cfg_valid_node_name(n)) {
+			ret = cfg_error(
+				ctx,
+				"'%s': invalid node name '%s' (1-63 of A-Z a-z 0-9 . _ "
+				"-, not starting with '-' or '.')",
+				argv[0], n);
+			continue;
+		}
+		if (coord_conf_find_expect(c, n, c->n_expect) >= 0) {
+			ret = cfg_error(ctx, "'%s': node '%s' listed twice",
+					argv[0], n);
+			continue;
+		}
+		if (c->n_expect >= COORD_CONF_MAX_EXPECT)
+			return cfg_error(
+				ctx, "'%s': too many expected nodes (max %d)",
+				argv[0], COORD_CONF_MAX_EXPECT);
+		/* Capacity is implicit (16, 32, 64, ...), so grow exactly when
+     * the count reaches it. */
+		if (!c->expect ||
+		    (c->n_expect >= 16 && !(c->n_expect & (c->n_expect - 1)))) {
+			size_t cap = c->expect ? (size_t)c->n_expect * 2 : 16;
+			char(*p)[64] = realloc(c->expect, cap * sizeof(*p));
+
+			if (!p)
+				return cfg_error(ctx, "'%s': out of memory",
+						 argv[0]);
+			c->expect = p;
+		}
+		snprintf(c->expect[c->n_expect], sizeof(c->expect[0]), "%s", n);
+		c->n_expect++;
+	}
+	return ret;
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t min_ms;
+	uint64_t max_ms;
+} coord_conf_durations[] = {
+	{"heartbeat_interval",
+	 offsetof(struct coord_conf, heartbeat_interval_ms), 100, 600000},
+	{"handshake_timeout", offsetof(struct coord_conf, handshake_timeout_ms),
+	 100, 300000},
+};
+
+static int coord_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
+			       void *arg)
+{
+	(void)argc;
+	for (size_t i = 0;
+	     i < sizeof(coord_conf_durations) / sizeof(coord_conf_durations[0]);
+	     i++)
+		if (!strcmp(argv[0], coord_conf_durations[i].name))
+			return cfg_parse_duration_ms(
+				ctx, argv[0], argv[1],
+				coord_conf_durations[i].min_ms,
+				coord_conf_durations[i].max_ms,
+				(uint64_t *)(void *)COORD_CONF_FIELD(
+					arg, coord_conf_durations[i].off));
+	return cfg_error(ctx, "'%s': no such duration setting", argv[0]);
+}
+
+static const struct {
+	const char *name;
+	size_t off;
+	uint64_t min;
+	uint64_t max;
+} coord_conf_uints[] = {
+	{"heartbeat_misses", offsetof(struct coord_conf, heartbeat_misses), 1,
+	 100},
+	{"max_frame", offsetof(struct coord_conf, max_frame), 4096,
+	 64 * 1024 * 1024},
+	{"max_agents", offsetof(struct coord_conf, max_agents), 1, 100000},
+};
+
+static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
+			   void *arg)
+{
+	uint64_t v;
+
+	(void)argc;
+	for (size_t i = 0;
+	     i < sizeof(coord_conf_uints) / sizeof(coord_conf_uints[0]); i++) {
+		if (strcmp(argv[0], coord_conf_uints[i].name))
+			continue;
+		if (cfg_parse_uint(ctx, argv[0], argv[1],
+				   coord_conf_uints[i].min,
+				   coord_conf_uints[i].max, &v) < 0)
+			return -1;
+		/* All of these are uint32_t fields. */
+		*(uint32_t *)(void *)COORD_CONF_FIELD(
+			arg, coord_conf_uints[i].off) = (uint32_t)v;
+		return 0;
+	}
+	return cfg_error(ctx, "'%s': no such numeric setting", argv[0]);
+}
+
+static const struct cfg_directive coord_conf_directives[] = {
+	{"name", 1, 1, coord_conf_string},
+	{"listen", 1, 1, coord_conf_listen},
+	{"ca", 1, 1, coord_conf_string},
+	{"cert", 1, 1, coord_conf_string},
+	{"key", 1, 1, coord_conf_string},
+	{"control_socket", 1, 1, coord_conf_string},
+	{"control_group", 1, 1, coord_conf_string},
+	{"state_dir", 1, 1, coord_conf_string},
+	{"expect", 1, -1, coord_conf_expect},
+	{"heartbeat_interval", 1, 1, coord_conf_duration},
+	{"heartbeat_misses", 1, 1, coord_conf_uint},
+	{"handshake_timeout", 1, 1, coord_conf_duration},
+	{"max_frame", 1, 1, coord_conf_uint},
+	{"max_agents", 1, 1, coord_conf_uint},
+	{NULL, 0, 0, NULL},
+};
+
+int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {.file = "coordinator.conf"};
+	unsigned before;
+
+	if (!ctx)
+		ctx = &local;
+	ctx->line = 0;
+	before = ctx->errors;
+	if (!c->name[0] && gethostname(c->name, sizeof(c->name)) < 0) {
+		c->name[0] = '\0';
+		cfg_error(ctx, "cannot get hostname (%s); set 'name'",
+			  strerror(errno));
+	}
+	c->name[sizeof(c->name) - 1] = '\0';
+	/* The parser refuses duplicates with a line number; this catches
+   * lists built by other means. */
+	for (unsigned i = 1; i < c->n_expect; i++)
+		if (coord_conf_find_expect(c, c->expect[i], i) >= 0)
+			cfg_error(ctx, "node '%s' expected twice",
+				  c->expect[i]);
+	if (c->n_expect > c->max_agents)
+		cfg_error(ctx, "%u expected nodes exceed max_agents %u",
+			  c->n_expect, c->max_agents);
+	if (ctx->errors != before) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int coord_conf_load(struct coord_conf *c, const char *path, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+
+	if (!ctx)
+		ctx = &local;
+	if (cfg_parse_file(path, coord_conf_directives, c, ctx) < 0)
+		return -1;
+	return coord_conf_check(c, ctx);
+}
+
+int coord_conf_load_buffer(struct coord_conf *c, const char *name,
+			   const char *buf, size_t len, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+
+	if (!ctx)
+		ctx = &local;
+	if (cfg_parse_buffer(name, buf, len, coord_conf_directives, c, ctx) < 0)
+		return -1;
+	return coord_conf_check(c, ctx);
+}
