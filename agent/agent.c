@@ -160,6 +160,14 @@ static void agent_on_close(struct conn *c, int err, const char *reason,
 	if (a->state == AGENT_ACTIVE)
 		log_warnx("lost the coordinator: %s%s", reason,
 			  err == -ETIMEDOUT ? " (no heartbeat answer)" : "");
+	else if (a->state == AGENT_HELLO && err == -ECONNRESET)
+		/* TLS 1.3 clients finish the handshake before the server has
+		 * judged their certificate: a refusal looks like this. */
+		log_warnx("coordinator %s:%u closed the session before "
+			  "accepting us: is %s signed by the cluster CA and "
+			  "issued for node '%s'?",
+			  a->conf->coordinator_host, a->conf->coordinator_port,
+			  a->conf->cert, a->conf->node);
 	else
 		log_warnx("cannot connect to coordinator %s:%u: %s",
 			  a->conf->coordinator_host, a->conf->coordinator_port,

@@ -162,6 +162,8 @@ static void conn_describe_error(struct conn *c, short what, char *buf,
 	while ((e = bufferevent_get_openssl_error(c->bev)) != 0 && n < len) {
 		char tmp[200];
 
+		if (!ERR_GET_LIB(e))
+			continue; /* libevent's own placeholder entries */
 		ERR_error_string_n(e, tmp, sizeof(tmp));
 		snprintf(buf + n, len - n, "; tls: %s", tmp);
 		n = strlen(buf);

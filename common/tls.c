@@ -55,6 +55,9 @@ SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 			   NULL);
 	SSL_CTX_set_verify_depth(ctx, 4);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	/* A peer that exits without close_notify is an ordinary EOF for us:
+	 * every message is framed, so truncation is detected there. */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	/* Sessions are long-lived; resumption buys nothing and tickets would
 	 * need key rotation. */
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
