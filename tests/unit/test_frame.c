@@ -1,0 +1,817 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+
+/* ---- helpers ---- */
+
+static uint8_t *encode(const Ring__Envelope *env, size_t *len)
+{
+	uint8_t *buf = NULL;
+
+	assert_int_equal(frame_encode(env, &buf, len), 0);
+	assert_non_null(buf);
+	assert_true(*len >= FRAME_HEADER_LEN);
+	return buf;
+}
+
+/* Encode, check the header, decode: what a peer would see. */
+static Ring__Envelope *roundtrip(const Ring__Envelope *env)
+{
+	struct frame_header h;
+	Ring__Envelope *out;
+	size_t len;
+	uint8_t *buf = encode(env, &len);
+	int err = 1;
+
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h), 0);
+	assert_int_equal(h.version, FRAME_VERSION);
+	assert_int_equal(h.type, env->body_case);
+	assert_int_equal(h.length, len - FRAME_HEADER_LEN);
+	out = frame_decode(&h, buf + FRAME_HEADER_LEN, &err);
+	assert_int_equal(err, 0);
+	assert_non_null(out);
+	assert_int_equal(out->body_case, env->body_case);
+	assert_int_equal(out->request_id, env->request_id);
+	free(buf);
+	return out;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000,
+			      .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- header ---- */
+
+static void test_header_roundtrip(void **state)
+{
+	static const uint8_t want[FRAME_HEADER_LEN] = {
+		'R', 'I', 'N', 'G', 0, 1, 0, 17, 0, 0, 0x04, 0xd2,
+	};
+	uint8_t buf[FRAME_HEADER_LEN];
+	struct frame_header h;
+
+	(void)state;
+	frame_header_encode(buf, 17, 1234);
+	assert_memory_equal(buf, want, sizeof(want));
+	memset(&h, 0xaa, sizeof(h));
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h), 0);
+	assert_int_equal(h.version, 1);
+	assert_int_equal(h.type, 17);
+	assert_int_equal(h.length, 1234);
+
+	/* Extremes survive, and the maximum itself is allowed. */
+	frame_header_encode(buf, 0xffff, 0xffffffffu);
+	assert_int_equal(frame_header_decode(buf, UINT32_MAX, &h), 0);
+	assert_int_equal(h.type, 0xffff);
+	assert_int_equal(h.length, 0xffffffffu);
+	frame_header_encode(buf, 20, 0);
+	assert_int_equal(frame_header_decode(buf, 0, &h), 0);
+	assert_int_equal(h.length, 0);
+	frame_header_encode(buf, 20, 4096);
+	assert_int_equal(frame_header_decode(buf, 4096, &h), 0);
+}
+
+static void test_header_errors(void **state)
+{
+	uint8_t buf[FRAME_HEADER_LEN];
+	struct frame_header h;
+
+	(void)state;
+	frame_header_encode(buf, 17, 10);
+	buf[0] = 'r';
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EBADMSG);
+	frame_header_encode(buf, 17, 10);
+	buf[3] ^= 1;
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EBADMSG);
+
+	frame_header_encode(buf, 17, 10);
+	buf[5] = 2;
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EPROTONOSUPPORT);
+	buf[4] = 1; /* version 258 */
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EPROTONOSUPPORT);
+	buf[4] = 0;
+	buf[5] = 0;
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EPROTONOSUPPORT);
+
+	frame_header_encode(buf, 17, 4097);
+	assert_int_equal(frame_header_decode(buf, 4096, &h), -EMSGSIZE);
+	frame_header_encode(buf, 17, 0xffffffffu);
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h),
+			 -EMSGSIZE);
+
+	assert_non_null(strstr(frame_strerror(-EBADMSG), "malformed"));
+	assert_non_null(strstr(frame_strerror(-EPROTONOSUPPORT), "version"));
+	assert_non_null(strstr(frame_strerror(-EMSGSIZE), "maximum"));
+	assert_non_null(strstr(frame_strerror(-ENOTSUP), "unknown"));
+	assert_non_null(frame_strerror(-ENOENT));
+}
+
+static void test_type_names(void **state)
+{
+	(void)state;
+	assert_string_equal(frame_type_name(RING__ENVELOPE__BODY_HELLO),
+			    "hello");
+	assert_string_equal(frame_type_name(RING__ENVELOPE__BODY_STATUS_REPLY),
+			    "status_reply");
+	assert_string_equal(frame_type_name(1), "unknown"); /* request_id */
+	assert_string_equal(frame_type_name(0), "unknown");
+	assert_string_equal(frame_type_name(99), "unknown");
+}
+
+/* ---- payload decoding ---- */
+
+static void test_decode_unknown_type(void **state)
+{
+	static const uint8_t payload[] = {0x08, 0x01};
+	struct frame_header h = {.version = 1, .length = sizeof(payload)};
+	static const uint16_t types[] = {99, 1, 0, 15, 0xffff};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int err = 0;
+
+		h.type = types[i];
+		assert_null(frame_decode(&h, payload, &err));
+		assert_int_equal(err, -ENOTSUP);
+	}
+}
+
+static void test_decode_mismatch(void **state)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__Hello hello = RING__HELLO__INIT;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	struct frame_header h;
+	uint8_t *buf;
+	size_t len;
+	int err = 0;
+
+	(void)state;
+	hello.node = "node1";
+	env.body_case = RING__ENVELOPE__BODY_HELLO;
+	env.hello = &hello;
+	buf = encode(&env, &len);
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h), 0);
+	/* A Hello body behind a Heartbeat header. */
+	h.type = RING__ENVELOPE__BODY_HEARTBEAT;
+	assert_null(frame_decode(&h, buf + FRAME_HEADER_LEN, &err));
+	assert_int_equal(err, -EBADMSG);
+	free(buf);
+
+	/* No body at all, behind a known type. */
+	h.type = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	h.length = 0;
+	err = 0;
+	assert_null(frame_decode(&h, (const uint8_t *)"", &err));
+	assert_int_equal(err, -EBADMSG);
+
+	/* An empty message is still a body. */
+	env.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	env.status_request = &sr;
+	frame_free(roundtrip(&env));
+}
+
+static void test_decode_garbage(void **state)
+{
+	static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__Hello hello = RING__HELLO__INIT;
+	struct frame_header h = {.version = 1, .type = 17};
+	uint8_t *buf;
+	size_t len;
+	int err = 0;
+
+	(void)state;
+	h.length = sizeof(garbage);
+	assert_null(frame_decode(&h, garbage, &err));
+	assert_int_equal(err, -EBADMSG);
+
+	/* A valid Hello cut short: the string runs past the end. */
+	hello.node = "a-node-name-long-enough";
+	env.body_case = RING__ENVELOPE__BODY_HELLO;
+	env.hello = &hello;
+	buf = encode(&env, &len);
+	h.length = (uint32_t)(len - FRAME_HEADER_LEN - 3);
+	err = 0;
+	assert_null(frame_decode(&h, buf + FRAME_HEADER_LEN, &err));
+	assert_int_equal(err, -EBADMSG);
+	free(buf);
+
+	/* Nothing to encode without a body. */
+	env.body_case = RING__ENVELOPE__BODY__NOT_SET;
+	assert_int_equal(frame_encode(&env, &buf, &len), -EINVAL);
+	frame_free(NULL);
+}
+
+/* ---- schema round trips ---- */
+
+static void test_hello_roundtrip(void **state)
+{
+	static char *caps[] = {"inventory", "verbs"};
+	Ring__Envelope env = RING__ENVELOPE__INIT, *out;
+	Ring__Hello hello = RING__HELLO__INIT;
+
+	(void)state;
+	hello.node = "spark-1";
+	hello.agent_version = "0.1.0";
+	hello.n_capabilities = 2;
+	hello.capabilities = caps;
+	env.request_id = 42;
+	env.body_case = RING__ENVELOPE__BODY_HELLO;
+	env.hello = &hello;
+	out = roundtrip(&env);
+	assert_string_equal(out->hello->node, "spark-1");
+	assert_string_equal(out->hello->agent_version, "0.1.0");
+	assert_int_equal(out->hello->n_capabilities, 2);
+	assert_string_equal(out->hello->capabilities[0], "inventory");
+	assert_string_equal(out->hello->capabilities[1], "verbs");
+	frame_free(out);
+}
+
+static void test_error_roundtrip(void **state)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT, *out;
+	Ring__Error e = RING__ERROR__INIT;
+
+	(void)state;
+	e.code = RING__ERROR_CODE__ERROR_UNSUPPORTED;
+	e.text = "unknown message type 99";
+	env.request_id = UINT64_MAX;
+	env.body_case = RING__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	out = roundtrip(&env);
+	assert_int_equal(out->error->code, RING__ERROR_CODE__ERROR_UNSUPPORTED);
+	assert_string_equal(out->error->text, "unknown message type 99");
+	frame_free(out);
+}
+
+/* One node of the reference cluster: management NIC plus one of the twin
+ * PCIe halves of a ConnectX-7 port, with its RDMA device and GIDs. */
+static void test_inventory_roundtrip(void **state)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT, *out;
+	Ring__Inventory inv = RING__INVENTORY__INIT;
+	Ring__NetInterface mgmt = RING__NET_INTERFACE__INIT;
+	Ring__NetInterface data = RING__NET_INTERFACE__INIT;
+	Ring__NetInterface *ifs[] = {&mgmt, &data};
+	Ring__Ipv4Address a1 = RING__IPV4_ADDRESS__INIT;
+	Ring__Ipv4Address a2 = RING__IPV4_ADDRESS__INIT;
+	Ring__Ipv4Address *mgmt_addrs[] = {&a1, &a2};
+	Ring__Gid g0 = RING__GID__INIT, g1 = RING__GID__INIT;
+	Ring__Gid *gids[] = {&g0, &g1};
+	Ring__RdmaPort port = RING__RDMA_PORT__INIT;
+	Ring__RdmaPort *ports[] = {&port};
+	Ring__RdmaDevice dev = RING__RDMA_DEVICE__INIT;
+	Ring__RdmaDevice *devs[] = {&dev};
+	Ring__Memory mem = RING__MEMORY__INIT;
+	const Ring__Inventory *o;
+	const Ring__NetInterface *oi;
+	const Ring__RdmaPort *op;
+
+	(void)state;
+	a1.address = "192.168.1.11";
+	a1.prefix = 24;
+	a2.address = "10.0.0.11";
+	a2.prefix = 8;
+	mgmt.name = "enP7s7";
+	mgmt.ifindex = 2;
+	mgmt.mac = "aa:bb:cc:00:00:01";
+	mgmt.n_ipv4 = 2;
+	mgmt.ipv4 = mgmt_addrs;
+	mgmt.mtu = 1500;
+	mgmt.admin_up = 1;
+	mgmt.carrier = 1;
+	mgmt.speed_mbps = 1000;
+	mgmt.management = 1;
+	data.name = "enP2p1s0f0np0";
+	data.ifindex = 5;
+	data.mtu = 9000;
+	data.admin_up = 1;
+	data.operstate = "up";
+	data.carrier = 1;
+	data.speed_mbps = -1;
+	data.nominal_speed_mbps = 200000;
+	data.pci_address = "0002:01:00.0";
+	data.pcie_link_speed = "32.0 GT/s PCIe";
+	data.pcie_link_width = 4;
+	data.pcie_max_link_speed = "32.0 GT/s PCIe";
+	data.pcie_max_link_width = 4;
+	data.pcie_gbps = 126.03;
+	data.rdma_device = "roceP2p1s0f0";
+	data.up_no_address = 1;
+	data.driver = "mlx5_core";
+
+	g0.index = 0;
+	g0.gid = "fe80:0000:0000:0000:a288:c2ff:fe00:0001";
+	g0.type = "RoCE v1";
+	g0.netdev = "enP2p1s0f0np0";
+	g1.index = 1;
+	g1.gid = "fe80:0000:0000:0000:a288:c2ff:fe00:0001";
+	g1.type = "RoCE v2";
+	g1.netdev = "enP2p1s0f0np0";
+	port.port = 1;
+	port.state = "ACTIVE";
+	port.active_speed_gbps = 100.0;
+	port.active_width = 4;
+	port.active_mtu = 4096;
+	port.link_layer = "Ethernet";
+	port.netdev = "enP2p1s0f0np0";
+	port.n_gids = 2;
+	port.gids = gids;
+	dev.name = "roceP2p1s0f0";
+	dev.node_guid = "a288:c2ff:fe00:0001";
+	dev.fw_ver = "28.39.1002";
+	dev.n_ports = 1;
+	dev.ports = ports;
+	mem.total_kib = 128ull * 1024 * 1024;
+	mem.available_kib = 100ull * 1024 * 1024;
+
+	inv.node = "spark-1";
+	inv.hostname = "spark-1.lab";
+	inv.mgmt_address = "192.168.1.11";
+	inv.mgmt_interface = "enP7s7";
+	inv.n_interfaces = 2;
+	inv.interfaces = ifs;
+	inv.n_rdma_devices = 1;
+	inv.rdma_devices = devs;
+	inv.memory = &mem;
+	inv.kernel = "6.8.0-1013-nvidia";
+	env.body_case = RING__ENVELOPE__BODY_INVENTORY;
+	env.inventory = &inv;
+
+	out = roundtrip(&env);
+	o = out->inventory;
+	assert_string_equal(o->node, "spark-1");
+	assert_string_equal(o->hostname, "spark-1.lab");
+	assert_string_equal(o->mgmt_address, "192.168.1.11");
+	assert_string_equal(o->mgmt_interface, "enP7s7");
+	assert_string_equal(o->kernel, "6.8.0-1013-nvidia");
+	assert_string_equal(o->rdma_error, "");
+	assert_non_null(o->memory);
+	assert_int_equal(o->memory->total_kib, 128ull * 1024 * 1024);
+	assert_int_equal(o->memory->available_kib, 100ull * 1024 * 1024);
+
+	assert_int_equal(o->n_interfaces, 2);
+	oi = o->interfaces[0];
+	assert_string_equal(oi->name, "enP7s7");
+	assert_int_equal(oi->ifindex, 2);
+	assert_string_equal(oi->mac, "aa:bb:cc:00:00:01");
+	assert_int_equal(oi->n_ipv4, 2);
+	assert_string_equal(oi->ipv4[0]->address, "192.168.1.11");
+	assert_int_equal(oi->ipv4[0]->prefix, 24);
+	assert_string_equal(oi->ipv4[1]->address, "10.0.0.11");
+	assert_int_equal(oi->ipv4[1]->prefix, 8);
+	assert_true(oi->management);
+	assert_int_equal(oi->speed_mbps, 1000);
+	oi = o->interfaces[1];
+	assert_string_equal(oi->name, "enP2p1s0f0np0");
+	assert_int_equal(oi->n_ipv4, 0);
+	assert_int_equal(oi->speed_mbps, -1);
+	assert_int_equal(oi->nominal_speed_mbps, 200000);
+	assert_string_equal(oi->pci_address, "0002:01:00.0");
+	assert_string_equal(oi->pcie_link_speed, "32.0 GT/s PCIe");
+	assert_int_equal(oi->pcie_link_width, 4);
+	assert_int_equal(oi->pcie_max_link_width, 4);
+	assert_true(oi->pcie_gbps == 126.03);
+	assert_string_equal(oi->rdma_device, "roceP2p1s0f0");
+	assert_true(oi->up_no_address);
+	assert_true(oi->carrier);
+	assert_false(oi->management);
+	assert_string_equal(oi->driver, "mlx5_core");
+	assert_string_equal(oi->operstate, "up");
+
+	assert_int_equal(o->n_rdma_devices, 1);
+	assert_string_equal(o->rdma_devices[0]->name, "roceP2p1s0f0");
+	assert_string_equal(o->rdma_devices[0]->fw_ver, "28.39.1002");
+	assert_int_equal(o->rdma_devices[0]->n_ports, 1);
+	op = o->rdma_devices[0]->ports[0];
+	assert_int_equal(op->port, 1);
+	assert_string_equal(op->state, "ACTIVE");
+	assert_true(op->active_speed_gbps == 100.0);
+	assert_int_equal(op->active_width, 4);
+	assert_int_equal(op->active_mtu, 4096);
+	assert_string_equal(op->link_layer, "Ethernet");
+	assert_int_equal(op->n_gids, 2);
+	assert_int_equal(op->gids[1]->index, 1);
+	assert_string_equal(op->gids[1]->type, "RoCE v2");
+	assert_string_equal(op->gids[1]->gid,
+			    "fe80:0000:0000:0000:a288:c2ff:fe00:0001");
+	assert_string_equal(op->gids[0]->netdev, "enP2p1s0f0np0");
+	frame_free(out);
+}
+
+static void test_status_reply_roundtrip(void **state)
+{
+	static char *unaddressed[] = {"enp1s0f0np0", "enp1s0f1np1"};
+	Ring__Envelope env = RING__ENVELOPE__INIT, *out;
+	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
+	Ring__NodeStatus n1 = RING__NODE_STATUS__INIT;
+	Ring__NodeStatus n2 = RING__NODE_STATUS__INIT;
+	Ring__NodeStatus n3 = RING__NODE_STATUS__INIT;
+	Ring__NodeStatus *nodes[] = {&n1, &n2, &n3};
+	const Ring__StatusReply *o;
+
+	(void)state;
+	n1.node = "spark-1";
+	n1.expected = 1;
+	n1.state = "up";
+	n1.mgmt_address = "192.168.1.11";
+	n1.connected_since_ms = 1700000000000ull;
+	n1.last_seen_ms = 1700000005000ull;
+	n1.agent_version = "0.1.0";
+	n1.n_interfaces = 5;
+	n1.n_rdma_devices = 4;
+	n1.n_unaddressed_up = 2;
+	n1.unaddressed_up = unaddressed;
+	n1.mem_total_kib = 131072000;
+	n1.mem_available_kib = 99999;
+	n2.node = "spark-2";
+	n2.expected = 1;
+	n2.state = "down";
+	n2.down_since_ms = 1700000001000ull;
+	n2.down_reason = "heartbeat timeout";
+	n3.node = "spark-4";
+	n3.state = "never";
+	rep.coordinator = "coord";
+	rep.version = "0.1.0";
+	rep.now_ms = 1700000006000ull;
+	rep.n_expected = 3;
+	rep.n_connected = 1;
+	rep.n_nodes = 3;
+	rep.nodes = nodes;
+	env.request_id = 3;
+	env.body_case = RING__ENVELOPE__BODY_STATUS_REPLY;
+	env.status_reply = &rep;
+
+	out = roundtrip(&env);
+	o = out->status_reply;
+	assert_string_equal(o->coordinator, "coord");
+	assert_string_equal(o->version, "0.1.0");
+	assert_int_equal(o->now_ms, 1700000006000ull);
+	assert_int_equal(o->n_expected, 3);
+	assert_int_equal(o->n_connected, 1);
+	assert_int_equal(o->n_nodes, 3);
+	assert_string_equal(o->nodes[0]->node, "spark-1");
+	assert_true(o->nodes[0]->expected);
+	assert_string_equal(o->nodes[0]->state, "up");
+	assert_int_equal(o->nodes[0]->connected_since_ms, 1700000000000ull);
+	assert_int_equal(o->nodes[0]->last_seen_ms, 1700000005000ull);
+	assert_int_equal(o->nodes[0]->n_interfaces, 5);
+	assert_int_equal(o->nodes[0]->n_rdma_devices, 4);
+	assert_int_equal(o->nodes[0]->n_unaddressed_up, 2);
+	assert_string_equal(o->nodes[0]->unaddressed_up[1], "enp1s0f1np1");
+	assert_int_equal(o->nodes[0]->mem_total_kib, 131072000);
+	assert_int_equal(o->nodes[0]->mem_available_kib, 99999);
+	assert_string_equal(o->nodes[1]->state, "down");
+	assert_string_equal(o->nodes[1]->down_reason, "heartbeat timeout");
+	assert_int_equal(o->nodes[1]->down_since_ms, 1700000001000ull);
+	assert_int_equal(o->nodes[1]->connected_since_ms, 0);
+	assert_string_equal(o->nodes[2]->node, "spark-4");
+	assert_false(o->nodes[2]->expected);
+	assert_string_equal(o->nodes[2]->state, "never");
+	frame_free(out);
+}
+
+/* ---- descriptor I/O ---- */
+
+/* A peer that writes data in pieces of the given sizes (the last repeated
+ * until done) with a pause between them, then optionally closes. */
+struct feeder {
+	int fd;
+	const uint8_t *data;
+	size_t len;
+	const size_t *pieces;
+	size_t n_pieces;
+	int pause_ms;
+	int close_after;
+	pthread_t thread;
+};
+
+static void *feeder_run(void *arg)
+{
+	struct feeder *f = arg;
+	size_t off = 0, i = 0;
+
+	while (off < f->len) {
+		size_t n = f->pieces[i < f->n_pieces ? i : f->n_pieces - 1];
+		ssize_t w;
+
+		if (n > f->len - off)
+			n = f->len - off;
+		w = write(f->fd, f->data + off, n);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+		i++;
+		if (off < f->len)
+			sleep_ms(f->pause_ms);
+	}
+	if (f->close_after)
+		close(f->fd);
+	return NULL;
+}
+
+static void feeder_start(struct feeder *f)
+{
+	assert_int_equal(pthread_create(&f->thread, NULL, feeder_run, f), 0);
+}
+
+static void feeder_join(struct feeder *f)
+{
+	assert_int_equal(pthread_join(f->thread, NULL), 0);
+}
+
+static uint8_t *hello_frame(size_t *len)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__Hello hello = RING__HELLO__INIT;
+
+	hello.node = "spark-3";
+	hello.agent_version = "0.1.0";
+	env.request_id = 9;
+	env.body_case = RING__ENVELOPE__BODY_HELLO;
+	env.hello = &hello;
+	return encode(&env, len);
+}
+
+static void check_hello(Ring__Envelope *env)
+{
+	assert_non_null(env);
+	assert_int_equal(env->body_case, RING__ENVELOPE__BODY_HELLO);
+	assert_int_equal(env->request_id, 9);
+	assert_string_equal(env->hello->node, "spark-3");
+	assert_string_equal(env->hello->agent_version, "0.1.0");
+}
+
+static void test_read_fd_bytewise(void **state)
+{
+	static const size_t one[] = {1};
+	Ring__Envelope *env = NULL;
+	struct feeder f = {.pieces = one, .n_pieces = 1, .pause_ms = 1};
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f.fd = sv[1];
+	f.data = hello_frame(&f.len);
+	feeder_start(&f);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 10000, &env),
+			 0);
+	feeder_join(&f);
+	check_hello(env);
+	frame_free(env);
+	free((void *)f.data);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_read_fd_split_header(void **state)
+{
+	static const size_t split[] = {5, 7, 1000};
+	Ring__Envelope *env = NULL;
+	struct feeder f = {.pieces = split, .n_pieces = 3, .pause_ms = 30};
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f.fd = sv[1];
+	f.data = hello_frame(&f.len);
+	feeder_start(&f);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 10000, &env),
+			 0);
+	feeder_join(&f);
+	check_hello(env);
+	frame_free(env);
+	free((void *)f.data);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_read_fd_timeout(void **state)
+{
+	Ring__Envelope *env = NULL;
+	int64_t t0, dt;
+	uint8_t *buf;
+	size_t len;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	t0 = mono_ms();
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 100, &env),
+			 -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	assert_true(dt >= 95 && dt < 2000);
+	assert_null(env);
+
+	/* The deadline covers the whole frame, not each read. */
+	buf = hello_frame(&len);
+	assert_int_equal(write(sv[1], buf, FRAME_HEADER_LEN + 1),
+			 FRAME_HEADER_LEN + 1);
+	t0 = mono_ms();
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 100, &env),
+			 -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	assert_true(dt >= 95 && dt < 2000);
+	free(buf);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_read_fd_eof(void **state)
+{
+	static const size_t all[] = {4096};
+	Ring__Envelope *env = NULL;
+	struct feeder f = {.pieces = all, .n_pieces = 1, .close_after = 1};
+	uint8_t *buf;
+	size_t len;
+	int sv[2];
+
+	(void)state;
+	buf = hello_frame(&len);
+
+	/* Closed mid-payload. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f.fd = sv[1];
+	f.data = buf;
+	f.len = len - 2;
+	feeder_start(&f);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
+			 -ECONNRESET);
+	feeder_join(&f);
+	close(sv[0]);
+
+	/* Closed mid-header. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f.fd = sv[1];
+	f.len = 5;
+	feeder_start(&f);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
+			 -ECONNRESET);
+	feeder_join(&f);
+	close(sv[0]);
+
+	/* Closed before anything. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
+			 -ECONNRESET);
+	close(sv[0]);
+	assert_null(env);
+	free(buf);
+}
+
+/* An oversized length is refused from the header alone: the bytes behind it
+ * are still unread afterwards, and nothing of 4 GiB was allocated (the
+ * sanitizer build would abort on that). */
+static void test_read_fd_oversized(void **state)
+{
+	uint8_t hdr[FRAME_HEADER_LEN + 3];
+	Ring__Envelope *env = NULL;
+	char rest[8] = "";
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	frame_header_encode(hdr, RING__ENVELOPE__BODY_HELLO, 0xffffffffu);
+	memcpy(hdr + FRAME_HEADER_LEN, "XYZ", 3);
+	assert_int_equal(write(sv[1], hdr, sizeof(hdr)), sizeof(hdr));
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &env),
+			 -EMSGSIZE);
+	assert_null(env);
+	close(sv[1]);
+	assert_int_equal(read(sv[0], rest, sizeof(rest)), 3);
+	assert_string_equal(rest, "XYZ");
+	close(sv[0]);
+
+	/* Just over a small maximum, too. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	frame_header_encode(hdr, RING__ENVELOPE__BODY_HELLO, 65);
+	assert_int_equal(write(sv[1], hdr, FRAME_HEADER_LEN), FRAME_HEADER_LEN);
+	assert_int_equal(frame_read_fd(sv[0], 64, 1000, &env), -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Header errors surface from the descriptor reader too; an unknown type
+ * consumes its payload so that the next frame still parses. */
+static void test_read_fd_errors_keep_sync(void **state)
+{
+	uint8_t hdr[FRAME_HEADER_LEN + 4];
+	Ring__Envelope *env = NULL;
+	uint8_t *buf;
+	size_t len;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	frame_header_encode(hdr, 99, 4);
+	memcpy(hdr + FRAME_HEADER_LEN, "\x08\x01\x08\x02", 4);
+	assert_int_equal(write(sv[1], hdr, sizeof(hdr)), sizeof(hdr));
+	buf = hello_frame(&len);
+	assert_int_equal(write(sv[1], buf, len), (ssize_t)len);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &env),
+			 -ENOTSUP);
+	assert_null(env);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &env),
+			 0);
+	check_hello(env);
+	frame_free(env);
+	env = NULL;
+
+	frame_header_encode(hdr, 17, 0);
+	hdr[0] = 'X';
+	assert_int_equal(write(sv[1], hdr, FRAME_HEADER_LEN), FRAME_HEADER_LEN);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &env),
+			 -EBADMSG);
+	frame_header_encode(hdr, 17, 0);
+	hdr[5] = 2;
+	assert_int_equal(write(sv[1], hdr, FRAME_HEADER_LEN), FRAME_HEADER_LEN);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &env),
+			 -EPROTONOSUPPORT);
+	assert_null(env);
+	free(buf);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void test_write_fd_roundtrip(void **state)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT, *out = NULL;
+	Ring__Heartbeat hb = RING__HEARTBEAT__INIT;
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	hb.seq = 123456789012ull;
+	hb.mem_available_kib = 42;
+	env.body_case = RING__ENVELOPE__BODY_HEARTBEAT;
+	env.heartbeat = &hb;
+	assert_int_equal(frame_write_fd(sv[1], &env, 1000), 0);
+	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 1000, &out),
+			 0);
+	assert_int_equal(out->body_case, RING__ENVELOPE__BODY_HEARTBEAT);
+	assert_int_equal(out->heartbeat->seq, 123456789012ull);
+	assert_int_equal(out->heartbeat->mem_available_kib, 42);
+	frame_free(out);
+
+	env.body_case = RING__ENVELOPE__BODY__NOT_SET;
+	assert_int_equal(frame_write_fd(sv[1], &env, 1000), -EINVAL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_header_roundtrip),
+		cmocka_unit_test(test_header_errors),
+		cmocka_unit_test(test_type_names),
+		cmocka_unit_test(test_decode_unknown_type),
+		cmocka_unit_test(test_decode_mismatch),
+		cmocka_unit_test(test_decode_garbage),
+		cmocka_unit_test(test_hello_roundtrip),
+		cmocka_unit_test(test_error_roundtrip),
+		cmocka_unit_test(test_inventory_roundtrip),
+		cmocka_unit_test(test_status_reply_roundtrip),
+		cmocka_unit_test(test_read_fd_bytewise),
+		cmocka_unit_test(test_read_fd_split_header),
+		cmocka_unit_test(test_read_fd_timeout),
+		cmocka_unit_test(test_read_fd_eof),
+		cmocka_unit_test(test_read_fd_oversized),
+		cmocka_unit_test(test_read_fd_errors_keep_sync),
+		cmocka_unit_test(test_write_fd_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
