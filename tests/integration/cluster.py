@@ -263,6 +263,14 @@ def cleanup_dead_test_clusters(base="rgt"):
         if m and not _pid_alive(int(m.group(1))):
             dead.add(n)
     remove_netns(sorted(dead))
+    # Their work dirs (mkdtemp "ringd-<prefix>-*" under the temp dir).
+    tmp = tempfile.gettempdir()
+    wpat = re.compile(r"^ringd-%s(\d+)[a-z]*-" % re.escape(base))
+    for d in os.listdir(tmp):
+        m = wpat.match(d)
+        if m and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tmp, d), ignore_errors=True)
+            dead.add(d)
     return sorted(dead)
 
 

@@ -5,9 +5,7 @@ work dir: all namespaces share /etc, /run and /tmp."""
 
 import json
 import os
-import signal
 import subprocess
-import time
 
 from cluster import SANITIZER_MARKERS, sanitizer_reports, tail, wait_for
 
@@ -258,12 +256,3 @@ class Ringd:
         probs += ["%s (stderr):\n%s" % r for r in self.tool_reports]
         return probs
 
-
-def signal_proc(proc, sig=signal.SIGKILL):
-    proc.signal(sig)
-    if sig == signal.SIGKILL:
-        proc.wait(10)
-
-
-def now():
-    return time.monotonic()

@@ -303,3 +303,18 @@ def test_wait_for_names_what_it_waited_for():
     with pytest.raises(TimeoutError, match="the moon"):
         cl.wait_for(lambda: False, 0.1, "the moon")
     assert cl.wait_for(lambda: 42, 1, "x") == 42
+
+
+def test_sanitizer_reports_are_found(tmp_path):
+    clean = tmp_path / "clean.log"
+    clean.write_text("12:00 info: all fine\n")
+    asan = tmp_path / "asan.log"
+    asan.write_text("x\n==1==ERROR: AddressSanitizer: heap-use-after-free\n")
+    ubsan = tmp_path / "ubsan.log"
+    ubsan.write_text("agent.c:10:5: runtime error: signed integer overflow\n")
+    lsan = tmp_path / "lsan.log"
+    lsan.write_text("==2==ERROR: LeakSanitizer: detected memory leaks\n")
+    found = [p for p, _ in cl.sanitizer_reports(
+        [str(clean), str(asan), str(ubsan), str(lsan),
+         str(tmp_path / "missing.log")])]
+    assert found == [str(asan), str(ubsan), str(lsan)]
