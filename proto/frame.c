@@ -80,10 +80,55 @@ const char *frame_strerror(int err)
 static const ProtobufCFieldDescriptor *frame_type_field(uint16_t type)
 {
 	const ProtobufCFieldDescriptor *f =
-		protobuf_c_message_descriptor_get_field(&ring__envelope__descriptor,
-							type);
+		protobuf_c_message_descriptor_get_field(
+			&ring__envelope__descriptor, type);
 
 	return f && (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ? f : NULL;
+}
+
+/* protobuf-c 1.4 accepts a field number 0 written as an overlong varint
+ * (e.g. 80 00) and keeps it as an unknown field, then packs it back as the
+ * single byte 00, which its own unpacker refuses: such a message would pass
+ * here and break whoever receives it relayed (an Inventory inside an
+ * InventoryReply). Field number 0 is invalid protobuf, so refuse it anywhere
+ * in the tree. */
+static int frame_tags_valid(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const char *base = (const char *)m;
+	unsigned i;
+	size_t j;
+
+	for (i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return 0;
+	for (i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const ProtobufCMessage *sub;
+
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n =
+				*(const size_t *)(base + f->quantifier_offset);
+			ProtobufCMessage *const *v =
+				*(ProtobufCMessage *const *const *)(base +
+								    f->offset);
+
+			for (j = 0; j < n; j++)
+				if (!frame_tags_valid(v[j]))
+					return 0;
+			continue;
+		}
+		/* Oneof members share one slot: only the chosen one is set. */
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+			continue;
+		sub = *(ProtobufCMessage *const *)(base + f->offset);
+		if (sub && !frame_tags_valid(sub))
+			return 0;
+	}
+	return 1;
 }
 
 Ring__Envelope *frame_decode(const struct frame_header *h,
@@ -100,7 +145,8 @@ Ring__Envelope *frame_decode(const struct frame_header *h,
 		*err = -EBADMSG;
 		return NULL;
 	}
-	if ((unsigned)env->body_case != h->type) {
+	if ((unsigned)env->body_case != h->type ||
+	    !frame_tags_valid(&env->base)) {
 		ring__envelope__free_unpacked(env, NULL);
 		*err = -EBADMSG;
 		return NULL;
