@@ -29,9 +29,9 @@
 #define AGENT_RESCAN_DEBOUNCE_MS 300
 
 enum agent_state {
-	AGENT_IDLE,       /* waiting to reconnect */
+	AGENT_IDLE,	  /* waiting to reconnect */
 	AGENT_CONNECTING, /* TCP + TLS handshake */
-	AGENT_HELLO,      /* Hello sent, waiting for HelloAck */
+	AGENT_HELLO,	  /* Hello sent, waiting for HelloAck */
 	AGENT_ACTIVE,
 };
 
@@ -111,7 +111,8 @@ static void agent_scan(struct agent *a, int force)
 		inventory_free(inv);
 		return;
 	}
-	log_debug("agent", "sending inventory: %zu interfaces, %zu RDMA devices",
+	log_debug("agent",
+		  "sending inventory: %zu interfaces, %zu RDMA devices",
 		  inv->n_interfaces, inv->n_rdma_devices);
 	agent_send(a, RING__ENVELOPE__BODY_INVENTORY, inv);
 	inventory_free(a->sent);
@@ -136,7 +137,8 @@ static void agent_schedule_reconnect(struct agent *a)
 	tv = agent_tv(delay);
 	a->state = AGENT_IDLE;
 	evtimer_add(a->reconnect_ev, &tv);
-	log_debug("agent", "reconnecting in %llu ms", (unsigned long long)delay);
+	log_debug("agent", "reconnecting in %llu ms",
+		  (unsigned long long)delay);
 	sd_notifyf(0, "STATUS=not connected; retrying in %llu ms",
 		   (unsigned long long)delay);
 }
@@ -184,7 +186,8 @@ static void agent_heartbeat(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	hb.seq = ++a->seq;
-	hb.mem_available_kib = inventory_mem_available_kib(a->conf->procfs_root);
+	hb.mem_available_kib =
+		inventory_mem_available_kib(a->conf->procfs_root);
 	agent_send(a, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
 }
 
@@ -285,9 +288,10 @@ static void agent_deadline(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	log_warnx("cannot connect to coordinator %s:%u: no answer within %llu ms",
-		  a->conf->coordinator_host, a->conf->coordinator_port,
-		  (unsigned long long)a->conf->connect_timeout_ms);
+	log_warnx(
+		"cannot connect to coordinator %s:%u: no answer within %llu ms",
+		a->conf->coordinator_host, a->conf->coordinator_port,
+		(unsigned long long)a->conf->connect_timeout_ms);
 	agent_drop(a);
 	agent_schedule_reconnect(a);
 }
@@ -304,8 +308,8 @@ static void agent_connect(struct agent *a)
 	int rc;
 
 	a->state = AGENT_CONNECTING;
-	snprintf(peer, sizeof(peer), "coordinator %s:%u", conf->coordinator_host,
-		 conf->coordinator_port);
+	snprintf(peer, sizeof(peer), "coordinator %s:%u",
+		 conf->coordinator_host, conf->coordinator_port);
 	ssl = SSL_new(a->tls);
 	if (!ssl || tls_client_expect_name(ssl, conf->coordinator_name) < 0) {
 		SSL_free(ssl);
@@ -330,13 +334,14 @@ static void agent_connect(struct agent *a)
 	snprintf(hp, sizeof(hp),
 		 strchr(conf->coordinator_host, ':') ? "[%s]:%u" : "%s:%u",
 		 conf->coordinator_host, conf->coordinator_port);
-	if (evutil_parse_sockaddr_port(hp, (struct sockaddr *)&ss, &sslen) == 0) {
+	if (evutil_parse_sockaddr_port(hp, (struct sockaddr *)&ss, &sslen) ==
+	    0) {
 		rc = bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
 						sslen);
 	} else {
 		if (!a->dns)
-			a->dns = evdns_base_new(a->base,
-						EVDNS_BASE_INITIALIZE_NAMESERVERS);
+			a->dns = evdns_base_new(
+				a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
 		rc = a->dns ? bufferevent_socket_connect_hostname(
 				      bev, a->dns, AF_UNSPEC,
 				      conf->coordinator_host,
@@ -387,7 +392,8 @@ static void agent_netlink_cb(evutil_socket_t fd, short what, void *arg)
 static int agent_netlink_open(struct agent *a)
 {
 	struct sockaddr_nl snl = {.nl_family = AF_NETLINK,
-				  .nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR};
+				  .nl_groups =
+					  RTMGRP_LINK | RTMGRP_IPV4_IFADDR};
 
 	a->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			  NETLINK_ROUTE);
@@ -446,7 +452,8 @@ struct agent *agent_new(const struct agent_conf *conf)
 		goto fail;
 	a->reconnect_ev = evtimer_new(a->base, agent_reconnect_cb, a);
 	a->deadline_ev = evtimer_new(a->base, agent_deadline, a);
-	a->heartbeat_ev = event_new(a->base, -1, EV_PERSIST, agent_heartbeat, a);
+	a->heartbeat_ev =
+		event_new(a->base, -1, EV_PERSIST, agent_heartbeat, a);
 	a->rescan_ev = evtimer_new(a->base, agent_rescan_cb, a);
 	a->sig_term = evsignal_new(a->base, SIGTERM, agent_signal, a);
 	a->sig_int = evsignal_new(a->base, SIGINT, agent_signal, a);
@@ -462,8 +469,8 @@ struct agent *agent_new(const struct agent_conf *conf)
 		struct timeval tv = {.tv_sec = wd_usec / 2000000,
 				     .tv_usec = (wd_usec / 2) % 1000000};
 
-		a->watchdog_ev = event_new(a->base, -1, EV_PERSIST,
-					   agent_watchdog, a);
+		a->watchdog_ev =
+			event_new(a->base, -1, EV_PERSIST, agent_watchdog, a);
 		if (!a->watchdog_ev || event_add(a->watchdog_ev, &tv))
 			goto fail;
 	}
@@ -492,8 +499,8 @@ int agent_run(struct agent *a)
 void agent_free(struct agent *a)
 {
 	struct event *evs[] = {a->reconnect_ev, a->deadline_ev, a->heartbeat_ev,
-			       a->rescan_ev,    a->nl_ev,       a->sig_term,
-			       a->sig_int,      a->sig_hup,     a->watchdog_ev};
+			       a->rescan_ev,	a->nl_ev,	a->sig_term,
+			       a->sig_int,	a->sig_hup,	a->watchdog_ev};
 
 	if (!a)
 		return;

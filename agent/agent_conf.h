@@ -17,28 +17,32 @@ struct agent_speed {
 };
 
 struct agent_conf {
-	char node[64];                    /* node; default: short hostname */
-	char coordinator_host[256];       /* coordinator HOST[:PORT]; required */
+	char node[64];		    /* node; default: short hostname */
+	char coordinator_host[256]; /* coordinator HOST[:PORT]; required */
 	uint16_t coordinator_port;
-	char coordinator_name[256];       /* coordinator_name; default: host */
-	char ca[AGENT_CONF_PATH_LEN];     /* ca PATH */
-	char cert[AGENT_CONF_PATH_LEN];   /* cert PATH */
-	char key[AGENT_CONF_PATH_LEN];    /* key PATH */
-	char mgmt_interface[IFNAMSIZ];    /* mgmt_interface IF; default: the
+	char coordinator_name[256];	/* coordinator_name; default: host */
+	char ca[AGENT_CONF_PATH_LEN];	/* ca PATH */
+	char cert[AGENT_CONF_PATH_LEN]; /* cert PATH */
+	char key[AGENT_CONF_PATH_LEN];	/* key PATH */
+	char mgmt_interface[IFNAMSIZ];	/* mgmt_interface IF; default: the
 					     interface the session leaves by */
-	char data_globs[AGENT_CONF_MAX_GLOBS][IFNAMSIZ * 2]; /* data_interface */
+	char data_globs[AGENT_CONF_MAX_GLOBS]
+		       [IFNAMSIZ * 2]; /* data_interface */
 	unsigned n_data_globs;
-	char ignore_globs[AGENT_CONF_MAX_GLOBS][IFNAMSIZ * 2]; /* ignore_interface */
+	char ignore_globs[AGENT_CONF_MAX_GLOBS]
+			 [IFNAMSIZ * 2]; /* ignore_interface */
 	unsigned n_ignore_globs;
-	struct agent_speed speeds[AGENT_CONF_MAX_GLOBS]; /* nominal_speed GLOB SPEED */
+	struct agent_speed
+		speeds[AGENT_CONF_MAX_GLOBS]; /* nominal_speed GLOB SPEED */
 	unsigned n_speeds;
-	char sysfs_root[AGENT_CONF_PATH_LEN];  /* sysfs_root; "" = real /sys */
-	char procfs_root[AGENT_CONF_PATH_LEN]; /* procfs_root; "" = real /proc */
-	uint64_t reconnect_min_ms;        /* reconnect_min, default 1s */
-	uint64_t reconnect_max_ms;        /* reconnect_max, default 60s */
-	uint64_t inventory_interval_ms;   /* inventory_interval, default 30s */
-	uint64_t connect_timeout_ms;      /* connect_timeout, default 10s */
-	uint32_t max_frame;               /* max_frame BYTES, default 1 MiB */
+	char sysfs_root[AGENT_CONF_PATH_LEN]; /* sysfs_root; "" = real /sys */
+	char procfs_root
+		[AGENT_CONF_PATH_LEN];	/* procfs_root; "" = real /proc */
+	uint64_t reconnect_min_ms;	/* reconnect_min, default 1s */
+	uint64_t reconnect_max_ms;	/* reconnect_max, default 60s */
+	uint64_t inventory_interval_ms; /* inventory_interval, default 30s */
+	uint64_t connect_timeout_ms;	/* connect_timeout, default 10s */
+	uint32_t max_frame;		/* max_frame BYTES, default 1 MiB */
 };
 
 void agent_conf_defaults(struct agent_conf *c);

@@ -10,12 +10,12 @@
 #include "ring.pb-c.h"
 
 struct inventory_src {
-	const char *sysfs_root;   /* prefix before /sys/...; "" = real */
-	const char *procfs_root;  /* prefix before /proc/...; "" = real */
+	const char *sysfs_root;	     /* prefix before /sys/...; "" = real */
+	const char *procfs_root;     /* prefix before /proc/...; "" = real */
 	const struct ifaddrs *addrs; /* IPv4 addresses (getifaddrs list) */
-	const char *mgmt_interface;  /* excluded from data interfaces, flagged */
+	const char *mgmt_interface; /* excluded from data interfaces, flagged */
 	const char *mgmt_address;
-	int with_rdma;            /* query libibverbs */
+	int with_rdma; /* query libibverbs */
 };
 
 /* Build a new inventory. conf chooses data interfaces and nominal speeds.

@@ -7,11 +7,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ring-agent [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
-		   "  -c CONFIG  configuration file (default /etc/ringd/agent.conf)\n"
-		   "  -n         check the configuration and exit\n"
-		   "  -d SUBSYS  debug output for subsystems (agent,conn,all)\n"
-		   "  -V         print the version\n");
+	fprintf(f,
+		"usage: ring-agent [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
+		"  -c CONFIG  configuration file (default /etc/ringd/agent.conf)\n"
+		"  -n         check the configuration and exit\n"
+		"  -d SUBSYS  debug output for subsystems (agent,conn,all)\n"
+		"  -V         print the version\n");
 }
 
 int main(int argc, char **argv)

@@ -35,8 +35,8 @@ struct cfg_directive {
  * are looked up in tab (terminated by a NULL name). Returns 0 when no line
  * had an error, -1 otherwise (or when the file cannot be read, errno set).
  * ctx may be NULL for the default reporter. */
-int cfg_parse_file(const char *path, const struct cfg_directive *tab,
-		   void *arg, struct cfg_ctx *ctx);
+int cfg_parse_file(const char *path, const struct cfg_directive *tab, void *arg,
+		   struct cfg_ctx *ctx);
 int cfg_parse_buffer(const char *name, const char *buf, size_t len,
 		     const struct cfg_directive *tab, void *arg,
 		     struct cfg_ctx *ctx);
@@ -50,9 +50,8 @@ int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
 int cfg_parse_uint(struct cfg_ctx *ctx, const char *what, const char *s,
 		   uint64_t min, uint64_t max, uint64_t *out);
 /* "250ms", "2s", "5m", "1h" or a bare number of seconds; result in ms. */
-int cfg_parse_duration_ms(struct cfg_ctx *ctx, const char *what,
-			  const char *s, uint64_t min_ms, uint64_t max_ms,
-			  uint64_t *out);
+int cfg_parse_duration_ms(struct cfg_ctx *ctx, const char *what, const char *s,
+			  uint64_t min_ms, uint64_t max_ms, uint64_t *out);
 /* "yes/no/on/off/true/false/1/0". */
 int cfg_parse_bool(struct cfg_ctx *ctx, const char *what, const char *s,
 		   int *out);

@@ -25,9 +25,9 @@ struct conn {
 	conn_connect_cb on_connect;
 	void *arg;
 	int dispatching; /* >0 while inside our callbacks */
-	int freed;       /* conn_free() called while dispatching */
-	int failed;      /* on_close already delivered */
-	int closing;     /* close once output is flushed */
+	int freed;	 /* conn_free() called while dispatching */
+	int failed;	 /* on_close already delivered */
+	int closing;	 /* close once output is flushed */
 	char close_reason[128];
 };
 
@@ -79,9 +79,17 @@ static int conn_read_one(struct conn *c, struct evbuffer *in)
 		return 0;
 	evbuffer_copyout(in, hdr, sizeof(hdr));
 	rc = frame_header_decode(hdr, c->max_frame, &h);
+	if (rc == -EBADMSG) {
+		snprintf(why, sizeof(why), "bad magic %02x%02x%02x%02x", hdr[0],
+			 hdr[1], hdr[2], hdr[3]);
+		log_warnx("%s: protocol error: %s", c->peer, why);
+		conn_fail(c, -EPROTO, why);
+		return -1;
+	}
 	if (rc < 0) {
-		snprintf(why, sizeof(why), "%s (type %u, length %u)",
-			 frame_strerror(rc), h.type, h.length);
+		snprintf(why, sizeof(why),
+			 "%s (version %u, type %u, length %u)",
+			 frame_strerror(rc), h.version, h.type, h.length);
 		log_warnx("%s: protocol error: %s", c->peer, why);
 		conn_fail(c, -EPROTO, why);
 		return -1;
@@ -308,5 +316,6 @@ void conn_close_after_flush(struct conn *c, const char *reason)
 	/* Let the write callback run from the loop even if nothing is queued,
 	 * so on_close never re-enters the caller. */
 	bufferevent_trigger(c->bev, EV_WRITE,
-			    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+			    BEV_TRIG_IGNORE_WATERMARKS |
+				    BEV_TRIG_DEFER_CALLBACKS);
 }

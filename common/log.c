@@ -61,8 +61,10 @@ int log_debug_enabled(const char *subsystem)
 static void log_emit(int prio, const char *subsystem, const char *msg)
 {
 	static const char *const names[] = {
-		[LOG_ERR] = "error", [LOG_WARNING] = "warning",
-		[LOG_INFO] = "info",  [LOG_DEBUG] = "debug",
+		[LOG_ERR] = "error",
+		[LOG_WARNING] = "warning",
+		[LOG_INFO] = "info",
+		[LOG_DEBUG] = "debug",
 	};
 	struct timespec ts;
 	struct tm tm;
@@ -71,16 +73,16 @@ static void log_emit(int prio, const char *subsystem, const char *msg)
 		/* Structured fields let `journalctl RING_SUBSYSTEM=tls` filter. */
 		sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio,
 				"SYSLOG_IDENTIFIER=%s", log_ident,
-				"RING_SUBSYSTEM=%s", subsystem ? subsystem : "main",
-				NULL);
+				"RING_SUBSYSTEM=%s",
+				subsystem ? subsystem : "main", NULL);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	fprintf(stderr, "%02d:%02d:%02d.%03ld %s[%d] %s: %s%s%s\n", tm.tm_hour,
-		tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_ident, (int)getpid(),
-		names[prio] ? names[prio] : "log", subsystem ? subsystem : "",
-		subsystem ? ": " : "", msg);
+		tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_ident,
+		(int)getpid(), names[prio] ? names[prio] : "log",
+		subsystem ? subsystem : "", subsystem ? ": " : "", msg);
 }
 
 static void log_vlog(int prio, const char *subsystem, int with_errno,

@@ -22,8 +22,8 @@ static void tls_log_errors(const char *what, const char *path)
 SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 		     const char *key)
 {
-	SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method()
-					  : TLS_client_method());
+	SSL_CTX *ctx =
+		SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
 
 	if (!ctx) {
 		tls_log_errors("cannot create context", "");
@@ -51,8 +51,8 @@ SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 		tls_log_errors("private key does not match certificate", key);
 		goto fail;
 	}
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-			   NULL);
+	SSL_CTX_set_verify(
+		ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
 	SSL_CTX_set_verify_depth(ctx, 4);
 	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
 	/* A peer that exits without close_notify is an ordinary EOF for us:

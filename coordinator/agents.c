@@ -26,7 +26,7 @@ struct session {
 	struct conn *conn;
 	SSL *ssl;
 	struct node *node; /* set once Hello is accepted */
-	char addr[64];     /* peer IP, reported as the management address */
+	char addr[64];	   /* peer IP, reported as the management address */
 	struct session *prev, *next;
 };
 
@@ -119,8 +119,9 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 
 		/* An agent that restarted reconnects before its old session
 		 * timed out: the new one wins. */
-		log_info("node %s: new session from %s replaces the one from %s",
-			 n->name, s->addr, old->addr);
+		log_info(
+			"node %s: new session from %s replaces the one from %s",
+			n->name, s->addr, old->addr);
 		old->node = NULL;
 		a->n_active--;
 		session_free(old);
@@ -158,8 +159,8 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_HEARTBEAT:
 		n->mem_available_kib = env->heartbeat->mem_available_kib;
-		session_reply(s, env->request_id, RING__ENVELOPE__BODY_HEARTBEAT,
-			      env->heartbeat);
+		session_reply(s, env->request_id,
+			      RING__ENVELOPE__BODY_HEARTBEAT, env->heartbeat);
 		break;
 	case RING__ENVELOPE__BODY_INVENTORY:
 		/* Keep the unpacked message; detach it from the envelope so
@@ -196,13 +197,15 @@ static void session_close(struct conn *c, int err, const char *reason,
 
 	if (s->node && s->node->session == s) {
 		if (err == -ETIMEDOUT)
-			snprintf(why, sizeof(why),
-				 "no heartbeat for %llu ms (%u missed)",
-				 (unsigned long long)(conf->heartbeat_interval_ms *
-						      conf->heartbeat_misses),
-				 conf->heartbeat_misses);
+			snprintf(
+				why, sizeof(why),
+				"no heartbeat for %llu ms (%u missed)",
+				(unsigned long long)(conf->heartbeat_interval_ms *
+						     conf->heartbeat_misses),
+				conf->heartbeat_misses);
 		else if (err == -ECONNRESET)
-			snprintf(why, sizeof(why), "connection closed by agent");
+			snprintf(why, sizeof(why),
+				 "connection closed by agent");
 		else
 			snprintf(why, sizeof(why), "%s", reason);
 		nodes_mark_down(s->node, why, coord_now_ms());
@@ -257,7 +260,8 @@ static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
 	s->owner = a;
 	snprintf(s->addr, sizeof(s->addr), "%s", host);
 	/* The handshake and Hello must complete within handshake_timeout. */
-	conn_set_read_timeout(s->conn, (unsigned)co->conf->handshake_timeout_ms);
+	conn_set_read_timeout(s->conn,
+			      (unsigned)co->conf->handshake_timeout_ms);
 	s->next = a->head;
 	if (a->head)
 		a->head->prev = s;
@@ -304,7 +308,8 @@ struct agents *agents_new(struct coord *co)
 	}
 	a->listener = evconnlistener_new_bind(
 		co->base, agents_accept, a,
-		LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+		LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
+			LEV_OPT_CLOSE_ON_EXEC,
 		1024, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (!a->listener) {

@@ -145,20 +145,22 @@ static void control_forget(struct client *cl, uint64_t id,
 	char text[128];
 
 	if (n && n->expected) {
-		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"node '%.64s' is in the expect list; remove it "
 				"from the configuration instead",
 				req->node);
 		return;
 	}
 	if (nodes_remove(cl->ctl->co->nodes, req->node) < 0) {
-		conn_send_error(cl->conn, id,
-				errno == ENOENT
-					? RING__ERROR_CODE__ERROR_NOT_FOUND
+		conn_send_error(
+			cl->conn, id,
+			errno == ENOENT ? RING__ERROR_CODE__ERROR_NOT_FOUND
 					: RING__ERROR_CODE__ERROR_BAD_REQUEST,
-				errno == ENOENT ? "unknown node '%.64s'"
-						: "node '%.64s' is up; stop its agent first",
-				req->node);
+			errno == ENOENT
+				? "unknown node '%.64s'"
+				: "node '%.64s' is up; stop its agent first",
+			req->node);
 		return;
 	}
 	log_info("node %s forgotten (by uid %u)", req->node, (unsigned)cl->uid);
@@ -191,7 +193,8 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		control_forget(cl, id, env->forget_request);
 		break;
 	default:
-		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"%s is not a control request",
 				frame_type_name((uint16_t)env->body_case));
 		break;
@@ -292,19 +295,23 @@ struct control *control_new(struct coord *co)
 	int fd, rc;
 
 	if (strlen(conf->control_socket) >= sizeof(sun.sun_path)) {
-		log_warnx("control_socket %s: path too long", conf->control_socket);
+		log_warnx("control_socket %s: path too long",
+			  conf->control_socket);
 		return NULL;
 	}
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return NULL;
 	ctl->co = co;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", conf->control_socket);
-	snprintf(ctl->path, sizeof(ctl->path), "%s", conf->control_socket);
+	/* Length checked above; memcpy keeps the terminating NUL. */
+	memcpy(sun.sun_path, conf->control_socket,
+	       strlen(conf->control_socket) + 1);
+	memcpy(ctl->path, sun.sun_path, sizeof(ctl->path));
 	if (control_unlink_stale(&sun) < 0) {
 		log_warn("control socket %s%s", sun.sun_path,
-			 errno == EADDRINUSE ? " (is another coordinator running?)"
-					     : "");
+			 errno == EADDRINUSE
+				 ? " (is another coordinator running?)"
+				 : "");
 		goto fail_ctl;
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -328,10 +335,9 @@ struct control *control_new(struct coord *co)
 	else if (chown(sun.sun_path, (uid_t)-1, gr->gr_gid) < 0)
 		log_warn("control socket %s: chown to group %s", sun.sun_path,
 			 conf->control_group);
-	ctl->listener = evconnlistener_new(co->base, control_accept, ctl,
-					   LEV_OPT_CLOSE_ON_FREE |
-						   LEV_OPT_CLOSE_ON_EXEC,
-					   64, fd);
+	ctl->listener = evconnlistener_new(
+		co->base, control_accept, ctl,
+		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
 	if (!ctl->listener) {
 		log_warn("control socket %s: listen", sun.sun_path);
 		goto fail_unlink;

@@ -71,7 +71,8 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	if (!co->nodes)
 		goto fail;
 	for (unsigned i = 0; i < conf->n_expect; i++) {
-		struct node *n = nodes_get(co->nodes, conf->expect[i], UINT32_MAX);
+		struct node *n =
+			nodes_get(co->nodes, conf->expect[i], UINT32_MAX);
 
 		if (!n)
 			goto fail;
@@ -89,15 +90,16 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->sig_int = evsignal_new(co->base, SIGINT, coord_signal, co);
 	co->sig_hup = evsignal_new(co->base, SIGHUP, coord_signal, co);
 	if (!co->sig_term || !co->sig_int || !co->sig_hup ||
-	    evsignal_add(co->sig_term, NULL) || evsignal_add(co->sig_int, NULL) ||
-	    evsignal_add(co->sig_hup, NULL))
+	    evsignal_add(co->sig_term, NULL) ||
+	    evsignal_add(co->sig_int, NULL) || evsignal_add(co->sig_hup, NULL))
 		goto fail;
 	if (sd_watchdog_enabled(0, &co->watchdog_usec) > 0) {
 		struct timeval tv = {.tv_sec = co->watchdog_usec / 2000000,
-				     .tv_usec = (co->watchdog_usec / 2) % 1000000};
+				     .tv_usec =
+					     (co->watchdog_usec / 2) % 1000000};
 
-		co->watchdog = event_new(co->base, -1, EV_PERSIST,
-					 coord_watchdog, co);
+		co->watchdog =
+			event_new(co->base, -1, EV_PERSIST, coord_watchdog, co);
 		if (!co->watchdog || event_add(co->watchdog, &tv))
 			goto fail;
 	}

@@ -16,7 +16,7 @@ struct coord {
 	struct event_base *base;
 	SSL_CTX *tls;
 	struct nodes *nodes;
-	struct agents *agents;   /* agent sessions (agents.h) */
+	struct agents *agents;	 /* agent sessions (agents.h) */
 	struct control *control; /* ringctl socket (control.h) */
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;

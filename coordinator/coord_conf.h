@@ -10,22 +10,25 @@
 #define COORD_CONF_MAX_EXPECT 4096
 
 struct coord_conf {
-	char name[256];                     /* name; default: hostname */
-	char listen_host[256];              /* listen ADDR[:PORT]; default 0.0.0.0:7420 */
+	char name[256];	       /* name; default: hostname */
+	char listen_host[256]; /* listen ADDR[:PORT]; default 0.0.0.0:7420 */
 	uint16_t listen_port;
-	char ca[COORD_CONF_PATH_LEN];       /* ca PATH */
-	char cert[COORD_CONF_PATH_LEN];     /* cert PATH */
-	char key[COORD_CONF_PATH_LEN];      /* key PATH */
-	char control_socket[COORD_CONF_PATH_LEN]; /* default /run/ringd/coordinator.sock */
-	char control_group[64];             /* control_group; default "ring" */
-	char state_dir[COORD_CONF_PATH_LEN];  /* state_dir; default /var/lib/ringd */
-	char (*expect)[64];                 /* expect NODE [NODE...], repeatable */
+	char ca[COORD_CONF_PATH_LEN];	/* ca PATH */
+	char cert[COORD_CONF_PATH_LEN]; /* cert PATH */
+	char key[COORD_CONF_PATH_LEN];	/* key PATH */
+	char control_socket
+		[COORD_CONF_PATH_LEN]; /* default /run/ringd/coordinator.sock */
+	char control_group[64];	       /* control_group; default "ring" */
+	char state_dir
+		[COORD_CONF_PATH_LEN]; /* state_dir; default /var/lib/ringd */
+	char (*expect)[64];	       /* expect NODE [NODE...], repeatable */
 	unsigned n_expect;
-	uint64_t heartbeat_interval_ms;     /* heartbeat_interval, default 5s, 100ms..10m */
-	uint32_t heartbeat_misses;          /* heartbeat_misses, default 3, 1..100 */
-	uint64_t handshake_timeout_ms;      /* handshake_timeout, default 10s */
-	uint32_t max_frame;                 /* max_frame, default 1 MiB, 4 KiB..64 MiB */
-	uint32_t max_agents;                /* max_agents, default 4096 */
+	uint64_t
+		heartbeat_interval_ms; /* heartbeat_interval, default 5s, 100ms..10m */
+	uint32_t heartbeat_misses;     /* heartbeat_misses, default 3, 1..100 */
+	uint64_t handshake_timeout_ms; /* handshake_timeout, default 10s */
+	uint32_t max_frame;  /* max_frame, default 1 MiB, 4 KiB..64 MiB */
+	uint32_t max_agents; /* max_agents, default 4096 */
 };
 
 void coord_conf_defaults(struct coord_conf *c);

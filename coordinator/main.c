@@ -8,11 +8,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ring-coordinator [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
-		   "  -c CONFIG  configuration file (default /etc/ringd/coordinator.conf)\n"
-		   "  -n         check the configuration and exit\n"
-		   "  -d SUBSYS  debug output for subsystems (conn,agents,control,all)\n"
-		   "  -V         print the version\n");
+	fprintf(f,
+		"usage: ring-coordinator [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
+		"  -c CONFIG  configuration file (default /etc/ringd/coordinator.conf)\n"
+		"  -n         check the configuration and exit\n"
+		"  -d SUBSYS  debug output for subsystems (conn,agents,control,all)\n"
+		"  -V         print the version\n");
 }
 
 int main(int argc, char **argv)

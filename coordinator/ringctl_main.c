@@ -46,8 +46,8 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 	Ring__Envelope *rep = NULL;
 	char err[512];
 
-	if (ctl_request(rc->sock, rc->timeout_ms, req, &rep, err,
-			sizeof(err)) < 0) {
+	if (ctl_request(rc->sock, rc->timeout_ms, req, &rep, err, sizeof(err)) <
+	    0) {
 		fprintf(stderr, "ringctl: %s\n", err);
 		return NULL;
 	}
@@ -144,7 +144,8 @@ static int cmd_pki(int argc, char **argv)
 	int i, init;
 
 	if (argc < 2)
-		return bad_usage("pki needs 'init DIR' or 'issue DIR NAME'%s", "");
+		return bad_usage("pki needs 'init DIR' or 'issue DIR NAME'%s",
+				 "");
 	init = !strcmp(argv[0], "init");
 	if (!init && strcmp(argv[0], "issue"))
 		return bad_usage("unknown pki command '%s'", argv[0]);
@@ -175,7 +176,8 @@ static int cmd_pki(int argc, char **argv)
 	if (init)
 		printf("created CA %s/ca.crt (key %s/ca.key)\n", dir, dir);
 	else
-		printf("issued %s/%s.crt (key %s/%s.key)\n", dir, name, dir, name);
+		printf("issued %s/%s.crt (key %s/%s.key)\n", dir, name, dir,
+		       name);
 	return 0;
 }
 
@@ -196,15 +198,17 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			if (writer_format_parse(optarg, &rc.fmt) < 0)
-				return bad_usage("unknown format '%s' (plain, keyvalue, json)",
-						 optarg);
+				return bad_usage(
+					"unknown format '%s' (plain, keyvalue, json)",
+					optarg);
 			break;
 		case 't': {
 			double t = strtod(optarg, &end);
 
 			if (end == optarg || *end || t <= 0 || t > 3600)
-				return bad_usage("-t: '%s' is not a number of seconds in (0, 3600]",
-						 optarg);
+				return bad_usage(
+					"-t: '%s' is not a number of seconds in (0, 3600]",
+					optarg);
 			rc.timeout_ms = (int)(t * 1000);
 			break;
 		}

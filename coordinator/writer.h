@@ -31,8 +31,7 @@ void writer_str(struct writer *w, const char *key, const char *val);
 void writer_int(struct writer *w, const char *key, int64_t val);
 void writer_uint(struct writer *w, const char *key, uint64_t val);
 /* decimals: digits after the point in plain/keyvalue; JSON gets a number. */
-void writer_double(struct writer *w, const char *key, double val,
-		   int decimals);
+void writer_double(struct writer *w, const char *key, double val, int decimals);
 void writer_bool(struct writer *w, const char *key, int val);
 
 #endif

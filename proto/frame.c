@@ -44,6 +44,7 @@ void frame_header_encode(uint8_t out[FRAME_HEADER_LEN], uint16_t type,
 int frame_header_decode(const uint8_t in[FRAME_HEADER_LEN], uint32_t max_len,
 			struct frame_header *h)
 {
+	memset(h, 0, sizeof(*h));
 	if (get_be32(in) != FRAME_MAGIC)
 		return -EBADMSG;
 	h->version = get_be16(in + 4);
