@@ -107,8 +107,12 @@ fuzz-smoke: fuzz
 	@set -e; for f in build/fuzz/fuzz/fuzz_*; do \
 		n=$$(basename $$f); c=build/fuzz/corpus/$$n; rm -rf $$c; mkdir -p $$c; \
 		cp tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
-		echo "== $$n"; $$f -max_total_time=15 -max_len=65536 -print_final_stats=1 $$c \
-			tests/fuzz/corpus/$$n 2>&1 | tail -n 3; done
+		echo "== $$n"; \
+		if ! $$f -max_total_time=15 -max_len=65536 -print_final_stats=1 $$c \
+			tests/fuzz/corpus/$$n > build/fuzz/$$n.log 2>&1; then \
+			tail -n 40 build/fuzz/$$n.log; echo "$$n: FAILED"; exit 1; fi; \
+		grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log; \
+	done
 
 integration: deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
