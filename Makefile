@@ -116,17 +116,22 @@ fuzz-smoke: fuzz
 
 integration: deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
-	RINGD_BIN=$(CURDIR)/build/asan/bin $(PYTHON) -m pytest -v tests/integration
+	$(MAKE) BUILD=build all
+	RINGD_BIN=$(CURDIR)/build/asan/bin RINGD_PLAIN_BIN=$(CURDIR)/build/bin \
+		$(PYTHON) -m pytest -v tests/integration
 
+# The plain build is what valgrind checks (it cannot run ASan binaries).
 check: deps format-check
 	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
+	$(MAKE) BUILD=build all
 	$(MAKE) fuzz-smoke
-	RINGD_BIN=$(CURDIR)/build/asan/bin $(PYTHON) -m pytest -v tests/integration
+	RINGD_BIN=$(CURDIR)/build/asan/bin RINGD_PLAIN_BIN=$(CURDIR)/build/bin \
+		$(PYTHON) -m pytest -v tests/integration
 
 DEB_PKGS := gcc make pkg-config libibverbs-dev ibverbs-providers libevent-dev \
 	libprotobuf-c-dev protobuf-c-compiler libsystemd-dev libssl-dev openssl \
 	libcmocka-dev iproute2 python3 python3-pytest clang libclang-rt-14-dev \
-	clang-format util-linux procps
+	clang-format util-linux procps valgrind
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
