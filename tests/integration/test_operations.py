@@ -172,3 +172,25 @@ def test_daemons_valgrind_clean(root):
                                  text), text[-3000:]
     finally:
         c.down()
+
+
+def test_agent_refuses_coordinator_with_another_name(small):
+    """The agent checks the coordinator's certificate name against its
+    configured coordinator_name before it says anything."""
+    r = small
+    r.issue("n9")
+    text = r.agent_conf_text("n9").replace("coordinator_name coordinator",
+                                           "coordinator_name impostor")
+    conf = r.write("agent-n9.conf", text)
+    p = r.spawn_agent("n9", conf, where="n3", label="agent-n9")
+
+    def refused():
+        with open(p.log, errors="replace") as f:
+            log = f.read()
+        return "certificate verify failed" in log and log
+    log = cl.wait_for(refused, 15, "the agent's verify failure")
+    assert "cannot connect to coordinator" in log
+    assert r.node_state("n9") is None
+    with open(r.coord.log, errors="replace") as f:
+        assert "n9" not in f.read()
+    p.stop()
