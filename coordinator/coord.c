@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -54,11 +55,32 @@ static int coord_state_dir(const struct coord_conf *conf)
 	return -1;
 }
 
+/* One descriptor per agent: the usual soft limit of 1024 is too low for a
+ * thousand agents, so take what the hard limit allows. */
+static void coord_raise_nofile(unsigned want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
+			      ? want
+			      : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("cannot raise the descriptor limit to %u", want);
+	if (rl.rlim_cur < want)
+		log_warnx("descriptor limit %llu is below what max_agents %u "
+			  "needs (%u); raise LimitNOFILE",
+			  (unsigned long long)rl.rlim_cur, want - 320, want);
+}
+
 int coord_init(struct coord *co, struct coord_conf *conf)
 {
 	memset(co, 0, sizeof(*co));
 	co->conf = conf;
 	signal(SIGPIPE, SIG_IGN);
+	/* Sessions, pending handshakes, control clients, and some spare. */
+	coord_raise_nofile(conf->max_agents + 320);
 	co->base = event_base_new();
 	if (!co->base) {
 		log_warnx("cannot create event loop");

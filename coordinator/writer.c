@@ -1,5 +1,6 @@
 #include "writer.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -7,10 +8,10 @@
 #include <string.h>
 
 /* Output is streamed as calls arrive, so a long listing appears as it is
- * produced and memory stays bounded by the nesting depth. The only thing
- * plain text has to wait for is a list's header: "key: a, b" for scalars and
+ * produced and memory stays bounded by the nesting depth. The only things
+ * plain text has to wait for are a list's header: "key: a, b" for scalars and
  * "key:" plus records for objects cannot be told apart until the first
- * element arrives. */
+ * element arrives; and a table, whose column widths depend on every row. */
 
 enum writer_kind {
 	WRITER_OBJ,
@@ -47,6 +48,7 @@ struct writer {
 	size_t depth, cap;
 	char *path; /* keyvalue path (plain: the keys of deferred headers) */
 	size_t path_cap;
+	struct writer_table *table; /* plain: the table being held, if any */
 };
 
 int writer_format_parse(const char *name, enum writer_format *out)
@@ -112,7 +114,7 @@ static int writer_is_c1(const unsigned char *s, size_t len)
 /* Plain and keyvalue text: raw, except that no control character reaches
  * the terminal and a value never spans lines; the backslash is escaped too
  * so that "\n" in the output always means a newline in the data. */
-static void writer_put_textn(struct writer *w, const char *str, size_t n)
+static void writer_put_textn(FILE *out, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -120,32 +122,32 @@ static void writer_put_textn(struct writer *w, const char *str, size_t n)
 		size_t len = writer_utf8_len(s, n);
 
 		if (!len) {
-			fputs("\xef\xbf\xbd", w->out); /* U+FFFD */
+			fputs("\xef\xbf\xbd", out); /* U+FFFD */
 			len = 1;
 		} else if (len == 1) {
 			switch (*s) {
 			case '\n':
-				fputs("\\n", w->out);
+				fputs("\\n", out);
 				break;
 			case '\r':
-				fputs("\\r", w->out);
+				fputs("\\r", out);
 				break;
 			case '\t':
-				fputs("\\t", w->out);
+				fputs("\\t", out);
 				break;
 			case '\\':
-				fputs("\\\\", w->out);
+				fputs("\\\\", out);
 				break;
 			default:
 				if (*s < 0x20 || *s == 0x7f)
-					fprintf(w->out, "\\x%02x", *s);
+					fprintf(out, "\\x%02x", *s);
 				else
-					putc(*s, w->out);
+					putc(*s, out);
 			}
 		} else if (writer_is_c1(s, len)) {
-			fprintf(w->out, "\\u%04x", s[1]);
+			fprintf(out, "\\u%04x", s[1]);
 		} else {
-			fwrite(s, 1, len, w->out);
+			fwrite(s, 1, len, out);
 		}
 		s += len;
 		n -= len;
@@ -208,7 +210,7 @@ static void writer_put_json_str(struct writer *w, const char *str)
 static void writer_put_text(struct writer *w, const char *str)
 {
 	str = str ? str : "";
-	writer_put_textn(w, str, strlen(str));
+	writer_put_textn(w->out, str, strlen(str));
 }
 
 static void writer_indent(struct writer *w, int n)
@@ -316,7 +318,7 @@ static void writer_plain_list_header(struct writer *w, struct writer_frame *l,
 		writer_indent(w, l->hdr_indent);
 	}
 	if (l->has_key) {
-		writer_put_textn(w, w->path + l->key_off, l->key_len);
+		writer_put_textn(w->out, w->path + l->key_off, l->key_len);
 		putc(':', w->out);
 		if (inl)
 			putc(' ', w->out);
@@ -382,6 +384,371 @@ static void writer_json_prefix(struct writer *w, const char *key)
 	}
 }
 
+/* Plain tables. Rows are held until the table ends. Each member keeps its
+ * call order and raw text, so that a table the writer cannot lay out (a
+ * caller nesting a container in a row) is replayed as an ordinary list. */
+struct writer_member {
+	char *key;
+	int is_list;
+	char **items; /* a scalar is a single item */
+	size_t n_items;
+};
+
+struct writer_row {
+	struct writer_member *m;
+	size_t n;
+};
+
+struct writer_table {
+	int level; /* 0: in the table, 1: in a row, 2: in a row's list */
+	struct writer_row *rows;
+	size_t n_rows;
+};
+
+enum writer_event {
+	WRITER_EV_SCALAR,
+	WRITER_EV_OBJ,
+	WRITER_EV_LIST,
+};
+
+static void writer_scalar(struct writer *w, const char *key, const char *text,
+			  const char *json);
+static void writer_open(struct writer *w, const char *key,
+			enum writer_kind kind);
+static void writer_close(struct writer *w);
+
+static void writer_table_free(struct writer_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		struct writer_row *r = &t->rows[i];
+
+		for (size_t k = 0; k < r->n; k++) {
+			for (size_t j = 0; j < r->m[k].n_items; j++)
+				free(r->m[k].items[j]);
+			free(r->m[k].items);
+			free(r->m[k].key);
+		}
+		free(r->m);
+	}
+	free(t->rows);
+	free(t);
+}
+
+static char *writer_strdup(struct writer *w, const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		w->failed = 1;
+	return d;
+}
+
+static int writer_table_add_row(struct writer *w)
+{
+	struct writer_table *t = w->table;
+	struct writer_row *rows;
+
+	rows = reallocarray(t->rows, t->n_rows + 1, sizeof(*rows));
+	if (!rows) {
+		w->failed = 1;
+		return -1;
+	}
+	t->rows = rows;
+	memset(&rows[t->n_rows++], 0, sizeof(*rows));
+	return 0;
+}
+
+static int writer_table_add_member(struct writer *w, const char *key,
+				   int is_list)
+{
+	struct writer_row *r = &w->table->rows[w->table->n_rows - 1];
+	struct writer_member *m;
+	char *k = writer_strdup(w, key);
+
+	if (!k)
+		return -1;
+	m = reallocarray(r->m, r->n + 1, sizeof(*m));
+	if (!m) {
+		free(k);
+		w->failed = 1;
+		return -1;
+	}
+	r->m = m;
+	m = &r->m[r->n++];
+	memset(m, 0, sizeof(*m));
+	m->key = k;
+	m->is_list = is_list;
+	return 0;
+}
+
+/* Append an item to the last member of the last row. */
+static int writer_table_add_item(struct writer *w, const char *text)
+{
+	struct writer_row *r = &w->table->rows[w->table->n_rows - 1];
+	struct writer_member *m = &r->m[r->n - 1];
+	char **items, *d = writer_strdup(w, text);
+
+	if (!d)
+		return -1;
+	items = reallocarray(m->items, m->n_items + 1, sizeof(*items));
+	if (!items) {
+		free(d);
+		w->failed = 1;
+		return -1;
+	}
+	m->items = items;
+	m->items[m->n_items++] = d;
+	return 0;
+}
+
+/* Give up on the table: replay what was held as an ordinary list, leaving
+ * the row and list still open at the caller's level open. */
+static void writer_table_unbuffer(struct writer *w)
+{
+	struct writer_table *t = w->table;
+
+	w->table = NULL;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		const struct writer_row *r = &t->rows[i];
+		int last = i + 1 == t->n_rows;
+
+		writer_open(w, NULL, WRITER_OBJ);
+		for (size_t k = 0; k < r->n; k++) {
+			const struct writer_member *m = &r->m[k];
+
+			if (!m->is_list) {
+				writer_scalar(w, m->key, m->items[0], NULL);
+				continue;
+			}
+			writer_open(w, m->key, WRITER_LIST);
+			for (size_t j = 0; j < m->n_items; j++)
+				writer_scalar(w, NULL, m->items[j], NULL);
+			if (!(last && k + 1 == r->n && t->level == 2))
+				writer_close(w);
+		}
+		if (!(last && t->level >= 1))
+			writer_close(w);
+	}
+	writer_table_free(t);
+}
+
+/* Plain, while a table is held: 1 if the call went into the table (or
+ * failed), 0 if the caller writes it, the table having become a list. */
+static int writer_table_take(struct writer *w, enum writer_event ev,
+			     const char *key, const char *text)
+{
+	struct writer_table *t = w->table;
+
+	if (!t)
+		return 0;
+	if (t->level == 0 && ev == WRITER_EV_OBJ) {
+		if (writer_table_add_row(w) == 0)
+			t->level = 1;
+		return 1;
+	}
+	if (t->level == 1 && ev == WRITER_EV_SCALAR) {
+		if (writer_table_add_member(w, key, 0) == 0)
+			writer_table_add_item(w, text);
+		return 1;
+	}
+	if (t->level == 1 && ev == WRITER_EV_LIST) {
+		if (writer_table_add_member(w, key, 1) == 0)
+			t->level = 2;
+		return 1;
+	}
+	if (t->level == 2 && ev == WRITER_EV_SCALAR) {
+		writer_table_add_item(w, text);
+		return 1;
+	}
+	writer_table_unbuffer(w);
+	return 0;
+}
+
+/* A cell as the terminal will show it: escaped like all plain text, list
+ * items joined by ","; NULL when empty (shown as "-") or out of memory. */
+static char *writer_table_cell(struct writer *w, const struct writer_member *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err;
+
+	if (!f) {
+		w->failed = 1;
+		return NULL;
+	}
+	for (size_t j = 0; j < m->n_items; j++) {
+		if (j)
+			putc(',', f);
+		writer_put_textn(f, m->items[j], strlen(m->items[j]));
+	}
+	err = ferror(f);
+	if (fclose(f) || err) {
+		w->failed = 1;
+		free(buf);
+		return NULL;
+	}
+	if (!len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Column heading: the key upper-cased, '_' read as a space. */
+static char *writer_table_heading(struct writer *w, const char *key)
+{
+	struct writer_member m = {.n_items = 1};
+	char *k = writer_strdup(w, key), *h;
+
+	if (!k)
+		return NULL;
+	for (char *p = k; *p; p++)
+		*p = *p == '_' ? ' ' : (char)toupper((unsigned char)*p);
+	m.items = &k;
+	h = writer_table_cell(w, &m);
+	free(k);
+	if (!h && !w->failed)
+		h = writer_strdup(w, "");
+	return h;
+}
+
+/* Width on the terminal: characters, not bytes (escaped text is valid
+ * UTF-8). */
+static size_t writer_text_width(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+static ssize_t writer_table_col(const char **cols, size_t n, const char *key)
+{
+	for (size_t c = 0; c < n; c++)
+		if (!strcmp(cols[c], key))
+			return (ssize_t)c;
+	return -1;
+}
+
+/* Columns in first-appearance order; a key first met in a later row goes
+ * before the next key of that row already known, so a field written only
+ * for some rows keeps its place between its neighbours. */
+static size_t writer_table_columns(const struct writer_table *t,
+				   const char **cols)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_rows; i++) {
+		const struct writer_row *r = &t->rows[i];
+
+		for (size_t k = 0; k < r->n; k++) {
+			size_t pos = n;
+
+			if (writer_table_col(cols, n, r->m[k].key) >= 0)
+				continue;
+			for (size_t j = k + 1; j < r->n; j++) {
+				ssize_t c =
+					writer_table_col(cols, n, r->m[j].key);
+
+				if (c >= 0) {
+					pos = (size_t)c;
+					break;
+				}
+			}
+			memmove(&cols[pos + 1], &cols[pos],
+				(n - pos) * sizeof(*cols));
+			cols[pos] = r->m[k].key;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Print the held table under its header; the frame is left as a list whose
+ * close prints nothing more (or "(none)" when there was nothing to lay
+ * out). */
+static void writer_table_render(struct writer *w)
+{
+	struct writer_table *t = w->table;
+	struct writer_frame *f = writer_top(w);
+	const char **cols = NULL;
+	char **cells = NULL;
+	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0;
+
+	for (size_t i = 0; i < t->n_rows; i++)
+		n_members += t->rows[i].n;
+	if (!n_members) {
+		/* No rows, or only empty ones: as a list says it. */
+		writer_table_unbuffer(w);
+		return;
+	}
+	cols = calloc(n_members, sizeof(*cols));
+	if (!cols)
+		goto oom;
+	n_cols = writer_table_columns(t, cols);
+	/* Row 0 holds the headings. */
+	cells = calloc((t->n_rows + 1) * n_cols, sizeof(*cells));
+	width = calloc(n_cols, sizeof(*width));
+	if (!cells || !width)
+		goto oom;
+	n_cells = (t->n_rows + 1) * n_cols;
+	for (size_t c = 0; c < n_cols; c++)
+		if (!(cells[c] = writer_table_heading(w, cols[c])))
+			goto fail;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		const struct writer_row *r = &t->rows[i];
+
+		for (size_t k = 0; k < r->n; k++) {
+			ssize_t c = writer_table_col(cols, n_cols, r->m[k].key);
+			char **cell = &cells[(i + 1) * n_cols + (size_t)c];
+
+			if (*cell)
+				continue; /* a repeated key: first non-empty */
+			*cell = writer_table_cell(w, &r->m[k]);
+			if (w->failed)
+				goto fail;
+		}
+	}
+	for (size_t i = 0; i < n_cells; i++) {
+		size_t wd = cells[i] ? writer_text_width(cells[i]) : 1;
+
+		if (wd > width[i % n_cols])
+			width[i % n_cols] = wd;
+	}
+
+	writer_plain_list_header(w, f, 0);
+	for (size_t i = 0; i < n_cells; i++) {
+		size_t c = i % n_cols;
+		const char *s = cells[i] ? cells[i] : "-";
+
+		if (!c)
+			writer_indent(w, f->indent);
+		fputs(s, w->out);
+		if (c + 1 < n_cols)
+			writer_indent(
+				w, (int)(width[c] - writer_text_width(s) + 2));
+		else
+			putc('\n', w->out);
+	}
+	f->mode = WRITER_LIST_RECORDS;
+	goto out;
+oom:
+	w->failed = 1;
+fail:
+out:
+	for (size_t i = 0; i < n_cells; i++)
+		free(cells[i]);
+	free(cells);
+	free(width);
+	free(cols);
+	writer_table_free(t);
+	w->table = NULL;
+}
+
 /* Write one scalar: text is its rendering for plain/keyvalue, json its
  * JSON literal (NULL: text as a JSON string). */
 static void writer_scalar(struct writer *w, const char *key, const char *text,
@@ -391,6 +758,9 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 	size_t off;
 
 	if (!w || w->failed)
+		return;
+	if (w->fmt == WRITER_PLAIN &&
+	    writer_table_take(w, WRITER_EV_SCALAR, key, text))
 		return;
 	top = writer_top(w);
 	switch (w->fmt) {
@@ -429,6 +799,11 @@ static void writer_open(struct writer *w, const char *key,
 	size_t off = 0;
 
 	if (!w || w->failed)
+		return;
+	if (w->fmt == WRITER_PLAIN &&
+	    writer_table_take(
+		    w, kind == WRITER_OBJ ? WRITER_EV_OBJ : WRITER_EV_LIST, key,
+		    NULL))
 		return;
 	if (w->depth == w->cap) {
 		f = reallocarray(w->stack, w->cap * 2, sizeof(*f));
@@ -496,6 +871,15 @@ static void writer_close(struct writer *w)
 
 	if (!w || w->failed || w->depth < 2)
 		return; /* unbalanced end: the root is closed by finish */
+	if (w->table) {
+		if (w->table->level) {
+			w->table->level--; /* a held row or list */
+			return;
+		}
+		writer_table_render(w);
+		if (w->failed)
+			return;
+	}
 	f = writer_top(w);
 	parent = &w->stack[w->depth - 2];
 	switch (w->fmt) {
@@ -544,6 +928,34 @@ void writer_list_start(struct writer *w, const char *key)
 }
 
 void writer_list_end(struct writer *w)
+{
+	writer_close(w);
+}
+
+void writer_table_start(struct writer *w, const char *key)
+{
+	size_t depth;
+
+	if (!w || w->failed)
+		return;
+	if (w->fmt != WRITER_PLAIN) {
+		/* Machine formats do not care how it looks. */
+		writer_open(w, key, WRITER_LIST);
+		return;
+	}
+	/* A table is no cell of another table: that one becomes a list. */
+	if (w->table)
+		writer_table_unbuffer(w);
+	depth = w->depth;
+	writer_open(w, key, WRITER_LIST);
+	if (w->failed || w->depth != depth + 1)
+		return;
+	w->table = calloc(1, sizeof(*w->table));
+	if (!w->table)
+		w->failed = 1;
+}
+
+void writer_table_end(struct writer *w)
 {
 	writer_close(w);
 }
@@ -619,6 +1031,7 @@ void writer_finish(struct writer *w)
 	if (!w->failed && w->fmt == WRITER_JSON)
 		fputs(w->stack[0].count ? "\n}\n" : "}\n", w->out);
 	fflush(w->out);
+	writer_table_free(w->table);
 	free(w->path);
 	free(w->stack);
 	free(w);

@@ -26,6 +26,14 @@ void writer_obj_start(struct writer *w, const char *key);
 void writer_obj_end(struct writer *w);
 void writer_list_start(struct writer *w, const char *key);
 void writer_list_end(struct writer *w);
+/* A list of records (writer_obj_start(w, NULL)) whose members are scalars
+ * or lists of scalars. JSON and keyvalue render it exactly as a list; plain
+ * text holds the rows until the end and prints an aligned table: a heading
+ * line of the keys upper-cased ('_' as space), one line per record, columns
+ * in order of first appearance, "-" for an empty or missing cell, list
+ * items joined by ",". A record holding an object falls back to a list. */
+void writer_table_start(struct writer *w, const char *key);
+void writer_table_end(struct writer *w);
 
 void writer_str(struct writer *w, const char *key, const char *val);
 void writer_int(struct writer *w, const char *key, int64_t val);
