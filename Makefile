@@ -52,7 +52,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 LIBS := $(PKG_LIBS)
 
 .PHONY: all clean check unit integration fuzz fuzz-smoke deps demo demo-down \
-	install format format-check bench rdma-check
+	install format format-check
 .DELETE_ON_ERROR:
 
 all: $(BINS)
