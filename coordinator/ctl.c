@@ -81,8 +81,11 @@ int ctl_status_health(const Ring__StatusReply *r)
 	return 0;
 }
 
+/* Member order is the column order of `ringctl status`; the fields written
+ * only for a node that is not up keep their column (see writer.h). */
 static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
 {
+	int up = !strcmp(n->state, "up");
 	char t[32];
 
 	writer_str(w, "node", n->node);
@@ -91,13 +94,6 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
 	writer_str(w, "mgmt_address", n->mgmt_address);
 	ctl_format_time(n->connected_since_ms, t, sizeof(t));
 	writer_str(w, "connected_since", t);
-	ctl_format_time(n->last_seen_ms, t, sizeof(t));
-	writer_str(w, "last_seen", t);
-	if (strcmp(n->state, "up")) {
-		ctl_format_time(n->down_since_ms, t, sizeof(t));
-		writer_str(w, "down_since", t);
-		writer_str(w, "down_reason", n->down_reason);
-	}
 	writer_str(w, "agent_version", n->agent_version);
 	writer_uint(w, "data_interfaces", n->n_interfaces);
 	writer_uint(w, "rdma_devices", n->n_rdma_devices);
@@ -105,6 +101,14 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
 	for (size_t i = 0; i < n->n_unaddressed_up; i++)
 		writer_str(w, NULL, n->unaddressed_up[i]);
 	writer_list_end(w);
+	if (!up)
+		writer_str(w, "down_reason", n->down_reason);
+	ctl_format_time(n->last_seen_ms, t, sizeof(t));
+	writer_str(w, "last_seen", t);
+	if (!up) {
+		ctl_format_time(n->down_since_ms, t, sizeof(t));
+		writer_str(w, "down_since", t);
+	}
 	writer_uint(w, "mem_total_kib", n->mem_total_kib);
 	writer_uint(w, "mem_available_kib", n->mem_available_kib);
 }
@@ -116,13 +120,13 @@ void ctl_render_status(struct writer *w, const Ring__StatusReply *r)
 	writer_str(w, "health", ctl_status_health(r) ? "degraded" : "healthy");
 	writer_uint(w, "expected", r->n_expected);
 	writer_uint(w, "connected", r->n_connected);
-	writer_list_start(w, "nodes");
+	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start(w, NULL);
 		ctl_render_node_status(w, r->nodes[i]);
 		writer_obj_end(w);
 	}
-	writer_list_end(w);
+	writer_table_end(w);
 }
 
 static void ctl_render_interface(struct writer *w, const Ring__NetInterface *f)

@@ -30,8 +30,9 @@ void writer_list_end(struct writer *w);
  * or lists of scalars. JSON and keyvalue render it exactly as a list; plain
  * text holds the rows until the end and prints an aligned table: a heading
  * line of the keys upper-cased ('_' as space), one line per record, columns
- * in order of first appearance, "-" for an empty or missing cell, list
- * items joined by ",". A record holding an object falls back to a list. */
+ * in order of first appearance (a key that a later record brings goes before
+ * that record's next known key), "-" for an empty or missing cell, list items
+ * joined by ",". A record holding an object makes it fall back to a list. */
 void writer_table_start(struct writer *w, const char *key);
 void writer_table_end(struct writer *w);
 

@@ -221,6 +221,325 @@ static void test_records_json(void **state)
 	      "}\n");
 }
 
+/* The same rows through the table API (table != 0) or the list API. Row 2
+ * has an empty list and a key ("reason") rows 1 and 3 lack, row 1 a list of
+ * two, row 3 no "expected" and an empty string; "nœud" is 4 characters in 5
+ * bytes and the tab must come out escaped. */
+static void rows(struct writer *w, int table)
+{
+	if (table)
+		writer_table_start(w, "nodes");
+	else
+		writer_list_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n1");
+	writer_str(w, "state", "up");
+	writer_bool(w, "expected", 1);
+	writer_list_start(w, "data_ifs");
+	writer_str(w, NULL, "eth1");
+	writer_str(w, NULL, "eth2");
+	writer_list_end(w);
+	writer_double(w, "gbps", 102.8, 2);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n\xc5\x93ud");
+	writer_str(w, "state", "down");
+	writer_bool(w, "expected", 0);
+	writer_list_start(w, "data_ifs");
+	writer_list_end(w);
+	writer_str(w, "reason", "cut\there");
+	writer_double(w, "gbps", 0, 2);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n3");
+	writer_str(w, "state", "");
+	writer_list_start(w, "data_ifs");
+	writer_str(w, NULL, "eth3");
+	writer_list_end(w);
+	writer_int(w, "gbps", -7);
+	writer_obj_end(w);
+	if (table)
+		writer_table_end(w);
+	else
+		writer_list_end(w);
+	writer_str(w, "after", "x");
+}
+
+static void table(struct writer *w)
+{
+	rows(w, 1);
+}
+
+static void table_as_list(struct writer *w)
+{
+	rows(w, 0);
+}
+
+/* Columns: first appearance, "reason" before "gbps" as in the row that
+ * brings it; widths by characters; the last column is not padded. */
+static void test_table_plain(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, table,
+	      "nodes:\n"
+	      "  NODE  STATE  EXPECTED  DATA IFS   REASON     GBPS\n"
+	      "  n1    up     yes       eth1,eth2  -          102.80\n"
+	      "  n\xc5\x93ud  down   no        -          cut\\there  0.00\n"
+	      "  n3    -      -         eth3       -          -7\n"
+	      "after: x\n");
+}
+
+static void test_table_keyvalue(void **state)
+{
+	(void)state;
+	check(WRITER_KEYVALUE, table,
+	      "nodes.0.node=n1\n"
+	      "nodes.0.state=up\n"
+	      "nodes.0.expected=yes\n"
+	      "nodes.0.data_ifs.0=eth1\n"
+	      "nodes.0.data_ifs.1=eth2\n"
+	      "nodes.0.gbps=102.80\n"
+	      "nodes.1.node=n\xc5\x93ud\n"
+	      "nodes.1.state=down\n"
+	      "nodes.1.expected=no\n"
+	      "nodes.1.reason=cut\\there\n"
+	      "nodes.1.gbps=0.00\n"
+	      "nodes.2.node=n3\n"
+	      "nodes.2.state=\n"
+	      "nodes.2.data_ifs.0=eth3\n"
+	      "nodes.2.gbps=-7\n"
+	      "after=x\n");
+}
+
+static void test_table_json(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, table,
+	      "{\n"
+	      "  \"nodes\": [\n"
+	      "    {\n"
+	      "      \"node\": \"n1\",\n"
+	      "      \"state\": \"up\",\n"
+	      "      \"expected\": true,\n"
+	      "      \"data_ifs\": [\n"
+	      "        \"eth1\",\n"
+	      "        \"eth2\"\n"
+	      "      ],\n"
+	      "      \"gbps\": 102.8\n"
+	      "    },\n"
+	      "    {\n"
+	      "      \"node\": \"n\xc5\x93ud\",\n"
+	      "      \"state\": \"down\",\n"
+	      "      \"expected\": false,\n"
+	      "      \"data_ifs\": [],\n"
+	      "      \"reason\": \"cut\\there\",\n"
+	      "      \"gbps\": 0\n"
+	      "    },\n"
+	      "    {\n"
+	      "      \"node\": \"n3\",\n"
+	      "      \"state\": \"\",\n"
+	      "      \"data_ifs\": [\n"
+	      "        \"eth3\"\n"
+	      "      ],\n"
+	      "      \"gbps\": -7\n"
+	      "    }\n"
+	      "  ],\n"
+	      "  \"after\": \"x\"\n"
+	      "}\n");
+}
+
+static void check_same(enum writer_format fmt, void (*a)(struct writer *),
+		       void (*b)(struct writer *))
+{
+	char *want = render(fmt, b);
+
+	check(fmt, a, want);
+	free(want);
+}
+
+/* Machine formats do not change shape when a list becomes a table. */
+static void test_table_machine_same_as_list(void **state)
+{
+	(void)state;
+	check_same(WRITER_JSON, table, table_as_list);
+	check_same(WRITER_KEYVALUE, table, table_as_list);
+}
+
+static void empty_table(struct writer *w)
+{
+	writer_table_start(w, "nodes");
+	writer_table_end(w);
+}
+
+static void empty_list(struct writer *w)
+{
+	writer_list_start(w, "nodes");
+	writer_list_end(w);
+}
+
+static void test_table_empty(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, empty_table, "nodes: (none)\n");
+	check(WRITER_KEYVALUE, empty_table, "");
+	check(WRITER_JSON, empty_table, "{\n  \"nodes\": []\n}\n");
+	check_same(WRITER_PLAIN, empty_table, empty_list);
+	check_same(WRITER_KEYVALUE, empty_table, empty_list);
+	check_same(WRITER_JSON, empty_table, empty_list);
+}
+
+/* A table keeps the indentation of its depth; one left open (with its last
+ * row) is printed by finish; the heading escapes like any key. */
+static void nested_table(struct writer *w)
+{
+	writer_obj_start(w, "cluster");
+	writer_table_start(w, "links");
+	writer_obj_start(w, NULL);
+	writer_str(w, "from_to", "a");
+	writer_uint(w, "k\x1b", 1);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_str(w, "from_to", "bb\x1b[2J");
+}
+
+static void test_table_nested(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, nested_table,
+	      "cluster:\n"
+	      "  links:\n"
+	      "    FROM TO    K\\x1b\n"
+	      "    a          1\n"
+	      "    bb\\x1b[2J  -\n");
+}
+
+/* What a table cannot show falls back to the list layout, whenever it
+ * comes: an object in a row, in a row's list, a scalar or a list directly
+ * in the table, rows without members. */
+static void bad_rows(struct writer *w, int table, int how)
+{
+	if (table)
+		writer_table_start(w, "nodes");
+	else
+		writer_list_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n1");
+	writer_obj_end(w);
+	if (how == 2) {
+		writer_str(w, NULL, "stray");
+		writer_list_start(w, NULL);
+		writer_str(w, NULL, "x");
+		writer_list_end(w);
+	}
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n2");
+	writer_list_start(w, "ifs");
+	writer_str(w, NULL, "eth1");
+	if (how == 1) {
+		writer_obj_start(w, NULL);
+		writer_uint(w, "port", 1);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	if (how == 0) {
+		writer_obj_start(w, "mem");
+		writer_uint(w, "total", 2);
+		writer_obj_end(w);
+	}
+	writer_str(w, "state", "up");
+	writer_obj_end(w);
+	if (how == 3) {
+		writer_obj_start(w, NULL);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	writer_str(w, "after", "x");
+}
+
+static void bad_table0(struct writer *w)
+{
+	bad_rows(w, 1, 0);
+}
+static void bad_list0(struct writer *w)
+{
+	bad_rows(w, 0, 0);
+}
+static void bad_table1(struct writer *w)
+{
+	bad_rows(w, 1, 1);
+}
+static void bad_list1(struct writer *w)
+{
+	bad_rows(w, 0, 1);
+}
+static void bad_table2(struct writer *w)
+{
+	bad_rows(w, 1, 2);
+}
+static void bad_list2(struct writer *w)
+{
+	bad_rows(w, 0, 2);
+}
+
+static void test_table_fallback(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, bad_table0,
+	      "nodes:\n"
+	      "  - node: n1\n"
+	      "\n"
+	      "  - node: n2\n"
+	      "    ifs: eth1\n"
+	      "    mem:\n"
+	      "      total: 2\n"
+	      "    state: up\n"
+	      "after: x\n");
+	check_same(WRITER_PLAIN, bad_table0, bad_list0);
+	check_same(WRITER_PLAIN, bad_table1, bad_list1);
+	check_same(WRITER_PLAIN, bad_table2, bad_list2);
+	check_same(WRITER_JSON, bad_table1, bad_list1);
+	check_same(WRITER_KEYVALUE, bad_table2, bad_list2);
+}
+
+static void empty_rows(struct writer *w)
+{
+	writer_table_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_obj_end(w);
+	writer_table_end(w);
+}
+
+/* A table inside a table row: the outer one becomes a list, the inner one
+ * is still a table. */
+static void table_in_table(struct writer *w)
+{
+	writer_table_start(w, "nodes");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", "n1");
+	writer_table_start(w, "ports");
+	writer_obj_start(w, NULL);
+	writer_uint(w, "port", 1);
+	writer_str(w, "state", "up");
+	writer_obj_end(w);
+	writer_table_end(w);
+	writer_obj_end(w);
+	writer_table_end(w);
+}
+
+static void test_table_degenerate(void **state)
+{
+	(void)state;
+	check(WRITER_PLAIN, empty_rows, "nodes:\n  -\n\n  -\n");
+	check(WRITER_PLAIN, table_in_table,
+	      "nodes:\n"
+	      "  - node: n1\n"
+	      "    ports:\n"
+	      "      PORT  STATE\n"
+	      "      1     up\n");
+}
+
 static void nothing(struct writer *w)
 {
 	(void)w;
@@ -385,6 +704,14 @@ int main(void)
 		cmocka_unit_test(test_records_plain),
 		cmocka_unit_test(test_records_keyvalue),
 		cmocka_unit_test(test_records_json),
+		cmocka_unit_test(test_table_plain),
+		cmocka_unit_test(test_table_keyvalue),
+		cmocka_unit_test(test_table_json),
+		cmocka_unit_test(test_table_machine_same_as_list),
+		cmocka_unit_test(test_table_empty),
+		cmocka_unit_test(test_table_nested),
+		cmocka_unit_test(test_table_fallback),
+		cmocka_unit_test(test_table_degenerate),
 		cmocka_unit_test(test_empty_root),
 		cmocka_unit_test(test_unbalanced),
 		cmocka_unit_test(test_numbers),
