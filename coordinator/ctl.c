@@ -83,7 +83,17 @@ int ctl_status_health(const Ring__StatusReply *r)
 
 /* Member order is the column order of `ringctl status`; the fields written
  * only for a node that is not up keep their column (see writer.h). */
-static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
+/* Unified memory is what a ring adds per node (the field notes' point), so
+ * status shows it, in GiB, as computed from the agent's MemTotal. */
+static double ctl_gib(uint64_t kib)
+{
+	return (double)kib / (1024.0 * 1024.0);
+}
+
+/* full: inventory's view (every timestamp and figure); otherwise the
+ * columns of the status table. */
+static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n,
+				   int full)
 {
 	int up = !strcmp(n->state, "up");
 	char t[32];
@@ -92,8 +102,9 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
 	writer_str(w, "state", n->state);
 	writer_bool(w, "expected", n->expected);
 	writer_str(w, "mgmt_address", n->mgmt_address);
-	ctl_format_time(n->connected_since_ms, t, sizeof(t));
-	writer_str(w, "connected_since", t);
+	ctl_format_time(up ? n->connected_since_ms : n->down_since_ms, t,
+			sizeof(t));
+	writer_str(w, up ? "connected_since" : "down_since", t);
 	writer_str(w, "agent_version", n->agent_version);
 	writer_uint(w, "data_interfaces", n->n_interfaces);
 	writer_uint(w, "rdma_devices", n->n_rdma_devices);
@@ -101,29 +112,35 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n)
 	for (size_t i = 0; i < n->n_unaddressed_up; i++)
 		writer_str(w, NULL, n->unaddressed_up[i]);
 	writer_list_end(w);
+	writer_double(w, "mem_total_gib", ctl_gib(n->mem_total_kib), 1);
 	if (!up)
 		writer_str(w, "down_reason", n->down_reason);
+	if (!full)
+		return;
 	ctl_format_time(n->last_seen_ms, t, sizeof(t));
 	writer_str(w, "last_seen", t);
-	if (!up) {
-		ctl_format_time(n->down_since_ms, t, sizeof(t));
-		writer_str(w, "down_since", t);
-	}
 	writer_uint(w, "mem_total_kib", n->mem_total_kib);
 	writer_uint(w, "mem_available_kib", n->mem_available_kib);
 }
 
 void ctl_render_status(struct writer *w, const Ring__StatusReply *r)
 {
+	uint64_t mem = 0;
+
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
 	writer_str(w, "health", ctl_status_health(r) ? "degraded" : "healthy");
 	writer_uint(w, "expected", r->n_expected);
+	for (size_t i = 0; i < r->n_nodes; i++)
+		if (!strcmp(r->nodes[i]->state, "up"))
+			mem += r->nodes[i]->mem_total_kib;
 	writer_uint(w, "connected", r->n_connected);
+	/* Computed: the sum of the up nodes' MemTotal. */
+	writer_double(w, "mem_total_gib_up_nodes", ctl_gib(mem), 1);
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start(w, NULL);
-		ctl_render_node_status(w, r->nodes[i]);
+		ctl_render_node_status(w, r->nodes[i], 0);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
@@ -197,7 +214,7 @@ void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	const Ring__Inventory *inv = r->inventory;
 
 	if (r->status)
-		ctl_render_node_status(w, r->status);
+		ctl_render_node_status(w, r->status, 1);
 	if (!inv)
 		return;
 	writer_str(w, "hostname", inv->hostname);
