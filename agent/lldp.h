@@ -1,0 +1,74 @@
+/* Link-layer beacons: LLDP frames (ethertype 0x88cc to 01:80:c2:00:00:0e)
+ * sent and heard on every data interface that has carrier, addressed or
+ * not. Chassis id = node name, port id = interface name, plus an
+ * organisation-specific TLV carrying the agent id. */
+#ifndef RING_LLDP_H
+#define RING_LLDP_H
+
+#include <net/if.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+#define LLDP_ETHERTYPE 0x88cc
+#define LLDP_MAX_FRAME 1500
+#define LLDP_MAX_NEIGHBOURS 64
+
+/* What a decoded frame says. Strings are NUL-terminated and printable
+ * (anything else is replaced by '?'). */
+struct lldp_info {
+	uint8_t src_mac[6];
+	char chassis_id[256]; /* node name */
+	char port_id[256];    /* interface name */
+	char agent_id[64];    /* empty when the frame is not from ringd */
+	uint16_t ttl;	      /* seconds */
+};
+
+/* Encode a full Ethernet frame into buf. Returns its length, or -1 with
+ * errno EMSGSIZE / EINVAL (strings too long or empty). */
+ssize_t lldp_encode(uint8_t *buf, size_t len, const uint8_t src_mac[6],
+		    const char *chassis, const char *port, uint16_t ttl,
+		    const char *agent_id);
+/* Decode a full Ethernet frame of any length and content. 0, or -1 with
+ * errno: ENOENT (not an LLDP frame), EBADMSG (malformed: truncated TLV,
+ * missing mandatory TLV, bad order, bad lengths). Never reads past len. */
+int lldp_decode(const uint8_t *frame, size_t len, struct lldp_info *out);
+
+struct lldp_neighbour {
+	char local_if[IFNAMSIZ];
+	char remote_node[64];
+	char remote_if[64];
+	char remote_agent_id[64];
+	uint8_t remote_mac[6];
+	uint16_t ttl;
+	uint64_t last_heard_ms; /* CLOCK_MONOTONIC ms */
+};
+
+struct lldp;
+
+/* Called from the event loop whenever the neighbour table changed (a new
+ * neighbour, one gone by TTL, or different remote details). */
+typedef void (*lldp_change_cb)(void *arg);
+
+/* interval_ms: transmit period (the first 3 frames on a newly enabled
+ * interface go out 200 ms apart, so neighbours appear fast). TTL sent is
+ * 4 * interval rounded up to seconds. NULL on allocation failure. */
+struct lldp *lldp_new(struct event_base *base, const char *node,
+		      const char *agent_id, unsigned interval_ms,
+		      lldp_change_cb cb, void *arg);
+void lldp_free(struct lldp *l);
+/* The set of interfaces to beacon on (those with carrier). Opens raw
+ * sockets for new ones, closes the others (their neighbours are dropped).
+ * Returns 0, or -1 when raw sockets are not permitted (errno EPERM and
+ * lldp_error() says so) - the agent then reports beacons unavailable. */
+int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n);
+/* NULL when beacons work, else a one-line reason. */
+const char *lldp_error(const struct lldp *l);
+/* Copy the current table (sorted by local interface, then remote node).
+ * Returns the number of entries (at most max). */
+size_t lldp_neighbours(const struct lldp *l, struct lldp_neighbour *out,
+		       size_t max);
+
+#endif
