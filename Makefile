@@ -20,7 +20,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wmissing-prototypes \
 	-g -fstack-protector-strong -fPIE -DRING_VERSION='"$(VERSION)"' \
-	-Iproto -Icommon -Iagent -Icoordinator -I$(BUILD)/gen $(PKG_CFLAGS)
+	-iquote proto -iquote common -iquote agent -iquote coordinator \
+	-iquote $(BUILD)/gen $(PKG_CFLAGS)
 LDFLAGS := -pie -Wl,-z,relro,-z,now
 ifeq ($(SANITIZE),1)
 CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
