@@ -22,6 +22,7 @@ void agent_conf_defaults(struct agent_conf *c)
 	c->reconnect_min_ms = 1000;
 	c->reconnect_max_ms = 60000;
 	c->inventory_interval_ms = 30000;
+	c->lldp_interval_ms = 5000;
 	c->connect_timeout_ms = 10000;
 	c->max_frame = 1024 * 1024;
 }
@@ -173,6 +174,8 @@ static const struct {
 	 3600000},
 	{"inventory_interval",
 	 offsetof(struct agent_conf, inventory_interval_ms), 1000, 3600000},
+	{"lldp_interval", offsetof(struct agent_conf, lldp_interval_ms), 100,
+	 3600000},
 	{"connect_timeout", offsetof(struct agent_conf, connect_timeout_ms),
 	 100, 300000},
 };
@@ -224,6 +227,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"reconnect_min", 1, 1, agent_conf_duration},
 	{"reconnect_max", 1, 1, agent_conf_duration},
 	{"inventory_interval", 1, 1, agent_conf_duration},
+	{"lldp_interval", 1, 1, agent_conf_duration},
 	{"connect_timeout", 1, 1, agent_conf_duration},
 	{"max_frame", 1, 1, agent_conf_max_frame},
 	{NULL, 0, 0, NULL},

@@ -41,8 +41,9 @@ struct agent_conf {
 	uint64_t reconnect_min_ms;	/* reconnect_min, default 1s */
 	uint64_t reconnect_max_ms;	/* reconnect_max, default 60s */
 	uint64_t inventory_interval_ms; /* inventory_interval, default 30s */
-	uint64_t connect_timeout_ms;	/* connect_timeout, default 10s */
-	uint32_t max_frame;		/* max_frame BYTES, default 1 MiB */
+	uint64_t lldp_interval_ms;   /* lldp_interval, default 5s, 100ms..1h */
+	uint64_t connect_timeout_ms; /* connect_timeout, default 10s */
+	uint32_t max_frame;	     /* max_frame BYTES, default 1 MiB */
 };
 
 void agent_conf_defaults(struct agent_conf *c);
