@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 
 #include "cfg.h"
@@ -21,8 +22,20 @@
  * max_agents, so a flood of half-open peers cannot exhaust descriptors. */
 #define AGENTS_PENDING_SLACK 256
 
+struct agents_call {
+	struct session *s;
+	uint64_t id;
+	unsigned timeout_ms;
+	agents_reply_cb cb;
+	void *arg;
+	struct event *timer;
+	struct agents_call *prev, *next;
+};
+
 struct session {
 	struct agents *owner;
+	struct agents_call *calls; /* pending requests to this agent */
+	uint64_t next_id;
 	struct conn *conn;
 	SSL *ssl;
 	struct node *node; /* set once Hello is accepted */
@@ -36,7 +49,87 @@ struct agents {
 	struct session *head;
 	unsigned n_sessions;
 	unsigned n_active;
+	agents_change_cb change_cb;
+	void *change_arg;
 };
+
+static void agents_changed(struct agents *a)
+{
+	if (a->change_cb)
+		a->change_cb(a->change_arg);
+}
+
+static void call_unlink(struct agents_call *c)
+{
+	struct session *s = c->s;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->calls = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	event_free(c->timer);
+	free(c);
+}
+
+void agents_call_cancel(struct agents_call *c)
+{
+	if (c)
+		call_unlink(c);
+}
+
+/* Fail every pending call of a session that is going away. */
+static void session_fail_calls(struct session *s, int err)
+{
+	while (s->calls) {
+		struct agents_call *c = s->calls;
+		agents_reply_cb cb = c->cb;
+		void *arg = c->arg;
+
+		call_unlink(c);
+		cb(NULL, err, arg);
+	}
+}
+
+static void call_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct agents_call *c = arg;
+	agents_reply_cb cb = c->cb;
+	void *cb_arg = c->arg;
+
+	(void)fd;
+	(void)what;
+	call_unlink(c);
+	cb(NULL, -ETIMEDOUT, cb_arg);
+}
+
+static void call_arm(struct agents_call *c)
+{
+	struct timeval tv = {.tv_sec = c->timeout_ms / 1000,
+			     .tv_usec = (c->timeout_ms % 1000) * 1000};
+
+	evtimer_add(c->timer, &tv);
+}
+
+/* 1 if env answered a pending call (and was handed to its callback). */
+static int session_deliver(struct session *s, const Ring__Envelope *env)
+{
+	struct agents_call *c;
+
+	if (!env->request_id)
+		return 0;
+	for (c = s->calls; c; c = c->next)
+		if (c->id == env->request_id)
+			break;
+	if (!c)
+		return 0;
+	if (c->cb(env, 0, c->arg))
+		call_arm(c);
+	else
+		call_unlink(c);
+	return 1;
+}
 
 static void session_free(struct session *s)
 {
@@ -49,6 +142,7 @@ static void session_free(struct session *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	a->n_sessions--;
+	session_fail_calls(s, -ECONNRESET);
 	if (s->node) {
 		a->n_active--;
 		if (s->node->session == s)
@@ -131,6 +225,7 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 	nodes_mark_up(n, s, s->addr, h->agent_version, coord_now_ms());
 	log_info("node %s up: %s, agent %s%s", n->name, s->addr,
 		 h->agent_version, n->expected ? "" : " (not in expect list)");
+	agents_changed(a);
 	ack.coordinator = (char *)conf->name;
 	ack.heartbeat_interval_ms = (uint32_t)conf->heartbeat_interval_ms;
 	ack.heartbeat_misses = conf->heartbeat_misses;
@@ -156,6 +251,10 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		return;
 	}
 	n->last_seen_ms = coord_now_ms();
+	if (session_deliver(s, env)) {
+		frame_free(env);
+		return;
+	}
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_HEARTBEAT:
 		n->mem_available_kib = env->heartbeat->mem_available_kib;
@@ -173,6 +272,20 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		log_info("node %s: inventory: %zu interfaces, %zu RDMA devices",
 			 n->name, n->inventory->n_interfaces,
 			 n->inventory->n_rdma_devices);
+		agents_changed(s->owner);
+		break;
+	case RING__ENVELOPE__BODY_NEIGHBOUR_TABLE:
+		nodes_set_neighbours(n, env->neighbour_table);
+		env->body_case = RING__ENVELOPE__BODY__NOT_SET;
+		env->neighbour_table = NULL;
+		log_info("node %s: %zu LLDP neighbours%s%s", n->name,
+			 n->neighbours->n_neighbours,
+			 n->neighbours->beacons_available ? ""
+							  : "; beacons off: ",
+			 n->neighbours->beacons_available
+				 ? ""
+				 : n->neighbours->beacons_error);
+		agents_changed(s->owner);
 		break;
 	case RING__ENVELOPE__BODY_ERROR:
 		log_warnx("node %s reports error %d: %s", n->name,
@@ -210,6 +323,8 @@ static void session_close(struct conn *c, int err, const char *reason,
 			snprintf(why, sizeof(why), "%s", reason);
 		nodes_mark_down(s->node, why, coord_now_ms());
 		log_info("node %s down: %s", s->node->name, why);
+		session_fail_calls(s, -ECONNRESET);
+		agents_changed(s->owner);
 	} else if (!s->node && err != -ECANCELED) {
 		log_warnx("agent %s: session failed before Hello: %s",
 			  conn_peer(c), reason);
@@ -339,4 +454,51 @@ void agents_free(struct agents *a)
 unsigned agents_active(const struct agents *a)
 {
 	return a->n_active;
+}
+
+void agents_set_change_cb(struct agents *a, agents_change_cb cb, void *arg)
+{
+	a->change_cb = cb;
+	a->change_arg = arg;
+}
+
+struct agents_call *agents_call(struct agents *a, const char *node,
+				Ring__Envelope *req, unsigned timeout_ms,
+				agents_reply_cb cb, void *arg)
+{
+	struct node *n = nodes_find(a->co->nodes, node);
+	struct session *s = n && n->state == NODE_UP ? n->session : NULL;
+	struct agents_call *c;
+
+	if (!s) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->timer = evtimer_new(a->co->base, call_timeout, c);
+	if (!c->timer) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->s = s;
+	c->id = ++s->next_id;
+	c->timeout_ms = timeout_ms;
+	c->cb = cb;
+	c->arg = arg;
+	req->request_id = c->id;
+	if (conn_send(s->conn, req) < 0) {
+		event_free(c->timer);
+		free(c);
+		errno = ENOTCONN;
+		return NULL;
+	}
+	c->next = s->calls;
+	if (s->calls)
+		s->calls->prev = c;
+	s->calls = c;
+	call_arm(c);
+	return c;
 }

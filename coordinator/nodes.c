@@ -30,6 +30,8 @@ static void nodes_free_one(struct node *n)
 {
 	if (n->inventory)
 		ring__inventory__free_unpacked(n->inventory, NULL);
+	if (n->neighbours)
+		ring__neighbour_table__free_unpacked(n->neighbours, NULL);
 	free(n);
 }
 
@@ -141,6 +143,13 @@ void nodes_set_inventory(struct node *n, Ring__Inventory *inv)
 	n->inventory = inv;
 	if (inv && inv->memory)
 		n->mem_available_kib = inv->memory->available_kib;
+}
+
+void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t)
+{
+	if (n->neighbours)
+		ring__neighbour_table__free_unpacked(n->neighbours, NULL);
+	n->neighbours = t;
 }
 
 void nodes_mark_up(struct node *n, void *session, const char *addr,

@@ -25,7 +25,8 @@ struct node {
 	uint64_t down_since_ms;
 	char down_reason[160];
 	uint64_t mem_available_kib;
-	Ring__Inventory *inventory; /* last report, owned */
+	Ring__Inventory *inventory;	  /* last report, owned */
+	Ring__NeighbourTable *neighbours; /* last LLDP table, owned */
 	struct node *hash_next;
 };
 
@@ -44,6 +45,8 @@ unsigned nodes_count(const struct nodes *t);
 struct node **nodes_sorted(struct nodes *t, unsigned *n);
 /* Replace the stored inventory (takes ownership). */
 void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
+/* Replace the stored neighbour table (takes ownership). */
+void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);
 void nodes_mark_up(struct node *n, void *session, const char *addr,
 		   const char *version, uint64_t now_ms);
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms);
