@@ -30,6 +30,23 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->handshake_timeout_ms = 10000;
 	c->max_frame = 1024 * 1024;
 	c->max_agents = 4096;
+	c->survey_duration_ms = 5000;
+	c->survey_warmup_ms = 1000;
+	c->survey_settle_ms = 10000;
+	c->survey_grace_ms = 120000;
+	c->survey_interval_ms = 3600000;
+	c->ladder[0] = 1;
+	c->ladder[1] = 4;
+	c->ladder[2] = 8;
+	c->n_ladder = 3;
+	c->lat_sizes[0] = 64;
+	c->lat_sizes[1] = 4096;
+	c->lat_sizes[2] = 10240;
+	c->lat_sizes[3] = 20480;
+	c->lat_sizes[4] = 40960;
+	c->n_lat_sizes = 5;
+	c->lat_iterations = 1000;
+	c->diagonal_all_max = 16;
 }
 
 void coord_conf_free(struct coord_conf *c)
@@ -146,6 +163,16 @@ static const struct {
 	 offsetof(struct coord_conf, heartbeat_interval_ms), 100, 600000},
 	{"handshake_timeout", offsetof(struct coord_conf, handshake_timeout_ms),
 	 100, 300000},
+	{"survey_duration", offsetof(struct coord_conf, survey_duration_ms),
+	 100, 600000},
+	{"survey_warmup", offsetof(struct coord_conf, survey_warmup_ms), 0,
+	 60000},
+	{"survey_settle", offsetof(struct coord_conf, survey_settle_ms), 0,
+	 3600000},
+	{"survey_grace", offsetof(struct coord_conf, survey_grace_ms), 0,
+	 86400000},
+	{"survey_interval", offsetof(struct coord_conf, survey_interval_ms), 0,
+	 30ull * 86400000},
 };
 
 static int coord_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
@@ -176,6 +203,10 @@ static const struct {
 	{"max_frame", offsetof(struct coord_conf, max_frame), 4096,
 	 64 * 1024 * 1024},
 	{"max_agents", offsetof(struct coord_conf, max_agents), 1, 100000},
+	{"latency_iterations", offsetof(struct coord_conf, lat_iterations), 10,
+	 1000000},
+	{"diagonal_all_max", offsetof(struct coord_conf, diagonal_all_max), 0,
+	 100000},
 };
 
 static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
@@ -200,7 +231,84 @@ static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
 	return cfg_error(ctx, "'%s': no such numeric setting", argv[0]);
 }
 
+/* A list of positive integers into a fixed array. */
+static int coord_conf_list(struct cfg_ctx *ctx, int argc, char **argv,
+			   uint32_t *out, unsigned max, unsigned *n,
+			   uint64_t lo, uint64_t hi)
+{
+	uint64_t v;
+
+	if (argc - 1 > (int)max)
+		return cfg_error(ctx, "%s: at most %u values", argv[0], max);
+	for (int i = 1; i < argc; i++) {
+		if (cfg_parse_uint(ctx, argv[0], argv[i], lo, hi, &v) < 0)
+			return -1;
+		out[i - 1] = (uint32_t)v;
+	}
+	*n = (unsigned)(argc - 1);
+	return 0;
+}
+
+static int coord_conf_streams(struct cfg_ctx *ctx, int argc, char **argv,
+			      void *arg)
+{
+	struct coord_conf *c = arg;
+
+	return coord_conf_list(ctx, argc, argv, c->ladder, 4, &c->n_ladder, 1,
+			       64);
+}
+
+static int coord_conf_lat_sizes(struct cfg_ctx *ctx, int argc, char **argv,
+				void *arg)
+{
+	struct coord_conf *c = arg;
+
+	return coord_conf_list(ctx, argc, argv, c->lat_sizes, 16,
+			       &c->n_lat_sizes, 1, 1048576);
+}
+
+static int coord_conf_rank0(struct cfg_ctx *ctx, int argc, char **argv,
+			    void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	if (!cfg_valid_node_name(argv[1]))
+		return cfg_error(ctx, "rank0: invalid node name '%s'", argv[1]);
+	return cfg_copy_string(ctx, argv[0], argv[1], c->rank0,
+			       sizeof(c->rank0));
+}
+
+static int coord_conf_direction(struct cfg_ctx *ctx, int argc, char **argv,
+				void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	if (!strcmp(argv[1], "lower"))
+		c->rank_higher = 0;
+	else if (!strcmp(argv[1], "higher"))
+		c->rank_higher = 1;
+	else
+		return cfg_error(ctx,
+				 "rank_direction: '%s' is not lower or "
+				 "higher",
+				 argv[1]);
+	return 0;
+}
+
 static const struct cfg_directive coord_conf_directives[] = {
+	{"survey_duration", 1, 1, coord_conf_duration},
+	{"survey_warmup", 1, 1, coord_conf_duration},
+	{"survey_settle", 1, 1, coord_conf_duration},
+	{"survey_grace", 1, 1, coord_conf_duration},
+	{"survey_interval", 1, 1, coord_conf_duration},
+	{"survey_streams", 1, 4, coord_conf_streams},
+	{"latency_sizes", 1, 16, coord_conf_lat_sizes},
+	{"latency_iterations", 1, 1, coord_conf_uint},
+	{"diagonal_all_max", 1, 1, coord_conf_uint},
+	{"rank0", 1, 1, coord_conf_rank0},
+	{"rank_direction", 1, 1, coord_conf_direction},
 	{"name", 1, 1, coord_conf_string},
 	{"listen", 1, 1, coord_conf_listen},
 	{"ca", 1, 1, coord_conf_string},

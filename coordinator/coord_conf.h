@@ -29,6 +29,28 @@ struct coord_conf {
 	uint64_t handshake_timeout_ms; /* handshake_timeout, default 10s */
 	uint32_t max_frame;  /* max_frame, default 1 MiB, 4 KiB..64 MiB */
 	uint32_t max_agents; /* max_agents, default 4096 */
+	/* The survey */
+	uint64_t survey_duration_ms; /* survey_duration: each bandwidth test's
+					measured window, default 5s */
+	uint64_t survey_warmup_ms;   /* survey_warmup, default 1s */
+	uint64_t survey_settle_ms;   /* survey_settle: quiet time after the
+					last change before an automatic
+					survey, default 10s */
+	uint64_t survey_grace_ms;    /* survey_grace: survey the connected
+					nodes when expected ones are still
+					missing after this, default 2m */
+	uint64_t survey_interval_ms; /* survey_interval: periodic re-survey,
+					default 1h, 0 = off */
+	uint32_t ladder[4];	     /* survey_streams N...: default 1 4 8 */
+	unsigned n_ladder;
+	uint32_t lat_sizes[16]; /* latency_sizes: 64 4096 10240 20480 40960 */
+	unsigned n_lat_sizes;
+	uint32_t lat_iterations;   /* latency_iterations, default 1000 */
+	char rank0[64];		   /* rank0 NODE; default: lowest name */
+	int rank_higher;	   /* rank_direction lower|higher */
+	uint32_t diagonal_all_max; /* check every non-adjacent pair up to this
+				      many nodes, else distance-2 pairs only;
+				      default 16 */
 };
 
 void coord_conf_defaults(struct coord_conf *c);
