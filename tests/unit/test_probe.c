@@ -1,0 +1,488 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+struct test_result {
+	int calls;
+	int err;
+	double rtt_us;
+	double done_ms;
+};
+
+static double test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void test_done(int err, double rtt_us, void *arg)
+{
+	struct test_result *r = arg;
+
+	r->calls++;
+	r->err = err;
+	r->rtt_us = rtt_us;
+	r->done_ms = test_now_ms();
+}
+
+/* A TCP socket on 127.0.0.1 with a kernel-chosen port, listening or
+ * merely bound (then a SYN gets an RST). */
+static int test_socket(int do_listen, uint16_t *port)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    (do_listen && listen(fd, 8) < 0) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0) {
+		close(fd);
+		return -1;
+	}
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+/* Runs one probe to its end; returns the milliseconds it took. */
+static double test_run(struct event_base *base, const char *dst, uint16_t port,
+		       const char *ifname, unsigned timeout_ms,
+		       struct test_result *r)
+{
+	double t0 = test_now_ms();
+	struct probe *p;
+
+	memset(r, 0, sizeof(*r));
+	p = probe_start(base, dst, port, ifname, timeout_ms, test_done, r);
+	if (!p) {
+		r->err = -errno;
+		return -1;
+	}
+	/* Never from inside probe_start. */
+	if (r->calls)
+		return -1;
+	event_base_dispatch(base);
+	return r->done_ms - t0;
+}
+
+static void test_route_local(void **state)
+{
+	struct probe_route r;
+
+	(void)state;
+	assert_int_equal(probe_route_get("127.0.0.1", &r), 0);
+	assert_string_equal(r.kind, "local");
+	assert_string_equal(r.ifname, "lo");
+	assert_string_equal(r.source, "127.0.0.1");
+	assert_string_equal(r.gateway, "");
+	assert_int_equal(r.linkdown, 0);
+}
+
+static void test_route_bad_address(void **state)
+{
+	static const char *bad[] = {"",		  "1.2.3",     "256.0.0.1",
+				    "::1",	  "localhost", "10.0.0.1 ",
+				    "10.0.0.1/24"};
+	struct probe_route r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&r, 'x', sizeof(r));
+		assert_int_equal(probe_route_get(bad[i], &r), -EINVAL);
+		assert_string_equal(r.kind, "");
+	}
+	assert_int_equal(probe_route_get(NULL, &r), -EINVAL);
+	assert_int_equal(probe_route_get("127.0.0.1", NULL), -EINVAL);
+}
+
+static void test_probe_listening(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct test_result r;
+	uint16_t port;
+	int fd = test_socket(1, &port);
+
+	(void)state;
+	assert_non_null(base);
+	assert_true(fd >= 0);
+	assert_true(test_run(base, "127.0.0.1", port, NULL, 1000, &r) >= 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.err, 0);
+	assert_true(r.rtt_us > 0 && r.rtt_us < 1e6);
+	/* "" means no device binding, like NULL. */
+	assert_true(test_run(base, "127.0.0.1", port, "", 1000, &r) >= 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.err, 0);
+	close(fd);
+	event_base_free(base);
+}
+
+static void test_probe_closed_port(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct test_result r;
+	uint16_t port;
+	int fd = test_socket(0, &port);
+
+	(void)state;
+	assert_non_null(base);
+	assert_true(fd >= 0);
+	/* The RST proves the path: reachable. */
+	assert_true(test_run(base, "127.0.0.1", port, NULL, 1000, &r) >= 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.err, 0);
+	assert_true(r.rtt_us > 0 && r.rtt_us < 1e6);
+	close(fd);
+	event_base_free(base);
+}
+
+/* connect() refuses a broadcast or multicast peer at once (ENETUNREACH);
+ * the answer still comes from the loop. */
+static void test_probe_immediate_error(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct test_result r;
+
+	(void)state;
+	assert_non_null(base);
+	assert_true(test_run(base, "255.255.255.255", 9, NULL, 1000, &r) >= 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.err, -ENETUNREACH);
+	assert_true(r.rtt_us == 0);
+	assert_true(test_run(base, "224.0.0.1", 9, NULL, 1000, &r) >= 0);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(r.err, -ENETUNREACH);
+	event_base_free(base);
+}
+
+static void test_probe_bad_args(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct test_result r = {0};
+
+	(void)state;
+	assert_non_null(base);
+	errno = 0;
+	assert_null(
+		probe_start(base, "10.0.0.300", 9, NULL, 100, test_done, &r));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(probe_start(base, "::1", 9, NULL, 100, test_done, &r));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(probe_start(base, "127.0.0.1", 9, NULL, 100, NULL, &r));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(
+		probe_start(NULL, "127.0.0.1", 9, NULL, 100, test_done, &r));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(probe_start(base, "127.0.0.1", 9, "ringnosuchdev0", 100,
+				test_done, &r));
+	/* Unprivileged on kernels before 5.7: EPERM. */
+	assert_true(errno == ENODEV || (geteuid() != 0 && errno == EPERM));
+	errno = 0;
+	assert_null(probe_start(base, "127.0.0.1", 9,
+				"a-name-longer-than-ifnamsiz", 100, test_done,
+				&r));
+	assert_int_equal(errno, ENODEV);
+	assert_int_equal(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+	assert_int_equal(r.calls, 0);
+	event_base_free(base);
+}
+
+/* Cancelled before the loop ran: no callback, nothing left behind
+ * (ASan and valgrind see the frees), for a pending connect and for an
+ * already decided one. */
+static void test_probe_cancel(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct test_result r = {0};
+	struct probe *a, *b;
+	uint16_t port;
+	int fd = test_socket(1, &port);
+
+	(void)state;
+	assert_non_null(base);
+	assert_true(fd >= 0);
+	a = probe_start(base, "127.0.0.1", port, NULL, 1000, test_done, &r);
+	b = probe_start(base, "255.255.255.255", 9, NULL, 1000, test_done, &r);
+	assert_non_null(a);
+	assert_non_null(b);
+	probe_cancel(a);
+	probe_cancel(b);
+	probe_cancel(NULL);
+	/* No events left: the loop returns at once. */
+	assert_int_equal(event_base_dispatch(base), 1);
+	assert_int_equal(r.calls, 0);
+	close(fd);
+	event_base_free(base);
+}
+
+struct test_chain {
+	struct event_base *base;
+	uint16_t port;
+	int calls;
+	int errs[2];
+};
+
+static void test_chain_done(int err, double rtt_us, void *arg)
+{
+	struct test_chain *c = arg;
+
+	(void)rtt_us;
+	c->errs[c->calls++] = err;
+	if (c->calls == 1)
+		assert_non_null(probe_start(c->base, "127.0.0.1", c->port, NULL,
+					    1000, test_chain_done, c));
+}
+
+/* A callback may start the next probe. */
+static void test_probe_chain(void **state)
+{
+	struct test_chain c = {.base = event_base_new()};
+	int fd = test_socket(1, &c.port);
+
+	(void)state;
+	assert_non_null(c.base);
+	assert_true(fd >= 0);
+	assert_non_null(probe_start(c.base, "127.0.0.1", c.port, NULL, 1000,
+				    test_chain_done, &c));
+	event_base_dispatch(c.base);
+	assert_int_equal(c.calls, 2);
+	assert_int_equal(c.errs[0], 0);
+	assert_int_equal(c.errs[1], 0);
+	close(fd);
+	event_base_free(c.base);
+}
+
+/* The namespace part runs in a child: cmocka's asserts would unwind into
+ * the child's copy of the runner, so it reports by exit code instead. */
+#define NS_CHECK(cond)                                                         \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+			return 1;                                              \
+		}                                                              \
+	} while (0)
+
+static int test_sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "failed: %s\n", cmd);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_cancel_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	probe_cancel(arg);
+}
+
+static int test_ns_routes(void)
+{
+	struct probe_route r;
+	int i;
+
+	NS_CHECK(probe_route_get("10.77.0.2", &r) == 0);
+	NS_CHECK(!strcmp(r.kind, "direct"));
+	NS_CHECK(!strcmp(r.ifname, "vA"));
+	NS_CHECK(!strcmp(r.source, "10.77.0.1"));
+	NS_CHECK(!strcmp(r.gateway, ""));
+	NS_CHECK(r.linkdown == 0);
+
+	NS_CHECK(probe_route_get("10.66.0.5", &r) == 0);
+	NS_CHECK(!strcmp(r.kind, "gateway"));
+	NS_CHECK(!strcmp(r.gateway, "10.77.0.2"));
+	NS_CHECK(!strcmp(r.ifname, "vA"));
+	NS_CHECK(!strcmp(r.source, "10.77.0.1"));
+	NS_CHECK(r.linkdown == 0);
+
+	NS_CHECK(probe_route_get("10.77.0.1", &r) == 0);
+	NS_CHECK(!strcmp(r.kind, "local"));
+	NS_CHECK(!strcmp(r.ifname, "lo"));
+
+	/* No default route in the fresh namespace. */
+	NS_CHECK(probe_route_get("10.55.0.1", &r) == -ENETUNREACH);
+	NS_CHECK(!strcmp(r.kind, "unreachable"));
+	NS_CHECK(!strcmp(r.ifname, ""));
+	/* Reject routes: the kernel's -EINVAL, -EACCES and -EHOSTUNREACH
+   * all come back as "unreachable", -EHOSTUNREACH. */
+	for (i = 0; i < 3; i++) {
+		static const char *dst[] = {"10.44.0.1", "10.45.0.1",
+					    "10.46.0.1"};
+
+		NS_CHECK(probe_route_get(dst[i], &r) == -EHOSTUNREACH);
+		NS_CHECK(!strcmp(r.kind, "unreachable"));
+	}
+	return 0;
+}
+
+static int test_ns_probes(struct event_base *base)
+{
+	struct test_result r;
+	struct probe *p;
+	struct event *timer;
+	struct timeval tv = {.tv_usec = 50 * 1000};
+	double ms, t0;
+	uint16_t port;
+	int fd = test_socket(1, &port);
+
+	NS_CHECK(fd >= 0);
+	/* Bound to lo, the right device for 127.0.0.1. */
+	NS_CHECK(test_run(base, "127.0.0.1", port, "lo", 1000, &r) >= 0);
+	NS_CHECK(r.calls == 1 && r.err == 0 && r.rtt_us > 0);
+	close(fd);
+
+	/* The gateway 10.77.0.2 never answers (vB has no address). */
+	ms = test_run(base, "10.66.0.5", 9, NULL, 300, &r);
+	NS_CHECK(r.calls == 1);
+	NS_CHECK(r.err == -ETIMEDOUT);
+	NS_CHECK(ms >= 250 && ms < 2000);
+	ms = test_run(base, "10.77.0.2", 9, "vA", 300, &r);
+	NS_CHECK(r.calls == 1);
+	NS_CHECK(r.err == -ETIMEDOUT);
+	NS_CHECK(ms >= 250 && ms < 2000);
+
+	/* Cancelled while connecting: the loop ends when the timer has
+   * run, long before the probe's own 5 s timeout. */
+	memset(&r, 0, sizeof(r));
+	p = probe_start(base, "10.66.0.5", 9, NULL, 5000, test_done, &r);
+	NS_CHECK(p);
+	timer = evtimer_new(base, test_cancel_timer, p);
+	NS_CHECK(timer && evtimer_add(timer, &tv) == 0);
+	t0 = test_now_ms();
+	event_base_dispatch(base);
+	NS_CHECK(r.calls == 0);
+	NS_CHECK(test_now_ms() - t0 < 1000);
+	event_free(timer);
+	return 0;
+}
+
+static int test_ns_linkdown(struct event_base *base)
+{
+	struct probe_route r;
+	struct test_result t;
+	int i;
+
+	if (test_sh("ip link set vB down"))
+		return 1;
+	/* Carrier loss reaches the FIB through linkwatch: allow it 2 s. */
+	for (i = 0; i < 40; i++) {
+		NS_CHECK(probe_route_get("10.77.0.2", &r) == 0);
+		if (r.linkdown)
+			break;
+		usleep(50 * 1000);
+	}
+	NS_CHECK(r.linkdown == 1);
+	NS_CHECK(!strcmp(r.kind, "direct"));
+	NS_CHECK(!strcmp(r.ifname, "vA"));
+	NS_CHECK(probe_route_get("10.66.0.5", &r) == 0);
+	NS_CHECK(!strcmp(r.kind, "gateway"));
+	NS_CHECK(r.linkdown == 1);
+
+	/* Bound to a device that is down: connect() fails at once with
+   * ENETUNREACH, reported through the loop. */
+	NS_CHECK(test_run(base, "10.77.0.2", 9, "vB", 300, &t) >= 0);
+	NS_CHECK(t.calls == 1);
+	NS_CHECK(t.err == -ENETUNREACH);
+	return 0;
+}
+
+static int test_ns_child(void)
+{
+	struct event_base *base;
+	int rc;
+
+	if (unshare(CLONE_NEWNET) < 0)
+		return 77;
+	if (test_sh("ip link set lo up") ||
+	    test_sh("ip link add vA type veth peer name vB") ||
+	    test_sh("ip addr add 10.77.0.1/30 dev vA") ||
+	    test_sh("ip link set vA up") || test_sh("ip link set vB up") ||
+	    test_sh("ip route add 10.66.0.0/24 via 10.77.0.2 dev vA") ||
+	    test_sh("ip route add blackhole 10.44.0.0/24") ||
+	    test_sh("ip route add prohibit 10.45.0.0/24") ||
+	    test_sh("ip route add unreachable 10.46.0.0/24"))
+		return 1;
+	base = event_base_new();
+	NS_CHECK(base);
+	rc = test_ns_routes();
+	if (!rc)
+		rc = test_ns_probes(base);
+	if (!rc)
+		rc = test_ns_linkdown(base);
+	event_base_free(base);
+	return rc;
+}
+
+/* Real routes in a private network namespace: a veth pair vA/vB with
+ * 10.77.0.1/30 on vA only, a route 10.66.0.0/24 via 10.77.0.2. */
+static void test_namespace(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(test_ns_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		skip();
+		return;
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_route_local),
+		cmocka_unit_test(test_route_bad_address),
+		cmocka_unit_test(test_probe_listening),
+		cmocka_unit_test(test_probe_closed_port),
+		cmocka_unit_test(test_probe_immediate_error),
+		cmocka_unit_test(test_probe_bad_args),
+		cmocka_unit_test(test_probe_cancel),
+		cmocka_unit_test(test_probe_chain),
+		cmocka_unit_test(test_namespace),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
