@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "conn.h"
 #include "coord.h"
 #include "log.h"
+#include "survey.h"
 
 /* ringctl gets this long to send its request. */
 #define CONTROL_IDLE_MS 30000
@@ -25,6 +27,8 @@ struct client {
 	struct control *ctl;
 	struct conn *conn;
 	uid_t uid;
+	struct survey_test *test; /* a test this client waits for */
+	uint64_t test_id;
 	struct client *prev, *next;
 };
 
@@ -47,6 +51,7 @@ static void client_free(struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	ctl->n_clients--;
+	survey_test_cancel(cl->test);
 	conn_free(cl->conn);
 	free(cl);
 }
@@ -91,6 +96,8 @@ static void control_status(struct client *cl, uint64_t id)
 		rep.n_expected += v[i]->expected;
 		rep.n_connected += v[i]->state == NODE_UP;
 	}
+	rep.topology = (Ring__Topology *)survey_topology(co->survey);
+	rep.survey_state = (char *)survey_state(co->survey);
 	rep.coordinator = co->conf->name;
 	rep.version = RING_VERSION;
 	rep.now_ms = coord_now_ms();
@@ -169,6 +176,98 @@ static void control_forget(struct client *cl, uint64_t id,
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 
+static void control_test_done(const Ring__TestReport *rep, void *arg)
+{
+	struct client *cl = arg;
+
+	cl->test = NULL;
+	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
+	log_info("test %s %s -> %s: %s",
+		 rep->params->kind == RING__TEST_KIND__TEST_TCP_BW ? "bw"
+								   : "lat",
+		 rep->a, rep->b, *rep->error ? rep->error : "done");
+	client_send(cl, cl->test_id, RING__ENVELOPE__BODY_TEST_REPORT,
+		    (void *)rep);
+}
+
+static void control_test(struct client *cl, uint64_t id,
+			 const Ring__TestRequest *req)
+{
+	struct coord *co = cl->ctl->co;
+	struct node *a = nodes_find(co->nodes, req->a);
+	struct node *b = nodes_find(co->nodes, req->b);
+	char a_if[IFNAMSIZ], b_addr[64], why[160];
+
+	if (!a || !b || a == b || !req->params) {
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+			"need two different known nodes and parameters");
+		return;
+	}
+	if (a->state != NODE_UP || b->state != NODE_UP) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"%s is not up",
+				a->state != NODE_UP ? a->name : b->name);
+		return;
+	}
+	if (cl->test) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"one test at a time per client");
+		return;
+	}
+	if (survey_test_endpoints(co->survey, a->name, b->name, a_if,
+				  sizeof(a_if), b_addr, sizeof(b_addr), why,
+				  sizeof(why)) < 0) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
+		return;
+	}
+	cl->test_id = id;
+	cl->test = survey_test_start(co->survey, a->name, a_if, b->name, b_addr,
+				     req->params, control_test_done, cl);
+	if (!cl->test) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
+				errno == EBUSY ? "a survey is measuring; try "
+						 "again when it is done"
+					       : strerror(errno));
+		return;
+	}
+	/* The test has its own deadline; the idle limit would cut it. */
+	conn_set_read_timeout(cl->conn, 0);
+}
+
+static void control_survey(struct client *cl, uint64_t id)
+{
+	Ring__Ack ack = RING__ACK__INIT;
+
+	if (survey_start(cl->ctl->co->survey, "requested by ringctl") < 0) {
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
+			errno == EBUSY ? "a survey or a test is already running"
+				       : "fewer than two nodes are up");
+		return;
+	}
+	ack.text = "survey started";
+	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
+}
+
+static void control_ranks(struct client *cl, uint64_t id)
+{
+	struct survey *sv = cl->ctl->co->survey;
+	Ring__RanksReply rep = RING__RANKS_REPLY__INIT;
+
+	rep.topology = (Ring__Topology *)survey_topology(sv);
+	if (!rep.topology) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"no survey has completed yet (survey %s)",
+				survey_state(sv));
+		return;
+	}
+	client_send(cl, id, RING__ENVELOPE__BODY_RANKS_REPLY, &rep);
+}
+
 static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 {
 	struct client *cl = arg;
@@ -191,6 +290,22 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 			break;
 		}
 		control_forget(cl, id, env->forget_request);
+		break;
+	case RING__ENVELOPE__BODY_RANKS_REQUEST:
+		control_ranks(cl, id);
+		break;
+	case RING__ENVELOPE__BODY_TEST_REQUEST:
+	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
+		if (cl->uid != 0) {
+			conn_send_error(cl->conn, id,
+					RING__ERROR_CODE__ERROR_PERMISSION,
+					"this request needs root");
+			break;
+		}
+		if (env->body_case == RING__ENVELOPE__BODY_TEST_REQUEST)
+			control_test(cl, id, env->test_request);
+		else
+			control_survey(cl, id);
 		break;
 	default:
 		conn_send_error(cl->conn, id,

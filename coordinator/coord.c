@@ -13,6 +13,7 @@
 #include "agents.h"
 #include "control.h"
 #include "log.h"
+#include "survey.h"
 #include "tls.h"
 
 uint64_t coord_now_ms(void)
@@ -105,6 +106,10 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->agents = agents_new(co);
 	if (!co->agents)
 		goto fail;
+	co->survey = survey_new(co);
+	if (!co->survey)
+		goto fail;
+	agents_set_change_cb(co->agents, survey_nodes_changed, co->survey);
 	co->control = control_new(co);
 	if (!co->control)
 		goto fail;
@@ -154,6 +159,8 @@ void coord_fini(struct coord *co)
 	if (co->sig_hup)
 		event_free(co->sig_hup);
 	control_free(co->control);
+	/* Before the agents: the survey cancels its calls to them. */
+	survey_free(co->survey);
 	agents_free(co->agents);
 	nodes_free(co->nodes);
 	if (co->tls)

@@ -18,6 +18,7 @@ struct coord {
 	struct nodes *nodes;
 	struct agents *agents;	 /* agent sessions (agents.h) */
 	struct control *control; /* ringctl socket (control.h) */
+	struct survey *survey;	 /* adjacency, tests, topology (survey.h) */
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;
 };

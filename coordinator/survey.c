@@ -1,0 +1,1630 @@
+#include "survey.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "agents.h"
+#include "coord.h"
+#include "findings.h"
+#include "log.h"
+#include "sched.h"
+#include "topo.h"
+
+/* Probes go to a port nobody needs to listen on: a RST proves the path as
+ * well as a SYN-ACK does. */
+#define SV_PROBE_PORT 7420
+#define SV_PROBE_TIMEOUT_MS 1000
+#define SV_ACCEPT_TIMEOUT_MS 5000
+#define SV_SWITCH_MAX 64 /* all-pairs reachability check up to this size */
+#define SV_MAX_LADDER 4
+
+struct sv_if {
+	char name[IFNAMSIZ];
+	char addr[64]; /* first IPv4 address, "" if none */
+	char subnet[48];
+	unsigned mtu;
+	char rdma[64];
+	double nominal_gbps;
+};
+
+struct sv_node {
+	char name[64];
+	char mgmt_addr[64];
+	char mgmt_if[IFNAMSIZ];
+	struct sv_if *ifs;
+	unsigned n_ifs;
+	int beacons; /* has a neighbour table with beacons on */
+};
+
+struct sv_link {
+	struct topo_link t;
+	char a_addr[64], b_addr[64];
+	char a_rdma[64], b_rdma[64];
+	double nominal_gbps;
+	int probe_ab, probe_ba; /* 1 reached, 0 not, -1 not probed */
+	int switch_pair;	/* measured through a switch, not a cable */
+	double gbps[2][SV_MAX_LADDER];
+	Ring__LatResult lat[16];
+	unsigned n_lat;
+	char error[256];
+	uint64_t measured_ms;
+	unsigned step;
+	struct survey_test *test;
+	struct survey *sv;
+};
+
+struct sv_diag {
+	unsigned a, b;
+	char b_addr[64];
+	char route_kind[16];
+	char route_if[IFNAMSIZ];
+	int path;
+	int done;
+};
+
+enum sv_phase {
+	SV_IDLE,
+	SV_VERIFY,
+	SV_SWITCH,
+	SV_DIAG,
+	SV_MEASURE,
+};
+
+/* One outstanding request to an agent on behalf of the survey. */
+struct sv_op {
+	struct survey *sv;
+	struct agents_call *call;
+	enum sv_phase phase;
+	unsigned idx;
+	int dir;
+	struct sv_op *prev, *next;
+};
+
+struct survey_test {
+	struct survey *sv;
+	char a[64], b[64], a_if[IFNAMSIZ], b_addr[64];
+	Ring__TestParams params;
+	uint32_t sizes[16];
+	uint8_t token[16];
+	struct agents_call *call_a, *call_b;
+	Ring__TestResult *res_a, *res_b;
+	int done_a, done_b;
+	char error[256];
+	survey_test_cb cb;
+	void *arg;
+	int manual; /* started by ringctl, not by the survey */
+	struct survey_test *prev, *next;
+};
+
+struct survey {
+	struct coord *co;
+	enum sv_phase phase;
+	unsigned pending;
+	char reason[64];
+	struct timespec t0;
+	double tests_sum_s;
+	struct sv_node *nodes;
+	unsigned n_nodes;
+	struct sv_link *links;
+	unsigned n_links;
+	struct sv_diag *diags;
+	unsigned n_diags;
+	unsigned switch_ok, switch_total;
+	unsigned *meas; /* link indices in measurement order */
+	unsigned n_meas;
+	unsigned *round_of;
+	int n_rounds, round;
+	struct sv_op *ops;
+	struct survey_test *tests;
+	unsigned manual_tests;
+	Ring__Topology *topology;
+	struct event *auto_ev;
+};
+
+static void sv_next(struct survey *sv);
+
+static double sv_elapsed(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* ------------------------------------------------------------ tests */
+
+static Ring__TestResult *sv_copy_result(const Ring__TestResult *r)
+{
+	size_t n = ring__test_result__get_packed_size(r);
+	uint8_t *buf = malloc(n ? n : 1);
+	Ring__TestResult *copy;
+
+	if (!buf)
+		return NULL;
+	ring__test_result__pack(r, buf);
+	copy = ring__test_result__unpack(NULL, n, buf);
+	free(buf);
+	return copy;
+}
+
+static void sv_test_unlink(struct survey_test *t)
+{
+	struct survey *sv = t->sv;
+
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		sv->tests = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+}
+
+static void sv_test_free(struct survey_test *t)
+{
+	if (t->manual)
+		t->sv->manual_tests--;
+	agents_call_cancel(t->call_a);
+	agents_call_cancel(t->call_b);
+	if (t->res_a)
+		ring__test_result__free_unpacked(t->res_a, NULL);
+	if (t->res_b)
+		ring__test_result__free_unpacked(t->res_b, NULL);
+	sv_test_unlink(t);
+	free(t);
+}
+
+void survey_test_cancel(struct survey_test *t)
+{
+	if (t)
+		sv_test_free(t);
+}
+
+static void sv_test_set_error(struct survey_test *t, const char *side,
+			      const char *text)
+{
+	if (!t->error[0])
+		snprintf(t->error, sizeof(t->error), "%s: %s", side, text);
+}
+
+static void sv_test_finish(struct survey_test *t)
+{
+	Ring__TestReport rep = RING__TEST_REPORT__INIT;
+	int bw = t->params.kind == RING__TEST_KIND__TEST_TCP_BW;
+
+	if (!t->done_a || !t->done_b)
+		return;
+	rep.a = t->a;
+	rep.b = t->b;
+	rep.a_interface = t->a_if;
+	rep.b_address = t->b_addr;
+	rep.params = &t->params;
+	rep.a_side = t->res_a;
+	rep.b_side = t->res_b;
+	/* Each direction is what its senders' peers acknowledged. */
+	if (bw && t->res_a)
+		rep.gbps_a_to_b = t->res_a->gbps_sent;
+	if (bw && t->res_b)
+		rep.gbps_b_to_a = t->res_b->gbps_sent;
+	if (!t->error[0] && t->res_a && *t->res_a->error)
+		sv_test_set_error(t, t->a, t->res_a->error);
+	if (!t->error[0] && t->res_b && *t->res_b->error)
+		sv_test_set_error(t, t->b, t->res_b->error);
+	rep.error = t->error;
+	rep.finished_ms = coord_now_ms();
+	t->call_a = t->call_b = NULL;
+	t->cb(&rep, t->arg);
+	sv_test_free(t);
+}
+
+static const char *sv_err_text(int err)
+{
+	return err == -ETIMEDOUT    ? "no answer before the test deadline"
+	       : err == -ECONNRESET ? "agent session lost during the test"
+				    : strerror(-err);
+}
+
+static int sv_test_reply_a(const Ring__Envelope *env, int err, void *arg)
+{
+	struct survey_test *t = arg;
+
+	t->call_a = NULL;
+	t->done_a = 1;
+	if (!env)
+		sv_test_set_error(t, t->a, sv_err_text(err));
+	else if (env->body_case == RING__ENVELOPE__BODY_TEST_RESULT)
+		t->res_a = sv_copy_result(env->test_result);
+	else if (env->body_case == RING__ENVELOPE__BODY_ERROR)
+		sv_test_set_error(t, t->a, env->error->text);
+	sv_test_finish(t);
+	return 0;
+}
+
+static unsigned sv_test_deadline_ms(const Ring__TestParams *p)
+{
+	uint64_t lat = (uint64_t)p->n_sizes * (p->iterations + p->lat_warmup);
+
+	/* Latency: generous per round trip; bandwidth: the window plus
+	 * connection set-up and teardown. */
+	return SV_ACCEPT_TIMEOUT_MS + p->warmup_ms + p->duration_ms + 10000 +
+	       (unsigned)(lat / 2);
+}
+
+static int sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
+{
+	struct survey_test *t = arg;
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__TestRunRequest run = RING__TEST_RUN_REQUEST__INIT;
+
+	if (env && env->body_case == RING__ENVELOPE__BODY_TEST_LISTEN_REPLY) {
+		run.params = &t->params;
+		run.peer_address = t->b_addr;
+		run.port = env->test_listen_reply->port;
+		run.local_interface = t->a_if;
+		run.token.data = t->token;
+		run.token.len = sizeof(t->token);
+		run.connect_timeout_ms = SV_ACCEPT_TIMEOUT_MS;
+		req.body_case = RING__ENVELOPE__BODY_TEST_RUN_REQUEST;
+		req.test_run_request = &run;
+		t->call_a = agents_call(t->sv->co->agents, t->a, &req,
+					sv_test_deadline_ms(&t->params),
+					sv_test_reply_a, t);
+		if (!t->call_a) {
+			sv_test_set_error(t, t->a, "not connected");
+			t->done_a = 1;
+		}
+		return 1; /* B's result comes later on the same request */
+	}
+	t->call_b = NULL;
+	t->done_b = 1;
+	if (!env)
+		sv_test_set_error(t, t->b, sv_err_text(err));
+	else if (env->body_case == RING__ENVELOPE__BODY_TEST_RESULT)
+		t->res_b = sv_copy_result(env->test_result);
+	else if (env->body_case == RING__ENVELOPE__BODY_ERROR)
+		sv_test_set_error(t, t->b, env->error->text);
+	if (!t->call_a && !t->done_a) {
+		/* B failed before A was told anything. */
+		t->done_a = 1;
+	}
+	sv_test_finish(t);
+	return 0;
+}
+
+static struct survey_test *
+sv_test_start(struct survey *sv, const char *a, const char *a_if, const char *b,
+	      const char *b_addr, const Ring__TestParams *p, survey_test_cb cb,
+	      void *arg, int manual)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__TestListenRequest lis = RING__TEST_LISTEN_REQUEST__INIT;
+	struct survey_test *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->sv = sv;
+	snprintf(t->a, sizeof(t->a), "%s", a);
+	snprintf(t->b, sizeof(t->b), "%s", b);
+	snprintf(t->a_if, sizeof(t->a_if), "%s", a_if);
+	snprintf(t->b_addr, sizeof(t->b_addr), "%s", b_addr);
+	t->params = *p;
+	t->params.n_sizes = p->n_sizes < 16 ? p->n_sizes : 16;
+	memcpy(t->sizes, p->sizes, t->params.n_sizes * sizeof(uint32_t));
+	t->params.sizes = t->sizes;
+	t->cb = cb;
+	t->arg = arg;
+	t->manual = manual;
+	if (getrandom(t->token, sizeof(t->token), 0) != sizeof(t->token)) {
+		free(t);
+		return NULL;
+	}
+	t->next = sv->tests;
+	if (sv->tests)
+		sv->tests->prev = t;
+	sv->tests = t;
+	lis.params = &t->params;
+	lis.bind_address = t->b_addr;
+	lis.token.data = t->token;
+	lis.token.len = sizeof(t->token);
+	lis.accept_timeout_ms = SV_ACCEPT_TIMEOUT_MS;
+	req.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST;
+	req.test_listen_request = &lis;
+	t->call_b = agents_call(sv->co->agents, b, &req,
+				sv_test_deadline_ms(&t->params),
+				sv_test_reply_b, t);
+	if (!t->call_b) {
+		sv_test_unlink(t);
+		free(t);
+		errno = ENOTCONN;
+		return NULL;
+	}
+	sv->manual_tests += manual;
+	return t;
+}
+
+struct survey_test *survey_test_start(struct survey *sv, const char *a,
+				      const char *a_if, const char *b,
+				      const char *b_addr,
+				      const Ring__TestParams *p,
+				      survey_test_cb cb, void *arg)
+{
+	/* No node in two tests at once: not while the survey measures. */
+	if (sv->phase == SV_MEASURE) {
+		errno = EBUSY;
+		return NULL;
+	}
+	return sv_test_start(sv, a, a_if, b, b_addr, p, cb, arg, 1);
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+static void sv_reset(struct survey *sv)
+{
+	while (sv->ops) {
+		struct sv_op *op = sv->ops;
+
+		sv->ops = op->next;
+		agents_call_cancel(op->call);
+		free(op);
+	}
+	for (unsigned i = 0; i < sv->n_links; i++)
+		if (sv->links[i].test)
+			survey_test_cancel(sv->links[i].test);
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		free(sv->nodes[i].ifs);
+	free(sv->nodes);
+	free(sv->links);
+	free(sv->diags);
+	free(sv->meas);
+	free(sv->round_of);
+	sv->nodes = NULL;
+	sv->links = NULL;
+	sv->diags = NULL;
+	sv->meas = NULL;
+	sv->round_of = NULL;
+	sv->n_nodes = sv->n_links = sv->n_diags = sv->n_meas = 0;
+	sv->pending = 0;
+	sv->phase = SV_IDLE;
+}
+
+static void sv_subnet(const char *addr, unsigned prefix, char *out, size_t len)
+{
+	struct in_addr in;
+	uint32_t mask = prefix ? ~0u << (32 - (prefix > 32 ? 32 : prefix)) : 0;
+
+	out[0] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		return;
+	in.s_addr = htonl(ntohl(in.s_addr) & mask);
+	inet_ntop(AF_INET, &in, out, (socklen_t)len);
+	snprintf(out + strlen(out), len - strlen(out), "/%u", prefix);
+}
+
+static int sv_snapshot(struct survey *sv)
+{
+	struct node **v;
+	unsigned n, k = 0;
+
+	v = nodes_sorted(sv->co->nodes, &n);
+	if (!v)
+		return -1;
+	sv->nodes = calloc(n ? n : 1, sizeof(*sv->nodes));
+	if (!sv->nodes) {
+		free(v);
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const Ring__Inventory *inv = v[i]->inventory;
+		struct sv_node *sn = &sv->nodes[k];
+
+		if (v[i]->state != NODE_UP || !inv)
+			continue;
+		snprintf(sn->name, sizeof(sn->name), "%s", v[i]->name);
+		snprintf(sn->mgmt_addr, sizeof(sn->mgmt_addr), "%s",
+			 v[i]->mgmt_address);
+		snprintf(sn->mgmt_if, sizeof(sn->mgmt_if), "%s",
+			 inv->mgmt_interface);
+		sn->beacons =
+			v[i]->neighbours && v[i]->neighbours->beacons_available;
+		sn->ifs = calloc(inv->n_interfaces + 1, sizeof(*sn->ifs));
+		if (!sn->ifs)
+			break;
+		for (size_t j = 0; j < inv->n_interfaces; j++) {
+			const Ring__NetInterface *f = inv->interfaces[j];
+			struct sv_if *si = &sn->ifs[sn->n_ifs];
+
+			if (f->management)
+				continue;
+			snprintf(si->name, sizeof(si->name), "%s", f->name);
+			if (f->n_ipv4) {
+				snprintf(si->addr, sizeof(si->addr), "%s",
+					 f->ipv4[0]->address);
+				sv_subnet(si->addr, f->ipv4[0]->prefix,
+					  si->subnet, sizeof(si->subnet));
+			}
+			si->mtu = f->mtu;
+			snprintf(si->rdma, sizeof(si->rdma), "%s",
+				 f->rdma_device);
+			si->nominal_gbps =
+				(f->nominal_speed_mbps
+					 ? f->nominal_speed_mbps
+					 : (f->speed_mbps > 0
+						    ? (unsigned)f->speed_mbps
+						    : 0)) /
+				1000.0;
+			sn->n_ifs++;
+		}
+		k++;
+	}
+	free(v);
+	sv->n_nodes = k;
+	return 0;
+}
+
+static int sv_node_index(const struct survey *sv, const char *name)
+{
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		if (!strcmp(sv->nodes[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static const struct sv_if *sv_iface(const struct survey *sv, unsigned n,
+				    const char *ifname)
+{
+	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
+		if (!strcmp(sv->nodes[n].ifs[i].name, ifname))
+			return &sv->nodes[n].ifs[i];
+	return NULL;
+}
+
+static struct sv_link *sv_add_link(struct survey *sv, unsigned a,
+				   const char *a_if, unsigned b,
+				   const char *b_if)
+{
+	struct sv_link *l, *nl;
+	const struct sv_if *fa, *fb;
+
+	/* Canonical: lower node index first. */
+	if (a > b) {
+		unsigned x = a;
+		const char *y = a_if;
+
+		a = b;
+		b = x;
+		a_if = b_if;
+		b_if = y;
+	}
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		l = &sv->links[i];
+		if (l->t.a == a && l->t.b == b && !strcmp(l->t.a_if, a_if) &&
+		    !strcmp(l->t.b_if, b_if))
+			return l;
+	}
+	nl = realloc(sv->links, (sv->n_links + 1) * sizeof(*nl));
+	if (!nl)
+		return NULL;
+	sv->links = nl;
+	l = &sv->links[sv->n_links++];
+	memset(l, 0, sizeof(*l));
+	l->t.a = a;
+	l->t.b = b;
+	snprintf(l->t.a_if, sizeof(l->t.a_if), "%s", a_if);
+	snprintf(l->t.b_if, sizeof(l->t.b_if), "%s", b_if);
+	l->probe_ab = l->probe_ba = -1;
+	for (int d = 0; d < 2; d++)
+		for (int s = 0; s < SV_MAX_LADDER; s++)
+			l->gbps[d][s] = -1;
+	fa = sv_iface(sv, a, a_if);
+	fb = sv_iface(sv, b, b_if);
+	if (fa) {
+		snprintf(l->a_addr, sizeof(l->a_addr), "%s", fa->addr);
+		snprintf(l->t.a_subnet, sizeof(l->t.a_subnet), "%s",
+			 fa->subnet);
+		snprintf(l->a_rdma, sizeof(l->a_rdma), "%s", fa->rdma);
+		l->t.a_mtu = fa->mtu;
+		l->nominal_gbps = fa->nominal_gbps;
+	}
+	if (fb) {
+		snprintf(l->b_addr, sizeof(l->b_addr), "%s", fb->addr);
+		snprintf(l->t.b_subnet, sizeof(l->t.b_subnet), "%s",
+			 fb->subnet);
+		snprintf(l->b_rdma, sizeof(l->b_rdma), "%s", fb->rdma);
+		l->t.b_mtu = fb->mtu;
+		if (!l->nominal_gbps ||
+		    (fb->nominal_gbps && fb->nominal_gbps < l->nominal_gbps))
+			l->nominal_gbps = fb->nominal_gbps;
+	}
+	return l;
+}
+
+/* Links from the beacons each node heard. */
+static int sv_links_from_beacons(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_nodes; i++) {
+		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
+
+		for (size_t j = 0; t && j < t->n_neighbours; j++) {
+			const Ring__Neighbour *nb = t->neighbours[j];
+			int r = sv_node_index(sv, nb->remote_node);
+			struct sv_link *l;
+
+			if (r < 0 || (unsigned)r == i)
+				continue;
+			l = sv_add_link(sv, i, nb->local_interface, (unsigned)r,
+					nb->remote_interface);
+			if (!l)
+				return -1;
+			if (l->t.a == i)
+				l->t.a_sees_b = 1;
+			else
+				l->t.b_sees_a = 1;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ ops */
+
+static struct sv_op *sv_op_new(struct survey *sv, enum sv_phase phase,
+			       unsigned idx, int dir)
+{
+	struct sv_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return NULL;
+	op->sv = sv;
+	op->phase = phase;
+	op->idx = idx;
+	op->dir = dir;
+	op->next = sv->ops;
+	if (sv->ops)
+		sv->ops->prev = op;
+	sv->ops = op;
+	return op;
+}
+
+static void sv_op_free(struct sv_op *op)
+{
+	struct survey *sv = op->sv;
+
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		sv->ops = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	free(op);
+}
+
+static void sv_done_one(struct survey *sv)
+{
+	if (sv->pending && --sv->pending == 0)
+		sv_next(sv);
+}
+
+static int sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	struct sv_op *op = arg;
+	struct survey *sv = op->sv;
+	int ok = env && env->body_case == RING__ENVELOPE__BODY_PROBE_REPLY &&
+		 env->probe_reply->reachable;
+
+	(void)err;
+	switch (op->phase) {
+	case SV_VERIFY: {
+		struct sv_link *l = &sv->links[op->idx];
+
+		if (op->dir == 0)
+			l->probe_ab = ok;
+		else
+			l->probe_ba = ok;
+		break;
+	}
+	case SV_SWITCH:
+		sv->switch_ok += ok;
+		break;
+	case SV_DIAG: {
+		struct sv_diag *d = &sv->diags[op->idx];
+
+		d->done = 1;
+		d->path = ok;
+		if (env && env->body_case == RING__ENVELOPE__BODY_PROBE_REPLY) {
+			snprintf(d->route_kind, sizeof(d->route_kind), "%s",
+				 env->probe_reply->route_kind);
+			snprintf(d->route_if, sizeof(d->route_if), "%s",
+				 env->probe_reply->route_interface);
+		} else {
+			snprintf(d->route_kind, sizeof(d->route_kind), "?");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	sv_op_free(op);
+	sv_done_one(sv);
+	return 0;
+}
+
+/* Ask node `from` to probe addr (through ifname, or its route if ""). */
+static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
+		     int dir, unsigned from, const char *addr,
+		     const char *ifname)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__ProbeRequest pr = RING__PROBE_REQUEST__INIT;
+	struct sv_op *op = sv_op_new(sv, phase, idx, dir);
+
+	if (!op)
+		return;
+	pr.peer_address = (char *)addr;
+	pr.local_interface = (char *)ifname;
+	pr.port = SV_PROBE_PORT;
+	pr.timeout_ms = SV_PROBE_TIMEOUT_MS;
+	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
+	req.probe_request = &pr;
+	op->call = agents_call(sv->co->agents, sv->nodes[from].name, &req,
+			       SV_PROBE_TIMEOUT_MS + 3000, sv_probe_reply, op);
+	if (!op->call) {
+		sv_op_free(op);
+		return;
+	}
+	sv->pending++;
+}
+
+/* ------------------------------------------------------------ phases */
+
+static int sv_adjacent(const struct sv_link *l)
+{
+	return !l->switch_pair &&
+	       ((l->t.a_sees_b && l->t.b_sees_a) || l->t.verified);
+}
+
+static void sv_phase_verify(struct survey *sv)
+{
+	sv->phase = SV_VERIFY;
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		struct sv_link *l = &sv->links[i];
+
+		if (l->b_addr[0])
+			sv_probe(sv, SV_VERIFY, i, 0, l->t.a, l->b_addr,
+				 l->t.a_if);
+		if (l->a_addr[0])
+			sv_probe(sv, SV_VERIFY, i, 1, l->t.b, l->a_addr,
+				 l->t.b_if);
+	}
+}
+
+static const struct sv_if *sv_first_addr(const struct survey *sv, unsigned n)
+{
+	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
+		if (sv->nodes[n].ifs[i].addr[0])
+			return &sv->nodes[n].ifs[i];
+	return NULL;
+}
+
+/* No beacons anywhere: is every node reachable from every other? */
+static void sv_phase_switch(struct survey *sv)
+{
+	sv->phase = SV_SWITCH;
+	sv->switch_ok = sv->switch_total = 0;
+	if (sv->n_links || sv->n_nodes < 2 || sv->n_nodes > SV_SWITCH_MAX)
+		return;
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		for (unsigned j = 0; j < sv->n_nodes; j++) {
+			const struct sv_if *f = sv_first_addr(sv, j);
+
+			if (i == j || !f)
+				continue;
+			sv->switch_total++;
+			sv_probe(sv, SV_SWITCH, 0, 0, i, f->addr, "");
+		}
+}
+
+static int sv_is_switch(const struct survey *sv)
+{
+	return !sv->n_links && sv->switch_total &&
+	       sv->switch_ok == sv->switch_total &&
+	       sv->switch_total == sv->n_nodes * (sv->n_nodes - 1);
+}
+
+static int sv_pair_adjacent(const struct survey *sv, unsigned x, unsigned y)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
+				       (l->t.a == y && l->t.b == x)))
+			return 1;
+	}
+	return 0;
+}
+
+static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
+{
+	for (unsigned k = 0; k < sv->nodes[y].n_ifs; k++) {
+		const struct sv_if *f = &sv->nodes[y].ifs[k];
+		struct sv_diag *d;
+
+		if (!f->addr[0])
+			continue;
+		d = realloc(sv->diags, (sv->n_diags + 1) * sizeof(*d));
+		if (!d)
+			return -1;
+		sv->diags = d;
+		d = &sv->diags[sv->n_diags++];
+		memset(d, 0, sizeof(*d));
+		d->a = x;
+		d->b = y;
+		snprintf(d->b_addr, sizeof(d->b_addr), "%s", f->addr);
+	}
+	return 0;
+}
+
+/* Non-adjacent pairs must have no data-plane path: all of them on small
+ * clusters, the pairs two hops apart on large ones (linear work). */
+static void sv_phase_diag(struct survey *sv)
+{
+	unsigned n = sv->n_nodes;
+
+	sv->phase = SV_DIAG;
+	if (sv_is_switch(sv))
+		return;
+	for (unsigned x = 0; x < n; x++)
+		for (unsigned y = x + 1; y < n; y++) {
+			int near = 0;
+
+			if (sv_pair_adjacent(sv, x, y))
+				continue;
+			if (n > sv->co->conf->diagonal_all_max) {
+				for (unsigned z = 0; z < n && !near; z++)
+					near = sv_pair_adjacent(sv, x, z) &&
+					       sv_pair_adjacent(sv, z, y);
+				if (!near)
+					continue;
+			}
+			sv_add_diag(sv, x, y);
+		}
+	for (unsigned i = 0; i < sv->n_diags; i++)
+		sv_probe(sv, SV_DIAG, i, 0, sv->diags[i].a, sv->diags[i].b_addr,
+			 "");
+}
+
+/* topo input from the current links (cables only). */
+static int sv_analyse(struct survey *sv, struct topo_result *res)
+{
+	const char **names = calloc(sv->n_nodes + 1, sizeof(*names));
+	struct topo_link *links = calloc(sv->n_links + 1, sizeof(*links));
+	unsigned(*unexp)[2] = calloc(sv->n_diags + 1, sizeof(*unexp));
+	struct topo_input in = {0};
+	unsigned nl = 0, nu = 0;
+	const struct coord_conf *conf = sv->co->conf;
+	int rank0 = conf->rank0[0] ? sv_node_index(sv, conf->rank0) : -1;
+	int rc = -1;
+
+	if (!names || !links || !unexp)
+		goto out;
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		names[i] = sv->nodes[i].name;
+	for (unsigned i = 0; i < sv->n_links; i++)
+		if (!sv->links[i].switch_pair)
+			links[nl++] = sv->links[i].t;
+	for (unsigned i = 0; i < sv->n_diags; i++) {
+		const struct sv_diag *d = &sv->diags[i];
+		int seen = 0;
+
+		if (!d->path)
+			continue;
+		for (unsigned k = 0; k < nu; k++)
+			seen |= unexp[k][0] == d->a && unexp[k][1] == d->b;
+		if (!seen) {
+			unexp[nu][0] = d->a;
+			unexp[nu][1] = d->b;
+			nu++;
+		}
+	}
+	in.n_nodes = sv->n_nodes;
+	in.names = names;
+	in.links = links;
+	in.n_links = nl;
+	in.all_to_all_reachable = sv_is_switch(sv);
+	in.unexpected_paths = (const unsigned(*)[2])unexp;
+	in.n_unexpected_paths = nu;
+	rc = topo_analyse(&in, rank0,
+			  conf->rank_higher ? TOPO_DIR_HIGHER : TOPO_DIR_LOWER,
+			  res);
+out:
+	free(names);
+	free(links);
+	free(unexp);
+	return rc;
+}
+
+static int sv_find_link(const struct survey *sv, unsigned x, unsigned y)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
+				       (l->t.a == y && l->t.b == x)))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Measurement order: the ring's cycle when there is one (so the rounds
+ * alternate), every pair by the circle method through a switch. */
+static int sv_plan_measure(struct survey *sv)
+{
+	struct topo_result res = {0};
+	unsigned(*pairs)[2] = NULL;
+	unsigned n = sv->n_nodes;
+	int rc = -1;
+
+	sv->meas = calloc(sv->n_links + n * n + 1, sizeof(*sv->meas));
+	sv->round_of = calloc(sv->n_links + n * n + 1, sizeof(*sv->round_of));
+	pairs = calloc(sv->n_links + n * n + 1, sizeof(*pairs));
+	if (!sv->meas || !sv->round_of || !pairs)
+		goto out;
+	if (sv_is_switch(sv)) {
+		int r = sched_circle(n, pairs, sv->round_of, n * n);
+
+		if (r < 0)
+			goto out;
+		sv->n_rounds = r;
+		for (unsigned i = 0; i < n * (n - 1) / 2; i++) {
+			const struct sv_if *fa = sv_first_addr(sv, pairs[i][0]);
+			const struct sv_if *fb = sv_first_addr(sv, pairs[i][1]);
+			struct sv_link *l;
+
+			if (!fa || !fb)
+				continue;
+			l = sv_add_link(sv, pairs[i][0], fa->name, pairs[i][1],
+					fb->name);
+			if (!l)
+				goto out;
+			l->switch_pair = 1;
+			l->t.verified = 1;
+			sv->round_of[sv->n_meas] = sv->round_of[i];
+			sv->meas[sv->n_meas++] = (unsigned)(l - sv->links);
+		}
+		rc = 0;
+		goto out;
+	}
+	if (sv_analyse(sv, &res) == 0 && res.cls == TOPO_RING) {
+		for (unsigned i = 0; i < res.n_order; i++) {
+			int li = sv_find_link(sv, res.order[i],
+					      res.order[(i + 1) % res.n_order]);
+
+			if (li >= 0)
+				sv->meas[sv->n_meas++] = (unsigned)li;
+		}
+	}
+	/* Then every other adjacent link (parallel cables, lines, ...). */
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		int seen = 0;
+
+		for (unsigned k = 0; k < sv->n_meas; k++)
+			seen |= sv->meas[k] == i;
+		if (!seen && sv_adjacent(&sv->links[i]) &&
+		    sv->links[i].a_addr[0] && sv->links[i].b_addr[0])
+			sv->meas[sv->n_meas++] = i;
+	}
+	for (unsigned k = 0; k < sv->n_meas; k++) {
+		pairs[k][0] = sv->links[sv->meas[k]].t.a;
+		pairs[k][1] = sv->links[sv->meas[k]].t.b;
+	}
+	sv->n_rounds = sv->n_meas ? sched_rounds((const unsigned(*)[2])pairs,
+						 sv->n_meas, n, sv->round_of)
+				  : 0;
+	rc = sv->n_rounds < 0 ? -1 : 0;
+out:
+	topo_result_free(&res);
+	free(pairs);
+	return rc;
+}
+
+static void sv_edge_step(struct sv_link *l, struct survey *sv);
+
+static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
+{
+	struct sv_link *l = arg;
+	struct survey *sv = l->sv;
+	const struct coord_conf *conf = sv->co->conf;
+	unsigned nl =
+		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+
+	l->test = NULL;
+	if (*rep->error && !l->error[0])
+		snprintf(l->error, sizeof(l->error), "%s", rep->error);
+	if (l->step < 2 * nl) {
+		double g = (l->step % 2 == 0) ? rep->gbps_a_to_b
+					      : rep->gbps_b_to_a;
+
+		if (!*rep->error)
+			l->gbps[l->step % 2][l->step / 2] = g;
+		sv->tests_sum_s +=
+			(conf->survey_warmup_ms + conf->survey_duration_ms) /
+			1000.0;
+	} else if (rep->a_side && !*rep->error) {
+		l->n_lat = 0;
+		for (size_t i = 0; i < rep->a_side->n_lat && i < 16; i++)
+			l->lat[l->n_lat++] = *rep->a_side->lat[i];
+	}
+	l->measured_ms = rep->finished_ms;
+	l->step++;
+	sv_edge_step(l, sv);
+}
+
+/* Run the next test of this edge's sequence, or finish the edge. */
+static void sv_edge_step(struct sv_link *l, struct survey *sv)
+{
+	const struct coord_conf *conf = sv->co->conf;
+	unsigned nl =
+		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	uint32_t sizes[16];
+
+	if (l->step > 2 * nl) {
+		sv_done_one(sv);
+		return;
+	}
+	if (l->step < 2 * nl) {
+		p.kind = RING__TEST_KIND__TEST_TCP_BW;
+		p.streams = conf->ladder[l->step / 2];
+		p.direction = l->step % 2 ? RING__DIRECTION__DIR_B_TO_A
+					  : RING__DIRECTION__DIR_A_TO_B;
+		p.duration_ms = (uint32_t)conf->survey_duration_ms;
+		p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
+	} else {
+		p.kind = RING__TEST_KIND__TEST_TCP_LAT;
+		memcpy(sizes, conf->lat_sizes,
+		       conf->n_lat_sizes * sizeof(uint32_t));
+		p.n_sizes = conf->n_lat_sizes;
+		p.sizes = sizes;
+		p.iterations = conf->lat_iterations;
+		p.lat_warmup = conf->lat_iterations / 10 + 1;
+	}
+	l->sv = sv;
+	l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
+				sv->nodes[l->t.b].name, l->b_addr, &p,
+				sv_edge_test_done, l, 0);
+	if (!l->test) {
+		if (!l->error[0])
+			snprintf(l->error, sizeof(l->error),
+				 "cannot start test: %s is not connected",
+				 sv->nodes[l->t.b].name);
+		l->step++;
+		/* Not from inside our caller's loop: finish via the next step
+		 * (each failure advances, so this ends). */
+		sv_edge_step(l, sv);
+	}
+}
+
+/* ------------------------------------------------------------ results */
+
+struct sv_arena {
+	void **p;
+	size_t n, cap;
+};
+
+static void *ar_alloc(struct sv_arena *a, size_t size)
+{
+	void *m;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void **np = realloc(a->p, cap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		a->p = np;
+		a->cap = cap;
+	}
+	m = calloc(1, size ? size : 1);
+	if (m)
+		a->p[a->n++] = m;
+	return m;
+}
+
+static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
+{
+	char buf[512];
+	char *s;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s = ar_alloc(a, strlen(buf) + 1);
+	if (s)
+		memcpy(s, buf, strlen(buf) + 1);
+	return s ? s : (char *)"";
+}
+
+static void ar_free(struct sv_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->p[i]);
+	free(a->p);
+}
+
+static Ring__Finding *sv_finding(struct sv_arena *ar, const char *code,
+				 const char *level, const char *text)
+{
+	Ring__Finding *f = ar_alloc(ar, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	ring__finding__init(f);
+	f->code = ar_printf(ar, "%s", code);
+	f->level = ar_printf(ar, "%s", level);
+	f->text = ar_printf(ar, "%s", text);
+	return f;
+}
+
+static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
+			       const struct sv_link *l)
+{
+	const struct coord_conf *conf = sv->co->conf;
+	unsigned nl =
+		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+	Ring__Edge *e = ar_alloc(ar, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	ring__edge__init(e);
+	e->a = ar_printf(ar, "%s", sv->nodes[l->t.a].name);
+	e->a_interface = ar_printf(ar, "%s", l->t.a_if);
+	e->a_rdma = ar_printf(ar, "%s", l->a_rdma);
+	e->a_address = ar_printf(ar, "%s", l->a_addr);
+	e->b = ar_printf(ar, "%s", sv->nodes[l->t.b].name);
+	e->b_interface = ar_printf(ar, "%s", l->t.b_if);
+	e->b_rdma = ar_printf(ar, "%s", l->b_rdma);
+	e->b_address = ar_printf(ar, "%s", l->b_addr);
+	e->a_sees_b = l->t.a_sees_b;
+	e->b_sees_a = l->t.b_sees_a;
+	e->verified = l->t.verified;
+	e->ladder = ar_alloc(ar, nl * sizeof(uint32_t));
+	e->gbps_a_to_b = ar_alloc(ar, nl * sizeof(double));
+	e->gbps_b_to_a = ar_alloc(ar, nl * sizeof(double));
+	if (!e->ladder || !e->gbps_a_to_b || !e->gbps_b_to_a)
+		return NULL;
+	e->n_ladder = e->n_gbps_a_to_b = e->n_gbps_b_to_a = nl;
+	for (unsigned s = 0; s < nl; s++) {
+		e->ladder[s] = conf->ladder[s];
+		e->gbps_a_to_b[s] = l->gbps[0][s];
+		e->gbps_b_to_a[s] = l->gbps[1][s];
+	}
+	e->nominal_gbps = l->nominal_gbps;
+	e->latency = ar_alloc(ar, (l->n_lat + 1) * sizeof(*e->latency));
+	if (!e->latency)
+		return NULL;
+	for (unsigned i = 0; i < l->n_lat; i++) {
+		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
+
+		if (!r)
+			return NULL;
+		*r = l->lat[i];
+		r->base.unknown_fields = NULL;
+		r->base.n_unknown_fields = 0;
+		e->latency[e->n_latency++] = r;
+	}
+	e->measured_ms = l->measured_ms;
+	e->error = ar_printf(ar, "%s", l->error);
+	e->method =
+		ar_printf(ar, "%s", l->switch_pair ? "tcp (switch)" : "tcp");
+	return e;
+}
+
+static const char *sv_link_if(const struct sv_link *l, unsigned node,
+			      const char **rdma)
+{
+	if (l->t.a == node) {
+		*rdma = l->a_rdma;
+		return l->t.a_if;
+	}
+	*rdma = l->b_rdma;
+	return l->t.b_if;
+}
+
+static int sv_ranks(struct survey *sv, struct sv_arena *ar,
+		    const struct topo_result *res, Ring__Topology *top)
+{
+	unsigned n = res->n_order;
+	int ring = res->cls == TOPO_RING;
+
+	if (res->cls != TOPO_RING && res->cls != TOPO_LINE &&
+	    res->cls != TOPO_PAIR)
+		return 0;
+	top->ranks = ar_alloc(ar, (n + 1) * sizeof(*top->ranks));
+	if (!top->ranks)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		Ring__Rank *r = ar_alloc(ar, sizeof(*r));
+		unsigned me = res->order[i];
+		int has_next = ring || res->cls == TOPO_PAIR || i + 1 < n;
+		int has_prev = ring || res->cls == TOPO_PAIR || i > 0;
+		const char *rdma = "";
+
+		if (!r)
+			return -1;
+		ring__rank__init(r);
+		r->rank = i;
+		r->node = sv->nodes[me].name;
+		r->mgmt_address = sv->nodes[me].mgmt_addr;
+		r->mgmt_interface = sv->nodes[me].mgmt_if;
+		r->next_node = r->next_interface = r->next_rdma = "";
+		r->prev_node = r->prev_interface = r->prev_rdma = "";
+		if (has_next) {
+			unsigned o = res->order[(i + 1) % n];
+			int li = sv_find_link(sv, me, o);
+
+			r->next_node = sv->nodes[o].name;
+			if (li >= 0) {
+				r->next_interface = (char *)sv_link_if(
+					&sv->links[li], me, &rdma);
+				r->next_rdma = (char *)rdma;
+			}
+		}
+		if (has_prev) {
+			unsigned o = res->order[(i + n - 1) % n];
+			int li = sv_find_link(sv, me, o);
+
+			r->prev_node = sv->nodes[o].name;
+			if (li >= 0) {
+				r->prev_interface = (char *)sv_link_if(
+					&sv->links[li], me, &rdma);
+				r->prev_rdma = (char *)rdma;
+			}
+		}
+		top->ranks[top->n_ranks++] = r;
+	}
+	return 0;
+}
+
+static int sv_findings(struct survey *sv, struct sv_arena *ar,
+		       Ring__Topology *top)
+{
+	const struct coord_conf *conf = sv->co->conf;
+	unsigned nl =
+		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
+	struct finding fo[32];
+	unsigned nf = 0, nfo, cap = 64 + sv->n_links * 2 + sv->n_nodes * 4;
+	int rc = -1;
+
+	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
+	if (!fe || !top->findings)
+		goto out;
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+		struct findings_edge *e = &fe[nf];
+
+		if (!sv_adjacent(l) && !l->switch_pair)
+			continue;
+		e->name = ar_printf(ar, "%s-%s", sv->nodes[l->t.a].name,
+				    sv->nodes[l->t.b].name);
+		e->dir_name[0] = ar_printf(ar, "%s->%s", sv->nodes[l->t.a].name,
+					   sv->nodes[l->t.b].name);
+		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
+					   sv->nodes[l->t.a].name);
+		for (int d = 0; d < 2; d++)
+			for (unsigned s = 0; s < FINDINGS_LADDER; s++)
+				e->gbps[d][s] = -1;
+		/* The findings rules read the 1/4/8 ladder: map by count. */
+		for (unsigned s = 0; s < nl; s++) {
+			int k = conf->ladder[s] == 1   ? 0
+				: conf->ladder[s] == 4 ? 1
+				: conf->ladder[s] == 8 ? 2
+						       : -1;
+
+			if (k < 0)
+				continue;
+			e->gbps[0][k] = l->gbps[0][s];
+			e->gbps[1][k] = l->gbps[1][s];
+		}
+		e->nominal_gbps = l->nominal_gbps;
+		nf++;
+	}
+	nfo = findings_compute(fe, nf, fo, sizeof(fo) / sizeof(fo[0]));
+	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+		top->findings[top->n_findings++] =
+			sv_finding(ar, fo[i].code, fo[i].level, fo[i].text);
+	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
+		const struct sv_link *l = &sv->links[i];
+		char text[400];
+
+		if (l->switch_pair)
+			continue;
+		if ((l->t.a_sees_b || l->t.b_sees_a) &&
+		    (l->probe_ab == 0 || l->probe_ba == 0)) {
+			snprintf(text, sizeof(text),
+				 "%s %s and %s %s hear each other's beacons "
+				 "but the data-plane probe failed %s: check "
+				 "addresses and subnets on this cable",
+				 sv->nodes[l->t.a].name, l->t.a_if,
+				 sv->nodes[l->t.b].name, l->t.b_if,
+				 l->probe_ab == 0 && l->probe_ba == 0
+					 ? "both ways"
+					 : "one way");
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "probe_failed", "warn", text);
+		}
+		if (l->error[0] && top->n_findings < cap) {
+			snprintf(text, sizeof(text), "edge %s-%s: %s",
+				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+				 l->error);
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "test_failed", "warn", text);
+		}
+	}
+	/* Ports with carrier and no address, from the current inventories. */
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
+		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		const Ring__Inventory *inv = n ? n->inventory : NULL;
+
+		for (size_t j = 0;
+		     inv && j < inv->n_interfaces && top->n_findings < cap;
+		     j++) {
+			const Ring__NetInterface *f = inv->interfaces[j];
+			char text[400];
+
+			if (f->management || !f->up_no_address)
+				continue;
+			snprintf(
+				text, sizeof(text),
+				"%s %s has carrier but no address%s%s%s: if it "
+				"is the other PCIe half of a cabled port, "
+				"address and use it too, or that port stays "
+				"near half its rate",
+				sv->nodes[i].name, f->name,
+				*f->pci_address ? " (PCI " : "", f->pci_address,
+				*f->pci_address ? ")" : "");
+			top->findings[top->n_findings++] = sv_finding(
+				ar, "unaddressed_port", "info", text);
+		}
+	}
+	rc = 0;
+out:
+	free(fe);
+	return rc;
+}
+
+static void sv_store(struct survey *sv, const Ring__Topology *top)
+{
+	size_t n = ring__topology__get_packed_size(top);
+	uint8_t *buf = malloc(n ? n : 1);
+	Ring__Topology *copy = NULL;
+
+	if (buf) {
+		ring__topology__pack(top, buf);
+		copy = ring__topology__unpack(NULL, n, buf);
+		free(buf);
+	}
+	if (!copy) {
+		log_warnx("survey: out of memory storing the result");
+		return;
+	}
+	if (sv->topology)
+		ring__topology__free_unpacked(sv->topology, NULL);
+	sv->topology = copy;
+}
+
+static void sv_arm(struct survey *sv, uint64_t ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000),
+			     .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	evtimer_add(sv->auto_ev, &tv);
+}
+
+static void sv_finish(struct survey *sv)
+{
+	Ring__Topology top = RING__TOPOLOGY__INIT;
+	struct topo_result res = {0};
+	struct sv_arena ar = {0};
+	int ok = sv_analyse(sv, &res) == 0;
+
+	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
+	top.order = ar_alloc(&ar, (res.n_order + 1) * sizeof(char *));
+	top.edges = ar_alloc(&ar, (sv->n_links + 1) * sizeof(*top.edges));
+	top.diagonals =
+		ar_alloc(&ar, (sv->n_diags + 1) * sizeof(*top.diagonals));
+	top.anomalies =
+		ar_alloc(&ar, (res.n_anomalies + 1) * sizeof(*top.anomalies));
+	if (!top.order || !top.edges || !top.diagonals || !top.anomalies)
+		ok = 0;
+	for (unsigned i = 0; ok && i < res.n_order; i++)
+		top.order[top.n_order++] = sv->nodes[res.order[i]].name;
+	for (unsigned i = 0; ok && i < sv->n_links; i++) {
+		Ring__Edge *e = sv_edge_msg(sv, &ar, &sv->links[i]);
+
+		if (e)
+			top.edges[top.n_edges++] = e;
+	}
+	for (unsigned i = 0; ok && i < sv->n_diags; i++) {
+		const struct sv_diag *d = &sv->diags[i];
+		Ring__DiagonalCheck *c = ar_alloc(&ar, sizeof(*c));
+
+		if (!c)
+			break;
+		ring__diagonal_check__init(c);
+		c->a = sv->nodes[d->a].name;
+		c->b = sv->nodes[d->b].name;
+		c->b_address = (char *)d->b_addr;
+		c->route_kind = (char *)d->route_kind;
+		c->route_interface = (char *)d->route_if;
+		c->path = d->path;
+		c->verdict =
+			d->path ? ar_printf(&ar,
+					    "UNEXPECTED: %s reaches %s's %s "
+					    "(route %s%s%s): a data path "
+					    "where the ring has none",
+					    c->a, c->b, d->b_addr,
+					    d->route_kind,
+					    d->route_if[0] ? " via " : "",
+					    d->route_if)
+				: ar_printf(&ar,
+					    "no data-plane path, as "
+					    "expected (route %s%s%s, "
+					    "probe unanswered)",
+					    d->route_kind,
+					    d->route_if[0] ? " via " : "",
+					    d->route_if);
+		top.diagonals[top.n_diagonals++] = c;
+	}
+	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
+		top.anomalies[top.n_anomalies++] = sv_finding(
+			&ar, topo_anomaly_name(res.anomalies[i].kind), "warn",
+			res.anomalies[i].text);
+	if (ok && res.cls == TOPO_LINE)
+		top.line_gap =
+			ar_printf(&ar, "%s-%s", sv->nodes[res.gap_a].name,
+				  sv->nodes[res.gap_b].name);
+	if (ok)
+		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
+		     sv_findings(sv, &ar, &top) == 0;
+	top.surveyed_ms = coord_now_ms();
+	top.survey_state = "done";
+	top.survey_wall_s = sv_elapsed(&sv->t0);
+	top.tests_sum_s = sv->tests_sum_s;
+	top.rounds = sv->n_rounds > 0 ? (uint32_t)sv->n_rounds : 0;
+	if (ok)
+		sv_store(sv, &top);
+	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
+		 "rounds, %.1f s (tests alone: %.1f s)",
+		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
+		 top.survey_wall_s, sv->tests_sum_s);
+	topo_result_free(&res);
+	ar_free(&ar);
+	sv_reset(sv);
+	if (sv->co->conf->survey_interval_ms)
+		sv_arm(sv, sv->co->conf->survey_interval_ms);
+}
+
+/* ------------------------------------------------------------ driving */
+
+static void sv_start_round_or_finish(struct survey *sv)
+{
+	unsigned started = 0;
+
+	for (; sv->round < sv->n_rounds; sv->round++) {
+		for (unsigned k = 0; k < sv->n_meas; k++)
+			started += sv->round_of[k] == (unsigned)sv->round;
+		if (started)
+			break;
+	}
+	if (!started) {
+		sv_finish(sv);
+		return;
+	}
+	log_info("survey: round %d of %d: %u edge(s)", sv->round + 1,
+		 sv->n_rounds, started);
+	/* One extra count while starting: edges that fail at once must not
+	 * end the round before every edge of it has started. */
+	sv->pending = started + 1;
+	for (unsigned k = 0; k < sv->n_meas; k++)
+		if (sv->round_of[k] == (unsigned)sv->round) {
+			struct sv_link *l = &sv->links[sv->meas[k]];
+
+			l->step = 0;
+			sv_edge_step(l, sv);
+		}
+	sv_done_one(sv);
+}
+
+static void sv_next(struct survey *sv)
+{
+	while (!sv->pending) {
+		switch (sv->phase) {
+		case SV_VERIFY:
+			for (unsigned i = 0; i < sv->n_links; i++)
+				sv->links[i].t.verified =
+					sv->links[i].probe_ab == 1 &&
+					sv->links[i].probe_ba == 1;
+			sv_phase_switch(sv);
+			break;
+		case SV_SWITCH:
+			sv_phase_diag(sv);
+			break;
+		case SV_DIAG:
+			sv->phase = SV_MEASURE;
+			sv->round = 0;
+			if (sv_plan_measure(sv) < 0) {
+				log_warnx("survey: cannot plan measurements");
+				sv->n_rounds = 0;
+			}
+			sv_start_round_or_finish(sv);
+			return;
+		case SV_MEASURE:
+			sv->round++;
+			sv_start_round_or_finish(sv);
+			return;
+		default:
+			return;
+		}
+	}
+}
+
+int survey_start(struct survey *sv, const char *reason)
+{
+	if (sv->phase != SV_IDLE || sv->manual_tests) {
+		errno = EBUSY;
+		return -1;
+	}
+	evtimer_del(sv->auto_ev);
+	if (sv_snapshot(sv) < 0 || sv->n_nodes < 2) {
+		sv_reset(sv);
+		errno = ENOENT;
+		return -1;
+	}
+	snprintf(sv->reason, sizeof(sv->reason), "%s", reason);
+	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
+	sv->tests_sum_s = 0;
+	sv->n_rounds = 0;
+	log_info("survey started (%s): %u nodes up", reason, sv->n_nodes);
+	if (sv_links_from_beacons(sv) < 0) {
+		sv_reset(sv);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* Hold one count so that the phases run in order even when every
+	 * probe fails to start. */
+	sv->pending = 1;
+	sv_phase_verify(sv);
+	sv_done_one(sv);
+	return 0;
+}
+
+int survey_running(const struct survey *sv)
+{
+	return sv->phase != SV_IDLE;
+}
+
+const Ring__Topology *survey_topology(const struct survey *sv)
+{
+	return sv->topology;
+}
+
+const char *survey_state(const struct survey *sv)
+{
+	if (sv->phase != SV_IDLE)
+		return "running";
+	return sv->topology ? "done" : "never";
+}
+
+static void sv_auto(evutil_socket_t fd, short what, void *arg)
+{
+	struct survey *sv = arg;
+
+	(void)fd;
+	(void)what;
+	if (survey_start(sv, "automatic") < 0 && errno == EBUSY &&
+	    sv->phase == SV_IDLE)
+		sv_arm(sv, 5000); /* a manual test is running: soon */
+}
+
+void survey_nodes_changed(void *arg)
+{
+	struct survey *sv = arg;
+	const struct coord_conf *conf = sv->co->conf;
+	struct node **v;
+	unsigned n, up = 0, missing = 0;
+
+	if (sv->phase != SV_IDLE)
+		return;
+	v = nodes_sorted(sv->co->nodes, &n);
+	if (!v)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		int ready = v[i]->state == NODE_UP && v[i]->inventory &&
+			    v[i]->neighbours;
+
+		up += ready;
+		missing += v[i]->expected && !ready;
+	}
+	free(v);
+	if (up < 2)
+		return;
+	sv_arm(sv, missing ? conf->survey_grace_ms : conf->survey_settle_ms);
+}
+
+struct survey *survey_new(struct coord *co)
+{
+	struct survey *sv = calloc(1, sizeof(*sv));
+
+	if (!sv)
+		return NULL;
+	sv->co = co;
+	sv->auto_ev = evtimer_new(co->base, sv_auto, sv);
+	if (!sv->auto_ev) {
+		free(sv);
+		return NULL;
+	}
+	return sv;
+}
+
+void survey_free(struct survey *sv)
+{
+	if (!sv)
+		return;
+	sv_reset(sv);
+	while (sv->tests)
+		sv_test_free(sv->tests);
+	event_free(sv->auto_ev);
+	if (sv->topology)
+		ring__topology__free_unpacked(sv->topology, NULL);
+	free(sv);
+}
+
+int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
+			  char *a_if, size_t a_if_len, char *b_addr,
+			  size_t b_addr_len, char *why, size_t why_len)
+{
+	const Ring__Topology *top = sv->topology;
+	struct node *nb = nodes_find(sv->co->nodes, b);
+	const Ring__Inventory *inv = nb ? nb->inventory : NULL;
+
+	for (size_t i = 0; top && i < top->n_edges; i++) {
+		const Ring__Edge *e = top->edges[i];
+
+		if (!strcmp(e->a, a) && !strcmp(e->b, b) && *e->b_address) {
+			snprintf(a_if, a_if_len, "%s", e->a_interface);
+			snprintf(b_addr, b_addr_len, "%s", e->b_address);
+			return 0;
+		}
+		if (!strcmp(e->b, a) && !strcmp(e->a, b) && *e->a_address) {
+			snprintf(a_if, a_if_len, "%s", e->b_interface);
+			snprintf(b_addr, b_addr_len, "%s", e->a_address);
+			return 0;
+		}
+	}
+	/* Not neighbours (or not surveyed yet): let a's kernel route to b's
+	 * first data address decide; on a ring that is the diagonal case. */
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+
+		if (f->management || !f->n_ipv4)
+			continue;
+		snprintf(a_if, a_if_len, "%s", "");
+		snprintf(b_addr, b_addr_len, "%s", f->ipv4[0]->address);
+		return 0;
+	}
+	snprintf(why, why_len, "%s has no data address to test against", b);
+	return -1;
+}

@@ -1,0 +1,49 @@
+/* The survey: from the agents' beacons and probes to a measured ring.
+ * Gather neighbour tables, verify every claimed cable with probes both
+ * ways, check that non-adjacent pairs have no data-plane path, measure
+ * every edge (stream ladder both ways, latency ladder) in rounds of
+ * disjoint pairs, then classify, order and explain. Event-driven: every
+ * step is a request to an agent with a deadline. */
+#ifndef RING_SURVEY_H
+#define RING_SURVEY_H
+
+#include <stddef.h>
+
+#include "ring.pb-c.h"
+
+struct coord;
+struct survey;
+
+struct survey *survey_new(struct coord *co);
+/* Cancels whatever is in flight (no agent call outlives it). */
+void survey_free(struct survey *sv);
+/* Start now. 0, or -1 with errno EBUSY (one is running, or a manual test
+ * is) or ENOENT (fewer than two nodes up). */
+int survey_start(struct survey *sv, const char *reason);
+int survey_running(const struct survey *sv);
+/* The last completed survey (or NULL); survey_state tells "running" while
+ * a new one is under way. Owned by the survey. */
+const Ring__Topology *survey_topology(const struct survey *sv);
+const char *survey_state(const struct survey *sv);
+/* Node up/down, inventory or neighbour table changed (agents_change_cb):
+ * schedules automatic surveys (settle, grace, interval). */
+void survey_nodes_changed(void *arg);
+
+/* One TCP test between two nodes: B listens on b_addr, A connects from
+ * a_if. The callback gets the assembled report (valid during the call). */
+struct survey_test;
+typedef void (*survey_test_cb)(const Ring__TestReport *rep, void *arg);
+struct survey_test *survey_test_start(struct survey *sv, const char *a,
+				      const char *a_if, const char *b,
+				      const char *b_addr,
+				      const Ring__TestParams *p,
+				      survey_test_cb cb, void *arg);
+void survey_test_cancel(struct survey_test *t);
+/* Endpoints for a test between a and b: the facing ports when they are
+ * adjacent in the last survey, else a's kernel route (a_if "") and b's
+ * first data address. 0, or -1 with a reason. */
+int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
+			  char *a_if, size_t a_if_len, char *b_addr,
+			  size_t b_addr_len, char *why, size_t why_len);
+
+#endif
