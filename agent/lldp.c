@@ -1,0 +1,850 @@
+/* LLDP beacons (IEEE 802.1AB) on raw AF_PACKET sockets.
+ *
+ * Frames we send: Chassis ID (subtype 7, locally assigned = node name),
+ * Port ID (subtype 5, interface name), TTL, System Name (= node name), one
+ * organisation-specific TLV carrying the agent id, End. Short frames are
+ * padded with zeros to the 60-byte Ethernet minimum (veth and some drivers
+ * do not pad, and some switches drop runts).
+ *
+ * The organisation-specific TLV uses OUI 02-72-64 ("\x02rd"): the first
+ * octet has the locally administered bit set and lies in the AAI quadrant
+ * of the IEEE SLAP, a range the IEEE never assigns, so it cannot collide
+ * with any vendor's TLV. Subtype 1 = agent id (1-63 printable octets).
+ *
+ * Decoding follows 802.1AB's validation rules: Chassis ID, Port ID and TTL
+ * first and in that order, each exactly once; every length checked against
+ * the frame; unknown TLVs skipped; everything after the End TLV ignored
+ * (padding). A frame whose TLVs end exactly at the end of the frame
+ * without an End TLV is accepted: nothing is lost and some stacks omit it. */
+#include "lldp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define LLDP_TLV_END 0
+#define LLDP_TLV_CHASSIS 1
+#define LLDP_TLV_PORT 2
+#define LLDP_TLV_TTL 3
+#define LLDP_TLV_SYSNAME 5
+#define LLDP_TLV_ORG 127
+
+#define LLDP_CHASSIS_MAC 4
+#define LLDP_CHASSIS_NETADDR 5
+#define LLDP_CHASSIS_LOCAL 7
+#define LLDP_PORT_MAC 3
+#define LLDP_PORT_NETADDR 4
+#define LLDP_PORT_IFNAME 5
+
+#define LLDP_ORG_SUBTYPE_AGENT_ID 1
+#define LLDP_ETH_HLEN 14
+#define LLDP_ETH_ZLEN 60
+#define LLDP_ID_MAX 255 /* chassis / port id octets (802.1AB) */
+#define LLDP_AGENT_ID_MAX (sizeof(((struct lldp_info *)0)->agent_id) - 1)
+
+#define LLDP_FAST_COUNT 3
+#define LLDP_FAST_MS 200
+#define LLDP_RX_BURST 32 /* frames per read callback, then yield */
+
+static const uint8_t lldp_mcast[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e};
+static const uint8_t lldp_oui[3] = {0x02, 0x72, 0x64};
+
+/* ---- encoding ---------------------------------------------------------- */
+
+static int lldp_printable(int c)
+{
+	return c >= 0x20 && c <= 0x7e;
+}
+
+/* Length of s if it is 1..max printable characters, else -1. */
+static ssize_t lldp_str_check(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return -1;
+	n = strnlen(s, max + 1);
+	if (n == 0 || n > max)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!lldp_printable((unsigned char)s[i]))
+			return -1;
+	return (ssize_t)n;
+}
+
+static uint8_t *lldp_put_tlv(uint8_t *p, unsigned type, size_t len)
+{
+	p[0] = (uint8_t)((type << 1) | ((len >> 8) & 1));
+	p[1] = (uint8_t)(len & 0xff);
+	return p + 2;
+}
+
+ssize_t lldp_encode(uint8_t *buf, size_t len, const uint8_t src_mac[6],
+		    const char *chassis, const char *port, uint16_t ttl,
+		    const char *agent_id)
+{
+	ssize_t cl, pl, al = 0;
+	size_t need;
+	uint8_t *p;
+
+	if (!buf || !src_mac) {
+		errno = EINVAL;
+		return -1;
+	}
+	cl = lldp_str_check(chassis, LLDP_ID_MAX);
+	pl = lldp_str_check(port, LLDP_ID_MAX);
+	/* No agent id: a plain LLDP frame without our TLV. */
+	if (agent_id && *agent_id)
+		al = lldp_str_check(agent_id, LLDP_AGENT_ID_MAX);
+	if (cl < 0 || pl < 0 || al < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	need = LLDP_ETH_HLEN + (2 + 1 + (size_t)cl) + (2 + 1 + (size_t)pl) +
+	       (2 + 2) + (2 + (size_t)cl) + (al ? 2 + 4 + (size_t)al : 0) + 2;
+	if (need < LLDP_ETH_ZLEN)
+		need = LLDP_ETH_ZLEN;
+	if (need > len) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	memset(buf, 0, need);
+	memcpy(buf, lldp_mcast, 6);
+	memcpy(buf + 6, src_mac, 6);
+	buf[12] = LLDP_ETHERTYPE >> 8;
+	buf[13] = LLDP_ETHERTYPE & 0xff;
+	p = buf + LLDP_ETH_HLEN;
+
+	p = lldp_put_tlv(p, LLDP_TLV_CHASSIS, 1 + (size_t)cl);
+	*p++ = LLDP_CHASSIS_LOCAL;
+	memcpy(p, chassis, (size_t)cl);
+	p += cl;
+
+	p = lldp_put_tlv(p, LLDP_TLV_PORT, 1 + (size_t)pl);
+	*p++ = LLDP_PORT_IFNAME;
+	memcpy(p, port, (size_t)pl);
+	p += pl;
+
+	p = lldp_put_tlv(p, LLDP_TLV_TTL, 2);
+	*p++ = (uint8_t)(ttl >> 8);
+	*p++ = (uint8_t)(ttl & 0xff);
+
+	p = lldp_put_tlv(p, LLDP_TLV_SYSNAME, (size_t)cl);
+	memcpy(p, chassis, (size_t)cl);
+	p += cl;
+
+	if (al) {
+		p = lldp_put_tlv(p, LLDP_TLV_ORG, 4 + (size_t)al);
+		memcpy(p, lldp_oui, 3);
+		p[3] = LLDP_ORG_SUBTYPE_AGENT_ID;
+		memcpy(p + 4, agent_id, (size_t)al);
+		p += 4 + al;
+	}
+	lldp_put_tlv(p, LLDP_TLV_END, 0); /* the rest is already zero */
+	return (ssize_t)need;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+/* n bytes as text, non-printable ones as '?'. n < size. */
+static void lldp_text(char *dst, const uint8_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = lldp_printable(v[i]) ? (char)v[i] : '?';
+	dst[n] = '\0';
+}
+
+/* One chassis or port id (the octets after the subtype) as a string. */
+static int lldp_id_string(char *dst, size_t size, int is_mac, int is_netaddr,
+			  const uint8_t *v, size_t n)
+{
+	if (n == 0 || n >= size)
+		return -1;
+	if (is_mac) {
+		char *w = dst;
+
+		/* aa:bb:..; a MAC id longer than fits is malformed. */
+		if (n * 3 > size)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				*w++ = ':';
+			snprintf(w, 3, "%02x", v[i]);
+			w += 2;
+		}
+		*w = '\0';
+		return 0;
+	}
+	/* IANA address family 1 = IPv4, 2 = IPv6; anything else as text. */
+	if (is_netaddr && ((v[0] == 1 && n == 5 &&
+			    inet_ntop(AF_INET, v + 1, dst, (socklen_t)size)) ||
+			   (v[0] == 2 && n == 17 &&
+			    inet_ntop(AF_INET6, v + 1, dst, (socklen_t)size))))
+		return 0;
+	lldp_text(dst, v, n);
+	return 0;
+}
+
+int lldp_decode(const uint8_t *frame, size_t len, struct lldp_info *out)
+{
+	const uint8_t *p, *end;
+	unsigned idx = 0;
+	int have_agent = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!frame || len < LLDP_ETH_HLEN ||
+	    ((unsigned)frame[12] << 8 | frame[13]) != LLDP_ETHERTYPE) {
+		/* 802.1Q-tagged frames land here too: LLDP to the nearest
+		 * bridge is never tagged. */
+		errno = ENOENT;
+		return -1;
+	}
+	memcpy(out->src_mac, frame + 6, 6);
+	p = frame + LLDP_ETH_HLEN;
+	end = frame + len;
+	for (;;) {
+		unsigned type;
+		size_t tlen;
+		const uint8_t *v;
+
+		if (p == end)
+			break; /* no End TLV: accepted, see the top */
+		if (end - p < 2)
+			goto bad;
+		type = p[0] >> 1;
+		tlen = ((size_t)(p[0] & 1) << 8) | p[1];
+		p += 2;
+		if (tlen > (size_t)(end - p))
+			goto bad;
+		v = p;
+		p += tlen;
+		/* Chassis, port, TTL: first, in order, once each. */
+		if (idx < 3 ? type != idx + 1
+			    : type >= LLDP_TLV_CHASSIS && type <= LLDP_TLV_TTL)
+			goto bad;
+		idx++;
+		switch (type) {
+		case LLDP_TLV_END:
+			if (tlen != 0)
+				goto bad;
+			goto done;
+		case LLDP_TLV_CHASSIS:
+			if (tlen < 2 ||
+			    lldp_id_string(out->chassis_id,
+					   sizeof(out->chassis_id),
+					   v[0] == LLDP_CHASSIS_MAC,
+					   v[0] == LLDP_CHASSIS_NETADDR, v + 1,
+					   tlen - 1) < 0)
+				goto bad;
+			break;
+		case LLDP_TLV_PORT:
+			if (tlen < 2 ||
+			    lldp_id_string(out->port_id, sizeof(out->port_id),
+					   v[0] == LLDP_PORT_MAC,
+					   v[0] == LLDP_PORT_NETADDR, v + 1,
+					   tlen - 1) < 0)
+				goto bad;
+			break;
+		case LLDP_TLV_TTL:
+			if (tlen != 2)
+				goto bad;
+			out->ttl = (uint16_t)(v[0] << 8 | v[1]);
+			break;
+		case LLDP_TLV_ORG:
+			if (tlen < 4)
+				goto bad;
+			if (memcmp(v, lldp_oui, 3) != 0 ||
+			    v[3] != LLDP_ORG_SUBTYPE_AGENT_ID)
+				break; /* someone else's */
+			if (have_agent || tlen == 4 ||
+			    tlen - 4 >= sizeof(out->agent_id))
+				goto bad;
+			lldp_text(out->agent_id, v + 4, tlen - 4);
+			have_agent = 1;
+			break;
+		default:
+			break; /* optional TLVs we do not use */
+		}
+	}
+done:
+	if (idx < 3)
+		goto bad;
+	return 0;
+bad:
+	memset(out, 0, sizeof(*out));
+	errno = EBADMSG;
+	return -1;
+}
+
+/* ---- runtime ----------------------------------------------------------- */
+
+struct lldp_if {
+	struct lldp *l;
+	struct lldp_if *next;
+	char name[IFNAMSIZ];
+	int ifindex;
+	int fd;
+	struct event *rx_ev, *tx_ev;
+	unsigned fast_left; /* frames still to send LLDP_FAST_MS apart */
+	uint64_t last_tx_ms;
+	int seen; /* still wanted, during lldp_set_interfaces */
+};
+
+struct lldp {
+	struct event_base *base;
+	char node[LLDP_ID_MAX + 1];
+	char agent_id[LLDP_AGENT_ID_MAX + 1];
+	unsigned interval_ms;
+	uint16_t ttl;
+	lldp_change_cb cb;
+	void *arg;
+	struct lldp_if *ifs;
+	struct lldp_neighbour tbl[LLDP_MAX_NEIGHBOURS];
+	size_t n_tbl;
+	int full_warned;
+	struct event *expire_ev;
+	struct event *notify_ev; /* runs cb once for a burst of changes */
+	int notify_pending;
+	char error[160];
+};
+
+static uint64_t lldp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct timeval lldp_tv(uint64_t ms)
+{
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000),
+			     .tv_usec = (suseconds_t)((ms % 1000) * 1000)};
+	return tv;
+}
+
+static void lldp_copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Defer the callback to its own event-loop turn: every change made by one
+ * read burst, expiry pass or lldp_set_interfaces call yields one call, and
+ * the caller is never re-entered from inside our functions. */
+static void lldp_changed(struct lldp *l)
+{
+	if (l->notify_pending)
+		return;
+	l->notify_pending = 1;
+	event_active(l->notify_ev, EV_TIMEOUT, 0);
+}
+
+static void lldp_notify_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lldp *l = arg;
+
+	(void)fd;
+	(void)what;
+	l->notify_pending = 0;
+	if (l->cb)
+		l->cb(l->arg); /* may free l: touch nothing after */
+}
+
+static void lldp_tbl_remove(struct lldp *l, size_t i)
+{
+	memmove(&l->tbl[i], &l->tbl[i + 1],
+		(l->n_tbl - i - 1) * sizeof(l->tbl[0]));
+	l->n_tbl--;
+	if (l->n_tbl < LLDP_MAX_NEIGHBOURS)
+		l->full_warned = 0;
+}
+
+/* Arm the expiry timer for the entry that runs out first. */
+static void lldp_expire_arm(struct lldp *l)
+{
+	uint64_t now = lldp_now_ms(), first = UINT64_MAX;
+	struct timeval tv;
+
+	for (size_t i = 0; i < l->n_tbl; i++) {
+		uint64_t t = l->tbl[i].last_heard_ms +
+			     (uint64_t)l->tbl[i].ttl * 1000;
+		if (t < first)
+			first = t;
+	}
+	if (first == UINT64_MAX) {
+		evtimer_del(l->expire_ev);
+		return;
+	}
+	tv = lldp_tv(first > now ? first - now : 0);
+	evtimer_add(l->expire_ev, &tv);
+}
+
+static void lldp_expire_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lldp *l = arg;
+	uint64_t now = lldp_now_ms();
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < l->n_tbl;) {
+		struct lldp_neighbour *n = &l->tbl[i];
+
+		if (now - n->last_heard_ms >= (uint64_t)n->ttl * 1000) {
+			log_info("lldp: %s: neighbour %s port %s gone (not "
+				 "heard for %us)",
+				 n->local_if, n->remote_node, n->remote_if,
+				 (unsigned)n->ttl);
+			lldp_tbl_remove(l, i);
+			lldp_changed(l);
+		} else {
+			i++;
+		}
+	}
+	lldp_expire_arm(l);
+}
+
+/* Forget every neighbour heard on ifname. */
+static void lldp_tbl_drop_if(struct lldp *l, const char *ifname)
+{
+	for (size_t i = 0; i < l->n_tbl;) {
+		if (strcmp(l->tbl[i].local_if, ifname) == 0) {
+			lldp_tbl_remove(l, i);
+			lldp_changed(l);
+		} else {
+			i++;
+		}
+	}
+	lldp_expire_arm(l);
+}
+
+static int lldp_if_send(struct lldp_if *ifp, uint16_t ttl);
+
+/* Record a frame heard on ifp. Returns 1 when the sender is new or
+ * changed (so that it should hear from us soon). */
+static int lldp_heard(struct lldp *l, struct lldp_if *ifp,
+		      const struct lldp_info *info)
+{
+	char node[sizeof(l->tbl[0].remote_node)];
+	char rif[sizeof(l->tbl[0].remote_if)];
+	struct lldp_neighbour *n = NULL;
+	size_t i;
+	int fresh = 0;
+
+	/* Long ids are cut to the table's width; the coordinator compares
+	 * them with node names (<= 63) and interface names (< 16). */
+	lldp_copy(node, sizeof(node), info->chassis_id);
+	lldp_copy(rif, sizeof(rif), info->port_id);
+	for (i = 0; i < l->n_tbl; i++) {
+		if (strcmp(l->tbl[i].local_if, ifp->name) == 0 &&
+		    strcmp(l->tbl[i].remote_node, node) == 0 &&
+		    strcmp(l->tbl[i].remote_if, rif) == 0) {
+			n = &l->tbl[i];
+			break;
+		}
+	}
+	if (info->ttl == 0) {
+		/* A shutdown frame: the sender is leaving now. */
+		if (n) {
+			log_info("lldp: %s: neighbour %s port %s left",
+				 ifp->name, node, rif);
+			lldp_tbl_remove(l, i);
+			lldp_changed(l);
+			lldp_expire_arm(l);
+		}
+		return 0;
+	}
+	if (!n) {
+		if (l->n_tbl == LLDP_MAX_NEIGHBOURS) {
+			if (!l->full_warned)
+				log_warnx("lldp: %s: neighbour table full (%d "
+					  "entries), ignoring %s port %s",
+					  ifp->name, LLDP_MAX_NEIGHBOURS, node,
+					  rif);
+			l->full_warned = 1;
+			return 0;
+		}
+		n = &l->tbl[l->n_tbl++];
+		memset(n, 0, sizeof(*n));
+		lldp_copy(n->local_if, sizeof(n->local_if), ifp->name);
+		lldp_copy(n->remote_node, sizeof(n->remote_node), node);
+		lldp_copy(n->remote_if, sizeof(n->remote_if), rif);
+		log_info("lldp: %s: neighbour %s port %s%s%s", ifp->name, node,
+			 rif, info->agent_id[0] ? " agent " : "",
+			 info->agent_id);
+		fresh = 1;
+	} else if (strcmp(n->remote_agent_id, info->agent_id) != 0 ||
+		   memcmp(n->remote_mac, info->src_mac, 6) != 0 ||
+		   n->ttl != info->ttl) {
+		log_debug("lldp", "%s: neighbour %s port %s changed", ifp->name,
+			  node, rif);
+		fresh = 1;
+	}
+	if (fresh) {
+		lldp_copy(n->remote_agent_id, sizeof(n->remote_agent_id),
+			  info->agent_id);
+		memcpy(n->remote_mac, info->src_mac, 6);
+		n->ttl = info->ttl;
+		lldp_changed(l);
+	}
+	n->last_heard_ms = lldp_now_ms();
+	lldp_expire_arm(l);
+	return fresh;
+}
+
+/* 1 when ifp's interface no longer exists (or is another one now). */
+static int lldp_if_gone(const struct lldp_if *ifp)
+{
+	return if_nametoindex(ifp->name) != (unsigned)ifp->ifindex;
+}
+
+static void lldp_if_close(struct lldp *l, struct lldp_if *ifp, int farewell)
+{
+	struct lldp_if **pp;
+
+	if (farewell)
+		lldp_if_send(ifp, 0); /* best effort: peers drop us now */
+	for (pp = &l->ifs; *pp; pp = &(*pp)->next) {
+		if (*pp == ifp) {
+			*pp = ifp->next;
+			break;
+		}
+	}
+	event_free(ifp->rx_ev);
+	event_free(ifp->tx_ev);
+	close(ifp->fd);
+	lldp_tbl_drop_if(l, ifp->name);
+	free(ifp);
+}
+
+/* The interface went away under us (unplugged NIC, deleted veth): that is
+ * the caller's business to notice, so no warning. */
+static void lldp_if_vanished(struct lldp_if *ifp)
+{
+	log_debug("lldp", "%s: interface gone, closing", ifp->name);
+	lldp_if_close(ifp->l, ifp, 0);
+}
+
+/* 0, or -1 with errno; ENODEV when the interface is gone. */
+static int lldp_if_send(struct lldp_if *ifp, uint16_t ttl)
+{
+	uint8_t frame[LLDP_MAX_FRAME];
+	struct ifreq ifr;
+	ssize_t len;
+
+	/* Read the MAC each time: bonding or an operator may change it. */
+	memset(&ifr, 0, sizeof(ifr));
+	lldp_copy(ifr.ifr_name, sizeof(ifr.ifr_name), ifp->name);
+	if (ioctl(ifp->fd, SIOCGIFHWADDR, &ifr) < 0)
+		return -1;
+	len = lldp_encode(frame, sizeof(frame),
+			  (const uint8_t *)ifr.ifr_hwaddr.sa_data, ifp->l->node,
+			  ifp->name, ttl, ifp->l->agent_id);
+	if (len < 0)
+		return -1;
+	ifp->last_tx_ms = lldp_now_ms();
+	if (send(ifp->fd, frame, (size_t)len, MSG_DONTWAIT) < 0)
+		return -1;
+	return 0;
+}
+
+static void lldp_tx_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lldp_if *ifp = arg;
+	struct timeval tv;
+
+	(void)fd;
+	(void)what;
+	if (lldp_if_send(ifp, ifp->l->ttl) < 0) {
+		if (lldp_if_gone(ifp)) {
+			lldp_if_vanished(ifp);
+			return;
+		}
+		/* ENETDOWN (no carrier), ENOBUFS: try again next period. */
+		log_debug("lldp", "%s: send: %s", ifp->name, strerror(errno));
+	}
+	if (ifp->fast_left)
+		ifp->fast_left--;
+	tv = lldp_tv(ifp->fast_left ? LLDP_FAST_MS : ifp->l->interval_ms);
+	evtimer_add(ifp->tx_ev, &tv);
+}
+
+static void lldp_rx_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lldp_if *ifp = arg;
+	struct lldp *l = ifp->l;
+	uint8_t buf[2048];
+
+	(void)what;
+	for (int k = 0; k < LLDP_RX_BURST; k++) {
+		struct sockaddr_ll sll;
+		socklen_t slen = sizeof(sll);
+		struct lldp_info info;
+		ssize_t n;
+
+		n = recvfrom(fd, buf, sizeof(buf), MSG_TRUNC,
+			     (struct sockaddr *)&sll, &slen);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/* ENETDOWN once when the link is set down, or when the
+			 * interface is removed. */
+			if (lldp_if_gone(ifp)) {
+				lldp_if_vanished(ifp);
+				return;
+			}
+			log_debug("lldp", "%s: recv: %s", ifp->name,
+				  strerror(errno));
+			return;
+		}
+		if (sll.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		if ((size_t)n > sizeof(buf)) {
+			log_debug("lldp", "%s: %zd-byte frame ignored",
+				  ifp->name, n);
+			continue;
+		}
+		if (lldp_decode(buf, (size_t)n, &info) < 0) {
+			log_debug("lldp", "%s: %s frame ignored", ifp->name,
+				  errno == ENOENT ? "non-LLDP" : "malformed");
+			continue;
+		}
+		if (l->agent_id[0] && strcmp(info.agent_id, l->agent_id) == 0)
+			continue; /* our own, looped back */
+		if (lldp_heard(l, ifp, &info) && !ifp->fast_left &&
+		    lldp_now_ms() - ifp->last_tx_ms >= LLDP_FAST_MS) {
+			/* A new neighbour should not wait a whole period to
+			 * hear from us. */
+			struct timeval tv = {0, 0};
+
+			evtimer_add(ifp->tx_ev, &tv);
+		}
+	}
+}
+
+/* Open ifname. 0, 1 when it does not exist (skipped), -1 with errno. */
+static int lldp_if_open(struct lldp *l, const char *ifname)
+{
+	struct lldp_if *ifp;
+	struct sockaddr_ll sll;
+	struct packet_mreq mr;
+	struct timeval now = {0, 0};
+	unsigned idx;
+	int fd, err;
+
+	if (strnlen(ifname, IFNAMSIZ) >= IFNAMSIZ ||
+	    (idx = if_nametoindex(ifname)) == 0) {
+		log_debug("lldp", "%s: no such interface, skipped", ifname);
+		return 1;
+	}
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    htons(ETH_P_LLDP));
+	if (fd < 0)
+		return -1;
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_LLDP);
+	sll.sll_ifindex = (int)idx;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		err = errno;
+		close(fd);
+		if (err == ENODEV || err == ENXIO)
+			return 1; /* gone since if_nametoindex */
+		errno = err;
+		return -1;
+	}
+	memset(&mr, 0, sizeof(mr));
+	mr.mr_ifindex = (int)idx;
+	mr.mr_type = PACKET_MR_MULTICAST;
+	mr.mr_alen = 6;
+	memcpy(mr.mr_address, lldp_mcast, 6);
+	/* Without it only a promiscuous or allmulti NIC delivers the frames;
+	 * keep going, the interface can still send. */
+	if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) <
+	    0)
+		log_warn("lldp: %s: joining the LLDP multicast group", ifname);
+	ifp = calloc(1, sizeof(*ifp));
+	if (!ifp)
+		goto fail_fd;
+	ifp->l = l;
+	ifp->fd = fd;
+	ifp->ifindex = (int)idx;
+	ifp->fast_left = LLDP_FAST_COUNT;
+	lldp_copy(ifp->name, sizeof(ifp->name), ifname);
+	ifp->rx_ev =
+		event_new(l->base, fd, EV_READ | EV_PERSIST, lldp_rx_cb, ifp);
+	ifp->tx_ev = evtimer_new(l->base, lldp_tx_cb, ifp);
+	if (!ifp->rx_ev || !ifp->tx_ev || event_add(ifp->rx_ev, NULL) < 0 ||
+	    evtimer_add(ifp->tx_ev, &now) < 0)
+		goto fail_ev;
+	ifp->next = l->ifs;
+	l->ifs = ifp;
+	log_debug("lldp", "%s: beacons on (ifindex %u)", ifname, idx);
+	return 0;
+
+fail_ev:
+	if (ifp->rx_ev)
+		event_free(ifp->rx_ev);
+	if (ifp->tx_ev)
+		event_free(ifp->tx_ev);
+	free(ifp);
+fail_fd:
+	close(fd);
+	errno = ENOMEM;
+	return -1;
+}
+
+static struct lldp_if *lldp_if_find(struct lldp *l, const char *ifname)
+{
+	struct lldp_if *ifp;
+
+	for (ifp = l->ifs; ifp; ifp = ifp->next)
+		if (strcmp(ifp->name, ifname) == 0)
+			break;
+	return ifp;
+}
+
+int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n)
+{
+	struct lldp_if *ifp, *next;
+
+	for (ifp = l->ifs; ifp; ifp = ifp->next)
+		ifp->seen = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((ifp = lldp_if_find(l, ifnames[i])))
+			ifp->seen = 1;
+	for (ifp = l->ifs; ifp; ifp = next) {
+		next = ifp->next;
+		if (!ifp->seen)
+			lldp_if_close(l, ifp, 1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (lldp_if_find(l, ifnames[i]))
+			continue; /* open already, or listed twice */
+		if (lldp_if_open(l, ifnames[i]) >= 0) {
+			l->error[0] = '\0';
+			continue;
+		}
+		err = errno;
+		if (err == EPERM || err == EACCES) {
+			snprintf(l->error, sizeof(l->error),
+				 "raw sockets not permitted (needs "
+				 "CAP_NET_RAW): beacons off, the coordinator "
+				 "will fall back to probes");
+			log_warnx("lldp: %s", l->error);
+			errno = EPERM;
+			return -1;
+		}
+		if (err == EAFNOSUPPORT) {
+			snprintf(l->error, sizeof(l->error),
+				 "packet sockets not supported by this "
+				 "kernel: beacons off, the coordinator will "
+				 "fall back to probes");
+			log_warnx("lldp: %s", l->error);
+			errno = err;
+			return -1;
+		}
+		/* One odd interface does not turn beacons off elsewhere. */
+		errno = err;
+		log_warn("lldp: %s: beacons off", ifnames[i]);
+	}
+	return 0;
+}
+
+const char *lldp_error(const struct lldp *l)
+{
+	return l->error[0] ? l->error : NULL;
+}
+
+static int lldp_neighbour_cmp(const void *a, const void *b)
+{
+	const struct lldp_neighbour *x = a, *y = b;
+	int c = strcmp(x->local_if, y->local_if);
+
+	if (!c)
+		c = strcmp(x->remote_node, y->remote_node);
+	if (!c)
+		c = strcmp(x->remote_if, y->remote_if);
+	return c;
+}
+
+size_t lldp_neighbours(const struct lldp *l, struct lldp_neighbour *out,
+		       size_t max)
+{
+	struct lldp_neighbour all[LLDP_MAX_NEIGHBOURS];
+	size_t n = l->n_tbl;
+
+	memcpy(all, l->tbl, n * sizeof(all[0]));
+	qsort(all, n, sizeof(all[0]), lldp_neighbour_cmp);
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(out, all, n * sizeof(all[0]));
+	return n;
+}
+
+struct lldp *lldp_new(struct event_base *base, const char *node,
+		      const char *agent_id, unsigned interval_ms,
+		      lldp_change_cb cb, void *arg)
+{
+	struct lldp *l;
+	uint64_t ttl;
+
+	if (!base || lldp_str_check(node, LLDP_ID_MAX) < 0 ||
+	    (agent_id && *agent_id &&
+	     lldp_str_check(agent_id, LLDP_AGENT_ID_MAX) < 0) ||
+	    interval_ms == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->base = base;
+	lldp_copy(l->node, sizeof(l->node), node);
+	lldp_copy(l->agent_id, sizeof(l->agent_id), agent_id ? agent_id : "");
+	l->interval_ms = interval_ms;
+	/* 4 periods, so that three lost frames in a row do not drop a
+	 * neighbour (802.1AB's default hold multiplier). */
+	ttl = ((uint64_t)interval_ms * 4 + 999) / 1000;
+	l->ttl = (uint16_t)(ttl > UINT16_MAX ? UINT16_MAX : ttl);
+	l->cb = cb;
+	l->arg = arg;
+	l->expire_ev = evtimer_new(base, lldp_expire_cb, l);
+	l->notify_ev = event_new(base, -1, 0, lldp_notify_cb, l);
+	if (!l->expire_ev || !l->notify_ev) {
+		lldp_free(l);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return l;
+}
+
+void lldp_free(struct lldp *l)
+{
+	if (!l)
+		return;
+	while (l->ifs)
+		lldp_if_close(l, l->ifs, 1);
+	if (l->expire_ev)
+		event_free(l->expire_ev);
+	if (l->notify_ev)
+		event_free(l->notify_ev);
+	free(l);
+}
