@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/bufferevent_ssl.h>
@@ -21,7 +22,9 @@
 
 #include "conn.h"
 #include "inventory.h"
+#include "lldp.h"
 #include "log.h"
+#include "ops.h"
 #include "tls.h"
 
 /* Netlink bursts (an address and a route appear together) are folded into
@@ -47,6 +50,9 @@ struct agent {
 	uint32_t hb_interval_ms;
 	uint32_t hb_misses;
 	Ring__Inventory *sent; /* last inventory the coordinator has */
+	struct lldp *lldp;
+	struct ops *ops;
+	char agent_id[33]; /* random per start: tells our own beacons apart */
 	char mgmt_address[64];
 	char mgmt_interface[IFNAMSIZ];
 	int nl_fd;
@@ -72,15 +78,86 @@ uint64_t agent_backoff_ms(uint64_t min_ms, uint64_t max_ms, unsigned attempt)
 	return d < max_ms ? d : max_ms;
 }
 
-static void agent_send(struct agent *a, Ring__Envelope__BodyCase type,
-		       void *body)
+static void agent_reply(void *arg, uint64_t request_id,
+			Ring__Envelope__BodyCase type, void *body)
 {
+	struct agent *a = arg;
 	Ring__Envelope env = RING__ENVELOPE__INIT;
 
+	env.request_id = request_id;
 	env.body_case = type;
 	env.error = body; /* all bodies share the oneof's storage */
 	if (a->conn)
 		conn_send(a->conn, &env);
+}
+
+static void agent_send(struct agent *a, Ring__Envelope__BodyCase type,
+		       void *body)
+{
+	agent_reply(a, 0, type, body);
+}
+
+static void agent_send_neighbours(struct agent *a)
+{
+	static struct lldp_neighbour nb[LLDP_MAX_NEIGHBOURS];
+	Ring__Neighbour msgs[LLDP_MAX_NEIGHBOURS], *ptrs[LLDP_MAX_NEIGHBOURS];
+	char macs[LLDP_MAX_NEIGHBOURS][18];
+	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
+	struct timespec now;
+	uint64_t now_ms;
+	size_t n;
+
+	if (a->state != AGENT_ACTIVE)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+	n = lldp_neighbours(a->lldp, nb, LLDP_MAX_NEIGHBOURS);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *m = nb[i].remote_mac;
+
+		ring__neighbour__init(&msgs[i]);
+		snprintf(macs[i], sizeof(macs[i]),
+			 "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+			 m[3], m[4], m[5]);
+		msgs[i].local_interface = nb[i].local_if;
+		msgs[i].remote_node = nb[i].remote_node;
+		msgs[i].remote_interface = nb[i].remote_if;
+		msgs[i].remote_agent_id = nb[i].remote_agent_id;
+		msgs[i].remote_mac = macs[i];
+		msgs[i].ttl_s = nb[i].ttl;
+		msgs[i].age_ms = (uint32_t)(now_ms - nb[i].last_heard_ms);
+		ptrs[i] = &msgs[i];
+	}
+	t.n_neighbours = n;
+	t.neighbours = ptrs;
+	t.beacons_available = lldp_error(a->lldp) == NULL;
+	t.beacons_error =
+		(char *)(lldp_error(a->lldp) ? lldp_error(a->lldp) : "");
+	t.agent_id = a->agent_id;
+	log_debug("agent", "sending %zu LLDP neighbours", n);
+	agent_send(a, RING__ENVELOPE__BODY_NEIGHBOUR_TABLE, &t);
+}
+
+static void agent_lldp_changed(void *arg)
+{
+	agent_send_neighbours(arg);
+}
+
+/* Beacon on every data interface that has carrier, addressed or not. */
+static void agent_beacon_on(struct agent *a, const Ring__Inventory *inv)
+{
+	const char *names[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < inv->n_interfaces && n < 64; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+
+		if (!f->management && f->carrier && f->admin_up)
+			names[n++] = f->name;
+	}
+	if (lldp_set_interfaces(a->lldp, names, n) < 0)
+		log_debug("agent", "beacons unavailable: %s",
+			  lldp_error(a->lldp) ? lldp_error(a->lldp) : "?");
 }
 
 /* Collect the inventory and send it if it changed (or always, if force). */
@@ -106,6 +183,7 @@ static void agent_scan(struct agent *a, int force)
 		log_warn("inventory");
 		return;
 	}
+	agent_beacon_on(a, inv);
 	if (a->state != AGENT_ACTIVE ||
 	    (!force && a->sent && !inventory_changed(a->sent, inv))) {
 		inventory_free(inv);
@@ -145,6 +223,8 @@ static void agent_schedule_reconnect(struct agent *a)
 
 static void agent_drop(struct agent *a)
 {
+	/* Tests and probes belong to the session that asked for them. */
+	ops_cancel_all(a->ops);
 	evtimer_del(a->deadline_ev);
 	evtimer_del(a->heartbeat_ev);
 	conn_free(a->conn);
@@ -212,6 +292,7 @@ static void agent_hello_ack(struct agent *a, const Ring__HelloAck *ack)
 		 a->mgmt_interface[0] ? a->mgmt_interface : "?");
 	sd_notifyf(0, "STATUS=connected to %s", ack->coordinator);
 	agent_scan(a, 1);
+	agent_send_neighbours(a);
 }
 
 static void agent_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
@@ -230,6 +311,8 @@ static void agent_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
 			  env->error->code);
 		break;
 	default:
+		if (a->state == AGENT_ACTIVE && ops_handle(a->ops, env))
+			break;
 		conn_send_error(c, env->request_id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"%s is not a request an agent serves",
@@ -268,7 +351,7 @@ static void agent_learn_mgmt(struct agent *a)
 static void agent_on_connect(struct conn *c, void *arg)
 {
 	struct agent *a = arg;
-	static char *caps[] = {"inventory"};
+	static char *caps[] = {"inventory", "lldp", "probe", "tcp_test"};
 	Ring__Hello hello = RING__HELLO__INIT;
 
 	(void)c;
@@ -434,6 +517,17 @@ static void agent_watchdog(evutil_socket_t fd, short what, void *arg)
 	sd_notify(0, "WATCHDOG=1");
 }
 
+static int agent_make_id(struct agent *a)
+{
+	uint8_t r[16];
+
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		return -1;
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(a->agent_id + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
 struct agent *agent_new(const struct agent_conf *conf)
 {
 	struct agent *a = calloc(1, sizeof(*a));
@@ -465,6 +559,14 @@ struct agent *agent_new(const struct agent_conf *conf)
 		goto fail;
 	if (agent_netlink_open(a) < 0)
 		goto fail;
+	if (agent_make_id(a) < 0)
+		goto fail;
+	a->lldp = lldp_new(a->base, conf->node, a->agent_id,
+			   (unsigned)conf->lldp_interval_ms, agent_lldp_changed,
+			   a);
+	a->ops = ops_new(a->base, agent_reply, a);
+	if (!a->lldp || !a->ops)
+		goto fail;
 	if (sd_watchdog_enabled(0, &wd_usec) > 0) {
 		struct timeval tv = {.tv_sec = wd_usec / 2000000,
 				     .tv_usec = (wd_usec / 2) % 1000000};
@@ -489,6 +591,7 @@ int agent_run(struct agent *a)
 		 a->conf->node, a->conf->coordinator_host,
 		 a->conf->coordinator_port);
 	evtimer_add(a->rescan_ev, &tv);
+	agent_scan(a, 0); /* beacons start before the session does */
 	agent_connect(a);
 	sd_notify(0, "READY=1");
 	if (event_base_dispatch(a->base) < 0)
@@ -506,6 +609,8 @@ void agent_free(struct agent *a)
 		return;
 	conn_free(a->conn);
 	inventory_free(a->sent);
+	ops_free(a->ops);
+	lldp_free(a->lldp);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

@@ -127,6 +127,9 @@ void ctl_render_status(struct writer *w, const Ring__StatusReply *r)
 {
 	uint64_t mem = 0;
 
+	if (r->topology)
+		ctl_render_topology(w, r->topology, r->now_ms);
+	writer_str(w, "survey", r->survey_state);
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
 	writer_str(w, "health", ctl_status_health(r) ? "degraded" : "healthy");
@@ -241,4 +244,343 @@ void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	writer_uint(w, "available_kib",
 		    inv->memory ? inv->memory->available_kib : 0);
 	writer_obj_end(w);
+}
+
+/* ---- topology (status), tests and ranks ---- */
+
+static const Ring__Edge *ctl_edge_between(const Ring__Topology *t,
+					  const char *x, const char *y)
+{
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if ((!strcmp(e->a, x) && !strcmp(e->b, y)) ||
+		    (!strcmp(e->a, y) && !strcmp(e->b, x)))
+			return e;
+	}
+	return NULL;
+}
+
+/* The top of the ladder, worse direction: what the edge carries. */
+static double ctl_edge_top(const Ring__Edge *e)
+{
+	double a, b;
+
+	if (!e || !e->n_gbps_a_to_b || !e->n_gbps_b_to_a)
+		return -1;
+	a = e->gbps_a_to_b[e->n_gbps_a_to_b - 1];
+	b = e->gbps_b_to_a[e->n_gbps_b_to_a - 1];
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	return a < b ? a : b;
+}
+
+void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len)
+{
+	size_t used = 0;
+	int ring = !strcmp(t->kind, "ring");
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < t->n_order && used < len; i++) {
+		const char *next = i + 1 < t->n_order ? t->order[i + 1]
+				   : ring	      ? t->order[0]
+						      : NULL;
+		const Ring__Edge *e =
+			next ? ctl_edge_between(t, t->order[i], next) : NULL;
+		double g = ctl_edge_top(e);
+		int n;
+
+		n = snprintf(buf + used, len - used, "%s", t->order[i]);
+		used += n > 0 ? (size_t)n : 0;
+		if (!next || used >= len)
+			break;
+		if (g >= 0)
+			n = snprintf(buf + used, len - used,
+				     " =%.*f= ", g < 10 ? 2 : 1, g);
+		else
+			n = snprintf(buf + used, len - used, " =?= ");
+		used += n > 0 ? (size_t)n : 0;
+		if (ring && i + 1 == t->n_order && used < len)
+			snprintf(buf + used, len - used, "(%s)", t->order[0]);
+	}
+}
+
+static void ctl_doubles(struct writer *w, const char *key, const double *v,
+			size_t n)
+{
+	writer_list_start(w, key);
+	for (size_t i = 0; i < n; i++)
+		writer_double(w, NULL, v[i], 2);
+	writer_list_end(w);
+}
+
+static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
+			    unsigned long long now_ms)
+{
+	char buf[128];
+	double top = ctl_edge_top(e);
+
+	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
+	writer_str(w, "edge", buf);
+	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
+		 e->b_interface);
+	writer_str(w, "ports", buf);
+	writer_list_start(w, "streams");
+	for (size_t i = 0; i < e->n_ladder; i++)
+		writer_uint(w, NULL, e->ladder[i]);
+	writer_list_end(w);
+	ctl_doubles(w, "gbps_a_to_b_measured", e->gbps_a_to_b,
+		    e->n_gbps_a_to_b);
+	ctl_doubles(w, "gbps_b_to_a_measured", e->gbps_b_to_a,
+		    e->n_gbps_b_to_a);
+	if (e->nominal_gbps > 0 && top >= 0)
+		writer_double(w, "pct_of_nominal_computed",
+			      100.0 * top / e->nominal_gbps, 1);
+	else
+		writer_str(w, "pct_of_nominal_computed", "");
+	writer_list_start(w, "lat_p50_us_measured");
+	for (size_t i = 0; i < e->n_latency; i++) {
+		snprintf(buf, sizeof(buf), "%uB:%.1f", e->latency[i]->size,
+			 e->latency[i]->p50_us);
+		writer_str(w, NULL, buf);
+	}
+	writer_list_end(w);
+	writer_uint(w, "age_s",
+		    e->measured_ms && now_ms > e->measured_ms
+			    ? (now_ms - e->measured_ms) / 1000
+			    : 0);
+	writer_bool(w, "verified", e->verified);
+	writer_str(w, "method", e->method);
+	if (*e->error)
+		writer_str(w, "error", e->error);
+}
+
+void ctl_render_topology(struct writer *w, const Ring__Topology *t,
+			 unsigned long long now_ms)
+{
+	char pic[2048], ts[32];
+
+	writer_obj_start(w, "topology");
+	writer_str(w, "kind", t->kind);
+	ctl_format_time(t->surveyed_ms, ts, sizeof(ts));
+	writer_str(w, "surveyed", ts);
+	if (t->line_gap && *t->line_gap)
+		writer_str(w, "missing_cable", t->line_gap);
+	ctl_ring_picture(t, pic, sizeof(pic));
+	/* Each edge labelled with its measured top-of-ladder figure, the
+	 * worse direction, in Gbps. */
+	writer_str(w, "picture", pic);
+	writer_list_start(w, "order");
+	for (size_t i = 0; i < t->n_order; i++)
+		writer_str(w, NULL, t->order[i]);
+	writer_list_end(w);
+	writer_table_start(w, "edges");
+	for (size_t i = 0; i < t->n_edges; i++) {
+		writer_obj_start(w, NULL);
+		ctl_render_edge(w, t->edges[i], now_ms);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_table_start(w, "diagonals");
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i];
+		char pair[140];
+
+		writer_obj_start(w, NULL);
+		snprintf(pair, sizeof(pair), "%s-%s", d->a, d->b);
+		writer_str(w, "pair", pair);
+		writer_str(w, "address", d->b_address);
+		writer_str(w, "route", d->route_kind);
+		writer_str(w, "route_interface", d->route_interface);
+		writer_bool(w, "path", d->path);
+		writer_str(w, "verdict", d->verdict);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_table_start(w, "findings");
+	for (size_t i = 0; i < t->n_findings; i++) {
+		writer_obj_start(w, NULL);
+		writer_str(w, "level", t->findings[i]->level);
+		writer_str(w, "finding", t->findings[i]->text);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_table_start(w, "anomalies");
+	for (size_t i = 0; i < t->n_anomalies; i++) {
+		writer_obj_start(w, NULL);
+		writer_str(w, "kind", t->anomalies[i]->code);
+		writer_str(w, "anomaly", t->anomalies[i]->text);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_double(w, "survey_wall_s", t->survey_wall_s, 1);
+	/* Computed: what the same tests would take one after another. */
+	writer_double(w, "tests_sum_s_computed", t->tests_sum_s, 1);
+	writer_uint(w, "rounds", t->rounds);
+	writer_obj_end(w);
+}
+
+void ctl_render_report(struct writer *w, const Ring__TestReport *r)
+{
+	const Ring__TestParams *p = r->params;
+	int bw = p && p->kind == RING__TEST_KIND__TEST_TCP_BW;
+	static const char *const dirs[] = {"a-to-b", "b-to-a", "both"};
+
+	writer_str(w, "test", bw ? "tcp bandwidth" : "tcp latency");
+	writer_str(w, "a", r->a);
+	writer_str(w, "b", r->b);
+	writer_str(w, "a_interface",
+		   *r->a_interface ? r->a_interface : "(kernel route)");
+	writer_str(w, "b_address", r->b_address);
+	writer_str(w, "result", *r->error ? "failed" : "ok");
+	if (*r->error)
+		writer_str(w, "error", r->error);
+	if (bw && p) {
+		writer_uint(w, "streams", p->streams);
+		writer_str(w, "direction",
+			   p->direction <= 2 ? dirs[p->direction] : "?");
+		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
+		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
+		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);
+	}
+	for (int side = 0; side < 2; side++) {
+		const Ring__TestResult *s = side ? r->b_side : r->a_side;
+
+		if (!s)
+			continue;
+		writer_obj_start(w, side ? "b_side" : "a_side");
+		writer_double(w, "window_s", s->window_s, 3);
+		writer_double(w, "cpu_pct", s->cpu_pct, 1);
+		if (bw) {
+			writer_uint(w, "retransmits", s->retransmits);
+			writer_table_start(w, "streams");
+			for (size_t i = 0; i < s->n_streams; i++) {
+				const Ring__StreamResult *st = s->streams[i];
+
+				writer_obj_start(w, NULL);
+				writer_uint(w, "stream", st->index);
+				writer_str(w, "role",
+					   st->sending ? "send" : "receive");
+				writer_double(w, "gbps", st->gbps, 3);
+				writer_uint(w, "bytes", st->bytes);
+				writer_uint(w, "retransmits", st->retransmits);
+				writer_obj_end(w);
+			}
+			writer_table_end(w);
+		}
+		if (s->n_lat) {
+			/* Half of each measured round trip. */
+			writer_str(w, "latency_convention",
+				   "half round trip, microseconds");
+			writer_table_start(w, "latency");
+			for (size_t i = 0; i < s->n_lat; i++) {
+				const Ring__LatResult *l = s->lat[i];
+
+				writer_obj_start(w, NULL);
+				writer_uint(w, "size", l->size);
+				writer_uint(w, "n", l->n);
+				writer_double(w, "min_us", l->min_us, 1);
+				writer_double(w, "p50_us", l->p50_us, 1);
+				writer_double(w, "mean_us", l->mean_us, 1);
+				writer_double(w, "p99_us", l->p99_us, 1);
+				writer_double(w, "p999_us", l->p999_us, 1);
+				writer_double(w, "max_us", l->max_us, 1);
+				writer_obj_end(w);
+			}
+			writer_table_end(w);
+		}
+		writer_obj_end(w);
+	}
+}
+
+void ctl_render_ranks(struct writer *w, const Ring__Topology *t)
+{
+	writer_str(w, "kind", t->kind);
+	writer_table_start(w, "ranks");
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+
+		writer_obj_start(w, NULL);
+		writer_uint(w, "rank", r->rank);
+		writer_str(w, "node", r->node);
+		writer_str(w, "mgmt_address", r->mgmt_address);
+		writer_str(w, "mgmt_interface", r->mgmt_interface);
+		writer_str(w, "next_node", r->next_node);
+		writer_str(w, "next_interface", r->next_interface);
+		writer_str(w, "next_rdma", r->next_rdma);
+		writer_str(w, "prev_node", r->prev_node);
+		writer_str(w, "prev_interface", r->prev_interface);
+		writer_str(w, "prev_rdma", r->prev_rdma);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+}
+
+int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
+{
+	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;
+
+	if (!r0)
+		return -1;
+	if (!strcmp(format, "hostfile")) {
+		/* Management addresses: the launcher must never rendezvous
+		 * over the data plane. */
+		fprintf(out, "# MPI hostfile in physical ring order (%s)\n",
+			t->kind);
+		for (size_t i = 0; i < t->n_ranks; i++)
+			fprintf(out, "%s slots=1  # rank %u: %s\n",
+				t->ranks[i]->mgmt_address, t->ranks[i]->rank,
+				t->ranks[i]->node);
+	} else if (!strcmp(format, "rankfile")) {
+		fprintf(out, "# Open MPI rankfile in physical ring order\n");
+		for (size_t i = 0; i < t->n_ranks; i++)
+			fprintf(out, "rank %u=%s slot=0  # %s\n",
+				t->ranks[i]->rank, t->ranks[i]->mgmt_address,
+				t->ranks[i]->node);
+	} else if (!strcmp(format, "torchrun")) {
+		fprintf(out,
+			"# Static rendezvous: with the dynamic (c10d) backend "
+			"torchrun ignores\n# --node-rank and numbers nodes in "
+			"arrival order, which breaks ring order.\n# "
+			"--master-addr is rank 0's management address: "
+			"rendezvous never uses the data plane.\n");
+		for (size_t i = 0; i < t->n_ranks; i++)
+			fprintf(out,
+				"%s: torchrun --nnodes=%zu --node-rank=%u "
+				"--rdzv-backend=static --master-addr=%s "
+				"--master-port=29500 --nproc-per-node=1 "
+				"SCRIPT\n",
+				t->ranks[i]->node, t->n_ranks,
+				t->ranks[i]->rank, r0->mgmt_address);
+	} else if (!strcmp(format, "env")) {
+		for (size_t i = 0; i < t->n_ranks; i++) {
+			const Ring__Rank *r = t->ranks[i];
+
+			fprintf(out, "# %s (rank %u)\n", r->node, r->rank);
+			fprintf(out, "NODE_RANK=%u\nMASTER_ADDR=%s\n", r->rank,
+				r0->mgmt_address);
+			fprintf(out, "NCCL_SOCKET_IFNAME=%s\n",
+				*r->mgmt_interface ? r->mgmt_interface
+						   : "mgmt0");
+			if (*r->next_rdma || *r->prev_rdma)
+				fprintf(out, "NCCL_IB_HCA=%s%s%s\n",
+					r->next_rdma,
+					*r->next_rdma && *r->prev_rdma &&
+							strcmp(r->next_rdma,
+							       r->prev_rdma)
+						? ","
+						: "",
+					strcmp(r->next_rdma, r->prev_rdma)
+						? r->prev_rdma
+						: "");
+			else
+				fprintf(out,
+					"# no RDMA device faces the "
+					"neighbours: NCCL_IB_HCA not set\n");
+			fprintf(out, "NCCL_ALGO=Ring\n\n");
+		}
+	} else {
+		return -1;
+	}
+	return 0;
 }

@@ -4,6 +4,7 @@
 #define RING_CTL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "frame.h"
 #include "writer.h"
@@ -22,5 +23,15 @@ void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r);
 int ctl_status_health(const Ring__StatusReply *r);
 /* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */
 void ctl_format_time(unsigned long long ms, char *buf, size_t len);
+
+/* "n1 =0.95= n2 =0.95= n4 =0.48= n3 =0.95= (n1)": each edge with its
+ * measured top-of-ladder Gbps, worse direction. */
+void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len);
+void ctl_render_topology(struct writer *w, const Ring__Topology *t,
+			 unsigned long long now_ms);
+void ctl_render_report(struct writer *w, const Ring__TestReport *r);
+void ctl_render_ranks(struct writer *w, const Ring__Topology *t);
+/* hostfile, rankfile, torchrun, env. -1 for another format or no ranks. */
+int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format);
 
 #endif

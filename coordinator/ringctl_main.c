@@ -1,5 +1,6 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ struct ringctl {
 	const char *sock;
 	int timeout_ms;
 	enum writer_format fmt;
+	const char *fmt_name; /* as given with -f, for ranks' text formats */
 };
 
 static void usage(FILE *f)
@@ -25,6 +27,12 @@ static void usage(FILE *f)
 		"  status                      expected vs connected nodes\n"
 		"  inventory NODE              one node's full inventory\n"
 		"  forget NODE                 drop a node that is down (root)\n"
+		"  survey [--wait]             survey the data plane now (root)\n"
+		"  ranks [-f hostfile|rankfile|torchrun|env|json|plain|keyvalue]\n"
+		"                              rank order from the last survey\n"
+		"  test bw A B [--streams N] [--duration S] [--warmup S]\n"
+		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
+		"  test lat A B [--sizes B,B,...] [--iterations N] TCP latency (root)\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--days N]         key + certificate for NAME\n"
 		"exit status: 0 healthy, 1 degraded, 2 unreachable or bad usage\n");
@@ -125,6 +133,253 @@ static int cmd_forget(const struct ringctl *rc, const char *node)
 	return 0;
 }
 
+static Ring__Topology *ringctl_topology(const struct ringctl *rc,
+					Ring__Envelope **hold)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	Ring__RanksRequest rr = RING__RANKS_REQUEST__INIT;
+
+	req.body_case = RING__ENVELOPE__BODY_RANKS_REQUEST;
+	req.ranks_request = &rr;
+	rep = ringctl_call(rc, &req);
+	if (!rep)
+		return NULL;
+	if (rep->body_case != RING__ENVELOPE__BODY_RANKS_REPLY ||
+	    !rep->ranks_reply->topology) {
+		fprintf(stderr, "ringctl: unexpected reply\n");
+		frame_free(rep);
+		return NULL;
+	}
+	*hold = rep;
+	return rep->ranks_reply->topology;
+}
+
+static int cmd_ranks(const struct ringctl *rc)
+{
+	Ring__Envelope *hold = NULL;
+	Ring__Topology *t = ringctl_topology(rc, &hold);
+	struct writer *w;
+	int ret = 0;
+
+	if (!t)
+		return EXIT_TROUBLE;
+	if (!t->n_ranks) {
+		fprintf(stderr,
+			"ringctl: no rank order: the data plane is a %s, not a "
+			"ring, line or pair\n",
+			t->kind);
+		ret = EXIT_DEGRADED;
+	} else if (rc->fmt_name &&
+		   ctl_ranks_text(stdout, t, rc->fmt_name) == 0) {
+		ret = 0;
+	} else {
+		w = writer_new(stdout, rc->fmt);
+		ctl_render_ranks(w, t);
+		writer_finish(w);
+	}
+	frame_free(hold);
+	return ret;
+}
+
+/* Poll until a survey newer than `since` is done, within the deadline. */
+static int ringctl_wait_survey(const struct ringctl *rc, uint64_t since,
+			       int wait_s)
+{
+	for (int i = 0; i < wait_s * 4; i++) {
+		Ring__Envelope *hold = NULL;
+		Ring__Topology *t;
+
+		usleep(250000);
+		t = ringctl_topology(rc, &hold);
+		if (t && t->surveyed_ms > since) {
+			frame_free(hold);
+			return 0;
+		}
+		frame_free(hold);
+	}
+	fprintf(stderr, "ringctl: survey not done within %d s\n", wait_s);
+	return -1;
+}
+
+static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep, *hold = NULL;
+	Ring__SurveyRequest sr = RING__SURVEY_REQUEST__INIT;
+	Ring__Topology *t;
+	uint64_t since = 0;
+	int wait = argc == 1 && !strcmp(argv[0], "--wait");
+
+	if (argc > 1 || (argc == 1 && !wait))
+		return bad_usage("survey takes only --wait%s", "");
+	if (wait) {
+		/* Quietly: there may be no earlier survey. */
+		struct ringctl quiet = *rc;
+		int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+
+		if (saved >= 0 && devnull >= 0)
+			dup2(devnull, 2);
+		t = ringctl_topology(&quiet, &hold);
+		if (saved >= 0)
+			dup2(saved, 2);
+		if (saved >= 0)
+			close(saved);
+		if (devnull >= 0)
+			close(devnull);
+		since = t ? t->surveyed_ms : 0;
+		frame_free(hold);
+	}
+	req.body_case = RING__ENVELOPE__BODY_SURVEY_REQUEST;
+	req.survey_request = &sr;
+	rep = ringctl_call(rc, &req);
+	if (!rep)
+		return EXIT_TROUBLE;
+	if (rep->body_case == RING__ENVELOPE__BODY_ACK)
+		printf("%s\n", rep->ack->text);
+	frame_free(rep);
+	if (!wait)
+		return 0;
+	if (ringctl_wait_survey(rc, since, 3600) < 0)
+		return EXIT_TROUBLE;
+	return cmd_status(rc);
+}
+
+static int parse_seconds_ms(const char *s, uint32_t *ms, double max)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0 || v > max)
+		return -1;
+	*ms = (uint32_t)(v * 1000 + 0.5);
+	return 0;
+}
+
+static int parse_count(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (!*s || *end || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int cmd_test(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	uint32_t sizes[16] = {64, 4096, 10240, 20480, 40960};
+	struct ringctl slow = *rc;
+	struct writer *w;
+	int bw, ret;
+
+	if (argc < 3 || (strcmp(argv[0], "bw") && strcmp(argv[0], "lat")))
+		return bad_usage("test needs 'bw A B' or 'lat A B'%s", "");
+	bw = !strcmp(argv[0], "bw");
+	tr.a = argv[1];
+	tr.b = argv[2];
+	if (bw) {
+		p.kind = RING__TEST_KIND__TEST_TCP_BW;
+		p.streams = 8;
+		p.duration_ms = 5000;
+		p.warmup_ms = 1000;
+	} else {
+		p.kind = RING__TEST_KIND__TEST_TCP_LAT;
+		p.n_sizes = 5;
+		p.iterations = 1000;
+		p.lat_warmup = 100;
+	}
+	p.sizes = sizes;
+	for (int i = 3; i < argc; i++) {
+		const char *opt = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val)
+			return bad_usage("option '%s' needs a value", opt);
+		i++;
+		if (bw && !strcmp(opt, "--streams")) {
+			if (parse_count(val, 1, 64, &p.streams) < 0)
+				return bad_usage("--streams: '%s' is not 1..64",
+						 val);
+		} else if (bw && !strcmp(opt, "--duration")) {
+			if (parse_seconds_ms(val, &p.duration_ms, 600) < 0 ||
+			    p.duration_ms < 100)
+				return bad_usage(
+					"--duration: '%s' is not 0.1..600 "
+					"seconds",
+					val);
+		} else if (bw && !strcmp(opt, "--warmup")) {
+			if (parse_seconds_ms(val, &p.warmup_ms, 60) < 0)
+				return bad_usage("--warmup: '%s' is not 0..60 "
+						 "seconds",
+						 val);
+		} else if (bw && !strcmp(opt, "--direction")) {
+			if (!strcmp(val, "a-to-b"))
+				p.direction = RING__DIRECTION__DIR_A_TO_B;
+			else if (!strcmp(val, "b-to-a"))
+				p.direction = RING__DIRECTION__DIR_B_TO_A;
+			else if (!strcmp(val, "both"))
+				p.direction = RING__DIRECTION__DIR_BOTH;
+			else
+				return bad_usage("--direction: '%s' is not "
+						 "a-to-b, b-to-a or both",
+						 val);
+		} else if (!bw && !strcmp(opt, "--iterations")) {
+			if (parse_count(val, 10, 1000000, &p.iterations) < 0)
+				return bad_usage("--iterations: '%s' is not "
+						 "10..1000000",
+						 val);
+			p.lat_warmup = p.iterations / 10;
+		} else if (!bw && !strcmp(opt, "--sizes")) {
+			char tmp[256], *save = NULL, *tok;
+
+			snprintf(tmp, sizeof(tmp), "%s", val);
+			p.n_sizes = 0;
+			for (tok = strtok_r(tmp, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				if (p.n_sizes == 16 ||
+				    parse_count(tok, 1, 1048576,
+						&sizes[p.n_sizes]) < 0)
+					return bad_usage(
+						"--sizes: '%s' is not a "
+						"list of up to 16 sizes "
+						"of 1..1048576 bytes",
+						val);
+				p.n_sizes++;
+			}
+		} else {
+			return bad_usage("unknown test option '%s'", opt);
+		}
+	}
+	if (bw && p.direction == RING__DIRECTION__DIR_BOTH &&
+	    (p.streams < 2 || p.streams % 2))
+		return bad_usage("--direction both needs an even --streams%s",
+				 "");
+	tr.params = &p;
+	req.body_case = RING__ENVELOPE__BODY_TEST_REQUEST;
+	req.test_request = &tr;
+	/* The coordinator answers when the test is over. */
+	slow.timeout_ms = rc->timeout_ms + (int)(p.duration_ms + p.warmup_ms) +
+			  (int)(p.n_sizes * (p.iterations + p.lat_warmup) / 2) +
+			  20000;
+	rep = ringctl_call(&slow, &req);
+	if (!rep)
+		return EXIT_TROUBLE;
+	if (rep->body_case != RING__ENVELOPE__BODY_TEST_REPORT) {
+		fprintf(stderr, "ringctl: unexpected reply\n");
+		frame_free(rep);
+		return EXIT_TROUBLE;
+	}
+	w = writer_new(stdout, rc->fmt);
+	ctl_render_report(w, rep->test_report);
+	writer_finish(w);
+	ret = *rep->test_report->error ? EXIT_DEGRADED : 0;
+	frame_free(rep);
+	return ret;
+}
+
 static int parse_days(const char *s, unsigned *days)
 {
 	char *end;
@@ -197,6 +452,12 @@ int main(int argc, char **argv)
 			rc.sock = optarg;
 			break;
 		case 'f':
+			rc.fmt_name = optarg;
+			if (!strcmp(optarg, "hostfile") ||
+			    !strcmp(optarg, "rankfile") ||
+			    !strcmp(optarg, "torchrun") ||
+			    !strcmp(optarg, "env"))
+				break; /* ranks only; checked there */
 			if (writer_format_parse(optarg, &rc.fmt) < 0)
 				return bad_usage(
 					"unknown format '%s' (plain, keyvalue, json)",
@@ -228,6 +489,9 @@ int main(int argc, char **argv)
 	cmd = argv[optind++];
 	argc -= optind;
 	argv += optind;
+	if (strcmp(cmd, "ranks") && rc.fmt_name &&
+	    writer_format_parse(rc.fmt_name, &rc.fmt) < 0)
+		return bad_usage("-f %s is for 'ranks' only", rc.fmt_name);
 	if (!strcmp(cmd, "status") && argc == 0)
 		return cmd_status(&rc);
 	if (!strcmp(cmd, "inventory") && argc == 1)
@@ -236,6 +500,13 @@ int main(int argc, char **argv)
 		return cmd_forget(&rc, argv[0]);
 	if (!strcmp(cmd, "pki"))
 		return cmd_pki(argc, argv);
+	if (!strcmp(cmd, "ranks") && argc == 0)
+		return cmd_ranks(&rc);
+	if (!strcmp(cmd, "survey"))
+		return cmd_survey(&rc, argc, argv);
+	if (!strcmp(cmd, "test"))
+		return cmd_test(&rc, argc, argv);
+
 	if (!strcmp(cmd, "status") || !strcmp(cmd, "inventory") ||
 	    !strcmp(cmd, "forget"))
 		return bad_usage("wrong number of arguments for '%s'", cmd);
