@@ -29,6 +29,7 @@ struct client {
 	uid_t uid;
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
+	int test_adjacent; /* the pair's adjacency in the last survey */
 	struct client *prev, *next;
 };
 
@@ -180,8 +181,21 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 {
 	struct client *cl = arg;
 
+	Ring__TestReport copy = *rep;
+	char hint[512];
+
 	cl->test = NULL;
 	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
+	if (*rep->error && cl->test_adjacent == 0) {
+		/* The field notes' rank-order failure, said plainly. */
+		snprintf(hint, sizeof(hint),
+			 "%s; %s and %s are not ring neighbours: there is no "
+			 "data-plane path between them, so ranks must follow "
+			 "the physical ring order (ringctl ranks)",
+			 rep->error, rep->a, rep->b);
+		copy.error = hint;
+		rep = &copy;
+	}
 	log_info("test %s %s -> %s: %s",
 		 rep->params->kind == RING__TEST_KIND__TEST_TCP_BW ? "bw"
 								   : "lat",
@@ -217,8 +231,8 @@ static void control_test(struct client *cl, uint64_t id,
 		return;
 	}
 	if (survey_test_endpoints(co->survey, a->name, b->name, a_if,
-				  sizeof(a_if), b_addr, sizeof(b_addr), why,
-				  sizeof(why)) < 0) {
+				  sizeof(a_if), b_addr, sizeof(b_addr),
+				  &cl->test_adjacent, why, sizeof(why)) < 0) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
 		return;

@@ -1594,7 +1594,8 @@ void survey_free(struct survey *sv)
 
 int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  char *a_if, size_t a_if_len, char *b_addr,
-			  size_t b_addr_len, char *why, size_t why_len)
+			  size_t b_addr_len, int *adjacent, char *why,
+			  size_t why_len)
 {
 	const Ring__Topology *top = sv->topology;
 	struct node *nb = nodes_find(sv->co->nodes, b);
@@ -1604,11 +1605,13 @@ int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 		const Ring__Edge *e = top->edges[i];
 
 		if (!strcmp(e->a, a) && !strcmp(e->b, b) && *e->b_address) {
+			*adjacent = 1;
 			snprintf(a_if, a_if_len, "%s", e->a_interface);
 			snprintf(b_addr, b_addr_len, "%s", e->b_address);
 			return 0;
 		}
 		if (!strcmp(e->b, a) && !strcmp(e->a, b) && *e->a_address) {
+			*adjacent = 1;
 			snprintf(a_if, a_if_len, "%s", e->b_interface);
 			snprintf(b_addr, b_addr_len, "%s", e->a_address);
 			return 0;
@@ -1616,6 +1619,7 @@ int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 	}
 	/* Not neighbours (or not surveyed yet): let a's kernel route to b's
 	 * first data address decide; on a ring that is the diagonal case. */
+	*adjacent = top ? 0 : -1;
 	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
 		const Ring__NetInterface *f = inv->interfaces[i];
 

@@ -40,10 +40,12 @@ struct survey_test *survey_test_start(struct survey *sv, const char *a,
 				      survey_test_cb cb, void *arg);
 void survey_test_cancel(struct survey_test *t);
 /* Endpoints for a test between a and b: the facing ports when they are
- * adjacent in the last survey, else a's kernel route (a_if "") and b's
- * first data address. 0, or -1 with a reason. */
+ * adjacent in the last survey (*adjacent = 1), else a's kernel route
+ * (a_if "") and b's first data address (*adjacent = 0, or -1 when no
+ * survey has completed). 0, or -1 with a reason. */
 int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  char *a_if, size_t a_if_len, char *b_addr,
-			  size_t b_addr_len, char *why, size_t why_len);
+			  size_t b_addr_len, int *adjacent, char *why,
+			  size_t why_len);
 
 #endif
