@@ -500,6 +500,16 @@ int main(int argc, char **argv)
 		return cmd_forget(&rc, argv[0]);
 	if (!strcmp(cmd, "pki"))
 		return cmd_pki(argc, argv);
+	if (!strcmp(cmd, "ranks") && argc == 2 && !strcmp(argv[0], "-f")) {
+		/* `ranks -f torchrun` reads naturally; accept it there too. */
+		rc.fmt_name = argv[1];
+		if (writer_format_parse(argv[1], &rc.fmt) < 0 &&
+		    strcmp(argv[1], "hostfile") &&
+		    strcmp(argv[1], "rankfile") &&
+		    strcmp(argv[1], "torchrun") && strcmp(argv[1], "env"))
+			return bad_usage("ranks: unknown format '%s'", argv[1]);
+		argc = 0;
+	}
 	if (!strcmp(cmd, "ranks") && argc == 0)
 		return cmd_ranks(&rc);
 	if (!strcmp(cmd, "survey"))

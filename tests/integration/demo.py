@@ -109,6 +109,15 @@ def _leftovers():
     return [n for n in cl.list_netns() if n.startswith(PREFIX + "-")]
 
 
+class DemoRingd(Ringd):
+    """Nominal 2G instead of the tests' 200G, so '% of nominal' reads like
+    the field notes."""
+
+    def agent_conf_text(self, node, **kw):
+        return Ringd.agent_conf_text(self, node, **kw).replace(
+            "nominal_speed eth* 200G", "nominal_speed eth* 2G")
+
+
 def up(bindir, workdir):
     bindir = os.path.abspath(bindir)
     missing = missing_binaries(bindir)
@@ -128,7 +137,16 @@ def up(bindir, workdir):
         save_state(workdir, state)  # `down` works from here on
         t0 = time.monotonic()
         c.up()
-        r = Ringd(c, bindir, heartbeat_ms=HEARTBEAT_MS, misses=3)
+        # Every cable capped at 1 Gbit/s against a 2 Gbit/s nominal: the
+        # field notes' uniform ceiling (~51% of nominal) in miniature.
+        for i, a in enumerate(ORDER):
+            c.shape(a, ORDER[(i + 1) % len(ORDER)], "1gbit")
+        r = DemoRingd(c, bindir, heartbeat_ms=HEARTBEAT_MS, misses=3,
+                      coord_extra=["survey_duration 1s",
+                                   "survey_warmup 200ms",
+                                   "survey_settle 1s",
+                                   "latency_iterations 200"],
+                      agent_extra=["lldp_interval 1s"])
         r.setup_pki()
         coord = r.start_coordinator()
         state["procs"].append({"name": coord.name, "pid": coord.pid,
@@ -140,6 +158,12 @@ def up(bindir, workdir):
                                    "exe": p.argv[0]})
         save_state(workdir, state)
         r.wait_all_up(30)
+        took = time.monotonic() - t0
+        say("ringd demo: %d agents up in %.1fs; surveying the data plane "
+            "(beacons, probes, 7 tests per edge in 2 rounds)..." %
+            (len(ORDER), took))
+        cl.wait_for(lambda: r.ringctl("ranks").returncode == 0, 180,
+                    "the first survey")
         took = time.monotonic() - t0
     except BaseException as e:
         say("ringd demo: FAILED: %s" % (str(e).splitlines()[0] if str(e)
@@ -155,6 +179,9 @@ def up(bindir, workdir):
     p = r.ringctl("status", fmt="plain")
     say(p.stdout.rstrip())
     say()
+    say("Rank order (ringctl ranks):")
+    say(r.ringctl("ranks", fmt="plain").stdout.rstrip())
+    say()
     say("ringd demo is up (%.1fs): ring n1-n2-n4-n3-n1 in network namespaces "
         "%s-*," % (took, PREFIX))
     say("management 10.88.0.0/16 (coordinator 10.88.0.2, node nK at "
@@ -164,6 +191,11 @@ def up(bindir, workdir):
     say("Look around:")
     say("  sudo ip netns exec %s %s status" % (c.ns_coord, ctl))
     say("  sudo %s -f json inventory n1" % ctl)
+    say("  sudo %s ranks -f torchrun      # or hostfile, rankfile, env" % ctl)
+    say("  sudo %s test bw n1 n2 --streams 4 --duration 3" % ctl)
+    say("  sudo %s test lat n1 n4         # diagonal: fails, and says why" %
+        ctl)
+    say("  sudo %s survey --wait" % ctl)
     say("  sudo ip netns exec %s ip -br addr      # n1's interfaces" %
         c.ns("n1"))
     say("  sudo ip netns exec %s bash             # a shell on n1" %
