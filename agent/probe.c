@@ -240,7 +240,7 @@ static int probe_nl_query(int fd, uint32_t seq, struct in_addr dst,
 		};
 		const struct nlmsghdr *nh;
 		ssize_t n;
-		int len;
+		unsigned int len; /* NLMSG_OK compares it with a __u32 */
 
 		if (probe_now_us() >= deadline)
 			return -ETIMEDOUT;
@@ -258,7 +258,7 @@ static int probe_nl_query(int fd, uint32_t seq, struct in_addr dst,
 		if (msg.msg_namelen < sizeof(from) ||
 		    from.nl_family != AF_NETLINK || from.nl_pid != 0)
 			continue;
-		len = (int)n;
+		len = (unsigned int)n;
 		for (nh = &buf.nh; NLMSG_OK(nh, len);
 		     nh = NLMSG_NEXT(nh, len)) {
 			if (nh->nlmsg_seq != seq)

@@ -773,7 +773,8 @@ static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
 }
 
 /* Non-adjacent pairs must have no data-plane path: all of them on small
- * clusters, the pairs two hops apart on large ones (linear work). */
+ * clusters, the pairs two hops apart on large ones, found through each
+ * node's neighbours (linear on a ring). */
 static void sv_phase_diag(struct survey *sv)
 {
 	unsigned n = sv->n_nodes;
@@ -781,21 +782,41 @@ static void sv_phase_diag(struct survey *sv)
 	sv->phase = SV_DIAG;
 	if (sv_is_switch(sv))
 		return;
-	for (unsigned x = 0; x < n; x++)
-		for (unsigned y = x + 1; y < n; y++) {
-			int near = 0;
+	if (n <= sv->co->conf->diagonal_all_max) {
+		for (unsigned x = 0; x < n; x++)
+			for (unsigned y = x + 1; y < n; y++)
+				if (!sv_pair_adjacent(sv, x, y))
+					sv_add_diag(sv, x, y);
+	} else {
+		for (unsigned z = 0; z < n; z++) {
+			unsigned nb[8], k = 0;
 
-			if (sv_pair_adjacent(sv, x, y))
-				continue;
-			if (n > sv->co->conf->diagonal_all_max) {
-				for (unsigned z = 0; z < n && !near; z++)
-					near = sv_pair_adjacent(sv, x, z) &&
-					       sv_pair_adjacent(sv, z, y);
-				if (!near)
+			/* z's distinct neighbours (a ring node has two). */
+			for (unsigned i = 0; i < sv->n_links && k < 8; i++) {
+				const struct sv_link *l = &sv->links[i];
+				unsigned o;
+				int seen = 0;
+
+				if (!sv_adjacent(l) ||
+				    (l->t.a != z && l->t.b != z))
 					continue;
+				o = l->t.a == z ? l->t.b : l->t.a;
+				for (unsigned j = 0; j < k; j++)
+					seen |= nb[j] == o;
+				if (!seen)
+					nb[k++] = o;
 			}
-			sv_add_diag(sv, x, y);
+			for (unsigned i = 0; i < k; i++)
+				for (unsigned j = i + 1; j < k; j++)
+					if (!sv_pair_adjacent(sv, nb[i], nb[j]))
+						sv_add_diag(
+							sv,
+							nb[i] < nb[j] ? nb[i]
+								      : nb[j],
+							nb[i] < nb[j] ? nb[j]
+								      : nb[i]);
 		}
+	}
 	for (unsigned i = 0; i < sv->n_diags; i++)
 		sv_probe(sv, SV_DIAG, i, 0, sv->diags[i].a, sv->diags[i].b_addr,
 			 "");
@@ -872,9 +893,12 @@ static int sv_plan_measure(struct survey *sv)
 	unsigned n = sv->n_nodes;
 	int rc = -1;
 
-	sv->meas = calloc(sv->n_links + n * n + 1, sizeof(*sv->meas));
-	sv->round_of = calloc(sv->n_links + n * n + 1, sizeof(*sv->round_of));
-	pairs = calloc(sv->n_links + n * n + 1, sizeof(*pairs));
+	/* All pairs only through a switch, which is capped at SV_SWITCH_MAX. */
+	size_t cap = sv->n_links + (sv_is_switch(sv) ? (size_t)n * n : 0) + 1;
+
+	sv->meas = calloc(cap, sizeof(*sv->meas));
+	sv->round_of = calloc(cap, sizeof(*sv->round_of));
+	pairs = calloc(cap, sizeof(*pairs));
 	if (!sv->meas || !sv->round_of || !pairs)
 		goto out;
 	if (sv_is_switch(sv)) {
