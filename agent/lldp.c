@@ -743,11 +743,16 @@ int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n)
 		}
 		err = errno;
 		if (err == EPERM || err == EACCES) {
+			/* Said once, not at every rescan. */
+			if (!l->error[0])
+				log_warnx("lldp: raw sockets not permitted "
+					  "(needs CAP_NET_RAW): beacons off, "
+					  "the coordinator will fall back to "
+					  "probes");
 			snprintf(l->error, sizeof(l->error),
 				 "raw sockets not permitted (needs "
 				 "CAP_NET_RAW): beacons off, the coordinator "
 				 "will fall back to probes");
-			log_warnx("lldp: %s", l->error);
 			errno = EPERM;
 			return -1;
 		}

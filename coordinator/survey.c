@@ -574,6 +574,38 @@ static int sv_links_from_beacons(struct survey *sv)
 	return 0;
 }
 
+/* Fallback where beacons are off (no CAP_NET_RAW): a subnet shared by
+ * exactly two interfaces on two nodes is a point-to-point cable
+ * candidate; the probes of the verify phase decide. */
+static int sv_links_from_subnets(struct survey *sv)
+{
+	for (unsigned x = 0; x < sv->n_nodes; x++)
+		for (unsigned i = 0; i < sv->nodes[x].n_ifs; i++) {
+			const struct sv_if *fx = &sv->nodes[x].ifs[i];
+			unsigned members = 0, y_node = 0;
+			const struct sv_if *fy = NULL;
+
+			if (!fx->subnet[0])
+				continue;
+			for (unsigned y = 0; y < sv->n_nodes; y++)
+				for (unsigned j = 0; j < sv->nodes[y].n_ifs;
+				     j++)
+					if (!strcmp(sv->nodes[y].ifs[j].subnet,
+						    fx->subnet) &&
+					    (y != x || j != i)) {
+						members++;
+						fy = &sv->nodes[y].ifs[j];
+						y_node = y;
+					}
+			if (members != 1 || y_node <= x ||
+			    (sv->nodes[x].beacons && sv->nodes[y_node].beacons))
+				continue;
+			if (!sv_add_link(sv, x, fx->name, y_node, fy->name))
+				return -1;
+		}
+	return 0;
+}
+
 /* ------------------------------------------------------------ ops */
 
 static struct sv_op *sv_op_new(struct survey *sv, enum sv_phase phase,
@@ -1297,6 +1329,22 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				sv_finding(ar, "test_failed", "warn", text);
 		}
 	}
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
+		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		char text[400];
+
+		if (sv->nodes[i].beacons)
+			continue;
+		snprintf(text, sizeof(text),
+			 "%s sends no beacons (%s): its cables were found "
+			 "from shared point-to-point subnets and probes",
+			 sv->nodes[i].name,
+			 n && n->neighbours && *n->neighbours->beacons_error
+				 ? n->neighbours->beacons_error
+				 : "no neighbour table");
+		top->findings[top->n_findings++] =
+			sv_finding(ar, "beacons_off", "info", text);
+	}
 	/* Ports with carrier and no address, from the current inventories. */
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
 		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
@@ -1522,7 +1570,7 @@ int survey_start(struct survey *sv, const char *reason)
 	sv->tests_sum_s = 0;
 	sv->n_rounds = 0;
 	log_info("survey started (%s): %u nodes up", reason, sv->n_nodes);
-	if (sv_links_from_beacons(sv) < 0) {
+	if (sv_links_from_beacons(sv) < 0 || sv_links_from_subnets(sv) < 0) {
 		sv_reset(sv);
 		errno = ENOMEM;
 		return -1;
