@@ -318,7 +318,10 @@ sv_test_start(struct survey *sv, const char *a, const char *a_if, const char *b,
 	snprintf(t->b_addr, sizeof(t->b_addr), "%s", b_addr);
 	t->params = *p;
 	t->params.n_sizes = p->n_sizes < 16 ? p->n_sizes : 16;
-	memcpy(t->sizes, p->sizes, t->params.n_sizes * sizeof(uint32_t));
+	/* Bandwidth tests carry no sizes (NULL): memcpy must not see it. */
+	if (t->params.n_sizes)
+		memcpy(t->sizes, p->sizes,
+		       t->params.n_sizes * sizeof(uint32_t));
 	t->params.sizes = t->sizes;
 	t->cb = cb;
 	t->arg = arg;
