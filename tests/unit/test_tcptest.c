@@ -1,0 +1,559 @@
+/* tcptest: both sides of real tests over 127.0.0.1 in one event loop. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "log.h"
+#include "tcptest.h"
+
+static const uint8_t token1[TCPTEST_TOKEN_LEN] = "0123456789abcdef";
+static const uint8_t token2[TCPTEST_TOKEN_LEN] = "fedcba9876543210";
+
+struct side {
+	struct tcptest *t;
+	int calls;
+	int keep;  /* do not free in the callback */
+	double at; /* seconds after the test started, when the callback ran */
+	struct tcptest_result r;
+	struct fixture *f;
+};
+
+struct fixture {
+	struct event_base *base;
+	struct event *watchdog;
+	double start;
+	int pending; /* callbacks still expected */
+	uint16_t port;
+	struct tcptest_params p;
+	struct side a, b, extra;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_done(struct tcptest *t, const struct tcptest_result *r,
+		    void *arg)
+{
+	struct side *s = arg;
+	struct fixture *f = s->f;
+
+	assert_ptr_equal(t, s->t);
+	s->calls++;
+	s->r = *r;
+	s->at = now_s() - f->start;
+	if (!s->keep) {
+		tcptest_free(t);
+		s->t = NULL;
+	}
+	/* The loop ends by itself once no test has an event left. */
+	if (--f->pending == 0)
+		event_del(f->watchdog);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	fail_msg("test did not finish in time");
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct timeval tv = {.tv_sec = 60};
+
+	assert_non_null(f);
+	f->base = event_base_new();
+	assert_non_null(f->base);
+	f->watchdog = evtimer_new(f->base, on_watchdog, f);
+	evtimer_add(f->watchdog, &tv);
+	f->a.f = f->b.f = f->extra.f = f;
+	f->start = now_s();
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tcptest_free(f->a.t);
+	tcptest_free(f->b.t);
+	tcptest_free(f->extra.t);
+	event_free(f->watchdog);
+	event_base_free(f->base);
+	free(f);
+	return 0;
+}
+
+static void bw_params(struct tcptest_params *p, unsigned streams,
+		      enum tcptest_dir dir, unsigned duration_ms)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = TCPTEST_BW;
+	p->streams = streams;
+	p->dir = dir;
+	p->duration_ms = duration_ms;
+}
+
+/* B listens, A connects with the given token; both report to f. */
+static void start_pair(struct fixture *f, const uint8_t *token_a,
+		       unsigned accept_ms)
+{
+	f->port = 0;
+	f->b.t = tcptest_listen(f->base, "127.0.0.1", token1, &f->p, accept_ms,
+				on_done, &f->b, &f->port);
+	assert_non_null(f->b.t);
+	assert_int_not_equal(f->port, 0);
+	f->a.t = tcptest_connect(f->base, "127.0.0.1", f->port, "", token_a,
+				 &f->p, 2000, on_done, &f->a);
+	assert_non_null(f->a.t);
+	f->pending += 2;
+}
+
+static void run_loop(struct fixture *f)
+{
+	assert_int_equal(event_base_dispatch(f->base), 1);
+}
+
+static void check_bw_side(const struct side *s, const struct tcptest_params *p,
+			  int is_a)
+{
+	const struct tcptest_result *r = &s->r;
+	double want = p->duration_ms / 1000.0;
+	int sent = 0, received = 0;
+
+	assert_int_equal(s->calls, 1);
+	if (r->err)
+		print_error("%s: %s\n", is_a ? "A" : "B", r->error);
+	assert_int_equal(r->err, 0);
+	assert_int_equal(r->kind, TCPTEST_BW);
+	assert_int_equal(r->n_streams, p->streams);
+	if (!(r->window_s > want * 0.8 && r->window_s < want * 1.2))
+		fail_msg("%s: window %.3f s, expected %.3f s +- 20%%",
+			 is_a ? "A" : "B", r->window_s, want);
+	for (unsigned i = 0; i < r->n_streams; i++) {
+		const struct tcptest_stream *st = &r->streams[i];
+		int a_sends = p->dir == TCPTEST_A_TO_B ||
+			      (p->dir == TCPTEST_BOTH && i % 2 == 0);
+
+		assert_int_equal(st->index, i);
+		assert_int_equal(!!st->sending, is_a ? a_sends : !a_sends);
+		if (st->sending) {
+			sent++;
+			assert_true(st->bytes > 0);
+			assert_true(st->gbps > 0);
+		} else {
+			received++;
+			assert_int_equal(st->retransmits, 0);
+		}
+	}
+	assert_true(sent ? r->gbps_sent > 0 : r->gbps_sent == 0);
+	assert_true(received ? r->gbps_received > 0 : r->gbps_received == 0);
+	assert_true(r->cpu_pct > 0);
+	assert_int_equal(r->n_lat, 0);
+}
+
+static void run_bw(void **state, unsigned streams, enum tcptest_dir dir)
+{
+	struct fixture *f = *state;
+
+	bw_params(&f->p, streams, dir, 300);
+	start_pair(f, token1, 2000);
+	run_loop(f);
+	check_bw_side(&f->a, &f->p, 1);
+	check_bw_side(&f->b, &f->p, 0);
+}
+
+static void test_bw_a_to_b_1(void **state)
+{
+	run_bw(state, 1, TCPTEST_A_TO_B);
+}
+
+static void test_bw_a_to_b_4(void **state)
+{
+	run_bw(state, 4, TCPTEST_A_TO_B);
+}
+
+static void test_bw_b_to_a(void **state)
+{
+	run_bw(state, 2, TCPTEST_B_TO_A);
+}
+
+static void test_bw_both(void **state)
+{
+	run_bw(state, 4, TCPTEST_BOTH);
+}
+
+/* 128 threads on a small test machine: structure only, since the
+ * scheduler, not the engine, decides who gets the CPU (under valgrind or
+ * TSan a stream may not move a byte in the window). */
+static void test_bw_max_streams(void **state)
+{
+	struct fixture *f = *state;
+
+	bw_params(&f->p, TCPTEST_MAX_STREAMS, TCPTEST_BOTH, 300);
+	start_pair(f, token1, 5000);
+	run_loop(f);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(f->b.calls, 1);
+	if (f->a.r.err || f->b.r.err)
+		fail_msg("A: %s; B: %s", f->a.r.error, f->b.r.error);
+	assert_int_equal(f->a.r.n_streams, TCPTEST_MAX_STREAMS);
+	assert_int_equal(f->b.r.n_streams, TCPTEST_MAX_STREAMS);
+	for (unsigned i = 0; i < TCPTEST_MAX_STREAMS; i++) {
+		assert_int_equal(f->a.r.streams[i].index, i);
+		assert_int_equal(f->a.r.streams[i].sending, i % 2 == 0);
+		assert_int_equal(f->b.r.streams[i].sending, i % 2 == 1);
+	}
+}
+
+static void test_bw_warmup(void **state)
+{
+	struct fixture *f = *state;
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 200);
+	f->p.warmup_ms = 200;
+	start_pair(f, token1, 2000);
+	run_loop(f);
+	check_bw_side(&f->a, &f->p, 1);
+	check_bw_side(&f->b, &f->p, 0);
+	/* warm-up + window, not the window alone */
+	assert_true(f->a.at >= 0.4);
+}
+
+static void test_latency(void **state)
+{
+	struct fixture *f = *state;
+	const struct tcptest_result *r = &f->a.r;
+
+	memset(&f->p, 0, sizeof(f->p));
+	f->p.kind = TCPTEST_LAT;
+	f->p.n_sizes = 2;
+	f->p.sizes[0] = 64;
+	f->p.sizes[1] = 4096;
+	f->p.iterations = 200;
+	f->p.lat_warmup = 10;
+	/* A keeps its test past the callback: freed after the loop. */
+	f->a.keep = 1;
+	start_pair(f, token1, 2000);
+	run_loop(f);
+	assert_int_equal(f->a.calls, 1);
+	assert_int_equal(f->b.calls, 1);
+	if (r->err)
+		print_error("A: %s\n", r->error);
+	assert_int_equal(r->err, 0);
+	assert_int_equal(f->b.r.err, 0);
+	assert_int_equal(r->kind, TCPTEST_LAT);
+	assert_int_equal(r->n_lat, 2);
+	for (unsigned i = 0; i < 2; i++) {
+		const struct stats_summary *s = &r->lat[i].half_rtt_us;
+
+		assert_int_equal(r->lat[i].size, f->p.sizes[i]);
+		assert_int_equal(s->n, 200);
+		assert_true(s->min > 0);
+		assert_true(s->min <= s->p50);
+		assert_true(s->p50 <= s->p99);
+		assert_true(s->p99 <= s->p999);
+		assert_true(s->p999 <= s->max);
+		assert_true(s->min <= s->mean && s->mean <= s->max);
+	}
+	assert_int_equal(f->b.r.n_lat, 0);
+	assert_non_null(f->a.t);
+	tcptest_free(f->a.t);
+	f->a.t = NULL;
+}
+
+static void test_wrong_token(void **state)
+{
+	struct fixture *f = *state;
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 300);
+	start_pair(f, token2, 1000);
+	run_loop(f);
+	/* A learns at once why it was turned away. */
+	assert_int_equal(f->a.calls, 1);
+	assert_int_not_equal(f->a.r.err, 0);
+	assert_non_null(strstr(f->a.r.error, "token"));
+	assert_true(f->a.at < 1.0);
+	/* B kept waiting for the right peer until its accept deadline. */
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.r.err, -ETIMEDOUT);
+	assert_non_null(strstr(f->b.r.error, "1 connection refused"));
+	assert_true(f->b.at >= 0.9 && f->b.at < 3.0);
+	assert_int_equal(f->b.r.n_streams, 0);
+}
+
+static void test_param_mismatch(void **state)
+{
+	struct fixture *f = *state;
+	struct tcptest_params pa;
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 300);
+	bw_params(&pa, 2, TCPTEST_A_TO_B, 300);
+	f->b.t = tcptest_listen(f->base, "127.0.0.1", token1, &f->p, 500,
+				on_done, &f->b, &f->port);
+	assert_non_null(f->b.t);
+	f->a.t = tcptest_connect(f->base, "127.0.0.1", f->port, NULL, token1,
+				 &pa, 2000, on_done, &f->a);
+	assert_non_null(f->a.t);
+	f->pending = 2;
+	run_loop(f);
+	assert_int_equal(f->a.r.err, -ECONNREFUSED);
+	assert_non_null(strstr(f->a.r.error, "parameters differ"));
+	assert_int_equal(f->b.r.err, -ETIMEDOUT);
+}
+
+static void start_reuse(evutil_socket_t fd, short what, void *arg)
+{
+	struct fixture *f = arg;
+
+	(void)fd;
+	(void)what;
+	f->extra.t = tcptest_connect(f->base, "127.0.0.1", f->port, "", token1,
+				     &f->p, 1000, on_done, &f->extra);
+	assert_non_null(f->extra.t);
+	f->pending++;
+}
+
+/* Once a test has its streams the token is spent: the listener is gone. */
+static void test_token_reuse(void **state)
+{
+	struct fixture *f = *state;
+	struct timeval tv = {.tv_usec = 150000};
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 500);
+	start_pair(f, token1, 2000);
+	event_base_once(f->base, -1, EV_TIMEOUT, start_reuse, f, &tv);
+	run_loop(f);
+	check_bw_side(&f->a, &f->p, 1);
+	check_bw_side(&f->b, &f->p, 0);
+	assert_int_equal(f->extra.calls, 1);
+	assert_int_equal(f->extra.r.err, -ECONNREFUSED);
+	assert_non_null(strstr(f->extra.r.error, "connect to 127.0.0.1:"));
+}
+
+static void free_side(evutil_socket_t fd, short what, void *arg)
+{
+	struct side *s = arg;
+
+	(void)fd;
+	(void)what;
+	tcptest_free(s->t);
+	s->t = NULL;
+	s->f->pending--;
+}
+
+/* One side goes away 200 ms into a 2 s test: the other reports an error
+ * well before its deadline instead of hanging. */
+static void run_peer_dies(void **state, enum tcptest_dir dir, int kill_b)
+{
+	struct fixture *f = *state;
+	struct side *dead = kill_b ? &f->b : &f->a;
+	struct side *alive = kill_b ? &f->a : &f->b;
+	struct timeval tv = {.tv_usec = 200000};
+
+	bw_params(&f->p, 2, dir, 2000);
+	start_pair(f, token1, 2000);
+	event_base_once(f->base, -1, EV_TIMEOUT, free_side, dead, &tv);
+	run_loop(f);
+	assert_int_equal(dead->calls, 0);
+	assert_null(dead->t);
+	assert_int_equal(alive->calls, 1);
+	assert_int_not_equal(alive->r.err, 0);
+	assert_non_null(strstr(alive->r.error, "mid-test"));
+	assert_true(alive->at < 2.0 + 6.0);
+	print_message("   %s after %.2f s: %s\n", kill_b ? "A" : "B", alive->at,
+		      alive->r.error);
+}
+
+static void test_peer_dies_receiver(void **state)
+{
+	run_peer_dies(state, TCPTEST_A_TO_B, 1);
+}
+
+static void test_peer_dies_both(void **state)
+{
+	run_peer_dies(state, TCPTEST_BOTH, 1);
+}
+
+static void test_client_dies(void **state)
+{
+	run_peer_dies(state, TCPTEST_A_TO_B, 0);
+}
+
+static void free_both(evutil_socket_t fd, short what, void *arg)
+{
+	struct fixture *f = arg;
+
+	(void)fd;
+	(void)what;
+	tcptest_free(f->a.t);
+	tcptest_free(f->b.t);
+	f->a.t = f->b.t = NULL;
+	f->pending -= 2;
+	event_del(f->watchdog);
+}
+
+/* Freeing running tests: no callback, the threads end promptly, and the
+ * loop runs dry once they are reaped (ASan/valgrind check the rest). */
+static void test_free_running(void **state)
+{
+	struct fixture *f = *state;
+	struct timeval tv = {.tv_usec = 200000};
+
+	bw_params(&f->p, 4, TCPTEST_BOTH, 2000);
+	start_pair(f, token1, 2000);
+	event_base_once(f->base, -1, EV_TIMEOUT, free_both, f, &tv);
+	run_loop(f);
+	assert_int_equal(f->a.calls, 0);
+	assert_int_equal(f->b.calls, 0);
+	assert_true(now_s() - f->start < 1.8);
+}
+
+/* A listener freed before anybody connects. */
+static void test_free_listening(void **state)
+{
+	struct fixture *f = *state;
+	uint16_t port = 0;
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 300);
+	f->b.t = tcptest_listen(f->base, "127.0.0.1", token1, &f->p, 5000,
+				on_done, &f->b, &port);
+	assert_non_null(f->b.t);
+	tcptest_free(f->b.t);
+	f->b.t = NULL;
+	event_del(f->watchdog);
+	run_loop(f);
+	assert_int_equal(f->b.calls, 0);
+	assert_true(now_s() - f->start < 1.0);
+}
+
+static void test_bind_missing_interface(void **state)
+{
+	struct fixture *f = *state;
+
+	bw_params(&f->p, 1, TCPTEST_A_TO_B, 300);
+	f->a.t = tcptest_connect(f->base, "127.0.0.1", 9, "nosuchif0", token1,
+				 &f->p, 1000, on_done, &f->a);
+	assert_non_null(f->a.t);
+	f->pending = 1;
+	run_loop(f);
+	assert_int_not_equal(f->a.r.err, 0);
+	assert_non_null(strstr(f->a.r.error, "nosuchif0"));
+}
+
+static void expect_bad(const struct tcptest_params *p, const char *word)
+{
+	char why[256] = "";
+
+	assert_int_equal(tcptest_params_check(p, why, sizeof(why)), -1);
+	if (!strstr(why, word))
+		fail_msg("reason \"%s\" lacks \"%s\"", why, word);
+}
+
+static void test_params_check(void **state)
+{
+	struct tcptest_params p, q;
+	char why[256];
+	uint16_t port = 0;
+	struct fixture *f = *state;
+
+	bw_params(&p, 8, TCPTEST_A_TO_B, 1000);
+	assert_int_equal(tcptest_params_check(&p, why, sizeof(why)), 0);
+	q = p, q.streams = 0, expect_bad(&q, "streams");
+	q = p, q.streams = 65, expect_bad(&q, "streams");
+	q = p, q.streams = 64,
+	assert_int_equal(tcptest_params_check(&q, why, 256), 0);
+	q = p, q.dir = TCPTEST_BOTH, q.streams = 3, expect_bad(&q, "even");
+	q = p, q.dir = TCPTEST_BOTH, q.streams = 1, expect_bad(&q, "even");
+	q = p, q.dir = (enum tcptest_dir)7, expect_bad(&q, "direction");
+	q = p, q.duration_ms = 99, expect_bad(&q, "duration");
+	q = p, q.duration_ms = 600001, expect_bad(&q, "duration");
+	q = p, q.warmup_ms = 60001, expect_bad(&q, "warm-up");
+	q = p, q.kind = (enum tcptest_kind)0, expect_bad(&q, "kind");
+
+	memset(&p, 0, sizeof(p));
+	p.kind = TCPTEST_LAT;
+	p.n_sizes = 1;
+	p.sizes[0] = 64;
+	p.iterations = 100;
+	assert_int_equal(tcptest_params_check(&p, why, sizeof(why)), 0);
+	q = p, q.n_sizes = 0, expect_bad(&q, "sizes");
+	q = p, q.n_sizes = TCPTEST_MAX_SIZES + 1, expect_bad(&q, "sizes");
+	q = p, q.sizes[0] = 0, expect_bad(&q, "size 0");
+	q = p, q.sizes[0] = TCPTEST_MAX_MSG + 1, expect_bad(&q, "size");
+	q = p, q.iterations = 0, expect_bad(&q, "iterations");
+	q = p, q.iterations = 1000001, expect_bad(&q, "iterations");
+	q = p, q.lat_warmup = 1000001, expect_bad(&q, "warm-up");
+	assert_int_equal(tcptest_params_check(NULL, why, sizeof(why)), -1);
+
+	/* and the constructors refuse them too */
+	errno = 0;
+	assert_null(tcptest_listen(f->base, "127.0.0.1", token1, &q, 1000,
+				   on_done, NULL, &port));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(tcptest_connect(f->base, "no-such-address", 1, "", token1,
+				    &p, 1000, on_done, NULL));
+	assert_int_equal(errno, EINVAL);
+	assert_null(tcptest_listen(f->base, "127.0.0.1x", token1, &p, 1000,
+				   on_done, NULL, &port));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_params_check, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bw_a_to_b_1, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bw_a_to_b_4, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bw_b_to_a, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bw_both, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bw_max_streams, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bw_warmup, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wrong_token, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_param_mismatch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_token_reuse, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_peer_dies_receiver, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_peer_dies_both, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_client_dies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_free_running, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_free_listening, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bind_missing_interface,
+						setup, teardown),
+	};
+
+	log_init("test_tcptest", getenv("RING_DEBUG"), 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
