@@ -42,6 +42,7 @@ enum tcptest_status {
 #define TCPTEST_GO 'G'	  /* A -> B: the clocks start */
 
 #define TCPTEST_BUF (1u << 20)
+#define TCPTEST_STACK (256u << 10)
 #define TCPTEST_SOCKBUF (4 << 20)
 /* Blocked workers wake up this often to check the stop flag and deadline. */
 #define TCPTEST_IO_TIMEOUT_MS 1000
@@ -94,7 +95,7 @@ struct tcptest {
 	int fds[TCPTEST_MAX_STREAMS];
 	/* Start gate: the clock starts once every worker thread runs, so
 	 * thread start-up is not part of any stream's window. */
-	pthread_cond_t gate;
+	pthread_cond_t ready_cv, go_cv;
 	unsigned ready;
 	int go;
 
@@ -684,9 +685,9 @@ static void *tcptest_worker_main(void *arg)
 	getrusage(RUSAGE_THREAD, &r0);
 	pthread_mutex_lock(&t->mu);
 	t->ready++;
-	pthread_cond_broadcast(&t->gate);
+	pthread_cond_signal(&t->ready_cv);
 	while (!t->go)
-		pthread_cond_wait(&t->gate, &t->mu);
+		pthread_cond_wait(&t->go_cv, &t->mu);
 	pthread_mutex_unlock(&t->mu);
 	if (!buf)
 		tcptest_werr(w, -ENOMEM, "stream %u: out of memory", w->index);
@@ -1071,7 +1072,12 @@ bad_byte:
 static void tcptest_run(struct tcptest *t)
 {
 	unsigned started = 0;
+	pthread_attr_t attr;
 	char ebuf[128];
+
+	/* Workers need little stack; 64 of the default 8 MiB add up. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TCPTEST_STACK);
 
 	for (; started < t->n_conn; started++) {
 		struct tcptest_worker *w = &t->w[started];
@@ -1081,7 +1087,7 @@ static void tcptest_run(struct tcptest *t)
 		w->index = started;
 		w->fd = t->fds[started];
 		w->sending = tcptest_sends(t, started);
-		rc = pthread_create(&w->tid, NULL, tcptest_worker_main, w);
+		rc = pthread_create(&w->tid, &attr, tcptest_worker_main, w);
 		if (rc) {
 			tcptest_fail(t, -rc, "cannot start a stream thread: %s",
 				     tcptest_strerror(rc, ebuf, sizeof(ebuf)));
@@ -1089,16 +1095,17 @@ static void tcptest_run(struct tcptest *t)
 			break;
 		}
 	}
+	pthread_attr_destroy(&attr);
 	pthread_mutex_lock(&t->mu);
 	while (t->ready < started)
-		pthread_cond_wait(&t->gate, &t->mu);
+		pthread_cond_wait(&t->ready_cv, &t->mu);
 	pthread_mutex_unlock(&t->mu);
 	if (started == t->n_conn && tcptest_start_signal(t) < 0)
 		atomic_store(&t->failed, 1);
 	pthread_mutex_lock(&t->mu);
 	t->t0 = tcptest_now();
 	t->go = 1;
-	pthread_cond_broadcast(&t->gate);
+	pthread_cond_broadcast(&t->go_cv);
 	pthread_mutex_unlock(&t->mu);
 	if (t->p.kind == TCPTEST_BW)
 		tcptest_bw_window(t, started);
@@ -1147,7 +1154,8 @@ static void tcptest_destroy(struct tcptest *t)
 {
 	event_free(t->ev_done);
 	close(t->efd);
-	pthread_cond_destroy(&t->gate);
+	pthread_cond_destroy(&t->go_cv);
+	pthread_cond_destroy(&t->ready_cv);
 	pthread_mutex_destroy(&t->mu);
 	free(t);
 }
@@ -1216,11 +1224,15 @@ static struct tcptest *tcptest_new(struct event_base *base, int is_a,
 		goto fail_ev;
 	if (pthread_mutex_init(&t->mu, NULL))
 		goto fail_ev;
-	if (pthread_cond_init(&t->gate, NULL))
-		goto fail_cond;
+	if (pthread_cond_init(&t->ready_cv, NULL))
+		goto fail_ready;
+	if (pthread_cond_init(&t->go_cv, NULL))
+		goto fail_go;
 	return t;
 
-fail_cond:
+fail_go:
+	pthread_cond_destroy(&t->ready_cv);
+fail_ready:
 	pthread_mutex_destroy(&t->mu);
 fail_ev:
 	if (t->ev_done)

@@ -555,5 +555,7 @@ int main(void)
 	};
 
 	log_init("test_tcptest", getenv("RING_DEBUG"), 1);
+	if (getenv("TEST_FILTER")) /* e.g. TEST_FILTER='test_bw_*' */
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
