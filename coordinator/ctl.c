@@ -577,7 +577,10 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 				fprintf(out,
 					"# no RDMA device faces the "
 					"neighbours: NCCL_IB_HCA not set\n");
-			fprintf(out, "NCCL_ALGO=Ring\n\n");
+			/* One stream per channel saturates nothing: the field
+			 * notes needed 4 (see the saturation finding). */
+			fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
+				     "NCCL_MAX_NCHANNELS=4\n\n");
 		}
 	} else {
 		return -1;

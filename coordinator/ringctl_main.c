@@ -1,6 +1,5 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@ struct ringctl {
 	int timeout_ms;
 	enum writer_format fmt;
 	const char *fmt_name; /* as given with -f, for ranks' text formats */
+	int quiet;	      /* polling: no message per failed call */
 };
 
 static void usage(FILE *f)
@@ -185,12 +185,15 @@ static int cmd_ranks(const struct ringctl *rc)
 static int ringctl_wait_survey(const struct ringctl *rc, uint64_t since,
 			       int wait_s)
 {
+	struct ringctl quiet = *rc;
+
+	quiet.quiet = 1;
 	for (int i = 0; i < wait_s * 4; i++) {
 		Ring__Envelope *hold = NULL;
 		Ring__Topology *t;
 
 		usleep(250000);
-		t = ringctl_topology(rc, &hold);
+		t = ringctl_topology(&quiet, &hold);
 		if (t && t->surveyed_ms > since) {
 			frame_free(hold);
 			return 0;
@@ -214,17 +217,9 @@ static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
 	if (wait) {
 		/* Quietly: there may be no earlier survey. */
 		struct ringctl quiet = *rc;
-		int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
 
-		if (saved >= 0 && devnull >= 0)
-			dup2(devnull, 2);
+		quiet.quiet = 1;
 		t = ringctl_topology(&quiet, &hold);
-		if (saved >= 0)
-			dup2(saved, 2);
-		if (saved >= 0)
-			close(saved);
-		if (devnull >= 0)
-			close(devnull);
 		since = t ? t->surveyed_ms : 0;
 		frame_free(hold);
 	}

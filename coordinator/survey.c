@@ -59,6 +59,7 @@ struct sv_link {
 	uint64_t measured_ms;
 	unsigned step;
 	struct survey_test *test;
+	struct timespec test_t0;
 	struct survey *sv;
 };
 
@@ -126,6 +127,7 @@ struct survey {
 	struct sv_op *ops;
 	struct survey_test *tests;
 	unsigned manual_tests;
+	int dirty; /* nodes changed while a survey ran */
 	Ring__Topology *topology;
 	struct event *auto_ev;
 };
@@ -360,8 +362,8 @@ struct survey_test *survey_test_start(struct survey *sv, const char *a,
 				      const Ring__TestParams *p,
 				      survey_test_cb cb, void *arg)
 {
-	/* No node in two tests at once: not while the survey measures. */
-	if (sv->phase == SV_MEASURE) {
+	/* No node in two tests at once: not while a survey runs. */
+	if (sv->phase != SV_IDLE) {
 		errno = EBUSY;
 		return NULL;
 	}
@@ -1005,6 +1007,8 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
 
 	l->test = NULL;
+	/* Measured wall time of each test, to compare with the survey's. */
+	sv->tests_sum_s += sv_elapsed(&l->test_t0);
 	if (*rep->error && !l->error[0])
 		snprintf(l->error, sizeof(l->error), "%s", rep->error);
 	if (l->step < 2 * nl) {
@@ -1056,6 +1060,7 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 		p.lat_warmup = conf->lat_iterations / 10 + 1;
 	}
 	l->sv = sv;
+	clock_gettime(CLOCK_MONOTONIC, &l->test_t0);
 	l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
 				sv->nodes[l->t.b].name, l->b_addr, &p,
 				sv_edge_test_done, l, 0);
@@ -1488,8 +1493,12 @@ static void sv_finish(struct survey *sv)
 	topo_result_free(&res);
 	ar_free(&ar);
 	sv_reset(sv);
-	if (sv->co->conf->survey_interval_ms)
+	if (sv->dirty) {
+		sv->dirty = 0;
+		survey_nodes_changed(sv);
+	} else if (sv->co->conf->survey_interval_ms) {
 		sv_arm(sv, sv->co->conf->survey_interval_ms);
+	}
 }
 
 /* ------------------------------------------------------------ driving */
@@ -1569,6 +1578,7 @@ int survey_start(struct survey *sv, const char *reason)
 		return -1;
 	}
 	snprintf(sv->reason, sizeof(sv->reason), "%s", reason);
+	sv->dirty = 0;
 	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
 	sv->tests_sum_s = 0;
 	sv->n_rounds = 0;
@@ -1621,8 +1631,10 @@ void survey_nodes_changed(void *arg)
 	struct node **v;
 	unsigned n, up = 0, missing = 0;
 
-	if (sv->phase != SV_IDLE)
+	if (sv->phase != SV_IDLE) {
+		sv->dirty = 1; /* look again once this survey is done */
 		return;
+	}
 	v = nodes_sorted(sv->co->nodes, &n);
 	if (!v)
 		return;
