@@ -771,8 +771,12 @@ static void sv_phase_switch(struct survey *sv)
 
 static int sv_is_switch(const struct survey *sv)
 {
-	return !sv->n_links && sv->switch_total &&
-	       sv->switch_ok == sv->switch_total &&
+	/* Cables only: the pairs measured through the switch become links
+	 * too, and the survey still classifies after that. */
+	for (unsigned i = 0; i < sv->n_links; i++)
+		if (!sv->links[i].switch_pair)
+			return 0;
+	return sv->switch_total && sv->switch_ok == sv->switch_total &&
 	       sv->switch_total == sv->n_nodes * (sv->n_nodes - 1);
 }
 
