@@ -2,6 +2,7 @@
 #   make            build everything into build/
 #   make check      deps, ASan/UBSan build, unit + fuzz smoke + integration tests
 #   make demo       4-node emulated ring in network namespaces (root)
+#   make bench      ring-agent vs iperf3/sockperf, survey wall time (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 VERSION := 0.1.0
 BUILD ?= build
@@ -53,7 +54,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 LIBS := $(PKG_LIBS)
 
 .PHONY: all clean check unit integration fuzz fuzz-smoke deps demo demo-down \
-	install format format-check
+	install format format-check bench bench-deps
 .DELETE_ON_ERROR:
 
 all: $(BINS)
@@ -149,6 +150,22 @@ format:
 	clang-format -i $(FORMAT_SRC)
 format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
+
+# Benchmark: not part of `make check` (unshaped veth figures vary by host).
+BENCH_PKGS := iperf3 sockperf
+bench-deps: deps
+	@missing=$$(for p in $(BENCH_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "missing Debian packages:" $$missing "- run 'sudo make bench-deps'" >&2; exit 1; fi; \
+		echo "installing:" $$missing; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	fi
+bench: bench-deps
+	$(MAKE) BUILD=build all
+	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin
 
 demo: deps all
 	$(PYTHON) tests/integration/demo.py up --bin $(CURDIR)/$(BUILD)/bin
