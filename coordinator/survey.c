@@ -1021,9 +1021,6 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 
 		if (!*rep->error)
 			l->gbps[l->step % 2][l->step / 2] = g;
-		sv->tests_sum_s +=
-			(conf->survey_warmup_ms + conf->survey_duration_ms) /
-			1000.0;
 	} else if (rep->a_side && !*rep->error) {
 		l->n_lat = 0;
 		for (size_t i = 0; i < rep->a_side->n_lat && i < 16; i++)
