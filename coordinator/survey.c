@@ -1031,9 +1031,24 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 	sv_edge_step(l, sv);
 }
 
+/* The end of this edge that is no longer up, or NULL. A test needs both:
+ * with A gone, B would wait out its accept timeout on every later step. */
+static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
+{
+	for (int k = 0; k < 2; k++) {
+		const char *name = sv->nodes[k ? l->t.b : l->t.a].name;
+		struct node *n = nodes_find(sv->co->nodes, name);
+
+		if (!n || n->state != NODE_UP)
+			return name;
+	}
+	return NULL;
+}
+
 /* Run the next test of this edge's sequence, or finish the edge. */
 static void sv_edge_step(struct sv_link *l, struct survey *sv)
 {
+	const char *gone;
 	const struct coord_conf *conf = sv->co->conf;
 	unsigned nl =
 		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
@@ -1062,14 +1077,16 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	}
 	l->sv = sv;
 	clock_gettime(CLOCK_MONOTONIC, &l->test_t0);
-	l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-				sv->nodes[l->t.b].name, l->b_addr, &p,
-				sv_edge_test_done, l, 0);
+	gone = sv_end_gone(sv, l);
+	l->test = gone ? NULL
+		       : sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
+				       sv->nodes[l->t.b].name, l->b_addr, &p,
+				       sv_edge_test_done, l, 0);
 	if (!l->test) {
 		if (!l->error[0])
 			snprintf(l->error, sizeof(l->error),
 				 "cannot start test: %s is not connected",
-				 sv->nodes[l->t.b].name);
+				 gone ? gone : sv->nodes[l->t.b].name);
 		l->step++;
 		/* Not from inside our caller's loop: finish via the next step
 		 * (each failure advances, so this ends). */
