@@ -618,6 +618,13 @@ void agent_free(struct agent *a)
 		close(a->nl_fd);
 	if (a->dns)
 		evdns_base_free(a->dns, 0);
+	/* Let what is still queued run before the loop goes: a deferred
+	 * bufferevent callback holds the TLS session, and a cancelled test is
+	 * reaped from the loop once its threads are joined. Bounded: ~2 s. */
+	for (int i = 0; a->base && i < 100 &&
+			event_base_loop(a->base, EVLOOP_NONBLOCK) == 0;
+	     i++)
+		usleep(20000);
 	if (a->tls)
 		SSL_CTX_free(a->tls);
 	if (a->base)

@@ -151,14 +151,6 @@ def test_ranks_before_any_survey(make_cluster, ringd_bin):
         stop_and_check(cl, r)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "agent/agent.c agent_free(): conn_free() of the coordinator session "
-    "while a deferred libevent callback, queued by a send (the neighbour "
-    "table after an LLDP 'left', a heartbeat) in the loop iteration where "
-    "SIGTERM arrived, still holds a reference; event_base_free() drops that "
-    "callback unrun, so the SSL bufferevent, its SSL and the SSL_CTX leak. "
-    "One event_base_loop(base, EVLOOP_NONBLOCK) just before "
-    "event_base_free() fixes it (verified)"))
 def test_agents_stopped_together_do_not_leak(make_cluster, ringd_bin):
     """Neighbours stopped at the same moment: each hears the other's
     shutdown beacon just before its own SIGTERM. No leak may follow."""
