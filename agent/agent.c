@@ -82,13 +82,9 @@ static void agent_reply(void *arg, uint64_t request_id,
 			Ring__Envelope__BodyCase type, void *body)
 {
 	struct agent *a = arg;
-	Ring__Envelope env = RING__ENVELOPE__INIT;
 
-	env.request_id = request_id;
-	env.body_case = type;
-	env.error = body; /* all bodies share the oneof's storage */
 	if (a->conn)
-		conn_send(a->conn, &env);
+		conn_send_body(a->conn, request_id, type, body);
 }
 
 static void agent_send(struct agent *a, Ring__Envelope__BodyCase type,

@@ -269,10 +269,20 @@ int conn_send(struct conn *c, const Ring__Envelope *env)
 	return rc;
 }
 
+int conn_send_body(struct conn *c, uint64_t request_id,
+		   Ring__Envelope__BodyCase type, void *body)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	env.request_id = request_id;
+	env.body_case = type;
+	env.error = body; /* every body of the oneof shares this slot */
+	return conn_send(c, &env);
+}
+
 int conn_send_error(struct conn *c, uint64_t request_id, int code,
 		    const char *fmt, ...)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
 	Ring__Error err = RING__ERROR__INIT;
 	char text[512];
 	va_list ap;
@@ -282,10 +292,7 @@ int conn_send_error(struct conn *c, uint64_t request_id, int code,
 	va_end(ap);
 	err.code = (Ring__ErrorCode)code;
 	err.text = text;
-	env.request_id = request_id;
-	env.body_case = RING__ENVELOPE__BODY_ERROR;
-	env.error = &err;
-	return conn_send(c, &env);
+	return conn_send_body(c, request_id, RING__ENVELOPE__BODY_ERROR, &err);
 }
 
 void conn_set_read_timeout(struct conn *c, unsigned ms)

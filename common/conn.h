@@ -37,6 +37,10 @@ void conn_set_connect_cb(struct conn *c, conn_connect_cb cb);
 void conn_free(struct conn *c);
 /* Queue a message. 0 or -errno. */
 int conn_send(struct conn *c, const Ring__Envelope *env);
+/* Wrap body (a message matching type) in an Envelope for request_id and
+ * queue it. 0 or -errno. */
+int conn_send_body(struct conn *c, uint64_t request_id,
+		   Ring__Envelope__BodyCase type, void *body);
 /* Convenience: send Error{code, text} for request_id. */
 int conn_send_error(struct conn *c, uint64_t request_id, int code,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));

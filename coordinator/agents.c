@@ -155,13 +155,7 @@ static void session_free(struct session *s)
 static void session_reply(struct session *s, uint64_t id,
 			  Ring__Envelope__BodyCase type, void *body)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
-
-	env.request_id = id;
-	env.body_case = type;
-	/* Every body member of the oneof shares one storage slot. */
-	env.error = body;
-	conn_send(s->conn, &env);
+	conn_send_body(s->conn, id, type, body);
 }
 
 /* The agent is refused: tell it why, log it, close once the answer left. */

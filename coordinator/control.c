@@ -60,12 +60,7 @@ static void client_free(struct client *cl)
 static void client_send(struct client *cl, uint64_t id,
 			Ring__Envelope__BodyCase type, void *body)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
-
-	env.request_id = id;
-	env.body_case = type;
-	env.error = body; /* all bodies share the oneof's storage */
-	conn_send(cl->conn, &env);
+	conn_send_body(cl->conn, id, type, body);
 }
 
 static void control_status(struct client *cl, uint64_t id)

@@ -47,20 +47,32 @@ static int bad_usage(const char *fmt, const char *arg)
 	return EXIT_TROUBLE;
 }
 
-/* Send one request and hand back the reply, or print why not. */
+/* Send one request and hand back its reply of type want, or print why not
+ * (unless rc->quiet: polling). */
 static Ring__Envelope *ringctl_call(const struct ringctl *rc,
-				    Ring__Envelope *req)
+				    Ring__Envelope *req,
+				    Ring__Envelope__BodyCase want)
 {
 	Ring__Envelope *rep = NULL;
 	char err[512];
 
 	if (ctl_request(rc->sock, rc->timeout_ms, req, &rep, err, sizeof(err)) <
 	    0) {
-		fprintf(stderr, "ringctl: %s\n", err);
+		if (!rc->quiet)
+			fprintf(stderr, "ringctl: %s\n", err);
 		return NULL;
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		fprintf(stderr, "ringctl: coordinator: %s\n", rep->error->text);
+		if (!rc->quiet)
+			fprintf(stderr, "ringctl: coordinator: %s\n",
+				rep->error->text);
+		frame_free(rep);
+		return NULL;
+	}
+	if (rep->body_case != want) {
+		if (!rc->quiet)
+			fprintf(stderr, "ringctl: unexpected reply (%s)\n",
+				frame_type_name((uint16_t)rep->body_case));
 		frame_free(rep);
 		return NULL;
 	}
@@ -76,14 +88,9 @@ static int cmd_status(const struct ringctl *rc)
 
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
-	rep = ringctl_call(rc, &req);
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_STATUS_REPLY);
 	if (!rep)
 		return EXIT_TROUBLE;
-	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
-		fprintf(stderr, "ringctl: unexpected reply\n");
-		frame_free(rep);
-		return EXIT_TROUBLE;
-	}
 	w = writer_new(stdout, rc->fmt);
 	ctl_render_status(w, rep->status_reply);
 	writer_finish(w);
@@ -101,14 +108,9 @@ static int cmd_inventory(const struct ringctl *rc, const char *node)
 	ir.node = (char *)node;
 	req.body_case = RING__ENVELOPE__BODY_INVENTORY_REQUEST;
 	req.inventory_request = &ir;
-	rep = ringctl_call(rc, &req);
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_INVENTORY_REPLY);
 	if (!rep)
 		return EXIT_TROUBLE;
-	if (rep->body_case != RING__ENVELOPE__BODY_INVENTORY_REPLY) {
-		fprintf(stderr, "ringctl: unexpected reply\n");
-		frame_free(rep);
-		return EXIT_TROUBLE;
-	}
 	w = writer_new(stdout, rc->fmt);
 	ctl_render_inventory(w, rep->inventory_reply);
 	writer_finish(w);
@@ -124,11 +126,10 @@ static int cmd_forget(const struct ringctl *rc, const char *node)
 	fr.node = (char *)node;
 	req.body_case = RING__ENVELOPE__BODY_FORGET_REQUEST;
 	req.forget_request = &fr;
-	rep = ringctl_call(rc, &req);
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);
 	if (!rep)
 		return EXIT_TROUBLE;
-	if (rep->body_case == RING__ENVELOPE__BODY_ACK)
-		printf("%s\n", rep->ack->text);
+	printf("%s\n", rep->ack->text);
 	frame_free(rep);
 	return 0;
 }
@@ -141,12 +142,12 @@ static Ring__Topology *ringctl_topology(const struct ringctl *rc,
 
 	req.body_case = RING__ENVELOPE__BODY_RANKS_REQUEST;
 	req.ranks_request = &rr;
-	rep = ringctl_call(rc, &req);
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_RANKS_REPLY);
 	if (!rep)
 		return NULL;
-	if (rep->body_case != RING__ENVELOPE__BODY_RANKS_REPLY ||
-	    !rep->ranks_reply->topology) {
-		fprintf(stderr, "ringctl: unexpected reply\n");
+	if (!rep->ranks_reply->topology) {
+		if (!rc->quiet)
+			fprintf(stderr, "ringctl: reply without a topology\n");
 		frame_free(rep);
 		return NULL;
 	}
@@ -225,11 +226,10 @@ static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
 	}
 	req.body_case = RING__ENVELOPE__BODY_SURVEY_REQUEST;
 	req.survey_request = &sr;
-	rep = ringctl_call(rc, &req);
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);
 	if (!rep)
 		return EXIT_TROUBLE;
-	if (rep->body_case == RING__ENVELOPE__BODY_ACK)
-		printf("%s\n", rep->ack->text);
+	printf("%s\n", rep->ack->text);
 	frame_free(rep);
 	if (!wait)
 		return 0;
@@ -359,14 +359,9 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 	slow.timeout_ms = rc->timeout_ms + (int)(p.duration_ms + p.warmup_ms) +
 			  (int)(p.n_sizes * (p.iterations + p.lat_warmup) / 2) +
 			  20000;
-	rep = ringctl_call(&slow, &req);
+	rep = ringctl_call(&slow, &req, RING__ENVELOPE__BODY_TEST_REPORT);
 	if (!rep)
 		return EXIT_TROUBLE;
-	if (rep->body_case != RING__ENVELOPE__BODY_TEST_REPORT) {
-		fprintf(stderr, "ringctl: unexpected reply\n");
-		frame_free(rep);
-		return EXIT_TROUBLE;
-	}
 	w = writer_new(stdout, rc->fmt);
 	ctl_render_report(w, rep->test_report);
 	writer_finish(w);
