@@ -25,6 +25,7 @@ void agent_conf_defaults(struct agent_conf *c)
 	c->lldp_interval_ms = 5000;
 	c->connect_timeout_ms = 10000;
 	c->max_frame = 1024 * 1024;
+	c->rdma_max_memory = 1ull << 30;
 }
 
 static int agent_conf_node(struct cfg_ctx *ctx, int argc, char **argv,
@@ -211,6 +212,38 @@ static int agent_conf_max_frame(struct cfg_ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
+static int agent_conf_rdma_globs(struct cfg_ctx *ctx, int argc, char **argv,
+				 void *arg)
+{
+	struct agent_conf *c = arg;
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (c->n_rdma_globs >= AGENT_CONF_MAX_GLOBS) {
+			ret = cfg_error(ctx, "'%s': too many patterns (max %d)",
+					argv[0], AGENT_CONF_MAX_GLOBS);
+			break;
+		}
+		if (cfg_copy_string(ctx, argv[0], argv[i],
+				    c->rdma_globs[c->n_rdma_globs],
+				    sizeof(c->rdma_globs[0])) < 0)
+			ret = -1;
+		else
+			c->n_rdma_globs++;
+	}
+	return ret;
+}
+
+static int agent_conf_rdma_memory(struct cfg_ctx *ctx, int argc, char **argv,
+				  void *arg)
+{
+	struct agent_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20, 64ull << 30,
+			      &c->rdma_max_memory);
+}
+
 static const struct cfg_directive agent_conf_directives[] = {
 	{"node", 1, 1, agent_conf_node},
 	{"coordinator", 1, 1, agent_conf_coordinator},
@@ -230,6 +263,8 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"lldp_interval", 1, 1, agent_conf_duration},
 	{"connect_timeout", 1, 1, agent_conf_duration},
 	{"max_frame", 1, 1, agent_conf_max_frame},
+	{"rdma_device", 1, -1, agent_conf_rdma_globs},
+	{"rdma_max_memory", 1, 1, agent_conf_rdma_memory},
 	{NULL, 0, 0, NULL},
 };
 
@@ -330,4 +365,12 @@ int agent_conf_is_data_interface(const struct agent_conf *c, const char *ifname)
 		return 0;
 	return !agent_conf_match_any(c->ignore_globs, c->n_ignore_globs,
 				     ifname);
+}
+
+int agent_conf_is_rdma_device(const struct agent_conf *c, const char *name)
+{
+	for (unsigned i = 0; i < c->n_rdma_globs; i++)
+		if (fnmatch(c->rdma_globs[i], name, 0) == 0)
+			return 1;
+	return c->n_rdma_globs == 0;
 }

@@ -44,6 +44,9 @@ struct agent_conf {
 	uint64_t lldp_interval_ms;   /* lldp_interval, default 5s, 100ms..1h */
 	uint64_t connect_timeout_ms; /* connect_timeout, default 10s */
 	uint32_t max_frame;	     /* max_frame BYTES, default 1 MiB */
+	char rdma_globs[AGENT_CONF_MAX_GLOBS][64]; /* rdma_device GLOB... */
+	unsigned n_rdma_globs;
+	uint64_t rdma_max_memory; /* rdma_max_memory SIZE, default 1 GiB */
 };
 
 void agent_conf_defaults(struct agent_conf *c);
@@ -63,5 +66,8 @@ uint32_t agent_conf_nominal_mbps(const struct agent_conf *c,
 /* 1 if ifname is a data interface under the data/ignore globs. */
 int agent_conf_is_data_interface(const struct agent_conf *c,
 				 const char *ifname);
+
+/* 1 if the RDMA device may be reported and used (rdma_device globs). */
+int agent_conf_is_rdma_device(const struct agent_conf *c, const char *name);
 
 #endif

@@ -748,7 +748,31 @@ out_close:
 	return rc;
 }
 
-static int inv_rdma(Ring__Inventory *inv, const char *sysfs_root)
+/* Software devices (rxe, siw) have no device/infiniband link under the
+ * netdev: bind interfaces to devices through the ports' netdevs too. */
+static int inv_rdma_bind_interfaces(Ring__Inventory *inv)
+{
+	for (size_t d = 0; d < inv->n_rdma_devices; d++) {
+		const Ring__RdmaDevice *dev = inv->rdma_devices[d];
+
+		for (size_t p = 0; p < dev->n_ports; p++) {
+			const char *nd = dev->ports[p]->netdev;
+
+			for (size_t i = 0; *nd && i < inv->n_interfaces; i++) {
+				Ring__NetInterface *f = inv->interfaces[i];
+
+				if (strcmp(f->name, nd) || *f->rdma_device)
+					continue;
+				if (inv_str_set(&f->rdma_device, dev->name) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int inv_rdma(Ring__Inventory *inv, const struct agent_conf *conf,
+		    const char *sysfs_root)
 {
 	struct ibv_device **list;
 	char err[512] = "";
@@ -767,11 +791,20 @@ static int inv_rdma(Ring__Inventory *inv, const char *sysfs_root)
 		return inv_str_set(&inv->rdma_error, err);
 	}
 	for (i = 0; i < n; i++) {
+		/* rdma_device restricts what this agent owns (several agents
+		 * may share one host in tests). */
+		if (!agent_conf_is_rdma_device(conf,
+					       ibv_get_device_name(list[i])))
+			continue;
 		if (inv_rdma_device(inv, list[i], sysfs_root, err,
 				    sizeof(err)) < 0) {
 			rc = -1;
 			goto out;
 		}
+	}
+	if (inv_rdma_bind_interfaces(inv) < 0) {
+		rc = -1;
+		goto out;
 	}
 	if (err[0]) {
 		log_warnx("inventory: rdma: %s", err);
@@ -821,7 +854,7 @@ Ring__Inventory *inventory_collect(const struct agent_conf *conf,
 		goto fail;
 	if (inv_interfaces(inv, conf, &s) < 0)
 		goto fail;
-	if (s.with_rdma && inv_rdma(inv, s.sysfs_root) < 0)
+	if (s.with_rdma && inv_rdma(inv, conf, s.sysfs_root) < 0)
 		goto fail;
 	if (inv_meminfo(s.procfs_root, &total, &avail) == 0) {
 		inv->memory->total_kib = total;

@@ -186,7 +186,7 @@ static int ops_params(const Ring__TestParams *in, struct tcptest_params *p,
 	return tcptest_params_check(p, why, len);
 }
 
-static void ops_test_done(struct tcptest *t, const struct tcptest_result *r,
+static void ops_test_done(struct tcptest *t, const struct engine_result *r,
 			  void *arg)
 {
 	struct op *op = arg;
@@ -212,7 +212,7 @@ static void ops_test_done(struct tcptest *t, const struct tcptest_result *r,
 	res.n_streams = r->n_streams;
 	res.streams = srp;
 	for (unsigned i = 0; i < r->n_lat && i < TCPTEST_MAX_SIZES; i++) {
-		const struct stats_summary *s = &r->lat[i].half_rtt_us;
+		const struct stats_summary *s = &r->lat[i].us;
 
 		ring__lat_result__init(&lr[i]);
 		lr[i].size = r->lat[i].size;

@@ -107,7 +107,7 @@ struct tcptest {
 	int in_cb;
 	int freed;
 	struct tcptest_worker w[TCPTEST_MAX_STREAMS];
-	struct tcptest_result res;
+	struct engine_result res;
 };
 
 static double tcptest_now(void)
@@ -628,7 +628,7 @@ static void tcptest_lat_ping(struct tcptest_worker *w, char *buf)
 				v[r - p->lat_warmup] = (b - a) / 2 * 1e6;
 		}
 		t->res.lat[s].size = size;
-		stats_summarize(v, p->iterations, &t->res.lat[s].half_rtt_us);
+		stats_summarize(v, p->iterations, &t->res.lat[s].us);
 		t->res.n_lat = s + 1;
 	}
 	shutdown(w->fd, SHUT_WR);
@@ -1000,13 +1000,13 @@ static int tcptest_connect_all(struct tcptest *t)
 
 static void tcptest_collect(struct tcptest *t, unsigned started, double t1)
 {
-	struct tcptest_result *r = &t->res;
+	struct engine_result *r = &t->res;
 	struct tcptest_worker *first = NULL;
 	double cpu = 0;
 
 	for (unsigned i = 0; i < started; i++) {
 		struct tcptest_worker *w = &t->w[i];
-		struct tcptest_stream *st = &r->streams[i];
+		struct engine_stream *st = &r->streams[i];
 
 		cpu += w->cpu_s;
 		if (w->err && (!first || w->err_at < first->err_at))
@@ -1146,7 +1146,7 @@ static void *tcptest_ctl_main(void *arg)
 	else
 		log_debug("tcptest", "%s: done, %u sizes, first p50 %.1f us",
 			  who, t->res.n_lat,
-			  t->res.n_lat ? t->res.lat[0].half_rtt_us.p50 : 0);
+			  t->res.n_lat ? t->res.lat[0].us.p50 : 0);
 	/* The loop thread joins us when this arrives; nothing may touch t
 	 * after the write. */
 	if (write(t->efd, &one, sizeof(one)) < 0)
@@ -1219,6 +1219,8 @@ static struct tcptest *tcptest_new(struct event_base *base, int is_a,
 	for (unsigned i = 0; i < TCPTEST_MAX_STREAMS; i++)
 		t->fds[i] = -1;
 	t->res.kind = p->kind;
+	t->res.method = "tcp";
+	t->res.lat_convention = "half round trip";
 	t->created = tcptest_now();
 	t->deadline = t->created + setup_ms / 1000.0 + tcptest_budget_s(p) +
 		      TCPTEST_GRACE_MS / 1000.0;

@@ -11,11 +11,11 @@
 
 #include <event2/event.h>
 
-#include "stats.h"
+#include "engine.h"
 
 #define TCPTEST_TOKEN_LEN 16
-#define TCPTEST_MAX_STREAMS 64
-#define TCPTEST_MAX_SIZES 16
+#define TCPTEST_MAX_STREAMS ENGINE_MAX_STREAMS
+#define TCPTEST_MAX_SIZES ENGINE_MAX_SIZES
 #define TCPTEST_MAX_MSG (1u << 20) /* largest latency message */
 
 enum tcptest_kind {
@@ -44,43 +44,12 @@ struct tcptest_params {
 	unsigned lat_warmup;		   /* per size, not counted */
 };
 
-struct tcptest_stream {
-	unsigned index;
-	int sending;	/* this side sent on this stream */
-	uint64_t bytes; /* sender: bytes the peer acknowledged in the window
-			    (TCP_INFO tcpi_bytes_acked); receiver: bytes read
-			    in the window */
-	double gbps;	/* bytes * 8 / window */
-	uint32_t retransmits; /* sender: tcpi_total_retrans in the window */
-};
-
-struct tcptest_lat {
-	uint32_t size;
-	struct stats_summary half_rtt_us;
-};
-
-/* One side's view of a finished (or failed) test. */
-struct tcptest_result {
-	int err;	 /* 0, or -errno */
-	char error[256]; /* operator-facing reason when err != 0 */
-	enum tcptest_kind kind;
-	double window_s; /* the measured window as this side timed it */
-	unsigned n_streams;
-	struct tcptest_stream streams[TCPTEST_MAX_STREAMS];
-	double gbps_sent;     /* sum of this side's sending streams */
-	double gbps_received; /* sum of this side's receiving streams */
-	uint32_t retransmits; /* sum over sending streams */
-	double cpu_pct;	      /* this side's test threads, % of one core */
-	unsigned n_lat;	      /* latency: filled on A (the pinging side) */
-	struct tcptest_lat lat[TCPTEST_MAX_SIZES];
-};
-
 struct tcptest;
 
 /* Called once, in the event loop. r is valid during the call only. The
  * callback may call tcptest_free(t). */
 typedef void (*tcptest_done_cb)(struct tcptest *t,
-				const struct tcptest_result *r, void *arg);
+				const struct engine_result *r, void *arg);
 
 /* 0 if p is valid, else -1 and a one-line reason in why. */
 int tcptest_params_check(const struct tcptest_params *p, char *why, size_t len);

@@ -394,6 +394,45 @@ bad:
 			 what, s);
 }
 
+int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
+		   uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *end;
+	uint64_t v, mult = 1;
+	int r = cfg_scan_digits(s, &v, &end);
+
+	if (r == -1 || (end[0] && end[1]))
+		goto bad;
+	switch (end[0]) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		mult = 1ull << 10;
+		break;
+	case 'M':
+	case 'm':
+		mult = 1ull << 20;
+		break;
+	case 'G':
+	case 'g':
+		mult = 1ull << 30;
+		break;
+	default:
+		goto bad;
+	}
+	if (r == -2 || v > max / mult || v * mult < min)
+		return cfg_error(ctx,
+				 "'%s': %s is out of range (%llu..%llu bytes)",
+				 what, s, (unsigned long long)min,
+				 (unsigned long long)max);
+	*out = v * mult;
+	return 0;
+bad:
+	return cfg_error(ctx, "'%s': '%s' is not a size (e.g. 4096, 64K, 1M, 2G)",
+			 what, s);
+}
+
 static int cfg_name_chars_ok(const char *h, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

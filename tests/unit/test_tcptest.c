@@ -24,7 +24,7 @@ struct side {
 	int calls;
 	int keep;  /* do not free in the callback */
 	double at; /* seconds after the test started, when the callback ran */
-	struct tcptest_result r;
+	struct engine_result r;
 	struct fixture *f;
 };
 
@@ -46,7 +46,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void on_done(struct tcptest *t, const struct tcptest_result *r,
+static void on_done(struct tcptest *t, const struct engine_result *r,
 		    void *arg)
 {
 	struct side *s = arg;
@@ -135,7 +135,7 @@ static void run_loop(struct fixture *f)
 static void check_bw_side(const struct side *s, const struct tcptest_params *p,
 			  int is_a)
 {
-	const struct tcptest_result *r = &s->r;
+	const struct engine_result *r = &s->r;
 	double want = p->duration_ms / 1000.0;
 	int sent = 0, received = 0;
 
@@ -149,7 +149,7 @@ static void check_bw_side(const struct side *s, const struct tcptest_params *p,
 		fail_msg("%s: window %.3f s, expected %.3f s +- 20%%",
 			 is_a ? "A" : "B", r->window_s, want);
 	for (unsigned i = 0; i < r->n_streams; i++) {
-		const struct tcptest_stream *st = &r->streams[i];
+		const struct engine_stream *st = &r->streams[i];
 		int a_sends = p->dir == TCPTEST_A_TO_B ||
 			      (p->dir == TCPTEST_BOTH && i % 2 == 0);
 
@@ -241,7 +241,7 @@ static void test_bw_warmup(void **state)
 static void test_latency(void **state)
 {
 	struct fixture *f = *state;
-	const struct tcptest_result *r = &f->a.r;
+	const struct engine_result *r = &f->a.r;
 
 	memset(&f->p, 0, sizeof(f->p));
 	f->p.kind = TCPTEST_LAT;
@@ -263,7 +263,7 @@ static void test_latency(void **state)
 	assert_int_equal(r->kind, TCPTEST_LAT);
 	assert_int_equal(r->n_lat, 2);
 	for (unsigned i = 0; i < 2; i++) {
-		const struct stats_summary *s = &r->lat[i].half_rtt_us;
+		const struct stats_summary *s = &r->lat[i].us;
 
 		assert_int_equal(r->lat[i].size, f->p.sizes[i]);
 		assert_int_equal(s->n, 200);
