@@ -217,6 +217,7 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 	s->node = n;
 	a->n_active++;
 	nodes_mark_up(n, s, s->addr, h->agent_version, coord_now_ms());
+	nodes_set_capabilities(n, h->capabilities, h->n_capabilities);
 	log_info("node %s up: %s, agent %s%s", n->name, s->addr,
 		 h->agent_version, n->expected ? "" : " (not in expect list)");
 	agents_changed(a);

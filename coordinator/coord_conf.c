@@ -7,6 +7,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rdmatest.h"
+
 #define COORD_CONF_FIELD(c, off) ((char *)(c) + (off))
 #define COORD_CONF_SIZEOF(m) sizeof(((struct coord_conf *)0)->m)
 
@@ -47,6 +49,17 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->n_lat_sizes = 5;
 	c->lat_iterations = 1000;
 	c->diagonal_all_max = 16;
+	c->survey_method = COORD_SURVEY_AUTO;
+	c->survey_rdma_qps = 4;
+	c->survey_rdma_size = 1024 * 1024;
+}
+
+static const char *const coord_survey_methods[] = {"auto", "tcp", "rdma",
+						   "both"};
+
+const char *coord_survey_method_name(int m)
+{
+	return m >= 0 && m < 4 ? coord_survey_methods[m] : "?";
 }
 
 void coord_conf_free(struct coord_conf *c)
@@ -207,6 +220,8 @@ static const struct {
 	 1000000},
 	{"diagonal_all_max", offsetof(struct coord_conf, diagonal_all_max), 0,
 	 100000},
+	{"survey_rdma_qps", offsetof(struct coord_conf, survey_rdma_qps), 1,
+	 64},
 };
 
 static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
@@ -297,7 +312,42 @@ static int coord_conf_direction(struct cfg_ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
+static int coord_conf_method(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(argv[1], coord_survey_methods[i])) {
+			c->survey_method = i;
+			return 0;
+		}
+	return cfg_error(ctx,
+			 "survey_method: '%s' is not auto, tcp, rdma or both",
+			 argv[1]);
+}
+
+static int coord_conf_rdma_size(struct cfg_ctx *ctx, int argc, char **argv,
+				void *arg)
+{
+	struct coord_conf *c = arg;
+	uint64_t v;
+
+	(void)argc;
+	if (rdmatest_parse_size(argv[1], 1, 1024 * 1024 * 1024, &v) < 0)
+		return cfg_error(ctx,
+				 "survey_rdma_size: '%s' is not a size of 1 "
+				 "byte to 1G (K and M suffixes accepted)",
+				 argv[1]);
+	c->survey_rdma_size = (uint32_t)v;
+	return 0;
+}
+
 static const struct cfg_directive coord_conf_directives[] = {
+	{"survey_method", 1, 1, coord_conf_method},
+	{"survey_rdma_qps", 1, 1, coord_conf_uint},
+	{"survey_rdma_size", 1, 1, coord_conf_rdma_size},
 	{"survey_duration", 1, 1, coord_conf_duration},
 	{"survey_warmup", 1, 1, coord_conf_duration},
 	{"survey_settle", 1, 1, coord_conf_duration},

@@ -51,7 +51,22 @@ struct coord_conf {
 	uint32_t diagonal_all_max; /* check every non-adjacent pair up to this
 				      many nodes, else distance-2 pairs only;
 				      default 16 */
+	int survey_method;	   /* survey_method auto|tcp|rdma|both */
+	uint32_t survey_rdma_qps;  /* survey_rdma_qps, 1..64, default 4 */
+	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M */
 };
+
+/* How the survey measures an edge. auto: RDMA where both ends can (active
+ * RDMA ports facing each other, agents with RDMA tests), TCP elsewhere;
+ * rdma: RDMA only; tcp: TCP only; both: the TCP ladder and RDMA figures. */
+enum coord_survey_method {
+	COORD_SURVEY_AUTO,
+	COORD_SURVEY_TCP,
+	COORD_SURVEY_RDMA,
+	COORD_SURVEY_BOTH,
+};
+
+const char *coord_survey_method_name(int m);
 
 void coord_conf_defaults(struct coord_conf *c);
 void coord_conf_free(struct coord_conf *c);

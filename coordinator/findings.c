@@ -95,6 +95,11 @@ static double findings_median(double *v, unsigned n)
 	return findings_median_skip(v, n, n);
 }
 
+static const char *findings_top_what(const struct findings_edge *e)
+{
+	return e->top_what && *e->top_what ? e->top_what : "8 streams";
+}
+
 /* The edge's 8-stream figure: the lower direction; < 0 if unmeasured. */
 static double findings_edge_top(const struct findings_edge *e)
 {
@@ -220,13 +225,12 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 		if (!(top < FINDINGS_DEGRADED * others))
 			continue;
 		findings_edge_name(&edges[i], i, name, sizeof(name));
-		findings_add(
-			o, "degraded_edge", "warn",
-			"edge %s tops out at %.1f Gbps with 8 streams, %.0f%% "
-			"of the other edges' median %.1f Gbps: a degraded "
-			"edge; check its cable, both ports and both hosts",
-			name, top, others > 0 ? top / others * 100.0 : 0.0,
-			others);
+		findings_add(o, "degraded_edge", "warn",
+			     "edge %s tops out at %.1f Gbps with %s, %.0f%% "
+			     "of the other edges' median %.1f Gbps: a degraded "
+			     "edge; check its cable, both ports and both hosts",
+			     name, top, findings_top_what(&edges[i]),
+			     others > 0 ? top / others * 100.0 : 0.0, others);
 	}
 }
 
@@ -247,12 +251,12 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 		findings_add(
 			o, "asymmetric", "warn",
 			"edge %s is asymmetric: %s %.1f Gbps, %s %.1f Gbps "
-			"with 8 streams (the slower direction %.0f%% below "
+			"with %s (the slower direction %.0f%% below "
 			"the faster); check both ends' port settings and "
 			"PFC/ECN",
 			name, e->dir_name[0] ? e->dir_name[0] : "forward", a,
 			e->dir_name[1] ? e->dir_name[1] : "reverse", b,
-			(hi - lo) / hi * 100.0);
+			findings_top_what(e), (hi - lo) / hi * 100.0);
 	}
 }
 

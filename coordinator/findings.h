@@ -10,6 +10,10 @@ struct findings_edge {
 	/* Measured Gbps per direction and ladder step; < 0 = not measured. */
 	double gbps[2][FINDINGS_LADDER];
 	double nominal_gbps; /* the port's nominal rate; 0 = unknown */
+	/* What the top figure (the 8-stream slot) is, for the texts: NULL =
+	 * "8 streams"; an RDMA survey says e.g. "4 RDMA QPs". Compare edges
+	 * of one method per call. */
+	const char *top_what;
 };
 
 struct finding {

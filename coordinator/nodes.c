@@ -174,6 +174,23 @@ void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms)
 	snprintf(n->down_reason, sizeof(n->down_reason), "%s", reason);
 }
 
+void nodes_set_capabilities(struct node *n, char *const *caps, size_t count)
+{
+	n->n_caps = 0;
+	for (size_t i = 0; i < count && n->n_caps < NODES_MAX_CAPS; i++)
+		if (caps[i] && strlen(caps[i]) < sizeof(n->caps[0]))
+			snprintf(n->caps[n->n_caps++], sizeof(n->caps[0]), "%s",
+				 caps[i]);
+}
+
+int nodes_has_capability(const struct node *n, const char *cap)
+{
+	for (unsigned i = 0; i < n->n_caps; i++)
+		if (!strcmp(n->caps[i], cap))
+			return 1;
+	return 0;
+}
+
 const char *nodes_state_name(enum node_state s)
 {
 	switch (s) {

@@ -3,9 +3,12 @@
 #ifndef RING_NODES_H
 #define RING_NODES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ring.pb-c.h"
+
+#define NODES_MAX_CAPS 16
 
 enum node_state {
 	NODE_NEVER, /* expected, never connected */
@@ -25,6 +28,8 @@ struct node {
 	uint64_t down_since_ms;
 	char down_reason[160];
 	uint64_t mem_available_kib;
+	char caps[NODES_MAX_CAPS][32]; /* Hello capabilities of the session */
+	unsigned n_caps;
 	Ring__Inventory *inventory;	  /* last report, owned */
 	Ring__NeighbourTable *neighbours; /* last LLDP table, owned */
 	struct node *hash_next;
@@ -51,6 +56,11 @@ void nodes_mark_up(struct node *n, void *session, const char *addr,
 		   const char *version, uint64_t now_ms);
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms);
 const char *nodes_state_name(enum node_state s);
+/* Replace the capabilities the node's agent announced in Hello (at most
+ * NODES_MAX_CAPS; longer names are dropped). */
+void nodes_set_capabilities(struct node *n, char *const *caps, size_t count);
+/* 1 if the node's agent announced cap, else 0. */
+int nodes_has_capability(const struct node *n, const char *cap);
 /* Fill a NodeStatus whose strings point into n (valid until n changes);
  * unaddressed must have room for the interface count of n's inventory. */
 void nodes_fill_status(const struct node *n, Ring__NodeStatus *st,

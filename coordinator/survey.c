@@ -16,6 +16,7 @@
 #include "coord.h"
 #include "findings.h"
 #include "log.h"
+#include "rdmatest.h"
 #include "sched.h"
 #include "topo.h"
 
@@ -34,6 +35,9 @@ struct sv_if {
 	unsigned mtu;
 	char rdma[64];
 	double nominal_gbps;
+	char rdma_dev[64];  /* device with an ACTIVE port here, "" if none */
+	char rdma_why[160]; /* why not */
+	int rdma_hw;	    /* some RDMA device sits on this interface */
 };
 
 struct sv_node {
@@ -42,8 +46,21 @@ struct sv_node {
 	char mgmt_if[IFNAMSIZ];
 	struct sv_if *ifs;
 	unsigned n_ifs;
-	int beacons; /* has a neighbour table with beacons on */
+	int beacons;  /* has a neighbour table with beacons on */
+	int rdma_cap; /* its agent runs RDMA tests */
 };
+
+/* The steps of one edge's measurement: below SV_ST_TCP_LAT, a TCP ladder
+ * step (direction step % 2, ladder index step / 2); then the others. */
+enum sv_step {
+	SV_ST_TCP_LAT = 100,
+	SV_ST_RDMA_WRITE_AB, /* WRITE bandwidth, A requester: data A -> B */
+	SV_ST_RDMA_WRITE_BA, /* the same with B requester */
+	SV_ST_RDMA_READ_AB,  /* A reads from B: data B -> A */
+	SV_ST_RDMA_READ_BA,
+	SV_ST_RDMA_LAT, /* WRITE ping-pong latency, A requester */
+};
+#define SV_MAX_PLAN 24
 
 struct sv_link {
 	struct topo_link t;
@@ -57,7 +74,15 @@ struct sv_link {
 	unsigned n_lat;
 	char error[256];
 	uint64_t measured_ms;
-	unsigned step;
+	unsigned step; /* index into plan */
+	unsigned char plan[SV_MAX_PLAN];
+	unsigned n_plan;
+	int ladder_rdma; /* gbps[][0] are RDMA WRITE figures (ladder = qps) */
+	double rdma_write[2], rdma_read[2]; /* [0] A requester, [1] B */
+	Ring__LatResult rdma_lat[16];
+	unsigned n_rdma_lat;
+	char a_gid[64], b_gid[64];
+	char rdma_error[256];
 	struct survey_test *test;
 	struct timespec test_t0;
 	struct survey *sv;
@@ -102,7 +127,8 @@ struct survey_test {
 	char error[256];
 	survey_test_cb cb;
 	void *arg;
-	int manual; /* started by ringctl, not by the survey */
+	int manual;	       /* started by ringctl, not by the survey */
+	struct rdmatest *rdma; /* an RDMA test runs instead of the above */
 	struct survey_test *prev, *next;
 };
 
@@ -177,6 +203,7 @@ static void sv_test_free(struct survey_test *t)
 		t->sv->manual_tests--;
 	agents_call_cancel(t->call_a);
 	agents_call_cancel(t->call_b);
+	rdmatest_cancel(t->rdma);
 	if (t->res_a)
 		ring__test_result__free_unpacked(t->res_a, NULL);
 	if (t->res_b)
@@ -370,6 +397,73 @@ struct survey_test *survey_test_start(struct survey *sv, const char *a,
 	return sv_test_start(sv, a, a_if, b, b_addr, p, cb, arg, 1);
 }
 
+static void sv_rdma_done(const Ring__TestReport *rep, void *arg)
+{
+	struct survey_test *t = arg;
+
+	t->rdma = NULL; /* rdmatest frees itself when we return */
+	t->cb(rep, t->arg);
+	sv_test_free(t);
+}
+
+/* An RDMA test wrapped as a survey_test: the same list, the same one-test-
+ * per-node rule against surveys. */
+static struct survey_test *sv_rdma_start(struct survey *sv,
+					 const struct rdmatest_spec *sp,
+					 survey_test_cb cb, void *arg,
+					 int manual)
+{
+	struct survey_test *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->sv = sv;
+	snprintf(t->a, sizeof(t->a), "%s", sp->a);
+	snprintf(t->b, sizeof(t->b), "%s", sp->b);
+	t->cb = cb;
+	t->arg = arg;
+	t->manual = manual;
+	t->next = sv->tests;
+	if (sv->tests)
+		sv->tests->prev = t;
+	sv->tests = t;
+	t->rdma = rdmatest_start(sv->co->agents, sp, sv_rdma_done, t);
+	if (!t->rdma) {
+		int err = errno;
+
+		sv_test_unlink(t);
+		free(t);
+		errno = err;
+		return NULL;
+	}
+	sv->manual_tests += manual;
+	return t;
+}
+
+struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
+					   const char *b,
+					   const struct survey_rdma_ends *e,
+					   const Ring__TestParams *p,
+					   survey_test_cb cb, void *arg)
+{
+	struct rdmatest_spec sp = {
+		.a = a,
+		.a_if = e->a_if,
+		.a_dev = e->a_dev,
+		.b = b,
+		.b_if = e->b_if,
+		.b_dev = e->b_dev,
+		.adjacent = e->adjacent,
+		.params = p,
+	};
+
+	if (sv->phase != SV_IDLE) {
+		errno = EBUSY;
+		return NULL;
+	}
+	return sv_rdma_start(sv, &sp, cb, arg, 1);
+}
+
 /* ------------------------------------------------------------ snapshot */
 
 static void sv_reset(struct survey *sv)
@@ -440,6 +534,7 @@ static int sv_snapshot(struct survey *sv)
 			 inv->mgmt_interface);
 		sn->beacons =
 			v[i]->neighbours && v[i]->neighbours->beacons_available;
+		sn->rdma_cap = rdmatest_node_capable(v[i]);
 		sn->ifs = calloc(inv->n_interfaces + 1, sizeof(*sn->ifs));
 		if (!sn->ifs)
 			break;
@@ -459,6 +554,13 @@ static int sv_snapshot(struct survey *sv)
 			si->mtu = f->mtu;
 			snprintf(si->rdma, sizeof(si->rdma), "%s",
 				 f->rdma_device);
+			if (rdmatest_active_port(inv, f->name, si->rdma_dev,
+						 sizeof(si->rdma_dev),
+						 si->rdma_why,
+						 sizeof(si->rdma_why)) < 0)
+				si->rdma_dev[0] = '\0';
+			si->rdma_hw = si->rdma_dev[0] || si->rdma[0] ||
+				      strncmp(si->rdma_why, "no ", 3);
 			si->nominal_gbps =
 				(f->nominal_speed_mbps
 					 ? f->nominal_speed_mbps
@@ -526,9 +628,11 @@ static struct sv_link *sv_add_link(struct survey *sv, unsigned a,
 	snprintf(l->t.a_if, sizeof(l->t.a_if), "%s", a_if);
 	snprintf(l->t.b_if, sizeof(l->t.b_if), "%s", b_if);
 	l->probe_ab = l->probe_ba = -1;
-	for (int d = 0; d < 2; d++)
+	for (int d = 0; d < 2; d++) {
 		for (int s = 0; s < SV_MAX_LADDER; s++)
 			l->gbps[d][s] = -1;
+		l->rdma_write[d] = l->rdma_read[d] = -1;
+	}
 	fa = sv_iface(sv, a, a_if);
 	fb = sv_iface(sv, b, b_if);
 	if (fa) {
@@ -1002,29 +1106,204 @@ out:
 
 static void sv_edge_step(struct sv_link *l, struct survey *sv);
 
+static unsigned sv_ladder_len(const struct survey *sv)
+{
+	const struct coord_conf *conf = sv->co->conf;
+
+	return conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+}
+
+static void sv_plan_add(struct sv_link *l, unsigned step)
+{
+	if (l->n_plan < SV_MAX_PLAN)
+		l->plan[l->n_plan++] = (unsigned char)step;
+}
+
+static void sv_plan_tcp(const struct survey *sv, struct sv_link *l)
+{
+	for (unsigned s = 0; s < 2 * sv_ladder_len(sv); s++)
+		sv_plan_add(l, s);
+	sv_plan_add(l, SV_ST_TCP_LAT);
+}
+
+static void sv_plan_rdma(struct sv_link *l)
+{
+	sv_plan_add(l, SV_ST_RDMA_WRITE_AB);
+	sv_plan_add(l, SV_ST_RDMA_WRITE_BA);
+	sv_plan_add(l, SV_ST_RDMA_READ_AB);
+	sv_plan_add(l, SV_ST_RDMA_READ_BA);
+	sv_plan_add(l, SV_ST_RDMA_LAT);
+}
+
+/* Can this edge run RDMA tests? 0, or -1 with why; *hw tells whether
+ * either end has RDMA hardware on the facing port at all. */
+static int sv_link_rdma_ready(const struct survey *sv, const struct sv_link *l,
+			      char *why, size_t why_len, int *hw)
+{
+	const struct sv_if *f[2] = {sv_iface(sv, l->t.a, l->t.a_if),
+				    sv_iface(sv, l->t.b, l->t.b_if)};
+	const unsigned n[2] = {l->t.a, l->t.b};
+
+	*hw = (f[0] && f[0]->rdma_hw) || (f[1] && f[1]->rdma_hw);
+	for (int k = 0; k < 2; k++)
+		if (!f[k] || !f[k]->rdma_dev[0]) {
+			snprintf(why, why_len,
+				 "%s:%s has no active RDMA port (%.100s)",
+				 sv->nodes[n[k]].name,
+				 k ? l->t.b_if : l->t.a_if,
+				 f[k] ? f[k]->rdma_why : "unknown interface");
+			return -1;
+		}
+	for (int k = 0; k < 2; k++)
+		if (!sv->nodes[n[k]].rdma_cap) {
+			snprintf(why, why_len,
+				 "%s: its agent does not offer RDMA tests "
+				 "(no '%s' capability)",
+				 sv->nodes[n[k]].name, RDMATEST_CAP);
+			return -1;
+		}
+	return 0;
+}
+
+/* What this edge will run, by survey_method (switch pairs: TCP only). */
+static void sv_edge_plan(struct survey *sv, struct sv_link *l)
+{
+	int method = sv->co->conf->survey_method, hw = 0;
+	char why[256];
+	int can = !l->switch_pair &&
+		  sv_link_rdma_ready(sv, l, why, sizeof(why), &hw) == 0;
+
+	l->n_plan = 0;
+	l->step = 0;
+	l->ladder_rdma = 0;
+	if (l->switch_pair || method == COORD_SURVEY_TCP) {
+		sv_plan_tcp(sv, l);
+		return;
+	}
+	if (!can && (method != COORD_SURVEY_AUTO || hw))
+		snprintf(l->rdma_error, sizeof(l->rdma_error), "%.250s", why);
+	switch (method) {
+	case COORD_SURVEY_RDMA:
+		if (!can) {
+			snprintf(l->error, sizeof(l->error),
+				 "not measured (survey_method rdma): %.200s",
+				 why);
+			break;
+		}
+		/* fall through */
+	case COORD_SURVEY_AUTO:
+		if (can) {
+			l->ladder_rdma = 1;
+			sv_plan_rdma(l);
+		} else {
+			sv_plan_tcp(sv, l);
+		}
+		break;
+	default: /* both */
+		sv_plan_tcp(sv, l);
+		if (can)
+			sv_plan_rdma(l);
+		break;
+	}
+}
+
+static int sv_step_is_rdma(unsigned step)
+{
+	return step > SV_ST_TCP_LAT;
+}
+
+/* An RDMA step failed: the others would fail alike, drop them. In auto
+ * mode, when the ladder was to come from RDMA, measure over TCP instead. */
+static void sv_rdma_failed(struct survey *sv, struct sv_link *l)
+{
+	unsigned k = l->step + 1;
+
+	for (unsigned i = l->step + 1; i < l->n_plan; i++)
+		if (!sv_step_is_rdma(l->plan[i]))
+			l->plan[k++] = l->plan[i];
+	l->n_plan = k;
+	if (sv->co->conf->survey_method == COORD_SURVEY_AUTO &&
+	    l->ladder_rdma && l->gbps[0][0] < 0 && l->gbps[1][0] < 0) {
+		l->ladder_rdma = 0;
+		sv_plan_tcp(sv, l);
+		log_info("survey: %s-%s: RDMA failed (%s); measuring over TCP",
+			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+			 l->rdma_error);
+	}
+}
+
+static void sv_edge_rdma_done(struct survey *sv, struct sv_link *l,
+			      unsigned step, const Ring__TestReport *rep)
+{
+	const Ring__TestResult *ra = rep->a_side; /* the requester's */
+	double g = ra ? ra->gbps_sent : -1;
+
+	if (*rep->error) {
+		if (!l->rdma_error[0])
+			snprintf(l->rdma_error, sizeof(l->rdma_error), "%s",
+				 rep->error);
+		if (sv->co->conf->survey_method == COORD_SURVEY_RDMA &&
+		    !l->error[0])
+			snprintf(l->error, sizeof(l->error), "%s", rep->error);
+		sv_rdma_failed(sv, l);
+		return;
+	}
+	switch (step) {
+	case SV_ST_RDMA_WRITE_AB:
+	case SV_ST_RDMA_WRITE_BA: {
+		int d = step == SV_ST_RDMA_WRITE_BA;
+
+		l->rdma_write[d] = g;
+		if (l->ladder_rdma)
+			l->gbps[d][0] = g;
+		if (!d && ra && ra->endpoint)
+			snprintf(l->a_gid, sizeof(l->a_gid), "%s",
+				 ra->endpoint->gid);
+		if (!d && rep->b_side && rep->b_side->endpoint)
+			snprintf(l->b_gid, sizeof(l->b_gid), "%s",
+				 rep->b_side->endpoint->gid);
+		break;
+	}
+	case SV_ST_RDMA_READ_AB:
+	case SV_ST_RDMA_READ_BA:
+		l->rdma_read[step == SV_ST_RDMA_READ_BA] = g;
+		break;
+	default:
+		l->n_rdma_lat = 0;
+		for (size_t i = 0; ra && i < ra->n_lat && i < 16; i++)
+			l->rdma_lat[l->n_rdma_lat++] = *ra->lat[i];
+		break;
+	}
+}
+
 static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 {
 	struct sv_link *l = arg;
 	struct survey *sv = l->sv;
-	const struct coord_conf *conf = sv->co->conf;
-	unsigned nl =
-		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+	unsigned step = l->plan[l->step];
 
 	l->test = NULL;
 	/* Measured wall time of each test, to compare with the survey's. */
 	sv->tests_sum_s += sv_elapsed(&l->test_t0);
-	if (*rep->error && !l->error[0])
-		snprintf(l->error, sizeof(l->error), "%s", rep->error);
-	if (l->step < 2 * nl) {
-		double g = (l->step % 2 == 0) ? rep->gbps_a_to_b
-					      : rep->gbps_b_to_a;
+	if (sv_step_is_rdma(step)) {
+		sv_edge_rdma_done(sv, l, step, rep);
+	} else if (step < SV_ST_TCP_LAT) {
+		double g =
+			(step % 2 == 0) ? rep->gbps_a_to_b : rep->gbps_b_to_a;
 
+		if (*rep->error && !l->error[0])
+			snprintf(l->error, sizeof(l->error), "%s", rep->error);
 		if (!*rep->error)
-			l->gbps[l->step % 2][l->step / 2] = g;
-	} else if (rep->a_side && !*rep->error) {
-		l->n_lat = 0;
-		for (size_t i = 0; i < rep->a_side->n_lat && i < 16; i++)
-			l->lat[l->n_lat++] = *rep->a_side->lat[i];
+			l->gbps[step % 2][step / 2] = g;
+	} else {
+		if (*rep->error && !l->error[0])
+			snprintf(l->error, sizeof(l->error), "%s", rep->error);
+		if (rep->a_side && !*rep->error) {
+			l->n_lat = 0;
+			for (size_t i = 0; i < rep->a_side->n_lat && i < 16;
+			     i++)
+				l->lat[l->n_lat++] = *rep->a_side->lat[i];
+		}
 	}
 	l->measured_ms = rep->finished_ms;
 	l->step++;
@@ -1045,28 +1324,72 @@ static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 	return NULL;
 }
 
-/* Run the next test of this edge's sequence, or finish the edge. */
+/* Start one RDMA step of an edge; its requester is A or, swapped, B. */
+static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
+					unsigned step)
+{
+	const struct coord_conf *conf = sv->co->conf;
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+	const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+	const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+	int swap = step == SV_ST_RDMA_WRITE_BA || step == SV_ST_RDMA_READ_BA;
+	uint32_t sizes[16];
+	struct rdmatest_spec sp = {
+		.a = sv->nodes[swap ? l->t.b : l->t.a].name,
+		.a_if = swap ? l->t.b_if : l->t.a_if,
+		.a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "",
+		.b = sv->nodes[swap ? l->t.a : l->t.b].name,
+		.b_if = swap ? l->t.a_if : l->t.b_if,
+		.b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "",
+		.adjacent = 1,
+		.params = &p,
+	};
+
+	p.rdma = &r;
+	if (step == SV_ST_RDMA_LAT) {
+		p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
+		memcpy(sizes, conf->lat_sizes,
+		       conf->n_lat_sizes * sizeof(uint32_t));
+		p.n_sizes = conf->n_lat_sizes;
+		p.sizes = sizes;
+		p.iterations = conf->lat_iterations;
+		p.lat_warmup = conf->lat_iterations / 10 + 1;
+	} else {
+		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+		p.duration_ms = (uint32_t)conf->survey_duration_ms;
+		p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
+		r.op = step == SV_ST_RDMA_READ_AB || step == SV_ST_RDMA_READ_BA
+			       ? RING__RDMA_OP__RDMA_OP_READ
+			       : RING__RDMA_OP__RDMA_OP_WRITE;
+		r.qps = conf->survey_rdma_qps;
+		r.size = conf->survey_rdma_size;
+	}
+	return sv_rdma_start(sv, &sp, sv_edge_test_done, l, 0);
+}
+
+/* Run the next test of this edge's plan, or finish the edge. */
 static void sv_edge_step(struct sv_link *l, struct survey *sv)
 {
 	const char *gone;
 	const struct coord_conf *conf = sv->co->conf;
-	unsigned nl =
-		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
 	Ring__TestParams p = RING__TEST_PARAMS__INIT;
 	uint32_t sizes[16];
+	unsigned step;
 
-	if (l->step > 2 * nl) {
+	if (l->step >= l->n_plan) {
 		sv_done_one(sv);
 		return;
 	}
-	if (l->step < 2 * nl) {
+	step = l->plan[l->step];
+	if (step < SV_ST_TCP_LAT) {
 		p.kind = RING__TEST_KIND__TEST_TCP_BW;
-		p.streams = conf->ladder[l->step / 2];
-		p.direction = l->step % 2 ? RING__DIRECTION__DIR_B_TO_A
-					  : RING__DIRECTION__DIR_A_TO_B;
+		p.streams = conf->ladder[step / 2];
+		p.direction = step % 2 ? RING__DIRECTION__DIR_B_TO_A
+				       : RING__DIRECTION__DIR_A_TO_B;
 		p.duration_ms = (uint32_t)conf->survey_duration_ms;
 		p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
-	} else {
+	} else if (step == SV_ST_TCP_LAT) {
 		p.kind = RING__TEST_KIND__TEST_TCP_LAT;
 		memcpy(sizes, conf->lat_sizes,
 		       conf->n_lat_sizes * sizeof(uint32_t));
@@ -1078,15 +1401,25 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	l->sv = sv;
 	clock_gettime(CLOCK_MONOTONIC, &l->test_t0);
 	gone = sv_end_gone(sv, l);
-	l->test = gone ? NULL
-		       : sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-				       sv->nodes[l->t.b].name, l->b_addr, &p,
-				       sv_edge_test_done, l, 0);
+	if (gone)
+		l->test = NULL;
+	else if (sv_step_is_rdma(step))
+		l->test = sv_edge_rdma(sv, l, step);
+	else
+		l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
+					sv->nodes[l->t.b].name, l->b_addr, &p,
+					sv_edge_test_done, l, 0);
 	if (!l->test) {
-		if (!l->error[0])
-			snprintf(l->error, sizeof(l->error),
+		char *err = sv_step_is_rdma(step) ? l->rdma_error : l->error;
+		size_t len = sv_step_is_rdma(step) ? sizeof(l->rdma_error)
+						   : sizeof(l->error);
+
+		if (!err[0])
+			snprintf(err, len,
 				 "cannot start test: %s is not connected",
 				 gone ? gone : sv->nodes[l->t.b].name);
+		if (sv_step_is_rdma(step))
+			sv_rdma_failed(sv, l);
 		l->step++;
 		/* Not from inside our caller's loop: finish via the next step
 		 * (each failure advances, so this ends). */
@@ -1181,6 +1514,9 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->a_sees_b = l->t.a_sees_b;
 	e->b_sees_a = l->t.b_sees_a;
 	e->verified = l->t.verified;
+	/* RDMA's ladder is one step: the survey's queue pair count. */
+	if (l->ladder_rdma)
+		nl = 1;
 	e->ladder = ar_alloc(ar, nl * sizeof(uint32_t));
 	e->gbps_a_to_b = ar_alloc(ar, nl * sizeof(double));
 	e->gbps_b_to_a = ar_alloc(ar, nl * sizeof(double));
@@ -1188,7 +1524,8 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 		return NULL;
 	e->n_ladder = e->n_gbps_a_to_b = e->n_gbps_b_to_a = nl;
 	for (unsigned s = 0; s < nl; s++) {
-		e->ladder[s] = conf->ladder[s];
+		e->ladder[s] = l->ladder_rdma ? conf->survey_rdma_qps
+					      : conf->ladder[s];
 		e->gbps_a_to_b[s] = l->gbps[0][s];
 		e->gbps_b_to_a[s] = l->gbps[1][s];
 	}
@@ -1208,8 +1545,31 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	}
 	e->measured_ms = l->measured_ms;
 	e->error = ar_printf(ar, "%s", l->error);
-	e->method =
-		ar_printf(ar, "%s", l->switch_pair ? "tcp (switch)" : "tcp");
+	e->method = ar_printf(ar, "%s",
+			      l->switch_pair   ? "tcp (switch)"
+			      : l->ladder_rdma ? "rdma"
+					       : "tcp");
+	e->rdma_write_gbps_a_to_b = l->rdma_write[0];
+	e->rdma_write_gbps_b_to_a = l->rdma_write[1];
+	e->rdma_read_gbps_a_to_b = l->rdma_read[0];
+	e->rdma_read_gbps_b_to_a = l->rdma_read[1];
+	e->rdma_write_lat =
+		ar_alloc(ar, (l->n_rdma_lat + 1) * sizeof(*e->rdma_write_lat));
+	if (!e->rdma_write_lat)
+		return NULL;
+	for (unsigned i = 0; i < l->n_rdma_lat; i++) {
+		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
+
+		if (!r)
+			return NULL;
+		*r = l->rdma_lat[i];
+		r->base.unknown_fields = NULL;
+		r->base.n_unknown_fields = 0;
+		e->rdma_write_lat[e->n_rdma_write_lat++] = r;
+	}
+	e->rdma_error = ar_printf(ar, "%s", l->rdma_error);
+	e->a_gid = ar_printf(ar, "%s", l->a_gid);
+	e->b_gid = ar_printf(ar, "%s", l->b_gid);
 	return e;
 }
 
@@ -1279,25 +1639,24 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 	return 0;
 }
 
-static int sv_findings(struct survey *sv, struct sv_arena *ar,
-		       Ring__Topology *top)
+/* The findings' input for one method's edges (TCP ladders or RDMA WRITE
+ * figures): the rules compare edges, so never one method with the other. */
+static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
+				  int rdma, struct findings_edge *fe)
 {
 	const struct coord_conf *conf = sv->co->conf;
-	unsigned nl =
-		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
-	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
-	struct finding fo[32];
-	unsigned nf = 0, nfo, cap = 64 + sv->n_links * 2 + sv->n_nodes * 4;
-	int rc = -1;
+	unsigned nl = sv_ladder_len(sv), nf = 0;
+	const char *what =
+		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
+				 conf->survey_rdma_qps == 1 ? "" : "s")
+		     : NULL;
 
-	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
-	if (!fe || !top->findings)
-		goto out;
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		const struct sv_link *l = &sv->links[i];
 		struct findings_edge *e = &fe[nf];
 
-		if (!sv_adjacent(l) && !l->switch_pair)
+		if ((!sv_adjacent(l) && !l->switch_pair) ||
+		    !l->ladder_rdma != !rdma)
 			continue;
 		e->name = ar_printf(ar, "%s-%s", sv->nodes[l->t.a].name,
 				    sv->nodes[l->t.b].name);
@@ -1305,11 +1664,19 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 					   sv->nodes[l->t.b].name);
 		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
 					   sv->nodes[l->t.a].name);
+		e->top_what = what;
 		for (int d = 0; d < 2; d++)
 			for (unsigned s = 0; s < FINDINGS_LADDER; s++)
 				e->gbps[d][s] = -1;
+		if (rdma) {
+			/* All QPs at once: the figure the link carries, in
+			 * the rules' top slot; no 1-stream figure to compare
+			 * (saturation is a TCP finding). */
+			e->gbps[0][FINDINGS_LADDER - 1] = l->gbps[0][0];
+			e->gbps[1][FINDINGS_LADDER - 1] = l->gbps[1][0];
+		}
 		/* The findings rules read the 1/4/8 ladder: map by count. */
-		for (unsigned s = 0; s < nl; s++) {
+		for (unsigned s = 0; !rdma && s < nl; s++) {
 			int k = conf->ladder[s] == 1   ? 0
 				: conf->ladder[s] == 4 ? 1
 				: conf->ladder[s] == 8 ? 2
@@ -1323,10 +1690,30 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		e->nominal_gbps = l->nominal_gbps;
 		nf++;
 	}
-	nfo = findings_compute(fe, nf, fo, sizeof(fo) / sizeof(fo[0]));
-	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
-		top->findings[top->n_findings++] =
-			sv_finding(ar, fo[i].code, fo[i].level, fo[i].text);
+	return nf;
+}
+
+static int sv_findings(struct survey *sv, struct sv_arena *ar,
+		       Ring__Topology *top)
+{
+	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
+	struct finding fo[32];
+	unsigned nf, nfo, cap = 64 + sv->n_links * 3 + sv->n_nodes * 4;
+	int rc = -1;
+
+	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
+	if (!fe || !top->findings)
+		goto out;
+	for (int rdma = 0; rdma < 2; rdma++) {
+		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
+		nf = sv_findings_edges(sv, ar, rdma, fe);
+		nfo = nf ? findings_compute(fe, nf, fo,
+					    sizeof(fo) / sizeof(fo[0]))
+			 : 0;
+		for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+			top->findings[top->n_findings++] = sv_finding(
+				ar, fo[i].code, fo[i].level, fo[i].text);
+	}
 	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
 		const struct sv_link *l = &sv->links[i];
 		char text[400];
@@ -1353,6 +1740,15 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				 l->error);
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "test_failed", "warn", text);
+		}
+		/* RDMA's own trouble, unless it is the edge's error already. */
+		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
+		    top->n_findings < cap) {
+			snprintf(text, sizeof(text), "edge %s-%s: RDMA: %s",
+				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+				 l->rdma_error);
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "rdma_failed", "warn", text);
 		}
 	}
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
@@ -1544,7 +1940,7 @@ static void sv_start_round_or_finish(struct survey *sv)
 		if (sv->round_of[k] == (unsigned)sv->round) {
 			struct sv_link *l = &sv->links[sv->meas[k]];
 
-			l->step = 0;
+			sv_edge_plan(sv, l);
 			sv_edge_step(l, sv);
 		}
 	sv_done_one(sv);
@@ -1736,4 +2132,89 @@ int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 	}
 	snprintf(why, why_len, "%s has no data address to test against", b);
 	return -1;
+}
+
+/* One side of an RDMA test: its device on ifname, or why not. */
+static int sv_rdma_side(struct node *n, const char *ifname, const char *peer,
+			int adjacent, char *dev, size_t dev_len, char *why,
+			size_t why_len)
+{
+	char detail[160];
+
+	if (rdmatest_active_port(n->inventory, ifname, dev, dev_len, detail,
+				 sizeof(detail)) == 0)
+		return 0;
+	if (adjacent == 1)
+		snprintf(why, why_len,
+			 "%s: no active RDMA port on %s, the interface facing "
+			 "%s (%s)",
+			 n->name, ifname, peer, detail);
+	else
+		snprintf(why, why_len,
+			 "%s: no data interface has an active "
+			 "RDMA port",
+			 n->name);
+	return -1;
+}
+
+int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
+			  struct survey_rdma_ends *e, char *why, size_t why_len)
+{
+	const Ring__Topology *top = sv->topology;
+	struct node *na = nodes_find(sv->co->nodes, a);
+	struct node *nb = nodes_find(sv->co->nodes, b);
+
+	memset(e, 0, sizeof(*e));
+	if (!na || !nb) {
+		snprintf(why, why_len, "unknown node");
+		return -1;
+	}
+	e->adjacent = top ? 0 : -1;
+	for (size_t i = 0; top && i < top->n_edges; i++) {
+		const Ring__Edge *ed = top->edges[i];
+		int fwd = !strcmp(ed->a, a) && !strcmp(ed->b, b);
+
+		if (!fwd && !(!strcmp(ed->b, a) && !strcmp(ed->a, b)))
+			continue;
+		if (!strncmp(ed->method, "tcp (switch)", 12))
+			break; /* a switch pair, not a cable */
+		e->adjacent = 1;
+		snprintf(e->a_if, sizeof(e->a_if), "%s",
+			 fwd ? ed->a_interface : ed->b_interface);
+		snprintf(e->b_if, sizeof(e->b_if), "%s",
+			 fwd ? ed->b_interface : ed->a_interface);
+		break;
+	}
+	if (e->adjacent == 1) {
+		if (sv_rdma_side(na, e->a_if, b, 1, e->a_dev, sizeof(e->a_dev),
+				 why, why_len) < 0 ||
+		    sv_rdma_side(nb, e->b_if, a, 1, e->b_dev, sizeof(e->b_dev),
+				 why, why_len) < 0)
+			return -1;
+	} else {
+		/* Not neighbours: the diagonal case. The test runs and fails
+		 * on its own, which is the answer the operator wants. */
+		if (rdmatest_first_port(na->inventory, e->a_if, sizeof(e->a_if),
+					e->a_dev, sizeof(e->a_dev)) < 0 ||
+		    rdmatest_first_port(nb->inventory, e->b_if, sizeof(e->b_if),
+					e->b_dev, sizeof(e->b_dev)) < 0) {
+			snprintf(why, why_len,
+				 "%s: no data interface has an active RDMA "
+				 "port",
+				 e->a_if[0] ? b : a);
+			return -1;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		struct node *n = k ? nb : na;
+
+		if (!rdmatest_node_capable(n)) {
+			snprintf(why, why_len,
+				 "%s: its agent (version %s) does not offer "
+				 "RDMA tests (no '%s' capability)",
+				 n->name, n->agent_version, RDMATEST_CAP);
+			return -1;
+		}
+	}
+	return 0;
 }

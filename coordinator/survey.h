@@ -7,6 +7,7 @@
 #ifndef RING_SURVEY_H
 #define RING_SURVEY_H
 
+#include <net/if.h>
 #include <stddef.h>
 
 #include "ring.pb-c.h"
@@ -47,5 +48,28 @@ int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  char *a_if, size_t a_if_len, char *b_addr,
 			  size_t b_addr_len, int *adjacent, char *why,
 			  size_t why_len);
+
+/* The RDMA ports of a test between a (requester) and b: the facing ports
+ * when they are adjacent in the last survey (adjacent 1), else each
+ * node's first data interface with an active RDMA port (adjacent 0, or -1
+ * before any survey). */
+struct survey_rdma_ends {
+	char a_if[IFNAMSIZ], a_dev[64];
+	char b_if[IFNAMSIZ], b_dev[64];
+	int adjacent;
+};
+/* 0, or -1 with the operator's reason ("n1: no active RDMA port on r1a,
+ * the interface facing n2 (no RDMA device)", an agent without RDMA
+ * tests). Both nodes must be up. */
+int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
+			  struct survey_rdma_ends *e, char *why,
+			  size_t why_len);
+/* One RDMA test (TEST_RDMA_BW or TEST_RDMA_LAT, a requests), as
+ * survey_test_start; cancel it with survey_test_cancel. */
+struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
+					   const char *b,
+					   const struct survey_rdma_ends *e,
+					   const Ring__TestParams *p,
+					   survey_test_cb cb, void *arg);
 
 #endif

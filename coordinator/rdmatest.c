@@ -1,0 +1,586 @@
+#include "rdmatest.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include "agents.h"
+#include "coord.h"
+#include "frame.h"
+#include "log.h"
+#include "nodes.h"
+
+/* Our calls outlive the agents' own deadline by this much, so an agent's
+ * late TestResult still finds its call. */
+#define RDMATEST_MARGIN_MS 5000
+#define RDMATEST_CTL_TIMEOUT_MS 10000
+
+/* ------------------------------------------------------------ rules */
+
+int rdmatest_parse_size(const char *s, uint64_t min, uint64_t max,
+			uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	if (!s || *s < '0' || *s > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno) {
+		errno = ERANGE;
+		return -1;
+	}
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mul = 1024;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1024 * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1024 * 1024 * 1024;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'B')
+		end++;
+	if (*end) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (v > UINT64_MAX / mul || v * mul < min || v * mul > max) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v * mul;
+	return 0;
+}
+
+int rdmatest_active_port(const Ring__Inventory *inv, const char *ifname,
+			 char *dev, size_t dev_len, char *why, size_t why_len)
+{
+	snprintf(why, why_len, "%s",
+		 !inv ? "no inventory yet" : "no RDMA device");
+	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
+		const Ring__RdmaDevice *d = inv->rdma_devices[i];
+
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const Ring__RdmaPort *p = d->ports[k];
+
+			if (strcmp(p->netdev, ifname))
+				continue;
+			/* sysfs says "4: ACTIVE"; the agent may keep it. */
+			if (strstr(p->state, "ACTIVE")) {
+				snprintf(dev, dev_len, "%s", d->name);
+				return 0;
+			}
+			snprintf(why, why_len, "%s port %u is %s", d->name,
+				 p->port, *p->state ? p->state : "not active");
+		}
+	}
+	if (inv && inv->rdma_error && *inv->rdma_error &&
+	    !strcmp(why, "no RDMA device"))
+		snprintf(why, why_len, "no RDMA device (%s)", inv->rdma_error);
+	return -1;
+}
+
+int rdmatest_first_port(const Ring__Inventory *inv, char *ifname, size_t if_len,
+			char *dev, size_t dev_len)
+{
+	char why[160];
+
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+
+		if (f->management)
+			continue;
+		if (rdmatest_active_port(inv, f->name, dev, dev_len, why,
+					 sizeof(why)) == 0) {
+			snprintf(ifname, if_len, "%s", f->name);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int rdmatest_node_capable(const struct node *n)
+{
+	return n && n->state == NODE_UP &&
+	       nodes_has_capability(n, RDMATEST_CAP);
+}
+
+static int rdmatest_ip(const char *addr, unsigned prefix, uint32_t *ip,
+		       uint32_t *mask)
+{
+	struct in_addr in;
+
+	if (!addr || !*addr || !prefix || prefix > 32 ||
+	    inet_pton(AF_INET, addr, &in) != 1)
+		return -1;
+	*mask = ~0u << (32 - prefix);
+	*ip = ntohl(in.s_addr);
+	return 0;
+}
+
+/* "index 1 (RoCE v2 ::ffff:10.9.1.1 on r1b)" */
+static void rdmatest_describe(const Ring__RdmaEndpoint *e, int with_addr,
+			      char *buf, size_t len)
+{
+	char addr[64] = "";
+
+	if (with_addr && *e->ipv4)
+		snprintf(addr, sizeof(addr), ", %s/%u", e->ipv4, e->prefix);
+	snprintf(buf, len, "index %u (%s %s on %s%s)", e->gid_index,
+		 *e->gid_type ? e->gid_type : "unknown type",
+		 *e->gid ? e->gid : "?", *e->netdev ? e->netdev : "?", addr);
+}
+
+int rdmatest_gid_check(const char *a, const Ring__RdmaEndpoint *ea,
+		       const char *b, const Ring__RdmaEndpoint *eb,
+		       int adjacent, char *why, size_t why_len)
+{
+	char da[192], db[192];
+	uint32_t ia, ma, ib, mb;
+
+	if (*ea->gid_type && *eb->gid_type &&
+	    strcasecmp(ea->gid_type, eb->gid_type)) {
+		rdmatest_describe(ea, 0, da, sizeof(da));
+		rdmatest_describe(eb, 0, db, sizeof(db));
+		snprintf(why, why_len,
+			 "GID type mismatch: %s uses %s, %s uses %s; choose "
+			 "matching indices with --gid-a/--gid-b",
+			 a, da, b, db);
+		return -1;
+	}
+	if (adjacent != 1 || rdmatest_ip(ea->ipv4, ea->prefix, &ia, &ma) < 0 ||
+	    rdmatest_ip(eb->ipv4, eb->prefix, &ib, &mb) < 0)
+		return 0;
+	/* Each address inside the other's subnet (prefixes may differ). */
+	if ((ib & ma) == (ia & ma) && (ia & mb) == (ib & mb))
+		return 0;
+	rdmatest_describe(ea, 1, da, sizeof(da));
+	rdmatest_describe(eb, 1, db, sizeof(db));
+	snprintf(why, why_len,
+		 "GID subnet mismatch: %s uses %s, %s uses %s; the two ports "
+		 "of a cable share a subnet, so one of these is the wrong "
+		 "GID; choose matching indices with --gid-a/--gid-b",
+		 a, da, b, db);
+	return -1;
+}
+
+unsigned rdmatest_deadline_ms(const Ring__TestParams *p)
+{
+	const Ring__RdmaParams *r = p->rdma;
+	uint64_t ms = 10000 + (uint64_t)p->warmup_ms + p->duration_ms;
+
+	if (p->kind == RING__TEST_KIND__TEST_RDMA_LAT) {
+		/* 1 ms a round trip: generous, soft-RoCE in an emulated VM
+		 * is slow; agent defaults (0) get a flat 20 s. */
+		uint64_t n = p->n_sizes ? p->n_sizes : 5;
+
+		ms += p->iterations
+			      ? n * ((uint64_t)p->iterations + p->lat_warmup)
+			      : 20000;
+	} else if (r && r->iterations) {
+		/* Counted messages: time them at 1 Gbit/s (1e6 bits/ms). */
+		uint64_t qps = r->qps ? r->qps : 4;
+		uint64_t size = r->size ? r->size : 65536;
+
+		ms += r->iterations * qps * size * 8 / 1000000;
+	}
+	return ms > 3600000 ? 3600000 : (unsigned)ms;
+}
+
+/* ------------------------------------------------------------ driver */
+
+struct rt_side {
+	struct rdmatest *t;
+	int idx;		   /* 0 A (requester), 1 B (target) */
+	struct agents_call *setup; /* RdmaSetup: endpoint, later result */
+	struct agents_call *ctl;   /* RdmaControl CONNECT */
+	Ring__RdmaEndpoint *ep;	   /* its endpoint, once answered */
+	Ring__TestResult *res;	   /* its result, once answered */
+	int sent;		   /* RdmaSetup went out */
+	int done;		   /* no more replies on the setup */
+	int stopped;		   /* RdmaControl STOP went out */
+};
+
+struct rdmatest {
+	struct agents *ag;
+	char node[2][64], ifname[2][IFNAMSIZ], dev[2][64];
+	int adjacent;
+	Ring__TestParams params;
+	Ring__RdmaParams rdma;
+	uint32_t sizes[16];
+	uint8_t id[16];
+	unsigned deadline_ms;
+	struct rt_side side[2];
+	char error[512];
+	int busy; /* nesting of our own entry points */
+	rdmatest_cb cb;
+	void *arg;
+};
+
+static void rt_error(struct rdmatest *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The first failure is the one worth reporting. */
+static void rt_error(struct rdmatest *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->error, sizeof(t->error), fmt, ap);
+	va_end(ap);
+}
+
+static void *rt_copy(const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n ? n : 1);
+	void *copy;
+
+	if (!buf)
+		return NULL;
+	protobuf_c_message_pack(m, buf);
+	copy = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
+	free(buf);
+	return copy;
+}
+
+static const char *rt_err_text(int err)
+{
+	return err == -ETIMEDOUT    ? "no answer before the test deadline"
+	       : err == -ECONNRESET ? "agent session lost during the test"
+				    : strerror(-err);
+}
+
+static void rt_free(struct rdmatest *t)
+{
+	for (int i = 0; i < 2; i++) {
+		struct rt_side *s = &t->side[i];
+
+		agents_call_cancel(s->setup);
+		agents_call_cancel(s->ctl);
+		if (s->ep)
+			ring__rdma_endpoint__free_unpacked(s->ep, NULL);
+		if (s->res)
+			ring__test_result__free_unpacked(s->res, NULL);
+	}
+	free(t);
+}
+
+/* A STOP nobody waits for: the side's result comes on its setup call. */
+static int rt_stop_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	(void)arg;
+	if (env && env->body_case == RING__ENVELOPE__BODY_ERROR)
+		log_debug("rdmatest", "STOP refused: %s", env->error->text);
+	else if (!env)
+		log_debug("rdmatest", "STOP unanswered: %s", rt_err_text(err));
+	return 0;
+}
+
+static void rt_send_stop(struct rdmatest *t, int idx)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__RdmaControl rc = RING__RDMA_CONTROL__INIT;
+
+	rc.test_id.data = t->id;
+	rc.test_id.len = sizeof(t->id);
+	rc.action = RING__RDMA_ACTION__RDMA_STOP;
+	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
+	req.rdma_control = &rc;
+	/* No session, no call: its setup call fails with it. */
+	agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
+		    rt_stop_reply, NULL);
+}
+
+/* End this side: STOP it if it holds anything, or mark it done if it was
+ * never told. */
+static void rt_stop(struct rdmatest *t, int idx)
+{
+	struct rt_side *s = &t->side[idx];
+
+	if (!s->sent) {
+		s->done = 1;
+		return;
+	}
+	if (s->done || s->stopped)
+		return;
+	s->stopped = 1;
+	rt_send_stop(t, idx);
+}
+
+static void rt_finish(struct rdmatest *t)
+{
+	Ring__TestReport rep = RING__TEST_REPORT__INIT;
+	const Ring__TestResult *ra = t->side[0].res;
+	const Ring__RdmaEndpoint *eb = t->side[1].ep;
+	int read = t->rdma.op == RING__RDMA_OP__RDMA_OP_READ;
+
+	rep.a = t->node[0];
+	rep.b = t->node[1];
+	rep.a_interface = t->ifname[0];
+	rep.b_address = eb && *eb->ipv4	 ? eb->ipv4
+			: eb && *eb->gid ? eb->gid
+					 : t->ifname[1];
+	rep.params = &t->params;
+	rep.a_side = t->side[0].res;
+	rep.b_side = t->side[1].res;
+	/* A's own count of completed work: for READ the data came from B. */
+	if (ra && t->params.kind == RING__TEST_KIND__TEST_RDMA_BW) {
+		if (read)
+			rep.gbps_b_to_a = ra->gbps_sent;
+		else
+			rep.gbps_a_to_b = ra->gbps_sent;
+	}
+	rep.error = t->error;
+	rep.finished_ms = coord_now_ms();
+	rep.method = "rdma";
+	t->cb(&rep, t->arg);
+	rt_free(t);
+}
+
+static void rt_enter(struct rdmatest *t)
+{
+	t->busy++;
+}
+
+/* Finish once both sides are done and no entry point of ours is still on
+ * the stack (a send can fail a session, and with it our calls, at once). */
+static void rt_leave(struct rdmatest *t)
+{
+	if (--t->busy == 0 && t->side[0].done && t->side[1].done)
+		rt_finish(t);
+}
+
+static void rt_abort(struct rdmatest *t)
+{
+	rt_stop(t, 0);
+	rt_stop(t, 1);
+}
+
+static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg);
+static int rt_connect_reply(const Ring__Envelope *env, int err, void *arg);
+
+static int rt_send_setup(struct rdmatest *t, int idx)
+{
+	struct rt_side *s = &t->side[idx];
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__RdmaSetup su = RING__RDMA_SETUP__INIT;
+
+	su.params = &t->params;
+	su.test_id.data = t->id;
+	su.test_id.len = sizeof(t->id);
+	su.requester = idx == 0;
+	su.interface = t->ifname[idx];
+	su.device = t->dev[idx];
+	su.gid_set = idx == 0 ? t->rdma.a_gid_set : t->rdma.b_gid_set;
+	su.gid_index = idx == 0 ? t->rdma.a_gid_index : t->rdma.b_gid_index;
+	su.peer = t->node[!idx];
+	su.deadline_ms = t->deadline_ms;
+	req.body_case = RING__ENVELOPE__BODY_RDMA_SETUP;
+	req.rdma_setup = &su;
+	s->setup = agents_call(t->ag, t->node[idx], &req,
+			       t->deadline_ms + RDMATEST_MARGIN_MS,
+			       rt_setup_reply, s);
+	if (!s->setup)
+		return -1;
+	s->sent = 1;
+	return 0;
+}
+
+static int rt_send_connect(struct rdmatest *t, int idx)
+{
+	struct rt_side *s = &t->side[idx];
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__RdmaControl rc = RING__RDMA_CONTROL__INIT;
+
+	rc.test_id.data = t->id;
+	rc.test_id.len = sizeof(t->id);
+	rc.action = RING__RDMA_ACTION__RDMA_CONNECT;
+	rc.peer = t->side[!idx].ep;
+	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
+	req.rdma_control = &rc;
+	s->ctl = agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
+			     rt_connect_reply, s);
+	return s->ctl ? 0 : -1;
+}
+
+/* Both endpoints are in: check the GIDs, then connect B (target) first. */
+static void rt_endpoints_ready(struct rdmatest *t)
+{
+	char why[512];
+
+	if (rdmatest_gid_check(t->node[0], t->side[0].ep, t->node[1],
+			       t->side[1].ep, t->adjacent, why,
+			       sizeof(why)) < 0) {
+		rt_error(t, "%s", why);
+		rt_abort(t);
+		return;
+	}
+	if (rt_send_connect(t, 1) < 0) {
+		rt_error(t, "%s: not connected", t->node[1]);
+		rt_abort(t);
+	}
+}
+
+static int rt_connect_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	struct rt_side *s = arg;
+	struct rdmatest *t = s->t;
+
+	rt_enter(t);
+	s->ctl = NULL;
+	if (env && env->body_case == RING__ENVELOPE__BODY_ACK) {
+		/* B is at RTS and responding: now A may post. */
+		if (s->idx == 1 && rt_send_connect(t, 0) < 0) {
+			rt_error(t, "%s: not connected", t->node[0]);
+			rt_abort(t);
+		}
+	} else {
+		if (!env)
+			rt_error(t, "%s: connect: %s", t->node[s->idx],
+				 rt_err_text(err));
+		else if (env->body_case == RING__ENVELOPE__BODY_ERROR)
+			rt_error(t, "%s: %s", t->node[s->idx],
+				 env->error->text);
+		else
+			rt_error(t, "%s: unexpected %s to connect",
+				 t->node[s->idx],
+				 frame_type_name((uint16_t)env->body_case));
+		rt_abort(t);
+	}
+	rt_leave(t);
+	return 0;
+}
+
+static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	struct rt_side *s = arg;
+	struct rdmatest *t = s->t;
+	const char *me = t->node[s->idx];
+
+	rt_enter(t);
+	if (env && env->body_case == RING__ENVELOPE__BODY_RDMA_ENDPOINT &&
+	    !s->ep) {
+		s->ep = rt_copy(&env->rdma_endpoint->base);
+		if (!s->ep) {
+			rt_error(t, "coordinator: out of memory");
+			rt_abort(t);
+		} else if (s->idx == 1) {
+			if (rt_send_setup(t, 0) < 0) {
+				rt_error(t, "%s: not connected", t->node[0]);
+				rt_abort(t);
+			}
+		} else {
+			rt_endpoints_ready(t);
+		}
+		/* This side is not done, so t lives on: keep the call. */
+		t->busy--;
+		return 1;
+	}
+	s->setup = NULL;
+	s->done = 1;
+	if (!env) {
+		rt_error(t, "%s: %s", me, rt_err_text(err));
+		/* It may still hold the test: tell it, it is cheap. */
+		if (err == -ETIMEDOUT && !s->stopped)
+			rt_send_stop(t, s->idx);
+	} else if (env->body_case == RING__ENVELOPE__BODY_TEST_RESULT) {
+		s->res = rt_copy(&env->test_result->base);
+		if (*env->test_result->error)
+			rt_error(t, "%s: %s", me, env->test_result->error);
+	} else if (env->body_case == RING__ENVELOPE__BODY_ERROR) {
+		rt_error(t, "%s: %s", me, env->error->text);
+	} else {
+		rt_error(t, "%s: unexpected %s to RDMA setup", me,
+			 frame_type_name((uint16_t)env->body_case));
+	}
+	/* A done is the normal end (stop B); anything else is a failure. */
+	rt_stop(t, !s->idx);
+	rt_leave(t);
+	return 0;
+}
+
+struct rdmatest *rdmatest_start(struct agents *ag,
+				const struct rdmatest_spec *sp, rdmatest_cb cb,
+				void *arg)
+{
+	struct rdmatest *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->ag = ag;
+	snprintf(t->node[0], sizeof(t->node[0]), "%s", sp->a);
+	snprintf(t->node[1], sizeof(t->node[1]), "%s", sp->b);
+	snprintf(t->ifname[0], sizeof(t->ifname[0]), "%s", sp->a_if);
+	snprintf(t->ifname[1], sizeof(t->ifname[1]), "%s", sp->b_if);
+	snprintf(t->dev[0], sizeof(t->dev[0]), "%s", sp->a_dev);
+	snprintf(t->dev[1], sizeof(t->dev[1]), "%s", sp->b_dev);
+	t->adjacent = sp->adjacent;
+	t->params = *sp->params;
+	if (sp->params->rdma)
+		t->rdma = *sp->params->rdma;
+	else
+		ring__rdma_params__init(&t->rdma);
+	t->rdma.base.unknown_fields = NULL;
+	t->rdma.base.n_unknown_fields = 0;
+	t->params.base.unknown_fields = NULL;
+	t->params.base.n_unknown_fields = 0;
+	t->params.rdma = &t->rdma;
+	t->params.direction = RING__DIRECTION__DIR_A_TO_B;
+	t->params.n_sizes = sp->params->n_sizes < 16 ? sp->params->n_sizes : 16;
+	if (t->params.n_sizes)
+		memcpy(t->sizes, sp->params->sizes,
+		       t->params.n_sizes * sizeof(uint32_t));
+	t->params.sizes = t->sizes;
+	t->deadline_ms = rdmatest_deadline_ms(&t->params);
+	t->cb = cb;
+	t->arg = arg;
+	for (int i = 0; i < 2; i++) {
+		t->side[i].t = t;
+		t->side[i].idx = i;
+	}
+	if (getrandom(t->id, sizeof(t->id), 0) != sizeof(t->id)) {
+		free(t);
+		return NULL;
+	}
+	/* B first: A's endpoint is of no use until B's exists. */
+	if (rt_send_setup(t, 1) < 0) {
+		free(t);
+		errno = ENOTCONN;
+		return NULL;
+	}
+	return t;
+}
+
+void rdmatest_cancel(struct rdmatest *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < 2; i++)
+		if (t->side[i].sent && !t->side[i].done)
+			rt_send_stop(t, i);
+	rt_free(t);
+}
