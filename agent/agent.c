@@ -347,7 +347,8 @@ static void agent_learn_mgmt(struct agent *a)
 static void agent_on_connect(struct conn *c, void *arg)
 {
 	struct agent *a = arg;
-	static char *caps[] = {"inventory", "lldp", "probe", "tcp_test"};
+	static char *caps[] = {"inventory", "lldp", "probe", "tcp_test",
+			       "rdma_test"};
 	Ring__Hello hello = RING__HELLO__INIT;
 
 	(void)c;
@@ -560,7 +561,7 @@ struct agent *agent_new(const struct agent_conf *conf)
 	a->lldp = lldp_new(a->base, conf->node, a->agent_id,
 			   (unsigned)conf->lldp_interval_ms, agent_lldp_changed,
 			   a);
-	a->ops = ops_new(a->base, agent_reply, a);
+	a->ops = ops_new(a->base, a->conf, agent_reply, a);
 	if (!a->lldp || !a->ops)
 		goto fail;
 	if (sd_watchdog_enabled(0, &wd_usec) > 0) {

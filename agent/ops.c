@@ -9,16 +9,23 @@
 #include "log.h"
 #include "probe.h"
 #include "tcptest.h"
+#include "verbs.h"
 
 /* Whatever a test request says, an agent never waits longer than this for
  * its peer to connect. */
 #define OPS_MAX_ACCEPT_MS 60000
+/* ... and an RDMA test never holds its queue pairs and memory longer. */
+#define OPS_MAX_RDMA_MS (3600u * 1000)
+#define OPS_TEST_ID_LEN 16
 
 struct op {
 	struct ops *owner;
 	uint64_t request_id;
 	struct probe *probe;
 	struct tcptest *test;
+	struct verbs_test *vt;
+	uint8_t test_id[OPS_TEST_ID_LEN];
+	uint64_t connect_id; /* RdmaControl CONNECT waiting for RTS */
 	struct probe_route route;
 	int route_err;
 	struct op *prev, *next;
@@ -26,19 +33,22 @@ struct op {
 
 struct ops {
 	struct event_base *base;
+	const struct agent_conf *conf;
 	ops_send_fn send;
 	void *arg;
 	struct op *head;
 	unsigned n;
 };
 
-struct ops *ops_new(struct event_base *base, ops_send_fn send, void *arg)
+struct ops *ops_new(struct event_base *base, const struct agent_conf *conf,
+		    ops_send_fn send, void *arg)
 {
 	struct ops *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return NULL;
 	o->base = base;
+	o->conf = conf;
 	o->send = send;
 	o->arg = arg;
 	return o;
@@ -186,32 +196,40 @@ static int ops_params(const Ring__TestParams *in, struct tcptest_params *p,
 	return tcptest_params_check(p, why, len);
 }
 
-static void ops_test_done(struct tcptest *t, const struct engine_result *r,
-			  void *arg)
+/* One side's result, from either engine, as the coordinator reads it. */
+static void ops_send_result(struct op *op, const struct engine_result *r,
+			    Ring__RdmaEndpoint *ep)
 {
-	struct op *op = arg;
 	Ring__TestResult res = RING__TEST_RESULT__INIT;
-	Ring__StreamResult sr[TCPTEST_MAX_STREAMS], *srp[TCPTEST_MAX_STREAMS];
-	Ring__LatResult lr[TCPTEST_MAX_SIZES], *lrp[TCPTEST_MAX_SIZES];
+	Ring__StreamResult sr[ENGINE_MAX_STREAMS], *srp[ENGINE_MAX_STREAMS];
+	Ring__LatResult lr[ENGINE_MAX_SIZES], *lrp[ENGINE_MAX_SIZES];
 
 	res.error = (char *)(r->err ? r->error : "");
+	res.method = (char *)(r->method ? r->method : "");
+	res.lat_convention =
+		(char *)(r->lat_convention ? r->lat_convention : "");
 	res.window_s = r->window_s;
 	res.gbps_sent = r->gbps_sent;
 	res.gbps_received = r->gbps_received;
 	res.retransmits = r->retransmits;
 	res.cpu_pct = r->cpu_pct;
-	for (unsigned i = 0; i < r->n_streams && i < TCPTEST_MAX_STREAMS; i++) {
+	res.peak_gbps = r->peak_gbps;
+	res.msg_rate_mps = r->msg_rate_mps;
+	res.endpoint = ep;
+	for (unsigned i = 0; i < r->n_streams && i < ENGINE_MAX_STREAMS; i++) {
 		ring__stream_result__init(&sr[i]);
 		sr[i].index = r->streams[i].index;
 		sr[i].sending = r->streams[i].sending;
 		sr[i].bytes = r->streams[i].bytes;
 		sr[i].gbps = r->streams[i].gbps;
 		sr[i].retransmits = r->streams[i].retransmits;
+		sr[i].peak_gbps = r->streams[i].peak_gbps;
+		sr[i].messages = r->streams[i].messages;
 		srp[i] = &sr[i];
 	}
 	res.n_streams = r->n_streams;
 	res.streams = srp;
-	for (unsigned i = 0; i < r->n_lat && i < TCPTEST_MAX_SIZES; i++) {
+	for (unsigned i = 0; i < r->n_lat && i < ENGINE_MAX_SIZES; i++) {
 		const struct stats_summary *s = &r->lat[i].us;
 
 		ring__lat_result__init(&lr[i]);
@@ -232,6 +250,14 @@ static void ops_test_done(struct tcptest *t, const struct engine_result *r,
 			  (unsigned long long)op->request_id, r->error);
 	op->owner->send(op->owner->arg, op->request_id,
 			RING__ENVELOPE__BODY_TEST_RESULT, &res);
+}
+
+static void ops_test_done(struct tcptest *t, const struct engine_result *r,
+			  void *arg)
+{
+	struct op *op = arg;
+
+	ops_send_result(op, r, NULL);
 	tcptest_free(t);
 	op_unlink(op);
 }
@@ -308,6 +334,241 @@ static void ops_run(struct ops *o, uint64_t id, const Ring__TestRunRequest *r)
 	}
 }
 
+/* ---- RDMA tests ---- */
+
+static int ops_rdma_params(const Ring__TestParams *in, struct verbs_params *p,
+			   char *why, size_t len)
+{
+	const Ring__RdmaParams *r = in ? in->rdma : NULL;
+
+	memset(p, 0, sizeof(*p));
+	if (!in) {
+		snprintf(why, len, "missing test parameters");
+		return -1;
+	}
+	if (in->direction != RING__DIRECTION__DIR_A_TO_B) {
+		/* The coordinator swaps the roles for the other direction. */
+		snprintf(why, len, "RDMA tests run from A (requester) to B");
+		return -1;
+	}
+	if (in->kind != RING__TEST_KIND__TEST_RDMA_BW &&
+	    in->kind != RING__TEST_KIND__TEST_RDMA_LAT) {
+		snprintf(why, len, "not an RDMA test kind (%d)", in->kind);
+		return -1;
+	}
+	p->kind = in->kind == RING__TEST_KIND__TEST_RDMA_LAT ? VERBS_LAT
+							     : VERBS_BW;
+	if (r) {
+		p->op = r->op == RING__RDMA_OP__RDMA_OP_READ ? VERBS_READ
+							     : VERBS_WRITE;
+		p->qps = r->qps;
+		p->size = r->size;
+		p->tx_depth = r->tx_depth;
+		p->cq_mod = r->cq_mod;
+		p->post_list = r->post_list;
+		p->iterations = r->iterations;
+		p->mtu = r->mtu;
+	}
+	p->duration_ms = in->duration_ms;
+	p->warmup_ms = in->warmup_ms;
+	if (in->n_sizes > VERBS_MAX_SIZES) {
+		snprintf(why, len, "at most %d latency sizes", VERBS_MAX_SIZES);
+		return -1;
+	}
+	p->n_sizes = (unsigned)in->n_sizes;
+	for (size_t i = 0; i < in->n_sizes; i++)
+		p->sizes[i] = in->sizes[i];
+	p->lat_iterations = in->iterations;
+	p->lat_warmup = in->lat_warmup;
+	verbs_params_defaults(p);
+	return verbs_params_check(p, why, len);
+}
+
+static void ops_ep_to_msg(const struct verbs_endpoint *e, Ring__RdmaEndpoint *m)
+{
+	ring__rdma_endpoint__init(m);
+	m->device = (char *)e->device;
+	m->port = e->port;
+	m->gid_index = e->gid_index;
+	m->gid = (char *)e->gid_str;
+	m->gid_type = (char *)e->gid_type;
+	m->netdev = (char *)e->netdev;
+	m->ipv4 = (char *)e->ipv4;
+	m->prefix = e->prefix;
+	m->mtu = e->mtu;
+	m->lid = e->lid;
+	m->n_qpn = e->n_qp;
+	m->qpn = (uint32_t *)e->qpn;
+	m->n_psn = e->n_qp;
+	m->psn = (uint32_t *)e->psn;
+	m->rkey = e->rkey;
+	m->addr = e->addr;
+	m->length = e->length;
+	m->gid_raw.data = (uint8_t *)e->gid;
+	m->gid_raw.len = sizeof(e->gid);
+}
+
+static int ops_ep_from_msg(const Ring__RdmaEndpoint *m,
+			   struct verbs_endpoint *e, char *why, size_t len)
+{
+	memset(e, 0, sizeof(*e));
+	if (!m || m->gid_raw.len != 16 || m->n_qpn != m->n_psn ||
+	    m->n_qpn < 1 || m->n_qpn > VERBS_MAX_QPS) {
+		snprintf(why, len, "malformed peer endpoint");
+		return -1;
+	}
+	snprintf(e->device, sizeof(e->device), "%s", m->device);
+	snprintf(e->gid_str, sizeof(e->gid_str), "%s", m->gid);
+	snprintf(e->gid_type, sizeof(e->gid_type), "%s", m->gid_type);
+	snprintf(e->netdev, sizeof(e->netdev), "%s", m->netdev);
+	snprintf(e->ipv4, sizeof(e->ipv4), "%s", m->ipv4);
+	memcpy(e->gid, m->gid_raw.data, 16);
+	e->port = m->port;
+	e->gid_index = m->gid_index;
+	e->prefix = m->prefix;
+	e->mtu = m->mtu;
+	e->lid = m->lid;
+	e->n_qp = (unsigned)m->n_qpn;
+	for (unsigned i = 0; i < e->n_qp; i++) {
+		e->qpn[i] = m->qpn[i];
+		e->psn[i] = m->psn[i] & 0xffffff;
+	}
+	e->rkey = m->rkey;
+	e->addr = m->addr;
+	e->length = m->length;
+	return 0;
+}
+
+static struct op *ops_find_test(struct ops *o, ProtobufCBinaryData id)
+{
+	if (id.len != OPS_TEST_ID_LEN)
+		return NULL;
+	for (struct op *op = o->head; op; op = op->next)
+		if (op->vt && !memcmp(op->test_id, id.data, OPS_TEST_ID_LEN))
+			return op;
+	return NULL;
+}
+
+static void ops_ack(struct ops *o, uint64_t id, const char *text)
+{
+	Ring__Ack ack = RING__ACK__INIT;
+
+	ack.text = (char *)text;
+	o->send(o->arg, id, RING__ENVELOPE__BODY_ACK, &ack);
+}
+
+static void ops_rdma_connected(struct verbs_test *t, int err, const char *why,
+			       void *arg)
+{
+	struct op *op = arg;
+	uint64_t id = op->connect_id;
+
+	(void)t;
+	op->connect_id = 0;
+	if (!id)
+		return;
+	if (err)
+		ops_error(op->owner, id, "rdma: %s", why);
+	else
+		ops_ack(op->owner, id, "connected");
+}
+
+static void ops_rdma_done(struct verbs_test *t, const struct engine_result *r,
+			  void *arg)
+{
+	struct op *op = arg;
+	Ring__RdmaEndpoint ep;
+
+	ops_ep_to_msg(verbs_local(t), &ep);
+	ep.n_qpn = ep.n_psn = 0; /* connection data is not news any more */
+	ops_send_result(op, r, &ep);
+	verbs_free(t);
+	op_unlink(op);
+}
+
+static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
+{
+	struct verbs_setup vs = {0};
+	struct verbs_params p;
+	struct verbs_endpoint local;
+	Ring__RdmaEndpoint ep;
+	char why[320];
+	struct op *op;
+
+	if (ops_rdma_params(r->params, &p, why, sizeof(why)) < 0) {
+		ops_error(o, id, "rdma: %s", why);
+		return;
+	}
+	if (r->test_id.len != OPS_TEST_ID_LEN || ops_find_test(o, r->test_id)) {
+		ops_error(o, id, "rdma: test id must be %d new bytes",
+			  OPS_TEST_ID_LEN);
+		return;
+	}
+	op = op_new(o, id);
+	if (!op) {
+		ops_error(o, id, "rdma: out of memory");
+		return;
+	}
+	memcpy(op->test_id, r->test_id.data, OPS_TEST_ID_LEN);
+	vs.requester = r->requester;
+	vs.device = r->device;
+	vs.interface = r->interface;
+	vs.gid_set = r->gid_set;
+	vs.gid_index = r->gid_index;
+	vs.peer = r->peer;
+	vs.deadline_ms = r->deadline_ms && r->deadline_ms < OPS_MAX_RDMA_MS
+				 ? r->deadline_ms
+				 : OPS_MAX_RDMA_MS;
+	vs.conf = o->conf;
+	op->vt = verbs_setup(o->base, &vs, &p, &local, ops_rdma_connected,
+			     ops_rdma_done, op, why, sizeof(why));
+	if (!op->vt) {
+		ops_error(o, id, "rdma: %s", why);
+		op_unlink(op);
+		return;
+	}
+	ops_ep_to_msg(&local, &ep);
+	o->send(o->arg, id, RING__ENVELOPE__BODY_RDMA_ENDPOINT, &ep);
+}
+
+static void ops_rdma_control(struct ops *o, uint64_t id,
+			     const Ring__RdmaControl *r)
+{
+	struct op *op = ops_find_test(o, r->test_id);
+	struct verbs_endpoint peer;
+	char why[320];
+
+	if (!op) {
+		Ring__Error err = RING__ERROR__INIT;
+
+		err.code = RING__ERROR_CODE__ERROR_NOT_FOUND;
+		err.text = "rdma: no such test here (finished, timed out or "
+			   "never set up)";
+		o->send(o->arg, id, RING__ENVELOPE__BODY_ERROR, &err);
+		return;
+	}
+	switch (r->action) {
+	case RING__RDMA_ACTION__RDMA_CONNECT:
+		if (op->connect_id ||
+		    ops_ep_from_msg(r->peer, &peer, why, sizeof(why)) < 0 ||
+		    verbs_connect(op->vt, &peer, why, sizeof(why)) < 0) {
+			ops_error(o, id, "rdma: %s",
+				  op->connect_id ? "connect already under way"
+						 : why);
+			return;
+		}
+		op->connect_id = id; /* answered at RTS */
+		return;
+	case RING__RDMA_ACTION__RDMA_STOP:
+		verbs_stop(op->vt);
+		ops_ack(o, id, "stopping");
+		return;
+	default:
+		ops_error(o, id, "rdma: unknown action %d", (int)r->action);
+		return;
+	}
+}
+
 int ops_handle(struct ops *o, const Ring__Envelope *env)
 {
 	switch (env->body_case) {
@@ -319,6 +580,12 @@ int ops_handle(struct ops *o, const Ring__Envelope *env)
 		return 1;
 	case RING__ENVELOPE__BODY_TEST_RUN_REQUEST:
 		ops_run(o, env->request_id, env->test_run_request);
+		return 1;
+	case RING__ENVELOPE__BODY_RDMA_SETUP:
+		ops_rdma_setup(o, env->request_id, env->rdma_setup);
+		return 1;
+	case RING__ENVELOPE__BODY_RDMA_CONTROL:
+		ops_rdma_control(o, env->request_id, env->rdma_control);
 		return 1;
 	default:
 		return 0;
@@ -334,6 +601,8 @@ void ops_cancel_all(struct ops *o)
 			probe_cancel(op->probe);
 		if (op->test)
 			tcptest_free(op->test);
+		if (op->vt)
+			verbs_free(op->vt);
 		op_unlink(op);
 	}
 }

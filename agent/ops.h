@@ -1,5 +1,5 @@
 /* What the coordinator asks of an agent beyond its session: data-plane
- * probes and TCP tests. Each runs asynchronously and answers with the
+ * probes, TCP tests and RDMA tests. Each runs asynchronously and answers with the
  * request id it came with; all are cancelled when the session drops. */
 #ifndef RING_OPS_H
 #define RING_OPS_H
@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "agent_conf.h"
 #include "ring.pb-c.h"
 
 struct ops;
@@ -16,7 +17,9 @@ struct ops;
 typedef void (*ops_send_fn)(void *arg, uint64_t request_id,
 			    Ring__Envelope__BodyCase type, void *body);
 
-struct ops *ops_new(struct event_base *base, ops_send_fn send, void *arg);
+/* conf (kept, not copied) limits RDMA tests: devices and memory. */
+struct ops *ops_new(struct event_base *base, const struct agent_conf *conf,
+		    ops_send_fn send, void *arg);
 /* 1 if env is a request this module serves (it then answers, possibly
  * later), 0 if not. env stays the caller's. */
 int ops_handle(struct ops *o, const Ring__Envelope *env);

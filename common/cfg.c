@@ -429,7 +429,8 @@ int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
 	*out = v * mult;
 	return 0;
 bad:
-	return cfg_error(ctx, "'%s': '%s' is not a size (e.g. 4096, 64K, 1M, 2G)",
+	return cfg_error(ctx,
+			 "'%s': '%s' is not a size (e.g. 4096, 64K, 1M, 2G)",
 			 what, s);
 }
 

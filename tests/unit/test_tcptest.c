@@ -46,8 +46,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void on_done(struct tcptest *t, const struct engine_result *r,
-		    void *arg)
+static void on_done(struct tcptest *t, const struct engine_result *r, void *arg)
 {
 	struct side *s = arg;
 	struct fixture *f = s->f;
