@@ -172,6 +172,22 @@ static void control_forget(struct client *cl, uint64_t id,
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 
+static const char *control_kind_name(Ring__TestKind k)
+{
+	switch (k) {
+	case RING__TEST_KIND__TEST_TCP_BW:
+		return "bw";
+	case RING__TEST_KIND__TEST_TCP_LAT:
+		return "lat";
+	case RING__TEST_KIND__TEST_RDMA_BW:
+		return "rdma-bw";
+	case RING__TEST_KIND__TEST_RDMA_LAT:
+		return "rdma-lat";
+	default:
+		return "?";
+	}
+}
+
 static void control_test_done(const Ring__TestReport *rep, void *arg)
 {
 	struct client *cl = arg;
@@ -181,7 +197,10 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 
 	cl->test = NULL;
 	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
-	if (*rep->error && cl->test_adjacent == 0) {
+	/* The RDMA agent says "not ring neighbours" itself when its retries
+	 * run out: say nothing twice. */
+	if (*rep->error && cl->test_adjacent == 0 &&
+	    !strstr(rep->error, "not ring neighbours")) {
 		/* The field notes' rank-order failure, said plainly. */
 		snprintf(hint, sizeof(hint),
 			 "%s; %s and %s are not ring neighbours: there is no "
@@ -191,9 +210,7 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 		copy.error = hint;
 		rep = &copy;
 	}
-	log_info("test %s %s -> %s: %s",
-		 rep->params->kind == RING__TEST_KIND__TEST_TCP_BW ? "bw"
-								   : "lat",
+	log_info("test %s %s -> %s: %s", control_kind_name(rep->params->kind),
 		 rep->a, rep->b, *rep->error ? rep->error : "done");
 	client_send(cl, cl->test_id, RING__ENVELOPE__BODY_TEST_REPORT,
 		    (void *)rep);
@@ -205,7 +222,9 @@ static void control_test(struct client *cl, uint64_t id,
 	struct coord *co = cl->ctl->co;
 	struct node *a = nodes_find(co->nodes, req->a);
 	struct node *b = nodes_find(co->nodes, req->b);
-	char a_if[IFNAMSIZ], b_addr[64], why[160];
+	char a_if[IFNAMSIZ], b_addr[64], why[512];
+	struct survey_rdma_ends ends;
+	int rdma;
 
 	if (!a || !b || a == b || !req->params) {
 		conn_send_error(
@@ -225,16 +244,36 @@ static void control_test(struct client *cl, uint64_t id,
 				"one test at a time per client");
 		return;
 	}
-	if (survey_test_endpoints(co->survey, a->name, b->name, a_if,
-				  sizeof(a_if), b_addr, sizeof(b_addr),
-				  &cl->test_adjacent, why, sizeof(why)) < 0) {
+	rdma = req->params->kind == RING__TEST_KIND__TEST_RDMA_BW ||
+	       req->params->kind == RING__TEST_KIND__TEST_RDMA_LAT;
+	if (rdma && req->params->direction != RING__DIRECTION__DIR_A_TO_B) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"RDMA tests run with A as the requester; swap "
+				"A and B for the other direction");
+		return;
+	}
+	if (rdma ? survey_rdma_endpoints(co->survey, a->name, b->name, &ends,
+					 why, sizeof(why))
+		 : survey_test_endpoints(co->survey, a->name, b->name, a_if,
+					 sizeof(a_if), b_addr, sizeof(b_addr),
+					 &cl->test_adjacent, why,
+					 sizeof(why))) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
 		return;
 	}
 	cl->test_id = id;
-	cl->test = survey_test_start(co->survey, a->name, a_if, b->name, b_addr,
-				     req->params, control_test_done, cl);
+	if (rdma) {
+		cl->test_adjacent = ends.adjacent;
+		cl->test = survey_rdma_test_start(co->survey, a->name, b->name,
+						  &ends, req->params,
+						  control_test_done, cl);
+	} else {
+		cl->test = survey_test_start(co->survey, a->name, a_if, b->name,
+					     b_addr, req->params,
+					     control_test_done, cl);
+	}
 	if (!cl->test) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",

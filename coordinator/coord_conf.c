@@ -7,8 +7,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rdmatest.h"
-
 #define COORD_CONF_FIELD(c, off) ((char *)(c) + (off))
 #define COORD_CONF_SIZEOF(m) sizeof(((struct coord_conf *)0)->m)
 
@@ -335,11 +333,9 @@ static int coord_conf_rdma_size(struct cfg_ctx *ctx, int argc, char **argv,
 	uint64_t v;
 
 	(void)argc;
-	if (rdmatest_parse_size(argv[1], 1, 1024 * 1024 * 1024, &v) < 0)
-		return cfg_error(ctx,
-				 "survey_rdma_size: '%s' is not a size of 1 "
-				 "byte to 1G (K and M suffixes accepted)",
-				 argv[1]);
+	if (cfg_parse_size(ctx, argv[0], argv[1], 1, 1024 * 1024 * 1024, &v) <
+	    0)
+		return -1;
 	c->survey_rdma_size = (uint32_t)v;
 	return 0;
 }

@@ -1,12 +1,16 @@
 #include "ctl.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "rdmatest.h"
 
 int ctl_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		Ring__Envelope **rep, char *err, size_t errlen)
@@ -314,11 +318,30 @@ static void ctl_doubles(struct writer *w, const char *key, const double *v,
 	writer_list_end(w);
 }
 
+/* Any RDMA figure measured on this edge? (< 0 = not measured.) */
+static int ctl_edge_has_rdma(const Ring__Edge *e)
+{
+	return e->rdma_write_gbps_a_to_b >= 0 ||
+	       e->rdma_write_gbps_b_to_a >= 0 ||
+	       e->rdma_read_gbps_a_to_b >= 0 || e->rdma_read_gbps_b_to_a >= 0 ||
+	       e->n_rdma_write_lat;
+}
+
+/* An empty cell for a figure that was not measured. */
+static void ctl_opt_double(struct writer *w, const char *key, double v)
+{
+	if (v >= 0)
+		writer_double(w, key, v, 2);
+	else
+		writer_str(w, key, "");
+}
+
 static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 			    unsigned long long now_ms)
 {
-	char buf[128];
+	char buf[256];
 	double top = ctl_edge_top(e);
+	int rdma;
 
 	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
 	writer_str(w, "edge", buf);
@@ -350,9 +373,38 @@ static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 			    ? (now_ms - e->measured_ms) / 1000
 			    : 0);
 	writer_bool(w, "verified", e->verified);
-	writer_str(w, "method", e->method);
+	rdma = ctl_edge_has_rdma(e);
+	/* "tcp+rdma": the ladder over TCP, RDMA figures beside it. */
+	snprintf(buf, sizeof(buf), "%s%s", e->method,
+		 rdma && !strncmp(e->method, "tcp", 3) ? "+rdma" : "");
+	writer_str(w, "method", buf);
 	if (*e->error)
 		writer_str(w, "error", e->error);
+	if (!rdma && !*e->rdma_error)
+		return;
+	ctl_opt_double(w, "rdma_write_gbps_a_to_b_measured",
+		       e->rdma_write_gbps_a_to_b);
+	ctl_opt_double(w, "rdma_write_gbps_b_to_a_measured",
+		       e->rdma_write_gbps_b_to_a);
+	/* Named by the requester: a_to_b is A reading from B. */
+	ctl_opt_double(w, "rdma_read_gbps_a_reads_b_measured",
+		       e->rdma_read_gbps_a_to_b);
+	ctl_opt_double(w, "rdma_read_gbps_b_reads_a_measured",
+		       e->rdma_read_gbps_b_to_a);
+	writer_list_start(w, "rdma_write_lat_p50_us_measured");
+	for (size_t i = 0; i < e->n_rdma_write_lat; i++) {
+		snprintf(buf, sizeof(buf), "%uB:%.1f",
+			 e->rdma_write_lat[i]->size,
+			 e->rdma_write_lat[i]->p50_us);
+		writer_str(w, NULL, buf);
+	}
+	writer_list_end(w);
+	if (*e->a_gid || *e->b_gid) {
+		snprintf(buf, sizeof(buf), "%s %s", e->a_gid, e->b_gid);
+		writer_str(w, "rdma_gids", buf);
+	}
+	if (*e->rdma_error)
+		writer_str(w, "rdma_error", e->rdma_error);
 }
 
 void ctl_render_topology(struct writer *w, const Ring__Topology *t,
@@ -420,13 +472,138 @@ void ctl_render_topology(struct writer *w, const Ring__Topology *t,
 	writer_obj_end(w);
 }
 
+static void ctl_render_lat(struct writer *w, const Ring__TestResult *s,
+			   const char *convention)
+{
+	char conv[64];
+
+	snprintf(conv, sizeof(conv), "%s, microseconds", convention);
+	writer_str(w, "latency_convention", conv);
+	writer_table_start(w, "latency");
+	for (size_t i = 0; i < s->n_lat; i++) {
+		const Ring__LatResult *l = s->lat[i];
+
+		writer_obj_start(w, NULL);
+		writer_uint(w, "size", l->size);
+		writer_uint(w, "n", l->n);
+		writer_double(w, "min_us", l->min_us, 1);
+		writer_double(w, "p50_us", l->p50_us, 1);
+		writer_double(w, "mean_us", l->mean_us, 1);
+		writer_double(w, "p99_us", l->p99_us, 1);
+		writer_double(w, "p999_us", l->p999_us, 1);
+		writer_double(w, "max_us", l->max_us, 1);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+}
+
+static void ctl_render_endpoint(struct writer *w, const char *key,
+				const char *node, const Ring__TestResult *s)
+{
+	const Ring__RdmaEndpoint *e = s ? s->endpoint : NULL;
+
+	writer_obj_start(w, key);
+	writer_str(w, "node", node);
+	if (e) {
+		writer_str(w, "device", e->device);
+		writer_uint(w, "port", e->port);
+		writer_uint(w, "gid_index", e->gid_index);
+		writer_str(w, "gid", e->gid);
+		writer_str(w, "gid_type", e->gid_type);
+		writer_str(w, "netdev", e->netdev);
+		writer_uint(w, "mtu", e->mtu);
+	}
+	writer_obj_end(w);
+}
+
+static void ctl_render_rdma_report(struct writer *w, const Ring__TestReport *r)
+{
+	const Ring__TestParams *p = r->params;
+	const Ring__RdmaParams *rp = p ? p->rdma : NULL;
+	int bw = p && p->kind == RING__TEST_KIND__TEST_RDMA_BW;
+	int read = rp && rp->op == RING__RDMA_OP__RDMA_OP_READ;
+	const Ring__TestResult *a = r->a_side;
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "rdma %s %s", read ? "read" : "write",
+		 bw ? "bandwidth" : "latency");
+	writer_str(w, "test", buf);
+	writer_str(w, "method", "rdma");
+	writer_str(w, "op", read ? "read" : "write");
+	writer_str(w, "a", r->a);
+	writer_str(w, "b", r->b);
+	writer_str(w, "result", *r->error ? "failed" : "ok");
+	if (*r->error)
+		writer_str(w, "error", r->error);
+	/* A always posts; READ brings B's memory to A. */
+	snprintf(buf, sizeof(buf), "%s (%s %s %s)", read ? "b-to-a" : "a-to-b",
+		 r->a, read ? "reads from" : "writes to", r->b);
+	writer_str(w, "data_direction", buf);
+	ctl_render_endpoint(w, "a_endpoint", r->a, a);
+	ctl_render_endpoint(w, "b_endpoint", r->b, r->b_side);
+	if (bw) {
+		writer_uint(w, "qps", a ? a->n_streams : (rp ? rp->qps : 0));
+		writer_uint(w, "size", rp ? rp->size : 0);
+		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
+		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
+		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);
+		if (a) {
+			writer_double(w, "gbps_measured", a->gbps_sent, 3);
+			writer_double(w, "peak_gbps_measured", a->peak_gbps, 3);
+			writer_double(w, "mmsg_per_s_measured", a->msg_rate_mps,
+				      3);
+		}
+	}
+	for (int side = 0; side < 2; side++) {
+		const Ring__TestResult *s = side ? r->b_side : r->a_side;
+
+		if (!s)
+			continue;
+		writer_obj_start(w, side ? "b_side" : "a_side");
+		writer_str(w, "role", side ? "target" : "requester");
+		writer_double(w, "window_s", s->window_s, 3);
+		writer_double(w, "cpu_pct", s->cpu_pct, 1);
+		if (*s->error)
+			writer_str(w, "error", s->error);
+		if (bw && s->n_streams) {
+			writer_table_start(w, "qps");
+			for (size_t i = 0; i < s->n_streams; i++) {
+				const Ring__StreamResult *st = s->streams[i];
+
+				writer_obj_start(w, NULL);
+				writer_uint(w, "qp", st->index);
+				writer_double(w, "gbps", st->gbps, 3);
+				writer_double(w, "peak_gbps", st->peak_gbps, 3);
+				writer_uint(w, "messages", st->messages);
+				writer_uint(w, "bytes", st->bytes);
+				writer_obj_end(w);
+			}
+			writer_table_end(w);
+		}
+		if (s->n_lat)
+			ctl_render_lat(w, s,
+				       *s->lat_convention
+					       ? s->lat_convention
+					       : (read ? "full round trip"
+						       : "half round trip"));
+		writer_obj_end(w);
+	}
+}
+
 void ctl_render_report(struct writer *w, const Ring__TestReport *r)
 {
 	const Ring__TestParams *p = r->params;
 	int bw = p && p->kind == RING__TEST_KIND__TEST_TCP_BW;
 	static const char *const dirs[] = {"a-to-b", "b-to-a", "both"};
 
+	if (!strcmp(r->method, "rdma") ||
+	    (p && (p->kind == RING__TEST_KIND__TEST_RDMA_BW ||
+		   p->kind == RING__TEST_KIND__TEST_RDMA_LAT))) {
+		ctl_render_rdma_report(w, r);
+		return;
+	}
 	writer_str(w, "test", bw ? "tcp bandwidth" : "tcp latency");
+	writer_str(w, "method", "tcp");
 	writer_str(w, "a", r->a);
 	writer_str(w, "b", r->b);
 	writer_str(w, "a_interface",
@@ -468,27 +645,9 @@ void ctl_render_report(struct writer *w, const Ring__TestReport *r)
 			}
 			writer_table_end(w);
 		}
-		if (s->n_lat) {
-			/* Half of each measured round trip. */
-			writer_str(w, "latency_convention",
-				   "half round trip, microseconds");
-			writer_table_start(w, "latency");
-			for (size_t i = 0; i < s->n_lat; i++) {
-				const Ring__LatResult *l = s->lat[i];
-
-				writer_obj_start(w, NULL);
-				writer_uint(w, "size", l->size);
-				writer_uint(w, "n", l->n);
-				writer_double(w, "min_us", l->min_us, 1);
-				writer_double(w, "p50_us", l->p50_us, 1);
-				writer_double(w, "mean_us", l->mean_us, 1);
-				writer_double(w, "p99_us", l->p99_us, 1);
-				writer_double(w, "p999_us", l->p999_us, 1);
-				writer_double(w, "max_us", l->max_us, 1);
-				writer_obj_end(w);
-			}
-			writer_table_end(w);
-		}
+		/* Half of each measured round trip. */
+		if (s->n_lat)
+			ctl_render_lat(w, s, "half round trip");
 		writer_obj_end(w);
 	}
 }
@@ -585,5 +744,304 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 	} else {
 		return -1;
 	}
+	return 0;
+}
+
+/* ---- test arguments ---- */
+
+static int ctl_complain(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int ctl_complain(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int ctl_seconds_ms(const char *s, uint32_t *ms, double max)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0 || v > max)
+		return -1;
+	*ms = (uint32_t)(v * 1000 + 0.5);
+	return 0;
+}
+
+static int ctl_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int ctl_count32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v;
+
+	if (ctl_count(s, lo, hi, &v) < 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* "64,4096,1M": up to 16 sizes of 1..max bytes. */
+static int ctl_sizes(const char *val, int suffixes, uint64_t max,
+		     struct ctl_test_args *t)
+{
+	char tmp[256], *save = NULL, *tok;
+
+	if (strlen(val) >= sizeof(tmp))
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	t->params.n_sizes = 0;
+	for (tok = strtok_r(tmp, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (t->params.n_sizes == 16 ||
+		    (suffixes ? rdmatest_parse_size(tok, 1, max, &v)
+			      : ctl_count(tok, 1, max, &v)) < 0)
+			return -1;
+		t->sizes[t->params.n_sizes++] = (uint32_t)v;
+	}
+	return t->params.n_sizes ? 0 : -1;
+}
+
+/* The TCP options, messages as ringctl always gave them. */
+static int ctl_tcp_option(struct ctl_test_args *t, int bw, const char *opt,
+			  const char *val, char *err, size_t len)
+{
+	Ring__TestParams *p = &t->params;
+
+	if (bw && !strcmp(opt, "--streams")) {
+		if (ctl_count32(val, 1, 64, &p->streams) < 0)
+			return ctl_complain(
+				err, len, "--streams: '%s' is not 1..64", val);
+	} else if (bw && !strcmp(opt, "--duration")) {
+		if (ctl_seconds_ms(val, &p->duration_ms, 600) < 0 ||
+		    p->duration_ms < 100)
+			return ctl_complain(
+				err, len,
+				"--duration: '%s' is not 0.1..600 seconds",
+				val);
+	} else if (bw && !strcmp(opt, "--warmup")) {
+		if (ctl_seconds_ms(val, &p->warmup_ms, 60) < 0)
+			return ctl_complain(
+				err, len, "--warmup: '%s' is not 0..60 seconds",
+				val);
+	} else if (bw && !strcmp(opt, "--direction")) {
+		if (!strcmp(val, "a-to-b"))
+			p->direction = RING__DIRECTION__DIR_A_TO_B;
+		else if (!strcmp(val, "b-to-a"))
+			p->direction = RING__DIRECTION__DIR_B_TO_A;
+		else if (!strcmp(val, "both"))
+			p->direction = RING__DIRECTION__DIR_BOTH;
+		else
+			return ctl_complain(err, len,
+					    "--direction: '%s' is not a-to-b, "
+					    "b-to-a or both",
+					    val);
+	} else if (!bw && !strcmp(opt, "--iterations")) {
+		if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
+			return ctl_complain(
+				err, len,
+				"--iterations: '%s' is not 10..1000000", val);
+		p->lat_warmup = p->iterations / 10;
+	} else if (!bw && !strcmp(opt, "--sizes")) {
+		if (ctl_sizes(val, 0, 1048576, t) < 0)
+			return ctl_complain(err, len,
+					    "--sizes: '%s' is not a list of up "
+					    "to 16 sizes of 1..1048576 bytes",
+					    val);
+	} else {
+		return ctl_complain(err, len, "unknown test option '%s'", opt);
+	}
+	return 0;
+}
+
+static int ctl_gid(const char *opt, const char *val, protobuf_c_boolean *set,
+		   uint32_t *idx, char *err, size_t len)
+{
+	if (ctl_count32(val, 0, 1023, idx) < 0)
+		return ctl_complain(err, len,
+				    "%s: '%s' is not a GID index 0..1023", opt,
+				    val);
+	*set = 1;
+	return 0;
+}
+
+static int ctl_rdma_option(struct ctl_test_args *t, int bw, const char *opt,
+			   const char *val, char *err, size_t len)
+{
+	Ring__TestParams *p = &t->params;
+	Ring__RdmaParams *r = &t->rdma;
+	uint64_t v;
+
+	if (!strcmp(opt, "--op")) {
+		if (!strcmp(val, "write"))
+			r->op = RING__RDMA_OP__RDMA_OP_WRITE;
+		else if (!strcmp(val, "read"))
+			r->op = RING__RDMA_OP__RDMA_OP_READ;
+		else
+			return ctl_complain(err, len,
+					    "--op: '%s' is not write or read",
+					    val);
+	} else if (!strcmp(opt, "--gid-a")) {
+		return ctl_gid(opt, val, &r->a_gid_set, &r->a_gid_index, err,
+			       len);
+	} else if (!strcmp(opt, "--gid-b")) {
+		return ctl_gid(opt, val, &r->b_gid_set, &r->b_gid_index, err,
+			       len);
+	} else if (!bw && !strcmp(opt, "--sizes")) {
+		if (ctl_sizes(val, 1, 16u << 20, t) < 0)
+			return ctl_complain(
+				err, len,
+				"--sizes: '%s' is not a list of up to 16 sizes "
+				"of 1 byte..16M (K and M suffixes accepted)",
+				val);
+	} else if (!bw && !strcmp(opt, "--iterations")) {
+		if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
+			return ctl_complain(
+				err, len,
+				"--iterations: '%s' is not 10..1000000", val);
+		p->lat_warmup = p->iterations / 10;
+	} else if (!bw) {
+		return ctl_complain(err, len, "unknown rdma-lat option '%s'",
+				    opt);
+	} else if (!strcmp(opt, "--qps")) {
+		if (ctl_count32(val, 1, 64, &r->qps) < 0)
+			return ctl_complain(err, len,
+					    "--qps: '%s' is not 1..64", val);
+	} else if (!strcmp(opt, "--size")) {
+		if (rdmatest_parse_size(val, 1, 1u << 30, &v) < 0)
+			return ctl_complain(err, len,
+					    "--size: '%s' is not a size of 1 "
+					    "byte..1G (K and M suffixes "
+					    "accepted)",
+					    val);
+		r->size = (uint32_t)v;
+	} else if (!strcmp(opt, "--duration")) {
+		if (ctl_seconds_ms(val, &p->duration_ms, 600) < 0 ||
+		    p->duration_ms < 100)
+			return ctl_complain(
+				err, len,
+				"--duration: '%s' is not 0.1..600 seconds",
+				val);
+	} else if (!strcmp(opt, "--warmup")) {
+		if (ctl_seconds_ms(val, &p->warmup_ms, 60) < 0)
+			return ctl_complain(
+				err, len, "--warmup: '%s' is not 0..60 seconds",
+				val);
+	} else if (!strcmp(opt, "--iterations")) {
+		if (ctl_count(val, 1, 1000000000, &r->iterations) < 0)
+			return ctl_complain(
+				err, len,
+				"--iterations: '%s' is not 1..1000000000 "
+				"messages per QP",
+				val);
+	} else if (!strcmp(opt, "--tx-depth")) {
+		if (ctl_count32(val, 1, 16384, &r->tx_depth) < 0)
+			return ctl_complain(err, len,
+					    "--tx-depth: '%s' is not 1..16384",
+					    val);
+	} else if (!strcmp(opt, "--cq-mod")) {
+		if (ctl_count32(val, 1, 1024, &r->cq_mod) < 0)
+			return ctl_complain(
+				err, len, "--cq-mod: '%s' is not 1..1024", val);
+	} else if (!strcmp(opt, "--post-list")) {
+		if (ctl_count32(val, 1, 1024, &r->post_list) < 0)
+			return ctl_complain(err, len,
+					    "--post-list: '%s' is not 1..1024",
+					    val);
+	} else if (!strcmp(opt, "--mtu")) {
+		if (ctl_count32(val, 256, 4096, &r->mtu) < 0 ||
+		    (r->mtu & (r->mtu - 1)))
+			return ctl_complain(
+				err, len,
+				"--mtu: '%s' is not 256, 512, 1024, "
+				"2048 or 4096",
+				val);
+	} else {
+		return ctl_complain(err, len, "unknown rdma-bw option '%s'",
+				    opt);
+	}
+	return 0;
+}
+
+int ctl_parse_test(int argc, char **argv, struct ctl_test_args *t, char *err,
+		   size_t errlen)
+{
+	static const uint32_t lat_sizes[] = {64, 4096, 10240, 20480, 40960};
+	Ring__TestParams *p = &t->params;
+	const char *kind = argc > 0 ? argv[0] : "";
+	int bw = !strcmp(kind, "bw") || !strcmp(kind, "rdma-bw");
+	int rdma = !strncmp(kind, "rdma-", 5), op_given = 0;
+
+	memset(t, 0, sizeof(*t));
+	ring__test_params__init(p);
+	ring__rdma_params__init(&t->rdma);
+	if (argc < 3 || (strcmp(kind, "bw") && strcmp(kind, "lat") &&
+			 strcmp(kind, "rdma-bw") && strcmp(kind, "rdma-lat")))
+		return ctl_complain(err, errlen,
+				    "test needs 'bw A B', 'lat A B', "
+				    "'rdma-bw A B' or 'rdma-lat A B'");
+	t->a = argv[1];
+	t->b = argv[2];
+	if (bw) {
+		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_BW
+			       : RING__TEST_KIND__TEST_TCP_BW;
+		p->streams = rdma ? 0 : 8;
+		p->duration_ms = 5000;
+		p->warmup_ms = 1000;
+	} else {
+		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_LAT
+			       : RING__TEST_KIND__TEST_TCP_LAT;
+		memcpy(t->sizes, lat_sizes, sizeof(lat_sizes));
+		p->n_sizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
+		p->iterations = 1000;
+		p->lat_warmup = 100;
+	}
+	p->sizes = t->sizes;
+	if (rdma)
+		p->rdma = &t->rdma;
+	for (int i = 3; i < argc; i += 2) {
+		const char *opt = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val)
+			return ctl_complain(err, errlen,
+					    "option '%s' needs a value", opt);
+		if (rdma ? ctl_rdma_option(t, bw, opt, val, err, errlen)
+			 : ctl_tcp_option(t, bw, opt, val, err, errlen))
+			return -1;
+		op_given |= !strcmp(opt, "--op");
+	}
+	if (rdma && !op_given)
+		return ctl_complain(err, errlen,
+				    "%s needs --op write or --op read", kind);
+	if (rdma && t->rdma.tx_depth &&
+	    (t->rdma.cq_mod > t->rdma.tx_depth ||
+	     t->rdma.post_list > t->rdma.tx_depth))
+		return ctl_complain(err, errlen,
+				    "--cq-mod and --post-list must not exceed "
+				    "--tx-depth");
+	if (!rdma && bw && p->direction == RING__DIRECTION__DIR_BOTH &&
+	    (p->streams < 2 || p->streams % 2))
+		return ctl_complain(err, errlen,
+				    "--direction both needs an even --streams");
 	return 0;
 }

@@ -30,6 +30,18 @@ void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len);
 void ctl_render_topology(struct writer *w, const Ring__Topology *t,
 			 unsigned long long now_ms);
 void ctl_render_report(struct writer *w, const Ring__TestReport *r);
+
+/* `ringctl test KIND A B [options]`, KIND bw, lat, rdma-bw or rdma-lat. */
+struct ctl_test_args {
+	const char *a, *b;
+	Ring__TestParams params; /* sizes and rdma point into this struct */
+	Ring__RdmaParams rdma;
+	uint32_t sizes[16];
+};
+/* argv[0] is KIND. Defaults filled in, then the options. 0, or -1 with
+ * the usage complaint in err. */
+int ctl_parse_test(int argc, char **argv, struct ctl_test_args *t, char *err,
+		   size_t errlen);
 void ctl_render_ranks(struct writer *w, const Ring__Topology *t);
 /* hostfile, rankfile, torchrun, env. -1 for another format or no ranks. */
 int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format);

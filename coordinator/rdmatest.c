@@ -59,8 +59,6 @@ int rdmatest_parse_size(const char *s, uint64_t min, uint64_t max,
 	default:
 		break;
 	}
-	if (*end == 'B')
-		end++;
 	if (*end) {
 		errno = EINVAL;
 		return -1;

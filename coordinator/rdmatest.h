@@ -20,8 +20,9 @@
 struct agents;
 struct node;
 
-/* "4096", "64K", "1M", "2G" (binary multiples, an optional trailing B) in
- * [min, max]. 0, or -1 with errno EINVAL or ERANGE. */
+/* "4096", "64K", "1M", "2G" (binary multiples, as cfg_parse_size reads
+ * them) in [min, max]. 0, or -1 with errno EINVAL or ERANGE. For ringctl,
+ * which has no configuration context to report through. */
 int rdmatest_parse_size(const char *s, uint64_t min, uint64_t max,
 			uint64_t *out);
 

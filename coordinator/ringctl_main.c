@@ -7,6 +7,7 @@
 
 #include "ctl.h"
 #include "pki.h"
+#include "rdmatest.h"
 
 #define EXIT_DEGRADED 1
 #define EXIT_TROUBLE 2
@@ -33,6 +34,15 @@ static void usage(FILE *f)
 		"  test bw A B [--streams N] [--duration S] [--warmup S]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes B,B,...] [--iterations N] TCP latency (root)\n"
+		"  test rdma-bw A B --op write|read [--qps N] [--size S]\n"
+		"              [--duration S] [--warmup S] [--iterations N]\n"
+		"              [--tx-depth N] [--cq-mod N] [--post-list N]\n"
+		"              [--gid-a IDX] [--gid-b IDX] [--mtu N]\n"
+		"                              RDMA bandwidth, A posts (root)\n"
+		"  test rdma-lat A B --op write|read [--sizes S,S,...]\n"
+		"              [--iterations N] [--gid-a IDX] [--gid-b IDX]\n"
+		"                              RDMA latency, A posts (root)\n"
+		"              sizes take K and M suffixes (binary)\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--days N]         key + certificate for NAME\n"
 		"exit status: 0 healthy, 1 degraded, 2 unreachable or bad usage\n");
@@ -238,127 +248,35 @@ static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
 	return cmd_status(rc);
 }
 
-static int parse_seconds_ms(const char *s, uint32_t *ms, double max)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || v < 0 || v > max)
-		return -1;
-	*ms = (uint32_t)(v * 1000 + 0.5);
-	return 0;
-}
-
-static int parse_count(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-
-	if (!*s || *end || v < lo || v > hi)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
-	Ring__TestParams p = RING__TEST_PARAMS__INIT;
-	uint32_t sizes[16] = {64, 4096, 10240, 20480, 40960};
+	struct ctl_test_args t;
 	struct ringctl slow = *rc;
 	struct writer *w;
-	int bw, ret;
+	char err[256];
+	int ret;
 
-	if (argc < 3 || (strcmp(argv[0], "bw") && strcmp(argv[0], "lat")))
-		return bad_usage("test needs 'bw A B' or 'lat A B'%s", "");
-	bw = !strcmp(argv[0], "bw");
-	tr.a = argv[1];
-	tr.b = argv[2];
-	if (bw) {
-		p.kind = RING__TEST_KIND__TEST_TCP_BW;
-		p.streams = 8;
-		p.duration_ms = 5000;
-		p.warmup_ms = 1000;
-	} else {
-		p.kind = RING__TEST_KIND__TEST_TCP_LAT;
-		p.n_sizes = 5;
-		p.iterations = 1000;
-		p.lat_warmup = 100;
-	}
-	p.sizes = sizes;
-	for (int i = 3; i < argc; i++) {
-		const char *opt = argv[i],
-			   *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!val)
-			return bad_usage("option '%s' needs a value", opt);
-		i++;
-		if (bw && !strcmp(opt, "--streams")) {
-			if (parse_count(val, 1, 64, &p.streams) < 0)
-				return bad_usage("--streams: '%s' is not 1..64",
-						 val);
-		} else if (bw && !strcmp(opt, "--duration")) {
-			if (parse_seconds_ms(val, &p.duration_ms, 600) < 0 ||
-			    p.duration_ms < 100)
-				return bad_usage(
-					"--duration: '%s' is not 0.1..600 "
-					"seconds",
-					val);
-		} else if (bw && !strcmp(opt, "--warmup")) {
-			if (parse_seconds_ms(val, &p.warmup_ms, 60) < 0)
-				return bad_usage("--warmup: '%s' is not 0..60 "
-						 "seconds",
-						 val);
-		} else if (bw && !strcmp(opt, "--direction")) {
-			if (!strcmp(val, "a-to-b"))
-				p.direction = RING__DIRECTION__DIR_A_TO_B;
-			else if (!strcmp(val, "b-to-a"))
-				p.direction = RING__DIRECTION__DIR_B_TO_A;
-			else if (!strcmp(val, "both"))
-				p.direction = RING__DIRECTION__DIR_BOTH;
-			else
-				return bad_usage("--direction: '%s' is not "
-						 "a-to-b, b-to-a or both",
-						 val);
-		} else if (!bw && !strcmp(opt, "--iterations")) {
-			if (parse_count(val, 10, 1000000, &p.iterations) < 0)
-				return bad_usage("--iterations: '%s' is not "
-						 "10..1000000",
-						 val);
-			p.lat_warmup = p.iterations / 10;
-		} else if (!bw && !strcmp(opt, "--sizes")) {
-			char tmp[256], *save = NULL, *tok;
-
-			snprintf(tmp, sizeof(tmp), "%s", val);
-			p.n_sizes = 0;
-			for (tok = strtok_r(tmp, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (p.n_sizes == 16 ||
-				    parse_count(tok, 1, 1048576,
-						&sizes[p.n_sizes]) < 0)
-					return bad_usage(
-						"--sizes: '%s' is not a "
-						"list of up to 16 sizes "
-						"of 1..1048576 bytes",
-						val);
-				p.n_sizes++;
-			}
-		} else {
-			return bad_usage("unknown test option '%s'", opt);
-		}
-	}
-	if (bw && p.direction == RING__DIRECTION__DIR_BOTH &&
-	    (p.streams < 2 || p.streams % 2))
-		return bad_usage("--direction both needs an even --streams%s",
-				 "");
-	tr.params = &p;
+	if (ctl_parse_test(argc, argv, &t, err, sizeof(err)) < 0)
+		return bad_usage("%s", err);
+	tr.a = (char *)t.a;
+	tr.b = (char *)t.b;
+	tr.params = &t.params;
 	req.body_case = RING__ENVELOPE__BODY_TEST_REQUEST;
 	req.test_request = &tr;
 	/* The coordinator answers when the test is over. */
-	slow.timeout_ms = rc->timeout_ms + (int)(p.duration_ms + p.warmup_ms) +
-			  (int)(p.n_sizes * (p.iterations + p.lat_warmup) / 2) +
-			  20000;
+	if (t.params.rdma)
+		slow.timeout_ms = rc->timeout_ms +
+				  2 * (int)rdmatest_deadline_ms(&t.params) +
+				  20000;
+	else
+		slow.timeout_ms =
+			rc->timeout_ms +
+			(int)(t.params.duration_ms + t.params.warmup_ms) +
+			(int)(t.params.n_sizes *
+			      (t.params.iterations + t.params.lat_warmup) / 2) +
+			20000;
 	rep = ringctl_call(&slow, &req, RING__ENVELOPE__BODY_TEST_REPORT);
 	if (!rep)
 		return EXIT_TROUBLE;

@@ -250,6 +250,7 @@ static void sv_test_finish(struct survey_test *t)
 		sv_test_set_error(t, t->b, t->res_b->error);
 	rep.error = t->error;
 	rep.finished_ms = coord_now_ms();
+	rep.method = "tcp";
 	t->call_a = t->call_b = NULL;
 	t->cb(&rep, t->arg);
 	sv_test_free(t);
