@@ -121,7 +121,8 @@ int rdmatest_first_port(const Ring__Inventory *inv, char *ifname, size_t if_len,
 int rdmatest_node_capable(const struct node *n)
 {
 	return n && n->state == NODE_UP &&
-	       nodes_has_capability(n, RDMATEST_CAP);
+	       (nodes_has_capability(n, RDMATEST_CAP) ||
+		nodes_has_capability(n, "rdma-test"));
 }
 
 static int rdmatest_ip(const char *addr, unsigned prefix, uint32_t *ip,

@@ -14,8 +14,10 @@
 
 #include "ring.pb-c.h"
 
-/* The Hello capability of an agent that runs RDMA tests. */
-#define RDMATEST_CAP "rdma-test"
+/* The Hello capability of an agent that runs RDMA tests (the agent says
+ * "rdma_test", like "tcp_test"; "rdma-test", the name first planned, is
+ * accepted too). */
+#define RDMATEST_CAP "rdma_test"
 
 struct agents;
 struct node;

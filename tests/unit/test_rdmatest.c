@@ -1,0 +1,525 @@
+/* The coordinator's RDMA rules: sizes, which port can run RDMA, GID
+ * agreement, deadlines; ringctl's test arguments; the survey_method
+ * directives; agent capabilities in the node table. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coord_conf.h"
+#include "ctl.h"
+#include "nodes.h"
+#include "rdmatest.h"
+
+static void test_parse_size(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(rdmatest_parse_size("4096", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(rdmatest_parse_size("64K", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(rdmatest_parse_size("1m", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 1048576);
+	assert_int_equal(rdmatest_parse_size("1G", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 1u << 30);
+	errno = 0;
+	assert_int_equal(rdmatest_parse_size("2G", 1, 1u << 30, &v), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(rdmatest_parse_size("0", 1, 100, &v), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(rdmatest_parse_size("", 1, 100, &v), -1);
+	assert_int_equal(rdmatest_parse_size("-1", 0, 100, &v), -1);
+	assert_int_equal(rdmatest_parse_size("1KB", 1, 1u << 30, &v), -1);
+	assert_int_equal(rdmatest_parse_size("1T", 1, UINT64_MAX, &v), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(
+		rdmatest_parse_size("99999999999999999999", 1, UINT64_MAX, &v),
+		-1);
+	assert_int_equal(rdmatest_parse_size("17179869184G", 1, UINT64_MAX, &v),
+			 -1);
+}
+
+/* An inventory: eth1 with an active rxe port, eth2 with a DOWN one, eth3
+ * without RDMA, mgmt0 (management) with an active one. */
+struct inv_fixture {
+	Ring__Inventory inv;
+	Ring__NetInterface ifs[4], *ifp[4];
+	Ring__RdmaDevice devs[2], *devp[2];
+	Ring__RdmaPort ports[3], *portp[3];
+};
+
+static void inv_build(struct inv_fixture *f)
+{
+	static const char *const names[] = {"mgmt0", "eth1", "eth2", "eth3"};
+
+	ring__inventory__init(&f->inv);
+	for (int i = 0; i < 4; i++) {
+		ring__net_interface__init(&f->ifs[i]);
+		f->ifs[i].name = (char *)names[i];
+		f->ifp[i] = &f->ifs[i];
+	}
+	f->ifs[0].management = 1;
+	f->inv.interfaces = f->ifp;
+	f->inv.n_interfaces = 4;
+	for (int i = 0; i < 3; i++) {
+		ring__rdma_port__init(&f->ports[i]);
+		f->ports[i].port = 1;
+		f->portp[i] = &f->ports[i];
+	}
+	f->ports[0].netdev = "mgmt0";
+	f->ports[0].state = "ACTIVE";
+	f->ports[1].netdev = "eth1";
+	f->ports[1].state = "4: ACTIVE";
+	f->ports[2].netdev = "eth2";
+	f->ports[2].state = "DOWN";
+	ring__rdma_device__init(&f->devs[0]);
+	f->devs[0].name = "rxe_m";
+	f->devs[0].ports = &f->portp[0];
+	f->devs[0].n_ports = 1;
+	ring__rdma_device__init(&f->devs[1]);
+	f->devs[1].name = "rxe1";
+	f->devs[1].ports = &f->portp[1];
+	f->devs[1].n_ports = 2;
+	f->devp[0] = &f->devs[0];
+	f->devp[1] = &f->devs[1];
+	f->inv.rdma_devices = f->devp;
+	f->inv.n_rdma_devices = 2;
+}
+
+static void test_active_port(void **state)
+{
+	struct inv_fixture f;
+	char dev[64], why[160], ifname[16];
+
+	(void)state;
+	inv_build(&f);
+	assert_int_equal(rdmatest_active_port(&f.inv, "eth1", dev, sizeof(dev),
+					      why, sizeof(why)),
+			 0);
+	assert_string_equal(dev, "rxe1");
+	assert_int_equal(rdmatest_active_port(&f.inv, "eth2", dev, sizeof(dev),
+					      why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "rxe1 port 1 is DOWN");
+	assert_int_equal(rdmatest_active_port(&f.inv, "eth3", dev, sizeof(dev),
+					      why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "no RDMA device");
+	f.inv.rdma_error = "no libibverbs devices";
+	assert_int_equal(rdmatest_active_port(&f.inv, "eth3", dev, sizeof(dev),
+					      why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "no RDMA device (no libibverbs devices)");
+	assert_int_equal(rdmatest_active_port(NULL, "eth1", dev, sizeof(dev),
+					      why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "no inventory yet");
+
+	/* The first data port: never the management interface. */
+	assert_int_equal(rdmatest_first_port(&f.inv, ifname, sizeof(ifname),
+					     dev, sizeof(dev)),
+			 0);
+	assert_string_equal(ifname, "eth1");
+	assert_string_equal(dev, "rxe1");
+	f.ports[1].state = "DOWN";
+	assert_int_equal(rdmatest_first_port(&f.inv, ifname, sizeof(ifname),
+					     dev, sizeof(dev)),
+			 -1);
+	assert_int_equal(rdmatest_first_port(NULL, ifname, sizeof(ifname), dev,
+					     sizeof(dev)),
+			 -1);
+}
+
+static void ep_init(Ring__RdmaEndpoint *e, unsigned idx, const char *type,
+		    const char *gid, const char *netdev, const char *ipv4,
+		    unsigned prefix)
+{
+	ring__rdma_endpoint__init(e);
+	e->gid_index = idx;
+	e->gid_type = (char *)type;
+	e->gid = (char *)gid;
+	e->netdev = (char *)netdev;
+	e->ipv4 = (char *)ipv4;
+	e->prefix = prefix;
+}
+
+static void test_gid_check(void **state)
+{
+	Ring__RdmaEndpoint a, b;
+	char why[512];
+
+	(void)state;
+	ep_init(&a, 1, "RoCE v2", "::ffff:10.9.1.1", "r1b", "10.9.1.1", 24);
+	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+
+	ep_init(&b, 0, "RoCE v1", "fe80::1", "r2a", "", 0);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)),
+		-1);
+	assert_string_equal(why, "GID type mismatch: n1 uses index 1 (RoCE v2 "
+				 "::ffff:10.9.1.1 on r1b), n2 uses index 0 "
+				 "(RoCE v1 fe80::1 on r2a); choose matching "
+				 "indices with --gid-a/--gid-b");
+	/* A type mismatch is refused between any two nodes. */
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)),
+		-1);
+
+	/* Different subnets: refused on a cable, run across a diagonal
+	 * (where its failure says "not ring neighbours"). */
+	ep_init(&b, 3, "RoCE v2", "::ffff:10.9.2.2", "r2a", "10.9.2.2", 24);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)),
+		-1);
+	assert_non_null(strstr(why, "GID subnet mismatch: n1 uses index 1 "
+				    "(RoCE v2 ::ffff:10.9.1.1 on r1b, "
+				    "10.9.1.1/24), n2 uses index 3"));
+	assert_non_null(strstr(why, "--gid-a/--gid-b"));
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), 0);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, -1, why, sizeof(why)),
+		0);
+
+	/* Prefixes that differ but contain each other's address. */
+	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 16);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+	/* No IPv4 on one side (a link-local RoCE v2 GID): nothing to
+	 * compare. */
+	ep_init(&b, 0, "RoCE v2", "fe80::2", "r2a", "", 0);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+	/* Type case and missing types do not matter. */
+	ep_init(&b, 1, "roce V2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+	ep_init(&b, 1, "", "", "", "", 0);
+	assert_int_equal(
+		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+}
+
+static void test_deadline(void **state)
+{
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+	uint32_t sizes[5] = {64, 4096, 10240, 20480, 40960};
+
+	(void)state;
+	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+	p.duration_ms = 5000;
+	p.warmup_ms = 1000;
+	p.rdma = &r;
+	assert_int_equal(rdmatest_deadline_ms(&p), 16000);
+	/* Counted messages: 1e6 x 4 QPs x 64K at 1 Gbit/s. */
+	r.iterations = 1000000;
+	assert_int_equal(rdmatest_deadline_ms(&p),
+			 16000 + 1000000ull * 4 * 65536 * 8 / 1000000);
+	r.iterations = 1000000000;
+	r.size = 1u << 30;
+	assert_int_equal(rdmatest_deadline_ms(&p), 3600000);
+	p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
+	p.duration_ms = p.warmup_ms = 0;
+	p.sizes = sizes;
+	p.n_sizes = 5;
+	p.iterations = 1000;
+	p.lat_warmup = 100;
+	assert_int_equal(rdmatest_deadline_ms(&p), 10000 + 5 * 1100);
+}
+
+static int parse(struct ctl_test_args *t, char *err, size_t len, ...)
+{
+	char *argv[40];
+	int argc = 0;
+	va_list ap;
+
+	va_start(ap, len);
+	while (argc < 39 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return ctl_parse_test(argc, argv, t, err, len);
+}
+
+static void test_parse_rdma_bw(void **state)
+{
+	struct ctl_test_args t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "read", NULL),
+			 0);
+	assert_string_equal(t.a, "n1");
+	assert_string_equal(t.b, "n2");
+	assert_int_equal(t.params.kind, RING__TEST_KIND__TEST_RDMA_BW);
+	assert_ptr_equal(t.params.rdma, &t.rdma);
+	assert_int_equal(t.rdma.op, RING__RDMA_OP__RDMA_OP_READ);
+	assert_int_equal(t.params.duration_ms, 5000);
+	assert_int_equal(t.params.warmup_ms, 1000);
+	/* 0 = the agent's default. */
+	assert_int_equal(t.rdma.qps, 0);
+	assert_int_equal(t.rdma.size, 0);
+	assert_false(t.rdma.a_gid_set);
+
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--qps", "8", "--size", "64K",
+			       "--duration", "2.5", "--warmup", "0",
+			       "--iterations", "5000", "--tx-depth", "128",
+			       "--cq-mod", "16", "--post-list", "4", "--gid-a",
+			       "3", "--gid-b", "1", "--mtu", "1024", NULL),
+			 0);
+	assert_int_equal(t.rdma.op, RING__RDMA_OP__RDMA_OP_WRITE);
+	assert_int_equal(t.rdma.qps, 8);
+	assert_int_equal(t.rdma.size, 65536);
+	assert_int_equal(t.params.duration_ms, 2500);
+	assert_int_equal(t.params.warmup_ms, 0);
+	assert_int_equal(t.rdma.iterations, 5000);
+	assert_int_equal(t.rdma.tx_depth, 128);
+	assert_int_equal(t.rdma.cq_mod, 16);
+	assert_int_equal(t.rdma.post_list, 4);
+	assert_true(t.rdma.a_gid_set);
+	assert_int_equal(t.rdma.a_gid_index, 3);
+	assert_true(t.rdma.b_gid_set);
+	assert_int_equal(t.rdma.b_gid_index, 1);
+	assert_int_equal(t.rdma.mtu, 1024);
+	assert_int_equal(t.params.direction, RING__DIRECTION__DIR_A_TO_B);
+}
+
+static void test_parse_rdma_errors(void **state)
+{
+	struct ctl_test_args t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+		parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2", NULL), -1);
+	assert_string_equal(err, "rdma-bw needs --op write or --op read");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "send", NULL),
+			 -1);
+	assert_string_equal(err, "--op: 'send' is not write or read");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--qps", "0", NULL),
+			 -1);
+	assert_string_equal(err, "--qps: '0' is not 1..64");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--size", "2G", NULL),
+			 -1);
+	assert_non_null(strstr(err, "--size: '2G'"));
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--mtu", "1500", NULL),
+			 -1);
+	assert_non_null(strstr(err, "--mtu: '1500'"));
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--gid-a", "x", NULL),
+			 -1);
+	assert_string_equal(err, "--gid-a: 'x' is not a GID index 0..1023");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--tx-depth", "8", "--cq-mod",
+			       "16", NULL),
+			 -1);
+	assert_non_null(strstr(err, "must not exceed --tx-depth"));
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--streams", "4", NULL),
+			 -1);
+	assert_string_equal(err, "unknown rdma-bw option '--streams'");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", NULL),
+			 -1);
+	assert_string_equal(err, "option '--op' needs a value");
+	/* Bandwidth knobs are not latency knobs. */
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "write", "--qps", "2", NULL),
+			 -1);
+	assert_string_equal(err, "unknown rdma-lat option '--qps'");
+	assert_int_equal(
+		parse(&t, err, sizeof(err), "rdma-xx", "n1", "n2", NULL), -1);
+	assert_non_null(strstr(err, "'rdma-bw A B'"));
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", NULL),
+			 -1);
+}
+
+static void test_parse_rdma_lat(void **state)
+{
+	struct ctl_test_args t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "write", NULL),
+			 0);
+	assert_int_equal(t.params.kind, RING__TEST_KIND__TEST_RDMA_LAT);
+	assert_int_equal(t.params.n_sizes, 5);
+	assert_int_equal(t.params.sizes[0], 64);
+	assert_int_equal(t.params.iterations, 1000);
+	assert_int_equal(t.params.lat_warmup, 100);
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "2,4K,1M",
+			       "--iterations", "500", "--gid-b", "7", NULL),
+			 0);
+	assert_int_equal(t.rdma.op, RING__RDMA_OP__RDMA_OP_READ);
+	assert_int_equal(t.params.n_sizes, 3);
+	assert_int_equal(t.sizes[0], 2);
+	assert_int_equal(t.sizes[1], 4096);
+	assert_int_equal(t.sizes[2], 1048576);
+	assert_int_equal(t.params.iterations, 500);
+	assert_int_equal(t.params.lat_warmup, 50);
+	assert_true(t.rdma.b_gid_set);
+	assert_int_equal(t.rdma.b_gid_index, 7);
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "64,,32M", NULL),
+			 -1);
+	assert_non_null(strstr(err, "--sizes: '64,,32M'"));
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes",
+			       "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+			       NULL),
+			 -1);
+}
+
+/* The TCP kinds parse as ringctl always did. */
+static void test_parse_tcp(void **state)
+{
+	struct ctl_test_args t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2", NULL),
+			 0);
+	assert_int_equal(t.params.kind, RING__TEST_KIND__TEST_TCP_BW);
+	assert_int_equal(t.params.streams, 8);
+	assert_null(t.params.rdma);
+	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
+			       "--streams", "4", "--direction", "both", NULL),
+			 0);
+	assert_int_equal(t.params.direction, RING__DIRECTION__DIR_BOTH);
+	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
+			       "--streams", "3", "--direction", "both", NULL),
+			 -1);
+	assert_string_equal(err, "--direction both needs an even --streams");
+	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2", "--op",
+			       "write", NULL),
+			 -1);
+	assert_string_equal(err, "unknown test option '--op'");
+	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
+			       "--sizes", "64,4096", "--iterations", "100",
+			       NULL),
+			 0);
+	assert_int_equal(t.params.n_sizes, 2);
+	assert_int_equal(t.params.lat_warmup, 10);
+	/* No suffixes for TCP sizes (bytes, as documented). */
+	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
+			       "--sizes", "4K", NULL),
+			 -1);
+}
+
+static int conf_load(struct coord_conf *c, const char *text)
+{
+	struct cfg_ctx ctx = {.file = "t.conf", .report = NULL};
+
+	coord_conf_defaults(c);
+	snprintf(c->name, sizeof(c->name), "coord");
+	return coord_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx);
+}
+
+static void quiet(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+}
+
+static void test_conf_survey_method(void **state)
+{
+	struct coord_conf c;
+	struct cfg_ctx ctx = {.report = quiet};
+	static const char bad_method[] = "survey_method fast\n";
+	static const char bad_qps[] = "survey_rdma_qps 65\n";
+	static const char bad_size[] = "survey_rdma_size 0\n";
+
+	(void)state;
+	assert_int_equal(conf_load(&c, ""), 0);
+	assert_int_equal(c.survey_method, COORD_SURVEY_AUTO);
+	assert_int_equal(c.survey_rdma_qps, 4);
+	assert_int_equal(c.survey_rdma_size, 1048576);
+	assert_string_equal(coord_survey_method_name(c.survey_method), "auto");
+	coord_conf_free(&c);
+	assert_int_equal(conf_load(&c, "survey_method both\n"
+				       "survey_rdma_qps 16\n"
+				       "survey_rdma_size 64K\n"),
+			 0);
+	assert_int_equal(c.survey_method, COORD_SURVEY_BOTH);
+	assert_int_equal(c.survey_rdma_qps, 16);
+	assert_int_equal(c.survey_rdma_size, 65536);
+	coord_conf_free(&c);
+	assert_int_equal(conf_load(&c, "survey_method rdma\n"), 0);
+	assert_int_equal(c.survey_method, COORD_SURVEY_RDMA);
+	coord_conf_free(&c);
+	assert_int_equal(conf_load(&c, "survey_method tcp\n"), 0);
+	assert_int_equal(c.survey_method, COORD_SURVEY_TCP);
+	coord_conf_free(&c);
+
+	coord_conf_defaults(&c);
+	assert_int_equal(coord_conf_load_buffer(&c, "t", bad_method,
+						strlen(bad_method), &ctx),
+			 -1);
+	assert_int_equal(
+		coord_conf_load_buffer(&c, "t", bad_qps, strlen(bad_qps), &ctx),
+		-1);
+	assert_int_equal(coord_conf_load_buffer(&c, "t", bad_size,
+						strlen(bad_size), &ctx),
+			 -1);
+	coord_conf_free(&c);
+}
+
+static void test_capabilities(void **state)
+{
+	struct nodes *t = nodes_new();
+	struct node *n = nodes_get(t, "n1", 10);
+	char *caps[] = {"inventory", "tcp_test", "rdma_test"};
+	char *old[] = {"inventory", "tcp_test"};
+	char *planned[] = {"rdma-test"};
+	int session;
+
+	(void)state;
+	assert_false(rdmatest_node_capable(n));
+	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1);
+	nodes_set_capabilities(n, caps, 3);
+	assert_true(nodes_has_capability(n, "tcp_test"));
+	assert_false(nodes_has_capability(n, "tcp"));
+	assert_true(rdmatest_node_capable(n));
+	nodes_set_capabilities(n, old, 2);
+	assert_false(rdmatest_node_capable(n));
+	nodes_set_capabilities(n, planned, 1);
+	assert_true(rdmatest_node_capable(n));
+	/* Down: no test, whatever it said. */
+	nodes_mark_down(n, "gone", 2);
+	assert_false(rdmatest_node_capable(n));
+	nodes_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_active_port),
+		cmocka_unit_test(test_gid_check),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_parse_rdma_bw),
+		cmocka_unit_test(test_parse_rdma_errors),
+		cmocka_unit_test(test_parse_rdma_lat),
+		cmocka_unit_test(test_parse_tcp),
+		cmocka_unit_test(test_conf_survey_method),
+		cmocka_unit_test(test_capabilities),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
