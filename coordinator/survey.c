@@ -1186,6 +1186,8 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 	switch (method) {
 	case COORD_SURVEY_RDMA:
 		if (!can) {
+			/* An RDMA edge with no figures, and why. */
+			l->ladder_rdma = 1;
 			snprintf(l->error, sizeof(l->error),
 				 "not measured (survey_method rdma): %.200s",
 				 why);
