@@ -13,7 +13,8 @@ from ringtest import SurveyRingd, edges_by_name, facing_port, stop_and_check
 
 @pytest.fixture(scope="module")
 def pair(root, ringd_bin):
-    cl = Cluster(["n1", "n2"], new_prefix())
+    """A 3-node ring (one cable per pair of nodes) surveyed over RDMA."""
+    cl = Cluster(["n1", "n2", "n3"], new_prefix())
     cl.up()
     r = None
     try:
@@ -29,13 +30,13 @@ def pair(root, ringd_bin):
 def test_rdma_survey_reports_why_not(pair):
     cl, r = pair
     top = r.topology()
-    assert top["kind"] == "pair", top
+    assert top["kind"] == "ring", top
     edges = edges_by_name(top)
-    assert edges, top
-    for e in edges.values():
+    assert sorted(edges) == ["n1-n2", "n1-n3", "n2-n3"], top
+    for name, e in edges.items():
         assert e["method"] == "rdma", e
         assert e["error"].startswith("not measured (survey_method rdma): "
-                                     "n1:"), e
+                                     "%s:" % name.split("-")[0]), e
         assert "has no active RDMA port" in e["error"], e
         # No figure was measured: the ladder is one empty step.
         assert e["gbps_a_to_b_measured"] == [-1], e
