@@ -543,7 +543,10 @@ static void ctl_render_rdma_report(struct writer *w, const Ring__TestReport *r)
 	ctl_render_endpoint(w, "b_endpoint", r->b, r->b_side);
 	if (bw) {
 		writer_uint(w, "qps", a ? a->n_streams : (rp ? rp->qps : 0));
-		writer_uint(w, "size", rp ? rp->size : 0);
+		if (rp && rp->size)
+			writer_uint(w, "size", rp->size);
+		else
+			writer_str(w, "size", "agent default");
 		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
 		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
 		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);
