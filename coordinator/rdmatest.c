@@ -84,8 +84,9 @@ int rdmatest_active_port(const Ring__Inventory *inv, const char *ifname,
 
 			if (strcmp(p->netdev, ifname))
 				continue;
-			/* sysfs says "4: ACTIVE"; the agent may keep it. */
-			if (strstr(p->state, "ACTIVE")) {
+			/* libibverbs says "active" (rdma-core 44) or "PORT_ACTIVE"; sysfs
+			 * "4: ACTIVE". */
+			if (strcasestr(p->state, "ACTIVE")) {
 				snprintf(dev, dev_len, "%s", d->name);
 				return 0;
 			}

@@ -19,17 +19,20 @@
 # Routing. Both ends of every edge are local addresses, which the kernel would
 # normally deliver through lo. Policy routing sends them through the veth:
 #   pref 100+  from SELF to PEER iif lo  lookup <table 100+port>
+#   pref 400+  oif PORT to PEER          lookup <same table>  (device-bound
+#              sockets look up before they have a source address)
 #   table:     PEER dev <port> src SELF
+#   pref 900   iif lo to 10.9.0.0/16 unreachable
 #   pref 1000  lookup local            (moved down from pref 0)
 # with accept_local=1 and rp_filter=0 so the peer accepts packets whose source
 # is one of its own addresses. Only a port's own address towards its own peer
-# takes the veth. Anything else (n1's rxe1b to n3's rxe3a, not adjacent)
-# resolves to lo, where no rxe device listens: RDMA between non-adjacent
-# ports has no data path and fails with "transport retry counter exceeded",
-# just as miscabled hardware would. Plain TCP between any two addresses
-# still works (through lo), which keeps perftest's and ringd's control
-# connections simple. IPv6 is off on the ring ports so the GID tables hold
-# only the MAC-derived default GIDs and the IPv4 ones.
+# takes the veth. Anything else sent into the ring's addresses (n1 to n3,
+# not adjacent) has no route, as on real hardware: RDMA between
+# non-adjacent ports gets no answer ("transport retry counter exceeded",
+# rxe ties its packets to its own port), TCP gets "no route to host"
+# instead of a shortcut through lo. Management and perftest's handshake use
+# 127.0.0.1, which none of this touches. IPv6 is off on the ring ports so
+# the GID tables hold only the MAC-derived default GIDs and the IPv4 ones.
 
 RING_NET_IP=/usr/bin/ip  # iproute2; busybox ash would run its own ip applet
 RING_NET_RDMA=/usr/bin/rdma
@@ -81,10 +84,18 @@ ring_net_up() {
 		$ip route add "10.9.$e.1" dev "r${j}a" src "10.9.$e.2" table $ta || return 1
 		$ip rule add pref $tb from "10.9.$e.1" to "10.9.$e.2" iif lo lookup $tb || return 1
 		$ip rule add pref $ta from "10.9.$e.2" to "10.9.$e.1" iif lo lookup $ta || return 1
+		# A socket bound to the port (SO_BINDTODEVICE) looks its route
+		# up before it has a source address: match it by device.
+		$ip rule add pref $((tb + 300)) oif "r${e}b" to "10.9.$e.2" lookup $tb || return 1
+		$ip rule add pref $((ta + 300)) oif "r${j}a" to "10.9.$e.1" lookup $ta || return 1
 		echo "$e r${e}b r${e}b rxe${e}b 10.9.$e.1 $j r${j}a 10.9.$e.2 $e $tb" >>"$RING_NET_DIR/ports"
 		echo "$j r${j}a r${j}a rxe${j}a 10.9.$e.2 $e r${e}b 10.9.$e.1 $e $ta" >>"$RING_NET_DIR/ports"
 		e=$((e + 1))
 	done
+	# Anything else sent from this host into the ring's addresses is what
+	# a real node would send to a non-neighbour: there is no cable, so no
+	# route (instead of a shortcut through lo).
+	$ip rule add pref 900 iif lo to 10.9.0.0/16 unreachable || return 1
 	# The local table must come after the per-edge rules.
 	if $ip rule show | grep -q '^0:.*lookup local'; then
 		$ip rule add pref 1000 lookup local || return 1
@@ -154,9 +165,11 @@ ring_net_down() {
 	done <"$RING_NET_DIR/ports"
 	while read -r node port dev rxe addr pnode pport paddr edge table; do
 		$ip rule del pref "$table" 2>/dev/null || true
+		$ip rule del pref $((table + 300)) 2>/dev/null || true
 		$ip route flush table "$table" 2>/dev/null || true
 		case $port in *b) $ip link del "$port" 2>/dev/null || true ;; esac
 	done <"$RING_NET_DIR/ports"
+	$ip rule del pref 900 2>/dev/null || true
 	if $ip rule show | grep -q '^1000:.*lookup local'; then
 		$ip rule add pref 0 lookup local
 		$ip rule del pref 1000 lookup local

@@ -1,0 +1,256 @@
+#!/bin/sh
+# ringd on the emulated RDMA ring (inside the VM: tests/rdma/vm.sh ringd [N]).
+#
+# One ring-coordinator and one ring-agent per node, management over
+# loopback, each agent restricted to its own two ports and rxe devices
+# (data_interface / rdma_device). Asserts:
+#   - the survey assembles the ring over RDMA, in the right order;
+#   - RDMA WRITE/READ bandwidth and latency come back for every edge;
+#   - ringctl test rdma-bw/rdma-lat work on demand, all four kinds;
+#   - a test between non-adjacent nodes fails with the translated
+#     "not ring neighbours" error, within its deadline;
+#   - an agent killed mid-test leaves the other side clean (no RC QPs left
+#     in `rdma resource show qp`), both when the target and when the
+#     requester dies.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/ring-net.sh"
+
+N=${1:-4}
+W=/tmp/ringd
+SOCK=$W/coord.sock
+FAILS=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+rc() { ringctl -s "$SOCK" "$@"; }
+
+# wait_until SECONDS WHAT CMD...: poll CMD (quietly) until it succeeds
+wait_until() {
+	limit=$1 what=$2
+	shift 2
+	end=$(($(now_cs) + limit * 100))
+	while [ "$(now_cs)" -lt "$end" ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "timed out after ${limit}s waiting for $what"
+	return 1
+}
+
+# nodes [rev]: "n1 n2 ... nN " (or backwards)
+nodes() {
+	if [ "${1:-}" = rev ]; then i=$N; step=-1; else i=1; step=1; fi
+	while [ "$i" -ge 1 ] && [ "$i" -le "$N" ]; do
+		printf 'n%d ' "$i"
+		i=$((i + step))
+	done
+}
+
+rc_qps() { /usr/bin/rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
+no_rc_qps() { [ "$(rc_qps)" -eq 0 ]; }
+has_rc_qps() { [ "$(rc_qps)" -gt 0 ]; }
+
+ring_net_up "$N" || exit 1
+ring_net_wait_gids || exit 1
+mkdir -p $W/pki $W/conf $W/logs $W/state
+
+rc pki init $W/pki >/dev/null || exit 1
+for n in coordinator $(nodes); do
+	rc pki issue $W/pki "$n" >/dev/null || exit 1
+done
+
+{
+	echo "name coordinator"
+	echo "listen 127.0.0.1:7420"
+	echo "ca $W/pki/ca.crt"
+	echo "cert $W/pki/coordinator.crt"
+	echo "key $W/pki/coordinator.key"
+	echo "control_socket $SOCK"
+	echo "control_group root"
+	echo "state_dir $W/state"
+	echo "expect $(nodes)"
+	echo "heartbeat_interval 2s"
+	echo "heartbeat_misses 5"
+	# Short tests: under TCG soft-RoCE moves tens to hundreds of Mbit/s.
+	echo "survey_settle 3s"
+	echo "survey_grace 60s"
+	echo "survey_duration 1s"
+	echo "survey_warmup 250ms"
+	echo "survey_method auto"
+	echo "survey_rdma_qps 2"
+	echo "survey_rdma_size 64K"
+	echo "latency_sizes 64 4096"
+	echo "latency_iterations 100"
+} >$W/conf/coordinator.conf
+
+start_agent() { # start_agent I
+	i=$1
+	{
+		echo "node n$i"
+		echo "coordinator 127.0.0.1:7420"
+		echo "coordinator_name coordinator"
+		echo "ca $W/pki/ca.crt"
+		echo "cert $W/pki/n$i.crt"
+		echo "key $W/pki/n$i.key"
+		echo "mgmt_interface lo"
+		echo "data_interface r${i}a r${i}b"
+		echo "rdma_device rxe${i}a rxe${i}b"
+		echo "lldp_interval 1s"
+		echo "reconnect_min 200ms"
+		echo "reconnect_max 2s"
+		echo "rdma_max_memory 64M"
+	} >$W/conf/n$i.conf
+	ring-agent -c $W/conf/n$i.conf >>$W/logs/n$i.log 2>&1 &
+	echo $! >$W/n$i.pid
+}
+
+ring-coordinator -c $W/conf/coordinator.conf >$W/logs/coordinator.log 2>&1 &
+COORD=$!
+i=1
+while [ "$i" -le "$N" ]; do
+	start_agent "$i"
+	i=$((i + 1))
+done
+
+show_logs() {
+	for f in $W/logs/*.log; do
+		echo "--- $f (last 15 lines)"
+		tail -n 15 "$f"
+	done
+}
+
+all_up() { rc -f keyvalue status | grep -q "^connected=$N\$"; }
+if wait_until 60 "all $N agents connected" all_up; then
+	pass "all $N agents connected to the coordinator"
+else
+	fail "agents did not connect"
+	rc status
+	show_logs
+	exit 1
+fi
+
+# ---- the survey, over RDMA ----
+t0=$(now_cs)
+rc survey --wait >$W/survey.out 2>&1
+echo "survey took $((($(now_cs) - t0) / 100)) s"
+rc -f keyvalue status >$W/status.kv 2>&1
+rc status >$W/status.txt 2>&1
+cat $W/status.txt
+
+kv() { grep "^$1=" $W/status.kv | head -n 1 | cut -d= -f2-; }
+kind=$(kv topology.kind)
+[ "$kind" = ring ] && pass "topology kind ring" || fail "topology kind '$kind'"
+order=$(grep '^topology\.order\.' $W/status.kv | cut -d= -f2 | tr '\n' ' ')
+# The ring n1..nN in either direction, any rotation.
+fwd=$(nodes)
+rev=$(nodes rev)
+ok=0
+for s in "$fwd$fwd" "$rev$rev"; do
+	case "$s" in *"$order"*) ok=1 ;; esac
+done
+[ -n "$order" ] && [ $ok = 1 ] && pass "ring order: $order" || fail "ring order '$order' is not the cabled ring"
+edges=$(grep -c '^topology\.edges\.[0-9]*\.edge=' $W/status.kv || true)
+[ "$edges" = "$N" ] && pass "$N edges" || fail "$edges edges, expected $N"
+rdma_edges=$(grep '^topology\.edges\.[0-9]*\.method=' $W/status.kv | grep -c 'rdma' || true)
+[ "$rdma_edges" = "$N" ] && pass "every edge measured over RDMA" || fail "$rdma_edges of $N edges over RDMA"
+for f in rdma_write_gbps_a_to_b_measured rdma_write_gbps_b_to_a_measured \
+	rdma_read_gbps_a_reads_b_measured rdma_read_gbps_b_reads_a_measured; do
+	good=$(grep "^topology\.edges\.[0-9]*\.$f=" $W/status.kv |
+		awk -F= '$2 + 0 > 0' | wc -l)
+	[ "$good" = "$N" ] && pass "$f > 0 on every edge" || fail "$f on $good of $N edges"
+done
+# values read SIZE:P50, e.g. 64B:31.2
+lat=$(grep '^topology\.edges\.[0-9]*\.rdma_write_lat_p50_us_measured\.' $W/status.kv |
+	grep -c '=[0-9]*B:[0-9.]*[1-9]' || true)
+[ "$lat" -ge "$N" ] && pass "RDMA write latency on every edge ($lat figures)" || fail "RDMA latency figures: $lat"
+if grep -q 'rdma_error=' $W/status.kv; then
+	fail "an edge reports an RDMA error"
+	grep 'rdma_error=' $W/status.kv
+fi
+
+# ---- on demand ----
+# test_ok NAME EXPECT ARGS...: ringctl test succeeds and prints EXPECT
+test_ok() {
+	name=$1 expect=$2
+	shift 2
+	out=$W/$name.out
+	rc -f keyvalue test "$@" >"$out" 2>&1
+	r=$?
+	if [ $r -eq 0 ] && grep -q "$expect" "$out" && grep -q '^result=ok' "$out"; then
+		pass "$name: $(grep -E '^(gbps_measured|peak_gbps_measured|lat\.0\.p50_us|.*p50_us_measured)=' "$out" | head -n 2 | tr '\n' ' ')"
+	else
+		fail "$name (rc $r)"
+		cat "$out"
+	fi
+}
+test_ok write-bw 'gbps_measured=' rdma-bw n1 n2 --op write --duration 1 --qps 2 --size 64K
+test_ok read-bw 'gbps_measured=' rdma-bw n2 n3 --op read --duration 1 --qps 2 --size 256K
+test_ok write-lat 'half round trip' rdma-lat n3 n2 --op write --sizes 64,4K --iterations 200
+test_ok read-lat 'full round trip' rdma-lat n1 n2 --op read --sizes 64,4K --iterations 200
+cat $W/write-bw.out
+cat $W/write-lat.out
+
+# ---- not neighbours: the field notes' rank-order failure ----
+t0=$(now_cs)
+rc test rdma-bw n1 n3 --op write --duration 1 >$W/diag.out 2>&1
+r=$?
+took=$((($(now_cs) - t0) / 100))
+cat $W/diag.out
+if [ $r -ne 0 ] && grep -q 'not ring neighbours' $W/diag.out; then
+	pass "n1 -> n3 refused as not ring neighbours in ${took}s (rc $r)"
+else
+	fail "n1 -> n3: rc $r, no 'not ring neighbours' (${took}s)"
+fi
+[ "$took" -le 60 ] && pass "diagonal failure within its deadline" || fail "diagonal test took ${took}s"
+wait_until 20 "no RC QPs after the diagonal test" no_rc_qps &&
+	pass "no QPs left after the diagonal test" || { fail "QPs left"; /usr/bin/rdma resource show qp; }
+
+# ---- an agent killed mid-test ----
+# kill_mid_test VICTIM A B: start a long test A -> B, kill VICTIM's agent
+# once QPs exist, expect the test to fail and every QP to go.
+kill_mid_test() {
+	victim=$1 a=$2 b=$3
+	rc test rdma-bw "$a" "$b" --op write --duration 60 --qps 2 --size 64K >$W/kill-$victim.out 2>&1 &
+	tp=$!
+	if ! wait_until 30 "RC QPs of the long test" has_rc_qps; then
+		fail "kill $victim: the test never created QPs"
+		kill $tp 2>/dev/null
+		return
+	fi
+	sleep 1 # inside the measured window
+	kill -9 "$(cat $W/$victim.pid)"
+	t0=$(now_cs)
+	wait $tp
+	r=$?
+	took=$((($(now_cs) - t0) / 100))
+	cat $W/kill-$victim.out
+	[ $r -ne 0 ] && pass "kill $victim mid-test: the test failed after ${took}s (rc $r)" ||
+		fail "kill $victim mid-test: test rc $r"
+	if wait_until 30 "no RC QPs after killing $victim" no_rc_qps; then
+		pass "kill $victim mid-test: no QPs left on the surviving side"
+	else
+		fail "kill $victim mid-test: QPs left behind"
+		/usr/bin/rdma resource show qp
+	fi
+	start_agent "${victim#n}"
+	wait_until 30 "$victim back" all_up || fail "$victim did not come back"
+}
+kill_mid_test n2 n1 n2 # the target dies: the requester sees it
+kill_mid_test n1 n1 n2 # the requester dies: the coordinator stops the target
+
+# ---- the daemons survived all of it ----
+kill -0 $COORD 2>/dev/null && pass "coordinator alive" || fail "coordinator died"
+i=1
+while [ "$i" -le "$N" ]; do
+	kill -0 "$(cat $W/n$i.pid)" 2>/dev/null || fail "agent n$i died"
+	i=$((i + 1))
+done
+if [ $FAILS -ne 0 ]; then
+	show_logs
+fi
+for p in $W/*.pid; do kill "$(cat "$p")" 2>/dev/null; done
+kill $COORD 2>/dev/null
+wait 2>/dev/null
+echo "ringd payload: $FAILS failure(s)"
+[ $FAILS -eq 0 ]
