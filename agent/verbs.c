@@ -17,11 +17,11 @@
 
 #include "log.h"
 
-/* Local ACK timeout 4.096 us * 2^16 = 268 ms, 6 retries: a peer that is not
- * there shows as IBV_WC_RETRY_EXC_ERR after about 2 s, while a slow (even
- * emulated) link does not trip it. Not 7: soft-RoCE (and the IB spec for
- * RNR) reads 7 as "retry forever", and a missing path would hang. */
-#define VERBS_QP_TIMEOUT 16
+/* Local ACK timeout 4.096 us * 2^14 = 67 ms (perftest's), 6 retries: a
+ * peer that is not there shows as IBV_WC_RETRY_EXC_ERR after about 0.5 s.
+ * Not 7: soft-RoCE (and the IB spec for RNR) reads 7 as "retry forever",
+ * and a missing path would hang. */
+#define VERBS_QP_TIMEOUT 14
 #define VERBS_RETRY_CNT 6
 #define VERBS_RNR_RETRY 6
 #define VERBS_MAX_RD_ATOM 16
