@@ -19,7 +19,8 @@ BIN=$ROOT/build/bin
 TIMEOUT=600
 CACHE=$ROOT/build/rdma-vm/cache
 KEEP=0
-OUTDIR=$ROOT/build/rdma-vm
+# RINGD_VM_OUT: where this run builds and logs (two runs at once need two).
+OUTDIR=${RINGD_VM_OUT:-$ROOT/build/rdma-vm}
 
 usage() {
 	sed -n '5p' "$0" | sed 's/^# *//' >&2
