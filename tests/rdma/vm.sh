@@ -237,6 +237,7 @@ BOOT_LIMIT=${RINGD_VM_BOOT_LIMIT:-60}
 boot() {
 	rm -f "$OUTDIR/qemu.pid" "$OUTDIR/boot-stalled"
 	: >"$CONSOLE"
+	# (The console pipeline must not buffer: the watchdog reads the file.)
 	(
 		end=$(($(date +%s) + BOOT_LIMIT))
 		while [ "$(date +%s)" -lt "$end" ]; do
@@ -252,7 +253,7 @@ boot() {
 	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G \
 		-nographic -no-reboot -nic none -pidfile "$OUTDIR/qemu.pid" \
 		-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" </dev/null 2>&1 |
-		tr -d '\r' | tee "$CONSOLE" | sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/^/[vm] /'
+		sed -u -e 's/\r//g' | tee "$CONSOLE" | sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/^/[vm] /'
 	QRC=${PIPESTATUS[0]}
 	kill "$WD" 2>/dev/null
 	wait "$WD" 2>/dev/null
