@@ -58,33 +58,46 @@ static int side_open(struct side *s)
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->cq = s->pd ? ibv_create_cq(s->ctx, 4, NULL, NULL, 0) : NULL;
 	s->mr = s->cq && s->buf ? ibv_reg_mr(s->pd, s->buf, BUF,
-		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
+					     IBV_ACCESS_LOCAL_WRITE |
+						     IBV_ACCESS_REMOTE_WRITE)
+				: NULL;
 	struct ibv_qp_init_attr qa = {
-		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = {.max_send_wr = 1,
+			.max_recv_wr = 1,
+			.max_send_sge = 1,
+			.max_recv_sge = 1},
 	};
 	s->qp = s->mr ? ibv_create_qp(s->pd, &qa) : NULL;
 	if (!s->qp) {
-		fprintf(stderr, "rxe-probe: %s: cannot create pd/cq/mr/qp\n", s->name);
+		fprintf(stderr, "rxe-probe: %s: cannot create pd/cq/mr/qp\n",
+			s->name);
 		return -1;
 	}
 	if (ibv_query_gid(s->ctx, 1, s->gidx, &s->gid)) {
-		fprintf(stderr, "rxe-probe: %s: no gid index %d\n", s->name, s->gidx);
+		fprintf(stderr, "rxe-probe: %s: no gid index %d\n", s->name,
+			s->gidx);
 		return -1;
 	}
 	return 0;
 }
 
-static int side_connect(struct side *s, const struct side *peer, int retry, int timeout)
+static int side_connect(struct side *s, const struct side *peer, int retry,
+			int timeout)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
 	};
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-		fprintf(stderr, "rxe-probe: %s: modify to INIT failed\n", s->name);
+	if (ibv_modify_qp(s->qp, &a,
+			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				  IBV_QP_ACCESS_FLAGS)) {
+		fprintf(stderr, "rxe-probe: %s: modify to INIT failed\n",
+			s->name);
 		return -1;
 	}
 	memset(&a, 0, sizeof(a));
@@ -99,10 +112,13 @@ static int side_connect(struct side *s, const struct side *peer, int retry, int 
 	a.ah_attr.grh.sgid_index = s->gidx;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
-		fprintf(stderr, "rxe-probe: %s: modify to RTR failed\n", s->name);
+	if (ibv_modify_qp(s->qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER)) {
+		fprintf(stderr, "rxe-probe: %s: modify to RTR failed\n",
+			s->name);
 		return -1;
 	}
 	memset(&a, 0, sizeof(a));
@@ -112,10 +128,12 @@ static int side_connect(struct side *s, const struct side *peer, int retry, int 
 	a.rnr_retry = retry;
 	a.sq_psn = 0;
 	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC)) {
-		fprintf(stderr, "rxe-probe: %s: modify to RTS failed\n", s->name);
+	if (ibv_modify_qp(s->qp, &a,
+			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				  IBV_QP_MAX_QP_RD_ATOMIC)) {
+		fprintf(stderr, "rxe-probe: %s: modify to RTS failed\n",
+			s->name);
 		return -1;
 	}
 	return 0;
@@ -123,11 +141,16 @@ static int side_connect(struct side *s, const struct side *peer, int retry, int 
 
 static void side_close(struct side *s)
 {
-	if (s->qp) ibv_destroy_qp(s->qp);
-	if (s->mr) ibv_dereg_mr(s->mr);
-	if (s->cq) ibv_destroy_cq(s->cq);
-	if (s->pd) ibv_dealloc_pd(s->pd);
-	if (s->ctx) ibv_close_device(s->ctx);
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
 	free(s->buf);
 }
 
@@ -136,17 +159,25 @@ int main(int argc, char **argv)
 	int retry = 3, timeout = 14, wait_s = 30, opt, rc = 2;
 	while ((opt = getopt(argc, argv, "r:t:w:")) != -1) {
 		switch (opt) {
-		case 'r': retry = atoi(optarg); break;
-		case 't': timeout = atoi(optarg); break;
-		case 'w': wait_s = atoi(optarg); break;
-		default: goto usage;
+		case 'r':
+			retry = atoi(optarg);
+			break;
+		case 't':
+			timeout = atoi(optarg);
+			break;
+		case 'w':
+			wait_s = atoi(optarg);
+			break;
+		default:
+			goto usage;
 		}
 	}
 	if (argc - optind != 4 || retry < 0 || retry > 7 || timeout < 0 ||
 	    timeout > 31 || wait_s < 1)
 		goto usage;
-	struct side a = { .name = argv[optind], .gidx = atoi(argv[optind + 1]) };
-	struct side b = { .name = argv[optind + 2], .gidx = atoi(argv[optind + 3]) };
+	struct side a = {.name = argv[optind], .gidx = atoi(argv[optind + 1])};
+	struct side b = {.name = argv[optind + 2],
+			 .gidx = atoi(argv[optind + 3])};
 
 	if (side_open(&a) || side_open(&b) ||
 	    side_connect(&a, &b, retry, timeout) ||
@@ -154,12 +185,20 @@ int main(int argc, char **argv)
 		goto out;
 
 	memset(a.buf, 0x5a, BUF);
-	struct ibv_sge sge = { .addr = (uintptr_t)a.buf, .length = BUF, .lkey = a.mr->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = (uintptr_t)b.buf, .rkey = b.mr->rkey },
-	}, *bad;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a.buf, .length = BUF, .lkey = a.mr->lkey};
+	struct ibv_send_wr wr =
+				   {
+					   .wr_id = 1,
+					   .sg_list = &sge,
+					   .num_sge = 1,
+					   .opcode = IBV_WR_RDMA_WRITE,
+					   .send_flags = IBV_SEND_SIGNALED,
+					   .wr.rdma = {.remote_addr =
+							       (uintptr_t)b.buf,
+						       .rkey = b.mr->rkey},
+				   },
+			   *bad;
 	double t0 = now_ms();
 	if (ibv_post_send(a.qp, &wr, &bad)) {
 		fprintf(stderr, "rxe-probe: post_send failed\n");
@@ -183,10 +222,12 @@ int main(int argc, char **argv)
 		rc = 3;
 	} else if (wc.status != IBV_WC_SUCCESS) {
 		printf("rxe-probe: %s -> %s: error completion after %.0f ms: %s (status %d, retry_cnt %d, timeout %d)\n",
-		       a.name, b.name, dt, ibv_wc_status_str(wc.status), wc.status, retry, timeout);
+		       a.name, b.name, dt, ibv_wc_status_str(wc.status),
+		       wc.status, retry, timeout);
 		rc = 1;
 	} else if (b.buf[0] != 0x5a || b.buf[BUF - 1] != 0x5a) {
-		printf("rxe-probe: %s -> %s: completed but data did not arrive\n", a.name, b.name);
+		printf("rxe-probe: %s -> %s: completed but data did not arrive\n",
+		       a.name, b.name);
 		rc = 1;
 	} else {
 		printf("rxe-probe: %s -> %s: %d bytes written and verified in %.2f ms\n",
@@ -198,6 +239,7 @@ out:
 	side_close(&b);
 	return rc;
 usage:
-	fprintf(stderr, "usage: rxe-probe [-r RETRY_CNT] [-t TIMEOUT_EXP] [-w SECONDS] DEV_A GIDX_A DEV_B GIDX_B\n");
+	fprintf(stderr,
+		"usage: rxe-probe [-r RETRY_CNT] [-t TIMEOUT_EXP] [-w SECONDS] DEV_A GIDX_A DEV_B GIDX_B\n");
 	return 2;
 }
