@@ -813,6 +813,43 @@ static void test_agent_defaults(void **state)
 	assert_int_equal(c.inventory_interval_ms, 30000);
 	assert_int_equal(c.connect_timeout_ms, 10000);
 	assert_int_equal(c.max_frame, 1024 * 1024);
+	assert_int_equal(c.n_rdma_globs, 0);
+	assert_int_equal(c.rdma_max_memory, 1ull << 30);
+	assert_true(agent_conf_is_rdma_device(&c, "mlx5_0"));
+}
+
+static void test_agent_rdma(void **state)
+{
+	struct agent_conf c;
+
+	(void)state;
+	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
+					 "rdma_device rxe1* mlx5_[01]\n"
+					 "rdma_device rxe9a\n"
+					 "rdma_max_memory 256M\n"),
+			 0);
+	assert_msgs(0);
+	assert_int_equal(c.n_rdma_globs, 3);
+	assert_int_equal(c.rdma_max_memory, 256ull << 20);
+	assert_true(agent_conf_is_rdma_device(&c, "rxe1b"));
+	assert_true(agent_conf_is_rdma_device(&c, "mlx5_1"));
+	assert_true(agent_conf_is_rdma_device(&c, "rxe9a"));
+	assert_false(agent_conf_is_rdma_device(&c, "mlx5_2"));
+	assert_false(agent_conf_is_rdma_device(&c, "rxe2a"));
+	agent_bad("rdma_max_memory 512K",
+		  "t.conf:2: 'rdma_max_memory': 512K is out of range "
+		  "(1048576..68719476736 bytes)");
+	agent_bad("rdma_max_memory 65G",
+		  "t.conf:2: 'rdma_max_memory': 65G is out of range "
+		  "(1048576..68719476736 bytes)");
+	agent_bad("rdma_max_memory lots",
+		  "t.conf:2: 'rdma_max_memory': 'lots' is not a size (e.g. "
+		  "4096, 64K, 1M, 2G)");
+	agent_bad("rdma_max_memory 1T",
+		  "t.conf:2: 'rdma_max_memory': '1T' is not a size (e.g. "
+		  "4096, 64K, 1M, 2G)");
+	agent_bad("rdma_device",
+		  "t.conf:2: 'rdma_device' takes at least 1 argument, got 0");
 }
 
 static void test_agent_check(void **state)
@@ -1307,6 +1344,7 @@ int main(void)
 		cmocka_unit_test_setup(test_copy_string, setup),
 		cmocka_unit_test_setup(test_agent_full, setup),
 		cmocka_unit_test_setup(test_agent_defaults, setup),
+		cmocka_unit_test_setup(test_agent_rdma, setup),
 		cmocka_unit_test_setup(test_agent_check, setup),
 		cmocka_unit_test_setup(test_agent_value_errors, setup),
 		cmocka_unit_test_setup(test_agent_too_many_globs, setup),
