@@ -12,7 +12,22 @@ that the engine must not be slower than iperf3/sockperf on the same host.
 Part 2, survey wall time of 4-, 8- and 16-node rings (every cable shaped)
 against the sum of its tests' durations, from `ringctl -f json status`.
 
-Root only (namespaces). Everything is torn down, also on failure or ^C.
+Part 3, RDMA, inside the soft-RoCE qemu TCG VM (tests/rdma/vm.sh bench,
+tests/rdma/payload-bench.sh): ring-agent's verbs engine against perftest
+on one emulated edge (n1's rxe1b -> n2's rxe2a), same devices, message
+size and QP count, alternating ours/theirs run by run:
+  - RDMA WRITE and READ bandwidth: `ringctl test rdma-bw n1 n2 --op
+    write|read --qps 2 --size 64K --warmup 1 --duration 3` vs
+    `ib_write_bw|ib_read_bw -q 2 -s 65536 -D 5 -f 1` (perftest's margin
+    -f is its warm-up: it counts between 1 s and 4 s); goal >= 0.98x;
+  - RDMA WRITE latency, 2 bytes: ringd's p50 vs ib_write_lat's t_typical
+    (its median), both half a round trip; goal <= 1.05x.
+The coordinator runs one short TCP survey to learn the cabling, then no
+automatic survey. A VM that cannot run (no qemu, no Debian mirror) skips
+part 3 (vm.sh exit 77). TCG figures are noisy; the report says so.
+
+Parts 1 and 2 need root (namespaces); part 3 does not. Everything is torn
+down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
 clock, "computed" are derived here (ratios, medians' ratios, speed-ups).
 """
@@ -833,6 +848,273 @@ def survey_report(args, results, out):
                 w("    log: %s" % ln)
 
 
+# ---------------------------------------------------------------- part 3
+RDMA_TESTS = (("write_bw", "RDMA WRITE bandwidth", "ib_write_bw"),
+              ("read_bw", "RDMA READ bandwidth", "ib_read_bw"),
+              ("write_lat", "RDMA WRITE latency", "ib_write_lat"))
+_BENCH_RE = re.compile(r"^(?:\[vm\] )?(BENCH|BENCH-DIAG|BENCH-ERROR|"
+                       r"BENCH-RETRY|BENCH-TRACE) (.*)$")
+
+
+def parse_kv(text):
+    out = {}
+    for tok in text.split():
+        k, sep, v = tok.partition("=")
+        if not sep:
+            continue
+        try:
+            out[k] = float(v) if re.match(r"^-?[0-9.]+$", v) else v
+        except ValueError:
+            out[k] = v
+    return out
+
+
+class RdmaBench:
+    """tests/rdma/vm.sh bench: ringd's verbs engine vs perftest on one
+    soft-RoCE edge of the emulated ring, inside a qemu TCG VM."""
+
+    def __init__(self, args):
+        self.a = args
+        self.skipped = None
+        self.rc = None
+        self.wall = None
+        self.rows = []      # (tool, test, {key: value}) from BENCH lines
+        self.diag = []      # the same from BENCH-DIAG lines
+        self.errors = []    # BENCH-ERROR lines with the output after them
+        self.retries = []   # BENCH-RETRY: perftest runs with no usable figure
+        self.failure = None
+        self.load = (None, None)
+        self.log = os.path.join(args.rdma_out, "bench-payload.log")
+
+    def argv(self):
+        a = self.a
+        pa = ["runs=%d" % a.rdma_runs, "qps=%d" % a.rdma_qps,
+              "size=%d" % a.rdma_size, "duration=%d" % a.rdma_duration,
+              "warmup=%d" % a.rdma_warmup, "lat_size=%d" % a.rdma_lat_size,
+              "lat_iters=%d" % a.rdma_lat_iterations]
+        if a.rdma_ringd_args:
+            pa.append("ringd_args=" + a.rdma_ringd_args.replace(" ", ","))
+        if a.rdma_perftest_args:
+            pa.append("perftest_args=" +
+                      a.rdma_perftest_args.replace(" ", ","))
+        return ["bash", os.path.join(REPO, "tests", "rdma", "vm.sh"),
+                "--bin", a.bin, "--timeout", str(a.rdma_timeout),
+                "bench"] + pa
+
+    def run(self):
+        os.makedirs(self.a.rdma_out, exist_ok=True)
+        env = dict(os.environ, RINGD_VM_OUT=self.a.rdma_out)
+        argv = self.argv()
+        progress("part 3: %s (RINGD_VM_OUT=%s)" % (" ".join(argv),
+                                                   self.a.rdma_out))
+        self.load = (os.getloadavg()[0], None)
+        t = time.monotonic()
+        err_open = None
+        with open(self.log, "w") as logf:
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True,
+                                 errors="replace", env=env)
+            try:
+                for ln in p.stdout:
+                    logf.write(ln)
+                    ln = ln.rstrip("\n")
+                    if ln.startswith("SKIP:"):
+                        self.skipped = ln[5:].strip()
+                    if err_open is not None:
+                        body = re.sub(r"^(\[vm\] )?", "", ln)
+                        if body.startswith("  | "):
+                            err_open.append(body[4:])
+                            continue
+                        err_open = None
+                    m = _BENCH_RE.match(ln)
+                    if not m:
+                        continue
+                    kind, kv = m.group(1), parse_kv(m.group(2))
+                    if kind == "BENCH":
+                        self.rows.append(kv)
+                        progress("rdma %s run %s: %s %s" % (
+                            kv.get("test"), kv.get("run"), kv.get("tool"),
+                            " ".join("%s=%s" % (k, kv[k]) for k in (
+                                "gbps", "peak", "p50_us") if k in kv)))
+                    elif kind == "BENCH-DIAG":
+                        self.diag.append(kv)
+                    elif kind == "BENCH-RETRY":
+                        self.retries.append(m.group(2))
+                        progress("rdma perftest run repeated: %s" %
+                                 m.group(2))
+                    elif kind == "BENCH-ERROR":
+                        err_open = [m.group(2)]
+                        self.errors.append(err_open)
+                        progress("rdma FAILED: %s" % m.group(2))
+                self.rc = p.wait()
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.wall = time.monotonic() - t
+        self.load = (self.load[0], os.getloadavg()[0])
+        if self.rc == 77:
+            progress("part 3 skipped: %s" % (self.skipped or "vm.sh said 77"))
+        elif self.rc != 0:
+            self.failure = "vm.sh bench exited %d (log: %s)" % (
+                self.rc, os.path.relpath(self.log, REPO))
+            progress("part 3: " + self.failure)
+
+    # -------------------------------------------------------- report
+    def values(self, tool, test, key):
+        return [r[key] for r in self.rows if r.get("tool") == tool and
+                r.get("test") == test and isinstance(r.get(key), float)]
+
+    def pairs(self, test, key):
+        """(ringd, perftest) of the same run number."""
+        by = {}
+        for r in self.rows:
+            if r.get("test") == test and isinstance(r.get(key), float):
+                by.setdefault(r.get("run"), {})[r.get("tool")] = r[key]
+        return [(v["ringd"], v["perftest"]) for _, v in sorted(by.items())
+                if "ringd" in v and "perftest" in v]
+
+    def diag_median(self, tool, test, key):
+        v = [d[key] for d in self.diag if d.get("tool") == tool and
+             d.get("test") == test and isinstance(d.get(key), float)]
+        return median(v) if v else float("nan")
+
+    def report(self, out):
+        a = self.a
+        w = out.append
+        w("PART 3  RDMA: ringd's verbs engine vs perftest, soft-RoCE in a "
+          "qemu TCG VM, n1 rxe1b -> n2 rxe2a (one veth)")
+        if self.rc == 77:
+            w("  SKIPPED: %s" % (self.skipped or "vm.sh exited 77"))
+            return
+        w("  %d runs per tool, alternating (who goes first alternates too);"
+          " tests/rdma/vm.sh bench, log %s" % (
+              a.rdma_runs, os.path.relpath(self.log, REPO)))
+        w("  bandwidth: ringctl test rdma-bw n1 n2 --op write|read --qps %d "
+          "--size %d --warmup %d --duration %d%s  vs  ib_write_bw|ib_read_bw"
+          " -q %d -s %d -D %d -f %d --report_gbits%s (perftest counts the "
+          "completions between -f s and -D minus -f s: the same %d s "
+          "warm-up and %d s window)" % (
+              a.rdma_qps, a.rdma_size, a.rdma_warmup, a.rdma_duration,
+              " " + a.rdma_ringd_args if a.rdma_ringd_args else "",
+              a.rdma_qps, a.rdma_size, a.rdma_duration + 2 * a.rdma_warmup,
+              a.rdma_warmup,
+              " " + a.rdma_perftest_args if a.rdma_perftest_args else "",
+              a.rdma_warmup, a.rdma_duration))
+        w("  latency:   ringctl test rdma-lat n1 n2 --op write --sizes %d "
+          "--iterations %d (p50)  vs  ib_write_lat -s %d -n %d (t_typical, "
+          "its median); both half a round trip" % (
+              a.rdma_lat_size, a.rdma_lat_iterations, a.rdma_lat_size,
+              a.rdma_lat_iterations))
+        w("")
+        w("  %-22s %-24s %-24s %s" % ("test", "ringd (measured)",
+                                      "perftest (measured)",
+                                      "ringd/perftest (computed)"))
+        w("  %-22s %-24s %-24s %s" % ("", "median [min..max]",
+                                      "median [min..max]", "goal"))
+        verdicts = []
+        for test, label, tool in RDMA_TESTS:
+            bw = test.endswith("_bw")
+            key = "gbps" if bw else "p50_us"
+            o = self.values("ringd", test, key)
+            t = self.values("perftest", test, key)
+            if not o and not t:
+                continue
+            fmt = "%.3f" if bw else "%.1f"
+            ratio = median(o) / median(t) if o and t and median(t) else \
+                float("nan")
+            pairs = self.pairs(test, key)
+            wins = sum(1 for x, y in pairs if (x > y if bw else x < y))
+            goal = 0.98 if bw else 1.05
+            met = ratio == ratio and (ratio >= goal if bw else ratio <= goal)
+            verdicts.append((label, ratio, goal, met, bw))
+            w("  %-22s %-24s %-24s %s" % (
+                label + (" Gbps" if bw else " us p50"),
+                (fmt + " %s") % (median(o), spread(o, fmt)) if o else "-",
+                (fmt + " %s") % (median(t), spread(t, fmt)) if t else "-",
+                "%.2f  %s %s %.2f: %s, ringd ahead in %d/%d runs" % (
+                    ratio, "goal", ">=" if bw else "<=", goal,
+                    "met" if met else "NOT met", wins, len(pairs))
+                if ratio == ratio else "n/a"))
+        w("")
+        w("  Side figures, medians over the runs (measured)")
+        for test, label, tool in RDMA_TESTS[:2]:
+            o = [r for r in self.rows if r.get("tool") == "ringd" and
+                 r.get("test") == test]
+            t = [r for r in self.rows if r.get("tool") == "perftest" and
+                 r.get("test") == test]
+            if not o and not t:
+                continue
+            w("  %s: ringd peak 100 ms slice %s Gbps, messages in the window"
+              " %s, requester thread cpu %s%%; perftest messages %s" % (
+                  label,
+                  "%.3f" % median([r["peak"] for r in o]) if o else "-",
+                  "%d" % median([r["msgs"] for r in o]) if o else "-",
+                  "%.0f" % median([r["cpu_pct"] for r in o]) if o else "-",
+                  "%d" % median([r["msgs"] for r in t]) if t else "-"))
+            for tl in ("ringd", "perftest"):
+                w("    %-8s retry timeouts %s, duplicate packets at the "
+                  "responder %s, out-of-sequence %s, veth/backlog drops %s "
+                  "per run" % (
+                      tl, "%g" % self.diag_median(tl, test,
+                                                  "a_retry_timeouts"),
+                      "%g" % self.diag_median(tl, test, "b_dup_requests"),
+                      "%g" % self.diag_median(tl, test, "b_out_of_seq"),
+                      "%g" % (self.diag_median(tl, test, "veth_drops") +
+                              self.diag_median(tl, test, "softnet_drops"))))
+            quant = [r for r in o if isinstance(r.get("qp_msgs"), str) or
+                     isinstance(r.get("qp_msgs"), float)]
+            whole = sum(1 for r in quant if all(
+                int(float(x)) % 128 == 0 for x in str(r["qp_msgs"]).split(
+                    "/") if x))
+            if quant:
+                w("    ringd per-QP message counts that are whole multiples "
+                  "of the send queue depth (128): %d/%d runs (computed; "
+                  "whole windows completing at once)" % (whole, len(quant)))
+        lo = self.values("ringd", "write_lat", "mean_us")
+        lt = self.values("perftest", "write_lat", "mean_us")
+        if lo or lt:
+            w("  RDMA WRITE latency mean (not judged): ringd %s us, perftest"
+              " %s us; p99: ringd %s us, perftest %s us" % (
+                  "%.1f" % median(lo) if lo else "-",
+                  "%.1f" % median(lt) if lt else "-",
+                  "%.1f" % median(self.values("ringd", "write_lat",
+                                              "p99_us")) if lo else "-",
+                  "%.1f" % median(self.values("perftest", "write_lat",
+                                              "p99_us")) if lt else "-"))
+        w("")
+        w("  Goals: bandwidth ringd/perftest >= 0.98, latency p50 "
+          "ringd/perftest <= 1.05 (medians).")
+        w("  CAVEAT: these are TCG figures. soft-RoCE runs as kernel code on "
+          "2 emulated vCPUs that share this host's %d CPUs with everything "
+          "else (load average %.1f before, %.1f after, measured); guest "
+          "timers run on host time, so a descheduled vCPU shows up as "
+          "spurious ACK timeouts and go-back-N retransmissions (the retry "
+          "counts above, with no packet dropped). Run-to-run spread is tens"
+          " of percent: a ratio inside the spread says nothing about the "
+          "engines, and nothing here predicts real RDMA NICs." % (
+              os.cpu_count() or 0, self.load[0] or 0, self.load[1] or 0))
+        if self.retries:
+            w("  perftest runs repeated because its figures came out inf or "
+              "0 (it failed to calibrate its TSC clock under TCG, 'r^2 < "
+              "0.9'): %d (measured; the repeat is the run reported)" %
+              len(self.retries))
+        for label, ratio, goal, met, bw in verdicts:
+            if ratio == ratio and not met:
+                w("  NOT MET: %s ratio %.2f (goal %s %.2f)." % (
+                    label, ratio, ">=" if bw else "<=", goal))
+        if self.errors or self.failure:
+            w("")
+            w("  FAILED RUNS (%d)%s:" % (
+                len(self.errors), "; " + self.failure if self.failure
+                else ""))
+            for e in self.errors:
+                w("   - " + e[0])
+                for ln in e[1:][-8:]:
+                    w("       | " + ln)
+        w("  part 3 took %.0f s (measured, VM boot included)" % self.wall)
+
+
 # ---------------------------------------------------------------- main
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -862,6 +1144,31 @@ def parse_args():
     ap.add_argument("--survey-timeout", type=float, default=180)
     ap.add_argument("--skip-pair", action="store_true")
     ap.add_argument("--skip-survey", action="store_true")
+    ap.add_argument("--skip-rdma", action="store_true",
+                    help="skip part 3 (RDMA in the soft-RoCE VM)")
+    ap.add_argument("--rdma-runs", type=int, default=5,
+                    help="part 3 runs per tool and test (default 5)")
+    ap.add_argument("--rdma-qps", type=int, default=2)
+    ap.add_argument("--rdma-size", type=int, default=65536,
+                    help="RDMA bandwidth message size, bytes")
+    ap.add_argument("--rdma-duration", type=int, default=3,
+                    help="RDMA bandwidth window, whole seconds")
+    ap.add_argument("--rdma-warmup", type=int, default=1,
+                    help="RDMA bandwidth warm-up, whole seconds (perftest "
+                    "-f takes integers)")
+    ap.add_argument("--rdma-lat-size", type=int, default=2)
+    ap.add_argument("--rdma-lat-iterations", type=int, default=2000)
+    ap.add_argument("--rdma-ringd-args", default="",
+                    help="extra ringctl test rdma-bw options, e.g. "
+                    "'--cq-mod 1'")
+    ap.add_argument("--rdma-perftest-args", default="",
+                    help="extra ib_*_bw options, e.g. '-Q 16'")
+    ap.add_argument("--rdma-timeout", type=int, default=900,
+                    help="vm.sh --timeout for part 3, seconds")
+    ap.add_argument("--rdma-out", default=os.path.join(
+        REPO, "build", "rdma-vm-bench"),
+        help="RINGD_VM_OUT for part 3 (its own, so that another VM can "
+        "run meanwhile)")
     a = ap.parse_args()
     a.streams = [int(x) for x in a.streams.split(",") if x]
     a.sizes = [int(x) for x in a.sizes.split(",") if x]
@@ -877,23 +1184,28 @@ def on_signal(signum, frame):
 
 def main():
     args = parse_args()
-    if os.geteuid() != 0:
+    netns = not (args.skip_pair and args.skip_survey)
+    if netns and os.geteuid() != 0:
         sys.exit("bench: needs root (network namespaces): sudo make bench")
     miss = missing_binaries(args.bin)
     if miss:
         sys.exit("bench: missing in %s: %s (run make)" %
                  (args.bin, " ".join(miss)))
-    for tool in ("iperf3", "sockperf", "ip", "tc", "ss"):
+    need = (["iperf3", "sockperf"] if not args.skip_pair else []) + \
+        (["ip", "tc", "ss"] if netns else [])
+    for tool in need:
         if not shutil.which(tool):
             sys.exit("bench: %s not found (sudo make bench-deps)" % tool)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     # Leftovers of a bench that died without its teardown.
-    cl.cleanup_dead_test_clusters("rgb")
+    if netns:
+        cl.cleanup_dead_test_clusters("rgb")
     base = "rgb%d" % os.getpid()
     out = []
     pair = None
     surveys = []
+    rdma = None
     rc = 0
     try:
         if not args.skip_pair:
@@ -912,18 +1224,24 @@ def main():
                 progress("survey of a %d-node ring" % n)
                 surveys.append(survey_ring(args, n, base + "r" + "abcdefgh"[
                     i % 8], alone=(i == 0)))
+        if not args.skip_rdma:
+            rdma = RdmaBench(args)
+            rdma.run()
     finally:
         # Belt and braces: each cluster's own down() already ran.
         for tag in [PAIR_TAG] + ["r" + c for c in "abcdefgh"]:
-            cl.cleanup_stale(base + tag)
+            if netns:
+                cl.cleanup_stale(base + tag)
     elapsed = time.monotonic() - T0
     head = [
         "=" * 78,
-        "ringd benchmark  (%s, %d CPUs, kernel %s; iperf3 %s, sockperf %s; "
-        "binaries %s)" % (
+        "ringd benchmark  (%s, %d CPUs, kernel %s; iperf3 %s, sockperf %s, "
+        "perftest %s; binaries %s)" % (
             platform.node(), os.cpu_count() or 0, platform.release(),
             tool_version(["iperf3", "--version"], r"iperf ([0-9.]+)"),
             tool_version(["sockperf", "--version"], r"version ([0-9.]+)"),
+            tool_version(["ib_write_bw", "--version"],
+                         r"Version: ([0-9.]+)"),
             args.bin),
         "measured = read from a tool's own output or this bench's clock; "
         "computed = derived here",
@@ -937,6 +1255,11 @@ def main():
     if surveys:
         survey_report(args, surveys, out)
         if any(x["error"] for x in surveys):
+            rc = 2
+        out.append("")
+    if rdma:
+        rdma.report(out)
+        if rdma.failure or rdma.errors:
             rc = 2
         out.append("")
     out.append("bench took %.0f s (measured)" % elapsed)
