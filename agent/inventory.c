@@ -569,7 +569,7 @@ static unsigned inv_ib_lanes(uint8_t width)
 	}
 }
 
-static const char *inv_gid_type(uint32_t type)
+const char *inventory_gid_type(uint32_t type)
 {
 	switch (type) {
 	case IBV_GID_TYPE_IB:
@@ -615,7 +615,7 @@ static int inv_rdma_gids(Ring__RdmaPort *p, struct ibv_context *ctx,
 		if (e.ndev_ifindex && !if_indextoname(e.ndev_ifindex, ndev))
 			ndev[0] = '\0';
 		if (inv_str_set(&g->gid, text) < 0 ||
-		    inv_str_set(&g->type, inv_gid_type(e.gid_type)) < 0 ||
+		    inv_str_set(&g->type, inventory_gid_type(e.gid_type)) < 0 ||
 		    inv_str_set(&g->netdev, ndev) < 0)
 			return -1;
 		if (!*p->netdev && ndev[0] && inv_str_set(&p->netdev, ndev) < 0)

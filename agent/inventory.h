@@ -36,4 +36,7 @@ int inventory_iface_of_address(const struct ifaddrs *addrs, const char *addr,
  * 126.0. 0 when unknown. */
 double inventory_pcie_gbps(const char *link_speed, unsigned width);
 
+/* "IB", "RoCE v1", "RoCE v2" for an enum ibv_gid_type; "" if unknown. */
+const char *inventory_gid_type(uint32_t type);
+
 #endif

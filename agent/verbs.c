@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "inventory.h"
 #include "log.h"
 
 /* Local ACK timeout 4.096 us * 2^14 = 67 ms (perftest's), 6 retries: a
@@ -307,20 +308,6 @@ void verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
 
 /* ---- device, port and GID ---- */
 
-static const char *verbs_gid_type_str(uint32_t t)
-{
-	switch (t) {
-	case IBV_GID_TYPE_IB:
-		return "IB";
-	case IBV_GID_TYPE_ROCE_V1:
-		return "RoCE v1";
-	case IBV_GID_TYPE_ROCE_V2:
-		return "RoCE v2";
-	default:
-		return "unknown";
-	}
-}
-
 static int verbs_gid_is_v4(const uint8_t *g)
 {
 	static const uint8_t pfx[12] = {0, 0, 0, 0, 0,	  0,
@@ -417,7 +404,7 @@ static int verbs_pick_gid(struct verbs_test *t, unsigned ifindex,
 	inet_ntop(AF_INET6, best.gid.raw, t->local.gid_str,
 		  sizeof(t->local.gid_str));
 	snprintf(t->local.gid_type, sizeof(t->local.gid_type), "%s",
-		 verbs_gid_type_str(best.gid_type));
+		 inventory_gid_type(best.gid_type));
 	if (best.ndev_ifindex)
 		if_indextoname(best.ndev_ifindex, t->local.netdev);
 	verbs_fill_ipv4(&t->local);
