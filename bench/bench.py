@@ -863,7 +863,8 @@ def parse_kv(text):
         if not sep:
             continue
         try:
-            out[k] = float(v) if re.match(r"^-?[0-9.]+$", v) else v
+            out[k] = (int(v) if re.match(r"^-?[0-9]+$", v) else
+                      float(v) if re.match(r"^-?[0-9.]+$", v) else v)
         except ValueError:
             out[k] = v
     return out
@@ -882,6 +883,7 @@ class RdmaBench:
         self.diag = []      # the same from BENCH-DIAG lines
         self.errors = []    # BENCH-ERROR lines with the output after them
         self.retries = []   # BENCH-RETRY: perftest runs with no usable figure
+        self.tuning = None  # the VM's backlog, queue length, clocksource
         self.failure = None
         self.load = (None, None)
         self.log = os.path.join(args.rdma_out, "bench-payload.log")
@@ -920,6 +922,9 @@ class RdmaBench:
                     ln = ln.rstrip("\n")
                     if ln.startswith("SKIP:"):
                         self.skipped = ln[5:].strip()
+                    m = re.search(r"bench: tuning: (.*)$", ln)
+                    if m:
+                        self.tuning = m.group(1)
                     if err_open is not None:
                         body = re.sub(r"^(\[vm\] )?", "", ln)
                         if body.startswith("  | "):
@@ -963,20 +968,21 @@ class RdmaBench:
     # -------------------------------------------------------- report
     def values(self, tool, test, key):
         return [r[key] for r in self.rows if r.get("tool") == tool and
-                r.get("test") == test and isinstance(r.get(key), float)]
+                r.get("test") == test and isinstance(r.get(key), (int, float))]
 
     def pairs(self, test, key):
         """(ringd, perftest) of the same run number."""
         by = {}
         for r in self.rows:
-            if r.get("test") == test and isinstance(r.get(key), float):
+            if r.get("test") == test and isinstance(r.get(key),
+                                                    (int, float)):
                 by.setdefault(r.get("run"), {})[r.get("tool")] = r[key]
         return [(v["ringd"], v["perftest"]) for _, v in sorted(by.items())
                 if "ringd" in v and "perftest" in v]
 
     def diag_median(self, tool, test, key):
         v = [d[key] for d in self.diag if d.get("tool") == tool and
-             d.get("test") == test and isinstance(d.get(key), float)]
+             d.get("test") == test and isinstance(d.get(key), (int, float))]
         return median(v) if v else float("nan")
 
     def report(self, out):
@@ -1062,8 +1068,7 @@ class RdmaBench:
                       "%g" % self.diag_median(tl, test, "b_out_of_seq"),
                       "%g" % (self.diag_median(tl, test, "veth_drops") +
                               self.diag_median(tl, test, "softnet_drops"))))
-            quant = [r for r in o if isinstance(r.get("qp_msgs"), str) or
-                     isinstance(r.get("qp_msgs"), float)]
+            quant = [r for r in o if "qp_msgs" in r]
             whole = sum(1 for r in quant if all(
                 int(float(x)) % 128 == 0 for x in str(r["qp_msgs"]).split(
                     "/") if x))
@@ -1094,6 +1099,11 @@ class RdmaBench:
           " of percent: a ratio inside the spread says nothing about the "
           "engines, and nothing here predicts real RDMA NICs." % (
               os.cpu_count() or 0, self.load[0] or 0, self.load[1] or 0))
+        if self.tuning:
+            w("  VM: %s. ringd times with clock_gettime, which on the hpet "
+              "clocksource is a system call and an emulated device read; "
+              "perftest reads the TSC: under TCG that alone can put ringd's"
+              " latency a few microseconds behind." % self.tuning)
         if self.retries:
             w("  perftest runs repeated because its figures came out inf or "
               "0 (it failed to calibrate its TSC clock under TCG, 'r^2 < "
