@@ -1100,10 +1100,13 @@ class RdmaBench:
           "engines, and nothing here predicts real RDMA NICs." % (
               os.cpu_count() or 0, self.load[0] or 0, self.load[1] or 0))
         if self.tuning:
-            w("  VM: %s. ringd times with clock_gettime, which on the hpet "
-              "clocksource is a system call and an emulated device read; "
-              "perftest reads the TSC: under TCG that alone can put ringd's"
-              " latency a few microseconds behind." % self.tuning)
+            note = ""
+            if "hpet" in self.tuning:
+                note = (" ringd times with clock_gettime, which on the hpet "
+                        "clocksource is a system call and an emulated device"
+                        " read; perftest reads the TSC: under TCG that alone"
+                        " can put ringd's latency a few microseconds behind.")
+            w("  VM: %s.%s" % (self.tuning, note))
         if self.retries:
             w("  perftest runs repeated because its figures came out inf or "
               "0 (it failed to calibrate its TSC clock under TCG, 'r^2 < "
