@@ -48,25 +48,10 @@ for v in "$RUNS" "$QPS" "$SIZE" "$DURATION" "$WARMUP" "$LAT_SIZE" "$LAT_ITERS"; 
 done
 
 W=/tmp/bench
-SOCK=$W/coord.sock
+. "$HERE/ringd-lib.sh"
 A_DEV=rxe1b B_DEV=rxe2a # edge 1: n1's r1b <-> n2's r2a
 ERRORS=0
-now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
-rc() { ringctl -s "$SOCK" "$@"; }
 log() { echo "bench: $*"; }
-
-# wait_until SECONDS WHAT CMD...: poll CMD (quietly) until it succeeds
-wait_until() {
-	limit=$1 what=$2
-	shift 2
-	end=$(($(now_cs) + limit * 100))
-	while [ "$(now_cs)" -lt "$end" ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	log "timed out after ${limit}s waiting for $what"
-	return 1
-}
 wait_listen() { # wait_listen PORT SECONDS: until something listens on TCP PORT
 	hex=$(printf ':%04X ' "$1")
 	wait_until "$2" "a listener on port $1" sh -c \
@@ -148,25 +133,10 @@ $RING_NET_IP rule show
 for d in $A_DEV $B_DEV; do ibv_devinfo -v -d $d; done # limits: max_qp_wr, rd_atom, mtu
 echo "rxe counters: $(ls /sys/class/infiniband/$A_DEV/ports/1/hw_counters | tr '\n' ' ')"
 
-mkdir -p $W/pki $W/conf $W/logs $W/state
-rc pki init $W/pki >/dev/null || exit 1
-for n in coordinator n1 n2; do
-	rc pki issue $W/pki "$n" >/dev/null || exit 1
-done
+ringd_pki n1 n2 || exit 1
 # Only n1 and n2 run an agent: n3's would only take CPU from the two
 # vCPUs. No automatic survey: its tests would share the devices with ours.
-cat >$W/conf/coordinator.conf <<EOF
-name coordinator
-listen 127.0.0.1:7420
-ca $W/pki/ca.crt
-cert $W/pki/coordinator.crt
-key $W/pki/coordinator.key
-control_socket $SOCK
-control_group root
-state_dir $W/state
-expect n1 n2
-heartbeat_interval 2s
-heartbeat_misses 5
+ringd_coordinator_conf n1 n2 <<EOF
 survey_settle 1h
 survey_grace 1h
 survey_interval 0
@@ -178,19 +148,7 @@ latency_sizes 64
 latency_iterations 10
 EOF
 for i in 1 2; do
-	cat >$W/conf/n$i.conf <<EOF
-node n$i
-coordinator 127.0.0.1:7420
-coordinator_name coordinator
-ca $W/pki/ca.crt
-cert $W/pki/n$i.crt
-key $W/pki/n$i.key
-mgmt_interface lo
-data_interface r${i}a r${i}b
-rdma_device rxe${i}a rxe${i}b
-lldp_interval 1s
-rdma_max_memory 64M
-EOF
+	echo "rdma_max_memory 64M" | ringd_agent_conf $i
 done
 ring-coordinator -c $W/conf/coordinator.conf >$W/logs/coordinator.log 2>&1 &
 PIDS=$!
@@ -203,29 +161,23 @@ cleanup() {
 	wait 2>/dev/null
 }
 trap cleanup EXIT
-show_logs() {
-	for f in $W/logs/*.log; do
-		echo "--- $f (last 10 lines)"
-		tail -n 10 "$f"
-	done
-}
 
 up() { rc -f keyvalue status | grep -q '^connected=2$'; }
-wait_until 60 "both agents connected" up || { show_logs; exit 1; }
+wait_until 60 "both agents connected" up || { ringd_show_logs 10; exit 1; }
 # RDMA tests go between the ports the last survey found cabled: run one
 # now, as short as the coordinator allows (TCP, one stream, 100 ms).
 # Afterwards nothing starts another: settle/grace 1h, no interval.
 if ! timeout 120 ringctl -s "$SOCK" -t 110 survey --wait >$W/survey.out 2>&1; then
 	echo "BENCH-ERROR tool=ringd test=setup run=0 rc=1 the survey failed"
 	cat $W/survey.out
-	show_logs
+	ringd_show_logs 10
 	exit 1
 fi
 rc status | sed 's/^/  /'
 first() { timeout 60 ringctl -s "$SOCK" -f keyvalue test rdma-lat n1 n2 --op write --sizes 2 --iterations 10 >$W/first.out 2>&1; }
 if ! wait_until 30 "a first RDMA test n1 -> n2" first; then
 	cat $W/first.out
-	show_logs
+	ringd_show_logs 10
 	exit 1
 fi
 ends=$(grep -E '^(a|b)_endpoint\.device=' $W/first.out | cut -d= -f2 | tr '\n' ' ')

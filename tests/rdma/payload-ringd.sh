@@ -22,25 +22,10 @@ export UBSAN_OPTIONS=print_stacktrace=1
 
 N=${1:-4}
 W=/tmp/ringd
-SOCK=$W/coord.sock
+. "$HERE/ringd-lib.sh"
 FAILS=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
-rc() { ringctl -s "$SOCK" "$@"; }
-
-# wait_until SECONDS WHAT CMD...: poll CMD (quietly) until it succeeds
-wait_until() {
-	limit=$1 what=$2
-	shift 2
-	end=$(($(now_cs) + limit * 100))
-	while [ "$(now_cs)" -lt "$end" ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	echo "timed out after ${limit}s waiting for $what"
-	return 1
-}
 
 # nodes [rev]: "n1 n2 ... nN " (or backwards)
 nodes() {
@@ -57,54 +42,27 @@ has_rc_qps() { [ "$(rc_qps)" -gt 0 ]; }
 
 ring_net_up "$N" || exit 1
 ring_net_wait_gids || exit 1
-mkdir -p $W/pki $W/conf $W/logs $W/state
-
-rc pki init $W/pki >/dev/null || exit 1
-for n in coordinator $(nodes); do
-	rc pki issue $W/pki "$n" >/dev/null || exit 1
-done
-
-{
-	echo "name coordinator"
-	echo "listen 127.0.0.1:7420"
-	echo "ca $W/pki/ca.crt"
-	echo "cert $W/pki/coordinator.crt"
-	echo "key $W/pki/coordinator.key"
-	echo "control_socket $SOCK"
-	echo "control_group root"
-	echo "state_dir $W/state"
-	echo "expect $(nodes)"
-	echo "heartbeat_interval 2s"
-	echo "heartbeat_misses 5"
-	# Short tests: under TCG soft-RoCE moves tens to hundreds of Mbit/s.
-	echo "survey_settle 3s"
-	echo "survey_grace 60s"
-	echo "survey_duration 1s"
-	echo "survey_warmup 250ms"
-	echo "survey_method auto"
-	echo "survey_rdma_qps 2"
-	echo "survey_rdma_size 64K"
-	echo "latency_sizes 64 4096"
-	echo "latency_iterations 100"
-} >$W/conf/coordinator.conf
+ringd_pki $(nodes) || exit 1
+# Short tests: under TCG soft-RoCE moves tens to hundreds of Mbit/s.
+ringd_coordinator_conf $(nodes) <<EOF
+survey_settle 3s
+survey_grace 60s
+survey_duration 1s
+survey_warmup 250ms
+survey_method auto
+survey_rdma_qps 2
+survey_rdma_size 64K
+latency_sizes 64 4096
+latency_iterations 100
+EOF
 
 start_agent() { # start_agent I
 	i=$1
-	{
-		echo "node n$i"
-		echo "coordinator 127.0.0.1:7420"
-		echo "coordinator_name coordinator"
-		echo "ca $W/pki/ca.crt"
-		echo "cert $W/pki/n$i.crt"
-		echo "key $W/pki/n$i.key"
-		echo "mgmt_interface lo"
-		echo "data_interface r${i}a r${i}b"
-		echo "rdma_device rxe${i}a rxe${i}b"
-		echo "lldp_interval 1s"
-		echo "reconnect_min 200ms"
-		echo "reconnect_max 2s"
-		echo "rdma_max_memory 64M"
-	} >$W/conf/n$i.conf
+	ringd_agent_conf "$i" <<EOF
+reconnect_min 200ms
+reconnect_max 2s
+rdma_max_memory 64M
+EOF
 	ring-agent -c $W/conf/n$i.conf >>$W/logs/n$i.log 2>&1 &
 	echo $! >$W/n$i.pid
 }
@@ -117,12 +75,6 @@ while [ "$i" -le "$N" ]; do
 	i=$((i + 1))
 done
 
-show_logs() {
-	for f in $W/logs/*.log; do
-		echo "--- $f (last 15 lines)"
-		tail -n 15 "$f"
-	done
-}
 
 all_up() { rc -f keyvalue status | grep -q "^connected=$N\$"; }
 if wait_until 60 "all $N agents connected" all_up; then
@@ -130,7 +82,7 @@ if wait_until 60 "all $N agents connected" all_up; then
 else
 	fail "agents did not connect"
 	rc status
-	show_logs
+	ringd_show_logs
 	exit 1
 fi
 
@@ -189,7 +141,7 @@ test_ok() {
 	r=$?
 	if [ $r -eq 0 ] && grep -q "$expect" "$out" && grep -q '^result=ok' "$out" &&
 		! grep -qE '^gbps_measured=0(\.0*)?$' "$out"; then
-		pass "$name: $(grep -E '^(gbps_measured|peak_gbps_measured|lat\.0\.p50_us|.*p50_us_measured)=' "$out" | head -n 2 | tr '\n' ' ')"
+		pass "$name: $(grep -E '^(gbps_measured|peak_gbps_measured|a_side\.latency\.[0-9]+\.p50_us|a_side\.latency_convention)=' "$out" | head -n 3 | tr '\n' ' ')"
 	else
 		fail "$name (rc $r)"
 		cat "$out"
@@ -295,7 +247,7 @@ while [ "$i" -le "$N" ]; do
 	i=$((i + 1))
 done
 if [ $FAILS -ne 0 ]; then
-	show_logs
+	ringd_show_logs
 fi
 for p in $W/*.pid; do kill "$(cat "$p")" 2>/dev/null; done
 kill $COORD 2>/dev/null
