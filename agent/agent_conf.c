@@ -374,3 +374,32 @@ int agent_conf_is_rdma_device(const struct agent_conf *c, const char *name)
 			return 1;
 	return c->n_rdma_globs == 0;
 }
+
+int agent_conf_set_globs(struct agent_conf *c, const char *opt,
+			 const char *const *globs, unsigned n)
+{
+	int rdma = !strcmp(opt, "-r");
+	size_t len = rdma ? sizeof(c->rdma_globs[0]) : sizeof(c->data_globs[0]);
+
+	if (n > AGENT_CONF_MAX_GLOBS) {
+		fprintf(stderr, "ring-agent: %s: at most %d patterns\n", opt,
+			AGENT_CONF_MAX_GLOBS);
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (strlen(globs[i]) >= len) {
+			fprintf(stderr,
+				"ring-agent: %s: '%s' is too long (max %zu "
+				"characters)\n",
+				opt, globs[i], len - 1);
+			return -1;
+		}
+	for (unsigned i = 0; i < n; i++)
+		snprintf(rdma ? c->rdma_globs[i] : c->data_globs[i], len, "%s",
+			 globs[i]);
+	if (rdma)
+		c->n_rdma_globs = n;
+	else
+		c->n_data_globs = n;
+	return 0;
+}

@@ -67,6 +67,11 @@ uint32_t agent_conf_nominal_mbps(const struct agent_conf *c,
 int agent_conf_is_data_interface(const struct agent_conf *c,
 				 const char *ifname);
 
+/* Replace the data_interface (opt "-i") or rdma_device (opt "-r") patterns
+ * with those given on the command line. -1 after a message on stderr when
+ * one is too long. */
+int agent_conf_set_globs(struct agent_conf *c, const char *opt,
+			 const char *const *globs, unsigned n);
 /* 1 if the RDMA device may be reported and used (rdma_device globs). */
 int agent_conf_is_rdma_device(const struct agent_conf *c, const char *name);
 

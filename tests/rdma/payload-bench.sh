@@ -148,7 +148,7 @@ latency_sizes 64
 latency_iterations 10
 EOF
 for i in 1 2; do
-	echo "rdma_max_memory 64M" | ringd_agent_conf $i
+	printf 'rdma_device rxe%sa rxe%sb\nrdma_max_memory 64M\n' $i $i | ringd_agent_conf $i
 done
 ring-coordinator -c $W/conf/coordinator.conf >$W/logs/coordinator.log 2>&1 &
 PIDS=$!

@@ -63,7 +63,8 @@ reconnect_min 200ms
 reconnect_max 2s
 rdma_max_memory 64M
 EOF
-	ring-agent -c $W/conf/n$i.conf >>$W/logs/n$i.log 2>&1 &
+	# Its RDMA devices from the command line (the config names none).
+	ring-agent -c $W/conf/n$i.conf -r "rxe${i}a" -r "rxe${i}b" >>$W/logs/n$i.log 2>&1 &
 	echo $! >$W/n$i.pid
 }
 
@@ -85,6 +86,11 @@ else
 	ringd_show_logs
 	exit 1
 fi
+
+# Each agent owns its two ports and two devices, no more (ring-agent -r).
+devs=$(rc -f keyvalue status | grep -c '^nodes\.[0-9]*\.rdma_devices=2$' || true)
+[ "$devs" = "$N" ] && pass "every agent reports just its 2 RDMA devices" ||
+	{ fail "RDMA devices per node"; rc -f keyvalue status | grep rdma_devices; }
 
 # ---- the survey, over RDMA ----
 t0=$(now_cs)

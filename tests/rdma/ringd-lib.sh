@@ -6,8 +6,9 @@
 #   ringd_pki NODE...           CA and certificates (coordinator + nodes)
 #   ringd_coordinator_conf EXPECT...   coordinator.conf; extra lines on stdin
 #   ringd_agent_conf I          conf/nI.conf for node nI, restricted to its
-#                               ports r<I>a/r<I>b and devices rxe<I>a/rxe<I>b;
-#                               extra lines on stdin
+#                               ports r<I>a/r<I>b; extra lines on stdin
+#                               (its devices rxe<I>a/rxe<I>b: an rdma_device
+#                               line, or ring-agent -r)
 #   ringd_show_logs [LINES]     the tail of every daemon's log
 # Management runs over loopback (127.0.0.1:7420): rxe needs every node in
 # the initial namespace, so the agents share it and identify themselves by
@@ -64,7 +65,6 @@ ringd_agent_conf() {
 		echo "key $W/pki/n$1.key"
 		echo "mgmt_interface lo"
 		echo "data_interface r${1}a r${1}b"
-		echo "rdma_device rxe${1}a rxe${1}b"
 		echo "lldp_interval 1s"
 		cat
 	} >"$W/conf/n$1.conf"

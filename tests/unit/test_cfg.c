@@ -852,6 +852,29 @@ static void test_agent_rdma(void **state)
 		  "t.conf:2: 'rdma_device' takes at least 1 argument, got 0");
 }
 
+/* ring-agent -i / -r replace the file's patterns. */
+static void test_agent_flag_globs(void **state)
+{
+	const char *ifs[] = {"r1a", "r1b"}, *devs[] = {"rxe1*"};
+	const char *longone[] = {"0123456789abcdef0123456789abcdef"};
+	struct agent_conf c;
+
+	(void)state;
+	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
+					 "data_interface eth*\n"
+					 "rdma_device mlx5_*\n"),
+			 0);
+	assert_int_equal(agent_conf_set_globs(&c, "-i", ifs, 2), 0);
+	assert_int_equal(agent_conf_set_globs(&c, "-r", devs, 1), 0);
+	assert_true(agent_conf_is_data_interface(&c, "r1b"));
+	assert_false(agent_conf_is_data_interface(&c, "eth0"));
+	assert_true(agent_conf_is_rdma_device(&c, "rxe1a"));
+	assert_false(agent_conf_is_rdma_device(&c, "mlx5_0"));
+	assert_int_equal(agent_conf_set_globs(&c, "-i", longone, 1), -1);
+	assert_int_equal(agent_conf_set_globs(&c, "-r", devs, 33), -1);
+	assert_int_equal(c.n_data_globs, 2); /* unchanged by the refusals */
+}
+
 static void test_agent_check(void **state)
 {
 	struct agent_conf c;
@@ -1345,6 +1368,7 @@ int main(void)
 		cmocka_unit_test_setup(test_agent_full, setup),
 		cmocka_unit_test_setup(test_agent_defaults, setup),
 		cmocka_unit_test_setup(test_agent_rdma, setup),
+		cmocka_unit_test_setup(test_agent_flag_globs, setup),
 		cmocka_unit_test_setup(test_agent_check, setup),
 		cmocka_unit_test_setup(test_agent_value_errors, setup),
 		cmocka_unit_test_setup(test_agent_too_many_globs, setup),
