@@ -1170,10 +1170,6 @@ static void verbs_on_efd(evutil_socket_t fd, short what, void *arg)
 	if (atomic_load(&t->worker_done) && !t->joined) {
 		pthread_join(t->tid, NULL);
 		t->joined = 1;
-		if (t->freed) {
-			verbs_destroy(t);
-			return;
-		}
 	}
 	if (atomic_load(&t->connect_done) && !t->reported_connect) {
 		t->reported_connect = 1;
@@ -1181,9 +1177,8 @@ static void verbs_on_efd(evutil_socket_t fd, short what, void *arg)
 		t->ccb(t, t->conn_err, t->conn_why, t->arg);
 		t->in_cb = 0;
 		if (t->freed) {
-			/* the callback freed t: now, or when the worker ends */
-			if (t->joined)
-				verbs_destroy(t);
+			/* The callback freed t: finish that here. */
+			verbs_free(t);
 			return;
 		}
 		if (t->conn_err)
@@ -1406,11 +1401,14 @@ void verbs_free(struct verbs_test *t)
 		return;
 	atomic_store(&t->stop, 1);
 	t->freed = 1;
-	if (t->in_cb || (t->thread_started && !t->joined)) {
-		/* destroyed when the worker's exit arrives */
-		event_del(t->ev_deadline);
-		event_del(t->ev_finish);
-		return;
+	if (t->in_cb)
+		return; /* verbs_on_efd finishes it after the callback */
+	/* The worker sees stop within a poll loop's turn (or when a blocking
+	 * RTR address resolution gives up): wait for it, so that nothing
+	 * outlives the call, not even at shutdown. */
+	if (t->thread_started && !t->joined) {
+		pthread_join(t->tid, NULL);
+		t->joined = 1;
 	}
 	verbs_destroy(t);
 }

@@ -123,8 +123,9 @@ int verbs_connect(struct verbs_test *t, const struct verbs_endpoint *peer,
 		  char *why, size_t len);
 /* End the test: the done callback follows from the event loop. */
 void verbs_stop(struct verbs_test *t);
-/* Tear down at any point; no callback after this. QPs and memory are gone
- * once the worker, if any, has returned. */
+/* Tear down at any point; no callback after this. Waits for the worker,
+ * if any, to notice (a poll loop's turn); QPs and memory are gone when it
+ * returns. */
 void verbs_free(struct verbs_test *t);
 /* The local endpoint (valid until verbs_free). */
 const struct verbs_endpoint *verbs_local(const struct verbs_test *t);

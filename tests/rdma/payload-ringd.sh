@@ -3,7 +3,7 @@
 #
 # One ring-coordinator and one ring-agent per node, management over
 # loopback, each agent restricted to its own two ports and rxe devices
-# (data_interface / rdma_device). Asserts:
+# (data_interface in its file, ring-agent -r). Asserts:
 #   - the survey assembles the ring over RDMA, in the right order;
 #   - RDMA WRITE/READ bandwidth and latency come back for every edge;
 #   - ringctl test rdma-bw/rdma-lat work on demand, all four kinds;
@@ -11,7 +11,9 @@
 #     "not ring neighbours" error, within its deadline;
 #   - an agent killed mid-test leaves the other side clean (no RC QPs left
 #     in `rdma resource show qp`), both when the target and when the
-#     requester dies.
+#     requester dies, and when an agent is stopped cleanly mid-test;
+#   - explicit GID indexes, a bad one, the memory bound, survey_method
+#     both, and no sanitizer report in any daemon's log.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # Sanitizer builds (make check runs the ASan/UBSan binaries here): report
@@ -200,7 +202,7 @@ wait_until 20 "no RC QPs after the diagonal test" no_rc_qps &&
 # kill_mid_test VICTIM A B: start a long test A -> B, kill VICTIM's agent
 # once QPs exist, expect the test to fail and every QP to go.
 kill_mid_test() {
-	victim=$1 a=$2 b=$3
+	victim=$1 a=$2 b=$3 sig=${4:-KILL}
 	rc test rdma-bw "$a" "$b" --op write --duration 60 --qps 2 --size 64K >$W/kill-$victim.out 2>&1 &
 	tp=$!
 	if ! wait_until 30 "RC QPs of the long test" has_rc_qps; then
@@ -209,18 +211,18 @@ kill_mid_test() {
 		return
 	fi
 	sleep 1 # inside the measured window
-	kill -9 "$(cat $W/$victim.pid)"
+	kill -s "$sig" "$(cat $W/$victim.pid)"
 	t0=$(now_cs)
 	wait $tp
 	r=$?
 	took=$((($(now_cs) - t0) / 100))
 	cat $W/kill-$victim.out
-	[ $r -ne 0 ] && pass "kill $victim mid-test: the test failed after ${took}s (rc $r)" ||
-		fail "kill $victim mid-test: test rc $r"
+	[ $r -ne 0 ] && pass "kill -$sig $victim mid-test: the test failed after ${took}s (rc $r)" ||
+		fail "kill -$sig $victim mid-test: test rc $r"
 	if wait_until 30 "no RC QPs after killing $victim" no_rc_qps; then
-		pass "kill $victim mid-test: no QPs left on the surviving side"
+		pass "kill -$sig $victim mid-test: no QPs left on the surviving side"
 	else
-		fail "kill $victim mid-test: QPs left behind"
+		fail "kill -$sig $victim mid-test: QPs left behind"
 		/usr/bin/rdma resource show qp
 	fi
 	start_agent "${victim#n}"
@@ -228,6 +230,9 @@ kill_mid_test() {
 }
 kill_mid_test n2 n1 n2 # the target dies: the requester sees it
 kill_mid_test n1 n1 n2 # the requester dies: the coordinator stops the target
+# A clean stop mid-test: the agent tears its test down on the way out (its
+# sanitizer build reports any leak when it exits).
+kill_mid_test n2 n1 n2 TERM
 
 # ---- survey_method both: TCP ladder and RDMA figures side by side ----
 kill $COORD
