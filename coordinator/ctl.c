@@ -673,9 +673,34 @@ void ctl_render_ranks(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "prev_node", r->prev_node);
 		writer_str(w, "prev_interface", r->prev_interface);
 		writer_str(w, "prev_rdma", r->prev_rdma);
+		if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
+			writer_int(w, "next_gid_index_measured",
+				   r->next_gid_index);
+			writer_int(w, "prev_gid_index_measured",
+				   r->prev_gid_index);
+		}
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
+}
+
+/* NCCL_IB_GID_INDEX is one value per process: print it when the ports
+ * facing both neighbours used the same index in the survey's RDMA tests. */
+static void ctl_env_gid_index(FILE *out, const Ring__Rank *r)
+{
+	int n = r->next_gid_index, p = r->prev_gid_index;
+
+	if (n < 0 && p < 0)
+		fprintf(out, "# NCCL_IB_GID_INDEX: no RDMA test in the last "
+			     "survey to read it from\n");
+	else if (n >= 0 && p >= 0 && n != p)
+		fprintf(out,
+			"# NCCL_IB_GID_INDEX not set: the ports facing the "
+			"neighbours use GID index %d (next) and %d (prev); "
+			"NCCL takes one\n",
+			n, p);
+	else
+		fprintf(out, "NCCL_IB_GID_INDEX=%d\n", n >= 0 ? n : p);
 }
 
 int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
@@ -739,6 +764,7 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 				fprintf(out,
 					"# no RDMA device faces the "
 					"neighbours: NCCL_IB_HCA not set\n");
+			ctl_env_gid_index(out, r);
 			/* One stream per channel saturates nothing: the field
 			 * notes needed 4 (see the saturation finding). */
 			fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"

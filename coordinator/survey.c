@@ -82,6 +82,7 @@ struct sv_link {
 	Ring__LatResult rdma_lat[16];
 	unsigned n_rdma_lat;
 	char a_gid[64], b_gid[64];
+	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
 	char rdma_error[256];
 	struct survey_test *test;
 	struct timespec test_t0;
@@ -629,6 +630,7 @@ static struct sv_link *sv_add_link(struct survey *sv, unsigned a,
 	snprintf(l->t.a_if, sizeof(l->t.a_if), "%s", a_if);
 	snprintf(l->t.b_if, sizeof(l->t.b_if), "%s", b_if);
 	l->probe_ab = l->probe_ba = -1;
+	l->a_gid_index = l->b_gid_index = -1;
 	for (int d = 0; d < 2; d++) {
 		for (int s = 0; s < SV_MAX_LADDER; s++)
 			l->gbps[d][s] = -1;
@@ -1259,12 +1261,16 @@ static void sv_edge_rdma_done(struct survey *sv, struct sv_link *l,
 		l->rdma_write[d] = g;
 		if (l->ladder_rdma)
 			l->gbps[d][0] = g;
-		if (!d && ra && ra->endpoint)
+		if (!d && ra && ra->endpoint) {
 			snprintf(l->a_gid, sizeof(l->a_gid), "%s",
 				 ra->endpoint->gid);
-		if (!d && rep->b_side && rep->b_side->endpoint)
+			l->a_gid_index = (int)ra->endpoint->gid_index;
+		}
+		if (!d && rep->b_side && rep->b_side->endpoint) {
 			snprintf(l->b_gid, sizeof(l->b_gid), "%s",
 				 rep->b_side->endpoint->gid);
+			l->b_gid_index = (int)rep->b_side->endpoint->gid_index;
+		}
 		break;
 	}
 	case SV_ST_RDMA_READ_AB:
@@ -1573,6 +1579,8 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->rdma_error = ar_printf(ar, "%s", l->rdma_error);
 	e->a_gid = ar_printf(ar, "%s", l->a_gid);
 	e->b_gid = ar_printf(ar, "%s", l->b_gid);
+	e->a_gid_index = l->a_gid_index;
+	e->b_gid_index = l->b_gid_index;
 	return e;
 }
 
@@ -1585,6 +1593,12 @@ static const char *sv_link_if(const struct sv_link *l, unsigned node,
 	}
 	*rdma = l->b_rdma;
 	return l->t.b_if;
+}
+
+/* The GID index node's end of the link used in the RDMA tests, or -1. */
+static int sv_link_gid_index(const struct sv_link *l, unsigned node)
+{
+	return l->t.a == node ? l->a_gid_index : l->b_gid_index;
 }
 
 static int sv_ranks(struct survey *sv, struct sv_arena *ar,
@@ -1615,6 +1629,7 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 		r->mgmt_interface = sv->nodes[me].mgmt_if;
 		r->next_node = r->next_interface = r->next_rdma = "";
 		r->prev_node = r->prev_interface = r->prev_rdma = "";
+		r->next_gid_index = r->prev_gid_index = -1;
 		if (has_next) {
 			unsigned o = res->order[(i + 1) % n];
 			int li = sv_find_link(sv, me, o);
@@ -1624,6 +1639,8 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 				r->next_interface = (char *)sv_link_if(
 					&sv->links[li], me, &rdma);
 				r->next_rdma = (char *)rdma;
+				r->next_gid_index =
+					sv_link_gid_index(&sv->links[li], me);
 			}
 		}
 		if (has_prev) {
@@ -1635,6 +1652,8 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 				r->prev_interface = (char *)sv_link_if(
 					&sv->links[li], me, &rdma);
 				r->prev_rdma = (char *)rdma;
+				r->prev_gid_index =
+					sv_link_gid_index(&sv->links[li], me);
 			}
 		}
 		top->ranks[top->n_ranks++] = r;

@@ -303,6 +303,7 @@ def test_field_notes_ranks(fn):
         assert {k: kv.get(k) for k in want} == want, b
         # No RDMA devices in the emulation: no HCA list to give.
         assert "NCCL_IB_HCA" not in kv, b
+        assert "NCCL_IB_GID_INDEX" not in kv, b
 
     # The field notes' second failure: rendezvous must never name a
     # data-plane address.
