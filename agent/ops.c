@@ -406,6 +406,7 @@ static void ops_ep_to_msg(const struct verbs_endpoint *e, Ring__RdmaEndpoint *m)
 	m->length = e->length;
 	m->gid_raw.data = (uint8_t *)e->gid;
 	m->gid_raw.len = sizeof(e->gid);
+	m->rd_atomic = e->rd_atomic;
 }
 
 static int ops_ep_from_msg(const Ring__RdmaEndpoint *m,
@@ -436,6 +437,7 @@ static int ops_ep_from_msg(const Ring__RdmaEndpoint *m,
 	e->rkey = m->rkey;
 	e->addr = m->addr;
 	e->length = m->length;
+	e->rd_atomic = m->rd_atomic;
 	return 0;
 }
 

@@ -510,6 +510,7 @@ static int verbs_query(struct verbs_test *t, char *why, size_t len)
 			     : VERBS_MAX_RD_ATOM;
 	if (!t->rd_atom)
 		t->rd_atom = 1;
+	t->local.rd_atomic = t->rd_atom;
 	if ((int)t->p.tx_depth > da.max_qp_wr) {
 		snprintf(why, len, "tx depth %u exceeds %s's limit %d",
 			 t->p.tx_depth, t->local.device, da.max_qp_wr);
@@ -1372,6 +1373,10 @@ int verbs_connect(struct verbs_test *t, const struct verbs_endpoint *peer,
 		return -1;
 	}
 	t->peer = *peer;
+	/* A requester may have no more READs in flight than the peer serves
+	 * (else the peer NAKs them): agree on the smaller. */
+	if (peer->rd_atomic && peer->rd_atomic < t->rd_atom)
+		t->rd_atom = peer->rd_atomic;
 	atomic_store(&t->phase, VP_CONNECTING);
 	rc = pthread_create(&t->tid, NULL, verbs_worker, t);
 	if (rc) {

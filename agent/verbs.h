@@ -77,6 +77,7 @@ struct verbs_endpoint {
 	uint32_t rkey;
 	uint64_t addr;
 	uint64_t length;
+	unsigned rd_atomic; /* READs served (target) / issued at once */
 };
 
 struct verbs_setup {
