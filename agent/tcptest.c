@@ -446,11 +446,14 @@ static void tcptest_bw_recv(struct tcptest_worker *w, char *buf)
 {
 	struct tcptest *t = w->t;
 	double we = t->t0 + (t->p.warmup_ms + t->p.duration_ms) / 1000.0;
-	/* The sender's clock started a little apart from ours: an EOF this
+	/* The sender's clock started a little apart from ours (with 64
+	 * streams on a loaded 2-core host, by 100 ms and more): an EOF this
 	 * close to the end of our window is the normal end. */
 	double slack = t->p.duration_ms / 5000.0;
 	char ebuf[128];
 
+	if (slack < 0.25)
+		slack = 0.25;
 	if (slack > 1)
 		slack = 1;
 	for (;;) {
