@@ -850,6 +850,18 @@ static int ctl_sizes(const char *val, int suffixes, uint64_t max,
 	return t->params.n_sizes ? 0 : -1;
 }
 
+/* Latency round trips per size (TCP and RDMA alike), a tenth of it
+ * untimed first. */
+static int ctl_lat_iterations(Ring__TestParams *p, const char *val, char *err,
+			      size_t len)
+{
+	if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
+		return ctl_complain(
+			err, len, "--iterations: '%s' is not 10..1000000", val);
+	p->lat_warmup = p->iterations / 10;
+	return 0;
+}
+
 /* The TCP options, messages as ringctl always gave them. */
 static int ctl_tcp_option(struct ctl_test_args *t, int bw, const char *opt,
 			  const char *val, char *err, size_t len)
@@ -885,11 +897,7 @@ static int ctl_tcp_option(struct ctl_test_args *t, int bw, const char *opt,
 					    "b-to-a or both",
 					    val);
 	} else if (!bw && !strcmp(opt, "--iterations")) {
-		if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
-			return ctl_complain(
-				err, len,
-				"--iterations: '%s' is not 10..1000000", val);
-		p->lat_warmup = p->iterations / 10;
+		return ctl_lat_iterations(p, val, err, len);
 	} else if (!bw && !strcmp(opt, "--sizes")) {
 		if (ctl_sizes(val, 0, 1048576, t) < 0)
 			return ctl_complain(err, len,
@@ -943,11 +951,7 @@ static int ctl_rdma_option(struct ctl_test_args *t, int bw, const char *opt,
 				"of 1 byte..16M (K and M suffixes accepted)",
 				val);
 	} else if (!bw && !strcmp(opt, "--iterations")) {
-		if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
-			return ctl_complain(
-				err, len,
-				"--iterations: '%s' is not 10..1000000", val);
-		p->lat_warmup = p->iterations / 10;
+		return ctl_lat_iterations(p, val, err, len);
 	} else if (!bw) {
 		return ctl_complain(err, len, "unknown rdma-lat option '%s'",
 				    opt);

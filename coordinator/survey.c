@@ -1501,6 +1501,27 @@ static Ring__Finding *sv_finding(struct sv_arena *ar, const char *code,
 	return f;
 }
 
+/* A latency ladder as message pointers in the arena (NULL on failure). */
+static Ring__LatResult **sv_lat_copy(struct sv_arena *ar,
+				     const Ring__LatResult *lat, unsigned n,
+				     size_t *n_out)
+{
+	Ring__LatResult **v = ar_alloc(ar, (n + 1) * sizeof(*v));
+
+	*n_out = 0;
+	for (unsigned i = 0; v && i < n; i++) {
+		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
+
+		if (!r)
+			return NULL;
+		*r = lat[i];
+		r->base.unknown_fields = NULL;
+		r->base.n_unknown_fields = 0;
+		v[(*n_out)++] = r;
+	}
+	return v;
+}
+
 static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 			       const struct sv_link *l)
 {
@@ -1539,19 +1560,9 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 		e->gbps_b_to_a[s] = l->gbps[1][s];
 	}
 	e->nominal_gbps = l->nominal_gbps;
-	e->latency = ar_alloc(ar, (l->n_lat + 1) * sizeof(*e->latency));
+	e->latency = sv_lat_copy(ar, l->lat, l->n_lat, &e->n_latency);
 	if (!e->latency)
 		return NULL;
-	for (unsigned i = 0; i < l->n_lat; i++) {
-		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
-
-		if (!r)
-			return NULL;
-		*r = l->lat[i];
-		r->base.unknown_fields = NULL;
-		r->base.n_unknown_fields = 0;
-		e->latency[e->n_latency++] = r;
-	}
 	e->measured_ms = l->measured_ms;
 	e->error = ar_printf(ar, "%s", l->error);
 	e->method = ar_printf(ar, "%s",
@@ -1562,20 +1573,10 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->rdma_write_gbps_b_to_a = l->rdma_write[1];
 	e->rdma_read_gbps_a_to_b = l->rdma_read[0];
 	e->rdma_read_gbps_b_to_a = l->rdma_read[1];
-	e->rdma_write_lat =
-		ar_alloc(ar, (l->n_rdma_lat + 1) * sizeof(*e->rdma_write_lat));
+	e->rdma_write_lat = sv_lat_copy(ar, l->rdma_lat, l->n_rdma_lat,
+					&e->n_rdma_write_lat);
 	if (!e->rdma_write_lat)
 		return NULL;
-	for (unsigned i = 0; i < l->n_rdma_lat; i++) {
-		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
-
-		if (!r)
-			return NULL;
-		*r = l->rdma_lat[i];
-		r->base.unknown_fields = NULL;
-		r->base.n_unknown_fields = 0;
-		e->rdma_write_lat[e->n_rdma_write_lat++] = r;
-	}
 	e->rdma_error = ar_printf(ar, "%s", l->rdma_error);
 	e->a_gid = ar_printf(ar, "%s", l->a_gid);
 	e->b_gid = ar_printf(ar, "%s", l->b_gid);
