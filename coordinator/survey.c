@@ -186,6 +186,14 @@ static Ring__TestResult *sv_copy_result(const Ring__TestResult *r)
 	return copy;
 }
 
+static void sv_test_link(struct survey *sv, struct survey_test *t)
+{
+	t->next = sv->tests;
+	if (sv->tests)
+		sv->tests->prev = t;
+	sv->tests = t;
+}
+
 static void sv_test_unlink(struct survey_test *t)
 {
 	struct survey *sv = t->sv;
@@ -361,10 +369,7 @@ sv_test_start(struct survey *sv, const char *a, const char *a_if, const char *b,
 		free(t);
 		return NULL;
 	}
-	t->next = sv->tests;
-	if (sv->tests)
-		sv->tests->prev = t;
-	sv->tests = t;
+	sv_test_link(sv, t);
 	lis.params = &t->params;
 	lis.bind_address = t->b_addr;
 	lis.token.data = t->token;
@@ -425,10 +430,7 @@ static struct survey_test *sv_rdma_start(struct survey *sv,
 	t->cb = cb;
 	t->arg = arg;
 	t->manual = manual;
-	t->next = sv->tests;
-	if (sv->tests)
-		sv->tests->prev = t;
-	sv->tests = t;
+	sv_test_link(sv, t);
 	t->rdma = rdmatest_start(sv->co->agents, sp, sv_rdma_done, t);
 	if (!t->rdma) {
 		int err = errno;
