@@ -1,10 +1,13 @@
 # ringd: ring-agent, ring-coordinator, ringctl.
-#   make            build everything into build/
-#   make check      deps, ASan/UBSan build, unit + fuzz smoke + integration tests,
-#                   RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
-#   make demo       4-node emulated ring in network namespaces (root)
+#   make            build everything into build/ (needs what `make deps` installs)
+#   make deps       install the Debian packages that building and the demo need
+#   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
+#                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
+#   make demo       deps, then a 4-node emulated ring in network namespaces (root)
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time (root)
 #   make install    PREFIX=/usr/local DESTDIR=
+# Targets that install packages (demo, check, integration, rdma-check, bench)
+# build in a sub-make, which reads this file, and pkg-config, afresh.
 VERSION := 0.1.0
 BUILD ?= build
 SANITIZE ?=
@@ -19,6 +22,56 @@ PYTHON ?= /usr/bin/python3
 PKGS := libevent libevent_openssl libprotobuf-c libsystemd openssl libibverbs
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Debian packages by what needs them. --no-install-recommends throughout:
+# gcc only recommends libc6-dev, hence listed; qemu-system-x86 depends on
+# its firmware (seabios, ipxe-qemu) and recommends only GUI/block extras.
+#   DEPS_BUILD  building and running the demo
+#   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
+#               systemd-analyze for the units)
+#   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
+#   DEPS_BENCH  the tools make bench compares against
+DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
+	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
+	ibverbs-providers python3 iproute2 procps
+DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
+	valgrind util-linux systemd
+DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
+	gzip xz-utils zstd
+DEPS_BENCH := iperf3 sockperf perftest
+# What each *-deps target installs; `make -s print-test-deps` prints a list.
+PKGS_deps := $(DEPS_BUILD)
+PKGS_test-deps := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_RDMA)
+PKGS_integration-deps := $(DEPS_BUILD) $(DEPS_TEST)
+PKGS_rdma-deps := $(DEPS_BUILD) $(DEPS_RDMA)
+PKGS_bench-deps := $(DEPS_BUILD) $(DEPS_RDMA) $(DEPS_BENCH)
+DEPS_TARGETS := deps test-deps integration-deps rdma-deps bench-deps
+# Those of the packages $(1) that dpkg does not have installed.
+deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+	grep -q 'install ok installed' || echo $$p; done
+
+# Goals that compile nothing in this make: they install packages and build
+# in a sub-make, or need no compiler. Any other goal needs the build
+# dependencies now; without them say which packages, not a linker error.
+NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
+	integration rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
+	format-check
+ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
+NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
+BUILD_MISSING := $(shell \
+	command -v $(firstword $(CC)) >/dev/null 2>&1 || echo $(firstword $(CC)); \
+	command -v protoc-c >/dev/null 2>&1 || echo protoc-c; \
+	if command -v pkg-config >/dev/null 2>&1; then \
+		for m in $(PKGS) $(if $(NEED_CMOCKA),cmocka); do \
+			pkg-config --exists $$m || echo $$m; done; \
+	else echo pkg-config; fi)
+ifneq ($(BUILD_MISSING),)
+DEPS_FOR := $(if $(filter cmocka clang,$(BUILD_MISSING)),test-deps,deps)
+$(info ringd: cannot build: missing $(BUILD_MISSING))
+$(info ringd: Debian packages to install: $(or $(shell $(call deb_missing,$(PKGS_$(DEPS_FOR)))),(all installed; is PATH or PKG_CONFIG_PATH unusual?)))
+$(error run `sudo make $(DEPS_FOR)` to install them, then `make` again)
+endif
+endif
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wmissing-prototypes \
 	-g -fstack-protector-strong -fPIE -DRING_VERSION='"$(VERSION)"' \
@@ -54,8 +107,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 LIBS := $(PKG_LIBS)
 
-.PHONY: all clean check unit integration fuzz fuzz-smoke deps demo demo-down rdma-check \
-	install format format-check bench bench-deps
+.PHONY: all clean check unit integration fuzz fuzz-smoke demo demo-down rdma-check \
+	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
 all: $(BINS)
@@ -117,14 +170,15 @@ fuzz-smoke: fuzz
 		grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log; \
 	done
 
-integration: deps
+integration: integration-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
 	$(MAKE) BUILD=build all
 	RINGD_BIN=$(CURDIR)/build/asan/bin RINGD_PLAIN_BIN=$(CURDIR)/build/bin \
 		$(PYTHON) -m pytest -v tests/integration
 
 # The plain build is what valgrind checks (it cannot run ASan binaries).
-check: deps format-check
+check: test-deps
+	$(MAKE) format-check
 	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
 	$(MAKE) BUILD=build all
 	$(MAKE) fuzz-smoke
@@ -135,28 +189,25 @@ check: deps format-check
 # The verbs engine against a real kernel RDMA stack: Debian's kernel with
 # soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md).
 # Exit 77 from vm.sh means qemu cannot run here at all: say so, do not fail.
-rdma-check: deps
+rdma-check: rdma-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
 	@rc=0; bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd || rc=$$?; \
 	if [ $$rc -eq 77 ]; then echo "rdma-check: SKIPPED (reason above)"; \
 	elif [ $$rc -ne 0 ]; then echo "rdma-check: FAILED (rc $$rc), console in build/rdma-vm/console.log" >&2; exit $$rc; \
 	else echo "rdma-check: passed"; fi
 
-DEB_PKGS := gcc make pkg-config libibverbs-dev ibverbs-providers libevent-dev \
-	libprotobuf-c-dev protobuf-c-compiler libsystemd-dev libssl-dev openssl \
-	libcmocka-dev iproute2 python3 python3-pytest clang libclang-rt-14-dev \
-	clang-format util-linux procps valgrind \
-	qemu-system-x86 ibverbs-utils cpio xz-utils zstd
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	done); \
+# Install what is missing of PKGS_<target> (as root), or name it.
+$(DEPS_TARGETS):
+	@missing=$$($(call deb_missing,$(sort $(PKGS_$@)))); \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" != 0 ]; then \
-			echo "missing Debian packages:" $$missing "- run 'sudo make deps'" >&2; exit 1; fi; \
+			echo "missing Debian packages:" $$missing "- run 'sudo make $@'" >&2; exit 1; fi; \
 		echo "installing:" $$missing; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends $$missing; \
 	fi
+$(addprefix print-,$(DEPS_TARGETS)):
+	@echo $(sort $(PKGS_$(@:print-%=%)))
 
 FORMAT_SRC = $(wildcard proto/*.[ch] common/*.[ch] agent/*.[ch] coordinator/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/rdma/*.[ch] bench/*.[ch])
 format:
@@ -165,22 +216,12 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 # Benchmark: not part of `make check` (unshaped veth figures vary by host).
-BENCH_PKGS := iperf3 sockperf perftest
-bench-deps: deps
-	@missing=$$(for p in $(BENCH_PKGS); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
-	done); \
-	if [ -n "$$missing" ]; then \
-		if [ "$$(id -u)" != 0 ]; then \
-			echo "missing Debian packages:" $$missing "- run 'sudo make bench-deps'" >&2; exit 1; fi; \
-		echo "installing:" $$missing; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
-	fi
 bench: bench-deps
 	$(MAKE) BUILD=build all
 	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin
 
-demo: deps all
+demo: deps
+	$(MAKE) all
 	$(PYTHON) tests/integration/demo.py up --bin $(CURDIR)/$(BUILD)/bin
 demo-down:
 	$(PYTHON) tests/integration/demo.py down

@@ -14,6 +14,7 @@ are kept in WORKDIR/demo.json so `down` finds them."""
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -175,7 +176,6 @@ def up(bindir, workdir):
         say("ringd demo: cleaned up")
         return 1
 
-    ctl = "%s/ringctl -s %s" % (bindir, r.sock)
     p = r.ringctl("status", fmt="plain")
     say(p.stdout.rstrip())
     say()
@@ -188,25 +188,46 @@ def up(bindir, workdir):
         "10.88.0.1K), one /30 per cable, eth3 on every node has link but no "
         "address.")
     say()
-    say("Look around:")
-    say("  sudo ip netns exec %s %s status" % (c.ns_coord, ctl))
-    say("  sudo %s -f json inventory n1" % ctl)
-    say("  sudo %s ranks -f torchrun      # or hostfile, rankfile, env" % ctl)
-    say("  sudo %s test bw n1 n2 --streams 4 --duration 3" % ctl)
-    say("  sudo %s test lat n1 n4         # diagonal: fails, and says why" %
-        ctl)
-    say("  sudo %s survey --wait" % ctl)
-    say("  sudo ip netns exec %s ip -br addr      # n1's interfaces" %
-        c.ns("n1"))
-    say("  sudo ip netns exec %s bash             # a shell on n1" %
-        c.ns("n1"))
-    say("  logs: %s/logs/   configs: %s/conf/   CA: %s/pki/" %
-        (workdir, workdir, workdir))
-    agents = ", ".join("%s=%d" % (n, r.agents[n].pid) for n in ORDER)
-    say("  agent pids: %s (kill one and watch `status` go degraded)" % agents)
-    say()
-    say("Tear it down: make demo-down   (or: sudo %s %s down)" %
-        (sys.executable, os.path.abspath(__file__)))
+    for line in look_around(bindir, workdir, r, c):
+        say(line)
+    return 0
+
+
+def look_around(bindir, workdir, r, c, victim="n4"):
+    """The lines that tell a new user what to try next: shell commands that
+    work as printed, pasted into a root shell (the control socket and the
+    namespaces are root's; sudo would drop PATH and RINGCTL_SOCKET)."""
+    q = shlex.quote
+    a = r.agents[victim]
+    # The agent as spawn_agent started it: the same argv in its namespace,
+    # appending to its log, in a session of its own (setsid -f) so that
+    # closing the shell does not take it down.
+    restart = "ip netns exec %s setsid -f %s >>%s 2>&1 </dev/null" % (
+        q(a.ns), " ".join(q(x) for x in a.argv), q(a.log))
+    pids = ", ".join("%s=%d" % (n, r.agents[n].pid) for n in ORDER)
+    return [
+        "Look around, as root (run `sudo -s` first if you are not):",
+        "  export PATH=%s:$PATH RINGCTL_SOCKET=%s" % (q(bindir), q(r.sock)),
+        "  ringctl status",
+        "  ringctl inventory n1",
+        "  ringctl ranks -f torchrun          # or hostfile, rankfile, env",
+        "  ringctl test bw n1 n2 --streams 4 --duration 3",
+        "  ringctl test lat n1 n4             # a diagonal: fails, and says why",
+        "  ringctl survey --wait",
+        "  ip netns exec %s ip -br addr   # n1's interfaces" % q(c.ns("n1")),
+        "  ip netns exec %s bash          # a shell on n1" % q(c.ns("n1")),
+        "Logs: %s/logs/  configs: %s/conf/  CA: %s/pki/" %
+        (workdir, workdir, workdir),
+        "",
+        "Kill %s's agent and `ringctl status` turns degraded, %s down with its "
+        "reason (agent pids: %s):" % (victim, victim, pids),
+        "  kill %d" % a.pid,
+        "Start it again (it rejoins within seconds):",
+        "  " + restart,
+        "",
+        "Tear it down: sudo make demo-down   (or: sudo %s %s down)" %
+        (sys.executable, os.path.abspath(__file__)),
+    ]
     return 0
 
 
