@@ -54,7 +54,7 @@ static void conn_fail(struct conn *c, int err, const char *reason)
 static void conn_reply_unsupported(struct conn *c, const struct frame_header *h,
 				   const uint8_t *payload)
 {
-	Ring__Envelope *e = ring__envelope__unpack(NULL, h->length, payload);
+	Ring__Envelope *e = frame_unpack_bounded(h->length, payload);
 	uint64_t id = e ? e->request_id : 0;
 
 	frame_free(e);
@@ -224,6 +224,13 @@ struct conn *conn_new(struct bufferevent *bev, const char *peer,
 	bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	return c;
+}
+
+void conn_set_max_frame(struct conn *c, uint32_t max_frame)
+{
+	c->max_frame = max_frame;
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+				 (size_t)max_frame + FRAME_HEADER_LEN);
 }
 
 void conn_set_connect_cb(struct conn *c, conn_connect_cb cb)

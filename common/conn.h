@@ -33,6 +33,8 @@ struct conn *conn_new(struct bufferevent *bev, const char *peer,
 		      uint32_t max_frame, conn_msg_cb on_msg,
 		      conn_close_cb on_close, void *arg);
 void conn_set_connect_cb(struct conn *c, conn_connect_cb cb);
+/* Change the largest frame accepted (and buffered) from now on. */
+void conn_set_max_frame(struct conn *c, uint32_t max_frame);
 /* Safe inside this connection's callbacks (freed when they return). */
 void conn_free(struct conn *c);
 /* Queue a message. 0 or -errno. */

@@ -17,15 +17,14 @@
 #include "coord.h"
 #include "log.h"
 #include "tls.h"
-
-/* Sessions still in TLS handshake or before Hello are capped on top of
- * max_agents, so a flood of half-open peers cannot exhaust descriptors. */
-#define AGENTS_PENDING_SLACK 256
+#include "validate.h"
 
 struct agents_call {
 	struct session *s;
 	uint64_t id;
 	unsigned timeout_ms;
+	Ring__Envelope__BodyCase interim, final;
+	int got_interim;
 	agents_reply_cb cb;
 	void *arg;
 	struct event *timer;
@@ -40,18 +39,59 @@ struct session {
 	SSL *ssl;
 	struct node *node; /* set once Hello is accepted */
 	char addr[64];	   /* peer IP, reported as the management address */
-	struct session *prev, *next;
+	char identity[64]; /* proven name without TLS (tests), or "" */
+	struct event
+		*deadline; /* pending only: handshake_timeout from accept */
+	unsigned dropped;  /* replies dropped (duplicate, late, unexpected) */
+	struct session *prev, *next; /* on the pending or the active list */
+};
+
+struct session_list {
+	struct session *head, *tail;
+	unsigned n;
 };
 
 struct agents {
 	struct coord *co;
 	struct evconnlistener *listener;
-	struct session *head;
-	unsigned n_sessions;
-	unsigned n_active;
+	struct session_list pending; /* oldest first */
+	struct session_list active;
 	agents_change_cb change_cb;
 	void *change_arg;
+	unsigned refused;	 /* connections refused since the last log */
+	uint64_t refused_log_ms; /* when that was */
 };
+
+static void list_add(struct session_list *l, struct session *s)
+{
+	s->next = NULL;
+	s->prev = l->tail;
+	if (l->tail)
+		l->tail->next = s;
+	else
+		l->head = s;
+	l->tail = s;
+	l->n++;
+}
+
+static void list_del(struct session_list *l, struct session *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		l->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		l->tail = s->prev;
+	s->prev = s->next = NULL;
+	l->n--;
+}
+
+static struct session_list *session_list_of(struct session *s)
+{
+	return s->deadline ? &s->owner->pending : &s->owner->active;
+}
 
 static void agents_changed(struct agents *a)
 {
@@ -112,9 +152,32 @@ static void call_arm(struct agents_call *c)
 	evtimer_add(c->timer, &tv);
 }
 
-/* 1 if env answered a pending call (and was handed to its callback). */
+/* Messages an agent sends on its own; everything else is a reply. */
+static int session_unsolicited(Ring__Envelope__BodyCase t)
+{
+	return t == RING__ENVELOPE__BODY_HELLO ||
+	       t == RING__ENVELOPE__BODY_HEARTBEAT ||
+	       t == RING__ENVELOPE__BODY_INVENTORY ||
+	       t == RING__ENVELOPE__BODY_NEIGHBOUR_TABLE;
+}
+
+/* A reply nobody may have: say so, a few times per session. */
+static void session_drop(struct session *s, const Ring__Envelope *env,
+			 const char *why)
+{
+	if (s->dropped++ < 8 || !(s->dropped & (s->dropped - 1)))
+		log_warnx("node %s: dropped %s for request %llu: %s (%u "
+			  "dropped on this session)",
+			  s->node ? s->node->name : "?",
+			  frame_type_name((uint16_t)env->body_case),
+			  (unsigned long long)env->request_id, why, s->dropped);
+}
+
+/* 1 if env was a reply (accepted by its call, or dropped), 0 if it is the
+ * agent's own message. */
 static int session_deliver(struct session *s, const Ring__Envelope *env)
 {
+	Ring__Envelope__BodyCase t = env->body_case;
 	struct agents_call *c;
 
 	if (!env->request_id)
@@ -122,12 +185,33 @@ static int session_deliver(struct session *s, const Ring__Envelope *env)
 	for (c = s->calls; c; c = c->next)
 		if (c->id == env->request_id)
 			break;
-	if (!c)
-		return 0;
-	if (c->cb(env, 0, c->arg))
+	if (!c) {
+		if (session_unsolicited(t))
+			return 0;
+		session_drop(s, env,
+			     "no such request pending (late or "
+			     "duplicate reply)");
+		return 1;
+	}
+	if (c->interim && t == c->interim) {
+		if (c->got_interim) {
+			session_drop(s, env, "duplicate interim reply");
+			return 1;
+		}
+		c->got_interim = 1;
 		call_arm(c);
-	else
+		c->cb(env, 0, c->arg);
+		return 1;
+	}
+	if (t == c->final || t == RING__ENVELOPE__BODY_ERROR) {
+		agents_reply_cb cb = c->cb;
+		void *arg = c->arg;
+
 		call_unlink(c);
+		cb(env, 0, arg);
+		return 1;
+	}
+	session_drop(s, env, "not a reply to that request");
 	return 1;
 }
 
@@ -135,21 +219,16 @@ static void session_free(struct session *s)
 {
 	struct agents *a = s->owner;
 
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		a->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	a->n_sessions--;
+	list_del(session_list_of(s), s);
+	if (s->deadline)
+		event_free(s->deadline);
+	s->deadline = NULL;
 	session_fail_calls(s, -ECONNRESET);
-	if (s->node) {
-		a->n_active--;
-		if (s->node->session == s)
-			s->node->session = NULL;
-	}
+	if (s->node && s->node->session == s)
+		s->node->session = NULL;
 	conn_free(s->conn);
 	free(s);
+	(void)a;
 }
 
 static void session_reply(struct session *s, uint64_t id,
@@ -167,6 +246,23 @@ static void session_refuse(struct session *s, uint64_t id, int code,
 	conn_close_after_flush(s->conn, why);
 }
 
+static int session_has_name(struct session *s, const char *name)
+{
+	if (s->identity[0])
+		return !strcmp(s->identity, name);
+	return s->ssl && tls_peer_has_name(s->ssl, name);
+}
+
+static void session_peer_cn(struct session *s, char *buf, size_t len)
+{
+	if (s->identity[0])
+		snprintf(buf, len, "%s", s->identity);
+	else if (s->ssl)
+		tls_peer_cn(s->ssl, buf, len);
+	else
+		snprintf(buf, len, "?");
+}
+
 static void session_hello(struct session *s, Ring__Envelope *env)
 {
 	struct agents *a = s->owner;
@@ -174,17 +270,16 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 	Ring__Hello *h = env->hello;
 	Ring__HelloAck ack = RING__HELLO_ACK__INIT;
 	struct node *n;
-	char cn[128], why[256];
+	char cn[128], why[256], bad[160];
 
-	if (!cfg_valid_node_name(h->node)) {
-		snprintf(why, sizeof(why), "invalid node name '%.64s'",
-			 h->node);
+	if (validate_hello(h, bad, sizeof(bad)) < 0) {
+		snprintf(why, sizeof(why), "bad Hello: %s", bad);
 		session_refuse(s, env->request_id,
 			       RING__ERROR_CODE__ERROR_BAD_REQUEST, why);
 		return;
 	}
-	if (!tls_peer_has_name(s->ssl, h->node)) {
-		tls_peer_cn(s->ssl, cn, sizeof(cn));
+	if (!session_has_name(s, h->node)) {
+		session_peer_cn(s, cn, sizeof(cn));
 		snprintf(why, sizeof(why),
 			 "claims node '%s' but its certificate is for '%s'",
 			 h->node, cn);
@@ -202,6 +297,11 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 			       RING__ERROR_CODE__ERROR_INTERNAL, why);
 		return;
 	}
+	/* Authenticated: from now on an agent, not a pending connection. */
+	list_del(&a->pending, s);
+	event_free(s->deadline);
+	s->deadline = NULL;
+	list_add(&a->active, s);
 	if (n->session) {
 		struct session *old = n->session;
 
@@ -210,16 +310,16 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 		log_info(
 			"node %s: new session from %s replaces the one from %s",
 			n->name, s->addr, old->addr);
+		n->session = NULL;
 		old->node = NULL;
-		a->n_active--;
 		session_free(old);
 	}
 	s->node = n;
-	a->n_active++;
 	nodes_mark_up(n, s, s->addr, h->agent_version, coord_now_ms());
 	nodes_set_capabilities(n, h->capabilities, h->n_capabilities);
 	log_info("node %s up: %s, agent %s%s", n->name, s->addr,
 		 h->agent_version, n->expected ? "" : " (not in expect list)");
+	conn_set_max_frame(s->conn, conf->max_frame);
 	agents_changed(a);
 	ack.coordinator = (char *)conf->name;
 	ack.heartbeat_interval_ms = (uint32_t)conf->heartbeat_interval_ms;
@@ -229,10 +329,85 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 						  conf->heartbeat_misses));
 }
 
+/* Keep a validated inventory: it replaces the last one. */
+static void session_inventory(struct session *s, Ring__Envelope *env)
+{
+	struct node *n = s->node;
+	Ring__Inventory *inv = env->inventory;
+	char why[200];
+
+	if (validate_inventory(inv, why, sizeof(why)) < 0) {
+		log_warnx("node %s: inventory refused: %s", n->name, why);
+		conn_send_error(s->conn, env->request_id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"inventory refused: %s", why);
+		return;
+	}
+	/* The node is who the certificate says, whatever the message says;
+	 * a missing field is protobuf-c's shared empty string, not ours. */
+	if (inv->node != protobuf_c_empty_string)
+		free(inv->node);
+	inv->node = strdup(n->name);
+	if (!inv->node) {
+		inv->node = (char *)protobuf_c_empty_string;
+		log_warnx("node %s: inventory dropped: out of memory", n->name);
+		return;
+	}
+	/* Keep the unpacked message; detach it from the envelope so
+	 * frame_free leaves it alone. */
+	nodes_set_inventory(n, inv);
+	env->body_case = RING__ENVELOPE__BODY__NOT_SET;
+	env->inventory = NULL;
+	log_info("node %s: inventory: %zu interfaces, %zu RDMA devices",
+		 n->name, n->inventory->n_interfaces,
+		 n->inventory->n_rdma_devices);
+	agents_changed(s->owner);
+}
+
+/* Keep a neighbour table: its shape must be sane; entries that are not
+ * (their content comes from the data plane) are dropped one by one. */
+static void session_neighbours(struct session *s, Ring__Envelope *env)
+{
+	struct node *n = s->node;
+	Ring__NeighbourTable *t = env->neighbour_table;
+	size_t kept = 0;
+	char why[200];
+
+	if (validate_neighbour_table(t, why, sizeof(why)) < 0) {
+		log_warnx("node %s: neighbour table refused: %s", n->name, why);
+		conn_send_error(s->conn, env->request_id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"neighbour table refused: %s", why);
+		return;
+	}
+	for (size_t i = 0; i < t->n_neighbours; i++) {
+		if (validate_neighbour(t->neighbours[i], why, sizeof(why)) <
+		    0) {
+			log_warnx("node %s: LLDP neighbour %zu ignored: %s",
+				  n->name, i, why);
+			ring__neighbour__free_unpacked(t->neighbours[i], NULL);
+			continue;
+		}
+		t->neighbours[kept++] = t->neighbours[i];
+	}
+	t->n_neighbours = kept;
+	nodes_set_neighbours(n, t);
+	env->body_case = RING__ENVELOPE__BODY__NOT_SET;
+	env->neighbour_table = NULL;
+	log_info("node %s: %zu LLDP neighbours%s%s", n->name,
+		 n->neighbours->n_neighbours,
+		 n->neighbours->beacons_available ? "" : "; beacons off: ",
+		 n->neighbours->beacons_available
+			 ? ""
+			 : n->neighbours->beacons_error);
+	agents_changed(s->owner);
+}
+
 static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 {
 	struct session *s = arg;
 	struct node *n = s->node;
+	char why[200];
 
 	(void)c;
 	if (!n) {
@@ -246,6 +421,15 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		return;
 	}
 	n->last_seen_ms = coord_now_ms();
+	if (validate_message(&env->base, why, sizeof(why)) < 0) {
+		log_warnx("node %s: %s refused: %s", n->name,
+			  frame_type_name((uint16_t)env->body_case), why);
+		conn_send_error(s->conn, env->request_id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"message refused: %s", why);
+		frame_free(env);
+		return;
+	}
 	if (session_deliver(s, env)) {
 		frame_free(env);
 		return;
@@ -257,34 +441,19 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 			      RING__ENVELOPE__BODY_HEARTBEAT, env->heartbeat);
 		break;
 	case RING__ENVELOPE__BODY_INVENTORY:
-		/* Keep the unpacked message; detach it from the envelope so
-		 * frame_free leaves it alone. */
-		nodes_set_inventory(n, env->inventory);
-		free(env->inventory->node);
-		env->inventory->node = strdup(n->name);
-		env->body_case = RING__ENVELOPE__BODY__NOT_SET;
-		env->inventory = NULL;
-		log_info("node %s: inventory: %zu interfaces, %zu RDMA devices",
-			 n->name, n->inventory->n_interfaces,
-			 n->inventory->n_rdma_devices);
-		agents_changed(s->owner);
+		session_inventory(s, env);
 		break;
 	case RING__ENVELOPE__BODY_NEIGHBOUR_TABLE:
-		nodes_set_neighbours(n, env->neighbour_table);
-		env->body_case = RING__ENVELOPE__BODY__NOT_SET;
-		env->neighbour_table = NULL;
-		log_info("node %s: %zu LLDP neighbours%s%s", n->name,
-			 n->neighbours->n_neighbours,
-			 n->neighbours->beacons_available ? ""
-							  : "; beacons off: ",
-			 n->neighbours->beacons_available
-				 ? ""
-				 : n->neighbours->beacons_error);
-		agents_changed(s->owner);
+		session_neighbours(s, env);
 		break;
 	case RING__ENVELOPE__BODY_ERROR:
 		log_warnx("node %s reports error %d: %s", n->name,
 			  env->error->code, env->error->text);
+		break;
+	case RING__ENVELOPE__BODY_HELLO:
+		conn_send_error(s->conn, env->request_id,
+				RING__ERROR_CODE__ERROR_PROTOCOL,
+				"already said Hello");
 		break;
 	default:
 		conn_send_error(s->conn, env->request_id,
@@ -321,10 +490,94 @@ static void session_close(struct conn *c, int err, const char *reason,
 		session_fail_calls(s, -ECONNRESET);
 		agents_changed(s->owner);
 	} else if (!s->node && err != -ECANCELED) {
-		log_warnx("agent %s: session failed before Hello: %s",
+		log_debug("agents", "%s: session failed before Hello: %s",
 			  conn_peer(c), reason);
 	}
 	session_free(s);
+}
+
+/* Absolute: trickling bytes does not extend it. */
+static void session_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	(void)fd;
+	(void)what;
+	log_debug("agents", "%s: no Hello within the handshake timeout",
+		  conn_peer(s->conn));
+	session_free(s);
+}
+
+/* Refusals come in floods: log the first, then a count now and then. */
+static void agents_refused(struct agents *a, const char *peer, const char *why)
+{
+	uint64_t now = coord_now_ms();
+
+	a->refused++;
+	if (now - a->refused_log_ms < 10000)
+		return;
+	log_warnx("agent %s: refused: %s (%u refused since the last such "
+		  "line)",
+		  peer, why, a->refused);
+	a->refused = 0;
+	a->refused_log_ms = now;
+}
+
+static unsigned agents_pending_from(const struct agents *a, const char *addr)
+{
+	unsigned k = 0;
+
+	for (const struct session *s = a->pending.head; s; s = s->next)
+		k += !strcmp(s->addr, addr);
+	return k;
+}
+
+int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
+		  const char *identity)
+{
+	struct coord *co = a->co;
+	struct timeval tv = {
+		.tv_sec = co->conf->handshake_timeout_ms / 1000,
+		.tv_usec = (co->conf->handshake_timeout_ms % 1000) * 1000};
+	struct session *s;
+
+	if (agents_pending_from(a, addr) >= AGENTS_MAX_PENDING_PER_SOURCE) {
+		agents_refused(a, addr,
+			       "too many pending connections from this "
+			       "address");
+		goto fail_bev;
+	}
+	if (a->pending.n >= AGENTS_MAX_PENDING) {
+		agents_refused(a, conn_peer(a->pending.head->conn),
+			       "pending connections full: the oldest makes "
+			       "room");
+		session_free(a->pending.head);
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto fail_bev;
+	s->owner = a;
+	s->ssl = identity ? NULL : bufferevent_openssl_get_ssl(bev);
+	snprintf(s->identity, sizeof(s->identity), "%s",
+		 identity ? identity : "");
+	snprintf(s->addr, sizeof(s->addr), "%s", addr);
+	s->deadline = evtimer_new(co->base, session_deadline, s);
+	if (!s->deadline)
+		goto fail_s;
+	s->conn = conn_new(bev, addr, AGENTS_HELLO_MAX_FRAME, session_msg,
+			   session_close, s);
+	if (!s->conn)
+		goto fail_ev;
+	evtimer_add(s->deadline, &tv);
+	list_add(&a->pending, s);
+	return 0;
+fail_ev:
+	event_free(s->deadline);
+fail_s:
+	free(s);
+fail_bev:
+	bufferevent_free(bev);
+	return -1;
 }
 
 static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -333,57 +586,33 @@ static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct agents *a = arg;
 	struct coord *co = a->co;
 	struct bufferevent *bev;
-	struct session *s;
+	SSL *ssl;
 	char host[64] = "?", serv[16] = "?", peer[96];
 
 	(void)l;
 	getnameinfo(sa, (socklen_t)salen, host, sizeof(host), serv,
 		    sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(peer, sizeof(peer), "%s:%s", host, serv);
-	if (a->n_sessions >= co->conf->max_agents + AGENTS_PENDING_SLACK) {
-		log_warnx("agent %s: refused: too many sessions (%u)", peer,
-			  a->n_sessions);
+	ssl = SSL_new(co->tls);
+	if (!ssl) {
+		log_warnx("agent %s: cannot set up TLS", peer);
 		evutil_closesocket(fd);
 		return;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		goto fail_fd;
-	s->ssl = SSL_new(co->tls);
-	if (!s->ssl)
-		goto fail_s;
-	bev = bufferevent_openssl_socket_new(co->base, fd, s->ssl,
+	/* An idle pending connection holds no TLS buffers. */
+	SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
+	bev = bufferevent_openssl_socket_new(co->base, fd, ssl,
 					     BUFFEREVENT_SSL_ACCEPTING,
 					     BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
-		SSL_free(s->ssl);
-		goto fail_s;
-	}
-	s->conn = conn_new(bev, peer, co->conf->max_frame, session_msg,
-			   session_close, s);
-	if (!s->conn) {
-		bufferevent_free(bev);
-		free(s);
-		log_warnx("agent %s: out of memory", peer);
+		SSL_free(ssl);
+		evutil_closesocket(fd);
+		log_warnx("agent %s: cannot set up session", peer);
 		return;
 	}
-	s->owner = a;
-	snprintf(s->addr, sizeof(s->addr), "%s", host);
-	/* The handshake and Hello must complete within handshake_timeout. */
-	conn_set_read_timeout(s->conn,
-			      (unsigned)co->conf->handshake_timeout_ms);
-	s->next = a->head;
-	if (a->head)
-		a->head->prev = s;
-	a->head = s;
-	a->n_sessions++;
+	if (agents_attach(a, bev, host, NULL) < 0)
+		return;
 	log_debug("agents", "%s: connection accepted", peer);
-	return;
-fail_s:
-	free(s);
-fail_fd:
-	log_warnx("agent %s: cannot set up session", peer);
-	evutil_closesocket(fd);
 }
 
 static void agents_listen_error(struct evconnlistener *l, void *arg)
@@ -439,8 +668,10 @@ void agents_free(struct agents *a)
 {
 	if (!a)
 		return;
-	while (a->head)
-		session_free(a->head);
+	while (a->pending.head)
+		session_free(a->pending.head);
+	while (a->active.head)
+		session_free(a->active.head);
 	if (a->listener)
 		evconnlistener_free(a->listener);
 	free(a);
@@ -448,7 +679,16 @@ void agents_free(struct agents *a)
 
 unsigned agents_active(const struct agents *a)
 {
-	return a->n_active;
+	unsigned k = 0;
+
+	for (const struct session *s = a->active.head; s; s = s->next)
+		k += s->node != NULL;
+	return k;
+}
+
+unsigned agents_pending(const struct agents *a)
+{
+	return a->pending.n;
 }
 
 void agents_set_change_cb(struct agents *a, agents_change_cb cb, void *arg)
@@ -459,6 +699,8 @@ void agents_set_change_cb(struct agents *a, agents_change_cb cb, void *arg)
 
 struct agents_call *agents_call(struct agents *a, const char *node,
 				Ring__Envelope *req, unsigned timeout_ms,
+				Ring__Envelope__BodyCase interim,
+				Ring__Envelope__BodyCase final,
 				agents_reply_cb cb, void *arg)
 {
 	struct node *n = nodes_find(a->co->nodes, node);
@@ -481,6 +723,8 @@ struct agents_call *agents_call(struct agents *a, const char *node,
 	c->s = s;
 	c->id = ++s->next_id;
 	c->timeout_ms = timeout_ms;
+	c->interim = interim;
+	c->final = final;
 	c->cb = cb;
 	c->arg = arg;
 	req->request_id = c->id;

@@ -4,12 +4,25 @@
 #ifndef RING_AGENTS_H
 #define RING_AGENTS_H
 
+#include <event2/bufferevent.h>
+
 #include "ring.pb-c.h"
 
 struct coord;
 struct agents;
 
-/* Bind and listen on conf->listen_host:listen_port. NULL on error. */
+/* Connections that have not completed TLS and Hello are bounded apart
+ * from agents (which max_agents bounds), in total and per source address,
+ * with an absolute deadline (handshake_timeout) from accept: a flood of
+ * them can never take an agent's place. When the pending total is full,
+ * the oldest pending connection makes room for the new one. */
+#define AGENTS_MAX_PENDING 256
+#define AGENTS_MAX_PENDING_PER_SOURCE 8
+/* Before Hello, frames larger than this close the connection. */
+#define AGENTS_HELLO_MAX_FRAME 4096
+
+/* Bind and listen on conf->listen_host:listen_port (port 0: any free one).
+ * NULL on error. */
 struct agents *agents_new(struct coord *co);
 /* Close every session and the listener. */
 void agents_free(struct agents *a);
@@ -18,21 +31,34 @@ unsigned agents_active(const struct agents *a);
 
 struct agents_call;
 
-/* A reply to a call (env owned by the callee: freed after the callback),
- * or env == NULL with err (-ETIMEDOUT, -ECONNRESET when the session ended,
- * -ECANCELED from agents_call_cancel is silent: no callback). Return 1 to
- * keep waiting for another reply to the same request (timeout re-armed
- * with timeout_ms), 0 when done. */
-typedef int (*agents_reply_cb)(const Ring__Envelope *env, int err, void *arg);
+/* The one reply that ends a call: env is the final reply (owned by the
+ * callee, freed after the callback), or env == NULL with err (-ETIMEDOUT,
+ * -ECONNRESET when the session ended). An interim reply (see agents_call)
+ * also comes here, with the call still pending. Never called after
+ * agents_call_cancel. */
+typedef void (*agents_reply_cb)(const Ring__Envelope *env, int err, void *arg);
 
-/* Send req (its request_id is assigned here) to node's live session and
- * route the replies with the same id to cb. NULL with errno ENOTCONN when
- * the node is not up. */
+/* Send req (its request_id is assigned here, unique per session) to node's
+ * live session and accept, for that id, at most one reply of type interim
+ * (0: none; the timeout is re-armed with timeout_ms when it arrives), then
+ * exactly one final reply: type final or an Error. Anything else with that
+ * id (a second interim, another type, a reply after the final one or after
+ * the timeout) is logged and dropped: every request gets exactly one
+ * accepted outcome. NULL with errno ENOTCONN when the node is not up. */
 struct agents_call *agents_call(struct agents *a, const char *node,
 				Ring__Envelope *req, unsigned timeout_ms,
+				Ring__Envelope__BodyCase interim,
+				Ring__Envelope__BodyCase final,
 				agents_reply_cb cb, void *arg);
 /* Forget a pending call; its callback is not called again. */
 void agents_call_cancel(struct agents_call *c);
+/* Take a connected transport as an agent session, as after a TLS accept.
+ * identity: the name its certificate proves (NULL: ask the TLS layer of
+ * bev); for sessions over plain sockets in tests and fuzzing. 0 or -1. */
+int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
+		  const char *identity);
+/* Counters for tests and status. */
+unsigned agents_pending(const struct agents *a);
 /* Called (from the event loop) when a node's neighbour table arrives or a
  * node comes up or goes down: the survey uses it to decide when to run. */
 typedef void (*agents_change_cb)(void *arg);

@@ -290,14 +290,13 @@ static void rt_free(struct rdmatest *t)
 }
 
 /* A STOP nobody waits for: the side's result comes on its setup call. */
-static int rt_stop_reply(const Ring__Envelope *env, int err, void *arg)
+static void rt_stop_reply(const Ring__Envelope *env, int err, void *arg)
 {
 	(void)arg;
 	if (env && env->body_case == RING__ENVELOPE__BODY_ERROR)
 		log_debug("rdmatest", "STOP refused: %s", env->error->text);
 	else if (!env)
 		log_debug("rdmatest", "STOP unanswered: %s", rt_err_text(err));
-	return 0;
 }
 
 static void rt_send_stop(struct rdmatest *t, int idx)
@@ -311,8 +310,8 @@ static void rt_send_stop(struct rdmatest *t, int idx)
 	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
 	req.rdma_control = &rc;
 	/* No session, no call: its setup call fails with it. */
-	agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
-		    rt_stop_reply, NULL);
+	agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS, 0,
+		    RING__ENVELOPE__BODY_ACK, rt_stop_reply, NULL);
 }
 
 /* End this side: STOP it if it holds anything, or mark it done if it was
@@ -380,8 +379,8 @@ static void rt_abort(struct rdmatest *t)
 	rt_stop(t, 1);
 }
 
-static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg);
-static int rt_connect_reply(const Ring__Envelope *env, int err, void *arg);
+static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg);
+static void rt_connect_reply(const Ring__Envelope *env, int err, void *arg);
 
 static int rt_send_setup(struct rdmatest *t, int idx)
 {
@@ -401,9 +400,11 @@ static int rt_send_setup(struct rdmatest *t, int idx)
 	su.deadline_ms = t->deadline_ms;
 	req.body_case = RING__ENVELOPE__BODY_RDMA_SETUP;
 	req.rdma_setup = &su;
-	s->setup = agents_call(t->ag, t->node[idx], &req,
-			       t->deadline_ms + RDMATEST_MARGIN_MS,
-			       rt_setup_reply, s);
+	/* The endpoint at once, the result when the test ends. */
+	s->setup = agents_call(
+		t->ag, t->node[idx], &req, t->deadline_ms + RDMATEST_MARGIN_MS,
+		RING__ENVELOPE__BODY_RDMA_ENDPOINT,
+		RING__ENVELOPE__BODY_TEST_RESULT, rt_setup_reply, s);
 	if (!s->setup)
 		return -1;
 	s->sent = 1;
@@ -423,7 +424,7 @@ static int rt_send_connect(struct rdmatest *t, int idx)
 	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
 	req.rdma_control = &rc;
 	s->ctl = agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
-			     rt_connect_reply, s);
+			     0, RING__ENVELOPE__BODY_ACK, rt_connect_reply, s);
 	return s->ctl ? 0 : -1;
 }
 
@@ -445,7 +446,7 @@ static void rt_endpoints_ready(struct rdmatest *t)
 	}
 }
 
-static int rt_connect_reply(const Ring__Envelope *env, int err, void *arg)
+static void rt_connect_reply(const Ring__Envelope *env, int err, void *arg)
 {
 	struct rt_side *s = arg;
 	struct rdmatest *t = s->t;
@@ -472,18 +473,16 @@ static int rt_connect_reply(const Ring__Envelope *env, int err, void *arg)
 		rt_abort(t);
 	}
 	rt_leave(t);
-	return 0;
 }
 
-static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
+static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 {
 	struct rt_side *s = arg;
 	struct rdmatest *t = s->t;
 	const char *me = t->node[s->idx];
 
 	rt_enter(t);
-	if (env && env->body_case == RING__ENVELOPE__BODY_RDMA_ENDPOINT &&
-	    !s->ep) {
+	if (env && env->body_case == RING__ENVELOPE__BODY_RDMA_ENDPOINT) {
 		s->ep = rt_copy(&env->rdma_endpoint->base);
 		if (!s->ep) {
 			rt_error(t, "coordinator: out of memory");
@@ -496,9 +495,9 @@ static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 		} else {
 			rt_endpoints_ready(t);
 		}
-		/* This side is not done, so t lives on: keep the call. */
+		/* This side is not done, so t lives on: the call stays. */
 		t->busy--;
-		return 1;
+		return;
 	}
 	s->setup = NULL;
 	s->done = 1;
@@ -520,7 +519,6 @@ static int rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 	/* A done is the normal end (stop B); anything else is a failure. */
 	rt_stop(t, !s->idx);
 	rt_leave(t);
-	return 0;
 }
 
 struct rdmatest *rdmatest_start(struct agents *ag,

@@ -272,7 +272,7 @@ static const char *sv_err_text(int err)
 				    : strerror(-err);
 }
 
-static int sv_test_reply_a(const Ring__Envelope *env, int err, void *arg)
+static void sv_test_reply_a(const Ring__Envelope *env, int err, void *arg)
 {
 	struct survey_test *t = arg;
 
@@ -285,7 +285,6 @@ static int sv_test_reply_a(const Ring__Envelope *env, int err, void *arg)
 	else if (env->body_case == RING__ENVELOPE__BODY_ERROR)
 		sv_test_set_error(t, t->a, env->error->text);
 	sv_test_finish(t);
-	return 0;
 }
 
 static unsigned sv_test_deadline_ms(const Ring__TestParams *p)
@@ -298,7 +297,7 @@ static unsigned sv_test_deadline_ms(const Ring__TestParams *p)
 	       (unsigned)(lat / 2);
 }
 
-static int sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
+static void sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
 {
 	struct survey_test *t = arg;
 	Ring__Envelope req = RING__ENVELOPE__INIT;
@@ -315,13 +314,14 @@ static int sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
 		req.body_case = RING__ENVELOPE__BODY_TEST_RUN_REQUEST;
 		req.test_run_request = &run;
 		t->call_a = agents_call(t->sv->co->agents, t->a, &req,
-					sv_test_deadline_ms(&t->params),
+					sv_test_deadline_ms(&t->params), 0,
+					RING__ENVELOPE__BODY_TEST_RESULT,
 					sv_test_reply_a, t);
 		if (!t->call_a) {
 			sv_test_set_error(t, t->a, "not connected");
 			t->done_a = 1;
 		}
-		return 1; /* B's result comes later on the same request */
+		return; /* B's result comes later on the same request */
 	}
 	t->call_b = NULL;
 	t->done_b = 1;
@@ -336,7 +336,6 @@ static int sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
 		t->done_a = 1;
 	}
 	sv_test_finish(t);
-	return 0;
 }
 
 static struct survey_test *
@@ -377,9 +376,11 @@ sv_test_start(struct survey *sv, const char *a, const char *a_if, const char *b,
 	lis.accept_timeout_ms = SV_ACCEPT_TIMEOUT_MS;
 	req.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST;
 	req.test_listen_request = &lis;
-	t->call_b = agents_call(sv->co->agents, b, &req,
-				sv_test_deadline_ms(&t->params),
-				sv_test_reply_b, t);
+	/* B's port at once, B's result when the test ends. */
+	t->call_b = agents_call(
+		sv->co->agents, b, &req, sv_test_deadline_ms(&t->params),
+		RING__ENVELOPE__BODY_TEST_LISTEN_REPLY,
+		RING__ENVELOPE__BODY_TEST_RESULT, sv_test_reply_b, t);
 	if (!t->call_b) {
 		sv_test_unlink(t);
 		free(t);
@@ -759,7 +760,7 @@ static void sv_done_one(struct survey *sv)
 		sv_next(sv);
 }
 
-static int sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
+static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
 {
 	struct sv_op *op = arg;
 	struct survey *sv = op->sv;
@@ -800,7 +801,6 @@ static int sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
 	}
 	sv_op_free(op);
 	sv_done_one(sv);
-	return 0;
 }
 
 /* Ask node `from` to probe addr (through ifname, or its route if ""). */
@@ -821,7 +821,9 @@ static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
 	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
 	req.probe_request = &pr;
 	op->call = agents_call(sv->co->agents, sv->nodes[from].name, &req,
-			       SV_PROBE_TIMEOUT_MS + 3000, sv_probe_reply, op);
+			       SV_PROBE_TIMEOUT_MS + 3000, 0,
+			       RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
+			       op);
 	if (!op->call) {
 		sv_op_free(op);
 		return;

@@ -132,6 +132,41 @@ static int frame_tags_valid(const ProtobufCMessage *m)
 	return 1;
 }
 
+/* What unpacking may allocate. A message of empty sub-messages costs ~2
+ * bytes each on the wire and ~100 unpacked: without a bound, one 1 MiB frame
+ * becomes 100 MiB of memory before anyone looks at it. Every byte comes from
+ * malloc, so frame_free (the default allocator) releases it as usual. */
+struct frame_budget {
+	size_t left;
+};
+
+static void *frame_budget_alloc(void *data, size_t size)
+{
+	struct frame_budget *b = data;
+
+	if (size > b->left)
+		return NULL;
+	b->left -= size;
+	return malloc(size);
+}
+
+static void frame_budget_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
+Ring__Envelope *frame_unpack_bounded(uint32_t len, const uint8_t *payload)
+{
+	struct frame_budget b = {.left = (size_t)len * FRAME_UNPACK_RATIO +
+					 FRAME_UNPACK_SLACK};
+	ProtobufCAllocator a = {.alloc = frame_budget_alloc,
+				.free = frame_budget_free,
+				.allocator_data = &b};
+
+	return ring__envelope__unpack(&a, len, payload);
+}
+
 Ring__Envelope *frame_decode(const struct frame_header *h,
 			     const uint8_t *payload, int *err)
 {
@@ -141,7 +176,7 @@ Ring__Envelope *frame_decode(const struct frame_header *h,
 		*err = -ENOTSUP;
 		return NULL;
 	}
-	env = ring__envelope__unpack(NULL, h->length, payload);
+	env = frame_unpack_bounded(h->length, payload);
 	if (!env) {
 		*err = -EBADMSG;
 		return NULL;

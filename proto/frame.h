@@ -18,6 +18,11 @@
 #define FRAME_VERSION 1
 #define FRAME_HEADER_LEN 12
 #define FRAME_MAX_DEFAULT (1u << 20)
+/* Unpacking a payload of n bytes may allocate at most n * RATIO + SLACK
+ * bytes; past that the frame is refused as malformed (-EBADMSG). Real
+ * messages unpack to 2-5 times their size. */
+#define FRAME_UNPACK_RATIO 8
+#define FRAME_UNPACK_SLACK (64u << 10)
 
 struct frame_header {
 	uint16_t version;
@@ -41,6 +46,9 @@ const char *frame_strerror(int err);
 Ring__Envelope *frame_decode(const struct frame_header *h,
 			     const uint8_t *payload, int *err);
 void frame_free(Ring__Envelope *env);
+/* ring__envelope__unpack within the bound above (no type checks): for a
+ * payload whose type this version does not know. NULL if refused. */
+Ring__Envelope *frame_unpack_bounded(uint32_t len, const uint8_t *payload);
 
 /* Pack header + envelope into a new malloc'd buffer. 0 or -errno. */
 int frame_encode(const Ring__Envelope *env, uint8_t **buf, size_t *len);

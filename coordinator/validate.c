@@ -1,0 +1,301 @@
+#include "validate.h"
+
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cfg.h"
+
+static int validate_fail(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int validate_fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int validate_text(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return 1;
+	n = strnlen(s, max + 1);
+	if (n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+int validate_ifname(const char *s)
+{
+	size_t n = s ? strnlen(s, 16) : 0;
+
+	if (n < 1 || n > 15 || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch <= 0x20 || ch > 0x7e || ch == '/' || ch == ':')
+			return 0;
+	}
+	return 1;
+}
+
+int validate_rdma_name(const char *s)
+{
+	size_t n = s ? strnlen(s, 64) : 0;
+
+	if (n < 1 || n > 63)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+		      ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int validate_unicast_ipv4(const char *s)
+{
+	struct in_addr in;
+	uint32_t a;
+
+	if (!s || inet_pton(AF_INET, s, &in) != 1)
+		return 0;
+	a = ntohl(in.s_addr);
+	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 14;
+}
+
+static int validate_gid(const char *s)
+{
+	struct in6_addr in;
+
+	return s && (!*s || inet_pton(AF_INET6, s, &in) == 1);
+}
+
+/* Walk every field through the descriptors, like frame.c's tag check. */
+static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
+			 unsigned depth)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const char *base = (const char *)m;
+
+	if (depth > 8)
+		return validate_fail(why, len, "%s: nested too deep", d->name);
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const void *slot = base + f->offset;
+		size_t n = 1;
+
+		if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)(base + f->quantifier_offset);
+			if (n > VALIDATE_MAX_REPEATED)
+				return validate_fail(
+					why, len, "%s.%s: %zu entries (max %u)",
+					d->name, f->name, n,
+					VALIDATE_MAX_REPEATED);
+			slot = *(const void *const *)slot;
+		}
+		for (size_t j = 0; j < n; j++) {
+			if (f->type == PROTOBUF_C_TYPE_STRING) {
+				const char *s =
+					f->label == PROTOBUF_C_LABEL_REPEATED
+						? ((const char *const *)slot)[j]
+						: *(const char *const *)slot;
+
+				if (s && strnlen(s, VALIDATE_MAX_STRING + 1) >
+						 VALIDATE_MAX_STRING)
+					return validate_fail(
+						why, len,
+						"%s.%s: string longer than %u "
+						"bytes",
+						d->name, f->name,
+						VALIDATE_MAX_STRING);
+			} else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				const ProtobufCMessage *sub =
+					f->label == PROTOBUF_C_LABEL_REPEATED
+						? ((const ProtobufCMessage
+							    *const *)slot)[j]
+						: *(const ProtobufCMessage
+							    *const *)slot;
+
+				if (sub &&
+				    validate_walk(sub, why, len, depth + 1) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+int validate_message(const ProtobufCMessage *m, char *why, size_t len)
+{
+	return validate_walk(m, why, len, 0);
+}
+
+int validate_hello(const Ring__Hello *h, char *why, size_t len)
+{
+	if (!cfg_valid_node_name(h->node))
+		return validate_fail(why, len, "invalid node name");
+	if (!validate_text(h->agent_version, 63))
+		return validate_fail(why, len, "invalid agent version");
+	if (h->n_capabilities > VALIDATE_MAX_CAPABILITIES)
+		return validate_fail(why, len, "%zu capabilities (max %u)",
+				     h->n_capabilities,
+				     VALIDATE_MAX_CAPABILITIES);
+	for (size_t i = 0; i < h->n_capabilities; i++)
+		if (!validate_rdma_name(h->capabilities[i]) ||
+		    strlen(h->capabilities[i]) > 31)
+			return validate_fail(why, len,
+					     "invalid capability name");
+	return 0;
+}
+
+static int validate_interface(const Ring__NetInterface *f, char *why,
+			      size_t len)
+{
+	if (!validate_ifname(f->name))
+		return validate_fail(why, len, "invalid interface name");
+	if (f->n_ipv4 > VALIDATE_MAX_IPV4)
+		return validate_fail(
+			why, len, "interface %s: %zu IPv4 addresses (max %u)",
+			f->name, f->n_ipv4, VALIDATE_MAX_IPV4);
+	for (size_t i = 0; i < f->n_ipv4; i++)
+		if (!validate_unicast_ipv4(f->ipv4[i]->address) ||
+		    f->ipv4[i]->prefix > 32)
+			return validate_fail(
+				why, len,
+				"interface %s: invalid IPv4 address or prefix",
+				f->name);
+	if (*f->rdma_device && !validate_rdma_name(f->rdma_device))
+		return validate_fail(why, len,
+				     "interface %s: invalid RDMA device name",
+				     f->name);
+	if (!validate_text(f->mac, 64) || !validate_text(f->operstate, 32) ||
+	    !validate_text(f->pci_address, 32) ||
+	    !validate_text(f->pcie_link_speed, 64) ||
+	    !validate_text(f->pcie_max_link_speed, 64) ||
+	    !validate_text(f->driver, 64))
+		return validate_fail(
+			why, len, "interface %s: invalid text field", f->name);
+	return 0;
+}
+
+static int validate_rdma_device(const Ring__RdmaDevice *dev, char *why,
+				size_t len)
+{
+	if (!validate_rdma_name(dev->name))
+		return validate_fail(why, len, "invalid RDMA device name");
+	if (!validate_text(dev->node_guid, 64) ||
+	    !validate_text(dev->fw_ver, 64))
+		return validate_fail(why, len, "RDMA device %s: invalid text",
+				     dev->name);
+	if (dev->n_ports > VALIDATE_MAX_RDMA_PORTS)
+		return validate_fail(
+			why, len, "RDMA device %s: %zu ports (max %u)",
+			dev->name, dev->n_ports, VALIDATE_MAX_RDMA_PORTS);
+	for (size_t i = 0; i < dev->n_ports; i++) {
+		const Ring__RdmaPort *p = dev->ports[i];
+
+		if ((*p->netdev && !validate_ifname(p->netdev)) ||
+		    !validate_text(p->state, 32) ||
+		    !validate_text(p->link_layer, 32))
+			return validate_fail(why, len,
+					     "RDMA device %s: invalid port",
+					     dev->name);
+		if (p->n_gids > VALIDATE_MAX_GIDS)
+			return validate_fail(
+				why, len, "RDMA device %s: %zu GIDs (max %u)",
+				dev->name, p->n_gids, VALIDATE_MAX_GIDS);
+		for (size_t j = 0; j < p->n_gids; j++) {
+			const Ring__Gid *g = p->gids[j];
+
+			if (!validate_gid(g->gid) ||
+			    !validate_text(g->type, 16) ||
+			    (*g->netdev && !validate_ifname(g->netdev)))
+				return validate_fail(
+					why, len, "RDMA device %s: invalid GID",
+					dev->name);
+		}
+	}
+	return 0;
+}
+
+int validate_inventory(const Ring__Inventory *inv, char *why, size_t len)
+{
+	if (validate_message(&inv->base, why, len) < 0)
+		return -1;
+	if (inv->n_interfaces > VALIDATE_MAX_INTERFACES)
+		return validate_fail(why, len, "%zu interfaces (max %u)",
+				     inv->n_interfaces,
+				     VALIDATE_MAX_INTERFACES);
+	if (inv->n_rdma_devices > VALIDATE_MAX_RDMA_DEVICES)
+		return validate_fail(why, len, "%zu RDMA devices (max %u)",
+				     inv->n_rdma_devices,
+				     VALIDATE_MAX_RDMA_DEVICES);
+	if (!validate_text(inv->hostname, VALIDATE_MAX_TEXT) ||
+	    !validate_text(inv->mgmt_address, 64) ||
+	    !validate_text(inv->kernel, VALIDATE_MAX_TEXT) ||
+	    !validate_text(inv->rdma_error, VALIDATE_MAX_ERROR_TEXT))
+		return validate_fail(why, len, "invalid text field");
+	if (*inv->mgmt_interface && !validate_ifname(inv->mgmt_interface))
+		return validate_fail(why, len,
+				     "invalid management interface name");
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		if (validate_interface(inv->interfaces[i], why, len) < 0)
+			return -1;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(inv->interfaces[i]->name,
+				    inv->interfaces[j]->name))
+				return validate_fail(
+					why, len, "interface %s listed twice",
+					inv->interfaces[i]->name);
+	}
+	for (size_t i = 0; i < inv->n_rdma_devices; i++)
+		if (validate_rdma_device(inv->rdma_devices[i], why, len) < 0)
+			return -1;
+	return 0;
+}
+
+int validate_neighbour_table(const Ring__NeighbourTable *t, char *why,
+			     size_t len)
+{
+	if (validate_message(&t->base, why, len) < 0)
+		return -1;
+	if (t->n_neighbours > VALIDATE_MAX_NEIGHBOURS)
+		return validate_fail(why, len, "%zu neighbours (max %u)",
+				     t->n_neighbours, VALIDATE_MAX_NEIGHBOURS);
+	if (!validate_text(t->beacons_error, VALIDATE_MAX_ERROR_TEXT) ||
+	    !validate_text(t->agent_id, 64))
+		return validate_fail(why, len, "invalid text field");
+	return 0;
+}
+
+int validate_neighbour(const Ring__Neighbour *nb, char *why, size_t len)
+{
+	if (!validate_ifname(nb->local_interface))
+		return validate_fail(why, len, "invalid local interface");
+	if (!cfg_valid_node_name(nb->remote_node))
+		return validate_fail(why, len, "invalid remote node name");
+	if (!validate_ifname(nb->remote_interface))
+		return validate_fail(why, len, "invalid remote interface");
+	if (!validate_text(nb->remote_agent_id, 64) ||
+	    !validate_text(nb->remote_mac, 64))
+		return validate_fail(why, len, "invalid remote details");
+	return 0;
+}
