@@ -240,23 +240,22 @@ static int pki_add_ext(X509 *x, X509V3_CTX *ctx, int nid, const char *value,
 }
 
 /* A certificate for key with CN = cn, not yet extended nor signed:
- * X.509 v3, a random positive 128-bit serial, valid from a little before
- * now for days. */
+ * X.509 v3, a random positive 127-bit serial (its 16 bytes left in
+ * serial), valid from a little before now for days. */
 static X509 *pki_cert_new(EVP_PKEY *key, const char *cn, unsigned days,
-			  char *err, size_t errlen)
+			  unsigned char serial[16], char *err, size_t errlen)
 {
-	unsigned char serial[16];
 	X509 *x = X509_new();
 	BIGNUM *bn = NULL;
 	X509_NAME *subj;
 
 	if (!x)
 		goto fail_ossl;
-	if (RAND_bytes(serial, sizeof(serial)) != 1)
+	if (RAND_bytes(serial, 16) != 1)
 		goto fail_ossl;
 	serial[0] &= 0x7f; /* DER INTEGER: keep it positive */
 	serial[0] |= 0x40; /* and never zero, at full length */
-	bn = BN_bin2bn(serial, sizeof(serial), NULL);
+	bn = BN_bin2bn(serial, 16, NULL);
 	if (!bn || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)))
 		goto fail_ossl;
 	if (!X509_set_version(x, X509_VERSION_3) ||
@@ -353,6 +352,7 @@ int pki_init(const char *dir, const char *cn, unsigned days, char *err,
 	     size_t errlen)
 {
 	char keypath[PATH_MAX], crtpath[PATH_MAX];
+	unsigned char serial[16];
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
 	X509V3_CTX ctx;
@@ -377,7 +377,7 @@ int pki_init(const char *dir, const char *cn, unsigned days, char *err,
 	key = pki_key_new(err, errlen);
 	if (!key)
 		goto out;
-	x = pki_cert_new(key, cn, days, err, errlen);
+	x = pki_cert_new(key, cn, days, serial, err, errlen);
 	if (!x)
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(x))) {
@@ -457,10 +457,12 @@ fail:
 	return -1;
 }
 
-int pki_issue(const char *dir, const char *name, unsigned days, char *err,
+int pki_issue(const char *dir, const char *name, enum pki_role role,
+	      unsigned days, char *serial, size_t serial_len, char *err,
 	      size_t errlen)
 {
 	char keypath[PATH_MAX], crtpath[PATH_MAX], san[2 * PKI_NAME_MAX + 16];
+	unsigned char sn[16];
 	EVP_PKEY *cakey = NULL, *key = NULL;
 	X509 *ca = NULL, *x = NULL;
 	X509V3_CTX ctx;
@@ -471,6 +473,17 @@ int pki_issue(const char *dir, const char *name, unsigned days, char *err,
 			    "invalid name: use 1-%d letters, digits, '.', "
 			    "'-', '_' (not first: '.', '-'; not \"ca\")",
 			    PKI_NAME_MAX);
+		errno = EINVAL;
+		goto out;
+	}
+	if (role != PKI_ROLE_NODE && role != PKI_ROLE_COORDINATOR) {
+		pki_set_err(err, errlen, "unknown certificate role %d",
+			    (int)role);
+		errno = EINVAL;
+		goto out;
+	}
+	if (serial && serial_len < PKI_SERIAL_LEN) {
+		pki_set_err(err, errlen, "serial buffer too small");
 		errno = EINVAL;
 		goto out;
 	}
@@ -486,7 +499,7 @@ int pki_issue(const char *dir, const char *name, unsigned days, char *err,
 	key = pki_key_new(err, errlen);
 	if (!key)
 		goto out;
-	x = pki_cert_new(key, name, days, err, errlen);
+	x = pki_cert_new(key, name, days, sn, err, errlen);
 	if (!x)
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(ca)) ||
@@ -506,7 +519,11 @@ int pki_issue(const char *dir, const char *name, unsigned days, char *err,
 			err, errlen) < 0 ||
 	    pki_add_ext(x, &ctx, NID_key_usage, "critical,digitalSignature",
 			err, errlen) < 0 ||
-	    pki_add_ext(x, &ctx, NID_ext_key_usage, "serverAuth,clientAuth",
+	    /* One role each: the coordinator's certificate cannot join as
+	     * a node, nor a node's serve agents as their coordinator. */
+	    pki_add_ext(x, &ctx, NID_ext_key_usage,
+			role == PKI_ROLE_COORDINATOR ? "serverAuth"
+						     : "clientAuth",
 			err, errlen) < 0 ||
 	    pki_add_ext(x, &ctx, NID_subject_alt_name, san, err, errlen) < 0 ||
 	    pki_add_ext(x, &ctx, NID_subject_key_identifier, "hash", err,
@@ -516,6 +533,11 @@ int pki_issue(const char *dir, const char *name, unsigned days, char *err,
 	    pki_sign(x, cakey, err, errlen) < 0)
 		goto out;
 	rc = pki_write_pair(keypath, crtpath, key, x, err, errlen);
+	/* The top byte is 0x40-0x7f, so these 16 bytes are exactly the
+	 * serial's magnitude, as tls_peer_serial() prints it. */
+	if (rc == 0 && serial)
+		for (size_t i = 0; i < sizeof(sn); i++)
+			snprintf(serial + 2 * i, 3, "%02x", sn[i]);
 out:
 	saved = errno;
 	X509_free(x);

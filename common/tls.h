@@ -4,10 +4,17 @@
 
 #include <openssl/ssl.h>
 
+/* Room for tls_peer_serial(): 20 bytes (RFC 5280's most) in hex, and NUL. */
+#define TLS_SERIAL_LEN 41
+
 /* Build a context that only speaks TLS 1.3, presents cert/key, and requires
  * and verifies the peer's certificate against ca. server: 1 for the
- * coordinator's listener, 0 for agents. NULL on error (logged, naming the
- * file that failed). */
+ * coordinator's listener, 0 for agents. Each side also checks the peer's
+ * role (extendedKeyUsage): the server accepts only client-only
+ * certificates (nodes), the client only server-only ones (the
+ * coordinator); a certificate with no role or with both is refused, and
+ * the refusal is logged with its reason. NULL on error (logged, naming
+ * the file that failed). */
 SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 		     const char *key);
 /* Client side: require the server certificate to carry name (SAN/CN). */
@@ -16,6 +23,12 @@ int tls_client_expect_name(SSL *ssl, const char *name);
 int tls_peer_has_name(SSL *ssl, const char *name);
 /* Copy the peer certificate's CN into buf ("?" if none). */
 void tls_peer_cn(SSL *ssl, char *buf, size_t len);
+/* The peer certificate's serial number into out: lower-case hex, two
+ * digits per byte of its magnitude, no colons and no "0x" (what
+ * `openssl x509 -noout -serial` prints, in lower case). 0, or -1 with
+ * errno: ENOENT no peer certificate, EINVAL a negative serial, ENOSPC out
+ * shorter than needed (TLS_SERIAL_LEN always suffices for RFC 5280). */
+int tls_peer_serial(SSL *ssl, char *out, size_t len);
 /* Text of the last OpenSSL error queue entries plus the verify result. */
 const char *tls_last_error(SSL *ssl);
 

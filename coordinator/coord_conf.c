@@ -23,7 +23,9 @@ void coord_conf_defaults(struct coord_conf *c)
 	snprintf(c->key, sizeof(c->key), "/etc/ringd/coordinator.key");
 	snprintf(c->control_socket, sizeof(c->control_socket),
 		 "/run/ringd/coordinator.sock");
-	snprintf(c->control_group, sizeof(c->control_group), "ring");
+	/* The operators' group, not the daemons': the daemons' group can
+	 * read the keys. */
+	snprintf(c->control_group, sizeof(c->control_group), "ringctl");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/ringd");
 	c->heartbeat_interval_ms = 5000;
 	c->heartbeat_misses = 3;
@@ -65,6 +67,29 @@ void coord_conf_free(struct coord_conf *c)
 	free(c->expect);
 	c->expect = NULL;
 	c->n_expect = 0;
+	free(c->deny);
+	c->deny = NULL;
+	c->n_deny = 0;
+	free(c->deny_serial);
+	c->deny_serial = NULL;
+	c->n_deny_serial = 0;
+}
+
+/* Room for one more element in a list whose capacity is implicit in its
+ * count (16, 32, 64, ...): grow exactly when the count reaches it. */
+static int coord_conf_grow(void **list, unsigned n, size_t elem)
+{
+	size_t cap;
+	void *p;
+
+	if (*list && (n < 16 || (n & (n - 1))))
+		return 0;
+	cap = *list ? (size_t)n * 2 : 16;
+	p = realloc(*list, cap * elem);
+	if (!p)
+		return -1;
+	*list = p;
+	return 0;
 }
 
 static const struct {
@@ -111,57 +136,155 @@ static int coord_conf_listen(struct cfg_ctx *ctx, int argc, char **argv,
 				  sizeof(c->listen_host), &c->listen_port);
 }
 
-static int coord_conf_find_expect(const struct coord_conf *c, const char *name,
-				  unsigned upto)
+static int coord_conf_find_name(char (*list)[64], const char *name,
+				unsigned upto)
 {
 	for (unsigned i = 0; i < upto; i++)
-		if (!strcmp(c->expect[i], name))
+		if (!strcmp(list[i], name))
 			return (int)i;
 	return -1;
 }
 
-static int coord_conf_expect(struct cfg_ctx *ctx, int argc, char **argv,
-			     void *arg)
+/* expect and deny: node names, each once per list. */
+static int coord_conf_names(struct cfg_ctx *ctx, int argc, char **argv,
+			    void *arg)
 {
 	struct coord_conf *c = arg;
-	int ret = 0;
+	int deny = !strcmp(argv[0], "deny"), ret = 0;
+	char(**list)[64] = deny ? &c->deny : &c->expect;
+	unsigned *n = deny ? &c->n_deny : &c->n_expect;
+	unsigned max = deny ? COORD_CONF_MAX_DENY : COORD_CONF_MAX_EXPECT;
 
 	for (int i = 1; i < argc; i++) {
-		const char *n = argv[i];
+		const char *name = argv[i];
 
-		if (!cfg_valid_node_name(n)) {
+		if (!cfg_valid_node_name(name)) {
 			ret = cfg_error(
 				ctx,
 				"'%s': invalid node name '%s' (1-63 of A-Z a-z 0-9 . _ "
 				"-, not starting with '-' or '.')",
-				argv[0], n);
+				argv[0], name);
 			continue;
 		}
-		if (coord_conf_find_expect(c, n, c->n_expect) >= 0) {
+		if (coord_conf_find_name(*list, name, *n) >= 0) {
 			ret = cfg_error(ctx, "'%s': node '%s' listed twice",
-					argv[0], n);
+					argv[0], name);
 			continue;
 		}
-		if (c->n_expect >= COORD_CONF_MAX_EXPECT)
+		if (*n >= max)
 			return cfg_error(
-				ctx, "'%s': too many expected nodes (max %d)",
-				argv[0], COORD_CONF_MAX_EXPECT);
-		/* Capacity is implicit (16, 32, 64, ...), so grow exactly when
-     * the count reaches it. */
-		if (!c->expect ||
-		    (c->n_expect >= 16 && !(c->n_expect & (c->n_expect - 1)))) {
-			size_t cap = c->expect ? (size_t)c->n_expect * 2 : 16;
-			char(*p)[64] = realloc(c->expect, cap * sizeof(*p));
-
-			if (!p)
-				return cfg_error(ctx, "'%s': out of memory",
-						 argv[0]);
-			c->expect = p;
-		}
-		snprintf(c->expect[c->n_expect], sizeof(c->expect[0]), "%s", n);
-		c->n_expect++;
+				ctx, "'%s': too many %s nodes (max %u)",
+				argv[0], deny ? "denied" : "expected", max);
+		if (coord_conf_grow((void **)list, *n, sizeof(**list)) < 0)
+			return cfg_error(ctx, "'%s': out of memory", argv[0]);
+		snprintf((*list)[*n], sizeof((*list)[0]), "%s", name);
+		(*n)++;
 	}
 	return ret;
+}
+
+/* A serial in the form deny_serial keeps and tls_peer_serial() prints,
+ * less its leading zeros: openssl's "4A:0F:..." and "4a0f..." are the same
+ * certificate. -1 if s is not hex (colons allowed) of at most 20 bytes. */
+static int coord_conf_serial_norm(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s == '0' || *s == ':'; s++)
+		;
+	for (; *s; s++) {
+		if (*s == ':')
+			continue;
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return -1;
+		if (n + 1 >= len)
+			return -1;
+		out[n++] = (char)(*s >= 'A' && *s <= 'F' ? *s - 'A' + 'a' : *s);
+	}
+	if (n == 0)
+		out[n++] = '0';
+	out[n] = '\0';
+	return 0;
+}
+
+static int coord_conf_deny_serial(struct cfg_ctx *ctx, int argc, char **argv,
+				  void *arg)
+{
+	struct coord_conf *c = arg;
+	char norm[COORD_CONF_SERIAL_LEN];
+	int ret = 0;
+
+	for (int i = 1; i < argc; i++) {
+		unsigned j;
+
+		if (strlen(argv[i]) > 64 ||
+		    coord_conf_serial_norm(argv[i], norm, sizeof(norm)) < 0) {
+			ret = cfg_error(ctx,
+					"'%s': '%.64s' is not a certificate "
+					"serial (hex, at most 20 bytes, colons "
+					"allowed)",
+					argv[0], argv[i]);
+			continue;
+		}
+		for (j = 0; j < c->n_deny_serial; j++)
+			if (!strcmp(c->deny_serial[j], norm))
+				break;
+		if (j < c->n_deny_serial) {
+			ret = cfg_error(ctx, "'%s': serial %s listed twice",
+					argv[0], argv[i]);
+			continue;
+		}
+		if (c->n_deny_serial >= COORD_CONF_MAX_DENY)
+			return cfg_error(ctx, "'%s': too many serials (max %d)",
+					 argv[0], COORD_CONF_MAX_DENY);
+		if (coord_conf_grow((void **)&c->deny_serial, c->n_deny_serial,
+				    sizeof(c->deny_serial[0])) < 0)
+			return cfg_error(ctx, "'%s': out of memory", argv[0]);
+		memcpy(c->deny_serial[c->n_deny_serial++], norm, sizeof(norm));
+	}
+	return ret;
+}
+
+static int coord_conf_admit_unexpected(struct cfg_ctx *ctx, int argc,
+				       char **argv, void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_bool(ctx, argv[0], argv[1], &c->admit_unexpected);
+}
+
+int coord_conf_admit(const struct coord_conf *c, const char *node,
+		     const char *serial_hex, char *why, size_t len)
+{
+	char norm[COORD_CONF_SERIAL_LEN];
+
+	if (len)
+		why[0] = '\0';
+	if (serial_hex && c->n_deny_serial &&
+	    coord_conf_serial_norm(serial_hex, norm, sizeof(norm)) == 0)
+		for (unsigned i = 0; i < c->n_deny_serial; i++)
+			if (!strcmp(c->deny_serial[i], norm)) {
+				snprintf(why, len,
+					 "certificate serial %s is denied "
+					 "(deny_serial)",
+					 norm);
+				return -1;
+			}
+	if (coord_conf_find_name(c->deny, node, c->n_deny) >= 0) {
+		snprintf(why, len, "node '%s' is denied (deny)", node);
+		return -1;
+	}
+	if (c->n_expect && !c->admit_unexpected &&
+	    coord_conf_find_name(c->expect, node, c->n_expect) < 0) {
+		snprintf(why, len,
+			 "node '%s' is not expected (add it to 'expect', or "
+			 "set 'admit_unexpected yes')",
+			 node);
+		return -1;
+	}
+	return 0;
 }
 
 static const struct {
@@ -363,7 +486,10 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"control_socket", 1, 1, coord_conf_string},
 	{"control_group", 1, 1, coord_conf_string},
 	{"state_dir", 1, 1, coord_conf_string},
-	{"expect", 1, -1, coord_conf_expect},
+	{"expect", 1, -1, coord_conf_names},
+	{"admit_unexpected", 1, 1, coord_conf_admit_unexpected},
+	{"deny", 1, -1, coord_conf_names},
+	{"deny_serial", 1, -1, coord_conf_deny_serial},
 	{"heartbeat_interval", 1, 1, coord_conf_duration},
 	{"heartbeat_misses", 1, 1, coord_conf_uint},
 	{"handshake_timeout", 1, 1, coord_conf_duration},
@@ -390,9 +516,17 @@ int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
 	/* The parser refuses duplicates with a line number; this catches
    * lists built by other means. */
 	for (unsigned i = 1; i < c->n_expect; i++)
-		if (coord_conf_find_expect(c, c->expect[i], i) >= 0)
+		if (coord_conf_find_name(c->expect, c->expect[i], i) >= 0)
 			cfg_error(ctx, "node '%s' expected twice",
 				  c->expect[i]);
+	/* Both would leave the operator guessing which one wins. */
+	for (unsigned i = 0; i < c->n_deny; i++)
+		if (coord_conf_find_name(c->expect, c->deny[i], c->n_expect) >=
+		    0)
+			cfg_error(ctx,
+				  "node '%s' is both expected and denied; "
+				  "remove it from 'expect'",
+				  c->deny[i]);
 	if (c->n_expect > c->max_agents)
 		cfg_error(ctx, "%u expected nodes exceed max_agents %u",
 			  c->n_expect, c->max_agents);

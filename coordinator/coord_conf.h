@@ -8,6 +8,9 @@
 
 #define COORD_CONF_PATH_LEN 512
 #define COORD_CONF_MAX_EXPECT 4096
+#define COORD_CONF_MAX_DENY 4096
+/* A serial as deny_serial keeps it: up to 20 bytes in hex (RFC 5280). */
+#define COORD_CONF_SERIAL_LEN 41
 
 struct coord_conf {
 	char name[256];	       /* name; default: hostname */
@@ -18,11 +21,18 @@ struct coord_conf {
 	char key[COORD_CONF_PATH_LEN];	/* key PATH */
 	char control_socket
 		[COORD_CONF_PATH_LEN]; /* default /run/ringd/coordinator.sock */
-	char control_group[64];	       /* control_group; default "ring" */
+	char control_group[64];	       /* control_group; default "ringctl" */
 	char state_dir
 		[COORD_CONF_PATH_LEN]; /* state_dir; default /var/lib/ringd */
 	char (*expect)[64];	       /* expect NODE [NODE...], repeatable */
 	unsigned n_expect;
+	int admit_unexpected; /* admit_unexpected yes|no, default no */
+	char (*deny)[64];     /* deny NODE [NODE...], repeatable */
+	unsigned n_deny;
+	/* deny_serial HEX [HEX...], repeatable: lower case, no colons, no
+	 * leading zeros */
+	char (*deny_serial)[COORD_CONF_SERIAL_LEN];
+	unsigned n_deny_serial;
 	uint64_t
 		heartbeat_interval_ms; /* heartbeat_interval, default 5s, 100ms..10m */
 	uint32_t heartbeat_misses;     /* heartbeat_misses, default 3, 1..100 */
@@ -76,5 +86,13 @@ int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx);
 /* Cross-directive checks; duplicate expect names are errors. */
 int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx);
+/* May an agent whose certificate (already verified against the CA, with
+ * the node role, and valid for node) has serial serial_hex (as
+ * tls_peer_serial() gives it; NULL if unknown) join as node? Refused: a
+ * denied serial or name, or a node that is not expected while 'expect' is
+ * set and 'admit_unexpected' is not. 0 admitted, or -1 with one line of
+ * reason in why. */
+int coord_conf_admit(const struct coord_conf *c, const char *node,
+		     const char *serial_hex, char *why, size_t len);
 
 #endif

@@ -44,7 +44,9 @@ static void usage(FILE *f)
 		"                              RDMA latency, A posts (root)\n"
 		"              sizes take K and M suffixes (binary)\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
-		"  pki issue DIR NAME [--days N]         key + certificate for NAME\n"
+		"  pki issue DIR NAME [--coordinator] [--days N]\n"
+		"                                        key + certificate for node NAME\n"
+		"                                        (--coordinator: for the coordinator)\n"
 		"exit status: 0 healthy, 1 degraded, 2 unreachable or bad usage\n");
 }
 
@@ -301,46 +303,56 @@ static int parse_days(const char *s, unsigned *days)
 
 static int cmd_pki(int argc, char **argv)
 {
-	const char *dir, *name = NULL, *cn = "ringd cluster CA";
+	const char *pos[2] = {NULL, NULL}, *cn = "ringd cluster CA";
+	enum pki_role role = PKI_ROLE_NODE;
+	char err[512], serial[PKI_SERIAL_LEN];
+	const char *dir, *name;
 	unsigned days = 0;
-	char err[512];
-	int i, init;
+	int i, init, npos = 0;
 
-	if (argc < 2)
+	if (argc < 1)
 		return bad_usage("pki needs 'init DIR' or 'issue DIR NAME'%s",
 				 "");
 	init = !strcmp(argv[0], "init");
 	if (!init && strcmp(argv[0], "issue"))
 		return bad_usage("unknown pki command '%s'", argv[0]);
-	dir = argv[1];
-	i = 2;
-	if (!init) {
-		if (argc < 3)
-			return bad_usage("pki issue needs a NAME%s", "");
-		name = argv[2];
-		i = 3;
-	}
-	for (; i < argc; i++) {
+	/* Options may come before or after DIR and NAME. */
+	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--days") && i + 1 < argc) {
 			if (parse_days(argv[++i], &days) < 0)
 				return bad_usage("--days: '%s' is not 1..36500",
 						 argv[i]);
 		} else if (init && !strcmp(argv[i], "--cn") && i + 1 < argc) {
 			cn = argv[++i];
+		} else if (!init && !strcmp(argv[i], "--coordinator")) {
+			role = PKI_ROLE_COORDINATOR;
+		} else if (argv[i][0] != '-' && npos < (init ? 1 : 2)) {
+			pos[npos++] = argv[i];
 		} else {
 			return bad_usage("unexpected argument '%s'", argv[i]);
 		}
 	}
+	if (npos < 1)
+		return bad_usage("pki %s needs a DIR", argv[0]);
+	if (!init && npos < 2)
+		return bad_usage("pki issue needs a NAME%s", "");
+	dir = pos[0];
+	name = pos[1];
 	if (init ? pki_init(dir, cn, days ? days : 3650, err, sizeof(err))
-		 : pki_issue(dir, name, days ? days : 825, err, sizeof(err))) {
+		 : pki_issue(dir, name, role, days ? days : 825, serial,
+			     sizeof(serial), err, sizeof(err))) {
 		fprintf(stderr, "ringctl: %s\n", err);
 		return EXIT_TROUBLE;
 	}
 	if (init)
 		printf("created CA %s/ca.crt (key %s/ca.key)\n", dir, dir);
 	else
-		printf("issued %s/%s.crt (key %s/%s.key)\n", dir, name, dir,
-		       name);
+		/* The serial is what 'deny_serial' names to revoke it. */
+		printf("issued %s/%s.crt (key %s/%s.key), %s certificate, "
+		       "serial %s\n",
+		       dir, name, dir, name,
+		       role == PKI_ROLE_COORDINATOR ? "coordinator" : "node",
+		       serial);
 	return 0;
 }
 

@@ -132,9 +132,15 @@ class Ringd:
             self.issue(n, pki)
         return pki
 
-    def issue(self, name, pki=None):
+    def issue(self, name, pki=None, coordinator=None):
+        """A node certificate (client role), or the coordinator's (server
+        role): by default the certificate named "coordinator" is the
+        coordinator's, as coord_conf_text and agent_conf_text assume."""
         pki = pki or self.pki
-        p = self.run(["ringctl", "pki", "issue", pki, name])
+        if coordinator is None:
+            coordinator = name == "coordinator"
+        p = self.run(["ringctl", "pki", "issue", pki, name] +
+                     (["--coordinator"] if coordinator else []))
         if p.returncode != 0:
             raise RingdError("ringctl pki issue %s %s: rc %d: %s" %
                              (pki, name, p.returncode, p.stderr.strip()))

@@ -33,7 +33,10 @@ wait_until() {
 
 ringd_pki() {
 	rc pki init "$W/pki" >/dev/null || return 1
-	for n in coordinator "$@"; do
+	# The coordinator's certificate has the server role, the nodes' the
+	# client role: each side refuses the other kind.
+	rc pki issue "$W/pki" coordinator --coordinator >/dev/null || return 1
+	for n in "$@"; do
 		rc pki issue "$W/pki" "$n" >/dev/null || return 1
 	done
 }

@@ -1111,10 +1111,15 @@ static void test_coord_defaults(void **state)
 	assert_string_equal(c.cert, "/etc/ringd/coordinator.crt");
 	assert_string_equal(c.key, "/etc/ringd/coordinator.key");
 	assert_string_equal(c.control_socket, "/run/ringd/coordinator.sock");
-	assert_string_equal(c.control_group, "ring");
+	assert_string_equal(c.control_group, "ringctl");
 	assert_string_equal(c.state_dir, "/var/lib/ringd");
 	assert_null(c.expect);
 	assert_int_equal(c.n_expect, 0);
+	assert_int_equal(c.admit_unexpected, 0);
+	assert_null(c.deny);
+	assert_int_equal(c.n_deny, 0);
+	assert_null(c.deny_serial);
+	assert_int_equal(c.n_deny_serial, 0);
 	assert_int_equal(c.heartbeat_interval_ms, 5000);
 	assert_int_equal(c.heartbeat_misses, 3);
 	assert_int_equal(c.handshake_timeout_ms, 10000);
@@ -1217,6 +1222,143 @@ static void test_coord_expect(void **state)
 	}
 	coord_conf_free(&c);
 	free(buf);
+}
+
+/* deny, deny_serial and admit_unexpected: parsing and their checks. */
+static void test_coord_membership(void **state)
+{
+	struct coord_conf c;
+	char *buf;
+	size_t n = 0, cap_len = 64 * 1024;
+
+	(void)state;
+	assert_int_equal(
+		coord_parse(&c, "expect a b\n"
+				"deny x y\n"
+				"deny z\n"
+				"deny_serial 4A:0F:01 00ff\n"
+				"deny_serial 0x12 4a0f01 123456789012345678901"
+				"234567890123456789012\n"
+				"deny -q x\n"),
+		-1);
+	assert_msgs(
+		5,
+		"t.conf:5: 'deny_serial': '0x12' is not a certificate serial "
+		"(hex, at most 20 bytes, colons allowed)",
+		"t.conf:5: 'deny_serial': serial 4a0f01 listed twice",
+		"t.conf:5: 'deny_serial': '1234567890123456789012345678901234567"
+		"89012' is not a certificate serial (hex, at most 20 bytes, "
+		"colons allowed)",
+		"t.conf:6: 'deny': invalid node name '-q' (1-63 of A-Z a-z 0-9 "
+		". _ -, not starting with '-' or '.')",
+		"t.conf:6: 'deny': node 'x' listed twice");
+	/* The good values of a bad line are kept. */
+	assert_int_equal(c.n_deny, 3);
+	assert_string_equal(c.deny[2], "z");
+	/* Kept as tls_peer_serial() prints, less leading zeros. */
+	assert_int_equal(c.n_deny_serial, 2);
+	assert_string_equal(c.deny_serial[0], "4a0f01");
+	assert_string_equal(c.deny_serial[1], "ff");
+	coord_conf_free(&c);
+	assert_null(c.deny);
+	assert_null(c.deny_serial);
+
+	assert_int_equal(coord_parse(&c, "admit_unexpected yes\n"), 0);
+	assert_int_equal(c.admit_unexpected, 1);
+	coord_conf_free(&c);
+	assert_int_equal(coord_parse(&c, "admit_unexpected maybe\n"), -1);
+	assert_msgs(1, "t.conf:1: 'admit_unexpected': 'maybe' is not a "
+		       "boolean (yes/no, on/off, true/false, 1/0)");
+	coord_conf_free(&c);
+
+	/* Expected and denied at once is a contradiction. */
+	assert_int_equal(coord_parse(&c, "expect a b\ndeny b\n"), -1);
+	assert_msgs(1, "t.conf: node 'b' is both expected and denied; "
+		       "remove it from 'expect'");
+	coord_conf_free(&c);
+
+	/* Both lists are bounded, like expect. */
+	buf = malloc(cap_len);
+	assert_non_null(buf);
+	for (int i = 0; i <= COORD_CONF_MAX_DENY; i++)
+		n += (size_t)snprintf(buf + n, cap_len - n, "%snode%d",
+				      i % 16 ? " " : (i ? "\ndeny " : "deny "),
+				      i);
+	snprintf(buf + n, cap_len - n, "\n");
+	assert_int_equal(coord_parse(&c, buf), -1);
+	assert_msgs(1, "t.conf:257: 'deny': too many denied nodes (max 4096)");
+	assert_int_equal(c.n_deny, COORD_CONF_MAX_DENY);
+	assert_string_equal(c.deny[4095], "node4095");
+	coord_conf_free(&c);
+	n = 0;
+	for (int i = 0; i <= COORD_CONF_MAX_DENY; i++)
+		n += (size_t)snprintf(
+			buf + n, cap_len - n, "%s%x",
+			i % 16 ? " " : (i ? "\ndeny_serial " : "deny_serial "),
+			i + 1);
+	snprintf(buf + n, cap_len - n, "\n");
+	assert_int_equal(coord_parse(&c, buf), -1);
+	assert_msgs(1, "t.conf:257: 'deny_serial': too many serials (max "
+		       "4096)");
+	assert_int_equal(c.n_deny_serial, COORD_CONF_MAX_DENY);
+	assert_string_equal(c.deny_serial[4095], "1000");
+	coord_conf_free(&c);
+	free(buf);
+}
+
+/* Who coord_conf_admit lets in, and the reason given for the others. */
+static void test_coord_admit(void **state)
+{
+	struct coord_conf c;
+	char why[160];
+
+	(void)state;
+	/* Without expect and deny: any node of the CA, as before. */
+	assert_int_equal(coord_parse(&c, "name c\n"), 0);
+	assert_int_equal(
+		coord_conf_admit(&c, "anyone", "4a0f", why, sizeof(why)), 0);
+	assert_int_equal(coord_conf_admit(&c, "anyone", NULL, why, sizeof(why)),
+			 0);
+	coord_conf_free(&c);
+
+	assert_int_equal(coord_parse(&c, "expect n1 n2\n"
+					 "deny old\n"
+					 "deny_serial 4A:0F:01\n"),
+			 0);
+	assert_int_equal(coord_conf_admit(&c, "n1", "7f00", why, sizeof(why)),
+			 0);
+	assert_string_equal(why, "");
+	assert_int_equal(coord_conf_admit(&c, "n3", "7f00", why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "node 'n3' is not expected (add it to "
+				 "'expect', or set 'admit_unexpected yes')");
+	assert_int_equal(coord_conf_admit(&c, "old", "7f00", why, sizeof(why)),
+			 -1);
+	assert_string_equal(why, "node 'old' is denied (deny)");
+	/* An expected node with a revoked certificate, in either
+	 * spelling of its serial. */
+	assert_int_equal(coord_conf_admit(&c, "n2", "4a0f01", why, sizeof(why)),
+			 -1);
+	assert_string_equal(
+		why, "certificate serial 4a0f01 is denied (deny_serial)");
+	assert_int_equal(
+		coord_conf_admit(&c, "n2", "004A0F01", why, sizeof(why)), -1);
+	assert_int_equal(
+		coord_conf_admit(&c, "n2", "4a0f0100", why, sizeof(why)), 0);
+	/* A short buffer still gets a terminated, truncated reason. */
+	assert_int_equal(coord_conf_admit(&c, "n3", NULL, why, 8), -1);
+	assert_string_equal(why, "node 'n");
+	coord_conf_free(&c);
+
+	/* admit_unexpected opens expect, but not deny. */
+	assert_int_equal(coord_parse(&c, "expect n1\n"
+					 "admit_unexpected yes\n"
+					 "deny old\n"),
+			 0);
+	assert_int_equal(coord_conf_admit(&c, "n9", NULL, why, sizeof(why)), 0);
+	assert_int_equal(coord_conf_admit(&c, "old", NULL, why, sizeof(why)),
+			 -1);
+	coord_conf_free(&c);
 }
 
 static void test_coord_check(void **state)
@@ -1332,9 +1474,15 @@ static void test_examples(void **state)
 	assert_int_equal(c.listen_port, 7420);
 	assert_string_equal(c.cert, "/etc/ringd/coordinator.crt");
 	assert_string_equal(c.control_socket, "/run/ringd/coordinator.sock");
-	assert_string_equal(c.control_group, "ring");
+	assert_string_equal(c.control_group, "ringctl");
 	assert_string_equal(c.state_dir, "/var/lib/ringd");
 	assert_int_equal(c.n_expect, 4);
+	assert_int_equal(c.admit_unexpected, 0);
+	assert_int_equal(c.n_deny, 1);
+	assert_string_equal(c.deny[0], "spark-9");
+	assert_int_equal(c.n_deny_serial, 1);
+	assert_string_equal(c.deny_serial[0],
+			    "4a1f0c9e2b7d8e6f5a4b3c2d1e0f9a8b");
 	assert_int_equal(c.heartbeat_interval_ms, 5000);
 	assert_int_equal(c.heartbeat_misses, 3);
 	assert_int_equal(c.handshake_timeout_ms, 10000);
@@ -1377,6 +1525,8 @@ int main(void)
 		cmocka_unit_test_setup(test_coord_defaults, setup),
 		cmocka_unit_test_setup(test_coord_value_errors, setup),
 		cmocka_unit_test_setup(test_coord_expect, setup),
+		cmocka_unit_test_setup(test_coord_membership, setup),
+		cmocka_unit_test_setup(test_coord_admit, setup),
 		cmocka_unit_test_setup(test_coord_check, setup),
 		cmocka_unit_test_setup(test_examples, setup),
 	};

@@ -23,6 +23,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "log.h"
 #include "pki.h"
 #include "tls.h"
 
@@ -135,13 +136,29 @@ static void init_ok(struct fixture *fx)
 	assert_int_equal(rc, 0);
 }
 
-static void issue_ok(struct fixture *fx, const char *name, unsigned days)
+static void issue_role(struct fixture *fx, const char *name, enum pki_role role,
+		       unsigned days, char *serial)
 {
-	int rc = pki_issue(fx->dir, name, days, fx->err, sizeof(fx->err));
+	int rc = pki_issue(fx->dir, name, role, days, serial,
+			   serial ? PKI_SERIAL_LEN : 0, fx->err,
+			   sizeof(fx->err));
 
 	if (rc)
 		print_error("pki_issue %s: %s\n", name, fx->err);
 	assert_int_equal(rc, 0);
+}
+
+/* A node's certificate, the common case. */
+static void issue_ok(struct fixture *fx, const char *name, unsigned days)
+{
+	issue_role(fx, name, PKI_ROLE_NODE, days, NULL);
+}
+
+/* pki_issue without a serial or a role to say, as most tests want. */
+static int issue(const char *dir, const char *name, unsigned days, char *err,
+		 size_t errlen)
+{
+	return pki_issue(dir, name, PKI_ROLE_NODE, days, NULL, 0, err, errlen);
 }
 
 /* X509_verify_cert of leaf against ca alone, for a TLS purpose. */
@@ -190,8 +207,10 @@ static void test_init_issue_verify(void **state)
 	leaf = load_cert(path_of(fx, "node1.crt"));
 	key = load_key(path_of(fx, "node1.key"));
 
-	assert_int_equal(verify_chain(ca, leaf, X509_PURPOSE_SSL_SERVER), 1);
+	/* A node's certificate is for client use only. */
 	assert_int_equal(verify_chain(ca, leaf, X509_PURPOSE_SSL_CLIENT), 1);
+	assert_int_not_equal(verify_chain(ca, leaf, X509_PURPOSE_SSL_SERVER),
+			     1);
 	assert_int_equal(X509_check_host(leaf, "node1", 0, 0, NULL), 1);
 	assert_int_not_equal(X509_check_host(leaf, "node2", 0, 0, NULL), 1);
 	assert_int_not_equal(X509_check_host(leaf, "node", 0, 0, NULL), 1);
@@ -217,8 +236,7 @@ static void test_init_issue_verify(void **state)
 	assert_int_equal(X509_get_key_usage(ca),
 			 KU_KEY_CERT_SIGN | KU_CRL_SIGN);
 	assert_int_equal(X509_get_key_usage(leaf), KU_DIGITAL_SIGNATURE);
-	assert_int_equal(X509_get_extended_key_usage(leaf),
-			 XKU_SSL_SERVER | XKU_SSL_CLIENT);
+	assert_int_equal(X509_get_extended_key_usage(leaf), XKU_SSL_CLIENT);
 	assert_int_equal(X509_check_issued(ca, leaf), X509_V_OK);
 	ca_ski = X509_get0_subject_key_id(ca);
 	leaf_aki = X509_get0_authority_key_id(leaf);
@@ -247,8 +265,7 @@ static void test_nested_dir(void **state)
 	snprintf(dir, sizeof(dir), "%s/a/b/pki/", fx->top);
 	assert_int_equal(
 		pki_init(dir, "nested CA", 30, fx->err, sizeof(fx->err)), 0);
-	assert_int_equal(pki_issue(dir, "node1", 10, fx->err, sizeof(fx->err)),
-			 0);
+	assert_int_equal(issue(dir, "node1", 10, fx->err, sizeof(fx->err)), 0);
 	assert_int_equal(file_mode(dir), 0700);
 	snprintf(path, sizeof(path), "%s/a/b", fx->top);
 	assert_int_equal(file_mode(path) & 0700, 0700);
@@ -270,7 +287,7 @@ static void test_foreign_ca_rejected(void **state)
 	snprintf(other, sizeof(other), "%s/other/ca.crt", fx->top);
 	ca2 = load_cert(other);
 	leaf = load_cert(path_of(fx, "node1.crt"));
-	assert_int_not_equal(verify_chain(ca2, leaf, X509_PURPOSE_SSL_SERVER),
+	assert_int_not_equal(verify_chain(ca2, leaf, X509_PURPOSE_SSL_CLIENT),
 			     1);
 	X509_free(leaf);
 	X509_free(ca2);
@@ -343,6 +360,20 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* The whole of a small text file, which may be empty. */
+static char *slurp_any(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	if (fread(buf, 1, 65535, f) == 0)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static void test_refuse_overwrite(void **state)
 {
 	struct fixture *fx = *state;
@@ -362,15 +393,15 @@ static void test_refuse_overwrite(void **state)
 	assert_null(strchr(fx->err, '\n'));
 
 	errno = 0;
-	assert_int_equal(
-		pki_issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)), -1);
+	assert_int_equal(issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)),
+			 -1);
 	assert_int_equal(errno, EEXIST);
 	assert_non_null(strstr(fx->err, path_of(fx, "node1.key")));
 
 	/* Half a pair is still a pair: no new key beside an old cert. */
 	assert_int_equal(unlink(path_of(fx, "node1.key")), 0);
-	assert_int_equal(
-		pki_issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)), -1);
+	assert_int_equal(issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)),
+			 -1);
 	assert_non_null(strstr(fx->err, path_of(fx, "node1.crt")));
 	assert_int_equal(access(path_of(fx, "node1.key"), F_OK), -1);
 	assert_int_equal(unlink(path_of(fx, "ca.key")), 0);
@@ -418,8 +449,7 @@ static void test_bad_names(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		fx->err[0] = '\0';
 		errno = 0;
-		if (pki_issue(fx->dir, bad[i], 10, fx->err, sizeof(fx->err)) !=
-		    -1)
+		if (issue(fx->dir, bad[i], 10, fx->err, sizeof(fx->err)) != -1)
 			fail_msg("name %zu accepted", i);
 		assert_int_equal(errno, EINVAL);
 		assert_non_null(strstr(fx->err, "invalid name"));
@@ -431,8 +461,8 @@ static void test_bad_names(void **state)
 		"012345678901234567890123456789012345678901234567890123456789012",
 		10);
 
-	assert_int_equal(
-		pki_issue(fx->dir, "node1", 0, fx->err, sizeof(fx->err)), -1);
+	assert_int_equal(issue(fx->dir, "node1", 0, fx->err, sizeof(fx->err)),
+			 -1);
 	assert_non_null(strstr(fx->err, "days"));
 	assert_int_equal(pki_init(fx->top, "", 30, fx->err, sizeof(fx->err)),
 			 -1);
@@ -444,8 +474,8 @@ static void test_missing_ca(void **state)
 {
 	struct fixture *fx = *state;
 
-	assert_int_equal(
-		pki_issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)), -1);
+	assert_int_equal(issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)),
+			 -1);
 	assert_non_null(strstr(fx->err, path_of(fx, "ca.crt")));
 	assert_int_equal(access(fx->dir, F_OK), -1);
 
@@ -459,8 +489,8 @@ static void test_missing_ca(void **state)
 	assert_int_equal(unlink(path_of(fx, "ca.key")), 0);
 	assert_int_equal(rename(path_of(fx, "old.key"), path_of(fx, "ca.key")),
 			 0);
-	assert_int_equal(
-		pki_issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)), -1);
+	assert_int_equal(issue(fx->dir, "node1", 10, fx->err, sizeof(fx->err)),
+			 -1);
 	assert_non_null(strstr(fx->err, "does not match"));
 	assert_int_equal(access(path_of(fx, "node1.key"), F_OK), -1);
 
@@ -510,22 +540,22 @@ struct tls_pair {
 	int fds[2];
 };
 
-/* Server "coord" from fx's PKI; the client presents cdir/client.* and
+/* Server presenting fx's server.*; the client presents cdir/client.* and
  * trusts fx's CA, expecting the server to be called expect. */
-static void tls_pair_open(struct tls_pair *p, struct fixture *fx,
-			  const char *cdir, const char *client,
-			  const char *expect)
+static void tls_pair_open_as(struct tls_pair *p, struct fixture *fx,
+			     const char *cdir, const char *client,
+			     const char *server, const char *expect)
 {
-	char crt[PATH_MAX], key[PATH_MAX];
+	char crt[PATH_MAX], key[PATH_MAX], scrt[PATH_MAX], skey[PATH_MAX];
 
 	memset(p, 0, sizeof(*p));
 	snprintf(crt, sizeof(crt), "%s/%s.crt", cdir, client);
 	snprintf(key, sizeof(key), "%s/%s.key", cdir, client);
+	snprintf(scrt, sizeof(scrt), "%s/%s.crt", fx->dir, server);
+	snprintf(skey, sizeof(skey), "%s/%s.key", fx->dir, server);
 	p->cctx = tls_ctx_new(0, path_of(fx, "ca.crt"), crt, key);
 	assert_non_null(p->cctx);
-	p->sctx =
-		tls_ctx_new(1, path_of(fx, "ca.crt"), path_of(fx, "coord.crt"),
-			    path_of(fx, "coord.key"));
+	p->sctx = tls_ctx_new(1, path_of(fx, "ca.crt"), scrt, skey);
 	assert_non_null(p->sctx);
 	assert_int_equal(
 		socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, p->fds), 0);
@@ -536,6 +566,14 @@ static void tls_pair_open(struct tls_pair *p, struct fixture *fx,
 	assert_int_equal(SSL_set_fd(p->c, p->fds[0]), 1);
 	assert_int_equal(SSL_set_fd(p->s, p->fds[1]), 1);
 	assert_int_equal(tls_client_expect_name(p->c, expect), 0);
+}
+
+/* The usual server: "coord", issued with the coordinator's role. */
+static void tls_pair_open(struct tls_pair *p, struct fixture *fx,
+			  const char *cdir, const char *client,
+			  const char *expect)
+{
+	tls_pair_open_as(p, fx, cdir, client, "coord", expect);
 }
 
 static void tls_pair_close(struct tls_pair *p)
@@ -557,7 +595,7 @@ static void test_tls_handshake(void **state)
 	int n = -1, i;
 
 	init_ok(fx);
-	issue_ok(fx, "coord", 10);
+	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
 	issue_ok(fx, "node1", 10);
 	tls_pair_open(&p, fx, fx->dir, "node1", "coord");
 	assert_int_equal(handshake(p.c, p.s), 1);
@@ -594,7 +632,7 @@ static void test_tls_rejects(void **state)
 	struct tls_pair p;
 
 	init_ok(fx);
-	issue_ok(fx, "coord", 10);
+	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
 	issue_ok(fx, "node1", 10);
 
 	tls_pair_open(&p, fx, fx->dir, "node1", "coord2");
@@ -604,10 +642,244 @@ static void test_tls_rejects(void **state)
 
 	snprintf(other, sizeof(other), "%s/other", fx->top);
 	assert_int_equal(pki_init(other, "other CA", 30, err, sizeof(err)), 0);
-	assert_int_equal(pki_issue(other, "node1", 10, err, sizeof(err)), 0);
+	assert_int_equal(issue(other, "node1", 10, err, sizeof(err)), 0);
 	tls_pair_open(&p, fx, other, "node1", "coord");
 	assert_int_equal(handshake(p.c, p.s), 0);
 	assert_int_not_equal(SSL_get_verify_result(p.s), X509_V_OK);
+	tls_pair_close(&p);
+}
+
+/* The coordinator's certificate is for server use only, and the serial
+ * pki_issue reports is the certificate's. */
+static void test_coordinator_role(void **state)
+{
+	struct fixture *fx = *state;
+	char serial[PKI_SERIAL_LEN], *hex;
+	BIGNUM *bn;
+	X509 *ca, *leaf;
+
+	init_ok(fx);
+	memset(serial, 'x', sizeof(serial));
+	issue_role(fx, "coordinator", PKI_ROLE_COORDINATOR, 10, serial);
+	ca = load_cert(path_of(fx, "ca.crt"));
+	leaf = load_cert(path_of(fx, "coordinator.crt"));
+	assert_int_equal(X509_get_extended_key_usage(leaf), XKU_SSL_SERVER);
+	assert_int_equal(verify_chain(ca, leaf, X509_PURPOSE_SSL_SERVER), 1);
+	assert_int_not_equal(verify_chain(ca, leaf, X509_PURPOSE_SSL_CLIENT),
+			     1);
+	assert_int_equal(X509_check_host(leaf, "coordinator", 0, 0, NULL), 1);
+
+	bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(leaf), NULL);
+	assert_non_null(bn);
+	hex = BN_bn2hex(bn);
+	assert_non_null(hex);
+	for (char *q = hex; *q; q++)
+		*q = (char)(*q >= 'A' && *q <= 'F' ? *q - 'A' + 'a' : *q);
+	assert_int_equal(strlen(serial), 32);
+	assert_string_equal(serial, hex);
+	OPENSSL_free(hex);
+	BN_free(bn);
+
+	/* A role that does not exist, and a serial buffer too small, are
+	 * refused before anything is written. */
+	assert_int_equal(pki_issue(fx->dir, "n9", (enum pki_role)7, 10, NULL, 0,
+				   fx->err, sizeof(fx->err)),
+			 -1);
+	assert_non_null(strstr(fx->err, "role"));
+	assert_int_equal(pki_issue(fx->dir, "n9", PKI_ROLE_NODE, 10, serial, 8,
+				   fx->err, sizeof(fx->err)),
+			 -1);
+	assert_int_equal(access(path_of(fx, "n9.key"), F_OK), -1);
+	X509_free(leaf);
+	X509_free(ca);
+}
+
+/* A certificate signed by fx's CA the way ringctl signed them before
+ * roles: eku is the extendedKeyUsage value, or NULL for none at all. */
+static void issue_legacy(struct fixture *fx, const char *name, const char *eku)
+{
+	EVP_PKEY *cakey = load_key(path_of(fx, "ca.key")), *key;
+	X509 *ca = load_cert(path_of(fx, "ca.crt")), *x = X509_new();
+	X509_EXTENSION *ext;
+	char san[96], path[PATH_MAX];
+	X509V3_CTX v3;
+	FILE *f;
+
+	key = EVP_EC_gen("P-256");
+	assert_non_null(key);
+	assert_non_null(x);
+	assert_int_equal(X509_set_version(x, X509_VERSION_3), 1);
+	assert_int_equal(ASN1_INTEGER_set(X509_get_serialNumber(x), 4242), 1);
+	assert_non_null(X509_gmtime_adj(X509_getm_notBefore(x), -3600));
+	assert_non_null(X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+	assert_int_equal(X509_set_pubkey(x, key), 1);
+	assert_int_equal(X509_NAME_add_entry_by_NID(
+				 X509_get_subject_name(x), NID_commonName,
+				 MBSTRING_UTF8, (const unsigned char *)name, -1,
+				 -1, 0),
+			 1);
+	assert_int_equal(X509_set_issuer_name(x, X509_get_subject_name(ca)), 1);
+	X509V3_set_ctx(&v3, ca, x, NULL, NULL, 0);
+	snprintf(san, sizeof(san), "DNS:%s", name);
+	ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, san);
+	assert_non_null(ext);
+	assert_int_equal(X509_add_ext(x, ext, -1), 1);
+	X509_EXTENSION_free(ext);
+	if (eku) {
+		ext = X509V3_EXT_conf_nid(NULL, &v3, NID_ext_key_usage, eku);
+		assert_non_null(ext);
+		assert_int_equal(X509_add_ext(x, ext, -1), 1);
+		X509_EXTENSION_free(ext);
+	}
+	assert_true(X509_sign(x, cakey, EVP_sha256()) > 0);
+	snprintf(path, sizeof(path), "%s/%s.crt", fx->dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(PEM_write_X509(f, x), 1);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.key", fx->dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(
+		PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), 1);
+	fclose(f);
+	X509_free(x);
+	X509_free(ca);
+	EVP_PKEY_free(key);
+	EVP_PKEY_free(cakey);
+}
+
+/* stderr (where the log goes in tests) into a file while a handshake
+ * runs, so that the reason for a refusal can be checked. */
+struct capture {
+	int saved;
+	char path[64];
+};
+
+static void capture_begin(struct capture *c)
+{
+	int fd;
+
+	snprintf(c->path, sizeof(c->path), "/tmp/test_pki_log.XXXXXX");
+	fd = mkstemp(c->path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	c->saved = dup(2);
+	assert_true(c->saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+}
+
+static char *capture_end(struct capture *c)
+{
+	char *text;
+
+	fflush(stderr);
+	assert_int_equal(dup2(c->saved, 2), 2);
+	close(c->saved);
+	text = slurp_any(c->path);
+	unlink(c->path);
+	return text;
+}
+
+/* One handshake between a client presenting client and a server
+ * presenting server: 1 if it completed; the log of it in *log. */
+static int role_handshake(struct fixture *fx, const char *client,
+			  const char *server, const char *expect, long *cres,
+			  long *sres, char **log)
+{
+	struct capture cap;
+	struct tls_pair p;
+	int ok;
+
+	tls_pair_open_as(&p, fx, fx->dir, client, server, expect);
+	capture_begin(&cap);
+	ok = handshake(p.c, p.s);
+	*log = capture_end(&cap);
+	*cres = SSL_get_verify_result(p.c);
+	*sres = SSL_get_verify_result(p.s);
+	tls_pair_close(&p);
+	return ok;
+}
+
+/* Each side checks the other's role: the coordinator's certificate cannot
+ * join as a node, a node's cannot serve as the coordinator, and the
+ * certificates of no role or of both (as issued before roles) are
+ * refused either way, each with its reason in the log. */
+static void test_tls_roles(void **state)
+{
+	static const struct {
+		const char *client, *server, *expect, *log;
+		int client_refuses; /* else the server refuses */
+	} cases[] = {
+		{"coord", "coord", "coord",
+		 "certificate of 'coord' is not for client use", 0},
+		{"node1", "node2", "node2",
+		 "certificate of 'node2' is not for server use", 1},
+		{"both", "coord", "coord",
+		 "certificate of 'both' is for both server and client use", 0},
+		{"none", "coord", "coord", "certificate of 'none' has no role",
+		 0},
+		{"node1", "both", "both",
+		 "certificate of 'both' is for both server and client use", 1},
+		{"node1", "none", "none", "certificate of 'none' has no role",
+		 1},
+	};
+	struct fixture *fx = *state;
+	long cres, sres;
+	char *log;
+	size_t i;
+
+	init_ok(fx);
+	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
+	issue_ok(fx, "node1", 10);
+	issue_ok(fx, "node2", 10);
+	issue_legacy(fx, "both", "serverAuth,clientAuth");
+	issue_legacy(fx, "none", NULL);
+
+	/* The right roles pass. */
+	assert_int_equal(role_handshake(fx, "node1", "coord", "coord", &cres,
+					&sres, &log),
+			 1);
+	assert_null(strstr(log, "refused"));
+	free(log);
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ok = role_handshake(fx, cases[i].client, cases[i].server,
+					cases[i].expect, &cres, &sres, &log);
+
+		if (ok || !strstr(log, cases[i].log))
+			fail_msg("case %zu: handshake %d, log: %s", i, ok, log);
+		assert_int_equal(cases[i].client_refuses ? cres : sres,
+				 X509_V_ERR_INVALID_PURPOSE);
+		free(log);
+	}
+}
+
+/* The serial each side reads from the other is the one pki_issue
+ * reported, in the same form. */
+static void test_tls_peer_serial(void **state)
+{
+	struct fixture *fx = *state;
+	char cs[PKI_SERIAL_LEN], ns[PKI_SERIAL_LEN], got[TLS_SERIAL_LEN];
+	struct tls_pair p;
+
+	init_ok(fx);
+	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, cs);
+	issue_role(fx, "node1", PKI_ROLE_NODE, 10, ns);
+	assert_string_not_equal(cs, ns);
+	tls_pair_open(&p, fx, fx->dir, "node1", "coord");
+	errno = 0;
+	assert_int_equal(tls_peer_serial(p.s, got, sizeof(got)), -1);
+	assert_int_equal(errno, ENOENT); /* no handshake yet */
+	assert_int_equal(handshake(p.c, p.s), 1);
+	assert_int_equal(tls_peer_serial(p.s, got, sizeof(got)), 0);
+	assert_string_equal(got, ns);
+	assert_int_equal(tls_peer_serial(p.c, got, sizeof(got)), 0);
+	assert_string_equal(got, cs);
+	errno = 0;
+	assert_int_equal(tls_peer_serial(p.s, got, 32), -1);
+	assert_int_equal(errno, ENOSPC);
 	tls_pair_close(&p);
 }
 
@@ -634,7 +906,14 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tls_rejects, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_coordinator_role, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tls_roles, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_tls_peer_serial, setup,
+						teardown),
 	};
 
+	log_init("test_pki", NULL, 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
