@@ -46,7 +46,9 @@ int ctl_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 			 frame_strerror(rc));
 		goto fail;
 	}
-	/* Skip anything that is not our answer (none today). */
+	/* Skip anything that is not our answer (none today). An Error for
+	 * request 0 is the coordinator refusing the connection itself (too
+	 * many clients): that is the answer too. */
 	do {
 		frame_free(r);
 		r = NULL;
@@ -56,7 +58,9 @@ int ctl_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 				 frame_strerror(rc));
 			goto fail;
 		}
-	} while (r->request_id != req->request_id);
+	} while (r->request_id != req->request_id &&
+		 !(r->request_id == 0 &&
+		   r->body_case == RING__ENVELOPE__BODY_ERROR));
 	close(fd);
 	*rep = r;
 	return 0;
@@ -703,11 +707,112 @@ static void ctl_env_gid_index(FILE *out, const Ring__Rank *r)
 		fprintf(out, "NCCL_IB_GID_INDEX=%d\n", n >= 0 ? n : p);
 }
 
+/* A value the text formats print as it is: one word to a shell, an MPI
+ * hostfile or a rankfile, none of which has quoting to hide anything else.
+ * Explicit ranges: no locale widens the set. */
+static int ctl_safe_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || (c && strchr(CTL_SAFE_PUNCT, c));
+}
+
+/* s for a message: printable ASCII as is, the rest as \xNN, cut at 40. */
+static void ctl_quote_for_message(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; s[i] && n + 5 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i == 40) {
+			n += (size_t)snprintf(buf + n, len - n, "...");
+			break;
+		}
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			buf[n++] = (char)c;
+		else
+			n += (size_t)snprintf(buf + n, len - n, "\\x%02x", c);
+	}
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+/* 0 if val may be printed; may_be_empty for fields a format leaves out
+ * when empty. */
+static int ctl_check_value(const Ring__Rank *r, const char *field,
+			   const char *val, int may_be_empty,
+			   const char *format, char *err, size_t errlen)
+{
+	char node[300], v[300];
+	const char *p;
+
+	for (p = val; *p && ctl_safe_char((unsigned char)*p); p++)
+		;
+	if (!*p && (*val || may_be_empty))
+		return 0;
+	ctl_quote_for_message(r->node, node, sizeof(node));
+	ctl_quote_for_message(val, v, sizeof(v));
+	snprintf(err, errlen,
+		 "node '%s' (rank %u): %s '%s' %s; refusing to print %s (it "
+		 "would not be one safe word)",
+		 node, r->rank, field, v,
+		 *val ? "has characters outside [A-Za-z0-9" CTL_SAFE_PUNCT "]"
+		      : "is empty",
+		 format);
+	return -1;
+}
+
+int ctl_ranks_check(const Ring__Topology *t, const char *format, char *err,
+		    size_t errlen)
+{
+	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;
+	int env = !strcmp(format, "env");
+	int launcher = env || !strcmp(format, "torchrun");
+
+	if (!r0) {
+		snprintf(err, errlen, "no rank order");
+		return -1;
+	}
+	/* rank 0's address is every launcher's rendezvous point. */
+	if (launcher && ctl_check_value(r0, "mgmt_address", r0->mgmt_address, 0,
+					format, err, errlen))
+		return -1;
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+
+		/* Names reach comments and torchrun's line prefix: a newline
+		 * there starts a line of its own. */
+		if (ctl_check_value(r, "node", r->node, 0, format, err,
+				    errlen) ||
+		    (!launcher &&
+		     ctl_check_value(r, "mgmt_address", r->mgmt_address, 0,
+				     format, err, errlen)) ||
+		    (env &&
+		     (ctl_check_value(r, "mgmt_interface", r->mgmt_interface, 1,
+				      format, err, errlen) ||
+		      ctl_check_value(r, "next_rdma", r->next_rdma, 1, format,
+				      err, errlen) ||
+		      ctl_check_value(r, "prev_rdma", r->prev_rdma, 1, format,
+				      err, errlen))))
+			return -1;
+	}
+	if (!launcher &&
+	    ctl_check_value(r0, "kind", t->kind, 0, format, err, errlen))
+		return -1;
+	return 0;
+}
+
 int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 {
 	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;
+	char err[512];
 
 	if (!r0)
+		return -1;
+	if (strcmp(format, "hostfile") && strcmp(format, "rankfile") &&
+	    strcmp(format, "torchrun") && strcmp(format, "env"))
+		return -1;
+	/* Never print half of it: refuse the whole output. */
+	if (ctl_ranks_check(t, format, err, sizeof(err)) < 0)
 		return -1;
 	if (!strcmp(format, "hostfile")) {
 		/* Management addresses: the launcher must never rendezvous

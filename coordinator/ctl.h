@@ -43,7 +43,18 @@ struct ctl_test_args {
 int ctl_parse_test(int argc, char **argv, struct ctl_test_args *t, char *err,
 		   size_t errlen);
 void ctl_render_ranks(struct writer *w, const Ring__Topology *t);
-/* hostfile, rankfile, torchrun, env. -1 for another format or no ranks. */
+/* Punctuation allowed, besides ASCII letters and digits, in every value
+ * the text formats print (IPv6 with a zone, "mlx5_0,mlx5_1"). */
+#define CTL_SAFE_PUNCT "._:,/+@%-"
+/* 0 when every value `format` (hostfile, rankfile, torchrun, env) would
+ * print is a non-empty word of the safe set (optional fields may be
+ * empty); -1 with "node 'N' (rank R): FIELD '...' ..." in err otherwise.
+ * Node data come from agents: a newline in an interface name would
+ * otherwise become a line of its own in an env file someone sources. */
+int ctl_ranks_check(const Ring__Topology *t, const char *format, char *err,
+		    size_t errlen);
+/* hostfile, rankfile, torchrun, env. -1 (nothing printed) for another
+ * format, no ranks, or a value ctl_ranks_check refuses. */
 int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format);
 
 #endif

@@ -650,6 +650,126 @@ static void test_unicode(void **state)
 	      "k\\ney=v\n");
 }
 
+/* Names an agent chose, in every kind of slot: a key, a table cell, a
+ * list item, a nested value. */
+static const char *const hostile_names[] = {
+	"x\nLD_PRELOAD=/a",
+	"n\"q",
+	"$(reboot)",
+	"`id`",
+	"\x1b[2J\x1b]0;t\x07",
+	"a\rb",
+	"\xc2\x9b"
+	"31m",
+	"\xff\xfe",
+	"tab\tx",
+	"\\n",
+};
+static const char *hostile_value;
+
+static void hostile(struct writer *w)
+{
+	const char *v = hostile_value;
+
+	writer_str(w, v, v);
+	writer_table_start(w, "ranks");
+	writer_obj_start(w, NULL);
+	writer_str(w, "node", v);
+	writer_str(w, "mgmt_interface", v);
+	writer_obj_end(w);
+	writer_table_end(w);
+	writer_list_start(w, "ifs");
+	writer_str(w, NULL, v);
+	writer_str(w, NULL, v);
+	writer_list_end(w);
+	writer_obj_start(w, "inventory");
+	writer_obj_start(w, v);
+	writer_str(w, "version", v);
+	writer_obj_end(w);
+	writer_obj_end(w);
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* No control character (C0, DEL, C1) and no byte that is not UTF-8 reaches
+ * the output, and hostile text adds no line: the output has as many lines
+ * as with a harmless name. */
+static void test_hostile_names(void **state)
+{
+	static const enum writer_format fmts[] = {WRITER_PLAIN, WRITER_KEYVALUE,
+						  WRITER_JSON};
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(fmts) / sizeof(*fmts); f++) {
+		char *ref, *got;
+
+		hostile_value = "n1";
+		ref = render(fmts[f], hostile);
+		for (size_t i = 0;
+		     i < sizeof(hostile_names) / sizeof(*hostile_names); i++) {
+			const unsigned char *p;
+
+			hostile_value = hostile_names[i];
+			got = render(fmts[f], hostile);
+			if (count_lines(got) != count_lines(ref))
+				print_error(
+					"--- format %zu, name %zu:\n%s---\n", f,
+					i, got);
+			assert_int_equal(count_lines(got), count_lines(ref));
+			for (p = (const unsigned char *)got; *p; p++) {
+				assert_false(*p < 0x20 && *p != '\n');
+				assert_false(*p == 0x7f || *p == 0xff ||
+					     *p == 0xfe);
+				assert_false(p[0] == 0xc2 && p[1] >= 0x80 &&
+					     p[1] < 0xa0);
+			}
+			free(got);
+		}
+		free(ref);
+	}
+	/* JSON keeps the text exactly, escaped. */
+	hostile_value = "x\nLD_PRELOAD=/a \"$(id)\" \x1b[0m";
+	check(WRITER_JSON, hostile,
+	      "{\n"
+	      "  \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" \\u001b[0m\": "
+	      "\"x\\nLD_PRELOAD=/a \\\"$(id)\\\" \\u001b[0m\",\n"
+	      "  \"ranks\": [\n"
+	      "    {\n"
+	      "      \"node\": \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" "
+	      "\\u001b[0m\",\n"
+	      "      \"mgmt_interface\": \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" "
+	      "\\u001b[0m\"\n"
+	      "    }\n"
+	      "  ],\n"
+	      "  \"ifs\": [\n"
+	      "    \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" \\u001b[0m\",\n"
+	      "    \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" \\u001b[0m\"\n"
+	      "  ],\n"
+	      "  \"inventory\": {\n"
+	      "    \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" \\u001b[0m\": {\n"
+	      "      \"version\": \"x\\nLD_PRELOAD=/a \\\"$(id)\\\" "
+	      "\\u001b[0m\"\n"
+	      "    }\n"
+	      "  }\n"
+	      "}\n");
+	/* keyvalue: one line per value, the newline shown as \n. */
+	hostile_value = "x\nLD_PRELOAD=/a";
+	check(WRITER_KEYVALUE, hostile,
+	      "x\\nLD_PRELOAD=/a=x\\nLD_PRELOAD=/a\n"
+	      "ranks.0.node=x\\nLD_PRELOAD=/a\n"
+	      "ranks.0.mgmt_interface=x\\nLD_PRELOAD=/a\n"
+	      "ifs.0=x\\nLD_PRELOAD=/a\n"
+	      "ifs.1=x\\nLD_PRELOAD=/a\n"
+	      "inventory.x\\nLD_PRELOAD=/a.version=x\\nLD_PRELOAD=/a\n");
+}
+
 static void test_format_parse(void **state)
 {
 	enum writer_format f;
@@ -716,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_unbalanced),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_unicode),
+		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_deep),
 	};
