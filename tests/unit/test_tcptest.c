@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <event2/event.h>
 
@@ -444,6 +449,62 @@ static void test_free_listening(void **state)
 	assert_true(now_s() - f->start < 1.0);
 }
 
+/* Open n connections to 127.0.0.1:port that send nothing (or, with
+ * partial, half a preamble): what anyone on the data plane can do to a
+ * listener. The kernel completes them from the listen backlog. */
+static void open_junk(int *fds, unsigned n, uint16_t port, int partial)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(port)};
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_true(fds[i] >= 0);
+		assert_int_equal(
+			connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+		if (partial)
+			assert_int_equal(send(fds[i], "RTST\1", 5, 0), 5);
+	}
+}
+
+/* Silent and half-open connections do not keep the real streams out: with
+ * JUNK (more than the listener keeps pending at once) open before A even
+ * starts, a 4-stream test still completes within a 3 s accept window.
+ * (One at a time, with 2 s each to send a preamble, the listener would
+ * need 40 s to get past them.) */
+static void run_junk(void **state, int partial)
+{
+	struct fixture *f = *state;
+	enum { JUNK = 20 };
+	int junk[JUNK];
+
+	bw_params(&f->p, 4, TCPTEST_BOTH, 300);
+	f->b.t = tcptest_listen(f->base, "127.0.0.1", token1, &f->p, 3000,
+				on_done, &f->b, &f->port);
+	assert_non_null(f->b.t);
+	open_junk(junk, JUNK, f->port, partial);
+	f->a.t = tcptest_connect(f->base, "127.0.0.1", f->port, "", token1,
+				 &f->p, 3000, on_done, &f->a);
+	assert_non_null(f->a.t);
+	f->pending = 2;
+	run_loop(f);
+	check_bw_side(&f->a, &f->p, 1);
+	check_bw_side(&f->b, &f->p, 0);
+	for (unsigned i = 0; i < JUNK; i++)
+		close(junk[i]);
+}
+
+static void test_junk_silent(void **state)
+{
+	run_junk(state, 0);
+}
+
+static void test_junk_partial(void **state)
+{
+	run_junk(state, 1);
+}
+
 static void test_bind_missing_interface(void **state)
 {
 	struct fixture *f = *state;
@@ -551,6 +612,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bind_missing_interface,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_junk_silent, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_junk_partial, setup,
+						teardown),
 	};
 
 	log_init("test_tcptest", getenv("RING_DEBUG"), 1);
