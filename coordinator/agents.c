@@ -270,7 +270,7 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 	Ring__Hello *h = env->hello;
 	Ring__HelloAck ack = RING__HELLO_ACK__INIT;
 	struct node *n;
-	char cn[128], why[256], bad[160];
+	char cn[128], why[256], bad[160], serial[TLS_SERIAL_LEN] = "";
 
 	if (validate_hello(h, bad, sizeof(bad)) < 0) {
 		snprintf(why, sizeof(why), "bad Hello: %s", bad);
@@ -283,6 +283,16 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 		snprintf(why, sizeof(why),
 			 "claims node '%s' but its certificate is for '%s'",
 			 h->node, cn);
+		session_refuse(s, env->request_id,
+			       RING__ERROR_CODE__ERROR_PERMISSION, why);
+		return;
+	}
+	if (s->ssl && tls_peer_serial(s->ssl, serial, sizeof(serial)) < 0)
+		serial[0] = '\0';
+	if (coord_conf_admit(conf, h->node, serial[0] ? serial : NULL, bad,
+			     sizeof(bad)) < 0) {
+		snprintf(why, sizeof(why), "node '%s' not admitted: %s",
+			 h->node, bad);
 		session_refuse(s, env->request_id,
 			       RING__ERROR_CODE__ERROR_PERMISSION, why);
 		return;

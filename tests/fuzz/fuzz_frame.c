@@ -36,7 +36,15 @@ static void fuzz_reencode(const Ring__Envelope *env, uint16_t type)
 	fuzz_check(h.type == type);
 	fuzz_check(h.length == len - FRAME_HEADER_LEN);
 	again = frame_decode(&h, buf + FRAME_HEADER_LEN, &err);
-	fuzz_check(again != NULL && err == 0);
+	if (!again) {
+		/* Normalising can shrink the wire (overlong varints) below
+		 * what the unpacking budget of its size allows: a refusal,
+		 * never a different message. */
+		fuzz_check(err == -EBADMSG);
+		again = ring__envelope__unpack(NULL, h.length,
+					       buf + FRAME_HEADER_LEN);
+		fuzz_check(again != NULL);
+	}
 	fuzz_check(again->body_case == env->body_case);
 	fuzz_check(again->request_id == env->request_id);
 	/* After one normalising pass the encoding is a fixed point. */
