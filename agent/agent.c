@@ -95,13 +95,19 @@ static void agent_send(struct agent *a, Ring__Envelope__BodyCase type,
 
 static void agent_send_neighbours(struct agent *a)
 {
+	/* Static: the table is up to LLDP_MAX_NEIGHBOURS (256) entries, too
+	 * much for the stack; the event loop is the only caller. */
 	static struct lldp_neighbour nb[LLDP_MAX_NEIGHBOURS];
-	Ring__Neighbour msgs[LLDP_MAX_NEIGHBOURS], *ptrs[LLDP_MAX_NEIGHBOURS];
-	char macs[LLDP_MAX_NEIGHBOURS][18];
+	static Ring__Neighbour msgs[LLDP_MAX_NEIGHBOURS];
+	static Ring__Neighbour *ptrs[LLDP_MAX_NEIGHBOURS];
+	static char macs[LLDP_MAX_NEIGHBOURS][18];
+	static struct lldp_port_stats ps[LLDP_MAX_PORTS];
+	static Ring__NeighbourPort pmsgs[LLDP_MAX_PORTS];
+	static Ring__NeighbourPort *pptrs[LLDP_MAX_PORTS];
 	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
 	struct timespec now;
 	uint64_t now_ms;
-	size_t n;
+	size_t n, np, nr = 0;
 
 	if (a->state != AGENT_ACTIVE)
 		return;
@@ -126,11 +132,28 @@ static void agent_send_neighbours(struct agent *a)
 	}
 	t.n_neighbours = n;
 	t.neighbours = ptrs;
+	/* Ports that refused claims (full): the coordinator makes a finding
+	 * of it. */
+	np = lldp_ports(a->lldp, ps, LLDP_MAX_PORTS);
+	for (size_t i = 0; i < np; i++) {
+		if (!ps[i].claims_refused)
+			continue;
+		ring__neighbour_port__init(&pmsgs[nr]);
+		pmsgs[nr].local_interface = ps[i].local_if;
+		pmsgs[nr].claims_refused = ps[i].claims_refused;
+		pptrs[nr] = &pmsgs[nr];
+		nr++;
+	}
+	t.n_ports = nr;
+	t.ports = pptrs;
 	t.beacons_available = lldp_error(a->lldp) == NULL;
 	t.beacons_error =
 		(char *)(lldp_error(a->lldp) ? lldp_error(a->lldp) : "");
 	t.agent_id = a->agent_id;
-	log_debug("agent", "sending %zu LLDP neighbours", n);
+	log_debug("agent",
+		  "sending %zu LLDP neighbours (%zu ports refused "
+		  "claims)",
+		  n, nr);
 	agent_send(a, RING__ENVELOPE__BODY_NEIGHBOUR_TABLE, &t);
 }
 
@@ -353,6 +376,8 @@ static void agent_on_connect(struct conn *c, void *arg)
 
 	(void)c;
 	agent_learn_mgmt(a);
+	/* Probes never leave by the management interface. */
+	ops_set_mgmt_interface(a->ops, a->mgmt_interface);
 	hello.node = (char *)a->conf->node;
 	hello.agent_version = RING_VERSION;
 	hello.n_capabilities = sizeof(caps) / sizeof(caps[0]);

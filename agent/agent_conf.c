@@ -240,8 +240,11 @@ static int agent_conf_rdma_memory(struct cfg_ctx *ctx, int argc, char **argv,
 	struct agent_conf *c = arg;
 
 	(void)argc;
-	return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20, 64ull << 30,
-			      &c->rdma_max_memory);
+	if (!strcmp(argv[0], "rdma_max_memory"))
+		return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20,
+				      64ull << 30, &c->rdma_max_memory);
+	return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20, 256ull << 30,
+			      &c->rdma_max_total_memory);
 }
 
 static const struct cfg_directive agent_conf_directives[] = {
@@ -265,6 +268,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"max_frame", 1, 1, agent_conf_max_frame},
 	{"rdma_device", 1, -1, agent_conf_rdma_globs},
 	{"rdma_max_memory", 1, 1, agent_conf_rdma_memory},
+	{"rdma_max_total_memory", 1, 1, agent_conf_rdma_memory},
 	{NULL, 0, 0, NULL},
 };
 
@@ -307,6 +311,15 @@ int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx)
 	if (!c->coordinator_name[0])
 		memcpy(c->coordinator_name, c->coordinator_host,
 		       sizeof(c->coordinator_name));
+	if (!c->rdma_max_total_memory)
+		c->rdma_max_total_memory = 2 * c->rdma_max_memory;
+	else if (c->rdma_max_total_memory < c->rdma_max_memory)
+		cfg_error(ctx,
+			  "rdma_max_total_memory (%llu MiB) is less than "
+			  "rdma_max_memory (%llu MiB): no test that one allows "
+			  "could run",
+			  (unsigned long long)(c->rdma_max_total_memory >> 20),
+			  (unsigned long long)(c->rdma_max_memory >> 20));
 	if (ctx->errors != before) {
 		errno = EINVAL;
 		return -1;

@@ -47,6 +47,9 @@ struct agent_conf {
 	char rdma_globs[AGENT_CONF_MAX_GLOBS][64]; /* rdma_device GLOB... */
 	unsigned n_rdma_globs;
 	uint64_t rdma_max_memory; /* rdma_max_memory SIZE, default 1 GiB */
+	/* rdma_max_total_memory SIZE: all RDMA tests in flight together;
+	 * 0 = twice rdma_max_memory (filled in by agent_conf_check) */
+	uint64_t rdma_max_total_memory;
 };
 
 void agent_conf_defaults(struct agent_conf *c);

@@ -300,6 +300,19 @@ struct lldp_if {
 	int seen; /* still wanted, during lldp_set_interfaces */
 };
 
+/* What one port heard. Each port has its own small table, so that frames
+ * on one cable can never push out what another cable heard. */
+struct lldp_port {
+	char name[IFNAMSIZ]; /* "" = free slot */
+	struct lldp_neighbour nb[LLDP_MAX_PER_PORT];
+	size_t n;
+	uint64_t refused;	 /* claims refused (table full) since opened */
+	uint64_t refused_warned; /* refused at the last warning */
+	uint64_t warn_ms;	 /* last "table full" warning, 0 = never */
+	uint64_t log_window_ms;	 /* start of the current log budget window */
+	unsigned log_left;	 /* info lines left in this window */
+};
+
 struct lldp {
 	struct event_base *base;
 	char node[LLDP_ID_MAX + 1];
@@ -309,12 +322,12 @@ struct lldp {
 	lldp_change_cb cb;
 	void *arg;
 	struct lldp_if *ifs;
-	struct lldp_neighbour tbl[LLDP_MAX_NEIGHBOURS];
-	size_t n_tbl;
-	int full_warned;
+	struct lldp_port ports[LLDP_MAX_PORTS];
+	int ports_warned;
 	struct event *expire_ev;
 	struct event *notify_ev; /* runs cb once for a burst of changes */
 	int notify_pending;
+	uint64_t notify_ms; /* when cb last ran */
 	char error[160];
 };
 
@@ -341,15 +354,23 @@ static void lldp_copy(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-/* Defer the callback to its own event-loop turn: every change made by one
- * read burst, expiry pass or lldp_set_interfaces call yields one call, and
- * the caller is never re-entered from inside our functions. */
+/* Defer the callback to its own event-loop turn, and at most once per
+ * LLDP_NOTIFY_MIN_MS: every change made meanwhile (a read burst, an expiry
+ * pass, a flood of claims) yields one call, and the caller is never
+ * re-entered from inside our functions. */
 static void lldp_changed(struct lldp *l)
 {
+	uint64_t now = lldp_now_ms(), since;
+	struct timeval tv;
+
 	if (l->notify_pending)
 		return;
 	l->notify_pending = 1;
-	event_active(l->notify_ev, EV_TIMEOUT, 0);
+	since = now - l->notify_ms;
+	tv = lldp_tv(l->notify_ms && since < LLDP_NOTIFY_MIN_MS
+			     ? LLDP_NOTIFY_MIN_MS - since
+			     : 0);
+	evtimer_add(l->notify_ev, &tv);
 }
 
 static void lldp_notify_cb(evutil_socket_t fd, short what, void *arg)
@@ -359,17 +380,71 @@ static void lldp_notify_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	l->notify_pending = 0;
+	l->notify_ms = lldp_now_ms();
 	if (l->cb)
 		l->cb(l->arg); /* may free l: touch nothing after */
 }
 
-static void lldp_tbl_remove(struct lldp *l, size_t i)
+/* Info lines about one port's comings and goings, at most
+ * LLDP_LOG_BURST per LLDP_LOG_WINDOW_MS: a flood of claims and shutdown
+ * frames must not flood the journal. The rest go to debug. */
+static int lldp_port_may_log(struct lldp_port *pt, uint64_t now)
 {
-	memmove(&l->tbl[i], &l->tbl[i + 1],
-		(l->n_tbl - i - 1) * sizeof(l->tbl[0]));
-	l->n_tbl--;
-	if (l->n_tbl < LLDP_MAX_NEIGHBOURS)
-		l->full_warned = 0;
+	if (!pt->log_window_ms ||
+	    now - pt->log_window_ms >= LLDP_LOG_WINDOW_MS) {
+		pt->log_window_ms = now;
+		pt->log_left = LLDP_LOG_BURST;
+	}
+	if (!pt->log_left)
+		return 0;
+	pt->log_left--;
+	return 1;
+}
+
+#define lldp_port_log(pt, now, ...)                                            \
+	do {                                                                   \
+		if (lldp_port_may_log((pt), (now)))                            \
+			log_info(__VA_ARGS__);                                 \
+		else                                                           \
+			log_debug("lldp", __VA_ARGS__);                        \
+	} while (0)
+
+static struct lldp_port *lldp_port_find(struct lldp *l, const char *ifname)
+{
+	for (size_t i = 0; i < LLDP_MAX_PORTS; i++)
+		if (l->ports[i].name[0] && !strcmp(l->ports[i].name, ifname))
+			return &l->ports[i];
+	return NULL;
+}
+
+/* The port's table, made on first use; NULL when LLDP_MAX_PORTS ports
+ * have tables already. */
+static struct lldp_port *lldp_port_get(struct lldp *l, const char *ifname)
+{
+	struct lldp_port *pt = lldp_port_find(l, ifname);
+
+	if (pt)
+		return pt;
+	for (size_t i = 0; i < LLDP_MAX_PORTS; i++) {
+		if (!l->ports[i].name[0]) {
+			pt = &l->ports[i];
+			memset(pt, 0, sizeof(*pt));
+			lldp_copy(pt->name, sizeof(pt->name), ifname);
+			return pt;
+		}
+	}
+	if (!l->ports_warned)
+		log_warnx("lldp: %s: more than %d ports heard, ignored", ifname,
+			  LLDP_MAX_PORTS);
+	l->ports_warned = 1;
+	return NULL;
+}
+
+static void lldp_port_remove(struct lldp_port *pt, size_t i)
+{
+	memmove(&pt->nb[i], &pt->nb[i + 1],
+		(pt->n - i - 1) * sizeof(pt->nb[0]));
+	pt->n--;
 }
 
 /* Arm the expiry timer for the entry that runs out first. */
@@ -378,11 +453,15 @@ static void lldp_expire_arm(struct lldp *l)
 	uint64_t now = lldp_now_ms(), first = UINT64_MAX;
 	struct timeval tv;
 
-	for (size_t i = 0; i < l->n_tbl; i++) {
-		uint64_t t = l->tbl[i].last_heard_ms +
-			     (uint64_t)l->tbl[i].ttl * 1000;
-		if (t < first)
-			first = t;
+	for (size_t p = 0; p < LLDP_MAX_PORTS; p++) {
+		const struct lldp_port *pt = &l->ports[p];
+
+		for (size_t i = 0; i < pt->n; i++) {
+			uint64_t t = pt->nb[i].last_heard_ms +
+				     (uint64_t)pt->nb[i].ttl * 1000;
+			if (t < first)
+				first = t;
+		}
 	}
 	if (first == UINT64_MAX) {
 		evtimer_del(l->expire_ev);
@@ -399,111 +478,178 @@ static void lldp_expire_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	for (size_t i = 0; i < l->n_tbl;) {
-		struct lldp_neighbour *n = &l->tbl[i];
+	for (size_t p = 0; p < LLDP_MAX_PORTS; p++) {
+		struct lldp_port *pt = &l->ports[p];
 
-		if (now - n->last_heard_ms >= (uint64_t)n->ttl * 1000) {
-			log_info("lldp: %s: neighbour %s port %s gone (not "
-				 "heard for %us)",
-				 n->local_if, n->remote_node, n->remote_if,
-				 (unsigned)n->ttl);
-			lldp_tbl_remove(l, i);
-			lldp_changed(l);
-		} else {
-			i++;
+		for (size_t i = 0; i < pt->n;) {
+			struct lldp_neighbour *n = &pt->nb[i];
+
+			if (now - n->last_heard_ms >= (uint64_t)n->ttl * 1000) {
+				lldp_port_log(pt, now,
+					      "lldp: %s: neighbour %s port %s "
+					      "gone (not heard for %us)",
+					      n->local_if, n->remote_node,
+					      n->remote_if, (unsigned)n->ttl);
+				lldp_port_remove(pt, i);
+				lldp_changed(l);
+			} else {
+				i++;
+			}
 		}
 	}
 	lldp_expire_arm(l);
 }
 
-/* Forget every neighbour heard on ifname. */
+/* Forget every neighbour heard on ifname, and the port's counters. */
 static void lldp_tbl_drop_if(struct lldp *l, const char *ifname)
 {
-	for (size_t i = 0; i < l->n_tbl;) {
-		if (strcmp(l->tbl[i].local_if, ifname) == 0) {
-			lldp_tbl_remove(l, i);
-			lldp_changed(l);
-		} else {
-			i++;
-		}
-	}
+	struct lldp_port *pt = lldp_port_find(l, ifname);
+
+	if (!pt)
+		return;
+	if (pt->n)
+		lldp_changed(l);
+	memset(pt, 0, sizeof(*pt));
 	lldp_expire_arm(l);
 }
 
 static int lldp_if_send(struct lldp_if *ifp, uint16_t ttl);
 
-/* Record a frame heard on ifp. Returns 1 when the sender is new or
- * changed (so that it should hear from us soon). */
-static int lldp_heard(struct lldp *l, struct lldp_if *ifp,
+/* A full port's table refused a claim: count it; warn at most once per
+ * LLDP_WARN_MS, with how many were refused since the last warning. */
+static void lldp_refuse(struct lldp_port *pt, const char *node, const char *rif,
+			uint64_t now)
+{
+	pt->refused++;
+	if (pt->warn_ms && now - pt->warn_ms < LLDP_WARN_MS)
+		return;
+	log_warnx("lldp: %s: %d neighbours claim this port already; refused "
+		  "%llu more claim%s (latest %s port %s): several senders on "
+		  "one cable, or someone forging LLDP frames",
+		  pt->name, LLDP_MAX_PER_PORT,
+		  (unsigned long long)(pt->refused - pt->refused_warned),
+		  pt->refused - pt->refused_warned == 1 ? "" : "s", node, rif);
+	pt->warn_ms = now;
+	pt->refused_warned = pt->refused;
+}
+
+/* Record a frame heard on ifname. Returns 1 when the sender is new or
+ * changed (so that it should hear from us soon), 0 when not, -1 when the
+ * claim was refused. */
+static int lldp_heard(struct lldp *l, const char *ifname,
 		      const struct lldp_info *info)
 {
-	char node[sizeof(l->tbl[0].remote_node)];
-	char rif[sizeof(l->tbl[0].remote_if)];
+	char node[sizeof(((struct lldp_neighbour *)0)->remote_node)];
+	char rif[sizeof(((struct lldp_neighbour *)0)->remote_if)];
 	struct lldp_neighbour *n = NULL;
+	struct lldp_port *pt;
+	uint64_t now = lldp_now_ms();
+	/* Never shorter than what we send ourselves: a cluster with a long
+	 * lldp_interval keeps its neighbours between beacons. */
+	unsigned max_ttl = l->ttl > LLDP_MAX_TTL_S ? l->ttl : LLDP_MAX_TTL_S;
+	uint16_t ttl = info->ttl > max_ttl ? (uint16_t)max_ttl : info->ttl;
 	size_t i;
 	int fresh = 0;
 
+	pt = lldp_port_get(l, ifname);
+	if (!pt)
+		return -1;
 	/* Long ids are cut to the table's width; the coordinator compares
 	 * them with node names (<= 63) and interface names (< 16). */
 	lldp_copy(node, sizeof(node), info->chassis_id);
 	lldp_copy(rif, sizeof(rif), info->port_id);
-	for (i = 0; i < l->n_tbl; i++) {
-		if (strcmp(l->tbl[i].local_if, ifp->name) == 0 &&
-		    strcmp(l->tbl[i].remote_node, node) == 0 &&
-		    strcmp(l->tbl[i].remote_if, rif) == 0) {
-			n = &l->tbl[i];
+	/* One entry per claim: a sender that names the same node and port
+	 * with another agent id or MAC is another claim, reported beside the
+	 * first; the coordinator tells them apart by the agent ids its
+	 * authenticated sessions report. */
+	for (i = 0; i < pt->n; i++) {
+		if (strcmp(pt->nb[i].remote_node, node) == 0 &&
+		    strcmp(pt->nb[i].remote_if, rif) == 0 &&
+		    strcmp(pt->nb[i].remote_agent_id, info->agent_id) == 0 &&
+		    memcmp(pt->nb[i].remote_mac, info->src_mac, 6) == 0) {
+			n = &pt->nb[i];
 			break;
 		}
 	}
 	if (info->ttl == 0) {
 		/* A shutdown frame: the sender is leaving now. */
 		if (n) {
-			log_info("lldp: %s: neighbour %s port %s left",
-				 ifp->name, node, rif);
-			lldp_tbl_remove(l, i);
+			lldp_port_log(pt, now,
+				      "lldp: %s: neighbour %s port %s left",
+				      ifname, node, rif);
+			lldp_port_remove(pt, i);
 			lldp_changed(l);
 			lldp_expire_arm(l);
 		}
 		return 0;
 	}
-	if (!n) {
-		if (l->n_tbl == LLDP_MAX_NEIGHBOURS) {
-			if (!l->full_warned)
-				log_warnx("lldp: %s: neighbour table full (%d "
-					  "entries), ignoring %s port %s",
-					  ifp->name, LLDP_MAX_NEIGHBOURS, node,
-					  rif);
-			l->full_warned = 1;
-			return 0;
+	if (!n && pt->n == LLDP_MAX_PER_PORT) {
+		/* Full: make room only by dropping a claim that stopped
+		 * refreshing (the least recently heard, silent for over half
+		 * its TTL, i.e. several of its sender's periods). A neighbour
+		 * that keeps beaconing is never pushed out by newcomers. */
+		size_t old = 0;
+
+		for (i = 1; i < pt->n; i++)
+			if (pt->nb[i].last_heard_ms < pt->nb[old].last_heard_ms)
+				old = i;
+		if ((now - pt->nb[old].last_heard_ms) * 2 <=
+		    (uint64_t)pt->nb[old].ttl * 1000) {
+			lldp_refuse(pt, node, rif, now);
+			return -1;
 		}
-		n = &l->tbl[l->n_tbl++];
+		lldp_port_log(
+			pt, now,
+			"lldp: %s: neighbour %s port %s replaced (silent "
+			"for %llus, table full)",
+			ifname, pt->nb[old].remote_node, pt->nb[old].remote_if,
+			(unsigned long long)((now - pt->nb[old].last_heard_ms) /
+					     1000));
+		lldp_port_remove(pt, old);
+	}
+	if (!n) {
+		n = &pt->nb[pt->n++];
 		memset(n, 0, sizeof(*n));
-		lldp_copy(n->local_if, sizeof(n->local_if), ifp->name);
+		lldp_copy(n->local_if, sizeof(n->local_if), ifname);
 		lldp_copy(n->remote_node, sizeof(n->remote_node), node);
 		lldp_copy(n->remote_if, sizeof(n->remote_if), rif);
-		log_info("lldp: %s: neighbour %s port %s%s%s", ifp->name, node,
-			 rif, info->agent_id[0] ? " agent " : "",
-			 info->agent_id);
+		lldp_copy(n->remote_agent_id, sizeof(n->remote_agent_id),
+			  info->agent_id);
+		memcpy(n->remote_mac, info->src_mac, 6);
+		lldp_port_log(pt, now, "lldp: %s: neighbour %s port %s%s%s",
+			      ifname, node, rif,
+			      info->agent_id[0] ? " agent " : "",
+			      info->agent_id);
 		fresh = 1;
-	} else if (strcmp(n->remote_agent_id, info->agent_id) != 0 ||
-		   memcmp(n->remote_mac, info->src_mac, 6) != 0 ||
-		   n->ttl != info->ttl) {
-		log_debug("lldp", "%s: neighbour %s port %s changed", ifp->name,
+	} else if (n->ttl != ttl) {
+		log_debug("lldp", "%s: neighbour %s port %s changed", ifname,
 			  node, rif);
 		fresh = 1;
 	}
 	if (fresh) {
-		lldp_copy(n->remote_agent_id, sizeof(n->remote_agent_id),
-			  info->agent_id);
-		memcpy(n->remote_mac, info->src_mac, 6);
-		n->ttl = info->ttl;
+		n->ttl = ttl;
 		lldp_changed(l);
 	}
-	n->last_heard_ms = lldp_now_ms();
+	n->last_heard_ms = now;
 	lldp_expire_arm(l);
 	return fresh;
 }
 
+int lldp_input(struct lldp *l, const char *ifname, const struct lldp_info *info)
+{
+	if (!l || !ifname || !info || !ifname[0] ||
+	    strnlen(ifname, IFNAMSIZ) >= IFNAMSIZ) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (l->agent_id[0] && strcmp(info->agent_id, l->agent_id) == 0)
+		return 0; /* our own, looped back */
+	if (lldp_heard(l, ifname, info) < 0 && !lldp_port_find(l, ifname)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
 /* 1 when ifp's interface no longer exists (or is another one now). */
 static int lldp_if_gone(const struct lldp_if *ifp)
 {
@@ -625,7 +771,7 @@ static void lldp_rx_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		if (l->agent_id[0] && strcmp(info.agent_id, l->agent_id) == 0)
 			continue; /* our own, looped back */
-		if (lldp_heard(l, ifp, &info) && !ifp->fast_left &&
+		if (lldp_heard(l, ifp->name, &info) > 0 && !ifp->fast_left &&
 		    lldp_now_ms() - ifp->last_tx_ms >= LLDP_FAST_MS) {
 			/* A new neighbour should not wait a whole period to
 			 * hear from us. */
@@ -786,21 +932,58 @@ static int lldp_neighbour_cmp(const void *a, const void *b)
 		c = strcmp(x->remote_node, y->remote_node);
 	if (!c)
 		c = strcmp(x->remote_if, y->remote_if);
+	if (!c)
+		c = strcmp(x->remote_agent_id, y->remote_agent_id);
+	if (!c)
+		c = memcmp(x->remote_mac, y->remote_mac, 6);
 	return c;
 }
 
 size_t lldp_neighbours(const struct lldp *l, struct lldp_neighbour *out,
 		       size_t max)
 {
-	struct lldp_neighbour all[LLDP_MAX_NEIGHBOURS];
-	size_t n = l->n_tbl;
+	struct lldp_neighbour *all;
+	size_t n = 0, total = 0;
 
-	memcpy(all, l->tbl, n * sizeof(all[0]));
-	qsort(all, n, sizeof(all[0]), lldp_neighbour_cmp);
-	if (n > max)
-		n = max;
+	for (size_t p = 0; p < LLDP_MAX_PORTS; p++)
+		total += l->ports[p].n;
+	/* Sort in out when everything fits, else in a copy. */
+	all = total <= max ? out : malloc(total * sizeof(*all));
+	if (!all)
+		return 0;
+	for (size_t p = 0; p < LLDP_MAX_PORTS; p++) {
+		const struct lldp_port *pt = &l->ports[p];
+
+		if (pt->n)
+			memcpy(all + n, pt->nb, pt->n * sizeof(all[0]));
+		n += pt->n;
+	}
 	if (n)
-		memcpy(out, all, n * sizeof(all[0]));
+		qsort(all, n, sizeof(all[0]), lldp_neighbour_cmp);
+	if (all != out) {
+		n = max;
+		if (n)
+			memcpy(out, all, n * sizeof(all[0]));
+		free(all);
+	}
+	return n;
+}
+
+size_t lldp_ports(const struct lldp *l, struct lldp_port_stats *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t p = 0; p < LLDP_MAX_PORTS && n < max; p++) {
+		const struct lldp_port *pt = &l->ports[p];
+
+		if (!pt->name[0])
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		lldp_copy(out[n].local_if, sizeof(out[n].local_if), pt->name);
+		out[n].neighbours = (unsigned)pt->n;
+		out[n].claims_refused = pt->refused;
+		n++;
+	}
 	return n;
 }
 
@@ -832,7 +1015,7 @@ struct lldp *lldp_new(struct event_base *base, const char *node,
 	l->cb = cb;
 	l->arg = arg;
 	l->expire_ev = evtimer_new(base, lldp_expire_cb, l);
-	l->notify_ev = event_new(base, -1, 0, lldp_notify_cb, l);
+	l->notify_ev = evtimer_new(base, lldp_notify_cb, l);
 	if (!l->expire_ev || !l->notify_ev) {
 		lldp_free(l);
 		errno = ENOMEM;

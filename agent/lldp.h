@@ -14,7 +14,27 @@
 
 #define LLDP_ETHERTYPE 0x88cc
 #define LLDP_MAX_FRAME 1500
-#define LLDP_MAX_NEIGHBOURS 64
+/* The neighbour table is kept per port, each with its own small cap, so
+ * that frames on one cable (anyone with a raw socket there can send them)
+ * never push out what another cable heard. A port whose table is full
+ * keeps the claims that go on refreshing and refuses newcomers (counted,
+ * see lldp_ports()); a claim silent for over half its TTL makes room. */
+#define LLDP_MAX_PORTS 64   /* ports with a table (beaconing interfaces) */
+#define LLDP_MAX_PER_PORT 4 /* claims kept per port */
+#define LLDP_MAX_NEIGHBOURS (LLDP_MAX_PORTS * LLDP_MAX_PER_PORT)
+/* Received TTLs are clamped to this (or to our own TTL, 4 x
+ * lldp_interval, when that is longer): a forged TTL of 65535 s would
+ * otherwise hold a slot for 18 hours. */
+#define LLDP_MAX_TTL_S 300
+/* The change callback runs at most once per this: a flood that changes the
+ * table a thousand times a second yields four pushes a second. */
+#define LLDP_NOTIFY_MIN_MS 250
+/* "Table full" warnings: at most one per port per LLDP_WARN_MS; neighbour
+ * comings and goings: LLDP_LOG_BURST info lines per port per
+ * LLDP_LOG_WINDOW_MS, the rest at debug level. */
+#define LLDP_WARN_MS 60000
+#define LLDP_LOG_BURST 16
+#define LLDP_LOG_WINDOW_MS 60000
 
 /* What a decoded frame says. Strings are NUL-terminated and printable
  * (anything else is replaced by '?'). */
@@ -48,8 +68,9 @@ struct lldp_neighbour {
 
 struct lldp;
 
-/* Called from the event loop whenever the neighbour table changed (a new
- * neighbour, one gone by TTL, or different remote details). */
+/* Called from the event loop when the neighbour table changed (a new
+ * neighbour, one gone by TTL, or a different TTL), at most once per
+ * LLDP_NOTIFY_MIN_MS; the call after a burst sees the burst's end. */
 typedef void (*lldp_change_cb)(void *arg);
 
 /* interval_ms: transmit period (the first 3 frames on a newly enabled
@@ -66,9 +87,28 @@ void lldp_free(struct lldp *l);
 int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n);
 /* NULL when beacons work, else a one-line reason. */
 const char *lldp_error(const struct lldp *l);
-/* Copy the current table (sorted by local interface, then remote node).
- * Returns the number of entries (at most max). */
+/* Copy the current table (sorted by local interface, remote node, remote
+ * interface, agent id, MAC): every claim heard, several per port when
+ * several senders claim it. Returns the number of entries (at most max). */
 size_t lldp_neighbours(const struct lldp *l, struct lldp_neighbour *out,
 		       size_t max);
+
+struct lldp_port_stats {
+	char local_if[IFNAMSIZ];
+	unsigned neighbours;	 /* claims in the table now */
+	uint64_t claims_refused; /* refused since the port opened (full) */
+};
+
+/* Every port that heard a frame since it opened. Returns the count (at
+ * most max). */
+size_t lldp_ports(const struct lldp *l, struct lldp_port_stats *out,
+		  size_t max);
+/* Record a decoded frame as heard on ifname, exactly as the receive path
+ * does (own frames skipped, TTL clamped, per-port cap); tests and fuzzers
+ * feed the table through it. 0 (a refused claim is counted, not an
+ * error), or -1 with errno EINVAL (bad name) or ENOSPC (LLDP_MAX_PORTS
+ * ports have tables already). */
+int lldp_input(struct lldp *l, const char *ifname,
+	       const struct lldp_info *info);
 
 #endif

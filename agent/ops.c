@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "probe.h"
@@ -17,10 +18,18 @@
 /* ... and an RDMA test never holds its queue pairs and memory longer. */
 #define OPS_MAX_RDMA_MS (3600u * 1000)
 #define OPS_TEST_ID_LEN 16
+#define OPS_WARN_MS 10000
+
+enum op_kind {
+	OP_PROBE = 1,
+	OP_TEST, /* TCP listener, TCP run or RDMA test */
+};
 
 struct op {
 	struct ops *owner;
 	uint64_t request_id;
+	enum op_kind kind;
+	uint64_t rdma_mem; /* registered memory reserved for this test */
 	struct probe *probe;
 	struct tcptest *test;
 	struct verbs_test *vt;
@@ -38,6 +47,10 @@ struct ops {
 	void *arg;
 	struct op *head;
 	unsigned n;
+	unsigned n_probes, n_tests, n_rdma;
+	uint64_t rdma_mem; /* reserved by the RDMA tests in flight */
+	uint64_t warn_ms;  /* last refusal logged (CLOCK_MONOTONIC ms) */
+	char mgmt_if[IFNAMSIZ];
 };
 
 struct ops *ops_new(struct event_base *base, const struct agent_conf *conf,
@@ -54,7 +67,7 @@ struct ops *ops_new(struct event_base *base, const struct agent_conf *conf,
 	return o;
 }
 
-static struct op *op_new(struct ops *o, uint64_t id)
+static struct op *op_new(struct ops *o, uint64_t id, enum op_kind kind)
 {
 	struct op *op = calloc(1, sizeof(*op));
 
@@ -62,6 +75,11 @@ static struct op *op_new(struct ops *o, uint64_t id)
 		return NULL;
 	op->owner = o;
 	op->request_id = id;
+	op->kind = kind;
+	if (kind == OP_PROBE)
+		o->n_probes++;
+	else
+		o->n_tests++;
 	op->next = o->head;
 	if (o->head)
 		o->head->prev = op;
@@ -81,7 +99,26 @@ static void op_unlink(struct op *op)
 	if (op->next)
 		op->next->prev = op->prev;
 	o->n--;
+	if (op->kind == OP_PROBE)
+		o->n_probes--;
+	else
+		o->n_tests--;
+	if (op->rdma_mem) {
+		o->rdma_mem -= op->rdma_mem;
+		o->n_rdma--;
+	}
 	free(op);
+}
+
+static void ops_verror(struct ops *o, uint64_t id, const char *fmt, va_list ap)
+{
+	Ring__Error err = RING__ERROR__INIT;
+	char text[320];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	err.code = RING__ERROR_CODE__ERROR_BAD_REQUEST;
+	err.text = text;
+	o->send(o->arg, id, RING__ENVELOPE__BODY_ERROR, &err);
 }
 
 static void ops_error(struct ops *o, uint64_t id, const char *fmt, ...)
@@ -89,16 +126,64 @@ static void ops_error(struct ops *o, uint64_t id, const char *fmt, ...)
 
 static void ops_error(struct ops *o, uint64_t id, const char *fmt, ...)
 {
-	Ring__Error err = RING__ERROR__INIT;
-	char text[320];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	ops_verror(o, id, fmt, ap);
 	va_end(ap);
-	err.code = RING__ERROR_CODE__ERROR_BAD_REQUEST;
-	err.text = text;
-	o->send(o->arg, id, RING__ENVELOPE__BODY_ERROR, &err);
+}
+
+/* A refusal is logged at most once per OPS_WARN_MS; the rest at debug. */
+static int ops_may_warn(struct ops *o)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (o->warn_ms && now - o->warn_ms < OPS_WARN_MS)
+		return 0;
+	o->warn_ms = now;
+	return 1;
+}
+
+static int ops_busy(struct ops *o, uint64_t id, const char *what)
+{
+	if (ops_may_warn(o))
+		log_warnx("refused a %s request: %u probes and %u tests in "
+			  "flight (at most %d and %d)",
+			  what, o->n_probes, o->n_tests, OPS_MAX_PROBES,
+			  OPS_MAX_TESTS);
+	ops_error(o, id,
+		  "%s: busy: %u %s in flight, at most %d per agent; try again "
+		  "when they are done",
+		  what, !strcmp(what, "probe") ? o->n_probes : o->n_tests,
+		  !strcmp(what, "probe") ? "probes" : "tests",
+		  !strcmp(what, "probe") ? OPS_MAX_PROBES : OPS_MAX_TESTS);
+	return -1;
+}
+
+/* Over the cap: answer at once, so the coordinator can retry later, and
+ * a request flood holds nothing. */
+static int ops_admit(struct ops *o, uint64_t id, enum op_kind kind)
+{
+	if (kind == OP_PROBE && o->n_probes >= OPS_MAX_PROBES)
+		return ops_busy(o, id, "probe");
+	if (kind == OP_TEST && o->n_tests >= OPS_MAX_TESTS)
+		return ops_busy(o, id, "test");
+	return 0;
+}
+
+void ops_set_mgmt_interface(struct ops *o, const char *ifname)
+{
+	snprintf(o->mgmt_if, sizeof(o->mgmt_if), "%s", ifname ? ifname : "");
+}
+
+/* A port probes may leave by: a data interface, never management. */
+static int ops_is_data_port(const struct ops *o, const char *ifname)
+{
+	return ifname[0] && strcmp(ifname, o->mgmt_if) != 0 &&
+	       agent_conf_is_data_interface(o->conf, ifname);
 }
 
 /* ---- probes ---- */
@@ -125,9 +210,38 @@ static void ops_probe_done(int err, double rtt_us, void *arg)
 	op_unlink(op);
 }
 
+/* The route decision is reported as it is, without a connect: the route
+ * does not leave by a data port (or not by the one asked for), so a probe
+ * would test the management network or beyond, not the data plane. */
+static void ops_probe_not_sent(struct op *op, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void ops_probe_not_sent(struct op *op, const char *fmt, ...)
+{
+	Ring__ProbeReply rep = RING__PROBE_REPLY__INIT;
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	rep.route_kind = op->route.kind;
+	rep.route_interface = op->route.ifname;
+	rep.route_gateway = op->route.gateway;
+	rep.route_source = op->route.source;
+	rep.route_linkdown = op->route.linkdown;
+	rep.error = why;
+	log_debug("ops", "probe %llu: %s", (unsigned long long)op->request_id,
+		  why);
+	op->owner->send(op->owner->arg, op->request_id,
+			RING__ENVELOPE__BODY_PROBE_REPLY, &rep);
+	op_unlink(op);
+}
+
 static void ops_probe(struct ops *o, uint64_t id, const Ring__ProbeRequest *r)
 {
 	unsigned timeout = r->timeout_ms ? r->timeout_ms : 1000;
+	const char *want = r->local_interface ? r->local_interface : "";
+	char why[160];
 	struct op *op;
 
 	if (timeout > 30000 || r->port == 0 || r->port > 65535) {
@@ -135,7 +249,21 @@ static void ops_probe(struct ops *o, uint64_t id, const Ring__ProbeRequest *r)
 			  "probe: timeout (<= 30 s) or port out of range");
 		return;
 	}
-	op = op_new(o, id);
+	if (probe_target_check(r->peer_address, want[0] != '\0', why,
+			       sizeof(why)) < 0) {
+		ops_error(o, id, "probe: %s", why);
+		return;
+	}
+	if (want[0] && !ops_is_data_port(o, want)) {
+		ops_error(o, id,
+			  "probe: %.16s is not a data interface of this "
+			  "node",
+			  want);
+		return;
+	}
+	if (ops_admit(o, id, OP_PROBE) < 0)
+		return;
+	op = op_new(o, id, OP_PROBE);
 	if (!op) {
 		ops_error(o, id, "probe: out of memory");
 		return;
@@ -146,16 +274,49 @@ static void ops_probe(struct ops *o, uint64_t id, const Ring__ProbeRequest *r)
 		op_unlink(op);
 		return;
 	}
-	op->probe =
-		probe_start(o->base, r->peer_address, (uint16_t)r->port,
-			    r->local_interface, timeout, ops_probe_done, op);
+	if (op->route_err < 0) {
+		ops_probe_not_sent(op, "not probed: no route (%s)",
+				   strerror(-op->route_err));
+		return;
+	}
+	if (op->route.not_unicast) {
+		ops_error(o, id,
+			  "probe: %.64s is a broadcast or multicast address on "
+			  "%.16s: not a unicast data address",
+			  r->peer_address, op->route.ifname);
+		op_unlink(op);
+		return;
+	}
+	if (!strcmp(op->route.kind, "local")) {
+		ops_probe_not_sent(op, "not probed: an address of this node");
+		return;
+	}
+	if (!ops_is_data_port(o, op->route.ifname)) {
+		ops_probe_not_sent(op,
+				   "not probed: the route leaves by %s, not a "
+				   "data port",
+				   op->route.ifname[0] ? op->route.ifname
+						       : "no interface");
+		return;
+	}
+	if (want[0] && strcmp(want, op->route.ifname) != 0) {
+		ops_probe_not_sent(op,
+				   "not probed: the route leaves by %s, not by "
+				   "%s",
+				   op->route.ifname, want);
+		return;
+	}
+	/* Bound to the route's data port: a route that changes meanwhile
+	 * cannot send the SYN anywhere else. */
+	op->probe = probe_start(o->base, r->peer_address, (uint16_t)r->port,
+				op->route.ifname, timeout, ops_probe_done, op);
 	if (!op->probe) {
-		/* e.g. the named interface does not exist: not reachable. */
+		/* e.g. the interface vanished: not reachable. */
 		ops_probe_done(-errno, 0, op);
 		return;
 	}
 	log_debug("ops", "probe %s:%u via %s", r->peer_address, r->port,
-		  *r->local_interface ? r->local_interface : "route");
+		  op->route.ifname);
 }
 
 /* ---- tests ---- */
@@ -283,7 +444,9 @@ static void ops_listen(struct ops *o, uint64_t id,
 	}
 	if (accept_ms > OPS_MAX_ACCEPT_MS)
 		accept_ms = OPS_MAX_ACCEPT_MS;
-	op = op_new(o, id);
+	if (ops_admit(o, id, OP_TEST) < 0)
+		return;
+	op = op_new(o, id, OP_TEST);
 	if (!op) {
 		ops_error(o, id, "test: out of memory");
 		return;
@@ -319,7 +482,9 @@ static void ops_run(struct ops *o, uint64_t id, const Ring__TestRunRequest *r)
 	}
 	if (conn_ms > OPS_MAX_ACCEPT_MS)
 		conn_ms = OPS_MAX_ACCEPT_MS;
-	op = op_new(o, id);
+	if (ops_admit(o, id, OP_TEST) < 0)
+		return;
+	op = op_new(o, id, OP_TEST);
 	if (!op) {
 		ops_error(o, id, "test: out of memory");
 		return;
@@ -488,6 +653,57 @@ static void ops_rdma_done(struct verbs_test *t, const struct engine_result *r,
 	op_unlink(op);
 }
 
+/* What verbs_setup() will register for p: the buffer rounded up as it
+ * allocates it (2 MiB pages from 2 MiB up). */
+static uint64_t ops_rdma_need(const struct verbs_params *p)
+{
+	uint64_t need = verbs_params_memory(p);
+	uint64_t align = need >= (2u << 20) ? 2u << 20 : 4096;
+
+	return (need + align - 1) / align * align;
+}
+
+/* The registered memory all RDMA tests on this agent share:
+ * rdma_max_total_memory, by default twice rdma_max_memory. */
+static uint64_t ops_rdma_budget(const struct agent_conf *c)
+{
+	uint64_t one =
+		c && c->rdma_max_memory ? c->rdma_max_memory : 1ull << 30;
+
+	return c && c->rdma_max_total_memory ? c->rdma_max_total_memory
+					     : 2 * one;
+}
+
+/* 0 when p fits the budget beside the RDMA tests in flight, else an Error
+ * with both figures and -1. */
+static int ops_rdma_reserve(struct ops *o, uint64_t id,
+			    const struct verbs_params *p)
+{
+	uint64_t need = ops_rdma_need(p), budget = ops_rdma_budget(o->conf);
+
+	if (need <= budget && o->rdma_mem <= budget - need)
+		return 0;
+	if (ops_may_warn(o))
+		log_warnx(
+			"refused an RDMA test: it needs %llu MiB of registered "
+			"memory, %u RDMA test%s in flight hold %llu MiB, "
+			"rdma_max_total_memory is %llu MiB",
+			(unsigned long long)(need >> 20), o->n_rdma,
+			o->n_rdma == 1 ? "" : "s",
+			(unsigned long long)(o->rdma_mem >> 20),
+			(unsigned long long)(budget >> 20));
+	ops_error(o, id,
+		  "rdma: busy: the test needs %llu MiB of registered memory "
+		  "and %u RDMA test%s in flight on this node hold %llu MiB of "
+		  "the %llu MiB all tests share (rdma_max_total_memory); at "
+		  "most %d tests run at once",
+		  (unsigned long long)(need >> 20), o->n_rdma,
+		  o->n_rdma == 1 ? "" : "s",
+		  (unsigned long long)(o->rdma_mem >> 20),
+		  (unsigned long long)(budget >> 20), OPS_MAX_TESTS);
+	return -1;
+}
+
 static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
 {
 	struct verbs_setup vs = {0};
@@ -506,11 +722,16 @@ static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
 			  OPS_TEST_ID_LEN);
 		return;
 	}
-	op = op_new(o, id);
+	if (ops_admit(o, id, OP_TEST) < 0 || ops_rdma_reserve(o, id, &p) < 0)
+		return;
+	op = op_new(o, id, OP_TEST);
 	if (!op) {
 		ops_error(o, id, "rdma: out of memory");
 		return;
 	}
+	op->rdma_mem = ops_rdma_need(&p);
+	o->rdma_mem += op->rdma_mem;
+	o->n_rdma++;
 	memcpy(op->test_id, r->test_id.data, OPS_TEST_ID_LEN);
 	vs.requester = r->requester;
 	vs.device = r->device;

@@ -196,10 +196,12 @@ static int probe_parse_route(const struct nlmsghdr *nh, struct probe_route *out,
 	case RTN_LOCAL:
 		probe_set_kind(out, "local");
 		break;
-	case RTN_UNICAST:
 	case RTN_BROADCAST:
 	case RTN_MULTICAST:
 	case RTN_ANYCAST:
+		out->not_unicast = 1;
+		/* fall through */
+	case RTN_UNICAST:
 		probe_set_kind(out, gateway ? "gateway" : "direct");
 		break;
 	case RTN_BLACKHOLE:
@@ -277,6 +279,43 @@ static int probe_nl_query(int fd, uint32_t seq, struct in_addr dst,
 					oif);
 		}
 	}
+}
+
+int probe_target_check(const char *dst, int scoped, char *why, size_t len)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	uint32_t a;
+	const char *what = NULL;
+
+	if (!dst || inet_pton(AF_INET, dst, &a4) != 1) {
+		if (dst && inet_pton(AF_INET6, dst, &a6) == 1)
+			snprintf(why, len,
+				 "IPv6 target %.64s: probes take IPv4 data "
+				 "addresses only",
+				 dst);
+		else
+			snprintf(why, len, "bad address '%.64s'",
+				 dst ? dst : "");
+		return -1;
+	}
+	a = ntohl(a4.s_addr);
+	if ((a >> 24) == 0)
+		what = "unspecified (0.0.0.0/8)";
+	else if ((a >> 24) == 127)
+		what = "loopback";
+	else if ((a >> 28) == 0xe)
+		what = "multicast";
+	else if (a == 0xffffffffu)
+		what = "broadcast";
+	else if ((a >> 28) == 0xf)
+		what = "reserved (240.0.0.0/4)";
+	else if ((a >> 16) == 0xa9fe && !scoped)
+		what = "link-local, without an interface to probe from";
+	if (!what)
+		return 0;
+	snprintf(why, len, "%s is %s: not a unicast data address", dst, what);
+	return -1;
 }
 
 int probe_route_get(const char *dst, struct probe_route *out)

@@ -5,6 +5,7 @@
 #define RING_PROBE_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -16,8 +17,16 @@ struct probe_route {
 	char ifname[IFNAMSIZ]; /* output interface */
 	char gateway[64];      /* when kind is "gateway" */
 	char source[64];       /* preferred source address */
-	int linkdown; /* RTNH_F_LINKDOWN: connected route, no carrier */
+	int linkdown;	 /* RTNH_F_LINKDOWN: connected route, no carrier */
+	int not_unicast; /* a broadcast, multicast or anycast route */
 };
+
+/* 0 when dst may be probed: a unicast IPv4 address (dotted). Else -1 and
+ * a one-line reason in why: not an address, IPv6 (not supported), the
+ * unspecified 0.0.0.0/8, loopback, multicast, broadcast or reserved
+ * 240.0.0.0/4, or link-local 169.254.0.0/16 unless scoped (the probe names
+ * its interface). Subnet broadcasts show in the route (not_unicast). */
+int probe_target_check(const char *dst, int scoped, char *why, size_t len);
 
 /* RTM_GETROUTE for an IPv4 address (dotted). 0, or -errno (-EINVAL for a
  * bad address, -ENETUNREACH/-EHOSTUNREACH when the kernel has no route:

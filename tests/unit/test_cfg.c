@@ -815,6 +815,7 @@ static void test_agent_defaults(void **state)
 	assert_int_equal(c.max_frame, 1024 * 1024);
 	assert_int_equal(c.n_rdma_globs, 0);
 	assert_int_equal(c.rdma_max_memory, 1ull << 30);
+	assert_int_equal(c.rdma_max_total_memory, 2ull << 30);
 	assert_true(agent_conf_is_rdma_device(&c, "mlx5_0"));
 }
 
@@ -831,6 +832,8 @@ static void test_agent_rdma(void **state)
 	assert_msgs(0);
 	assert_int_equal(c.n_rdma_globs, 3);
 	assert_int_equal(c.rdma_max_memory, 256ull << 20);
+	/* The shared budget follows: twice one test's. */
+	assert_int_equal(c.rdma_max_total_memory, 512ull << 20);
 	assert_true(agent_conf_is_rdma_device(&c, "rxe1b"));
 	assert_true(agent_conf_is_rdma_device(&c, "mlx5_1"));
 	assert_true(agent_conf_is_rdma_device(&c, "rxe9a"));
@@ -850,6 +853,20 @@ static void test_agent_rdma(void **state)
 		  "4096, 64K, 1M, 2G)");
 	agent_bad("rdma_device",
 		  "t.conf:2: 'rdma_device' takes at least 1 argument, got 0");
+	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
+					 "rdma_max_total_memory 4G\n"),
+			 0);
+	assert_int_equal(c.rdma_max_total_memory, 4ull << 30);
+	agent_bad("rdma_max_total_memory 257G",
+		  "t.conf:2: 'rdma_max_total_memory': 257G is out of range "
+		  "(1048576..274877906944 bytes)");
+	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
+					 "rdma_max_memory 256M\n"
+					 "rdma_max_total_memory 128M\n"),
+			 -1);
+	assert_msgs(1, "t.conf: rdma_max_total_memory (128 MiB) is less than "
+		       "rdma_max_memory (256 MiB): no test that one allows "
+		       "could run");
 }
 
 /* ring-agent -i / -r replace the file's patterns. */

@@ -859,6 +859,283 @@ static void test_run_for(struct event_base *base, unsigned ms)
 	event_base_dispatch(base);
 }
 
+/* ---- the neighbour table: what anyone on a cable can send ---------------- */
+
+struct tbl {
+	struct event_base *base;
+	struct lldp *l;
+	int changes;
+	struct lldp_neighbour nb[LLDP_MAX_NEIGHBOURS];
+	size_t n;
+};
+
+static void tbl_cb(void *arg)
+{
+	struct tbl *t = arg;
+
+	t->changes++;
+}
+
+static void tbl_open(struct tbl *t, unsigned interval_ms)
+{
+	memset(t, 0, sizeof(*t));
+	t->base = event_base_new();
+	assert_non_null(t->base);
+	t->l = lldp_new(t->base, "me", "agent-me", interval_ms, tbl_cb, t);
+	assert_non_null(t->l);
+}
+
+static void tbl_close(struct tbl *t)
+{
+	lldp_free(t->l);
+	event_base_free(t->base);
+}
+
+/* A claim heard on ifname: node, port, agent id, MAC's last byte, TTL. */
+static void tbl_hear(struct tbl *t, const char *ifname, const char *node,
+		     const char *port, const char *agent, uint8_t mac,
+		     uint16_t ttl)
+{
+	struct lldp_info info;
+
+	memset(&info, 0, sizeof(info));
+	memcpy(info.src_mac, test_mac, 6);
+	info.src_mac[5] = mac;
+	snprintf(info.chassis_id, sizeof(info.chassis_id), "%s", node);
+	snprintf(info.port_id, sizeof(info.port_id), "%s", port);
+	snprintf(info.agent_id, sizeof(info.agent_id), "%s", agent);
+	info.ttl = ttl;
+	assert_int_equal(lldp_input(t->l, ifname, &info), 0);
+}
+
+static void tbl_read(struct tbl *t)
+{
+	t->n = lldp_neighbours(t->l, t->nb, LLDP_MAX_NEIGHBOURS);
+}
+
+/* Entries on ifname, and whether node/agent is among them. */
+static size_t tbl_count(struct tbl *t, const char *ifname, const char *node,
+			const char *agent, int *found)
+{
+	size_t c = 0;
+
+	tbl_read(t);
+	if (found)
+		*found = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (strcmp(t->nb[i].local_if, ifname))
+			continue;
+		c++;
+		if (found && node && !strcmp(t->nb[i].remote_node, node) &&
+		    !strcmp(t->nb[i].remote_agent_id, agent))
+			*found = 1;
+	}
+	return c;
+}
+
+static uint64_t tbl_refused(struct tbl *t, const char *ifname)
+{
+	struct lldp_port_stats ps[LLDP_MAX_PORTS];
+	size_t n = lldp_ports(t->l, ps, LLDP_MAX_PORTS);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ps[i].local_if, ifname))
+			return ps[i].claims_refused;
+	return UINT64_MAX;
+}
+
+/* A flood of distinct claims with TTL 65535 on eth1: eth1 keeps the real
+ * neighbour that was there and at most LLDP_MAX_PER_PORT claims, counts
+ * every refused one, and the other ports keep theirs and still take new
+ * ones. */
+static void test_table_flood(void **state)
+{
+	struct tbl t;
+	int found;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	tbl_hear(&t, "eth1", "n2", "eth2", "agent-n2", 2, 4);
+	tbl_hear(&t, "eth2", "n3", "eth1", "agent-n3", 3, 4);
+	for (unsigned i = 0; i < 1000; i++) {
+		char node[32];
+
+		snprintf(node, sizeof(node), "fake%u", i);
+		tbl_hear(&t, "eth1", node, "eth1", "", (uint8_t)(i + 10),
+			 65535);
+	}
+	assert_int_equal(tbl_count(&t, "eth1", "n2", "agent-n2", &found),
+			 LLDP_MAX_PER_PORT);
+	assert_true(found);
+	assert_int_equal(tbl_count(&t, "eth2", "n3", "agent-n3", &found), 1);
+	assert_true(found);
+	assert_int_equal(tbl_refused(&t, "eth1"),
+			 1000 - (LLDP_MAX_PER_PORT - 1));
+	assert_int_equal(tbl_refused(&t, "eth2"), 0);
+	/* A neighbour that turns up on another port after the flood. */
+	tbl_hear(&t, "eth3", "n4", "eth1", "agent-n4", 4, 4);
+	assert_int_equal(tbl_count(&t, "eth3", "n4", "agent-n4", &found), 1);
+	assert_true(found);
+	/* The real neighbour's refreshes are no claims: never refused. */
+	tbl_hear(&t, "eth1", "n2", "eth2", "agent-n2", 2, 4);
+	assert_int_equal(tbl_refused(&t, "eth1"),
+			 1000 - (LLDP_MAX_PER_PORT - 1));
+	tbl_close(&t);
+}
+
+/* Received TTLs are clamped to LLDP_MAX_TTL_S, or to our own TTL when
+ * that is longer (a cluster with a long lldp_interval). */
+static void test_table_ttl_clamp(void **state)
+{
+	struct tbl t;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	tbl_hear(&t, "eth1", "n2", "eth2", "a2", 2, 65535);
+	tbl_hear(&t, "eth2", "n3", "eth1", "a3", 3, 20);
+	tbl_read(&t);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.nb[0].ttl, LLDP_MAX_TTL_S);
+	assert_int_equal(t.nb[1].ttl, 20);
+	tbl_close(&t);
+
+	tbl_open(&t, 100000); /* we send TTL 400 s */
+	tbl_hear(&t, "eth1", "n2", "eth2", "a2", 2, 65535);
+	tbl_hear(&t, "eth1", "n3", "eth2", "a3", 3, 400);
+	tbl_read(&t);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.nb[0].ttl, 400);
+	assert_int_equal(t.nb[1].ttl, 400);
+	tbl_close(&t);
+}
+
+/* Two senders claiming the same node and port on one cable are both
+ * reported (the coordinator tells them apart); a shutdown frame removes
+ * only the claim it matches; our own frames are ignored. */
+static void test_table_conflicting_claims(void **state)
+{
+	struct tbl t;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	tbl_hear(&t, "eth1", "n2", "eth2", "agent-n2", 2, 20);
+	tbl_hear(&t, "eth1", "n2", "eth2", "forged", 66, 20);
+	tbl_hear(&t, "eth1", "me", "eth1", "agent-me", 1, 20);
+	tbl_read(&t);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(t.nb[0].remote_agent_id, "agent-n2");
+	assert_string_equal(t.nb[1].remote_agent_id, "forged");
+	assert_int_equal(t.nb[1].remote_mac[5], 66);
+	tbl_hear(&t, "eth1", "n2", "eth2", "forged", 66, 0);
+	tbl_read(&t);
+	assert_int_equal(t.n, 1);
+	assert_string_equal(t.nb[0].remote_agent_id, "agent-n2");
+	tbl_close(&t);
+}
+
+/* A full port makes room only by dropping a claim silent for over half
+ * its TTL; the neighbour that keeps beaconing stays. */
+static void test_table_stale_makes_room(void **state)
+{
+	struct tbl t;
+	uint64_t t0;
+	int found;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	tbl_hear(&t, "eth1", "n2", "eth2", "agent-n2", 2, 2);
+	tbl_hear(&t, "eth1", "x1", "p", "", 11, 2);
+	tbl_hear(&t, "eth1", "x2", "p", "", 12, 2);
+	tbl_hear(&t, "eth1", "x3", "p", "", 13, 2);
+	tbl_hear(&t, "eth1", "y1", "p", "", 21, 2);
+	assert_int_equal(tbl_refused(&t, "eth1"), 1);
+	/* 1.2 s (over half the 2 s TTL) with n2 beaconing every 100 ms. */
+	t0 = test_now_ms();
+	while (test_now_ms() - t0 < 1200) {
+		tbl_hear(&t, "eth1", "n2", "eth2", "agent-n2", 2, 2);
+		test_run_for(t.base, 100);
+	}
+	tbl_hear(&t, "eth1", "y1", "p", "", 21, 2);
+	tbl_hear(&t, "eth1", "y2", "p", "", 22, 2);
+	tbl_hear(&t, "eth1", "y3", "p", "", 23, 2);
+	assert_int_equal(tbl_refused(&t, "eth1"), 1);
+	tbl_hear(&t, "eth1", "y4", "p", "", 24, 2);
+	assert_int_equal(tbl_refused(&t, "eth1"), 2);
+	assert_int_equal(tbl_count(&t, "eth1", "n2", "agent-n2", &found), 4);
+	assert_true(found);
+	assert_int_equal(tbl_count(&t, "eth1", "x1", "", &found), 4);
+	assert_false(found);
+	tbl_close(&t);
+}
+
+/* A table that changes 1000 times within about a second yields at most
+ * one push per LLDP_NOTIFY_MIN_MS (plus the first), and the last change
+ * is always pushed. */
+static void test_table_coalesced_pushes(void **state)
+{
+	struct tbl t;
+	uint64_t t0, elapsed;
+	int last;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	t0 = test_now_ms();
+	for (unsigned i = 0; i < 1000; i++) {
+		char node[32];
+
+		snprintf(node, sizeof(node), "flap%u", i);
+		/* a claim and its shutdown: two changes each */
+		tbl_hear(&t, "eth1", node, "p", "", 9, 30);
+		tbl_hear(&t, "eth1", node, "p", "", 9, 0);
+		event_base_loop(t.base, EVLOOP_NONBLOCK);
+		if (i % 100 == 99)
+			test_run_for(t.base, 100);
+	}
+	tbl_hear(&t, "eth1", "final", "p", "", 9, 30);
+	elapsed = test_now_ms() - t0;
+	last = t.changes;
+	assert_true(last >= 1);
+	assert_true((uint64_t)last <= elapsed / LLDP_NOTIFY_MIN_MS + 1);
+	/* The final change still reaches the callback. */
+	t0 = test_now_ms();
+	while (t.changes == last && test_now_ms() - t0 < 2000)
+		test_run_for(t.base, 20);
+	assert_int_equal(t.changes, last + 1);
+	fprintf(stderr, "test_lldp: 2001 changes in %llu ms, %d pushes\n",
+		(unsigned long long)elapsed, t.changes);
+	tbl_close(&t);
+}
+
+static void test_table_input_errors(void **state)
+{
+	struct tbl t;
+	struct lldp_info info;
+
+	(void)state;
+	tbl_open(&t, 1000);
+	memset(&info, 0, sizeof(info));
+	strcpy(info.chassis_id, "n2");
+	strcpy(info.port_id, "p");
+	info.ttl = 20;
+	errno = 0;
+	assert_int_equal(lldp_input(t.l, "", &info), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(lldp_input(t.l, "much-too-long-interface-name", &info),
+			 -1);
+	assert_int_equal(errno, EINVAL);
+	for (unsigned i = 0; i < LLDP_MAX_PORTS; i++) {
+		char ifname[IFNAMSIZ];
+
+		snprintf(ifname, sizeof(ifname), "p%u", i);
+		assert_int_equal(lldp_input(t.l, ifname, &info), 0);
+	}
+	assert_int_equal(lldp_input(t.l, "one-too-many", &info), -1);
+	assert_int_equal(errno, ENOSPC);
+	tbl_read(&t);
+	assert_int_equal(t.n, LLDP_MAX_PORTS);
+	tbl_close(&t);
+}
+
 struct peer {
 	struct lldp *l;
 	int changes;
@@ -1115,6 +1392,12 @@ int main(void)
 		cmocka_unit_test(test_new_invalid),
 		cmocka_unit_test(test_missing_interface),
 		cmocka_unit_test(test_eperm),
+		cmocka_unit_test(test_table_flood),
+		cmocka_unit_test(test_table_ttl_clamp),
+		cmocka_unit_test(test_table_conflicting_claims),
+		cmocka_unit_test(test_table_stale_makes_room),
+		cmocka_unit_test(test_table_coalesced_pushes),
+		cmocka_unit_test(test_table_input_errors),
 		cmocka_unit_test(test_namespace),
 	};
 

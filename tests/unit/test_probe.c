@@ -16,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "agent_conf.h"
+#include "ops.h"
 #include "probe.h"
 
 struct test_result {
@@ -416,6 +420,206 @@ static int test_ns_linkdown(struct event_base *base)
 	return 0;
 }
 
+/* ---- what a probe request may target (ops) ------------------------------ */
+
+static void test_target_check(void **state)
+{
+	static const struct {
+		const char *dst;
+		int scoped;
+		const char *why; /* NULL: allowed */
+	} cases[] = {
+		{"10.89.1.2", 0, NULL},
+		{"192.0.2.1", 0, NULL},
+		{"169.254.3.4", 1, NULL},
+		{"169.254.3.4", 0, "link-local"},
+		{"127.0.0.1", 0, "loopback"},
+		{"127.1.2.3", 1, "loopback"},
+		{"0.0.0.0", 0, "unspecified"},
+		{"224.0.0.1", 0, "multicast"},
+		{"239.255.255.250", 1, "multicast"},
+		{"255.255.255.255", 0, "broadcast"},
+		{"240.0.0.1", 0, "reserved"},
+		{"::1", 0, "IPv6"},
+		{"fe80::1", 1, "IPv6"},
+		{"n2", 0, "bad address"},
+		{"", 0, "bad address"},
+	};
+	char why[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = probe_target_check(cases[i].dst, cases[i].scoped, why,
+					    sizeof(why));
+
+		if (!cases[i].why) {
+			assert_int_equal(rc, 0);
+			continue;
+		}
+		assert_int_equal(rc, -1);
+		if (!strstr(why, cases[i].why))
+			fail_msg("%s: \"%s\" lacks \"%s\"", cases[i].dst, why,
+				 cases[i].why);
+	}
+	assert_int_equal(probe_target_check(NULL, 0, why, sizeof(why)), -1);
+}
+
+/* What an ops instance sent back. */
+struct sent {
+	int n;
+	Ring__Envelope__BodyCase type;
+	char text[320]; /* Error text or ProbeReply error */
+	char route_kind[16], route_if[IFNAMSIZ];
+	int reachable;
+};
+
+static void test_ops_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
+			  void *body)
+{
+	struct sent *s = arg;
+
+	(void)id;
+	s->n++;
+	s->type = type;
+	s->text[0] = s->route_kind[0] = s->route_if[0] = '\0';
+	if (type == RING__ENVELOPE__BODY_ERROR) {
+		snprintf(s->text, sizeof(s->text), "%s",
+			 ((Ring__Error *)body)->text);
+	} else if (type == RING__ENVELOPE__BODY_PROBE_REPLY) {
+		Ring__ProbeReply *r = body;
+
+		snprintf(s->text, sizeof(s->text), "%s", r->error);
+		snprintf(s->route_kind, sizeof(s->route_kind), "%s",
+			 r->route_kind);
+		snprintf(s->route_if, sizeof(s->route_if), "%s",
+			 r->route_interface);
+		s->reachable = r->reachable;
+	}
+}
+
+static void test_ops_probe(struct ops *o, struct sent *s, uint64_t id,
+			   const char *dst, const char *ifname,
+			   unsigned timeout_ms)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__ProbeRequest pr = RING__PROBE_REQUEST__INIT;
+
+	pr.peer_address = (char *)dst;
+	pr.local_interface = (char *)ifname;
+	pr.port = 7420;
+	pr.timeout_ms = timeout_ms;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
+	env.probe_request = &pr;
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(ops_handle(o, &env), 1);
+}
+
+/* Targets that are no unicast data address are refused at once with an
+ * Error, and nothing is left running. */
+static void test_ops_probe_refusals(void **state)
+{
+	static const char *const bad[][3] = {
+		{"127.0.0.1", "", "loopback"},
+		{"224.0.0.5", "", "multicast"},
+		{"255.255.255.255", "", "broadcast"},
+		{"0.0.0.0", "", "unspecified"},
+		{"::1", "", "IPv6"},
+		{"169.254.0.9", "", "link-local"},
+		{"not-an-address", "", "bad address"},
+		{"10.89.1.2", "lo", "not a data interface"},
+	};
+	struct event_base *base = event_base_new();
+	struct agent_conf conf;
+	struct sent s;
+	struct ops *o;
+
+	(void)state;
+	agent_conf_defaults(&conf);
+	o = ops_new(base, &conf, test_ops_send, &s);
+	assert_non_null(o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		test_ops_probe(o, &s, i + 1, bad[i][0], bad[i][1], 300);
+		assert_int_equal(s.n, 1);
+		assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
+		if (!strstr(s.text, bad[i][2]))
+			fail_msg("%s: \"%s\" lacks \"%s\"", bad[i][0], s.text,
+				 bad[i][2]);
+		assert_int_equal(ops_running(o), 0);
+	}
+	ops_free(o);
+	event_base_free(base);
+}
+
+/* The route decides: a probe is sent only through a data port (the one
+ * named, if any); otherwise the reply reports the route with no connect
+ * (answered before the loop runs: probe_start always reports from it).
+ * Probes in flight are capped. Runs in the namespace of test_ns_child. */
+static int test_ns_ops(struct event_base *base)
+{
+	struct agent_conf conf;
+	struct sent s;
+	struct ops *o;
+
+	if (test_sh("ip link add mg0 type veth peer name mg1") ||
+	    test_sh("ip addr add 10.99.0.1/24 dev mg0") ||
+	    test_sh("ip link set mg0 up") || test_sh("ip link set mg1 up") ||
+	    test_sh("ip route add default via 10.99.0.254 dev mg0"))
+		return 1;
+	agent_conf_defaults(&conf);
+	o = ops_new(base, &conf, test_ops_send, &s);
+	NS_CHECK(o);
+	ops_set_mgmt_interface(o, "mg0");
+
+	/* A diagonal: the route is the management gateway. */
+	test_ops_probe(o, &s, 1, "10.55.0.1", "", 300);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_PROBE_REPLY);
+	NS_CHECK(!strcmp(s.route_kind, "gateway") &&
+		 !strcmp(s.route_if, "mg0") && !s.reachable);
+	NS_CHECK(strstr(s.text, "not probed") && strstr(s.text, "mg0"));
+	NS_CHECK(ops_running(o) == 0);
+	/* Never through the management interface, even when asked. */
+	test_ops_probe(o, &s, 2, "10.77.0.2", "mg0", 300);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_ERROR);
+	NS_CHECK(strstr(s.text, "not a data interface"));
+	/* The route leaves by vA, not by the data port named. */
+	NS_CHECK(test_sh("ip link add vC type veth peer name vD") == 0);
+	test_ops_probe(o, &s, 3, "10.77.0.2", "vC", 300);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_PROBE_REPLY);
+	NS_CHECK(strstr(s.text, "not probed") && strstr(s.text, "vC"));
+	NS_CHECK(ops_running(o) == 0);
+	/* An address of this node; a subnet broadcast. */
+	test_ops_probe(o, &s, 4, "10.77.0.1", "", 300);
+	NS_CHECK(s.n == 1 && strstr(s.text, "this node"));
+	test_ops_probe(o, &s, 5, "10.77.0.3", "vA", 300);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_ERROR &&
+		 strstr(s.text, "broadcast"));
+	/* Through the data port: sent, answered from the loop (vB has no
+	 * address: unanswered). */
+	test_ops_probe(o, &s, 6, "10.77.0.2", "vA", 200);
+	NS_CHECK(s.n == 0 && ops_running(o) == 1);
+	event_base_dispatch(base);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_PROBE_REPLY);
+	NS_CHECK(!strcmp(s.route_kind, "direct") && !strcmp(s.route_if, "vA"));
+	NS_CHECK(!s.reachable && ops_running(o) == 0);
+	/* A gateway through a data port is the data plane too. */
+	test_ops_probe(o, &s, 7, "10.66.0.5", "", 200);
+	NS_CHECK(s.n == 0 && ops_running(o) == 1);
+	ops_cancel_all(o);
+	/* At most OPS_MAX_PROBES in flight; the next is told so at once. */
+	for (unsigned i = 0; i < OPS_MAX_PROBES; i++) {
+		test_ops_probe(o, &s, 100 + i, "10.77.0.2", "vA", 5000);
+		NS_CHECK(s.n == 0);
+	}
+	NS_CHECK(ops_running(o) == OPS_MAX_PROBES);
+	test_ops_probe(o, &s, 999, "10.77.0.2", "vA", 5000);
+	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_ERROR);
+	NS_CHECK(strstr(s.text, "busy") && strstr(s.text, "64"));
+	NS_CHECK(ops_running(o) == OPS_MAX_PROBES);
+	ops_free(o);
+	return test_sh("ip route del default") || test_sh("ip link del vC");
+}
+
 static int test_ns_child(void)
 {
 	struct event_base *base;
@@ -437,6 +641,8 @@ static int test_ns_child(void)
 	rc = test_ns_routes();
 	if (!rc)
 		rc = test_ns_probes(base);
+	if (!rc)
+		rc = test_ns_ops(base);
 	if (!rc)
 		rc = test_ns_linkdown(base);
 	event_base_free(base);
@@ -481,6 +687,8 @@ int main(void)
 		cmocka_unit_test(test_probe_bad_args),
 		cmocka_unit_test(test_probe_cancel),
 		cmocka_unit_test(test_probe_chain),
+		cmocka_unit_test(test_target_check),
+		cmocka_unit_test(test_ops_probe_refusals),
 		cmocka_unit_test(test_namespace),
 	};
 

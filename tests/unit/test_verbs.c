@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ops.h"
 #include "verbs.h"
 
 static struct verbs_params bw(enum verbs_op op)
@@ -176,6 +177,158 @@ static void test_setup_refusals(void **state)
 	event_base_free(base);
 }
 
+/* ---- what concurrent requests may hold (ops) ---------------------------- */
+
+struct sent {
+	int n;
+	Ring__Envelope__BodyCase type;
+	char text[320];
+};
+
+static void ops_sent(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
+		     void *body)
+{
+	struct sent *s = arg;
+
+	(void)id;
+	s->n++;
+	s->type = type;
+	s->text[0] = '\0';
+	if (type == RING__ENVELOPE__BODY_ERROR)
+		snprintf(s->text, sizeof(s->text), "%s",
+			 ((Ring__Error *)body)->text);
+}
+
+/* An RdmaSetup for a bandwidth test of qps x size bytes. */
+static void rdma_setup(struct ops *o, struct sent *s, uint8_t id, unsigned qps,
+		       unsigned size)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__RdmaSetup rs = RING__RDMA_SETUP__INIT;
+	Ring__TestParams tp = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams rp = RING__RDMA_PARAMS__INIT;
+	uint8_t test_id[16];
+
+	memset(test_id, id, sizeof(test_id));
+	rp.qps = qps;
+	rp.size = size;
+	tp.kind = RING__TEST_KIND__TEST_RDMA_BW;
+	tp.direction = RING__DIRECTION__DIR_A_TO_B;
+	tp.duration_ms = 1000;
+	tp.rdma = &rp;
+	rs.params = &tp;
+	rs.test_id.data = test_id;
+	rs.test_id.len = sizeof(test_id);
+	rs.requester = 1;
+	rs.device = "nosuchdev9";
+	rs.peer = "n2";
+	rs.deadline_ms = 5000;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_RDMA_SETUP;
+	env.rdma_setup = &rs;
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(ops_handle(o, &env), 1);
+	assert_int_equal(s->n, 1);
+}
+
+/* All RDMA tests of an agent share rdma_max_total_memory: a test that
+ * does not fit is refused before any device is opened, with both figures;
+ * a failed set-up gives back what it reserved. (Several tests holding the
+ * budget at once need a device: tests/rdma.) */
+static void test_ops_rdma_budget(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct agent_conf conf;
+	struct sent s;
+	struct ops *o;
+
+	(void)state;
+	agent_conf_defaults(&conf);
+	conf.rdma_max_total_memory = 64ull << 20;
+	o = ops_new(base, &conf, ops_sent, &s);
+	assert_non_null(o);
+	rdma_setup(o, &s, 1, 2, 64u << 20);
+	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(s.text, "needs 128 MiB"));
+	assert_non_null(strstr(s.text, "hold 0 MiB of the 64 MiB"));
+	assert_non_null(strstr(s.text, "rdma_max_total_memory"));
+	/* Fits: refused by the device, twice (nothing stays reserved). */
+	for (uint8_t i = 2; i < 4; i++) {
+		rdma_setup(o, &s, i, 1, 64u << 20);
+		assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
+		assert_null(strstr(s.text, "busy"));
+		assert_true(strstr(s.text, "nosuchdev9") ||
+			    strstr(s.text, "no RDMA"));
+	}
+	assert_int_equal(ops_running(o), 0);
+	/* The default: twice rdma_max_memory. */
+	conf.rdma_max_total_memory = 0;
+	conf.rdma_max_memory = 16ull << 20;
+	rdma_setup(o, &s, 5, 3, 16u << 20);
+	assert_non_null(strstr(s.text, "of the 32 MiB"));
+	ops_free(o);
+	event_base_free(base);
+}
+
+static void tcp_listen(struct ops *o, struct sent *s, uint64_t id)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__TestListenRequest lr = RING__TEST_LISTEN_REQUEST__INIT;
+	Ring__TestParams tp = RING__TEST_PARAMS__INIT;
+	uint8_t token[16] = "0123456789abcdef";
+
+	tp.kind = RING__TEST_KIND__TEST_TCP_BW;
+	tp.streams = 1;
+	tp.duration_ms = 1000;
+	lr.params = &tp;
+	lr.bind_address = "127.0.0.1";
+	lr.token.data = token;
+	lr.token.len = sizeof(token);
+	lr.accept_timeout_ms = 5000;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST;
+	env.test_listen_request = &lr;
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(ops_handle(o, &env), 1);
+	assert_int_equal(s->n, 1);
+}
+
+/* TCP listeners, TCP runs and RDMA tests together: at most OPS_MAX_TESTS;
+ * the next is refused at once, and nothing was started for it. */
+static void test_ops_tests_cap(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct agent_conf conf;
+	struct sent s;
+	struct ops *o;
+
+	(void)state;
+	agent_conf_defaults(&conf);
+	o = ops_new(base, &conf, ops_sent, &s);
+	assert_non_null(o);
+	for (unsigned i = 0; i < OPS_MAX_TESTS; i++) {
+		tcp_listen(o, &s, i + 1);
+		assert_int_equal(s.type,
+				 RING__ENVELOPE__BODY_TEST_LISTEN_REPLY);
+	}
+	assert_int_equal(ops_running(o), OPS_MAX_TESTS);
+	tcp_listen(o, &s, 10);
+	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(s.text, "busy: 4 tests in flight"));
+	rdma_setup(o, &s, 11, 1, 1u << 20);
+	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(s.text, "busy: 4 tests in flight"));
+	assert_int_equal(ops_running(o), OPS_MAX_TESTS);
+	/* Cancelled (the session went away): room again. */
+	ops_cancel_all(o);
+	tcp_listen(o, &s, 12);
+	assert_int_equal(s.type, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY);
+	ops_free(o);
+	/* Freed listeners finish in the loop once their threads are done. */
+	event_base_dispatch(base);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_setup_refusals),
+		cmocka_unit_test(test_ops_rdma_budget),
+		cmocka_unit_test(test_ops_tests_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
