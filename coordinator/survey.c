@@ -32,6 +32,7 @@ struct sv_if {
 	char name[IFNAMSIZ];
 	char addr[64]; /* first IPv4 address, "" if none */
 	char subnet[48];
+	uint32_t ip, mask; /* host order; mask 0 when no address */
 	unsigned mtu;
 	char rdma[64];
 	double nominal_gbps;
@@ -69,6 +70,7 @@ struct sv_link {
 	double nominal_gbps;
 	int probe_ab, probe_ba; /* 1 reached, 0 not, -1 not probed */
 	int switch_pair;	/* measured through a switch, not a cable */
+	int rejected; /* another claim on one of its ports answered the probe */
 	double gbps[2][SV_MAX_LADDER];
 	Ring__LatResult lat[16];
 	unsigned n_lat;
@@ -513,6 +515,39 @@ static void sv_subnet(const char *addr, unsigned prefix, char *out, size_t len)
 	snprintf(out + strlen(out), len - strlen(out), "/%u", prefix);
 }
 
+static void sv_ip(const char *addr, unsigned prefix, uint32_t *ip,
+		  uint32_t *mask)
+{
+	struct in_addr in;
+
+	*ip = *mask = 0;
+	if (inet_pton(AF_INET, addr, &in) != 1 || !prefix || prefix > 32)
+		return;
+	*ip = ntohl(in.s_addr);
+	*mask = ~0u << (32 - prefix);
+}
+
+/* Is addr on the subnet of f? Probes only go where the prober's own data
+ * port leads: one node's claims never aim another at foreign addresses. */
+static int sv_on_subnet(const struct sv_if *f, const char *addr)
+{
+	struct in_addr in;
+	uint32_t a;
+
+	if (!f->mask || inet_pton(AF_INET, addr, &in) != 1)
+		return 0;
+	a = ntohl(in.s_addr);
+	return (a & f->mask) == (f->ip & f->mask) && a != f->ip;
+}
+
+static int sv_on_any_subnet(const struct sv_node *n, const char *addr)
+{
+	for (unsigned i = 0; i < n->n_ifs; i++)
+		if (sv_on_subnet(&n->ifs[i], addr))
+			return 1;
+	return 0;
+}
+
 static int sv_snapshot(struct survey *sv)
 {
 	struct node **v;
@@ -555,6 +590,8 @@ static int sv_snapshot(struct survey *sv)
 					 f->ipv4[0]->address);
 				sv_subnet(si->addr, f->ipv4[0]->prefix,
 					  si->subnet, sizeof(si->subnet));
+				sv_ip(si->addr, f->ipv4[0]->prefix, &si->ip,
+				      &si->mask);
 			}
 			si->mtu = f->mtu;
 			snprintf(si->rdma, sizeof(si->rdma), "%s",
@@ -582,11 +619,22 @@ static int sv_snapshot(struct survey *sv)
 	return 0;
 }
 
+/* The snapshot is sorted by name (nodes_sorted): O(log n). */
 static int sv_node_index(const struct survey *sv, const char *name)
 {
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		if (!strcmp(sv->nodes[i].name, name))
-			return (int)i;
+	unsigned lo = 0, hi = sv->n_nodes;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		int c = strcmp(sv->nodes[mid].name, name);
+
+		if (!c)
+			return (int)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return -1;
 }
 
@@ -689,36 +737,71 @@ static int sv_links_from_beacons(struct survey *sv)
 	return 0;
 }
 
+struct sv_subnet_ref {
+	uint32_t net, mask;
+	unsigned node, iface;
+};
+
+static int sv_subnet_cmp(const void *x, const void *y)
+{
+	const struct sv_subnet_ref *a = x, *b = y;
+
+	if (a->net != b->net)
+		return a->net < b->net ? -1 : 1;
+	if (a->mask != b->mask)
+		return a->mask < b->mask ? -1 : 1;
+	return 0;
+}
+
 /* Fallback where beacons are off (no CAP_NET_RAW): a subnet shared by
  * exactly two interfaces on two nodes is a point-to-point cable
- * candidate; the probes of the verify phase decide. */
+ * candidate; the probes of the verify phase decide. Sorted, so
+ * O(n log n) in the number of addressed interfaces. */
 static int sv_links_from_subnets(struct survey *sv)
 {
-	for (unsigned x = 0; x < sv->n_nodes; x++)
-		for (unsigned i = 0; i < sv->nodes[x].n_ifs; i++) {
-			const struct sv_if *fx = &sv->nodes[x].ifs[i];
-			unsigned members = 0, y_node = 0;
-			const struct sv_if *fy = NULL;
+	struct sv_subnet_ref *v;
+	size_t n = 0, total = 0, i, j;
+	int rc = 0;
 
-			if (!fx->subnet[0])
+	for (unsigned x = 0; x < sv->n_nodes; x++)
+		total += sv->nodes[x].n_ifs;
+	v = calloc(total + 1, sizeof(*v));
+	if (!v)
+		return -1;
+	for (unsigned x = 0; x < sv->n_nodes; x++)
+		for (unsigned k = 0; k < sv->nodes[x].n_ifs; k++) {
+			const struct sv_if *f = &sv->nodes[x].ifs[k];
+
+			if (!f->mask)
 				continue;
-			for (unsigned y = 0; y < sv->n_nodes; y++)
-				for (unsigned j = 0; j < sv->nodes[y].n_ifs;
-				     j++)
-					if (!strcmp(sv->nodes[y].ifs[j].subnet,
-						    fx->subnet) &&
-					    (y != x || j != i)) {
-						members++;
-						fy = &sv->nodes[y].ifs[j];
-						y_node = y;
-					}
-			if (members != 1 || y_node <= x ||
-			    (sv->nodes[x].beacons && sv->nodes[y_node].beacons))
-				continue;
-			if (!sv_add_link(sv, x, fx->name, y_node, fy->name))
-				return -1;
+			v[n].net = f->ip & f->mask;
+			v[n].mask = f->mask;
+			v[n].node = x;
+			v[n].iface = k;
+			n++;
 		}
-	return 0;
+	qsort(v, n, sizeof(*v), sv_subnet_cmp);
+	for (i = 0; i < n && !rc; i = j) {
+		const struct sv_subnet_ref *p = &v[i], *q = &v[i + 1];
+
+		for (j = i + 1; j < n && !sv_subnet_cmp(&v[i], &v[j]); j++)
+			;
+		if (j - i != 2 || p->node == q->node ||
+		    (sv->nodes[p->node].beacons && sv->nodes[q->node].beacons))
+			continue;
+		if (p->node > q->node) {
+			const struct sv_subnet_ref *t = p;
+
+			p = q;
+			q = t;
+		}
+		if (!sv_add_link(sv, p->node,
+				 sv->nodes[p->node].ifs[p->iface].name, q->node,
+				 sv->nodes[q->node].ifs[q->iface].name))
+			rc = -1;
+	}
+	free(v);
+	return rc;
 }
 
 /* ------------------------------------------------------------ ops */
@@ -835,7 +918,7 @@ static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
 
 static int sv_adjacent(const struct sv_link *l)
 {
-	return !l->switch_pair &&
+	return !l->switch_pair && !l->rejected &&
 	       ((l->t.a_sees_b && l->t.b_sees_a) || l->t.verified);
 }
 
@@ -845,10 +928,13 @@ static void sv_phase_verify(struct survey *sv)
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		struct sv_link *l = &sv->links[i];
 
-		if (l->b_addr[0])
+		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+
+		if (l->b_addr[0] && fa && sv_on_subnet(fa, l->b_addr))
 			sv_probe(sv, SV_VERIFY, i, 0, l->t.a, l->b_addr,
 				 l->t.a_if);
-		if (l->a_addr[0])
+		if (l->a_addr[0] && fb && sv_on_subnet(fb, l->a_addr))
 			sv_probe(sv, SV_VERIFY, i, 1, l->t.b, l->a_addr,
 				 l->t.b_if);
 	}
@@ -876,6 +962,8 @@ static void sv_phase_switch(struct survey *sv)
 			if (i == j || !f)
 				continue;
 			sv->switch_total++;
+			if (!sv_on_any_subnet(&sv->nodes[i], f->addr))
+				continue; /* counts as unreachable */
 			sv_probe(sv, SV_SWITCH, 0, 0, i, f->addr, "");
 		}
 }
@@ -903,13 +991,19 @@ static int sv_pair_adjacent(const struct survey *sv, unsigned x, unsigned y)
 	return 0;
 }
 
+/* A diagonal is checked at this many of the far node's addresses at most
+ * (a GB10 node has four data ports). */
+#define SV_DIAG_MAX_ADDRS 8
+
 static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
 {
+	unsigned added = 0;
+
 	for (unsigned k = 0; k < sv->nodes[y].n_ifs; k++) {
 		const struct sv_if *f = &sv->nodes[y].ifs[k];
 		struct sv_diag *d;
 
-		if (!f->addr[0])
+		if (!f->addr[0] || added++ >= SV_DIAG_MAX_ADDRS)
 			continue;
 		d = realloc(sv->diags, (sv->n_diags + 1) * sizeof(*d));
 		if (!d)
@@ -1720,6 +1814,80 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 	return nf;
 }
 
+/* The neighbour a port's claims were resolved to, "" if none. */
+static void sv_believed(const struct survey *sv, unsigned node,
+			const char *port, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (!sv_adjacent(l))
+			continue;
+		if (l->t.a == node && !strcmp(l->t.a_if, port))
+			snprintf(out, len, "%s %s", sv->nodes[l->t.b].name,
+				 l->t.b_if);
+		else if (l->t.b == node && !strcmp(l->t.b_if, port))
+			snprintf(out, len, "%s %s", sv->nodes[l->t.a].name,
+				 l->t.a_if);
+		if (out[0])
+			return;
+	}
+}
+
+/* A port that heard several neighbours, or refused claims because its
+ * table was full: only one neighbour can be cabled there. */
+static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
+			       Ring__Topology *top, unsigned node, unsigned cap)
+{
+	struct node *n = nodes_find(sv->co->nodes, sv->nodes[node].name);
+	const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
+
+	for (size_t j = 0; t && j < t->n_neighbours && top->n_findings < cap;
+	     j++) {
+		const char *port = t->neighbours[j]->local_interface;
+		char text[600], who[200] = "", believed[96], more[48] = "";
+		uint64_t refused = 0;
+		unsigned claims = 0;
+		int first = 1;
+
+		for (size_t k = 0; k < j && first; k++)
+			first = strcmp(t->neighbours[k]->local_interface, port);
+		if (!first)
+			continue;
+		for (size_t k = j; k < t->n_neighbours; k++) {
+			const Ring__Neighbour *nb = t->neighbours[k];
+			size_t w = strlen(who);
+
+			if (strcmp(nb->local_interface, port))
+				continue;
+			if (claims++ < 4)
+				snprintf(who + w, sizeof(who) - w, "%s%s %s",
+					 w ? ", " : "", nb->remote_node,
+					 nb->remote_interface);
+		}
+		for (size_t k = 0; k < t->n_ports; k++)
+			if (!strcmp(t->ports[k]->local_interface, port))
+				refused = t->ports[k]->claims_refused;
+		if (claims < 2 && !refused)
+			continue;
+		sv_believed(sv, node, port, believed, sizeof(believed));
+		if (refused)
+			snprintf(more, sizeof(more), "; %llu more refused",
+				 (unsigned long long)refused);
+		snprintf(text, sizeof(text),
+			 "%s %s hears conflicting LLDP claims (%s%s%s): %s%s; "
+			 "the others are forged or come from a device on that "
+			 "cable",
+			 sv->nodes[node].name, port, who,
+			 claims > 4 ? ", ..." : "", more,
+			 believed[0] ? "believed " : "none could be confirmed",
+			 believed[0] ? believed : "");
+		top->findings[top->n_findings++] =
+			sv_finding(ar, "lldp_conflict", "warn", text);
+	}
+}
+
 static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		       Ring__Topology *top)
 {
@@ -1794,6 +1962,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		top->findings[top->n_findings++] =
 			sv_finding(ar, "beacons_off", "info", text);
 	}
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
+		sv_findings_claims(sv, ar, top, i, cap);
 	/* Ports with carrier and no address, from the current inventories. */
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
 		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
@@ -1973,6 +2143,33 @@ static void sv_start_round_or_finish(struct survey *sv)
 	sv_done_one(sv);
 }
 
+static int sv_shares_port(const struct sv_link *x, const struct sv_link *y)
+{
+	return (x->t.a == y->t.a && !strcmp(x->t.a_if, y->t.a_if)) ||
+	       (x->t.a == y->t.b && !strcmp(x->t.a_if, y->t.b_if)) ||
+	       (x->t.b == y->t.a && !strcmp(x->t.b_if, y->t.a_if)) ||
+	       (x->t.b == y->t.b && !strcmp(x->t.b_if, y->t.b_if));
+}
+
+/* LLDP comes from the data plane and can be forged: where a port has
+ * several claimed neighbours, believe the one that answered the
+ * authenticated probe both ways (the agents on both ends ran it). */
+static void sv_resolve_claims(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		struct sv_link *l = &sv->links[i];
+
+		if (l->t.verified || l->switch_pair)
+			continue;
+		for (unsigned j = 0; j < sv->n_links; j++)
+			if (j != i && sv->links[j].t.verified &&
+			    sv_shares_port(l, &sv->links[j])) {
+				l->rejected = 1;
+				break;
+			}
+	}
+}
+
 static void sv_next(struct survey *sv)
 {
 	while (!sv->pending) {
@@ -1982,6 +2179,7 @@ static void sv_next(struct survey *sv)
 				sv->links[i].t.verified =
 					sv->links[i].probe_ab == 1 &&
 					sv->links[i].probe_ba == 1;
+			sv_resolve_claims(sv);
 			sv_phase_switch(sv);
 			break;
 		case SV_SWITCH:
