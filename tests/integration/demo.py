@@ -212,15 +212,15 @@ def look_around(bindir, workdir, r, c, victim="n4"):
         "  ringctl inventory n1",
         "  ringctl ranks -f torchrun          # or hostfile, rankfile, env",
         "  ringctl test bw n1 n2 --streams 4 --duration 3",
-        "  ringctl test lat n1 n4             # a diagonal: fails, and says why",
+        "  ringctl test lat n1 n4             # a diagonal: fails, says why",
         "  ringctl survey --wait",
         "  ip netns exec %s ip -br addr   # n1's interfaces" % q(c.ns("n1")),
         "  ip netns exec %s bash          # a shell on n1" % q(c.ns("n1")),
         "Logs: %s/logs/  configs: %s/conf/  CA: %s/pki/" %
         (workdir, workdir, workdir),
         "",
-        "Kill %s's agent and `ringctl status` turns degraded, %s down with its "
-        "reason (agent pids: %s):" % (victim, victim, pids),
+        "Kill %s's agent and `ringctl status` turns degraded, %s down with "
+        "its reason (agent pids: %s):" % (victim, victim, pids),
         "  kill %d" % a.pid,
         "Start it again (it rejoins within seconds):",
         "  " + restart,
@@ -228,7 +228,6 @@ def look_around(bindir, workdir, r, c, victim="n4"):
         "Tear it down: sudo make demo-down   (or: sudo %s %s down)" %
         (sys.executable, os.path.abspath(__file__)),
     ]
-    return 0
 
 
 def status(workdir):
