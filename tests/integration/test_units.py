@@ -158,8 +158,9 @@ def test_units_limits_and_capabilities(rendered):
     m = re.fullmatch(r"(\d+)([KMG]?)", memlock)
     assert m, "LimitMEMLOCK=%s is not a bounded size" % memlock
     size = int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
-    # rdma_max_memory's default (1G) and room for the queues, bounded.
-    assert (1 << 30) < size <= (2 << 30), memlock
+    # rdma_max_total_memory's default (2G, all RDMA tests in flight) and
+    # room for their queues, bounded.
+    assert (2 << 30) < size <= (3 << 30), memlock
     assert c["CapabilityBoundingSet"] == [""]
     assert c["AmbientCapabilities"] == [""]
     # max_agents 4096 needs 4096 + 320 descriptors (coord_raise_nofile).
