@@ -11,7 +11,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/listener.h>
 
 #include "conn.h"
@@ -19,14 +21,36 @@
 #include "log.h"
 #include "survey.h"
 
-/* ringctl gets this long to send its request. */
-#define CONTROL_IDLE_MS 30000
+/* A whole request must arrive within this long of accept, or of the
+ * previous request on a kept connection: an absolute deadline, so a client
+ * trickling bytes cannot hold its slot (a read timeout would be renewed by
+ * each byte). A client waiting for its test has the test's deadline. */
+#define CONTROL_REQUEST_MS 5000
+/* Memory is bounded by the slot count: a client holds at most one frame of
+ * input, its paused input and its output up to the watermark (+ a reply). */
 #define CONTROL_MAX_CLIENTS 64
+/* Slots the control group can never take: root's `ringctl` always gets in. */
+#define CONTROL_ROOT_RESERVE 16
+#define CONTROL_MAX_PER_UID 8
+/* A control request is a few hundred bytes; agents' max_frame (1 MiB) would
+ * let each client park a megabyte. */
+#define CONTROL_MAX_FRAME (64u << 10)
+/* Stop reading a client's requests while this much of its replies waits
+ * (pipelined requests whose replies are not read); resume below LOW. */
+#define CONTROL_OUT_HIGH (1u << 20)
+#define CONTROL_OUT_LOW (256u << 10)
+/* Refusals are logged at most this often: a flood must not flood the log. */
+#define CONTROL_REFUSE_LOG_MS 10000
 
 struct client {
 	struct control *ctl;
 	struct conn *conn;
 	uid_t uid;
+	struct event *deadline;		  /* CONTROL_REQUEST_MS, absolute */
+	struct evbuffer *paused;	  /* input held while output drains */
+	struct evbuffer_cb_entry *out_cb; /* watches the output draining */
+	int in_msg;			  /* inside control_msg */
+	int dead;		  /* closed inside control_msg: free there */
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
@@ -39,6 +63,9 @@ struct control {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct client *head;
 	unsigned n_clients;
+	unsigned n_group; /* clients other than root */
+	uint64_t refuse_logged_ms;
+	unsigned refuse_quiet; /* refusals not logged since */
 };
 
 static void client_free(struct client *cl)
@@ -52,9 +79,76 @@ static void client_free(struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	ctl->n_clients--;
+	ctl->n_group -= cl->uid != 0;
 	survey_test_cancel(cl->test);
+	if (cl->deadline)
+		event_free(cl->deadline);
+	/* The bufferevent may outlive us (freed after the callback that is
+	 * running): its output must not call back into a freed client. */
+	if (cl->out_cb)
+		evbuffer_remove_cb_entry(
+			bufferevent_get_output(conn_bev(cl->conn)), cl->out_cb);
+	if (cl->paused)
+		evbuffer_free(cl->paused);
 	conn_free(cl->conn);
 	free(cl);
+}
+
+/* A new request may start: it has CONTROL_REQUEST_MS to arrive whole. */
+static void client_arm(struct client *cl)
+{
+	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
+			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
+
+	if (cl->test)
+		evtimer_del(cl->deadline); /* the test's own deadline rules */
+	else
+		evtimer_add(cl->deadline, &tv);
+}
+
+static void client_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *cl = arg;
+
+	(void)fd;
+	(void)what;
+	/* Debug only: a local user could otherwise fill the log. */
+	log_debug("control", "%s: no complete request within %u ms; closing",
+		  conn_peer(cl->conn), CONTROL_REQUEST_MS);
+	client_free(cl);
+}
+
+/* Replies are piling up unread: take the rest of the input out of the
+ * connection's reach (its read loop stops at an empty buffer) and stop
+ * reading until the output drains. */
+static void client_pause(struct client *cl)
+{
+	struct bufferevent *bev = conn_bev(cl->conn);
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) <=
+	    CONTROL_OUT_HIGH)
+		return;
+	bufferevent_disable(bev, EV_READ);
+	evbuffer_add_buffer(cl->paused, bufferevent_get_input(bev));
+	evbuffer_cb_set_flags(bufferevent_get_output(bev), cl->out_cb,
+			      EVBUFFER_CB_ENABLED);
+}
+
+static void client_output(struct evbuffer *out,
+			  const struct evbuffer_cb_info *info, void *arg)
+{
+	struct client *cl = arg;
+	struct bufferevent *bev = conn_bev(cl->conn);
+
+	if (!info->n_deleted || evbuffer_get_length(out) > CONTROL_OUT_LOW)
+		return;
+	evbuffer_cb_clear_flags(out, cl->out_cb, EVBUFFER_CB_ENABLED);
+	evbuffer_prepend_buffer(bufferevent_get_input(bev), cl->paused);
+	bufferevent_enable(bev, EV_READ);
+	/* From the loop, not from inside this write. */
+	bufferevent_trigger(bev, EV_READ,
+			    BEV_TRIG_IGNORE_WATERMARKS |
+				    BEV_TRIG_DEFER_CALLBACKS);
 }
 
 static void client_send(struct client *cl, uint64_t id,
@@ -196,7 +290,7 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 	char hint[512];
 
 	cl->test = NULL;
-	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
+	client_arm(cl);
 	/* The RDMA agent says "not ring neighbours" itself when its retries
 	 * run out: say nothing twice. */
 	if (*rep->error && cl->test_adjacent == 0 &&
@@ -282,8 +376,7 @@ static void control_test(struct client *cl, uint64_t id,
 					       : strerror(errno));
 		return;
 	}
-	/* The test has its own deadline; the idle limit would cut it. */
-	conn_set_read_timeout(cl->conn, 0);
+	/* The test has its own deadline: control_msg lifts the request's. */
 }
 
 static void control_survey(struct client *cl, uint64_t id)
@@ -322,6 +415,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	uint64_t id = env->request_id;
 
 	(void)c;
+	cl->in_msg++;
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_STATUS_REQUEST:
 		control_status(cl, id);
@@ -363,15 +457,96 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	}
 	frame_free(env);
+	cl->in_msg--;
+	if (cl->dead) {
+		client_free(cl);
+		return;
+	}
+	client_arm(cl); /* the next request's deadline starts now */
+	client_pause(cl);
 }
 
 static void control_close(struct conn *c, int err, const char *reason,
 			  void *arg)
 {
+	struct client *cl = arg;
+
 	(void)c;
 	if (err != -ECONNRESET)
 		log_debug("control", "client closed: %s", reason);
-	client_free(arg);
+	if (cl->in_msg)
+		cl->dead = 1; /* a reply failed: control_msg frees it */
+	else
+		client_free(cl);
+}
+
+static unsigned control_uid_count(const struct control *ctl, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct client *cl = ctl->head; cl; cl = cl->next)
+		n += cl->uid == uid;
+	return n;
+}
+
+/* Why a client of this uid may not connect now, or NULL. */
+static const char *control_refusal(const struct control *ctl, uid_t uid)
+{
+	if (ctl->n_clients >= CONTROL_MAX_CLIENTS)
+		return "too many control clients";
+	if (uid == 0)
+		return NULL;
+	if (control_uid_count(ctl, uid) >= CONTROL_MAX_PER_UID)
+		return "too many control connections from this user";
+	if (ctl->n_group >= CONTROL_MAX_CLIENTS - CONTROL_ROOT_RESERVE)
+		return "too many control clients (the rest is kept for root)";
+	return NULL;
+}
+
+/* Tell the client why (ringctl prints an Error with request id 0) and
+ * close; one line in the log per CONTROL_REFUSE_LOG_MS at most. */
+static void control_refuse(struct control *ctl, evutil_socket_t fd,
+			   const struct ucred *cred, const char *why)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__Error err = RING__ERROR__INIT;
+	uint64_t now = coord_now_ms();
+	char text[160], junk[256];
+	uint8_t *buf;
+	size_t len;
+
+	snprintf(text, sizeof(text), "%s (at most %u per user, %u in all)", why,
+		 CONTROL_MAX_PER_UID, CONTROL_MAX_CLIENTS);
+	err.code = RING__ERROR_CODE__ERROR_PERMISSION;
+	err.text = text;
+	env.body_case = RING__ENVELOPE__BODY_ERROR;
+	env.error = &err;
+	if (frame_encode(&env, &buf, &len) == 0) {
+		/* A few dozen bytes fit any socket buffer; never wait. */
+		if (send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			log_debug("control", "refusal not sent: %s",
+				  strerror(errno));
+		free(buf);
+	}
+	/* Closing with unread input would reset the connection before the
+	 * client reads why. */
+	for (int i = 0; i < 64; i++)
+		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+			break;
+	evutil_closesocket(fd);
+	if (now - ctl->refuse_logged_ms < CONTROL_REFUSE_LOG_MS) {
+		ctl->refuse_quiet++;
+		return;
+	}
+	if (cred)
+		log_warnx("control: refusing pid %d uid %u: %s (and %u "
+			  "refusals since the last such line)",
+			  (int)cred->pid, (unsigned)cred->uid, why,
+			  ctl->refuse_quiet);
+	else
+		log_warnx("control: refusing a client: %s", why);
+	ctl->refuse_logged_ms = now;
+	ctl->refuse_quiet = 0;
 }
 
 static void control_accept(struct evconnlistener *l, evutil_socket_t fd,
@@ -380,48 +555,68 @@ static void control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct control *ctl = arg;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct bufferevent *bev;
+	struct bufferevent *bev = NULL;
 	struct client *cl;
+	const char *why;
 	char peer[48];
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    ctl->n_clients >= CONTROL_MAX_CLIENTS) {
-		log_warnx("control: refusing client (%s)",
-			  ctl->n_clients >= CONTROL_MAX_CLIENTS
-				  ? "too many clients"
-				  : "no peer credentials");
-		evutil_closesocket(fd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		control_refuse(ctl, fd, NULL, "no peer credentials");
+		return;
+	}
+	why = control_refusal(ctl, cred.uid);
+	if (why) {
+		control_refuse(ctl, fd, &cred, why);
 		return;
 	}
 	snprintf(peer, sizeof(peer), "ringctl[pid %d uid %u]", (int)cred.pid,
 		 (unsigned)cred.uid);
 	cl = calloc(1, sizeof(*cl));
-	bev = cl ? bufferevent_socket_new(ctl->co->base, fd,
-					  BEV_OPT_CLOSE_ON_FREE)
-		 : NULL;
-	if (!bev) {
-		free(cl);
-		evutil_closesocket(fd);
-		return;
-	}
-	cl->conn = conn_new(bev, peer, ctl->co->conf->max_frame, control_msg,
+	if (!cl)
+		goto fail_fd;
+	cl->deadline = evtimer_new(ctl->co->base, client_deadline, cl);
+	cl->paused = evbuffer_new();
+	if (!cl->deadline || !cl->paused)
+		goto fail_cl;
+	bev = bufferevent_socket_new(ctl->co->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		goto fail_cl;
+	cl->out_cb =
+		evbuffer_add_cb(bufferevent_get_output(bev), client_output, cl);
+	if (!cl->out_cb)
+		goto fail_bev;
+	evbuffer_cb_clear_flags(bufferevent_get_output(bev), cl->out_cb,
+				EVBUFFER_CB_ENABLED);
+	cl->conn = conn_new(bev, peer, CONTROL_MAX_FRAME, control_msg,
 			    control_close, cl);
-	if (!cl->conn) {
-		bufferevent_free(bev);
-		free(cl);
-		return;
-	}
+	if (!cl->conn)
+		goto fail_bev;
 	cl->ctl = ctl;
 	cl->uid = cred.uid;
-	conn_set_read_timeout(cl->conn, CONTROL_IDLE_MS);
 	cl->next = ctl->head;
 	if (ctl->head)
 		ctl->head->prev = cl;
 	ctl->head = cl;
 	ctl->n_clients++;
+	ctl->n_group += cred.uid != 0;
+	client_arm(cl);
+	return;
+fail_bev:
+	bufferevent_free(bev); /* closes fd; its callbacks go with it */
+	fd = -1;
+fail_cl:
+	if (cl->deadline)
+		event_free(cl->deadline);
+	if (cl->paused)
+		evbuffer_free(cl->paused);
+	free(cl);
+fail_fd:
+	if (fd >= 0)
+		evutil_closesocket(fd);
+	log_warnx("control: out of memory accepting a client");
 }
 
 /* Refuse to steal the socket of a coordinator that is still running. */
