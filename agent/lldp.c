@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <stdio.h>
@@ -401,13 +402,23 @@ static int lldp_port_may_log(struct lldp_port *pt, uint64_t now)
 	return 1;
 }
 
-#define lldp_port_log(pt, now, ...)                                            \
-	do {                                                                   \
-		if (lldp_port_may_log((pt), (now)))                            \
-			log_info(__VA_ARGS__);                                 \
-		else                                                           \
-			log_debug("lldp", __VA_ARGS__);                        \
-	} while (0)
+/* "lldp: " and the text, at info level within the port's budget. */
+static void lldp_port_log(struct lldp_port *pt, uint64_t now, const char *fmt,
+			  ...) __attribute__((format(printf, 3, 4)));
+static void lldp_port_log(struct lldp_port *pt, uint64_t now, const char *fmt,
+			  ...)
+{
+	char text[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (lldp_port_may_log(pt, now))
+		log_info("lldp: %s", text);
+	else
+		log_debug("lldp", "%s", text);
+}
 
 static struct lldp_port *lldp_port_find(struct lldp *l, const char *ifname)
 {
@@ -486,7 +497,7 @@ static void lldp_expire_cb(evutil_socket_t fd, short what, void *arg)
 
 			if (now - n->last_heard_ms >= (uint64_t)n->ttl * 1000) {
 				lldp_port_log(pt, now,
-					      "lldp: %s: neighbour %s port %s "
+					      "%s: neighbour %s port %s "
 					      "gone (not heard for %us)",
 					      n->local_if, n->remote_node,
 					      n->remote_if, (unsigned)n->ttl);
@@ -574,8 +585,7 @@ static int lldp_heard(struct lldp *l, const char *ifname,
 	if (info->ttl == 0) {
 		/* A shutdown frame: the sender is leaving now. */
 		if (n) {
-			lldp_port_log(pt, now,
-				      "lldp: %s: neighbour %s port %s left",
+			lldp_port_log(pt, now, "%s: neighbour %s port %s left",
 				      ifname, node, rif);
 			lldp_port_remove(pt, i);
 			lldp_changed(l);
@@ -600,7 +610,7 @@ static int lldp_heard(struct lldp *l, const char *ifname,
 		}
 		lldp_port_log(
 			pt, now,
-			"lldp: %s: neighbour %s port %s replaced (silent "
+			"%s: neighbour %s port %s replaced (silent "
 			"for %llus, table full)",
 			ifname, pt->nb[old].remote_node, pt->nb[old].remote_if,
 			(unsigned long long)((now - pt->nb[old].last_heard_ms) /
@@ -616,9 +626,8 @@ static int lldp_heard(struct lldp *l, const char *ifname,
 		lldp_copy(n->remote_agent_id, sizeof(n->remote_agent_id),
 			  info->agent_id);
 		memcpy(n->remote_mac, info->src_mac, 6);
-		lldp_port_log(pt, now, "lldp: %s: neighbour %s port %s%s%s",
-			      ifname, node, rif,
-			      info->agent_id[0] ? " agent " : "",
+		lldp_port_log(pt, now, "%s: neighbour %s port %s%s%s", ifname,
+			      node, rif, info->agent_id[0] ? " agent " : "",
 			      info->agent_id);
 		fresh = 1;
 	} else if (n->ttl != ttl) {
