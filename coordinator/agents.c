@@ -19,6 +19,8 @@
 #include "tls.h"
 #include "validate.h"
 
+#define AGENTS_LOG_BURST 10
+
 struct agents_call {
 	struct session *s;
 	uint64_t id;
@@ -475,6 +477,8 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	frame_free(env);
 }
 
+static void agents_refused(struct agents *a, const char *peer, const char *why);
+
 static void session_close(struct conn *c, int err, const char *reason,
 			  void *arg)
 {
@@ -500,8 +504,7 @@ static void session_close(struct conn *c, int err, const char *reason,
 		session_fail_calls(s, -ECONNRESET);
 		agents_changed(s->owner);
 	} else if (!s->node && err != -ECANCELED) {
-		log_debug("agents", "%s: session failed before Hello: %s",
-			  conn_peer(c), reason);
+		agents_refused(s->owner, conn_peer(c), reason);
 	}
 	session_free(s);
 }
@@ -518,19 +521,22 @@ static void session_deadline(evutil_socket_t fd, short what, void *arg)
 	session_free(s);
 }
 
-/* Refusals come in floods: log the first, then a count now and then. */
+/* Connections that fail before Hello come in floods when someone attacks:
+ * say why for the first few in each 10 s window, then how many more. */
 static void agents_refused(struct agents *a, const char *peer, const char *why)
 {
 	uint64_t now = coord_now_ms();
 
-	a->refused++;
-	if (now - a->refused_log_ms < 10000)
-		return;
-	log_warnx("agent %s: refused: %s (%u refused since the last such "
-		  "line)",
-		  peer, why, a->refused);
-	a->refused = 0;
-	a->refused_log_ms = now;
+	if (now - a->refused_log_ms >= 10000) {
+		if (a->refused > AGENTS_LOG_BURST)
+			log_warnx("agents: %u more connections failed or were "
+				  "refused before Hello in 10 s",
+				  a->refused - AGENTS_LOG_BURST);
+		a->refused = 0;
+		a->refused_log_ms = now;
+	}
+	if (a->refused++ < AGENTS_LOG_BURST)
+		log_warnx("agent %s: no session: %s", peer, why);
 }
 
 static unsigned agents_pending_from(const struct agents *a, const char *addr)

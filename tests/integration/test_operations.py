@@ -31,7 +31,8 @@ def small(root, ringd_bin):
     c.up()
     try:
         r = Ringd(c, ringd_bin, heartbeat_ms=300,
-                  coord_extra=["control_group nogroup"],
+                  coord_extra=["control_group nogroup",
+                               "admit_unexpected yes"],
                   agent_extra=["reconnect_min 200ms", "reconnect_max 1s"])
         r.sock = os.path.join(ctl_dir, "coord.sock")
         r.setup_pki()
