@@ -26,6 +26,8 @@
 #define SV_PROBE_TIMEOUT_MS 1000
 #define SV_ACCEPT_TIMEOUT_MS 5000
 #define SV_SWITCH_MAX 64 /* all-pairs reachability check up to this size */
+/* Probes in flight per agent (each agent refuses more than 64). */
+#define SV_PROBES_PER_NODE 16
 #define SV_MAX_LADDER 4
 
 struct sv_if {
@@ -47,8 +49,9 @@ struct sv_node {
 	char mgmt_if[IFNAMSIZ];
 	struct sv_if *ifs;
 	unsigned n_ifs;
-	int beacons;  /* has a neighbour table with beacons on */
-	int rdma_cap; /* its agent runs RDMA tests */
+	unsigned probes; /* probes in flight at its agent */
+	int beacons;	 /* has a neighbour table with beacons on */
+	int rdma_cap;	 /* its agent runs RDMA tests */
 };
 
 /* The steps of one edge's measurement: below SV_ST_TCP_LAT, a TCP ladder
@@ -97,6 +100,7 @@ struct sv_diag {
 	char route_kind[16];
 	char route_if[IFNAMSIZ];
 	int path;
+	int not_probed; /* the agent only read its route: not a data port */
 	int done;
 };
 
@@ -115,6 +119,10 @@ struct sv_op {
 	enum sv_phase phase;
 	unsigned idx;
 	int dir;
+	unsigned from;	       /* the probing node */
+	char addr[64];	       /* what it probes */
+	char ifname[IFNAMSIZ]; /* through which port ("" = route) */
+	int queued;	       /* waits for a free probe slot */
 	struct sv_op *prev, *next;
 };
 
@@ -843,14 +851,12 @@ static void sv_done_one(struct survey *sv)
 		sv_next(sv);
 }
 
-static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
+static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
 {
-	struct sv_op *op = arg;
 	struct survey *sv = op->sv;
 	int ok = env && env->body_case == RING__ENVELOPE__BODY_PROBE_REPLY &&
 		 env->probe_reply->reachable;
 
-	(void)err;
 	switch (op->phase) {
 	case SV_VERIFY: {
 		struct sv_link *l = &sv->links[op->idx];
@@ -874,6 +880,8 @@ static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
 				 env->probe_reply->route_kind);
 			snprintf(d->route_if, sizeof(d->route_if), "%s",
 				 env->probe_reply->route_interface);
+			d->not_probed = !strncmp(env->probe_reply->error,
+						 "not probed", 10);
 		} else {
 			snprintf(d->route_kind, sizeof(d->route_kind), "?");
 		}
@@ -882,32 +890,81 @@ static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
 	default:
 		break;
 	}
-	sv_op_free(op);
-	sv_done_one(sv);
 }
 
-/* Ask node `from` to probe addr (through ifname, or its route if ""). */
-static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
-		     int dir, unsigned from, const char *addr,
-		     const char *ifname)
+static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg);
+
+static int sv_probe_send(struct survey *sv, struct sv_op *op)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT;
 	Ring__ProbeRequest pr = RING__PROBE_REQUEST__INIT;
-	struct sv_op *op = sv_op_new(sv, phase, idx, dir);
 
-	if (!op)
-		return;
-	pr.peer_address = (char *)addr;
-	pr.local_interface = (char *)ifname;
+	pr.peer_address = op->addr;
+	pr.local_interface = op->ifname;
 	pr.port = SV_PROBE_PORT;
 	pr.timeout_ms = SV_PROBE_TIMEOUT_MS;
 	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
 	req.probe_request = &pr;
-	op->call = agents_call(sv->co->agents, sv->nodes[from].name, &req,
+	op->call = agents_call(sv->co->agents, sv->nodes[op->from].name, &req,
 			       SV_PROBE_TIMEOUT_MS + 3000, 0,
 			       RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
 			       op);
-	if (!op->call) {
+	if (!op->call)
+		return -1;
+	op->queued = 0;
+	sv->nodes[op->from].probes++;
+	return 0;
+}
+
+/* Send from's queued probes while it has free slots. The caller holds a
+ * pending count of its own, so a failure here cannot end the phase. */
+static void sv_probe_next(struct survey *sv, unsigned from)
+{
+	struct sv_op *op, *next;
+
+	for (op = sv->ops; op && sv->nodes[from].probes < SV_PROBES_PER_NODE;
+	     op = next) {
+		next = op->next;
+		if (!op->queued || op->from != from)
+			continue;
+		if (sv_probe_send(sv, op) < 0) {
+			sv_probe_result(op, NULL);
+			sv_op_free(op);
+			sv->pending--;
+		}
+	}
+}
+
+static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	struct sv_op *op = arg;
+	struct survey *sv = op->sv;
+	unsigned from = op->from;
+
+	(void)err;
+	sv->nodes[from].probes--;
+	sv_probe_result(op, env);
+	sv_op_free(op);
+	sv_probe_next(sv, from);
+	sv_done_one(sv);
+}
+
+/* Ask node `from` to probe addr (through ifname, or its route if ""), at
+ * most SV_PROBES_PER_NODE at a time per node: the rest wait their turn. */
+static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
+		     int dir, unsigned from, const char *addr,
+		     const char *ifname)
+{
+	struct sv_op *op = sv_op_new(sv, phase, idx, dir);
+
+	if (!op)
+		return;
+	op->from = from;
+	snprintf(op->addr, sizeof(op->addr), "%s", addr);
+	snprintf(op->ifname, sizeof(op->ifname), "%s", ifname);
+	if (sv->nodes[from].probes >= SV_PROBES_PER_NODE) {
+		op->queued = 1;
+	} else if (sv_probe_send(sv, op) < 0) {
 		sv_op_free(op);
 		return;
 	}
@@ -2072,11 +2129,14 @@ static void sv_finish(struct survey *sv)
 					    d->route_if)
 				: ar_printf(&ar,
 					    "no data-plane path, as "
-					    "expected (route %s%s%s, "
-					    "probe unanswered)",
+					    "expected (route %s%s%s, %s)",
 					    d->route_kind,
 					    d->route_if[0] ? " via " : "",
-					    d->route_if);
+					    d->route_if,
+					    d->not_probed
+						    ? "not a data port: not "
+						      "probed"
+						    : "probe unanswered");
 		top.diagonals[top.n_diagonals++] = c;
 	}
 	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
