@@ -1,0 +1,268 @@
+/* validate: what the coordinator accepts from agents, and the bounded
+ * unpacking of frames (frame.c) that runs before it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "validate.h"
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_true(validate_ifname("enP2p1s0f0np0"));
+	assert_true(validate_ifname("eth1"));
+	assert_false(validate_ifname(""));
+	assert_false(validate_ifname("."));
+	assert_false(validate_ifname(".."));
+	assert_false(validate_ifname("0123456789abcdef")); /* 16 bytes */
+	assert_false(validate_ifname("x\nLD_PRELOAD"));
+	assert_false(validate_ifname("a/b"));
+	assert_false(validate_ifname("eth0:1"));
+	assert_false(validate_ifname("a b"));
+	assert_true(validate_rdma_name("roceP2p1s0f0"));
+	assert_true(validate_rdma_name("rxe_eth1"));
+	assert_false(validate_rdma_name("mlx5;rm"));
+	assert_false(validate_rdma_name(""));
+	assert_true(validate_text("6.1.0-28-arm64", 64));
+	assert_false(validate_text("a\x1b[2J", 64));
+	assert_false(validate_text("abcdef", 5));
+}
+
+static void test_addresses(void **state)
+{
+	(void)state;
+	assert_true(validate_unicast_ipv4("10.0.12.1"));
+	assert_true(validate_unicast_ipv4("192.0.2.1"));
+	assert_false(validate_unicast_ipv4("127.0.0.1"));
+	assert_false(validate_unicast_ipv4("0.1.2.3"));
+	assert_false(validate_unicast_ipv4("224.0.0.1"));
+	assert_false(validate_unicast_ipv4("255.255.255.255"));
+	assert_false(validate_unicast_ipv4("240.0.0.1"));
+	assert_false(validate_unicast_ipv4("10.0.0.256"));
+	assert_false(validate_unicast_ipv4("banana"));
+	assert_false(validate_unicast_ipv4(""));
+}
+
+/* An inventory with n interfaces of k addresses each. */
+static Ring__Inventory *inv_new(size_t n, size_t k)
+{
+	Ring__Inventory *inv = calloc(1, sizeof(*inv));
+
+	ring__inventory__init(inv);
+	inv->n_interfaces = n;
+	inv->interfaces = calloc(n + 1, sizeof(*inv->interfaces));
+	for (size_t i = 0; i < n; i++) {
+		Ring__NetInterface *f = calloc(1, sizeof(*f));
+		char name[16];
+
+		ring__net_interface__init(f);
+		snprintf(name, sizeof(name), "eth%u", (unsigned)(i % 1000));
+		f->name = strdup(name);
+		f->n_ipv4 = k;
+		f->ipv4 = calloc(k + 1, sizeof(*f->ipv4));
+		for (size_t j = 0; j < k; j++) {
+			Ring__Ipv4Address *a = calloc(1, sizeof(*a));
+			char addr[32];
+
+			ring__ipv4_address__init(a);
+			snprintf(addr, sizeof(addr), "10.%u.%u.1",
+				 (unsigned)(i % 256), (unsigned)(j % 256));
+			a->address = strdup(addr);
+			a->prefix = 24;
+			f->ipv4[j] = a;
+		}
+		inv->interfaces[i] = f;
+	}
+	return inv;
+}
+
+static void inv_free(Ring__Inventory *inv)
+{
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		Ring__NetInterface *f = inv->interfaces[i];
+
+		for (size_t j = 0; j < f->n_ipv4; j++) {
+			free(f->ipv4[j]->address);
+			free(f->ipv4[j]);
+		}
+		free(f->ipv4);
+		free(f->name);
+		free(f);
+	}
+	free(inv->interfaces);
+	free(inv);
+}
+
+static void test_inventory_limits(void **state)
+{
+	Ring__Inventory *inv;
+	char why[200];
+
+	(void)state;
+	inv = inv_new(VALIDATE_MAX_INTERFACES, VALIDATE_MAX_IPV4);
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+	inv_free(inv);
+	inv = inv_new(VALIDATE_MAX_INTERFACES + 1, 1);
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "257 interfaces (max 256)");
+	inv_free(inv);
+	inv = inv_new(1, VALIDATE_MAX_IPV4 + 1);
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface eth0: 17 IPv4 addresses (max 16)");
+	inv_free(inv);
+	/* Duplicates, hostile names, bad addresses and prefixes. */
+	inv = inv_new(2, 1);
+	free(inv->interfaces[1]->name);
+	inv->interfaces[1]->name = strdup("eth0");
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface eth0 listed twice");
+	free(inv->interfaces[1]->name);
+	inv->interfaces[1]->name = strdup("x\nLD_PRELOAD=/a");
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "invalid interface name");
+	free(inv->interfaces[1]->name);
+	inv->interfaces[1]->name = strdup("eth1");
+	inv->interfaces[1]->ipv4[0]->prefix = 33;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	inv->interfaces[1]->ipv4[0]->prefix = 30;
+	free(inv->interfaces[1]->ipv4[0]->address);
+	inv->interfaces[1]->ipv4[0]->address = strdup("127.0.0.1");
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	free(inv->interfaces[1]->ipv4[0]->address);
+	inv->interfaces[1]->ipv4[0]->address = strdup("10.9.1.1");
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+	inv->mgmt_interface = "a\nb";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "invalid management interface name");
+	inv->mgmt_interface = (char *)protobuf_c_empty_string;
+	inv->kernel = "\x07";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	inv->kernel = (char *)protobuf_c_empty_string;
+	inv_free(inv);
+}
+
+static void test_neighbours(void **state)
+{
+	Ring__Neighbour nb = RING__NEIGHBOUR__INIT;
+	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
+	Ring__Neighbour *many[VALIDATE_MAX_NEIGHBOURS + 1];
+	char why[200];
+
+	(void)state;
+	nb.local_interface = "eth1";
+	nb.remote_node = "n2";
+	nb.remote_interface = "eth2";
+	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), 0);
+	nb.remote_node = "n2;reboot";
+	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), -1);
+	assert_string_equal(why, "invalid remote node name");
+	nb.remote_node = "n2";
+	nb.remote_interface = "";
+	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), -1);
+	nb.remote_interface = "eth2";
+	for (size_t i = 0; i <= VALIDATE_MAX_NEIGHBOURS; i++)
+		many[i] = &nb;
+	t.neighbours = many;
+	t.n_neighbours = VALIDATE_MAX_NEIGHBOURS;
+	assert_int_equal(validate_neighbour_table(&t, why, sizeof(why)), 0);
+	t.n_neighbours = VALIDATE_MAX_NEIGHBOURS + 1;
+	assert_int_equal(validate_neighbour_table(&t, why, sizeof(why)), -1);
+	assert_string_equal(why, "257 neighbours (max 256)");
+}
+
+static void test_hello(void **state)
+{
+	Ring__Hello h = RING__HELLO__INIT;
+	char *caps[VALIDATE_MAX_CAPABILITIES + 1];
+	char why[200];
+
+	(void)state;
+	h.node = "n1";
+	h.agent_version = "0.1.0";
+	assert_int_equal(validate_hello(&h, why, sizeof(why)), 0);
+	h.agent_version = "0.1\n0";
+	assert_int_equal(validate_hello(&h, why, sizeof(why)), -1);
+	h.agent_version = "0.1.0";
+	h.node = "";
+	assert_int_equal(validate_hello(&h, why, sizeof(why)), -1);
+	h.node = "n1";
+	for (size_t i = 0; i <= VALIDATE_MAX_CAPABILITIES; i++)
+		caps[i] = "rdma_test";
+	h.capabilities = caps;
+	h.n_capabilities = VALIDATE_MAX_CAPABILITIES;
+	assert_int_equal(validate_hello(&h, why, sizeof(why)), 0);
+	h.n_capabilities++;
+	assert_int_equal(validate_hello(&h, why, sizeof(why)), -1);
+}
+
+/* 1 MiB of empty interfaces unpacks to ~100 MiB: the frame is refused
+ * before that memory is spent, while a real inventory of the same
+ * interfaces with names and addresses decodes. */
+static void test_bounded_unpack(void **state)
+{
+	size_t n = (1u << 20) / 2 - 16, len = 0;
+	uint8_t *payload = malloc(n * 2 + 16);
+	Ring__Inventory *inv;
+	Ring__Envelope env = RING__ENVELOPE__INIT, *got;
+	struct frame_header h;
+	uint8_t *buf;
+	int err = 0;
+
+	(void)state;
+	/* Envelope{inventory (20): Inventory{interfaces (5): {} x n}} */
+	payload[len++] = 0xa2; /* field 20, wire type 2 */
+	payload[len++] = 0x01;
+	{
+		size_t body = n * 2, v = body;
+
+		while (v >= 0x80) {
+			payload[len++] = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		payload[len++] = (uint8_t)v;
+	}
+	for (size_t i = 0; i < n; i++) {
+		payload[len++] = 0x2a;
+		payload[len++] = 0x00;
+	}
+	h.version = FRAME_VERSION;
+	h.type = 20;
+	h.length = (uint32_t)len;
+	assert_null(frame_decode(&h, payload, &err));
+	assert_int_equal(err, -EBADMSG);
+	free(payload);
+
+	inv = inv_new(VALIDATE_MAX_INTERFACES, VALIDATE_MAX_IPV4);
+	env.body_case = RING__ENVELOPE__BODY_INVENTORY;
+	env.inventory = inv;
+	assert_int_equal(frame_encode(&env, &buf, &len), 0);
+	assert_int_equal(frame_header_decode(buf, FRAME_MAX_DEFAULT, &h), 0);
+	got = frame_decode(&h, buf + FRAME_HEADER_LEN, &err);
+	assert_non_null(got);
+	assert_int_equal(got->inventory->n_interfaces, VALIDATE_MAX_INTERFACES);
+	frame_free(got);
+	free(buf);
+	inv_free(inv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_inventory_limits),
+		cmocka_unit_test(test_neighbours),
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_bounded_unpack),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
