@@ -562,9 +562,9 @@ static int verbs_register(struct verbs_test *t, uint64_t max_memory, char *why,
 			snprintf(why, len,
 				 "ibv_reg_mr of %zu KiB failed: %s; the "
 				 "locked-memory limit (RLIMIT_MEMLOCK) is "
-				 "%llu KiB: set LimitMEMLOCK=infinity in "
-				 "ring-agent.service or give the agent "
-				 "CAP_IPC_LOCK",
+				 "%llu KiB: raise LimitMEMLOCK in "
+				 "ring-agent.service to at least "
+				 "rdma_max_total_memory plus a little",
 				 t->buf_len >> 10, strerror(e),
 				 (unsigned long long)(rl.rlim_cur >> 10));
 		else
