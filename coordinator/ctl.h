@@ -48,7 +48,8 @@ void ctl_render_ranks(struct writer *w, const Ring__Topology *t);
 #define CTL_SAFE_PUNCT "._:,/+@%-"
 /* 0 when every value `format` (hostfile, rankfile, torchrun, env) would
  * print is a non-empty word of the safe set (optional fields may be
- * empty); -1 with "node 'N' (rank R): FIELD '...' ..." in err otherwise.
+ * empty), or for another format (the writer escapes); -1 with
+ * "node 'N' (rank R): FIELD '...' ..." in err otherwise.
  * Node data come from agents: a newline in an interface name would
  * otherwise become a line of its own in an env file someone sources. */
 int ctl_ranks_check(const Ring__Topology *t, const char *format, char *err,

@@ -319,6 +319,13 @@ def test_root_answered_while_group_floods(coord, users):
     ev = late.wait_event("probe", 15)
     assert ev["kind"] == "error", ev
     assert "kept for root" in ev["text"], ev
+    # ringctl says so too.
+    p = subprocess.run(
+        ["setpriv", "--reuid=%s" % names[HOLDERS], "--regid=%s" % group,
+         "--clear-groups", r.path("ringctl"), "-s", r.sock, "status"],
+        capture_output=True, text=True, timeout=30, env=r.env())
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "kept for root" in p.stderr, p.stderr
     # ...while root always gets in, again and again.
     for _ in range(5):
         root_status(r)
