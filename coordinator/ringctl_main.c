@@ -59,6 +59,20 @@ static int bad_usage(const char *fmt, const char *arg)
 	return EXIT_TROUBLE;
 }
 
+/* Error texts can carry what agents sent: never a raw control byte on the
+ * operator's terminal. */
+static void ringctl_print_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
 /* Send one request and hand back its reply of type want, or print why not
  * (unless rc->quiet: polling). */
 static Ring__Envelope *ringctl_call(const struct ringctl *rc,
@@ -75,9 +89,11 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 		return NULL;
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		if (!rc->quiet)
-			fprintf(stderr, "ringctl: coordinator: %s\n",
-				rep->error->text);
+		if (!rc->quiet) {
+			fputs("ringctl: coordinator: ", stderr);
+			ringctl_print_escaped(stderr, rep->error->text);
+			fputc('\n', stderr);
+		}
 		frame_free(rep);
 		return NULL;
 	}
@@ -172,6 +188,7 @@ static int cmd_ranks(const struct ringctl *rc)
 	Ring__Envelope *hold = NULL;
 	Ring__Topology *t = ringctl_topology(rc, &hold);
 	struct writer *w;
+	char err[512];
 	int ret = 0;
 
 	if (!t)
@@ -181,6 +198,12 @@ static int cmd_ranks(const struct ringctl *rc)
 			"ringctl: no rank order: the data plane is a %s, not a "
 			"ring, line or pair\n",
 			t->kind);
+		ret = EXIT_DEGRADED;
+	} else if (rc->fmt_name &&
+		   ctl_ranks_check(t, rc->fmt_name, err, sizeof(err)) < 0) {
+		/* Agent-supplied names outside the safe set: print nothing
+		 * an operator might source. */
+		fprintf(stderr, "ringctl: %s\n", err);
 		ret = EXIT_DEGRADED;
 	} else if (rc->fmt_name &&
 		   ctl_ranks_text(stdout, t, rc->fmt_name) == 0) {

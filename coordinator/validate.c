@@ -78,6 +78,13 @@ int validate_unicast_ipv4(const char *s)
 	return (a >> 24) != 0 && (a >> 24) != 127 && (a >> 28) < 14;
 }
 
+static int validate_ipv4(const char *s)
+{
+	struct in_addr in;
+
+	return s && inet_pton(AF_INET, s, &in) == 1;
+}
+
 static int validate_gid(const char *s)
 {
 	struct in6_addr in;
@@ -175,8 +182,13 @@ static int validate_interface(const Ring__NetInterface *f, char *why,
 		return validate_fail(
 			why, len, "interface %s: %zu IPv4 addresses (max %u)",
 			f->name, f->n_ipv4, VALIDATE_MAX_IPV4);
+	/* Data ports become probe and test targets: unicast only. The
+	 * management port is reported, never aimed at (a coordinator on the
+	 * same host is reached over lo). */
 	for (size_t i = 0; i < f->n_ipv4; i++)
-		if (!validate_unicast_ipv4(f->ipv4[i]->address) ||
+		if (!(f->management
+			      ? validate_ipv4(f->ipv4[i]->address)
+			      : validate_unicast_ipv4(f->ipv4[i]->address)) ||
 		    f->ipv4[i]->prefix > 32)
 			return validate_fail(
 				why, len,

@@ -536,3 +536,47 @@ def test_membership_and_roles(ringd):
 def ssl_error():
     import ssl
     return ssl.SSLError
+
+
+def test_hostile_interface_name_never_reaches_a_shell(ringd):
+    """A name Linux allows (no '/', ':' or spaces) but a shell would run:
+    n1's management interface renamed to '$(id)'. The real agent reports
+    it, a survey ranks n1, and the shell formats refuse the whole output
+    (exit 1, naming the node and the field) instead of printing it."""
+    r = ringd
+    ns = r.cl.ns("n1")
+    bad = "m$(id)"
+    # The agent names its management interface when it connects.
+    r.agents["n1"].stop()
+    cl._run(["ip", "-n", ns, "link", "set", "mgmt0", "down"])
+    cl._run(["ip", "-n", ns, "link", "set", "mgmt0", "name", bad])
+    cl._run(["ip", "-n", ns, "link", "set", bad, "up"])
+    r.start_agent("n1")
+    try:
+        cl.wait_for(lambda: r.inventory("n1")[0] == 0 and
+                    r.inventory("n1")[1].get("mgmt_interface") == bad, 30,
+                    "n1's inventory to show the new name")
+        p = r.ringctl("survey", "--wait", timeout_s=180)
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        p = r.ringctl("ranks", fmt="json")
+        assert p.returncode == 0, p.stderr
+        assert bad in p.stdout  # JSON carries it, as data
+        # env prints NCCL_SOCKET_IFNAME: refused whole, saying why.
+        p = r.ringctl("ranks", fmt="env")
+        assert p.returncode == 1, (p.returncode, p.stdout)
+        assert p.stdout == "", p.stdout
+        assert "n1" in p.stderr and "mgmt_interface" in p.stderr, p.stderr
+        # The others print addresses only: fine, and without the name.
+        for fmt in ("torchrun", "hostfile", "rankfile"):
+            p = r.ringctl("ranks", fmt=fmt)
+            assert p.returncode == 0, (fmt, p.returncode, p.stderr)
+            assert "$(id)" not in p.stdout, (fmt, p.stdout)
+    finally:
+        r.agents["n1"].stop()
+        cl._run(["ip", "-n", ns, "link", "set", bad, "down"], check=False)
+        cl._run(["ip", "-n", ns, "link", "set", bad, "name", "mgmt0"],
+                check=False)
+        cl._run(["ip", "-n", ns, "link", "set", "mgmt0", "up"], check=False)
+        r.start_agent("n1")
+        r.wait_all_up(30)
+    real_agents_served(ringd)
