@@ -1,4 +1,5 @@
 #include "log.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,42 +86,6 @@ static void log_emit(int prio, const char *subsystem, const char *msg)
 		subsystem ? subsystem : "", subsystem ? ": " : "", msg);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * overlong forms, surrogates and code points past U+10FFFF are refused. */
-static size_t log_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0) {
-		len = 2;
-	} else if (c < 0xf0) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c < 0xf5) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* Messages carry peers' text (agents' error texts, versions, names): one
  * message is one line, whatever they send. Control characters (C0, DEL,
  * C1) and bytes that are not UTF-8 become \n, \r, \t or \xNN (C1 as
@@ -131,7 +96,7 @@ static void log_escape(char *dst, size_t len, const char *src)
 	size_t n = strlen(src), o = 0;
 
 	while (n && o + 7 < len) {
-		size_t k = log_utf8_len(s, n);
+		size_t k = text_utf8_len(s, n);
 
 		if (k == 1 && *s >= 0x20 && *s != 0x7f) {
 			dst[o++] = (char)*s;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 /* Output is streamed as calls arrive, so a long listing appears as it is
  * produced and memory stays bounded by the nesting depth. The only things
  * plain text has to wait for are a list's header: "key: a, b" for scalars and
@@ -69,42 +71,6 @@ bad:
 	return -1;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid:
- * overlong forms, surrogates and code points past U+10FFFF are refused. */
-static size_t writer_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c < 0xc2)
-		return 0;
-	if (c < 0xe0) {
-		len = 2;
-	} else if (c < 0xf0) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c < 0xf5) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* C1 controls (U+0080..U+009F) are acted upon by some terminals. */
 static int writer_is_c1(const unsigned char *s, size_t len)
 {
@@ -119,7 +85,7 @@ static void writer_put_textn(FILE *out, const char *str, size_t n)
 	const unsigned char *s = (const unsigned char *)str;
 
 	while (n) {
-		size_t len = writer_utf8_len(s, n);
+		size_t len = text_utf8_len(s, n);
 
 		if (!len) {
 			fputs("\xef\xbf\xbd", out); /* U+FFFD */
@@ -162,7 +128,7 @@ static void writer_put_json_str(struct writer *w, const char *str)
 
 	putc('"', w->out);
 	while (n) {
-		size_t len = writer_utf8_len(s, n);
+		size_t len = text_utf8_len(s, n);
 
 		if (!len) {
 			fputs("\\ufffd", w->out);

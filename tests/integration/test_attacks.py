@@ -241,6 +241,16 @@ class Trickle:
             s.close()
 
 
+def rejoin(r, victim):
+    """Seconds from starting victim's agent again to its being up."""
+    r.agents[victim].stop()
+    r.wait_state(victim, "down", 10)
+    t0 = time.monotonic()
+    r.start_agent(victim)
+    r.wait_state(victim, "up", 10)
+    return time.monotonic() - t0
+
+
 def test_handshake_flood_from_one_source(ringd):
     _raise_nofile(16384)
     coord_pid = ringd.coord.popen.pid
@@ -250,12 +260,7 @@ def test_handshake_flood_from_one_source(ringd):
     try:
         time.sleep(HANDSHAKE_S + 1)  # let the trickle outlive a deadline
         victim = "n3"
-        ringd.agents[victim].stop()
-        ringd.wait_state(victim, "down", 10)
-        t0 = time.monotonic()
-        ringd.start_agent(victim)
-        ringd.wait_state(victim, "up", 10)
-        took = time.monotonic() - t0
+        took = rejoin(ringd, victim)
         rss1 = rss_kib(coord_pid)
         print("4000 trickling connections from one address: %s joined in "
               "%.2fs; coordinator RSS %d -> %d KiB" % (victim, took, rss0,
@@ -286,12 +291,7 @@ def test_handshake_flood_from_many_sources(ringd):
         t.start()
         time.sleep(1)
         victim = "n1"
-        ringd.agents[victim].stop()
-        ringd.wait_state(victim, "down", 10)
-        t0 = time.monotonic()
-        ringd.start_agent(victim)
-        ringd.wait_state(victim, "up", 10)
-        took = time.monotonic() - t0
+        took = rejoin(ringd, victim)
         rss1 = rss_kib(coord_pid)
         print("1200 trickling connections from 300 addresses: %s joined "
               "in %.2fs; coordinator RSS %d -> %d KiB" % (victim, took,
