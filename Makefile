@@ -94,7 +94,8 @@ GEN_C := $(BUILD)/gen/ring.pb-c.c
 GEN_H := $(BUILD)/gen/ring.pb-c.h
 COMMON_SRC := $(wildcard proto/*.c common/*.c)
 AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
-COORD_SRC := $(filter-out coordinator/main.c coordinator/ringctl_main.c,$(wildcard coordinator/*.c))
+COORD_SRC := $(filter-out coordinator/main.c,$(wildcard coordinator/*.c))
+RINGCTL_SRC := $(filter-out ringctl/main.c,$(wildcard ringctl/*.c))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -102,10 +103,14 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 LIBCOMMON := $(BUILD)/libcommon.a
 LIBAGENT := $(BUILD)/libagent.a
 LIBCOORD := $(BUILD)/libcoord.a
+LIBRINGCTL := $(BUILD)/libringctl.a
 BINS := $(BUILD)/bin/ring-agent $(BUILD)/bin/ring-coordinator $(BUILD)/bin/ringctl
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 LIBS := $(PKG_LIBS)
+# ringctl is a client: the wire code and pki of libcommon, none of the
+# daemons' modules, libevent, libsystemd or libibverbs.
+RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
 
 .PHONY: all clean check unit integration fuzz fuzz-smoke demo demo-down rdma-check \
 	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
@@ -132,6 +137,8 @@ $(LIBAGENT): $(call obj,$(AGENT_SRC)) | $(LIBCOMMON)
 	$(AR) rcs $@ $^
 $(LIBCOORD): $(call obj,$(COORD_SRC)) | $(LIBCOMMON)
 	$(AR) rcs $@ $^
+$(LIBRINGCTL): $(call obj,$(RINGCTL_SRC)) | $(LIBCOMMON)
+	$(AR) rcs $@ $^
 
 $(BUILD)/bin/ring-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
@@ -139,13 +146,13 @@ $(BUILD)/bin/ring-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBCOMMON)
 $(BUILD)/bin/ring-coordinator: $(call obj,coordinator/main.c) $(LIBCOORD) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
-$(BUILD)/bin/ringctl: $(call obj,coordinator/ringctl_main.c) $(LIBCOORD) $(LIBCOMMON)
+$(BUILD)/bin/ringctl: $(call obj,ringctl/main.c) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(RINGCTL_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBCOORD) $(LIBCOMMON)
+$(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	$(CC) $(CFLAGS) -iquote ringctl -Wno-missing-prototypes $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do \
@@ -209,7 +216,7 @@ $(DEPS_TARGETS):
 $(addprefix print-,$(DEPS_TARGETS)):
 	@echo $(sort $(PKGS_$(@:print-%=%)))
 
-FORMAT_SRC = $(wildcard proto/*.[ch] common/*.[ch] agent/*.[ch] coordinator/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/rdma/*.[ch] bench/*.[ch])
+FORMAT_SRC = $(wildcard proto/*.[ch] common/*.[ch] agent/*.[ch] coordinator/*.[ch] ringctl/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/rdma/*.[ch] bench/*.[ch])
 format:
 	clang-format -i $(FORMAT_SRC)
 format-check:

@@ -5,9 +5,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "client.h"
+#include "testlimits.h"
 #include "pki.h"
-#include "rdmatest.h"
+#include "render.h"
+#include "testargs.h"
+#include "writer.h"
 
 #define EXIT_DEGRADED 1
 #define EXIT_TROUBLE 2
@@ -82,8 +85,8 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 	Ring__Envelope *rep = NULL;
 	char err[512];
 
-	if (ctl_request(rc->sock, rc->timeout_ms, req, &rep, err, sizeof(err)) <
-	    0) {
+	if (client_request(rc->sock, rc->timeout_ms, req, &rep, err,
+			   sizeof(err)) < 0) {
 		if (!rc->quiet)
 			fprintf(stderr, "ringctl: %s\n", err);
 		return NULL;
@@ -120,9 +123,9 @@ static int cmd_status(const struct ringctl *rc)
 	if (!rep)
 		return EXIT_TROUBLE;
 	w = writer_new(stdout, rc->fmt);
-	ctl_render_status(w, rep->status_reply);
+	render_status(w, rep->status_reply);
 	writer_finish(w);
-	health = ctl_status_health(rep->status_reply);
+	health = render_status_health(rep->status_reply);
 	frame_free(rep);
 	return health ? EXIT_DEGRADED : 0;
 }
@@ -140,7 +143,7 @@ static int cmd_inventory(const struct ringctl *rc, const char *node)
 	if (!rep)
 		return EXIT_TROUBLE;
 	w = writer_new(stdout, rc->fmt);
-	ctl_render_inventory(w, rep->inventory_reply);
+	render_inventory(w, rep->inventory_reply);
 	writer_finish(w);
 	frame_free(rep);
 	return 0;
@@ -200,17 +203,17 @@ static int cmd_ranks(const struct ringctl *rc)
 			t->kind);
 		ret = EXIT_DEGRADED;
 	} else if (rc->fmt_name &&
-		   ctl_ranks_check(t, rc->fmt_name, err, sizeof(err)) < 0) {
+		   render_ranks_check(t, rc->fmt_name, err, sizeof(err)) < 0) {
 		/* Agent-supplied names outside the safe set: print nothing
 		 * an operator might source. */
 		fprintf(stderr, "ringctl: %s\n", err);
 		ret = EXIT_DEGRADED;
 	} else if (rc->fmt_name &&
-		   ctl_ranks_text(stdout, t, rc->fmt_name) == 0) {
+		   render_ranks_text(stdout, t, rc->fmt_name) == 0) {
 		ret = 0;
 	} else {
 		w = writer_new(stdout, rc->fmt);
-		ctl_render_ranks(w, t);
+		render_ranks(w, t);
 		writer_finish(w);
 	}
 	frame_free(hold);
@@ -277,13 +280,13 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
-	struct ctl_test_args t;
+	struct testargs t;
 	struct ringctl slow = *rc;
 	struct writer *w;
 	char err[256];
 	int ret;
 
-	if (ctl_parse_test(argc, argv, &t, err, sizeof(err)) < 0)
+	if (testargs_parse(argc, argv, &t, err, sizeof(err)) < 0)
 		return bad_usage("%s", err);
 	tr.a = (char *)t.a;
 	tr.b = (char *)t.b;
@@ -292,9 +295,9 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 	req.test_request = &tr;
 	/* The coordinator answers when the test is over. */
 	if (t.params.rdma)
-		slow.timeout_ms = rc->timeout_ms +
-				  2 * (int)rdmatest_deadline_ms(&t.params) +
-				  20000;
+		slow.timeout_ms =
+			rc->timeout_ms +
+			2 * (int)testlimits_rdma_deadline_ms(&t.params) + 20000;
 	else
 		slow.timeout_ms =
 			rc->timeout_ms +
@@ -306,7 +309,7 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 	if (!rep)
 		return EXIT_TROUBLE;
 	w = writer_new(stdout, rc->fmt);
-	ctl_render_report(w, rep->test_report);
+	render_report(w, rep->test_report);
 	writer_finish(w);
 	ret = *rep->test_report->error ? EXIT_DEGRADED : 0;
 	frame_free(rep);
@@ -388,7 +391,7 @@ int main(int argc, char **argv)
 
 	rc.sock = getenv("RINGCTL_SOCKET");
 	if (!rc.sock || !*rc.sock)
-		rc.sock = CTL_DEFAULT_SOCKET;
+		rc.sock = CLIENT_DEFAULT_SOCKET;
 	while ((opt = getopt(argc, argv, "+s:f:t:hV")) != -1) {
 		switch (opt) {
 		case 's':

@@ -1,107 +1,14 @@
-#include "ctl.h"
+/* ringctl's rendering: the coordinator's replies (status, inventory,
+ * topology, test reports, ranks) through the writer, and the text formats
+ * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
+#include "render.h"
 
-#include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "rdmatest.h"
-
-/* A coordinator refusing the connection (too many clients) closes it at
- * once: writing then must fail with EPIPE, not kill ringctl by SIGPIPE,
- * so that the refusal it sent can still be read. */
-static int ctl_write(int fd, const Ring__Envelope *req, int timeout_ms)
-{
-	const struct timespec zero = {0, 0};
-	sigset_t pipe_set, old;
-	int rc;
-
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	sigprocmask(SIG_BLOCK, &pipe_set, &old);
-	rc = frame_write_fd(fd, req, timeout_ms);
-	if (rc == -EPIPE && !sigismember(&old, SIGPIPE))
-		sigtimedwait(&pipe_set, NULL, &zero); /* the one we caused */
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
-int ctl_request(const char *sock, int timeout_ms, Ring__Envelope *req,
-		Ring__Envelope **rep, char *err, size_t errlen)
-{
-	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	Ring__Envelope *r = NULL;
-	int fd, rc;
-
-	if (strlen(sock) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "%s: socket path too long", sock);
-		return -1;
-	}
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		snprintf(err, errlen,
-			 "cannot reach the coordinator at %s: %s%s", sock,
-			 strerror(errno),
-			 errno == ENOENT || errno == ECONNREFUSED
-				 ? " (is ring-coordinator running?)"
-			 : errno == EACCES ? " (are you in its group?)"
-					   : "");
-		goto fail;
-	}
-	req->request_id = (uint64_t)getpid();
-	rc = ctl_write(fd, req, timeout_ms);
-	/* Refused at once (too many clients): the reason may be waiting. */
-	if ((rc == -EPIPE || rc == -ECONNRESET) &&
-	    frame_read_fd(fd, 64u << 10, 1000, &r) == 0) {
-		if (r->request_id == 0 &&
-		    r->body_case == RING__ENVELOPE__BODY_ERROR) {
-			close(fd);
-			*rep = r;
-			return 0;
-		}
-		frame_free(r);
-		r = NULL;
-	}
-	if (rc < 0) {
-		snprintf(err, errlen, "%s: sending request: %s", sock,
-			 frame_strerror(rc));
-		goto fail;
-	}
-	/* Skip anything that is not our answer (none today). An Error for
-	 * request 0 is the coordinator refusing the connection itself (too
-	 * many clients): that is the answer too. */
-	do {
-		frame_free(r);
-		r = NULL;
-		rc = frame_read_fd(fd, 64u << 20, timeout_ms, &r);
-		if (rc < 0) {
-			snprintf(err, errlen, "%s: reading reply: %s", sock,
-				 frame_strerror(rc));
-			goto fail;
-		}
-	} while (r->request_id != req->request_id &&
-		 !(r->request_id == 0 &&
-		   r->body_case == RING__ENVELOPE__BODY_ERROR));
-	close(fd);
-	*rep = r;
-	return 0;
-fail:
-	close(fd);
-	return -1;
-}
-
-void ctl_format_time(unsigned long long ms, char *buf, size_t len)
+void render_format_time(unsigned long long ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
@@ -113,7 +20,7 @@ void ctl_format_time(unsigned long long ms, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int ctl_status_health(const Ring__StatusReply *r)
+int render_status_health(const Ring__StatusReply *r)
 {
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (r->nodes[i]->expected && strcmp(r->nodes[i]->state, "up"))
@@ -125,15 +32,15 @@ int ctl_status_health(const Ring__StatusReply *r)
  * only for a node that is not up keep their column (see writer.h). */
 /* Unified memory is what a ring adds per node (the field notes' point), so
  * status shows it, in GiB, as computed from the agent's MemTotal. */
-static double ctl_gib(uint64_t kib)
+static double render_gib(uint64_t kib)
 {
 	return (double)kib / (1024.0 * 1024.0);
 }
 
 /* full: inventory's view (every timestamp and figure); otherwise the
  * columns of the status table. */
-static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n,
-				   int full)
+static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
+			       int full)
 {
 	int up = !strcmp(n->state, "up");
 	char t[32];
@@ -142,8 +49,8 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	writer_str(w, "state", n->state);
 	writer_bool(w, "expected", n->expected);
 	writer_str(w, "mgmt_address", n->mgmt_address);
-	ctl_format_time(up ? n->connected_since_ms : n->down_since_ms, t,
-			sizeof(t));
+	render_format_time(up ? n->connected_since_ms : n->down_since_ms, t,
+			   sizeof(t));
 	writer_str(w, up ? "connected_since" : "down_since", t);
 	writer_str(w, "agent_version", n->agent_version);
 	writer_uint(w, "data_interfaces", n->n_interfaces);
@@ -152,44 +59,45 @@ static void ctl_render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	for (size_t i = 0; i < n->n_unaddressed_up; i++)
 		writer_str(w, NULL, n->unaddressed_up[i]);
 	writer_list_end(w);
-	writer_double(w, "mem_total_gib", ctl_gib(n->mem_total_kib), 1);
+	writer_double(w, "mem_total_gib", render_gib(n->mem_total_kib), 1);
 	if (!up)
 		writer_str(w, "down_reason", n->down_reason);
 	if (!full)
 		return;
-	ctl_format_time(n->last_seen_ms, t, sizeof(t));
+	render_format_time(n->last_seen_ms, t, sizeof(t));
 	writer_str(w, "last_seen", t);
 	writer_uint(w, "mem_total_kib", n->mem_total_kib);
 	writer_uint(w, "mem_available_kib", n->mem_available_kib);
 }
 
-void ctl_render_status(struct writer *w, const Ring__StatusReply *r)
+void render_status(struct writer *w, const Ring__StatusReply *r)
 {
 	uint64_t mem = 0;
 
 	if (r->topology)
-		ctl_render_topology(w, r->topology, r->now_ms);
+		render_topology(w, r->topology, r->now_ms);
 	writer_str(w, "survey", r->survey_state);
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
-	writer_str(w, "health", ctl_status_health(r) ? "degraded" : "healthy");
+	writer_str(w, "health",
+		   render_status_health(r) ? "degraded" : "healthy");
 	writer_uint(w, "expected", r->n_expected);
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (!strcmp(r->nodes[i]->state, "up"))
 			mem += r->nodes[i]->mem_total_kib;
 	writer_uint(w, "connected", r->n_connected);
 	/* Computed: the sum of the up nodes' MemTotal. */
-	writer_double(w, "mem_total_gib_up_nodes", ctl_gib(mem), 1);
+	writer_double(w, "mem_total_gib_up_nodes", render_gib(mem), 1);
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start(w, NULL);
-		ctl_render_node_status(w, r->nodes[i], 0);
+		render_node_status(w, r->nodes[i], 0);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
 }
 
-static void ctl_render_interface(struct writer *w, const Ring__NetInterface *f)
+static void render_interface(struct writer *w, const Ring__NetInterface *f)
 {
 	writer_str(w, "name", f->name);
 	writer_bool(w, "management", f->management);
@@ -220,7 +128,7 @@ static void ctl_render_interface(struct writer *w, const Ring__NetInterface *f)
 	writer_str(w, "rdma_device", f->rdma_device);
 }
 
-static void ctl_render_rdma(struct writer *w, const Ring__RdmaDevice *d)
+static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 {
 	writer_str(w, "name", d->name);
 	writer_str(w, "node_guid", d->node_guid);
@@ -252,12 +160,12 @@ static void ctl_render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 	writer_list_end(w);
 }
 
-void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r)
+void render_inventory(struct writer *w, const Ring__InventoryReply *r)
 {
 	const Ring__Inventory *inv = r->inventory;
 
 	if (r->status)
-		ctl_render_node_status(w, r->status, 1);
+		render_node_status(w, r->status, 1);
 	if (!inv)
 		return;
 	writer_str(w, "hostname", inv->hostname);
@@ -266,14 +174,14 @@ void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	writer_list_start(w, "interfaces");
 	for (size_t i = 0; i < inv->n_interfaces; i++) {
 		writer_obj_start(w, NULL);
-		ctl_render_interface(w, inv->interfaces[i]);
+		render_interface(w, inv->interfaces[i]);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
 	writer_list_start(w, "rdma_devices");
 	for (size_t i = 0; i < inv->n_rdma_devices; i++) {
 		writer_obj_start(w, NULL);
-		ctl_render_rdma(w, inv->rdma_devices[i]);
+		render_rdma(w, inv->rdma_devices[i]);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
@@ -288,8 +196,8 @@ void ctl_render_inventory(struct writer *w, const Ring__InventoryReply *r)
 
 /* ---- topology (status), tests and ranks ---- */
 
-static const Ring__Edge *ctl_edge_between(const Ring__Topology *t,
-					  const char *x, const char *y)
+static const Ring__Edge *render_edge_between(const Ring__Topology *t,
+					     const char *x, const char *y)
 {
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
@@ -302,7 +210,7 @@ static const Ring__Edge *ctl_edge_between(const Ring__Topology *t,
 }
 
 /* The top of the ladder, worse direction: what the edge carries. */
-static double ctl_edge_top(const Ring__Edge *e)
+static double render_edge_top(const Ring__Edge *e)
 {
 	double a, b;
 
@@ -315,7 +223,7 @@ static double ctl_edge_top(const Ring__Edge *e)
 	return a < b ? a : b;
 }
 
-void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len)
+void render_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 {
 	size_t used = 0;
 	int ring = !strcmp(t->kind, "ring");
@@ -326,8 +234,8 @@ void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 				   : ring	      ? t->order[0]
 						      : NULL;
 		const Ring__Edge *e =
-			next ? ctl_edge_between(t, t->order[i], next) : NULL;
-		double g = ctl_edge_top(e);
+			next ? render_edge_between(t, t->order[i], next) : NULL;
+		double g = render_edge_top(e);
 		int n;
 
 		n = snprintf(buf + used, len - used, "%s", t->order[i]);
@@ -345,8 +253,8 @@ void ctl_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 	}
 }
 
-static void ctl_doubles(struct writer *w, const char *key, const double *v,
-			size_t n)
+static void render_doubles(struct writer *w, const char *key, const double *v,
+			   size_t n)
 {
 	writer_list_start(w, key);
 	for (size_t i = 0; i < n; i++)
@@ -355,7 +263,7 @@ static void ctl_doubles(struct writer *w, const char *key, const double *v,
 }
 
 /* Any RDMA figure measured on this edge? (< 0 = not measured.) */
-static int ctl_edge_has_rdma(const Ring__Edge *e)
+static int render_edge_has_rdma(const Ring__Edge *e)
 {
 	return e->rdma_write_gbps_a_to_b >= 0 ||
 	       e->rdma_write_gbps_b_to_a >= 0 ||
@@ -364,7 +272,7 @@ static int ctl_edge_has_rdma(const Ring__Edge *e)
 }
 
 /* An empty cell for a figure that was not measured. */
-static void ctl_opt_double(struct writer *w, const char *key, double v)
+static void render_opt_double(struct writer *w, const char *key, double v)
 {
 	if (v >= 0)
 		writer_double(w, key, v, 2);
@@ -372,11 +280,11 @@ static void ctl_opt_double(struct writer *w, const char *key, double v)
 		writer_str(w, key, "");
 }
 
-static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
-			    unsigned long long now_ms)
+static void render_edge(struct writer *w, const Ring__Edge *e,
+			unsigned long long now_ms)
 {
 	char buf[256];
-	double top = ctl_edge_top(e);
+	double top = render_edge_top(e);
 	int rdma;
 
 	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
@@ -388,10 +296,10 @@ static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 	for (size_t i = 0; i < e->n_ladder; i++)
 		writer_uint(w, NULL, e->ladder[i]);
 	writer_list_end(w);
-	ctl_doubles(w, "gbps_a_to_b_measured", e->gbps_a_to_b,
-		    e->n_gbps_a_to_b);
-	ctl_doubles(w, "gbps_b_to_a_measured", e->gbps_b_to_a,
-		    e->n_gbps_b_to_a);
+	render_doubles(w, "gbps_a_to_b_measured", e->gbps_a_to_b,
+		       e->n_gbps_a_to_b);
+	render_doubles(w, "gbps_b_to_a_measured", e->gbps_b_to_a,
+		       e->n_gbps_b_to_a);
 	if (e->nominal_gbps > 0 && top >= 0)
 		writer_double(w, "pct_of_nominal_computed",
 			      100.0 * top / e->nominal_gbps, 1);
@@ -409,7 +317,7 @@ static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 			    ? (now_ms - e->measured_ms) / 1000
 			    : 0);
 	writer_bool(w, "verified", e->verified);
-	rdma = ctl_edge_has_rdma(e);
+	rdma = render_edge_has_rdma(e);
 	/* "tcp+rdma": the ladder over TCP, RDMA figures beside it. */
 	snprintf(buf, sizeof(buf), "%s%s", e->method,
 		 rdma && !strncmp(e->method, "tcp", 3) ? "+rdma" : "");
@@ -418,15 +326,15 @@ static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 		writer_str(w, "error", e->error);
 	if (!rdma && !*e->rdma_error)
 		return;
-	ctl_opt_double(w, "rdma_write_gbps_a_to_b_measured",
-		       e->rdma_write_gbps_a_to_b);
-	ctl_opt_double(w, "rdma_write_gbps_b_to_a_measured",
-		       e->rdma_write_gbps_b_to_a);
+	render_opt_double(w, "rdma_write_gbps_a_to_b_measured",
+			  e->rdma_write_gbps_a_to_b);
+	render_opt_double(w, "rdma_write_gbps_b_to_a_measured",
+			  e->rdma_write_gbps_b_to_a);
 	/* Named by the requester: a_to_b is A reading from B. */
-	ctl_opt_double(w, "rdma_read_gbps_a_reads_b_measured",
-		       e->rdma_read_gbps_a_to_b);
-	ctl_opt_double(w, "rdma_read_gbps_b_reads_a_measured",
-		       e->rdma_read_gbps_b_to_a);
+	render_opt_double(w, "rdma_read_gbps_a_reads_b_measured",
+			  e->rdma_read_gbps_a_to_b);
+	render_opt_double(w, "rdma_read_gbps_b_reads_a_measured",
+			  e->rdma_read_gbps_b_to_a);
 	writer_list_start(w, "rdma_write_lat_p50_us_measured");
 	for (size_t i = 0; i < e->n_rdma_write_lat; i++) {
 		snprintf(buf, sizeof(buf), "%uB:%.1f",
@@ -443,18 +351,18 @@ static void ctl_render_edge(struct writer *w, const Ring__Edge *e,
 		writer_str(w, "rdma_error", e->rdma_error);
 }
 
-void ctl_render_topology(struct writer *w, const Ring__Topology *t,
-			 unsigned long long now_ms)
+void render_topology(struct writer *w, const Ring__Topology *t,
+		     unsigned long long now_ms)
 {
 	char pic[2048], ts[32];
 
 	writer_obj_start(w, "topology");
 	writer_str(w, "kind", t->kind);
-	ctl_format_time(t->surveyed_ms, ts, sizeof(ts));
+	render_format_time(t->surveyed_ms, ts, sizeof(ts));
 	writer_str(w, "surveyed", ts);
 	if (t->line_gap && *t->line_gap)
 		writer_str(w, "missing_cable", t->line_gap);
-	ctl_ring_picture(t, pic, sizeof(pic));
+	render_ring_picture(t, pic, sizeof(pic));
 	/* Each edge labelled with its measured top-of-ladder figure, the
 	 * worse direction, in Gbps. */
 	writer_str(w, "picture", pic);
@@ -465,7 +373,7 @@ void ctl_render_topology(struct writer *w, const Ring__Topology *t,
 	writer_table_start(w, "edges");
 	for (size_t i = 0; i < t->n_edges; i++) {
 		writer_obj_start(w, NULL);
-		ctl_render_edge(w, t->edges[i], now_ms);
+		render_edge(w, t->edges[i], now_ms);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
@@ -508,8 +416,8 @@ void ctl_render_topology(struct writer *w, const Ring__Topology *t,
 	writer_obj_end(w);
 }
 
-static void ctl_render_lat(struct writer *w, const Ring__TestResult *s,
-			   const char *convention)
+static void render_lat(struct writer *w, const Ring__TestResult *s,
+		       const char *convention)
 {
 	char conv[64];
 
@@ -533,8 +441,8 @@ static void ctl_render_lat(struct writer *w, const Ring__TestResult *s,
 	writer_table_end(w);
 }
 
-static void ctl_render_endpoint(struct writer *w, const char *key,
-				const char *node, const Ring__TestResult *s)
+static void render_endpoint(struct writer *w, const char *key, const char *node,
+			    const Ring__TestResult *s)
 {
 	const Ring__RdmaEndpoint *e = s ? s->endpoint : NULL;
 
@@ -552,7 +460,7 @@ static void ctl_render_endpoint(struct writer *w, const char *key,
 	writer_obj_end(w);
 }
 
-static void ctl_render_rdma_report(struct writer *w, const Ring__TestReport *r)
+static void render_rdma_report(struct writer *w, const Ring__TestReport *r)
 {
 	const Ring__TestParams *p = r->params;
 	const Ring__RdmaParams *rp = p ? p->rdma : NULL;
@@ -575,8 +483,8 @@ static void ctl_render_rdma_report(struct writer *w, const Ring__TestReport *r)
 	snprintf(buf, sizeof(buf), "%s (%s %s %s)", read ? "b-to-a" : "a-to-b",
 		 r->a, read ? "reads from" : "writes to", r->b);
 	writer_str(w, "data_direction", buf);
-	ctl_render_endpoint(w, "a_endpoint", r->a, a);
-	ctl_render_endpoint(w, "b_endpoint", r->b, r->b_side);
+	render_endpoint(w, "a_endpoint", r->a, a);
+	render_endpoint(w, "b_endpoint", r->b, r->b_side);
 	if (bw) {
 		writer_uint(w, "qps", a ? a->n_streams : (rp ? rp->qps : 0));
 		if (rp && rp->size)
@@ -620,16 +528,16 @@ static void ctl_render_rdma_report(struct writer *w, const Ring__TestReport *r)
 			writer_table_end(w);
 		}
 		if (s->n_lat)
-			ctl_render_lat(w, s,
-				       *s->lat_convention
-					       ? s->lat_convention
-					       : (read ? "full round trip"
-						       : "half round trip"));
+			render_lat(w, s,
+				   *s->lat_convention
+					   ? s->lat_convention
+					   : (read ? "full round trip"
+						   : "half round trip"));
 		writer_obj_end(w);
 	}
 }
 
-void ctl_render_report(struct writer *w, const Ring__TestReport *r)
+void render_report(struct writer *w, const Ring__TestReport *r)
 {
 	const Ring__TestParams *p = r->params;
 	int bw = p && p->kind == RING__TEST_KIND__TEST_TCP_BW;
@@ -638,7 +546,7 @@ void ctl_render_report(struct writer *w, const Ring__TestReport *r)
 	if (!strcmp(r->method, "rdma") ||
 	    (p && (p->kind == RING__TEST_KIND__TEST_RDMA_BW ||
 		   p->kind == RING__TEST_KIND__TEST_RDMA_LAT))) {
-		ctl_render_rdma_report(w, r);
+		render_rdma_report(w, r);
 		return;
 	}
 	writer_str(w, "test", bw ? "tcp bandwidth" : "tcp latency");
@@ -686,12 +594,12 @@ void ctl_render_report(struct writer *w, const Ring__TestReport *r)
 		}
 		/* Half of each measured round trip. */
 		if (s->n_lat)
-			ctl_render_lat(w, s, "half round trip");
+			render_lat(w, s, "half round trip");
 		writer_obj_end(w);
 	}
 }
 
-void ctl_render_ranks(struct writer *w, const Ring__Topology *t)
+void render_ranks(struct writer *w, const Ring__Topology *t)
 {
 	writer_str(w, "kind", t->kind);
 	writer_table_start(w, "ranks");
@@ -722,7 +630,7 @@ void ctl_render_ranks(struct writer *w, const Ring__Topology *t)
 
 /* NCCL_IB_GID_INDEX is one value per process: print it when the ports
  * facing both neighbours used the same index in the survey's RDMA tests. */
-static void ctl_env_gid_index(FILE *out, const Ring__Rank *r)
+static void render_env_gid_index(FILE *out, const Ring__Rank *r)
 {
 	int n = r->next_gid_index, p = r->prev_gid_index;
 
@@ -742,14 +650,14 @@ static void ctl_env_gid_index(FILE *out, const Ring__Rank *r)
 /* A value the text formats print as it is: one word to a shell, an MPI
  * hostfile or a rankfile, none of which has quoting to hide anything else.
  * Explicit ranges: no locale widens the set. */
-static int ctl_safe_char(unsigned char c)
+static int render_safe_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || (c && strchr(CTL_SAFE_PUNCT, c));
+	       (c >= '0' && c <= '9') || (c && strchr(RENDER_SAFE_PUNCT, c));
 }
 
 /* s for a message: printable ASCII as is, the rest as \xNN, cut at 40. */
-static void ctl_quote_for_message(const char *s, char *buf, size_t len)
+static void render_quote_for_message(const char *s, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -770,31 +678,32 @@ static void ctl_quote_for_message(const char *s, char *buf, size_t len)
 
 /* 0 if val may be printed; may_be_empty for fields a format leaves out
  * when empty. */
-static int ctl_check_value(const Ring__Rank *r, const char *field,
-			   const char *val, int may_be_empty,
-			   const char *format, char *err, size_t errlen)
+static int render_check_value(const Ring__Rank *r, const char *field,
+			      const char *val, int may_be_empty,
+			      const char *format, char *err, size_t errlen)
 {
 	char node[300], v[300];
 	const char *p;
 
-	for (p = val; *p && ctl_safe_char((unsigned char)*p); p++)
+	for (p = val; *p && render_safe_char((unsigned char)*p); p++)
 		;
 	if (!*p && (*val || may_be_empty))
 		return 0;
-	ctl_quote_for_message(r->node, node, sizeof(node));
-	ctl_quote_for_message(val, v, sizeof(v));
+	render_quote_for_message(r->node, node, sizeof(node));
+	render_quote_for_message(val, v, sizeof(v));
 	snprintf(err, errlen,
 		 "node '%s' (rank %u): %s '%s' %s; refusing to print %s (it "
 		 "would not be one safe word)",
 		 node, r->rank, field, v,
-		 *val ? "has characters outside [A-Za-z0-9" CTL_SAFE_PUNCT "]"
+		 *val ? "has characters outside [A-Za-z0-9" RENDER_SAFE_PUNCT
+			"]"
 		      : "is empty",
 		 format);
 	return -1;
 }
 
-int ctl_ranks_check(const Ring__Topology *t, const char *format, char *err,
-		    size_t errlen)
+int render_ranks_check(const Ring__Topology *t, const char *format, char *err,
+		       size_t errlen)
 {
 	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;
 	int env = !strcmp(format, "env");
@@ -808,35 +717,35 @@ int ctl_ranks_check(const Ring__Topology *t, const char *format, char *err,
 		return -1;
 	}
 	/* rank 0's address is every launcher's rendezvous point. */
-	if (launcher && ctl_check_value(r0, "mgmt_address", r0->mgmt_address, 0,
-					format, err, errlen))
+	if (launcher && render_check_value(r0, "mgmt_address", r0->mgmt_address,
+					   0, format, err, errlen))
 		return -1;
 	for (size_t i = 0; i < t->n_ranks; i++) {
 		const Ring__Rank *r = t->ranks[i];
 
 		/* Names reach comments and torchrun's line prefix: a newline
 		 * there starts a line of its own. */
-		if (ctl_check_value(r, "node", r->node, 0, format, err,
-				    errlen) ||
+		if (render_check_value(r, "node", r->node, 0, format, err,
+				       errlen) ||
 		    (!launcher &&
-		     ctl_check_value(r, "mgmt_address", r->mgmt_address, 0,
-				     format, err, errlen)) ||
+		     render_check_value(r, "mgmt_address", r->mgmt_address, 0,
+					format, err, errlen)) ||
 		    (env &&
-		     (ctl_check_value(r, "mgmt_interface", r->mgmt_interface, 1,
-				      format, err, errlen) ||
-		      ctl_check_value(r, "next_rdma", r->next_rdma, 1, format,
-				      err, errlen) ||
-		      ctl_check_value(r, "prev_rdma", r->prev_rdma, 1, format,
-				      err, errlen))))
+		     (render_check_value(r, "mgmt_interface", r->mgmt_interface,
+					 1, format, err, errlen) ||
+		      render_check_value(r, "next_rdma", r->next_rdma, 1,
+					 format, err, errlen) ||
+		      render_check_value(r, "prev_rdma", r->prev_rdma, 1,
+					 format, err, errlen))))
 			return -1;
 	}
 	if (!launcher &&
-	    ctl_check_value(r0, "kind", t->kind, 0, format, err, errlen))
+	    render_check_value(r0, "kind", t->kind, 0, format, err, errlen))
 		return -1;
 	return 0;
 }
 
-int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
+int render_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 {
 	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;
 	char err[512];
@@ -847,7 +756,7 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 	    strcmp(format, "torchrun") && strcmp(format, "env"))
 		return -1;
 	/* Never print half of it: refuse the whole output. */
-	if (ctl_ranks_check(t, format, err, sizeof(err)) < 0)
+	if (render_ranks_check(t, format, err, sizeof(err)) < 0)
 		return -1;
 	if (!strcmp(format, "hostfile")) {
 		/* Management addresses: the launcher must never rendezvous
@@ -904,7 +813,7 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 				fprintf(out,
 					"# no RDMA device faces the "
 					"neighbours: NCCL_IB_HCA not set\n");
-			ctl_env_gid_index(out, r);
+			render_env_gid_index(out, r);
 			/* One stream per channel saturates nothing: the field
 			 * notes needed 4 (see the saturation finding). */
 			fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
@@ -913,308 +822,5 @@ int ctl_ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 	} else {
 		return -1;
 	}
-	return 0;
-}
-
-/* ---- test arguments ---- */
-
-static int ctl_complain(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int ctl_complain(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int ctl_seconds_ms(const char *s, uint32_t *ms, double max)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || v < 0 || v > max)
-		return -1;
-	*ms = (uint32_t)(v * 1000 + 0.5);
-	return 0;
-}
-
-static int ctl_count(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int ctl_count32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	uint64_t v;
-
-	if (ctl_count(s, lo, hi, &v) < 0)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* "64,4096,1M": up to 16 sizes of 1..max bytes. */
-static int ctl_sizes(const char *val, int suffixes, uint64_t max,
-		     struct ctl_test_args *t)
-{
-	char tmp[256], *save = NULL, *tok;
-
-	if (strlen(val) >= sizeof(tmp))
-		return -1;
-	snprintf(tmp, sizeof(tmp), "%s", val);
-	t->params.n_sizes = 0;
-	for (tok = strtok_r(tmp, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (t->params.n_sizes == 16 ||
-		    (suffixes ? rdmatest_parse_size(tok, 1, max, &v)
-			      : ctl_count(tok, 1, max, &v)) < 0)
-			return -1;
-		t->sizes[t->params.n_sizes++] = (uint32_t)v;
-	}
-	return t->params.n_sizes ? 0 : -1;
-}
-
-/* Latency round trips per size (TCP and RDMA alike), a tenth of it
- * untimed first. */
-static int ctl_lat_iterations(Ring__TestParams *p, const char *val, char *err,
-			      size_t len)
-{
-	if (ctl_count32(val, 10, 1000000, &p->iterations) < 0)
-		return ctl_complain(
-			err, len, "--iterations: '%s' is not 10..1000000", val);
-	p->lat_warmup = p->iterations / 10;
-	return 0;
-}
-
-/* The TCP options, messages as ringctl always gave them. */
-static int ctl_tcp_option(struct ctl_test_args *t, int bw, const char *opt,
-			  const char *val, char *err, size_t len)
-{
-	Ring__TestParams *p = &t->params;
-
-	if (bw && !strcmp(opt, "--streams")) {
-		if (ctl_count32(val, 1, 64, &p->streams) < 0)
-			return ctl_complain(
-				err, len, "--streams: '%s' is not 1..64", val);
-	} else if (bw && !strcmp(opt, "--duration")) {
-		if (ctl_seconds_ms(val, &p->duration_ms, 600) < 0 ||
-		    p->duration_ms < 100)
-			return ctl_complain(
-				err, len,
-				"--duration: '%s' is not 0.1..600 seconds",
-				val);
-	} else if (bw && !strcmp(opt, "--warmup")) {
-		if (ctl_seconds_ms(val, &p->warmup_ms, 60) < 0)
-			return ctl_complain(
-				err, len, "--warmup: '%s' is not 0..60 seconds",
-				val);
-	} else if (bw && !strcmp(opt, "--direction")) {
-		if (!strcmp(val, "a-to-b"))
-			p->direction = RING__DIRECTION__DIR_A_TO_B;
-		else if (!strcmp(val, "b-to-a"))
-			p->direction = RING__DIRECTION__DIR_B_TO_A;
-		else if (!strcmp(val, "both"))
-			p->direction = RING__DIRECTION__DIR_BOTH;
-		else
-			return ctl_complain(err, len,
-					    "--direction: '%s' is not a-to-b, "
-					    "b-to-a or both",
-					    val);
-	} else if (!bw && !strcmp(opt, "--iterations")) {
-		return ctl_lat_iterations(p, val, err, len);
-	} else if (!bw && !strcmp(opt, "--sizes")) {
-		if (ctl_sizes(val, 0, 1048576, t) < 0)
-			return ctl_complain(err, len,
-					    "--sizes: '%s' is not a list of up "
-					    "to 16 sizes of 1..1048576 bytes",
-					    val);
-	} else {
-		return ctl_complain(err, len, "unknown test option '%s'", opt);
-	}
-	return 0;
-}
-
-static int ctl_gid(const char *opt, const char *val, protobuf_c_boolean *set,
-		   uint32_t *idx, char *err, size_t len)
-{
-	if (ctl_count32(val, 0, 1023, idx) < 0)
-		return ctl_complain(err, len,
-				    "%s: '%s' is not a GID index 0..1023", opt,
-				    val);
-	*set = 1;
-	return 0;
-}
-
-static int ctl_rdma_option(struct ctl_test_args *t, int bw, const char *opt,
-			   const char *val, char *err, size_t len)
-{
-	Ring__TestParams *p = &t->params;
-	Ring__RdmaParams *r = &t->rdma;
-	uint64_t v;
-
-	if (!strcmp(opt, "--op")) {
-		if (!strcmp(val, "write"))
-			r->op = RING__RDMA_OP__RDMA_OP_WRITE;
-		else if (!strcmp(val, "read"))
-			r->op = RING__RDMA_OP__RDMA_OP_READ;
-		else
-			return ctl_complain(err, len,
-					    "--op: '%s' is not write or read",
-					    val);
-	} else if (!strcmp(opt, "--gid-a")) {
-		return ctl_gid(opt, val, &r->a_gid_set, &r->a_gid_index, err,
-			       len);
-	} else if (!strcmp(opt, "--gid-b")) {
-		return ctl_gid(opt, val, &r->b_gid_set, &r->b_gid_index, err,
-			       len);
-	} else if (!bw && !strcmp(opt, "--sizes")) {
-		if (ctl_sizes(val, 1, 16u << 20, t) < 0)
-			return ctl_complain(
-				err, len,
-				"--sizes: '%s' is not a list of up to 16 sizes "
-				"of 1 byte..16M (K and M suffixes accepted)",
-				val);
-	} else if (!bw && !strcmp(opt, "--iterations")) {
-		return ctl_lat_iterations(p, val, err, len);
-	} else if (!bw) {
-		return ctl_complain(err, len, "unknown rdma-lat option '%s'",
-				    opt);
-	} else if (!strcmp(opt, "--qps")) {
-		if (ctl_count32(val, 1, 64, &r->qps) < 0)
-			return ctl_complain(err, len,
-					    "--qps: '%s' is not 1..64", val);
-	} else if (!strcmp(opt, "--size")) {
-		if (rdmatest_parse_size(val, 1, 1u << 30, &v) < 0)
-			return ctl_complain(err, len,
-					    "--size: '%s' is not a size of 1 "
-					    "byte..1G (K and M suffixes "
-					    "accepted)",
-					    val);
-		r->size = (uint32_t)v;
-	} else if (!strcmp(opt, "--duration")) {
-		if (ctl_seconds_ms(val, &p->duration_ms, 600) < 0 ||
-		    p->duration_ms < 100)
-			return ctl_complain(
-				err, len,
-				"--duration: '%s' is not 0.1..600 seconds",
-				val);
-	} else if (!strcmp(opt, "--warmup")) {
-		if (ctl_seconds_ms(val, &p->warmup_ms, 60) < 0)
-			return ctl_complain(
-				err, len, "--warmup: '%s' is not 0..60 seconds",
-				val);
-	} else if (!strcmp(opt, "--iterations")) {
-		if (ctl_count(val, 1, 1000000000, &r->iterations) < 0)
-			return ctl_complain(
-				err, len,
-				"--iterations: '%s' is not 1..1000000000 "
-				"messages per QP",
-				val);
-	} else if (!strcmp(opt, "--tx-depth")) {
-		if (ctl_count32(val, 1, 16384, &r->tx_depth) < 0)
-			return ctl_complain(err, len,
-					    "--tx-depth: '%s' is not 1..16384",
-					    val);
-	} else if (!strcmp(opt, "--cq-mod")) {
-		if (ctl_count32(val, 1, 1024, &r->cq_mod) < 0)
-			return ctl_complain(
-				err, len, "--cq-mod: '%s' is not 1..1024", val);
-	} else if (!strcmp(opt, "--post-list")) {
-		if (ctl_count32(val, 1, 1024, &r->post_list) < 0)
-			return ctl_complain(err, len,
-					    "--post-list: '%s' is not 1..1024",
-					    val);
-	} else if (!strcmp(opt, "--mtu")) {
-		if (ctl_count32(val, 256, 4096, &r->mtu) < 0 ||
-		    (r->mtu & (r->mtu - 1)))
-			return ctl_complain(
-				err, len,
-				"--mtu: '%s' is not 256, 512, 1024, "
-				"2048 or 4096",
-				val);
-	} else {
-		return ctl_complain(err, len, "unknown rdma-bw option '%s'",
-				    opt);
-	}
-	return 0;
-}
-
-int ctl_parse_test(int argc, char **argv, struct ctl_test_args *t, char *err,
-		   size_t errlen)
-{
-	static const uint32_t lat_sizes[] = {64, 4096, 10240, 20480, 40960};
-	Ring__TestParams *p = &t->params;
-	const char *kind = argc > 0 ? argv[0] : "";
-	int bw = !strcmp(kind, "bw") || !strcmp(kind, "rdma-bw");
-	int rdma = !strncmp(kind, "rdma-", 5), op_given = 0;
-
-	memset(t, 0, sizeof(*t));
-	ring__test_params__init(p);
-	ring__rdma_params__init(&t->rdma);
-	if (argc < 3 || (strcmp(kind, "bw") && strcmp(kind, "lat") &&
-			 strcmp(kind, "rdma-bw") && strcmp(kind, "rdma-lat")))
-		return ctl_complain(err, errlen,
-				    "test needs 'bw A B', 'lat A B', "
-				    "'rdma-bw A B' or 'rdma-lat A B'");
-	t->a = argv[1];
-	t->b = argv[2];
-	if (bw) {
-		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_BW
-			       : RING__TEST_KIND__TEST_TCP_BW;
-		p->streams = rdma ? 0 : 8;
-		p->duration_ms = 5000;
-		p->warmup_ms = 1000;
-	} else {
-		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_LAT
-			       : RING__TEST_KIND__TEST_TCP_LAT;
-		memcpy(t->sizes, lat_sizes, sizeof(lat_sizes));
-		p->n_sizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
-		p->iterations = 1000;
-		p->lat_warmup = 100;
-	}
-	p->sizes = t->sizes;
-	if (rdma)
-		p->rdma = &t->rdma;
-	for (int i = 3; i < argc; i += 2) {
-		const char *opt = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!val)
-			return ctl_complain(err, errlen,
-					    "option '%s' needs a value", opt);
-		if (rdma ? ctl_rdma_option(t, bw, opt, val, err, errlen)
-			 : ctl_tcp_option(t, bw, opt, val, err, errlen))
-			return -1;
-		op_given |= !strcmp(opt, "--op");
-	}
-	if (rdma && !op_given)
-		return ctl_complain(err, errlen,
-				    "%s needs --op write or --op read", kind);
-	if (rdma && t->rdma.tx_depth &&
-	    (t->rdma.cq_mod > t->rdma.tx_depth ||
-	     t->rdma.post_list > t->rdma.tx_depth))
-		return ctl_complain(err, errlen,
-				    "--cq-mod and --post-list must not exceed "
-				    "--tx-depth");
-	if (!rdma && bw && p->direction == RING__DIRECTION__DIR_BOTH &&
-	    (p->streams < 2 || p->streams % 2))
-		return ctl_complain(err, errlen,
-				    "--direction both needs an even --streams");
 	return 0;
 }

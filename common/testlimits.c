@@ -1,0 +1,253 @@
+/* Test parameter limits, defaults and their validation (see testlimits.h). */
+#include "testlimits.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+const uint32_t testlimits_lat_sizes_default[TESTLIMITS_LAT_SIZES_DEFAULT_N] = {
+	64, 4096, 10240, 20480, 40960};
+
+int testlimits_parse_size(const char *s, uint64_t min, uint64_t max,
+			  uint64_t *out)
+{
+	uint64_t v = 0, mult = 1;
+	int over = 0;
+
+	if (!s || *s < '0' || *s > '9') {
+		errno = EINVAL;
+		return -1;
+	}
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			over = 1;
+		else
+			v = v * 10 + (uint64_t)(*s - '0');
+	}
+	switch (*s) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		mult = 1ull << 10;
+		s++;
+		break;
+	case 'M':
+	case 'm':
+		mult = 1ull << 20;
+		s++;
+		break;
+	case 'G':
+	case 'g':
+		mult = 1ull << 30;
+		s++;
+		break;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+	if (*s) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (over || v > max / mult || v * mult < min) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v * mult;
+	return 0;
+}
+
+static int testlimits_why(char *why, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int testlimits_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int testlimits_window(uint32_t duration_ms, uint32_t warmup_ms,
+			     char *why, size_t len)
+{
+	if (duration_ms < TESTLIMITS_DURATION_MIN_MS ||
+	    duration_ms > TESTLIMITS_DURATION_MAX_MS)
+		return testlimits_why(why, len,
+				      "duration %u ms out of range %u ms..%u s",
+				      duration_ms, TESTLIMITS_DURATION_MIN_MS,
+				      TESTLIMITS_DURATION_MAX_MS / 1000);
+	if (warmup_ms > TESTLIMITS_WARMUP_MAX_MS)
+		return testlimits_why(
+			why, len, "warm-up %u ms out of range 0..%u s",
+			warmup_ms, TESTLIMITS_WARMUP_MAX_MS / 1000);
+	return 0;
+}
+
+/* Sizes 1..max; the RDMA ping-pong polls a message's last byte, so there
+ * a size given twice would find the old value and is refused. */
+static int testlimits_lat(const Ring__TestParams *p, uint32_t max, int distinct,
+			  char *why, size_t len)
+{
+	uint32_t iterations = p->iterations;
+
+	if (p->n_sizes < 1 || p->n_sizes > TESTLIMITS_LAT_SIZES_MAX)
+		return testlimits_why(why, len,
+				      "%zu latency sizes, expected 1..%d",
+				      p->n_sizes, TESTLIMITS_LAT_SIZES_MAX);
+	for (size_t i = 0; i < p->n_sizes; i++) {
+		if (p->sizes[i] < 1 || p->sizes[i] > max)
+			return testlimits_why(
+				why, len,
+				"latency size %u bytes out of range "
+				"1..%u",
+				p->sizes[i], max);
+		for (size_t j = 0; distinct && j < i; j++)
+			if (p->sizes[j] == p->sizes[i])
+				return testlimits_why(
+					why, len, "latency size %u given twice",
+					p->sizes[i]);
+	}
+	/* The RDMA agent takes 0 for its default; TCP needs a count. */
+	if (distinct && !iterations)
+		iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
+	if (iterations < 1 || iterations > TESTLIMITS_LAT_ITERATIONS_MAX)
+		return testlimits_why(
+			why, len, "iterations %u out of range 1..%u",
+			p->iterations, TESTLIMITS_LAT_ITERATIONS_MAX);
+	if (p->lat_warmup > TESTLIMITS_LAT_WARMUP_MAX)
+		return testlimits_why(why, len,
+				      "latency warm-up %u out of range 0..%u",
+				      p->lat_warmup, TESTLIMITS_LAT_WARMUP_MAX);
+	return 0;
+}
+
+static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
+{
+	static const Ring__RdmaParams none = RING__RDMA_PARAMS__INIT;
+	const Ring__RdmaParams *r = p->rdma ? p->rdma : &none;
+	int lat = p->kind == RING__TEST_KIND__TEST_RDMA_LAT;
+	uint32_t tx_depth, cq_mod;
+
+	if (r->op != RING__RDMA_OP__RDMA_OP_WRITE &&
+	    r->op != RING__RDMA_OP__RDMA_OP_READ)
+		return testlimits_why(why, len, "unknown RDMA operation %d",
+				      (int)r->op);
+	if (r->mtu && r->mtu != 256 && r->mtu != 512 && r->mtu != 1024 &&
+	    r->mtu != 2048 && r->mtu != 4096)
+		return testlimits_why(
+			why, len, "mtu %u: use 256, 512, 1024, 2048 or 4096",
+			r->mtu);
+	if ((r->a_gid_set && r->a_gid_index > TESTLIMITS_GID_INDEX_MAX) ||
+	    (r->b_gid_set && r->b_gid_index > TESTLIMITS_GID_INDEX_MAX))
+		return testlimits_why(
+			why, len, "GID index %u out of range 0..%d",
+			r->a_gid_set && r->a_gid_index >
+						TESTLIMITS_GID_INDEX_MAX
+				? r->a_gid_index
+				: r->b_gid_index,
+			TESTLIMITS_GID_INDEX_MAX);
+	if (lat)
+		return testlimits_lat(p, TESTLIMITS_RDMA_LAT_SIZE_MAX, 1, why,
+				      len);
+	if (r->qps > TESTLIMITS_RDMA_QPS_MAX)
+		return testlimits_why(why, len, "qps %u out of range (1..%d)",
+				      r->qps, TESTLIMITS_RDMA_QPS_MAX);
+	if (r->size > TESTLIMITS_RDMA_SIZE_MAX)
+		return testlimits_why(why, len,
+				      "size %u out of range (1..%u bytes)",
+				      r->size, TESTLIMITS_RDMA_SIZE_MAX);
+	if (r->tx_depth > TESTLIMITS_RDMA_TX_DEPTH_MAX)
+		return testlimits_why(
+			why, len, "tx depth %u out of range (1..%d)",
+			r->tx_depth, TESTLIMITS_RDMA_TX_DEPTH_MAX);
+	/* As the agent fills them in: a default cq moderation is clipped to
+	 * the tx depth, a given one must divide it. */
+	tx_depth = r->tx_depth ? r->tx_depth : TESTLIMITS_RDMA_TX_DEPTH_DEFAULT;
+	cq_mod = r->cq_mod ? r->cq_mod : TESTLIMITS_RDMA_CQ_MOD_DEFAULT;
+	if (!r->cq_mod && cq_mod > tx_depth)
+		cq_mod = tx_depth;
+	if (cq_mod > tx_depth || tx_depth % cq_mod)
+		return testlimits_why(
+			why, len,
+			"cq moderation %u must divide the tx depth %u", cq_mod,
+			tx_depth);
+	if (r->post_list > TESTLIMITS_RDMA_POST_LIST_MAX)
+		return testlimits_why(
+			why, len, "post list %u out of range (1..%d)",
+			r->post_list, TESTLIMITS_RDMA_POST_LIST_MAX);
+	if (r->iterations > TESTLIMITS_RDMA_ITERATIONS_MAX)
+		return testlimits_why(why, len,
+				      "iterations out of range (0..%llu)",
+				      TESTLIMITS_RDMA_ITERATIONS_MAX);
+	if (r->iterations)
+		return 0;
+	return testlimits_window(p->duration_ms
+					 ? p->duration_ms
+					 : TESTLIMITS_DURATION_DEFAULT_MS,
+				 p->warmup_ms, why, len);
+}
+
+int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
+{
+	if (!p)
+		return testlimits_why(why, len, "missing test parameters");
+	switch (p->kind) {
+	case RING__TEST_KIND__TEST_TCP_BW:
+		if (p->streams < 1 || p->streams > TESTLIMITS_STREAMS_MAX)
+			return testlimits_why(
+				why, len, "streams %u out of range 1..%d",
+				p->streams, TESTLIMITS_STREAMS_MAX);
+		if (p->direction != RING__DIRECTION__DIR_A_TO_B &&
+		    p->direction != RING__DIRECTION__DIR_B_TO_A &&
+		    p->direction != RING__DIRECTION__DIR_BOTH)
+			return testlimits_why(why, len, "unknown direction %d",
+					      (int)p->direction);
+		if (p->direction == RING__DIRECTION__DIR_BOTH && p->streams % 2)
+			return testlimits_why(
+				why, len,
+				"direction both needs an even number "
+				"of streams (>= 2), not %u",
+				p->streams);
+		return testlimits_window(p->duration_ms, p->warmup_ms, why,
+					 len);
+	case RING__TEST_KIND__TEST_TCP_LAT:
+		return testlimits_lat(p, TESTLIMITS_TCP_LAT_SIZE_MAX, 0, why,
+				      len);
+	case RING__TEST_KIND__TEST_RDMA_BW:
+	case RING__TEST_KIND__TEST_RDMA_LAT:
+		return testlimits_rdma(p, why, len);
+	default:
+		return testlimits_why(why, len, "unsupported test kind %d",
+				      (int)p->kind);
+	}
+}
+
+unsigned testlimits_rdma_deadline_ms(const Ring__TestParams *p)
+{
+	const Ring__RdmaParams *r = p->rdma;
+	uint64_t ms = 10000 + (uint64_t)p->warmup_ms + p->duration_ms;
+
+	if (p->kind == RING__TEST_KIND__TEST_RDMA_LAT) {
+		/* 1 ms a round trip: generous, soft-RoCE in an emulated VM
+		 * is slow; agent defaults (0) get a flat 20 s. */
+		uint64_t n = p->n_sizes ? p->n_sizes
+					: TESTLIMITS_LAT_SIZES_DEFAULT_N;
+
+		ms += p->iterations
+			      ? n * ((uint64_t)p->iterations + p->lat_warmup)
+			      : 20000;
+	} else if (r && r->iterations) {
+		/* Counted messages: time them at 1 Gbit/s (1e6 bits/ms). */
+		uint64_t qps = r->qps ? r->qps : TESTLIMITS_RDMA_QPS_DEFAULT;
+		uint64_t size = r->size ? r->size : 65536;
+
+		ms += r->iterations * qps * size * 8 / 1000000;
+	}
+	return ms > TESTLIMITS_RDMA_DEADLINE_MAX_MS
+		       ? TESTLIMITS_RDMA_DEADLINE_MAX_MS
+		       : (unsigned)ms;
+}

@@ -1,0 +1,18 @@
+/* ringctl's client: one request and its reply over the coordinator's
+ * control socket (the wire code of proto/frame.c, nothing of the daemon). */
+#ifndef RING_CLIENT_H
+#define RING_CLIENT_H
+
+#include <stddef.h>
+
+#include "frame.h"
+
+#define CLIENT_DEFAULT_SOCKET "/run/ringd/coordinator.sock"
+
+/* Connect to sock, send req (its request_id is set here), wait up to
+ * timeout_ms for the reply with the same id. 0 and *rep, or -1 with a
+ * one-line reason in err. An Error reply is returned as a reply. */
+int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
+		   Ring__Envelope **rep, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,42 @@
+/* ringctl's rendering of the coordinator's replies through the writer,
+ * and the text formats of ranks (hostfile, rankfile, torchrun, env). */
+#ifndef RING_RENDER_H
+#define RING_RENDER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ring.pb-c.h"
+#include "writer.h"
+
+void render_status(struct writer *w, const Ring__StatusReply *r);
+void render_inventory(struct writer *w, const Ring__InventoryReply *r);
+/* 0 when every expected node is up, 1 otherwise. */
+int render_status_health(const Ring__StatusReply *r);
+/* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */
+void render_format_time(unsigned long long ms, char *buf, size_t len);
+
+/* "n1 =0.95= n2 =0.95= n4 =0.48= n3 =0.95= (n1)": each edge with its
+ * measured top-of-ladder Gbps, worse direction. */
+void render_ring_picture(const Ring__Topology *t, char *buf, size_t len);
+void render_topology(struct writer *w, const Ring__Topology *t,
+		     unsigned long long now_ms);
+void render_report(struct writer *w, const Ring__TestReport *r);
+
+void render_ranks(struct writer *w, const Ring__Topology *t);
+/* Punctuation allowed, besides ASCII letters and digits, in every value
+ * the text formats print (IPv6 with a zone, "mlx5_0,mlx5_1"). */
+#define RENDER_SAFE_PUNCT "._:,/+@%-"
+/* 0 when every value `format` (hostfile, rankfile, torchrun, env) would
+ * print is a non-empty word of the safe set (optional fields may be
+ * empty), or for another format (the writer escapes); -1 with
+ * "node 'N' (rank R): FIELD '...' ..." in err otherwise.
+ * Node data come from agents: a newline in an interface name would
+ * otherwise become a line of its own in an env file someone sources. */
+int render_ranks_check(const Ring__Topology *t, const char *format, char *err,
+		       size_t errlen);
+/* hostfile, rankfile, torchrun, env. -1 (nothing printed) for another
+ * format, no ranks, or a value render_ranks_check refuses. */
+int render_ranks_text(FILE *out, const Ring__Topology *t, const char *format);
+
+#endif
