@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tls.h"
+
 _Static_assert(sizeof(((struct agent_conf *)0)->coordinator_name) ==
 		       sizeof(((struct agent_conf *)0)->coordinator_host),
 	       "coordinator_name defaults to a copy of coordinator_host");
@@ -54,24 +56,31 @@ static int agent_conf_coordinator(struct cfg_ctx *ctx, int argc, char **argv,
 		sizeof(c->coordinator_host), &c->coordinator_port);
 }
 
-/* Plain string directives, located by offset so one handler serves all. */
+/* Plain string directives, located by offset so one handler serves all.
+ * line: where the line that set it is kept (0 = not kept); path: must be
+ * absolute. */
 static const struct {
 	const char *name;
 	size_t off;
 	size_t len;
+	size_t line;
+	int path;
 } agent_conf_strings[] = {
 	{"coordinator_name", offsetof(struct agent_conf, coordinator_name),
-	 sizeof(((struct agent_conf *)0)->coordinator_name)},
+	 sizeof(((struct agent_conf *)0)->coordinator_name), 0, 0},
 	{"ca", offsetof(struct agent_conf, ca),
-	 sizeof(((struct agent_conf *)0)->ca)},
+	 sizeof(((struct agent_conf *)0)->ca),
+	 offsetof(struct agent_conf, line_ca), 1},
 	{"cert", offsetof(struct agent_conf, cert),
-	 sizeof(((struct agent_conf *)0)->cert)},
+	 sizeof(((struct agent_conf *)0)->cert),
+	 offsetof(struct agent_conf, line_cert), 1},
 	{"key", offsetof(struct agent_conf, key),
-	 sizeof(((struct agent_conf *)0)->key)},
+	 sizeof(((struct agent_conf *)0)->key),
+	 offsetof(struct agent_conf, line_key), 1},
 	{"sysfs_root", offsetof(struct agent_conf, sysfs_root),
-	 sizeof(((struct agent_conf *)0)->sysfs_root)},
+	 sizeof(((struct agent_conf *)0)->sysfs_root), 0, 0},
 	{"procfs_root", offsetof(struct agent_conf, procfs_root),
-	 sizeof(((struct agent_conf *)0)->procfs_root)},
+	 sizeof(((struct agent_conf *)0)->procfs_root), 0, 0},
 };
 
 static int agent_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
@@ -80,13 +89,25 @@ static int agent_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
 	(void)argc;
 	for (size_t i = 0;
 	     i < sizeof(agent_conf_strings) / sizeof(agent_conf_strings[0]);
-	     i++)
-		if (!strcmp(argv[0], agent_conf_strings[i].name))
-			return cfg_copy_string(
-				ctx, argv[0], argv[1],
-				AGENT_CONF_FIELD(arg,
-						 agent_conf_strings[i].off),
-				agent_conf_strings[i].len);
+	     i++) {
+		char *dst = AGENT_CONF_FIELD(arg, agent_conf_strings[i].off);
+
+		if (strcmp(argv[0], agent_conf_strings[i].name))
+			continue;
+		if (agent_conf_strings[i].line)
+			*(unsigned *)(void *)AGENT_CONF_FIELD(
+				arg, agent_conf_strings[i].line) = ctx->line;
+		if ((agent_conf_strings[i].path
+			     ? cfg_copy_path(ctx, argv[0], argv[1], dst,
+					     agent_conf_strings[i].len)
+			     : cfg_copy_string(ctx, argv[0], argv[1], dst,
+					       agent_conf_strings[i].len)) == 0)
+			return 0;
+		/* Reported here: agent_conf_verify() must not report the
+		 * default in its place. */
+		dst[0] = '\0';
+		return -1;
+	}
 	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
 }
 
@@ -330,24 +351,76 @@ int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx)
 int agent_conf_load(struct agent_conf *c, const char *path, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {0};
+	int rc;
 
 	if (!ctx)
 		ctx = &local;
-	if (cfg_parse_file(path, agent_conf_directives, c, ctx) < 0)
+	rc = cfg_parse_file(path, agent_conf_directives, c, ctx);
+	if (rc < 0 && errno != EINVAL)
 		return -1;
-	return agent_conf_check(c, ctx);
+	if (agent_conf_check(c, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int agent_conf_load_buffer(struct agent_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {0};
+	int rc;
 
 	if (!ctx)
 		ctx = &local;
-	if (cfg_parse_buffer(name, buf, len, agent_conf_directives, c, ctx) < 0)
+	rc = cfg_parse_buffer(name, buf, len, agent_conf_directives, c, ctx);
+	if (agent_conf_check(c, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
 		return -1;
-	return agent_conf_check(c, ctx);
+	}
+	return 0;
+}
+
+struct agent_conf_tls {
+	const struct agent_conf *c;
+	struct cfg_ctx *ctx;
+};
+
+static void agent_conf_tls_report(enum tls_file file, int fatal,
+				  const char *msg, void *arg)
+{
+	struct agent_conf_tls *t = arg;
+
+	t->ctx->line = file == TLS_FILE_CA     ? t->c->line_ca
+		       : file == TLS_FILE_CERT ? t->c->line_cert
+					       : t->c->line_key;
+	if (fatal)
+		cfg_error(t->ctx, "%s", msg);
+	else
+		cfg_warning(t->ctx, "%s", msg);
+	t->ctx->line = 0;
+}
+
+int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {.file = "agent.conf"};
+	struct agent_conf_tls t = {.c = c};
+	unsigned before;
+
+	if (!ctx)
+		ctx = &local;
+	t.ctx = ctx;
+	before = ctx->errors;
+	/* An empty path had its error at its line already. */
+	if (c->ca[0] && c->cert[0] && c->key[0])
+		tls_check_files(0, c->ca, c->cert, c->key,
+				agent_conf_tls_report, &t);
+	ctx->line = 0;
+	if (ctx->errors != before) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 static int agent_conf_match_any(const char (*globs)[IFNAMSIZ * 2], unsigned n,

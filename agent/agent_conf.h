@@ -50,11 +50,16 @@ struct agent_conf {
 	/* rdma_max_total_memory SIZE: all RDMA tests in flight together;
 	 * 0 = twice rdma_max_memory (filled in by agent_conf_check) */
 	uint64_t rdma_max_total_memory;
+	/* The line that set ca, cert, key (0: the default), for
+	 * agent_conf_verify()'s messages. */
+	unsigned line_ca, line_cert, line_key;
 };
 
 void agent_conf_defaults(struct agent_conf *c);
 /* Parse path into c (which holds defaults). ctx may be NULL. -1 on any
- * error, all reported as file:line. Runs agent_conf_check() at the end. */
+ * error, all reported as file:line: errno EINVAL when the file had errors,
+ * another errno when it could not be read. Runs agent_conf_check() at the
+ * end, even after bad lines, so that one run reports every mistake. */
 int agent_conf_load(struct agent_conf *c, const char *path,
 		    struct cfg_ctx *ctx);
 int agent_conf_load_buffer(struct agent_conf *c, const char *name,
@@ -63,6 +68,12 @@ int agent_conf_load_buffer(struct agent_conf *c, const char *name,
  * reported as "file: message". Fills derived defaults (node from hostname,
  * coordinator_name from coordinator host). */
 int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx);
+/* What the service will find at start: the CA, certificate and key as
+ * tls_check_files() sees them (a node's certificate, client role). Errors
+ * for what stops the agent, warnings for what it survives (a certificate
+ * the CA did not sign), each with the line that set the path. ctx->file
+ * names the configuration. 0 or -1 (EINVAL). */
+int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx);
 /* Nominal speed configured for ifname (first matching glob), 0 if none. */
 uint32_t agent_conf_nominal_mbps(const struct agent_conf *c,
 				 const char *ifname);

@@ -22,33 +22,74 @@
  * unit mix-up such as "200000G". */
 #define CFG_MAX_SPEED_MBPS 3200000u
 
-int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
+/* "file:line: message" (line 0: about the file as a whole, such as a
+ * missing directive or a file that cannot be opened) to the reporter. */
+static void cfg_vreport(struct cfg_ctx *ctx, int warning, const char *fmt,
+			va_list ap)
 {
+	void (*report)(const char *, void *);
 	char msg[2048];
 	char line[4096];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	if (!ctx) {
 		log_warnx("%s", msg);
-		return -1;
+		return;
 	}
-	/* Line 0 means "about the file as a whole" (missing directives, file
-   * cannot be opened). */
 	if (ctx->line)
 		snprintf(line, sizeof(line), "%s:%u: %s",
 			 ctx->file ? ctx->file : "(config)", ctx->line, msg);
 	else
 		snprintf(line, sizeof(line), "%s: %s",
 			 ctx->file ? ctx->file : "(config)", msg);
-	ctx->errors++;
-	if (ctx->report)
-		ctx->report(line, ctx->report_arg);
+	if (warning) {
+		ctx->warnings++;
+		report = ctx->report_warning;
+	} else {
+		ctx->errors++;
+		report = ctx->report;
+	}
+	if (report)
+		report(line, ctx->report_arg);
 	else
 		log_warnx("%s", line);
+}
+
+int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cfg_vreport(ctx, 0, fmt, ap);
+	va_end(ap);
 	return -1;
+}
+
+int cfg_warning(struct cfg_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cfg_vreport(ctx, 1, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static void cfg_stderr_error(const char *msg, void *arg)
+{
+	fprintf(stderr, "%s: error: %s\n", (const char *)arg, msg);
+}
+
+static void cfg_stderr_warning(const char *msg, void *arg)
+{
+	fprintf(stderr, "%s: warning: %s\n", (const char *)arg, msg);
+}
+
+void cfg_ctx_to_stderr(struct cfg_ctx *ctx, const char *prog)
+{
+	ctx->report = cfg_stderr_error;
+	ctx->report_warning = cfg_stderr_warning;
+	ctx->report_arg = (void *)(uintptr_t)prog;
 }
 
 static const struct cfg_directive *cfg_lookup(const struct cfg_directive *tab,
@@ -558,4 +599,88 @@ int cfg_copy_string(struct cfg_ctx *ctx, const char *what, const char *s,
 				 what, dstlen - 1);
 	memcpy(dst, s, n + 1);
 	return 0;
+}
+
+int cfg_copy_path(struct cfg_ctx *ctx, const char *what, const char *s,
+		  char *dst, size_t dstlen)
+{
+	if (s[0] != '/')
+		return cfg_error(ctx, "'%s': '%s' is not an absolute path",
+				 what, s);
+	return cfg_copy_string(ctx, what, s, dst, dstlen);
+}
+
+/* Every subsystem name given to log_debug() in the sources, and which
+ * daemon's sources use it (common/ code: both). One table, so that -d,
+ * --help and the man pages cannot drift apart: test_config_check.py
+ * compares it with the sources. */
+static const struct {
+	const char *name;
+	unsigned daemons;
+} cfg_debug_subsystems[] = {
+	{"agent", CFG_DAEMON_AGENT},
+	{"agents", CFG_DAEMON_COORDINATOR},
+	{"conn", CFG_DAEMON_AGENT | CFG_DAEMON_COORDINATOR},
+	{"control", CFG_DAEMON_COORDINATOR},
+	{"lldp", CFG_DAEMON_AGENT},
+	{"ops", CFG_DAEMON_AGENT},
+	{"probe", CFG_DAEMON_AGENT},
+	{"rdmatest", CFG_DAEMON_COORDINATOR},
+	{"tcptest", CFG_DAEMON_AGENT},
+	{"verbs", CFG_DAEMON_AGENT},
+};
+
+static int cfg_debug_known(enum cfg_daemon daemon, const char *name, size_t len)
+{
+	if (len == 3 && !strncmp(name, "all", 3))
+		return 1;
+	for (size_t i = 0;
+	     i < sizeof(cfg_debug_subsystems) / sizeof(cfg_debug_subsystems[0]);
+	     i++)
+		if ((cfg_debug_subsystems[i].daemons & daemon) &&
+		    strlen(cfg_debug_subsystems[i].name) == len &&
+		    !strncmp(cfg_debug_subsystems[i].name, name, len))
+			return 1;
+	return 0;
+}
+
+int cfg_debug_check(enum cfg_daemon daemon, const char *spec, char *bad,
+		    size_t badlen)
+{
+	const char *p = spec;
+
+	if (badlen)
+		bad[0] = '\0';
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!cfg_debug_known(daemon, p, len)) {
+			if (badlen)
+				snprintf(bad, badlen, "%.*s", (int)len, p);
+			errno = EINVAL;
+			return -1;
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+void cfg_debug_names(enum cfg_daemon daemon, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0;
+	     i < sizeof(cfg_debug_subsystems) / sizeof(cfg_debug_subsystems[0]);
+	     i++) {
+		if (!(cfg_debug_subsystems[i].daemons & daemon) || used >= len)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s,",
+					 cfg_debug_subsystems[i].name);
+	}
+	if (used < len)
+		snprintf(buf + used, len - used, "all");
 }

@@ -11,9 +11,13 @@ struct cfg_ctx {
 	const char *file;
 	unsigned line;
 	unsigned errors;
+	unsigned warnings;
 	/* Where errors go; NULL = log_warnx. Tests capture them here. */
 	void (*report)(const char *msg, void *arg);
 	void *report_arg;
+	/* Where warnings go (what the daemon survives); NULL = log_warnx.
+	 * Gets report_arg too. */
+	void (*report_warning)(const char *msg, void *arg);
 };
 
 /* Handler for one directive; argv[0] is the directive name. Returns 0, or
@@ -45,6 +49,16 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len,
 int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The same for what the daemon survives: counted in warnings, not errors,
+ * so it does not fail a parse. Always returns 0. */
+int cfg_warning(struct cfg_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Send ctx's errors and warnings to stderr as "PROG: error: MSG" and
+ * "PROG: warning: MSG" (the daemons' -n and their start). prog must
+ * outlive ctx. */
+void cfg_ctx_to_stderr(struct cfg_ctx *ctx, const char *prog);
+
 /* Value parsers: on error they report (naming the directive `what`) and
  * return -1. */
 int cfg_parse_uint(struct cfg_ctx *ctx, const char *what, const char *s,
@@ -72,5 +86,22 @@ int cfg_valid_node_name(const char *s);
 /* Copy a string argument into a fixed buffer, reporting if it is too long. */
 int cfg_copy_string(struct cfg_ctx *ctx, const char *what, const char *s,
 		    char *dst, size_t dstlen);
+/* The same for a path, which must be absolute: a relative one would depend
+ * on the directory the daemon happens to start in ("/" under systemd). */
+int cfg_copy_path(struct cfg_ctx *ctx, const char *what, const char *s,
+		  char *dst, size_t dstlen);
+
+/* The debug subsystems (-d) of each daemon: every name log_debug() is
+ * called with in its sources, and "all". */
+enum cfg_daemon {
+	CFG_DAEMON_AGENT = 1,
+	CFG_DAEMON_COORDINATOR = 2,
+};
+/* Check a comma-separated -d list for daemon. 0, or -1 with errno EINVAL
+ * and the first unknown (or empty) name copied into bad. */
+int cfg_debug_check(enum cfg_daemon daemon, const char *spec, char *bad,
+		    size_t badlen);
+/* The names -d accepts for daemon, comma-separated, "all" last. */
+void cfg_debug_names(enum cfg_daemon daemon, char *buf, size_t len);
 
 #endif

@@ -1,11 +1,13 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include "log.h"
@@ -160,6 +162,190 @@ SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 fail:
 	SSL_CTX_free(ctx);
 	return NULL;
+}
+
+struct tls_check {
+	tls_check_cb cb;
+	void *arg;
+	int fatal;
+};
+
+static void tls_check_say(struct tls_check *tc, enum tls_file file, int fatal,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void tls_check_say(struct tls_check *tc, enum tls_file file, int fatal,
+			  const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tc->fatal += fatal;
+	tc->cb(file, fatal, msg, tc->arg);
+}
+
+/* The reason OpenSSL gives for the last failure, and an empty queue. */
+static const char *tls_check_ossl(char *buf, size_t len)
+{
+	unsigned long e = ERR_peek_last_error();
+
+	snprintf(buf, len, "not PEM");
+	if (e && ERR_reason_error_string(e))
+		snprintf(buf, len, "%s", ERR_reason_error_string(e));
+	ERR_clear_error();
+	return buf;
+}
+
+/* -n must never wait for a passphrase on the terminal: the service could
+ * not type one either. */
+static int tls_check_no_pass(char *buf, int size, int rw, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rw;
+	(void)u;
+	return -1;
+}
+
+/* Every certificate in path, in order (the first is the leaf for a
+ * certificate file). NULL after saying why; fatal. */
+static STACK_OF(X509) * tls_check_read_certs(struct tls_check *tc,
+					     enum tls_file file,
+					     const char *what, const char *path)
+{
+	STACK_OF(X509) *sk = NULL;
+	char why[256];
+	FILE *f;
+	X509 *x;
+
+	f = fopen(path, "re");
+	if (!f) {
+		tls_check_say(tc, file, 1, "%s %s: %s", what, path,
+			      strerror(errno));
+		return NULL;
+	}
+	sk = sk_X509_new_null();
+	while (sk && (x = PEM_read_X509(f, NULL, tls_check_no_pass, NULL)))
+		if (!sk_X509_push(sk, x)) {
+			X509_free(x);
+			sk_X509_pop_free(sk, X509_free);
+			sk = NULL;
+		}
+	/* The loop ends on "no start line" at the end of the file; any
+	 * other reason stops a load in tls_ctx_new() as well. */
+	if (sk && sk_X509_num(sk) > 0 &&
+	    ERR_GET_REASON(ERR_peek_last_error()) == PEM_R_NO_START_LINE)
+		ERR_clear_error();
+	fclose(f);
+	if (!sk || sk_X509_num(sk) == 0 || ERR_peek_last_error()) {
+		tls_check_say(tc, file, 1, "%s %s: no certificate in it (%s)",
+			      what, path,
+			      sk ? tls_check_ossl(why, sizeof(why))
+				 : "out of memory");
+		sk_X509_pop_free(sk, X509_free);
+		return NULL;
+	}
+	return sk;
+}
+
+static EVP_PKEY *tls_check_read_key(struct tls_check *tc, const char *path)
+{
+	EVP_PKEY *pkey;
+	char why[256];
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		tls_check_say(tc, TLS_FILE_KEY, 1, "key %s: %s", path,
+			      strerror(errno));
+		return NULL;
+	}
+	pkey = PEM_read_PrivateKey(f, NULL, tls_check_no_pass, NULL);
+	fclose(f);
+	if (!pkey)
+		tls_check_say(tc, TLS_FILE_KEY, 1,
+			      "key %s: no private key in it (%s; keys with a "
+			      "passphrase are not supported)",
+			      path, tls_check_ossl(why, sizeof(why)));
+	ERR_clear_error();
+	return pkey;
+}
+
+/* Does the leaf verify against the CA certificates, with the rest of the
+ * certificate file as intermediates, as a peer trusting ca checks it? */
+static void tls_check_chain(struct tls_check *tc, STACK_OF(X509) * cas,
+			    STACK_OF(X509) * chain, const char *ca,
+			    const char *cert)
+{
+	X509_STORE *store = X509_STORE_new();
+	X509_STORE_CTX *xs = X509_STORE_CTX_new();
+	STACK_OF(X509) *untrusted = NULL;
+	int i, ok = 0;
+
+	if (!store || !xs)
+		goto oom;
+	for (i = 0; i < sk_X509_num(cas); i++)
+		if (!X509_STORE_add_cert(store, sk_X509_value(cas, i)))
+			goto oom;
+	untrusted = sk_X509_dup(chain);
+	if (!untrusted)
+		goto oom;
+	(void)sk_X509_shift(untrusted);
+	if (!X509_STORE_CTX_init(xs, store, sk_X509_value(chain, 0), untrusted))
+		goto oom;
+	ok = X509_verify_cert(xs) == 1;
+	if (!ok)
+		tls_check_say(tc, TLS_FILE_CERT, 0,
+			      "cert %s does not verify against ca %s: %s; "
+			      "peers that trust only that CA will refuse it",
+			      cert, ca,
+			      X509_verify_cert_error_string(
+				      X509_STORE_CTX_get_error(xs)));
+	goto out;
+oom:
+	tls_check_say(tc, TLS_FILE_CERT, 1, "cert %s: out of memory", cert);
+out:
+	ERR_clear_error();
+	sk_X509_free(untrusted);
+	X509_STORE_CTX_free(xs);
+	X509_STORE_free(store);
+}
+
+int tls_check_files(int server, const char *ca, const char *cert,
+		    const char *key, tls_check_cb cb, void *arg)
+{
+	struct tls_check tc = {.cb = cb, .arg = arg};
+	STACK_OF(X509) * cas, *chain;
+	EVP_PKEY *pkey;
+	const char *problem;
+	X509 *leaf;
+
+	ERR_clear_error();
+	cas = tls_check_read_certs(&tc, TLS_FILE_CA, "ca", ca);
+	chain = tls_check_read_certs(&tc, TLS_FILE_CERT, "cert", cert);
+	pkey = tls_check_read_key(&tc, key);
+	leaf = chain ? sk_X509_value(chain, 0) : NULL;
+	if (leaf && pkey && X509_check_private_key(leaf, pkey) != 1)
+		tls_check_say(&tc, TLS_FILE_KEY, 1,
+			      "key %s does not match cert %s", key, cert);
+	ERR_clear_error();
+	problem = leaf ? tls_role_problem(leaf, !server) : NULL;
+	if (problem)
+		tls_check_say(&tc, TLS_FILE_CERT, 1, "cert %s %s", cert,
+			      problem);
+	if (cas && leaf)
+		tls_check_chain(&tc, cas, chain, ca, cert);
+	EVP_PKEY_free(pkey);
+	sk_X509_pop_free(chain, X509_free);
+	sk_X509_pop_free(cas, X509_free);
+	if (tc.fatal) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int tls_client_expect_name(SSL *ssl, const char *name)

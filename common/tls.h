@@ -17,6 +17,26 @@
  * the file that failed). */
 SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 		     const char *key);
+/* The files tls_check_files() reports about. */
+enum tls_file {
+	TLS_FILE_CA,
+	TLS_FILE_CERT,
+	TLS_FILE_KEY,
+};
+/* One problem: the file it is about, whether tls_ctx_new() or every peer
+ * would refuse it (fatal) or not, and one line that names the path. */
+typedef void (*tls_check_cb)(enum tls_file file, int fatal, const char *msg,
+			     void *arg);
+/* Open ca, cert and key as tls_ctx_new(server, ...) would, and check
+ * before any peer does: each file holds what it should, the key matches
+ * the certificate, the certificate has this side's role (server: the
+ * coordinator's, else a node's). Those are fatal. Not fatal: the
+ * certificate does not verify against ca (expired, or signed by another
+ * CA: peers that trust only ca refuse it, but a peer may trust another).
+ * Every problem goes to cb. 0 when none is fatal, else -1 (errno
+ * EINVAL). */
+int tls_check_files(int server, const char *ca, const char *cert,
+		    const char *key, tls_check_cb cb, void *arg);
 /* Client side: require the server certificate to carry name (SAN/CN). */
 int tls_client_expect_name(SSL *ssl, const char *name);
 /* 1 if the verified peer certificate is valid for name, else 0. */

@@ -1,11 +1,14 @@
 #include "coord_conf.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "tls.h"
 
 #define COORD_CONF_FIELD(c, off) ((char *)(c) + (off))
 #define COORD_CONF_SIZEOF(m) sizeof(((struct coord_conf *)0)->m)
@@ -92,22 +95,31 @@ static int coord_conf_grow(void **list, unsigned n, size_t elem)
 	return 0;
 }
 
+/* line: where the line that set it is kept (0 = not kept); path: must be
+ * absolute. */
 static const struct {
 	const char *name;
 	size_t off;
 	size_t len;
+	size_t line;
+	int path;
 } coord_conf_strings[] = {
-	{"name", offsetof(struct coord_conf, name), COORD_CONF_SIZEOF(name)},
-	{"ca", offsetof(struct coord_conf, ca), COORD_CONF_SIZEOF(ca)},
-	{"cert", offsetof(struct coord_conf, cert), COORD_CONF_SIZEOF(cert)},
-	{"key", offsetof(struct coord_conf, key), COORD_CONF_SIZEOF(key)},
+	{"name", offsetof(struct coord_conf, name), COORD_CONF_SIZEOF(name), 0,
+	 0},
+	{"ca", offsetof(struct coord_conf, ca), COORD_CONF_SIZEOF(ca),
+	 offsetof(struct coord_conf, line_ca), 1},
+	{"cert", offsetof(struct coord_conf, cert), COORD_CONF_SIZEOF(cert),
+	 offsetof(struct coord_conf, line_cert), 1},
+	{"key", offsetof(struct coord_conf, key), COORD_CONF_SIZEOF(key),
+	 offsetof(struct coord_conf, line_key), 1},
 	/* sun_path bounds the socket path, not our buffer. */
 	{"control_socket", offsetof(struct coord_conf, control_socket),
-	 sizeof(((struct sockaddr_un *)0)->sun_path)},
+	 sizeof(((struct sockaddr_un *)0)->sun_path), 0, 1},
 	{"control_group", offsetof(struct coord_conf, control_group),
-	 COORD_CONF_SIZEOF(control_group)},
+	 COORD_CONF_SIZEOF(control_group),
+	 offsetof(struct coord_conf, line_control_group), 0},
 	{"state_dir", offsetof(struct coord_conf, state_dir),
-	 COORD_CONF_SIZEOF(state_dir)},
+	 COORD_CONF_SIZEOF(state_dir), 0, 1},
 };
 
 static int coord_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
@@ -116,13 +128,25 @@ static int coord_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
 	(void)argc;
 	for (size_t i = 0;
 	     i < sizeof(coord_conf_strings) / sizeof(coord_conf_strings[0]);
-	     i++)
-		if (!strcmp(argv[0], coord_conf_strings[i].name))
-			return cfg_copy_string(
-				ctx, argv[0], argv[1],
-				COORD_CONF_FIELD(arg,
-						 coord_conf_strings[i].off),
-				coord_conf_strings[i].len);
+	     i++) {
+		char *dst = COORD_CONF_FIELD(arg, coord_conf_strings[i].off);
+
+		if (strcmp(argv[0], coord_conf_strings[i].name))
+			continue;
+		if (coord_conf_strings[i].line)
+			*(unsigned *)(void *)COORD_CONF_FIELD(
+				arg, coord_conf_strings[i].line) = ctx->line;
+		if ((coord_conf_strings[i].path
+			     ? cfg_copy_path(ctx, argv[0], argv[1], dst,
+					     coord_conf_strings[i].len)
+			     : cfg_copy_string(ctx, argv[0], argv[1], dst,
+					       coord_conf_strings[i].len)) == 0)
+			return 0;
+		/* Reported here: coord_conf_verify() must not report the
+		 * default in its place. */
+		dst[0] = '\0';
+		return -1;
+	}
 	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
 }
 
@@ -540,22 +564,81 @@ int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
 int coord_conf_load(struct coord_conf *c, const char *path, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {0};
+	int rc;
 
 	if (!ctx)
 		ctx = &local;
-	if (cfg_parse_file(path, coord_conf_directives, c, ctx) < 0)
+	rc = cfg_parse_file(path, coord_conf_directives, c, ctx);
+	if (rc < 0 && errno != EINVAL)
 		return -1;
-	return coord_conf_check(c, ctx);
+	if (coord_conf_check(c, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }
 
 int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {0};
+	int rc;
 
 	if (!ctx)
 		ctx = &local;
-	if (cfg_parse_buffer(name, buf, len, coord_conf_directives, c, ctx) < 0)
+	rc = cfg_parse_buffer(name, buf, len, coord_conf_directives, c, ctx);
+	if (coord_conf_check(c, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
 		return -1;
-	return coord_conf_check(c, ctx);
+	}
+	return 0;
+}
+
+struct coord_conf_tls {
+	const struct coord_conf *c;
+	struct cfg_ctx *ctx;
+};
+
+static void coord_conf_tls_report(enum tls_file file, int fatal,
+				  const char *msg, void *arg)
+{
+	struct coord_conf_tls *t = arg;
+
+	t->ctx->line = file == TLS_FILE_CA     ? t->c->line_ca
+		       : file == TLS_FILE_CERT ? t->c->line_cert
+					       : t->c->line_key;
+	if (fatal)
+		cfg_error(t->ctx, "%s", msg);
+	else
+		cfg_warning(t->ctx, "%s", msg);
+	t->ctx->line = 0;
+}
+
+int coord_conf_verify(const struct coord_conf *c, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {.file = "coordinator.conf"};
+	struct coord_conf_tls t = {.c = c};
+	unsigned before;
+
+	if (!ctx)
+		ctx = &local;
+	t.ctx = ctx;
+	before = ctx->errors;
+	/* An empty path had its error at its line already. */
+	if (c->ca[0] && c->cert[0] && c->key[0])
+		tls_check_files(1, c->ca, c->cert, c->key,
+				coord_conf_tls_report, &t);
+	if (c->control_group[0] && !getgrnam(c->control_group)) {
+		ctx->line = c->line_control_group;
+		cfg_warning(ctx,
+			    "control_group %s does not exist: the control "
+			    "socket will be for root only",
+			    c->control_group);
+	}
+	ctx->line = 0;
+	if (ctx->errors != before) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
 }

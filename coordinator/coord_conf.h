@@ -64,6 +64,9 @@ struct coord_conf {
 	int survey_method;	   /* survey_method auto|tcp|rdma|both */
 	uint32_t survey_rdma_qps;  /* survey_rdma_qps, 1..64, default 4 */
 	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M */
+	/* The line that set ca, cert, key, control_group (0: the default),
+	 * for coord_conf_verify()'s messages. */
+	unsigned line_ca, line_cert, line_key, line_control_group;
 };
 
 /* How the survey measures an edge. auto: RDMA where both ends can (active
@@ -80,12 +83,23 @@ const char *coord_survey_method_name(int m);
 
 void coord_conf_defaults(struct coord_conf *c);
 void coord_conf_free(struct coord_conf *c);
+/* Parse path into c (which holds defaults), then coord_conf_check(), which
+ * runs even after bad lines so that one run reports every mistake. ctx may
+ * be NULL. -1 on any error: errno EINVAL when the file had errors (all
+ * reported), another errno when it could not be read. */
 int coord_conf_load(struct coord_conf *c, const char *path,
 		    struct cfg_ctx *ctx);
 int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx);
 /* Cross-directive checks; duplicate expect names are errors. */
 int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx);
+/* What the service will find at start: the CA, certificate and key as
+ * tls_check_files() sees them (a coordinator's certificate, server role)
+ * and the control_group. Errors for what stops the coordinator, warnings
+ * for what it survives (a certificate the CA did not sign, an unknown
+ * group: then the control socket is root's only), each with the line that
+ * set the value. ctx->file names the configuration. 0 or -1 (EINVAL). */
+int coord_conf_verify(const struct coord_conf *c, struct cfg_ctx *ctx);
 /* May an agent whose certificate (already verified against the CA, with
  * the node role, and valid for node) has serial serial_hex (as
  * tls_peer_serial() gives it; NULL if unknown) join as node? Refused: a

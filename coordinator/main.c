@@ -1,30 +1,89 @@
 /* ring-coordinator: command line and startup only; see coord.c. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "cfg.h"
 #include "coord.h"
 #include "log.h"
 
+#define PROG "ring-coordinator"
+
 static void usage(FILE *f)
 {
+	char subsys[256];
+
+	cfg_debug_names(CFG_DAEMON_COORDINATOR, subsys, sizeof(subsys));
 	fprintf(f,
-		"usage: ring-coordinator [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
-		"  -c CONFIG  configuration file (default /etc/ringd/coordinator.conf)\n"
-		"  -n         check the configuration and exit\n"
-		"  -d SUBSYS  debug output for subsystems (conn,agents,control,all)\n"
-		"  -V         print the version\n");
+		"usage: " PROG " [-c CONFIG] [-n] [-d SUBSYS] [-V]\n"
+		"  -c CONFIG  configuration file (default "
+		"/etc/ringd/coordinator.conf)\n"
+		"  -n         check the configuration, its CA, certificate and "
+		"key, and exit\n"
+		"  -d SUBSYS  debug output for subsystems, comma-separated:\n"
+		"             %s\n"
+		"  -V, --version  print the version\n"
+		"  -h, --help     print this help\n",
+		subsys);
+}
+
+/* One line, not the whole usage: the mistake stays visible. */
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, PROG ": %s '%s'; see '" PROG " --help'\n", what, arg);
+	return 2;
+}
+
+/* The option getopt_long() stopped at, as the user typed it. */
+static const char *bad_option(char **argv, char *buf, size_t len)
+{
+	const char *arg = argv[optind - 1];
+
+	if (!optopt || !strncmp(arg, "--", 2))
+		return arg;
+	snprintf(buf, len, "-%c", optopt);
+	return buf;
+}
+
+/* Errors and warnings of the configuration, one per line, then a count.
+ * The same for -n and for a start: what -n passes, the start accepts. */
+static int load_conf(struct coord_conf *conf, const char *path)
+{
+	struct cfg_ctx ctx = {0};
+
+	cfg_ctx_to_stderr(&ctx, PROG);
+	coord_conf_defaults(conf);
+	if (coord_conf_load(conf, path, &ctx) == 0 || errno == EINVAL)
+		coord_conf_verify(conf, &ctx);
+	if (ctx.errors) {
+		fprintf(stderr, PROG ": %s: %u error%s, %u warning%s\n", path,
+			ctx.errors, ctx.errors == 1 ? "" : "s", ctx.warnings,
+			ctx.warnings == 1 ? "" : "s");
+		return -1;
+	}
+	return (int)ctx.warnings;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
 	const char *path = "/etc/ringd/coordinator.conf";
 	const char *debug = NULL;
 	struct coord_conf conf;
 	struct coord co;
-	int check = 0, opt, rc;
+	char bad[64], subsys[256], optbuf[4];
+	int check = 0, opt, rc, warnings;
 
-	while ((opt = getopt(argc, argv, "c:nd:Vh")) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:nd:Vh", longopts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'c':
 			path = optarg;
@@ -33,31 +92,48 @@ int main(int argc, char **argv)
 			check = 1;
 			break;
 		case 'd':
+			if (cfg_debug_check(CFG_DAEMON_COORDINATOR, optarg, bad,
+					    sizeof(bad)) < 0) {
+				cfg_debug_names(CFG_DAEMON_COORDINATOR, subsys,
+						sizeof(subsys));
+				fprintf(stderr,
+					PROG ": -d: unknown debug subsystem "
+					     "'%s' (known: %s)\n",
+					bad, subsys);
+				return 2;
+			}
 			debug = optarg;
 			break;
 		case 'V':
-			printf("ring-coordinator %s\n", RING_VERSION);
+			printf(PROG " %s\n", RING_VERSION);
 			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			return usage_error(
+				"missing argument to",
+				bad_option(argv, optbuf, sizeof(optbuf)));
 		default:
-			usage(stderr);
-			return 2;
+			return usage_error(
+				"unknown option",
+				bad_option(argv, optbuf, sizeof(optbuf)));
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return 2;
-	}
-	log_init("ring-coordinator", debug, check);
-	coord_conf_defaults(&conf);
-	if (coord_conf_load(&conf, path, NULL) < 0) {
+	if (optind != argc)
+		return usage_error("unexpected argument", argv[optind]);
+	log_init(PROG, debug, check);
+	warnings = load_conf(&conf, path);
+	if (warnings < 0) {
 		coord_conf_free(&conf);
 		return 1;
 	}
 	if (check) {
-		printf("%s: ok\n", path);
+		if (warnings)
+			printf("%s: ok, %d warning%s\n", path, warnings,
+			       warnings == 1 ? "" : "s");
+		else
+			printf("%s: ok\n", path);
 		coord_conf_free(&conf);
 		return 0;
 	}
