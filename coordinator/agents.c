@@ -12,30 +12,30 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "cfg.h"
 #include "conn.h"
-#include "coord.h"
 #include "log.h"
 #include "tls.h"
 #include "validate.h"
 
 #define AGENTS_LOG_BURST 10
 
-struct agents_call {
+struct call {
 	struct session *s;
 	uint64_t id;
 	unsigned timeout_ms;
 	Ring__Envelope__BodyCase interim, final;
 	int got_interim;
-	agents_reply_cb cb;
+	call_reply_cb cb;
 	void *arg;
 	struct event *timer;
-	struct agents_call *prev, *next;
+	struct call *prev, *next;
 };
 
 struct session {
 	struct agents *owner;
-	struct agents_call *calls; /* pending requests to this agent */
+	struct call *calls; /* pending requests to this agent */
 	uint64_t next_id;
 	struct conn *conn;
 	SSL *ssl;
@@ -54,7 +54,11 @@ struct session_list {
 };
 
 struct agents {
-	struct coord *co;
+	struct event_base *base;
+	SSL_CTX *tls;
+	const struct coord_conf *conf;
+	struct nodes *nodes;
+	struct call_iface calls;
 	struct evconnlistener *listener;
 	struct session_list pending; /* oldest first */
 	struct session_list active;
@@ -101,7 +105,7 @@ static void agents_changed(struct agents *a)
 		a->change_cb(a->change_arg);
 }
 
-static void call_unlink(struct agents_call *c)
+static void call_unlink(struct call *c)
 {
 	struct session *s = c->s;
 
@@ -115,7 +119,7 @@ static void call_unlink(struct agents_call *c)
 	free(c);
 }
 
-void agents_call_cancel(struct agents_call *c)
+static void agents_call_cancel(struct call *c)
 {
 	if (c)
 		call_unlink(c);
@@ -125,8 +129,8 @@ void agents_call_cancel(struct agents_call *c)
 static void session_fail_calls(struct session *s, int err)
 {
 	while (s->calls) {
-		struct agents_call *c = s->calls;
-		agents_reply_cb cb = c->cb;
+		struct call *c = s->calls;
+		call_reply_cb cb = c->cb;
 		void *arg = c->arg;
 
 		call_unlink(c);
@@ -136,8 +140,8 @@ static void session_fail_calls(struct session *s, int err)
 
 static void call_timeout(evutil_socket_t fd, short what, void *arg)
 {
-	struct agents_call *c = arg;
-	agents_reply_cb cb = c->cb;
+	struct call *c = arg;
+	call_reply_cb cb = c->cb;
 	void *cb_arg = c->arg;
 
 	(void)fd;
@@ -146,7 +150,7 @@ static void call_timeout(evutil_socket_t fd, short what, void *arg)
 	cb(NULL, -ETIMEDOUT, cb_arg);
 }
 
-static void call_arm(struct agents_call *c)
+static void call_arm(struct call *c)
 {
 	struct timeval tv = {.tv_sec = c->timeout_ms / 1000,
 			     .tv_usec = (c->timeout_ms % 1000) * 1000};
@@ -180,7 +184,7 @@ static void session_drop(struct session *s, const Ring__Envelope *env,
 static int session_deliver(struct session *s, const Ring__Envelope *env)
 {
 	Ring__Envelope__BodyCase t = env->body_case;
-	struct agents_call *c;
+	struct call *c;
 
 	if (!env->request_id)
 		return 0;
@@ -206,7 +210,7 @@ static int session_deliver(struct session *s, const Ring__Envelope *env)
 		return 1;
 	}
 	if (t == c->final || t == RING__ENVELOPE__BODY_ERROR) {
-		agents_reply_cb cb = c->cb;
+		call_reply_cb cb = c->cb;
 		void *arg = c->arg;
 
 		call_unlink(c);
@@ -268,7 +272,7 @@ static void session_peer_cn(struct session *s, char *buf, size_t len)
 static void session_hello(struct session *s, Ring__Envelope *env)
 {
 	struct agents *a = s->owner;
-	const struct coord_conf *conf = a->co->conf;
+	const struct coord_conf *conf = a->conf;
 	Ring__Hello *h = env->hello;
 	Ring__HelloAck ack = RING__HELLO_ACK__INIT;
 	struct node *n;
@@ -299,7 +303,7 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 			       RING__ERROR_CODE__ERROR_PERMISSION, why);
 		return;
 	}
-	n = nodes_get(a->co->nodes, h->node, conf->max_agents);
+	n = nodes_get(a->nodes, h->node, conf->max_agents);
 	if (!n) {
 		snprintf(why, sizeof(why), "node '%s' not admitted: %s",
 			 h->node,
@@ -327,7 +331,7 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 		session_free(old);
 	}
 	s->node = n;
-	nodes_mark_up(n, s, s->addr, h->agent_version, coord_now_ms());
+	nodes_mark_up(n, s, s->addr, h->agent_version, clock_now_ms());
 	nodes_set_capabilities(n, h->capabilities, h->n_capabilities);
 	log_info("node %s up: %s, agent %s%s", n->name, s->addr,
 		 h->agent_version, n->expected ? "" : " (not in expect list)");
@@ -432,7 +436,7 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		frame_free(env);
 		return;
 	}
-	n->last_seen_ms = coord_now_ms();
+	n->last_seen_ms = clock_now_ms();
 	if (validate_message(&env->base, why, sizeof(why)) < 0) {
 		log_warnx("node %s: %s refused: %s", n->name,
 			  frame_type_name((uint16_t)env->body_case), why);
@@ -483,7 +487,7 @@ static void session_close(struct conn *c, int err, const char *reason,
 			  void *arg)
 {
 	struct session *s = arg;
-	const struct coord_conf *conf = s->owner->co->conf;
+	const struct coord_conf *conf = s->owner->conf;
 	char why[256];
 
 	if (s->node && s->node->session == s) {
@@ -499,7 +503,7 @@ static void session_close(struct conn *c, int err, const char *reason,
 				 "connection closed by agent");
 		else
 			snprintf(why, sizeof(why), "%s", reason);
-		nodes_mark_down(s->node, why, coord_now_ms());
+		nodes_mark_down(s->node, why, clock_now_ms());
 		log_info("node %s down: %s", s->node->name, why);
 		session_fail_calls(s, -ECONNRESET);
 		agents_changed(s->owner);
@@ -525,7 +529,7 @@ static void session_deadline(evutil_socket_t fd, short what, void *arg)
  * say why for the first few in each 10 s window, then how many more. */
 static void agents_refused(struct agents *a, const char *peer, const char *why)
 {
-	uint64_t now = coord_now_ms();
+	uint64_t now = clock_now_ms();
 
 	if (now - a->refused_log_ms >= 10000) {
 		if (a->refused > AGENTS_LOG_BURST)
@@ -551,10 +555,9 @@ static unsigned agents_pending_from(const struct agents *a, const char *addr)
 int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
 		  const char *identity)
 {
-	struct coord *co = a->co;
-	struct timeval tv = {
-		.tv_sec = co->conf->handshake_timeout_ms / 1000,
-		.tv_usec = (co->conf->handshake_timeout_ms % 1000) * 1000};
+	struct timeval tv = {.tv_sec = a->conf->handshake_timeout_ms / 1000,
+			     .tv_usec = (a->conf->handshake_timeout_ms % 1000) *
+					1000};
 	struct session *s;
 
 	if (agents_pending_from(a, addr) >= AGENTS_MAX_PENDING_PER_SOURCE) {
@@ -577,7 +580,7 @@ int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
 	snprintf(s->identity, sizeof(s->identity), "%s",
 		 identity ? identity : "");
 	snprintf(s->addr, sizeof(s->addr), "%s", addr);
-	s->deadline = evtimer_new(co->base, session_deadline, s);
+	s->deadline = evtimer_new(a->base, session_deadline, s);
 	if (!s->deadline)
 		goto fail_s;
 	s->conn = conn_new(bev, addr, AGENTS_HELLO_MAX_FRAME, session_msg,
@@ -600,7 +603,6 @@ static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
 			  struct sockaddr *sa, int salen, void *arg)
 {
 	struct agents *a = arg;
-	struct coord *co = a->co;
 	struct bufferevent *bev;
 	SSL *ssl;
 	char host[64] = "?", serv[16] = "?", peer[96];
@@ -609,7 +611,7 @@ static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
 	getnameinfo(sa, (socklen_t)salen, host, sizeof(host), serv,
 		    sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(peer, sizeof(peer), "%s:%s", host, serv);
-	ssl = SSL_new(co->tls);
+	ssl = SSL_new(a->tls);
 	if (!ssl) {
 		log_warnx("agent %s: cannot set up TLS", peer);
 		evutil_closesocket(fd);
@@ -617,7 +619,7 @@ static void agents_accept(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	/* An idle pending connection holds no TLS buffers. */
 	SSL_set_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
-	bev = bufferevent_openssl_socket_new(co->base, fd, ssl,
+	bev = bufferevent_openssl_socket_new(a->base, fd, ssl,
 					     BUFFEREVENT_SSL_ACCEPTING,
 					     BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
@@ -640,9 +642,21 @@ static void agents_listen_error(struct evconnlistener *l, void *arg)
 	log_warn("agents: accept failed");
 }
 
-struct agents *agents_new(struct coord *co)
+static struct call *agents_call_start(void *ctx, const char *node,
+				      Ring__Envelope *req, unsigned timeout_ms,
+				      Ring__Envelope__BodyCase interim,
+				      Ring__Envelope__BodyCase final,
+				      call_reply_cb cb, void *arg);
+
+static void agents_call_cancel_cb(void *ctx, struct call *c)
 {
-	const struct coord_conf *conf = co->conf;
+	(void)ctx;
+	agents_call_cancel(c);
+}
+
+struct agents *agents_new(struct event_base *base, SSL_CTX *tls,
+			  const struct coord_conf *conf, struct nodes *nodes)
+{
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 				 .ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -654,7 +668,13 @@ struct agents *agents_new(struct coord *co)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	a->co = co;
+	a->base = base;
+	a->tls = tls;
+	a->conf = conf;
+	a->nodes = nodes;
+	a->calls.start = agents_call_start;
+	a->calls.cancel = agents_call_cancel_cb;
+	a->calls.ctx = a;
 	snprintf(port, sizeof(port), "%u", conf->listen_port);
 	rc = getaddrinfo(conf->listen_host, port, &hints, &res);
 	if (rc) {
@@ -662,7 +682,7 @@ struct agents *agents_new(struct coord *co)
 		goto fail;
 	}
 	a->listener = evconnlistener_new_bind(
-		co->base, agents_accept, a,
+		base, agents_accept, a,
 		LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE |
 			LEV_OPT_CLOSE_ON_EXEC,
 		1024, res->ai_addr, (int)res->ai_addrlen);
@@ -713,15 +733,21 @@ void agents_set_change_cb(struct agents *a, agents_change_cb cb, void *arg)
 	a->change_arg = arg;
 }
 
-struct agents_call *agents_call(struct agents *a, const char *node,
-				Ring__Envelope *req, unsigned timeout_ms,
-				Ring__Envelope__BodyCase interim,
-				Ring__Envelope__BodyCase final,
-				agents_reply_cb cb, void *arg)
+const struct call_iface *agents_calls(struct agents *a)
 {
-	struct node *n = nodes_find(a->co->nodes, node);
+	return &a->calls;
+}
+
+static struct call *agents_call_start(void *ctx, const char *node,
+				      Ring__Envelope *req, unsigned timeout_ms,
+				      Ring__Envelope__BodyCase interim,
+				      Ring__Envelope__BodyCase final,
+				      call_reply_cb cb, void *arg)
+{
+	struct agents *a = ctx;
+	struct node *n = nodes_find(a->nodes, node);
 	struct session *s = n && n->state == NODE_UP ? n->session : NULL;
-	struct agents_call *c;
+	struct call *c;
 
 	if (!s) {
 		errno = ENOTCONN;
@@ -730,7 +756,7 @@ struct agents_call *agents_call(struct agents *a, const char *node,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->timer = evtimer_new(a->co->base, call_timeout, c);
+	c->timer = evtimer_new(a->base, call_timeout, c);
 	if (!c->timer) {
 		free(c);
 		errno = ENOMEM;

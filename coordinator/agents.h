@@ -5,10 +5,15 @@
 #define RING_AGENTS_H
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <openssl/ssl.h>
 
+#include "coord_conf.h"
+
+#include "call.h"
+#include "nodes.h"
 #include "ring.pb-c.h"
 
-struct coord;
 struct agents;
 
 /* Connections that have not completed TLS and Hello are bounded apart
@@ -23,35 +28,18 @@ struct agents;
 
 /* Bind and listen on conf->listen_host:listen_port (port 0: any free one).
  * NULL on error. */
-struct agents *agents_new(struct coord *co);
+struct agents *agents_new(struct event_base *base, SSL_CTX *tls,
+			  const struct coord_conf *conf, struct nodes *nodes);
 /* Close every session and the listener. */
 void agents_free(struct agents *a);
 /* Number of sessions that completed Hello. */
 unsigned agents_active(const struct agents *a);
 
-struct agents_call;
-
-/* The one reply that ends a call: env is the final reply (owned by the
- * callee, freed after the callback), or env == NULL with err (-ETIMEDOUT,
- * -ECONNRESET when the session ended). An interim reply (see agents_call)
- * also comes here, with the call still pending. Never called after
- * agents_call_cancel. */
-typedef void (*agents_reply_cb)(const Ring__Envelope *env, int err, void *arg);
-
-/* Send req (its request_id is assigned here, unique per session) to node's
- * live session and accept, for that id, at most one reply of type interim
- * (0: none; the timeout is re-armed with timeout_ms when it arrives), then
- * exactly one final reply: type final or an Error. Anything else with that
- * id (a second interim, another type, a reply after the final one or after
- * the timeout) is logged and dropped: every request gets exactly one
- * accepted outcome. NULL with errno ENOTCONN when the node is not up. */
-struct agents_call *agents_call(struct agents *a, const char *node,
-				Ring__Envelope *req, unsigned timeout_ms,
-				Ring__Envelope__BodyCase interim,
-				Ring__Envelope__BodyCase final,
-				agents_reply_cb cb, void *arg);
-/* Forget a pending call; its callback is not called again. */
-void agents_call_cancel(struct agents_call *c);
+/* The call interface of the agents' sessions (call.h): requests to a
+ * node's live session, one accepted outcome each. Anything else carrying
+ * a call's id (a second interim, another type, a reply after the final
+ * one or after the timeout) is logged and dropped. */
+const struct call_iface *agents_calls(struct agents *a);
 /* Take a connected transport as an agent session, as after a TLS accept.
  * identity: the name its certificate proves (NULL: ask the TLS layer of
  * bev); for sessions over plain sockets in tests and fuzzing. 0 or -1. */

@@ -16,8 +16,10 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "conn.h"
-#include "coord.h"
+#include "coord_conf.h"
+#include "nodes.h"
 #include "log.h"
 #include "survey.h"
 
@@ -58,7 +60,10 @@ struct client {
 };
 
 struct control {
-	struct coord *co;
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *nodes;
+	struct survey *survey;
 	struct evconnlistener *listener;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct client *head;
@@ -159,7 +164,7 @@ static void client_send(struct client *cl, uint64_t id,
 
 static void control_status(struct client *cl, uint64_t id)
 {
-	struct coord *co = cl->ctl->co;
+	struct control *co = cl->ctl;
 	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
 	Ring__NodeStatus *st = NULL, **stp = NULL;
 	char ***unaddr = NULL;
@@ -188,9 +193,9 @@ static void control_status(struct client *cl, uint64_t id)
 	}
 	rep.topology = (Ring__Topology *)survey_topology(co->survey);
 	rep.survey_state = (char *)survey_state(co->survey);
-	rep.coordinator = co->conf->name;
+	rep.coordinator = (char *)co->conf->name;
 	rep.version = RING_VERSION;
-	rep.now_ms = coord_now_ms();
+	rep.now_ms = clock_now_ms();
 	rep.n_nodes = n;
 	rep.nodes = stp;
 	client_send(cl, id, RING__ENVELOPE__BODY_STATUS_REPLY, &rep);
@@ -210,7 +215,7 @@ out:
 static void control_inventory(struct client *cl, uint64_t id,
 			      const Ring__InventoryRequest *req)
 {
-	struct node *n = nodes_find(cl->ctl->co->nodes, req->node);
+	struct node *n = nodes_find(cl->ctl->nodes, req->node);
 	Ring__InventoryReply rep = RING__INVENTORY_REPLY__INIT;
 	Ring__NodeStatus st = RING__NODE_STATUS__INIT;
 	char **unaddr;
@@ -238,7 +243,7 @@ static void control_forget(struct client *cl, uint64_t id,
 			   const Ring__ForgetRequest *req)
 {
 	Ring__Ack ack = RING__ACK__INIT;
-	struct node *n = nodes_find(cl->ctl->co->nodes, req->node);
+	struct node *n = nodes_find(cl->ctl->nodes, req->node);
 	char text[128];
 
 	if (n && n->expected) {
@@ -249,7 +254,7 @@ static void control_forget(struct client *cl, uint64_t id,
 				req->node);
 		return;
 	}
-	if (nodes_remove(cl->ctl->co->nodes, req->node) < 0) {
+	if (nodes_remove(cl->ctl->nodes, req->node) < 0) {
 		conn_send_error(
 			cl->conn, id,
 			errno == ENOENT ? RING__ERROR_CODE__ERROR_NOT_FOUND
@@ -313,7 +318,7 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 static void control_test(struct client *cl, uint64_t id,
 			 const Ring__TestRequest *req)
 {
-	struct coord *co = cl->ctl->co;
+	struct control *co = cl->ctl;
 	struct node *a = nodes_find(co->nodes, req->a);
 	struct node *b = nodes_find(co->nodes, req->b);
 	char a_if[IFNAMSIZ], b_addr[64], why[512];
@@ -383,7 +388,7 @@ static void control_survey(struct client *cl, uint64_t id)
 {
 	Ring__Ack ack = RING__ACK__INIT;
 
-	if (survey_start(cl->ctl->co->survey, "requested by ringctl") < 0) {
+	if (survey_start(cl->ctl->survey, "requested by ringctl") < 0) {
 		conn_send_error(
 			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
 			errno == EBUSY ? "a survey or a test is already running"
@@ -396,7 +401,7 @@ static void control_survey(struct client *cl, uint64_t id)
 
 static void control_ranks(struct client *cl, uint64_t id)
 {
-	struct survey *sv = cl->ctl->co->survey;
+	struct survey *sv = cl->ctl->survey;
 	Ring__RanksReply rep = RING__RANKS_REPLY__INIT;
 
 	rep.topology = (Ring__Topology *)survey_topology(sv);
@@ -510,7 +515,7 @@ static void control_refuse(struct control *ctl, evutil_socket_t fd,
 {
 	Ring__Envelope env = RING__ENVELOPE__INIT;
 	Ring__Error err = RING__ERROR__INIT;
-	uint64_t now = coord_now_ms();
+	uint64_t now = clock_now_ms();
 	char text[160], junk[256];
 	uint8_t *buf;
 	size_t len;
@@ -577,11 +582,11 @@ static void control_accept(struct evconnlistener *l, evutil_socket_t fd,
 	cl = calloc(1, sizeof(*cl));
 	if (!cl)
 		goto fail_fd;
-	cl->deadline = evtimer_new(ctl->co->base, client_deadline, cl);
+	cl->deadline = evtimer_new(ctl->base, client_deadline, cl);
 	cl->paused = evbuffer_new();
 	if (!cl->deadline || !cl->paused)
 		goto fail_cl;
-	bev = bufferevent_socket_new(ctl->co->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!bev)
 		goto fail_cl;
 	cl->out_cb =
@@ -643,9 +648,10 @@ static int control_unlink_stale(const struct sockaddr_un *sun)
 	return unlink(sun->sun_path);
 }
 
-struct control *control_new(struct coord *co)
+struct control *control_new(struct event_base *base,
+			    const struct coord_conf *conf, struct nodes *nodes,
+			    struct survey *survey)
 {
-	const struct coord_conf *conf = co->conf;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	struct control *ctl;
 	struct group *gr;
@@ -660,7 +666,10 @@ struct control *control_new(struct coord *co)
 	ctl = calloc(1, sizeof(*ctl));
 	if (!ctl)
 		return NULL;
-	ctl->co = co;
+	ctl->base = base;
+	ctl->conf = conf;
+	ctl->nodes = nodes;
+	ctl->survey = survey;
 	/* Length checked above; memcpy keeps the terminating NUL. */
 	memcpy(sun.sun_path, conf->control_socket,
 	       strlen(conf->control_socket) + 1);
@@ -694,7 +703,7 @@ struct control *control_new(struct coord *co)
 		log_warn("control socket %s: chown to group %s", sun.sun_path,
 			 conf->control_group);
 	ctl->listener = evconnlistener_new(
-		co->base, control_accept, ctl,
+		base, control_accept, ctl,
 		LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
 	if (!ctl->listener) {
 		log_warn("control socket %s: listen", sun.sun_path);

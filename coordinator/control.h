@@ -4,10 +4,18 @@
 #ifndef RING_CONTROL_H
 #define RING_CONTROL_H
 
-struct coord;
+#include <event2/event.h>
+
+#include "coord_conf.h"
+#include "nodes.h"
+#include "survey.h"
+
 struct control;
 
-struct control *control_new(struct coord *co);
+/* Serves the node table and the survey to ringctl. */
+struct control *control_new(struct event_base *base,
+			    const struct coord_conf *conf, struct nodes *nodes,
+			    struct survey *survey);
 void control_free(struct control *ctl);
 
 #endif

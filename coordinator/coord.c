@@ -16,14 +16,6 @@
 #include "survey.h"
 #include "tls.h"
 
-uint64_t coord_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void coord_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct coord *co = arg;
@@ -103,14 +95,15 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	}
 	if (coord_state_dir(conf) < 0)
 		goto fail;
-	co->agents = agents_new(co);
+	co->agents = agents_new(co->base, co->tls, conf, co->nodes);
 	if (!co->agents)
 		goto fail;
-	co->survey = survey_new(co);
+	co->survey =
+		survey_new(co->base, conf, co->nodes, agents_calls(co->agents));
 	if (!co->survey)
 		goto fail;
 	agents_set_change_cb(co->agents, survey_nodes_changed, co->survey);
-	co->control = control_new(co);
+	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)
 		goto fail;
 	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);

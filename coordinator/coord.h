@@ -29,7 +29,5 @@ int coord_init(struct coord *co, struct coord_conf *conf);
 /* Run until SIGTERM/SIGINT. 0 on clean stop. */
 int coord_run(struct coord *co);
 void coord_fini(struct coord *co);
-/* Wall clock in Unix milliseconds. */
-uint64_t coord_now_ms(void);
 
 #endif

@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <sys/random.h>
 
-#include "agents.h"
-#include "coord.h"
+#include "clock.h"
+#include "call.h"
 #include "frame.h"
 #include "log.h"
 #include "nodes.h"
@@ -212,18 +212,18 @@ unsigned rdmatest_deadline_ms(const Ring__TestParams *p)
 
 struct rt_side {
 	struct rdmatest *t;
-	int idx;		   /* 0 A (requester), 1 B (target) */
-	struct agents_call *setup; /* RdmaSetup: endpoint, later result */
-	struct agents_call *ctl;   /* RdmaControl CONNECT */
-	Ring__RdmaEndpoint *ep;	   /* its endpoint, once answered */
-	Ring__TestResult *res;	   /* its result, once answered */
-	int sent;		   /* RdmaSetup went out */
-	int done;		   /* no more replies on the setup */
-	int stopped;		   /* RdmaControl STOP went out */
+	int idx;		/* 0 A (requester), 1 B (target) */
+	struct call *setup;	/* RdmaSetup: endpoint, later result */
+	struct call *ctl;	/* RdmaControl CONNECT */
+	Ring__RdmaEndpoint *ep; /* its endpoint, once answered */
+	Ring__TestResult *res;	/* its result, once answered */
+	int sent;		/* RdmaSetup went out */
+	int done;		/* no more replies on the setup */
+	int stopped;		/* RdmaControl STOP went out */
 };
 
 struct rdmatest {
-	struct agents *ag;
+	const struct call_iface *ci;
 	char node[2][64], ifname[2][IFNAMSIZ], dev[2][64];
 	int adjacent;
 	Ring__TestParams params;
@@ -279,8 +279,8 @@ static void rt_free(struct rdmatest *t)
 	for (int i = 0; i < 2; i++) {
 		struct rt_side *s = &t->side[i];
 
-		agents_call_cancel(s->setup);
-		agents_call_cancel(s->ctl);
+		call_cancel(t->ci, s->setup);
+		call_cancel(t->ci, s->ctl);
 		if (s->ep)
 			ring__rdma_endpoint__free_unpacked(s->ep, NULL);
 		if (s->res)
@@ -310,8 +310,8 @@ static void rt_send_stop(struct rdmatest *t, int idx)
 	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
 	req.rdma_control = &rc;
 	/* No session, no call: its setup call fails with it. */
-	agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS, 0,
-		    RING__ENVELOPE__BODY_ACK, rt_stop_reply, NULL);
+	call_start(t->ci, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS, 0,
+		   RING__ENVELOPE__BODY_ACK, rt_stop_reply, NULL);
 }
 
 /* End this side: STOP it if it holds anything, or mark it done if it was
@@ -354,7 +354,7 @@ static void rt_finish(struct rdmatest *t)
 			rep.gbps_a_to_b = ra->gbps_sent;
 	}
 	rep.error = t->error;
-	rep.finished_ms = coord_now_ms();
+	rep.finished_ms = clock_now_ms();
 	rep.method = "rdma";
 	t->cb(&rep, t->arg);
 	rt_free(t);
@@ -401,8 +401,8 @@ static int rt_send_setup(struct rdmatest *t, int idx)
 	req.body_case = RING__ENVELOPE__BODY_RDMA_SETUP;
 	req.rdma_setup = &su;
 	/* The endpoint at once, the result when the test ends. */
-	s->setup = agents_call(
-		t->ag, t->node[idx], &req, t->deadline_ms + RDMATEST_MARGIN_MS,
+	s->setup = call_start(
+		t->ci, t->node[idx], &req, t->deadline_ms + RDMATEST_MARGIN_MS,
 		RING__ENVELOPE__BODY_RDMA_ENDPOINT,
 		RING__ENVELOPE__BODY_TEST_RESULT, rt_setup_reply, s);
 	if (!s->setup)
@@ -423,8 +423,8 @@ static int rt_send_connect(struct rdmatest *t, int idx)
 	rc.peer = t->side[!idx].ep;
 	req.body_case = RING__ENVELOPE__BODY_RDMA_CONTROL;
 	req.rdma_control = &rc;
-	s->ctl = agents_call(t->ag, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
-			     0, RING__ENVELOPE__BODY_ACK, rt_connect_reply, s);
+	s->ctl = call_start(t->ci, t->node[idx], &req, RDMATEST_CTL_TIMEOUT_MS,
+			    0, RING__ENVELOPE__BODY_ACK, rt_connect_reply, s);
 	return s->ctl ? 0 : -1;
 }
 
@@ -521,7 +521,7 @@ static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 	rt_leave(t);
 }
 
-struct rdmatest *rdmatest_start(struct agents *ag,
+struct rdmatest *rdmatest_start(const struct call_iface *ci,
 				const struct rdmatest_spec *sp, rdmatest_cb cb,
 				void *arg)
 {
@@ -529,7 +529,7 @@ struct rdmatest *rdmatest_start(struct agents *ag,
 
 	if (!t)
 		return NULL;
-	t->ag = ag;
+	t->ci = ci;
 	snprintf(t->node[0], sizeof(t->node[0]), "%s", sp->a);
 	snprintf(t->node[1], sizeof(t->node[1]), "%s", sp->b);
 	snprintf(t->ifname[0], sizeof(t->ifname[0]), "%s", sp->a_if);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "ring.pb-c.h"
 
 /* The Hello capability of an agent that runs RDMA tests (the agent says
@@ -19,7 +20,6 @@
  * accepted too). */
 #define RDMATEST_CAP "rdma_test"
 
-struct agents;
 struct node;
 
 /* "4096", "64K", "1M", "2G" (binary multiples, as cfg_parse_size reads
@@ -66,7 +66,7 @@ typedef void (*rdmatest_cb)(const Ring__TestReport *rep, void *arg);
 
 /* Start: B's RdmaSetup is sent now. NULL with errno (ENOTCONN when B is
  * not up). */
-struct rdmatest *rdmatest_start(struct agents *ag,
+struct rdmatest *rdmatest_start(const struct call_iface *ci,
 				const struct rdmatest_spec *s, rdmatest_cb cb,
 				void *arg);
 /* Stop every side that was set up, forget the test; no callback. */

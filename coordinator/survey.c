@@ -12,8 +12,10 @@
 
 #include <event2/event.h>
 
-#include "agents.h"
-#include "coord.h"
+#include "clock.h"
+#include "call.h"
+#include "coord_conf.h"
+#include "nodes.h"
 #include "findings.h"
 #include "log.h"
 #include "rdmatest.h"
@@ -115,7 +117,7 @@ enum sv_phase {
 /* One outstanding request to an agent on behalf of the survey. */
 struct sv_op {
 	struct survey *sv;
-	struct agents_call *call;
+	struct call *call;
 	enum sv_phase phase;
 	unsigned idx;
 	int dir;
@@ -132,7 +134,7 @@ struct survey_test {
 	Ring__TestParams params;
 	uint32_t sizes[16];
 	uint8_t token[16];
-	struct agents_call *call_a, *call_b;
+	struct call *call_a, *call_b;
 	Ring__TestResult *res_a, *res_b;
 	int done_a, done_b;
 	char error[256];
@@ -144,7 +146,10 @@ struct survey_test {
 };
 
 struct survey {
-	struct coord *co;
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *table; /* the coordinator's node table */
+	const struct call_iface *calls;
 	enum sv_phase phase;
 	unsigned pending;
 	char reason[64];
@@ -220,8 +225,8 @@ static void sv_test_free(struct survey_test *t)
 {
 	if (t->manual)
 		t->sv->manual_tests--;
-	agents_call_cancel(t->call_a);
-	agents_call_cancel(t->call_b);
+	call_cancel(t->sv->calls, t->call_a);
+	call_cancel(t->sv->calls, t->call_b);
 	rdmatest_cancel(t->rdma);
 	if (t->res_a)
 		ring__test_result__free_unpacked(t->res_a, NULL);
@@ -268,7 +273,7 @@ static void sv_test_finish(struct survey_test *t)
 	if (!t->error[0] && t->res_b && *t->res_b->error)
 		sv_test_set_error(t, t->b, t->res_b->error);
 	rep.error = t->error;
-	rep.finished_ms = coord_now_ms();
+	rep.finished_ms = clock_now_ms();
 	rep.method = "tcp";
 	t->call_a = t->call_b = NULL;
 	t->cb(&rep, t->arg);
@@ -323,10 +328,10 @@ static void sv_test_reply_b(const Ring__Envelope *env, int err, void *arg)
 		run.connect_timeout_ms = SV_ACCEPT_TIMEOUT_MS;
 		req.body_case = RING__ENVELOPE__BODY_TEST_RUN_REQUEST;
 		req.test_run_request = &run;
-		t->call_a = agents_call(t->sv->co->agents, t->a, &req,
-					sv_test_deadline_ms(&t->params), 0,
-					RING__ENVELOPE__BODY_TEST_RESULT,
-					sv_test_reply_a, t);
+		t->call_a = call_start(t->sv->calls, t->a, &req,
+				       sv_test_deadline_ms(&t->params), 0,
+				       RING__ENVELOPE__BODY_TEST_RESULT,
+				       sv_test_reply_a, t);
 		if (!t->call_a) {
 			sv_test_set_error(t, t->a, "not connected");
 			t->done_a = 1;
@@ -387,8 +392,8 @@ sv_test_start(struct survey *sv, const char *a, const char *a_if, const char *b,
 	req.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST;
 	req.test_listen_request = &lis;
 	/* B's port at once, B's result when the test ends. */
-	t->call_b = agents_call(
-		sv->co->agents, b, &req, sv_test_deadline_ms(&t->params),
+	t->call_b = call_start(
+		sv->calls, b, &req, sv_test_deadline_ms(&t->params),
 		RING__ENVELOPE__BODY_TEST_LISTEN_REPLY,
 		RING__ENVELOPE__BODY_TEST_RESULT, sv_test_reply_b, t);
 	if (!t->call_b) {
@@ -442,7 +447,7 @@ static struct survey_test *sv_rdma_start(struct survey *sv,
 	t->arg = arg;
 	t->manual = manual;
 	sv_test_link(sv, t);
-	t->rdma = rdmatest_start(sv->co->agents, sp, sv_rdma_done, t);
+	t->rdma = rdmatest_start(sv->calls, sp, sv_rdma_done, t);
 	if (!t->rdma) {
 		int err = errno;
 
@@ -487,7 +492,7 @@ static void sv_reset(struct survey *sv)
 		struct sv_op *op = sv->ops;
 
 		sv->ops = op->next;
-		agents_call_cancel(op->call);
+		call_cancel(sv->calls, op->call);
 		free(op);
 	}
 	for (unsigned i = 0; i < sv->n_links; i++)
@@ -561,7 +566,7 @@ static int sv_snapshot(struct survey *sv)
 	struct node **v;
 	unsigned n, k = 0;
 
-	v = nodes_sorted(sv->co->nodes, &n);
+	v = nodes_sorted(sv->table, &n);
 	if (!v)
 		return -1;
 	sv->nodes = calloc(n ? n : 1, sizeof(*sv->nodes));
@@ -722,7 +727,7 @@ static struct sv_link *sv_add_link(struct survey *sv, unsigned a,
 static int sv_links_from_beacons(struct survey *sv)
 {
 	for (unsigned i = 0; i < sv->n_nodes; i++) {
-		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 		const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
 
 		for (size_t j = 0; t && j < t->n_neighbours; j++) {
@@ -905,10 +910,10 @@ static int sv_probe_send(struct survey *sv, struct sv_op *op)
 	pr.timeout_ms = SV_PROBE_TIMEOUT_MS;
 	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
 	req.probe_request = &pr;
-	op->call = agents_call(sv->co->agents, sv->nodes[op->from].name, &req,
-			       SV_PROBE_TIMEOUT_MS + 3000, 0,
-			       RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
-			       op);
+	op->call = call_start(sv->calls, sv->nodes[op->from].name, &req,
+			      SV_PROBE_TIMEOUT_MS + 3000, 0,
+			      RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
+			      op);
 	if (!op->call)
 		return -1;
 	op->queued = 0;
@@ -1085,7 +1090,7 @@ static void sv_phase_diag(struct survey *sv)
 	sv->phase = SV_DIAG;
 	if (sv_is_switch(sv))
 		return;
-	if (n <= sv->co->conf->diagonal_all_max) {
+	if (n <= sv->conf->diagonal_all_max) {
 		for (unsigned x = 0; x < n; x++)
 			for (unsigned y = x + 1; y < n; y++)
 				if (!sv_pair_adjacent(sv, x, y))
@@ -1133,7 +1138,7 @@ static int sv_analyse(struct survey *sv, struct topo_result *res)
 	unsigned(*unexp)[2] = calloc(sv->n_diags + 1, sizeof(*unexp));
 	struct topo_input in = {0};
 	unsigned nl = 0, nu = 0;
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	int rank0 = conf->rank0[0] ? sv_node_index(sv, conf->rank0) : -1;
 	int rc = -1;
 
@@ -1266,7 +1271,7 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv);
 
 static unsigned sv_ladder_len(const struct survey *sv)
 {
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 
 	return conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
 }
@@ -1326,7 +1331,7 @@ static int sv_link_rdma_ready(const struct survey *sv, const struct sv_link *l,
 /* What this edge will run, by survey_method (switch pairs: TCP only). */
 static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 {
-	int method = sv->co->conf->survey_method, hw = 0;
+	int method = sv->conf->survey_method, hw = 0;
 	char why[256];
 	int can = !l->switch_pair &&
 		  sv_link_rdma_ready(sv, l, why, sizeof(why), &hw) == 0;
@@ -1382,8 +1387,8 @@ static void sv_rdma_failed(struct survey *sv, struct sv_link *l)
 		if (!sv_step_is_rdma(l->plan[i]))
 			l->plan[k++] = l->plan[i];
 	l->n_plan = k;
-	if (sv->co->conf->survey_method == COORD_SURVEY_AUTO &&
-	    l->ladder_rdma && l->gbps[0][0] < 0 && l->gbps[1][0] < 0) {
+	if (sv->conf->survey_method == COORD_SURVEY_AUTO && l->ladder_rdma &&
+	    l->gbps[0][0] < 0 && l->gbps[1][0] < 0) {
 		l->ladder_rdma = 0;
 		sv_plan_tcp(sv, l);
 		log_info("survey: %s-%s: RDMA failed (%s); measuring over TCP",
@@ -1402,7 +1407,7 @@ static void sv_edge_rdma_done(struct survey *sv, struct sv_link *l,
 		if (!l->rdma_error[0])
 			snprintf(l->rdma_error, sizeof(l->rdma_error), "%s",
 				 rep->error);
-		if (sv->co->conf->survey_method == COORD_SURVEY_RDMA &&
+		if (sv->conf->survey_method == COORD_SURVEY_RDMA &&
 		    !l->error[0])
 			snprintf(l->error, sizeof(l->error), "%s", rep->error);
 		sv_rdma_failed(sv, l);
@@ -1480,7 +1485,7 @@ static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 {
 	for (int k = 0; k < 2; k++) {
 		const char *name = sv->nodes[k ? l->t.b : l->t.a].name;
-		struct node *n = nodes_find(sv->co->nodes, name);
+		struct node *n = nodes_find(sv->table, name);
 
 		if (!n || n->state != NODE_UP)
 			return name;
@@ -1492,7 +1497,7 @@ static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 					unsigned step)
 {
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	Ring__TestParams p = RING__TEST_PARAMS__INIT;
 	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
 	const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
@@ -1536,7 +1541,7 @@ static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 static void sv_edge_step(struct sv_link *l, struct survey *sv)
 {
 	const char *gone;
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	Ring__TestParams p = RING__TEST_PARAMS__INIT;
 	uint32_t sizes[16];
 	unsigned step;
@@ -1680,7 +1685,7 @@ static Ring__LatResult **sv_lat_copy(struct sv_arena *ar,
 static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 			       const struct sv_link *l)
 {
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	unsigned nl =
 		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
 	Ring__Edge *e = ar_alloc(ar, sizeof(*e));
@@ -1822,7 +1827,7 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 				  int rdma, struct findings_edge *fe)
 {
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	unsigned nl = sv_ladder_len(sv), nf = 0;
 	const char *what =
 		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
@@ -1897,7 +1902,7 @@ static void sv_believed(const struct survey *sv, unsigned node,
 static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 			       Ring__Topology *top, unsigned node, unsigned cap)
 {
-	struct node *n = nodes_find(sv->co->nodes, sv->nodes[node].name);
+	struct node *n = nodes_find(sv->table, sv->nodes[node].name);
 	const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
 
 	for (size_t j = 0; t && j < t->n_neighbours && top->n_findings < cap;
@@ -2004,7 +2009,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		}
 	}
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
-		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 		char text[400];
 
 		if (sv->nodes[i].beacons)
@@ -2023,7 +2028,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* Ports with carrier and no address, from the current inventories. */
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
-		struct node *n = nodes_find(sv->co->nodes, sv->nodes[i].name);
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 		const Ring__Inventory *inv = n ? n->inventory : NULL;
 
 		for (size_t j = 0;
@@ -2150,7 +2155,7 @@ static void sv_finish(struct survey *sv)
 	if (ok)
 		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
 		     sv_findings(sv, &ar, &top) == 0;
-	top.surveyed_ms = coord_now_ms();
+	top.surveyed_ms = clock_now_ms();
 	top.survey_state = "done";
 	top.survey_wall_s = sv_elapsed(&sv->t0);
 	top.tests_sum_s = sv->tests_sum_s;
@@ -2167,8 +2172,8 @@ static void sv_finish(struct survey *sv)
 	if (sv->dirty) {
 		sv->dirty = 0;
 		survey_nodes_changed(sv);
-	} else if (sv->co->conf->survey_interval_ms) {
-		sv_arm(sv, sv->co->conf->survey_interval_ms);
+	} else if (sv->conf->survey_interval_ms) {
+		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
 }
 
@@ -2326,7 +2331,7 @@ static void sv_auto(evutil_socket_t fd, short what, void *arg)
 void survey_nodes_changed(void *arg)
 {
 	struct survey *sv = arg;
-	const struct coord_conf *conf = sv->co->conf;
+	const struct coord_conf *conf = sv->conf;
 	struct node **v;
 	unsigned n, up = 0, missing = 0;
 
@@ -2334,7 +2339,7 @@ void survey_nodes_changed(void *arg)
 		sv->dirty = 1; /* look again once this survey is done */
 		return;
 	}
-	v = nodes_sorted(sv->co->nodes, &n);
+	v = nodes_sorted(sv->table, &n);
 	if (!v)
 		return;
 	for (unsigned i = 0; i < n; i++) {
@@ -2350,14 +2355,19 @@ void survey_nodes_changed(void *arg)
 	sv_arm(sv, missing ? conf->survey_grace_ms : conf->survey_settle_ms);
 }
 
-struct survey *survey_new(struct coord *co)
+struct survey *survey_new(struct event_base *base,
+			  const struct coord_conf *conf, struct nodes *table,
+			  const struct call_iface *calls)
 {
 	struct survey *sv = calloc(1, sizeof(*sv));
 
 	if (!sv)
 		return NULL;
-	sv->co = co;
-	sv->auto_ev = evtimer_new(co->base, sv_auto, sv);
+	sv->base = base;
+	sv->conf = conf;
+	sv->table = table;
+	sv->calls = calls;
+	sv->auto_ev = evtimer_new(base, sv_auto, sv);
 	if (!sv->auto_ev) {
 		free(sv);
 		return NULL;
@@ -2384,7 +2394,7 @@ int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  size_t why_len)
 {
 	const Ring__Topology *top = sv->topology;
-	struct node *nb = nodes_find(sv->co->nodes, b);
+	struct node *nb = nodes_find(sv->table, b);
 	const Ring__Inventory *inv = nb ? nb->inventory : NULL;
 
 	for (size_t i = 0; top && i < top->n_edges; i++) {
@@ -2446,8 +2456,8 @@ int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 			  struct survey_rdma_ends *e, char *why, size_t why_len)
 {
 	const Ring__Topology *top = sv->topology;
-	struct node *na = nodes_find(sv->co->nodes, a);
-	struct node *nb = nodes_find(sv->co->nodes, b);
+	struct node *na = nodes_find(sv->table, a);
+	struct node *nb = nodes_find(sv->table, b);
 
 	memset(e, 0, sizeof(*e));
 	if (!na || !nb) {

@@ -10,12 +10,20 @@
 #include <net/if.h>
 #include <stddef.h>
 
+#include <event2/event.h>
+
+#include "call.h"
+#include "coord_conf.h"
+#include "nodes.h"
 #include "ring.pb-c.h"
 
-struct coord;
 struct survey;
 
-struct survey *survey_new(struct coord *co);
+/* Depends on the node table (read), the configuration, and agents only
+ * through calls. */
+struct survey *survey_new(struct event_base *base,
+			  const struct coord_conf *conf, struct nodes *table,
+			  const struct call_iface *calls);
 /* Cancels whatever is in flight (no agent call outlives it). */
 void survey_free(struct survey *sv);
 /* Start now. 0, or -1 with errno EBUSY (one is running, or a manual test

@@ -21,7 +21,8 @@
 #include <event2/event.h>
 
 #include "agents.h"
-#include "coord.h"
+#include "coord_conf.h"
+#include "nodes.h"
 #include "frame.h"
 #include "log.h"
 
@@ -38,14 +39,20 @@
 #define FUZZ_CALLS 16
 
 struct fuzz_call {
-	struct agents_call *c;
+	struct call *c;
 	uint64_t id;
 	int live;
 	int interim; /* declared an interim reply type */
 	unsigned interims, finals;
 };
 
-static struct coord co;
+/* What ring-coordinator's coord.c wires together, minus TLS. */
+static struct {
+	struct event_base *base;
+	struct nodes *nodes;
+	struct agents *agents;
+	const struct call_iface *calls;
+} co;
 static struct coord_conf conf;
 static struct fuzz_call calls[FUZZ_CALLS];
 
@@ -105,14 +112,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	coord_conf_defaults(&conf);
 	snprintf(conf.listen_host, sizeof(conf.listen_host), "127.0.0.1");
 	conf.listen_port = 0;
-	co.conf = &conf;
 	co.base = event_base_new();
 	co.nodes = nodes_new();
 	fuzz_check(co.base && co.nodes);
 	fuzz_check(nodes_get(co.nodes, "n1", 8) != NULL);
 	nodes_find(co.nodes, "n1")->expected = 1;
-	co.agents = agents_new(&co);
+	co.agents = agents_new(co.base, NULL, &conf, co.nodes);
 	fuzz_check(co.agents != NULL);
+	co.calls = agents_calls(co.agents);
 	return 0;
 }
 
@@ -192,12 +199,11 @@ static void fuzz_start_call(uint8_t sel)
 	req.probe_request = &pr;
 	memset(fc, 0, sizeof(*fc));
 	fc->live = 1;
-	fc->c = agents_call(co.agents, "n1", &req, 60000,
-			    interim ? RING__ENVELOPE__BODY_TEST_LISTEN_REPLY
-				    : 0,
-			    interim ? RING__ENVELOPE__BODY_TEST_RESULT
-				    : RING__ENVELOPE__BODY_PROBE_REPLY,
-			    fuzz_reply, fc);
+	fc->c = call_start(co.calls, "n1", &req, 60000,
+			   interim ? RING__ENVELOPE__BODY_TEST_LISTEN_REPLY : 0,
+			   interim ? RING__ENVELOPE__BODY_TEST_RESULT
+				   : RING__ENVELOPE__BODY_PROBE_REPLY,
+			   fuzz_reply, fc);
 	if (!fc->c) {
 		fc->live = 0;
 		return;
@@ -239,7 +245,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 2:
 			if (calls[arg % FUZZ_CALLS].live) {
-				agents_call_cancel(calls[arg % FUZZ_CALLS].c);
+				call_cancel(co.calls,
+					    calls[arg % FUZZ_CALLS].c);
 				calls[arg % FUZZ_CALLS].live = 0;
 				calls[arg % FUZZ_CALLS].c = NULL;
 			}
