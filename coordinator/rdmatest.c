@@ -15,6 +15,7 @@
 #include "frame.h"
 #include "log.h"
 #include "nodes.h"
+#include "testlimits.h"
 
 /* Our calls outlive the agents' own deadline by this much, so an agent's
  * late TestResult still finds its call. */
@@ -22,54 +23,6 @@
 #define RDMATEST_CTL_TIMEOUT_MS 10000
 
 /* ------------------------------------------------------------ rules */
-
-int rdmatest_parse_size(const char *s, uint64_t min, uint64_t max,
-			uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!s || *s < '0' || *s > '9') {
-		errno = EINVAL;
-		return -1;
-	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno) {
-		errno = ERANGE;
-		return -1;
-	}
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mul = 1024;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mul = 1024 * 1024;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mul = 1024 * 1024 * 1024;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (v > UINT64_MAX / mul || v * mul < min || v * mul > max) {
-		errno = ERANGE;
-		return -1;
-	}
-	*out = v * mul;
-	return 0;
-}
 
 int rdmatest_active_port(const Ring__Inventory *inv, const char *ifname,
 			 char *dev, size_t dev_len, char *why, size_t why_len)
@@ -185,29 +138,6 @@ int rdmatest_gid_check(const char *a, const Ring__RdmaEndpoint *ea,
 	return -1;
 }
 
-unsigned rdmatest_deadline_ms(const Ring__TestParams *p)
-{
-	const Ring__RdmaParams *r = p->rdma;
-	uint64_t ms = 10000 + (uint64_t)p->warmup_ms + p->duration_ms;
-
-	if (p->kind == RING__TEST_KIND__TEST_RDMA_LAT) {
-		/* 1 ms a round trip: generous, soft-RoCE in an emulated VM
-		 * is slow; agent defaults (0) get a flat 20 s. */
-		uint64_t n = p->n_sizes ? p->n_sizes : 5;
-
-		ms += p->iterations
-			      ? n * ((uint64_t)p->iterations + p->lat_warmup)
-			      : 20000;
-	} else if (r && r->iterations) {
-		/* Counted messages: time them at 1 Gbit/s (1e6 bits/ms). */
-		uint64_t qps = r->qps ? r->qps : 4;
-		uint64_t size = r->size ? r->size : 65536;
-
-		ms += r->iterations * qps * size * 8 / 1000000;
-	}
-	return ms > 3600000 ? 3600000 : (unsigned)ms;
-}
-
 /* ------------------------------------------------------------ driver */
 
 struct rt_side {
@@ -251,20 +181,6 @@ static void rt_error(struct rdmatest *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->error, sizeof(t->error), fmt, ap);
 	va_end(ap);
-}
-
-static void *rt_copy(const ProtobufCMessage *m)
-{
-	size_t n = protobuf_c_message_get_packed_size(m);
-	uint8_t *buf = malloc(n ? n : 1);
-	void *copy;
-
-	if (!buf)
-		return NULL;
-	protobuf_c_message_pack(m, buf);
-	copy = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
-	free(buf);
-	return copy;
 }
 
 static const char *rt_err_text(int err)
@@ -483,7 +399,7 @@ static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 
 	rt_enter(t);
 	if (env && env->body_case == RING__ENVELOPE__BODY_RDMA_ENDPOINT) {
-		s->ep = rt_copy(&env->rdma_endpoint->base);
+		s->ep = frame_copy(&env->rdma_endpoint->base);
 		if (!s->ep) {
 			rt_error(t, "coordinator: out of memory");
 			rt_abort(t);
@@ -507,7 +423,7 @@ static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 		if (err == -ETIMEDOUT && !s->stopped)
 			rt_send_stop(t, s->idx);
 	} else if (env->body_case == RING__ENVELOPE__BODY_TEST_RESULT) {
-		s->res = rt_copy(&env->test_result->base);
+		s->res = frame_copy(&env->test_result->base);
 		if (*env->test_result->error)
 			rt_error(t, "%s: %s", me, env->test_result->error);
 	} else if (env->body_case == RING__ENVELOPE__BODY_ERROR) {
@@ -553,7 +469,7 @@ struct rdmatest *rdmatest_start(const struct call_iface *ci,
 		memcpy(t->sizes, sp->params->sizes,
 		       t->params.n_sizes * sizeof(uint32_t));
 	t->params.sizes = t->sizes;
-	t->deadline_ms = rdmatest_deadline_ms(&t->params);
+	t->deadline_ms = testlimits_rdma_deadline_ms(&t->params);
 	t->cb = cb;
 	t->arg = arg;
 	for (int i = 0; i < 2; i++) {

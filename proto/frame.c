@@ -191,6 +191,20 @@ Ring__Envelope *frame_decode(const struct frame_header *h,
 	return env;
 }
 
+void *frame_copy(const ProtobufCMessage *m)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf = malloc(n ? n : 1);
+	void *copy;
+
+	if (!buf)
+		return NULL;
+	protobuf_c_message_pack(m, buf);
+	copy = protobuf_c_message_unpack(m->descriptor, NULL, n, buf);
+	free(buf);
+	return copy;
+}
+
 void frame_free(Ring__Envelope *env)
 {
 	if (env)

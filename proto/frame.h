@@ -46,6 +46,9 @@ const char *frame_strerror(int err);
 Ring__Envelope *frame_decode(const struct frame_header *h,
 			     const uint8_t *payload, int *err);
 void frame_free(Ring__Envelope *env);
+/* A deep copy of any message (free it with its own free_unpacked), or
+ * NULL when out of memory. */
+void *frame_copy(const ProtobufCMessage *m);
 /* ring__envelope__unpack within the bound above (no type checks): for a
  * payload whose type this version does not know. NULL if refused. */
 Ring__Envelope *frame_unpack_bounded(uint32_t len, const uint8_t *payload);
