@@ -22,6 +22,7 @@
 
 #include <event2/event.h>
 
+#include "testns.h"
 #include "lldp.h"
 #include "log.h"
 
@@ -816,38 +817,12 @@ static void test_eperm(void **state)
 
 /* ---- real beacons in a private network namespace ------------------------ */
 
-#define NS_CHECK(cond)                                                         \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "test_lldp: %s:%d: %s failed\n",       \
-				__FILE__, __LINE__, #cond);                    \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
 static uint64_t test_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static int test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int test_sh(const char *fmt, ...)
-{
-	char cmd[256];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st != 0)
-		fprintf(stderr, "test_lldp: '%s' failed (%d)\n", cmd, st);
-	return st;
 }
 
 static void test_run_for(struct event_base *base, unsigned ms)
@@ -1223,10 +1198,10 @@ static int test_ns_veth(struct event_base *base)
 
 	snprintf(ifa, sizeof(ifa), "lt%da", (int)getpid());
 	snprintf(ifb, sizeof(ifb), "lt%db", (int)getpid());
-	if (test_sh("ip link add %s type veth peer name %s", ifa, ifb))
+	if (testns_sh("ip link add %s type veth peer name %s", ifa, ifb))
 		return 77; /* no veth in this kernel */
-	NS_CHECK(test_sh("ip link set %s up", ifa) == 0);
-	NS_CHECK(test_sh("ip link set %s up", ifb) == 0);
+	NS_CHECK(testns_sh("ip link set %s up", ifa) == 0);
+	NS_CHECK(testns_sh("ip link set %s up", ifb) == 0);
 	NS_CHECK(test_mac_of(ifa, mac_a) == 0 && test_mac_of(ifb, mac_b) == 0);
 
 	/* A long period (TTL 40 s): discovery must come from the first,
@@ -1271,7 +1246,7 @@ static int test_ns_veth(struct event_base *base)
 	/* Link down: b goes silent and a drops it when its 1 s TTL runs out
 	 * (not before, and not much later); b keeps a for a's 40 s. */
 	test_run_for(base, 300);
-	NS_CHECK(test_sh("ip link set %s down", ifb) == 0);
+	NS_CHECK(testns_sh("ip link set %s down", ifb) == 0);
 	t0 = test_now_ms();
 	t = test_wait(base, &a, 0, NULL, 0, 3000);
 	NS_CHECK(t >= 0);
@@ -1284,7 +1259,7 @@ static int test_ns_veth(struct event_base *base)
 
 	/* The interfaces disappear: both sides close them quietly and
 	 * drop what was heard there. */
-	NS_CHECK(test_sh("ip link del %s", ifa) == 0);
+	NS_CHECK(testns_sh("ip link del %s", ifa) == 0);
 	t = test_wait(base, &a, 0, &b, 0, 3000);
 	NS_CHECK(t >= 0);
 	NS_CHECK(lldp_set_interfaces(a.l, pa_if, 1) == 0);
@@ -1339,7 +1314,7 @@ static int test_ns_child(void)
 
 	if (unshare(CLONE_NEWNET) < 0)
 		return 77;
-	if (test_sh("ip link set lo up"))
+	if (testns_sh("ip link set lo up"))
 		return 77;
 	base = event_base_new();
 	NS_CHECK(base);
@@ -1352,27 +1327,13 @@ static int test_ns_child(void)
 
 static void test_namespace(void **state)
 {
-	pid_t pid;
-	int st;
+	int rc = testns_run(test_ns_child);
 
 	(void)state;
-	if (geteuid() != 0 || system("ip -V >/dev/null 2>&1") != 0) {
+	if (rc == 77)
 		skip();
-		return;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(test_ns_child());
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		skip();
-		return;
-	}
-	assert_int_equal(WEXITSTATUS(st), 0);
+	else
+		assert_int_equal(rc, 0);
 }
 
 int main(void)

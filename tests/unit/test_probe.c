@@ -18,6 +18,7 @@
 
 #include <event2/event.h>
 
+#include "testns.h"
 #include "agent_conf.h"
 #include "ops.h"
 #include "probe.h"
@@ -283,26 +284,6 @@ static void test_probe_chain(void **state)
 
 /* The namespace part runs in a child: cmocka's asserts would unwind into
  * the child's copy of the runner, so it reports by exit code instead. */
-#define NS_CHECK(cond)                                                         \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			return 1;                                              \
-		}                                                              \
-	} while (0)
-
-static int test_sh(const char *cmd)
-{
-	int st = system(cmd);
-
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "failed: %s\n", cmd);
-		return -1;
-	}
-	return 0;
-}
-
 static void test_cancel_timer(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -396,7 +377,7 @@ static int test_ns_linkdown(struct event_base *base)
 	struct test_result t;
 	int i;
 
-	if (test_sh("ip link set vB down"))
+	if (testns_sh("ip link set vB down"))
 		return 1;
 	/* Carrier loss reaches the FIB through linkwatch: allow it 2 s. */
 	for (i = 0; i < 40; i++) {
@@ -561,10 +542,11 @@ static int test_ns_ops(struct event_base *base)
 	struct sent s;
 	struct ops *o;
 
-	if (test_sh("ip link add mg0 type veth peer name mg1") ||
-	    test_sh("ip addr add 10.99.0.1/24 dev mg0") ||
-	    test_sh("ip link set mg0 up") || test_sh("ip link set mg1 up") ||
-	    test_sh("ip route add default via 10.99.0.254 dev mg0"))
+	if (testns_sh("ip link add mg0 type veth peer name mg1") ||
+	    testns_sh("ip addr add 10.99.0.1/24 dev mg0") ||
+	    testns_sh("ip link set mg0 up") ||
+	    testns_sh("ip link set mg1 up") ||
+	    testns_sh("ip route add default via 10.99.0.254 dev mg0"))
 		return 1;
 	agent_conf_defaults(&conf);
 	o = ops_new(base, &conf, test_ops_send, &s);
@@ -583,7 +565,7 @@ static int test_ns_ops(struct event_base *base)
 	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_ERROR);
 	NS_CHECK(strstr(s.text, "not a data interface"));
 	/* The route leaves by vA, not by the data port named. */
-	NS_CHECK(test_sh("ip link add vC type veth peer name vD") == 0);
+	NS_CHECK(testns_sh("ip link add vC type veth peer name vD") == 0);
 	test_ops_probe(o, &s, 3, "10.77.0.2", "vC", 300);
 	NS_CHECK(s.n == 1 && s.type == RING__ENVELOPE__BODY_PROBE_REPLY);
 	NS_CHECK(strstr(s.text, "not probed") && strstr(s.text, "vC"));
@@ -617,7 +599,7 @@ static int test_ns_ops(struct event_base *base)
 	NS_CHECK(strstr(s.text, "busy") && strstr(s.text, "64"));
 	NS_CHECK(ops_running(o) == OPS_MAX_PROBES);
 	ops_free(o);
-	return test_sh("ip route del default") || test_sh("ip link del vC");
+	return testns_sh("ip route del default") || testns_sh("ip link del vC");
 }
 
 static int test_ns_child(void)
@@ -627,14 +609,14 @@ static int test_ns_child(void)
 
 	if (unshare(CLONE_NEWNET) < 0)
 		return 77;
-	if (test_sh("ip link set lo up") ||
-	    test_sh("ip link add vA type veth peer name vB") ||
-	    test_sh("ip addr add 10.77.0.1/30 dev vA") ||
-	    test_sh("ip link set vA up") || test_sh("ip link set vB up") ||
-	    test_sh("ip route add 10.66.0.0/24 via 10.77.0.2 dev vA") ||
-	    test_sh("ip route add blackhole 10.44.0.0/24") ||
-	    test_sh("ip route add prohibit 10.45.0.0/24") ||
-	    test_sh("ip route add unreachable 10.46.0.0/24"))
+	if (testns_sh("ip link set lo up") ||
+	    testns_sh("ip link add vA type veth peer name vB") ||
+	    testns_sh("ip addr add 10.77.0.1/30 dev vA") ||
+	    testns_sh("ip link set vA up") || testns_sh("ip link set vB up") ||
+	    testns_sh("ip route add 10.66.0.0/24 via 10.77.0.2 dev vA") ||
+	    testns_sh("ip route add blackhole 10.44.0.0/24") ||
+	    testns_sh("ip route add prohibit 10.45.0.0/24") ||
+	    testns_sh("ip route add unreachable 10.46.0.0/24"))
 		return 1;
 	base = event_base_new();
 	NS_CHECK(base);
@@ -653,27 +635,13 @@ static int test_ns_child(void)
  * 10.77.0.1/30 on vA only, a route 10.66.0.0/24 via 10.77.0.2. */
 static void test_namespace(void **state)
 {
-	pid_t pid;
-	int st;
+	int rc = testns_run(test_ns_child);
 
 	(void)state;
-	if (geteuid() != 0) {
+	if (rc == 77)
 		skip();
-		return;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(test_ns_child());
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77) {
-		skip();
-		return;
-	}
-	assert_int_equal(WEXITSTATUS(st), 0);
+	else
+		assert_int_equal(rc, 0);
 }
 
 int main(void)
