@@ -7,14 +7,17 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent_conf.h"
 #include "cfg.h"
 #include "coord_conf.h"
+#include "pki.h"
 
 #define CAP_MAX 64
 
@@ -1513,6 +1516,267 @@ static void test_examples(void **state)
 	coord_conf_free(&c);
 }
 
+/* Warnings, captured apart from errors. */
+static struct capture wcap;
+
+static void capture_warning(const char *msg, void *arg)
+{
+	(void)arg;
+	if (wcap.n < CAP_MAX)
+		snprintf(wcap.msg[wcap.n], sizeof(wcap.msg[0]), "%s", msg);
+	wcap.n++;
+}
+
+static void setup_warnings(void)
+{
+	memset(&wcap, 0, sizeof(wcap));
+	ctx.report_warning = capture_warning;
+}
+
+static void test_warnings(void **state)
+{
+	(void)state;
+	setup_warnings();
+	ctx.file = "w.conf";
+	ctx.line = 4;
+	/* A warning fails nothing: counted apart, sent apart. */
+	assert_int_equal(cfg_warning(&ctx, "odd %s", "value"), 0);
+	assert_int_equal(ctx.warnings, 1);
+	assert_msgs(0);
+	assert_int_equal(wcap.n, 1);
+	assert_string_equal(wcap.msg[0], "w.conf:4: odd value");
+	ctx.line = 0;
+	cfg_warning(&ctx, "about the file");
+	assert_string_equal(wcap.msg[1], "w.conf: about the file");
+	/* Without a warning reporter: the log, still counted. */
+	ctx.report_warning = NULL;
+	cfg_warning(&ctx, "to the log");
+	assert_int_equal(ctx.warnings, 3);
+	assert_int_equal(wcap.n, 2);
+}
+
+/* Paths the daemons open must not depend on the directory they start
+ * in: each relative one is an error at its line, and the rest of the file
+ * is still read. */
+static void test_relative_paths(void **state)
+{
+	struct coord_conf c;
+	struct agent_conf a;
+
+	(void)state;
+	assert_int_equal(coord_parse(&c, "name c\n"
+					 "ca ca.crt\n"
+					 "cert ./c.crt\n"
+					 "key ../c.key\n"
+					 "control_socket run/c.sock\n"
+					 "state_dir var/lib/ringd\n"
+					 "control_group ringctl\n"),
+			 -1);
+	assert_msgs(5, "t.conf:2: 'ca': 'ca.crt' is not an absolute path",
+		    "t.conf:3: 'cert': './c.crt' is not an absolute path",
+		    "t.conf:4: 'key': '../c.key' is not an absolute path",
+		    "t.conf:5: 'control_socket': 'run/c.sock' is not an "
+		    "absolute path",
+		    "t.conf:6: 'state_dir': 'var/lib/ringd' is not an absolute "
+		    "path");
+	/* Not the default in their place, which verify would then report
+	 * as missing although the file never named it. */
+	assert_string_equal(c.ca, "");
+	assert_string_equal(c.state_dir, "");
+	assert_int_equal(c.line_ca, 2);
+	assert_int_equal(c.line_control_group, 7);
+	coord_conf_free(&c);
+
+	assert_int_equal(agent_parse(&a, "coordinator c1\n"
+					 "ca pki/ca.crt\n"
+					 "cert n1.crt\n"
+					 "key /etc/ringd/n1.key\n"
+					 "sysfs_root tests/fixtures/sys\n"),
+			 -1);
+	assert_msgs(2, "t.conf:2: 'ca': 'pki/ca.crt' is not an absolute path",
+		    "t.conf:3: 'cert': 'n1.crt' is not an absolute path");
+	assert_string_equal(a.key, "/etc/ringd/n1.key");
+	assert_int_equal(a.line_key, 4);
+}
+
+/* Checks across directives run after bad lines as well, so that one run
+ * says everything: no fixing one mistake to be shown the next. */
+static void test_one_pass(void **state)
+{
+	struct agent_conf a;
+	struct coord_conf c;
+
+	(void)state;
+	assert_int_equal(agent_parse(&a, "coordinator c1\n"
+					 "node n1\n"
+					 "reconnect_min 10s\n"
+					 "reconnect_max 2s\n"
+					 "lldp_interval soon\n"),
+			 -1);
+	assert_msgs(2,
+		    "t.conf:5: 'lldp_interval': 'soon' is not a duration (e.g. "
+		    "250ms, 2s, 5m, 1h)",
+		    "t.conf: reconnect_min (10000ms) is greater than "
+		    "reconnect_max (2000ms)");
+
+	assert_int_equal(coord_parse(&c, "name c\n"
+					 "expect n1 n2\n"
+					 "frobnicate\n"
+					 "deny n2\n"),
+			 -1);
+	assert_msgs(2, "t.conf:3: unknown directive 'frobnicate'",
+		    "t.conf: node 'n2' is both expected and denied; remove it "
+		    "from 'expect'");
+	coord_conf_free(&c);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* What -n and every start find on disk, with real files from the pki
+ * module: the CA, certificate and key at the lines that named them, the
+ * defaults without a line; an unknown control_group is a warning. */
+static void test_verify(void **state)
+{
+	char top[] = "/tmp/test_cfg_pki.XXXXXX", dir[64], text[1024], err[256];
+	char want[3][512];
+	struct coord_conf c;
+	struct agent_conf a;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(dir, sizeof(dir), "%s/pki", top);
+	assert_int_equal(pki_init(dir, "test CA", 10, err, sizeof(err)), 0);
+	assert_int_equal(pki_issue(dir, "coordinator", PKI_ROLE_COORDINATOR, 10,
+				   NULL, 0, err, sizeof(err)),
+			 0);
+	assert_int_equal(pki_issue(dir, "n1", PKI_ROLE_NODE, 10, NULL, 0, err,
+				   sizeof(err)),
+			 0);
+
+	snprintf(text, sizeof(text),
+		 "name c\nca %s/ca.crt\ncert %s/coordinator.crt\n"
+		 "key %s/coordinator.key\ncontrol_group root\n",
+		 dir, dir, dir);
+	assert_int_equal(coord_parse(&c, text), 0);
+	setup_warnings();
+	ctx.file = "t.conf";
+	assert_int_equal(coord_conf_verify(&c, &ctx), 0);
+	assert_msgs(0);
+	assert_int_equal(wcap.n, 0);
+	coord_conf_free(&c);
+
+	/* A node's certificate and key, and a group nobody has. */
+	snprintf(text, sizeof(text),
+		 "name c\nca %s/ca.crt\ncert %s/n1.crt\nkey %s/n1.key\n"
+		 "control_group no-such-group-ringd\n",
+		 dir, dir, dir);
+	assert_int_equal(coord_parse(&c, text), 0);
+	setup_warnings();
+	ctx.file = "t.conf";
+	assert_int_equal(coord_conf_verify(&c, &ctx), -1);
+	assert_int_equal(errno, EINVAL);
+	snprintf(want[0], sizeof(want[0]),
+		 "t.conf:3: cert %s/n1.crt is not for server use (the "
+		 "coordinator needs a certificate issued with --coordinator)",
+		 dir);
+	assert_msgs(1, want[0]);
+	assert_int_equal(wcap.n, 1);
+	assert_string_equal(wcap.msg[0],
+			    "t.conf:5: control_group no-such-group-ringd does "
+			    "not exist: the control socket will be for root "
+			    "only");
+	assert_int_equal(ctx.line, 0);
+	coord_conf_free(&c);
+
+	/* The agent: its own pair is fine; a missing key and the defaults
+	 * (no line to name) are errors. */
+	snprintf(text, sizeof(text),
+		 "coordinator c1\nnode n1\nca %s/ca.crt\ncert %s/n1.crt\n"
+		 "key %s/n1.key\n",
+		 dir, dir, dir);
+	assert_int_equal(agent_parse(&a, text), 0);
+	ctx.file = "t.conf";
+	assert_int_equal(agent_conf_verify(&a, &ctx), 0);
+	assert_msgs(0);
+
+	snprintf(text, sizeof(text), "coordinator c1\nnode n1\nkey %s/n2.key\n",
+		 dir);
+	assert_int_equal(agent_parse(&a, text), 0);
+	ctx.file = "t.conf";
+	assert_int_equal(agent_conf_verify(&a, &ctx), -1);
+	snprintf(want[0], sizeof(want[0]),
+		 "t.conf: ca /etc/ringd/ca.crt: No such file or directory");
+	snprintf(
+		want[1], sizeof(want[1]),
+		"t.conf: cert /etc/ringd/agent.crt: No such file or directory");
+	snprintf(want[2], sizeof(want[2]),
+		 "t.conf:3: key %s/n2.key: No such file or directory", dir);
+	nftw(top, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	if (access("/etc/ringd/ca.crt", F_OK) == 0 ||
+	    access("/etc/ringd/agent.crt", F_OK) == 0)
+		skip(); /* a host with ringd installed */
+	assert_msgs(3, want[0], want[1], want[2]);
+}
+
+static void test_debug_subsystems(void **state)
+{
+	char bad[16], names[256];
+
+	(void)state;
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "conn", bad, sizeof(bad)), 0);
+	assert_int_equal(cfg_debug_check(CFG_DAEMON_AGENT, "lldp,all,tcptest",
+					 bad, sizeof(bad)),
+			 0);
+	assert_int_equal(cfg_debug_check(CFG_DAEMON_COORDINATOR,
+					 "agents,control,conn,rdmatest", bad,
+					 sizeof(bad)),
+			 0);
+	/* Another daemon's subsystem, a typo, an empty name, a prefix. */
+	assert_int_equal(cfg_debug_check(CFG_DAEMON_COORDINATOR, "conn,lldp",
+					 bad, sizeof(bad)),
+			 -1);
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(bad, "lldp");
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "bogus", bad, sizeof(bad)),
+		-1);
+	assert_string_equal(bad, "bogus");
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "conn,", bad, sizeof(bad)),
+		-1);
+	assert_string_equal(bad, "");
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "", bad, sizeof(bad)), -1);
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "con", bad, sizeof(bad)), -1);
+	assert_int_equal(
+		cfg_debug_check(CFG_DAEMON_AGENT, "connx", bad, sizeof(bad)),
+		-1);
+	/* A long name is cut in the message, not overflowed. */
+	assert_int_equal(cfg_debug_check(CFG_DAEMON_AGENT,
+					 "abcdefghijklmnopqrstuvwxyz", bad,
+					 sizeof(bad)),
+			 -1);
+	assert_string_equal(bad, "abcdefghijklmno");
+
+	cfg_debug_names(CFG_DAEMON_AGENT, names, sizeof(names));
+	assert_string_equal(names,
+			    "agent,conn,lldp,ops,probe,tcptest,verbs,all");
+	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, sizeof(names));
+	assert_string_equal(names, "agents,conn,control,rdmatest,all");
+	/* Too small a buffer: cut, terminated. */
+	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, 8);
+	assert_int_equal(strlen(names), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1551,6 +1815,11 @@ int main(void)
 		cmocka_unit_test_setup(test_coord_admit, setup),
 		cmocka_unit_test_setup(test_coord_check, setup),
 		cmocka_unit_test_setup(test_examples, setup),
+		cmocka_unit_test_setup(test_warnings, setup),
+		cmocka_unit_test_setup(test_relative_paths, setup),
+		cmocka_unit_test_setup(test_one_pass, setup),
+		cmocka_unit_test_setup(test_verify, setup),
+		cmocka_unit_test_setup(test_debug_subsystems, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -749,6 +749,135 @@ static void issue_legacy(struct fixture *fx, const char *name, const char *eku)
 	EVP_PKEY_free(cakey);
 }
 
+/* What tls_check_files() reported, in order. */
+struct check_log {
+	unsigned n;
+	enum tls_file file[8];
+	int fatal[8];
+	char msg[8][1024];
+};
+
+static void check_cb(enum tls_file file, int fatal, const char *msg, void *arg)
+{
+	struct check_log *l = arg;
+
+	if (l->n < 8) {
+		l->file[l->n] = file;
+		l->fatal[l->n] = fatal;
+		snprintf(l->msg[l->n], sizeof(l->msg[0]), "%s", msg);
+	}
+	l->n++;
+}
+
+/* tls_check_files(server, DIR/ca, DIR/crt, DIR/key) into l; its result. */
+static int check_files(struct fixture *fx, int server, const char *ca,
+		       const char *crt, const char *key, struct check_log *l)
+{
+	char a[PATH_MAX], c[PATH_MAX], k[PATH_MAX];
+
+	memset(l, 0, sizeof(*l));
+	snprintf(a, sizeof(a), "%s", ca[0] == '/' ? ca : path_of(fx, ca));
+	snprintf(c, sizeof(c), "%s", crt[0] == '/' ? crt : path_of(fx, crt));
+	snprintf(k, sizeof(k), "%s", key[0] == '/' ? key : path_of(fx, key));
+	return tls_check_files(server, a, c, k, check_cb, l);
+}
+
+static void assert_report(const struct check_log *l, unsigned i,
+			  enum tls_file file, int fatal, const char *part)
+{
+	assert_true(i < l->n);
+	if (!strstr(l->msg[i], part))
+		print_error("report %u: '%s' lacks '%s'\n", i, l->msg[i], part);
+	assert_non_null(strstr(l->msg[i], part));
+	assert_int_equal(l->file[i], file);
+	assert_int_equal(l->fatal[i], fatal);
+}
+
+/* What the daemons' -n checks in their CA, certificate and key, on real
+ * files from the pki module: each mistake is named, with the file it is
+ * in, fatal unless a peer might still accept it. */
+static void test_check_files(void **state)
+{
+	struct fixture *fx = *state;
+	char other[128], path[PATH_MAX], err[256];
+	struct check_log l;
+
+	init_ok(fx);
+	issue_role(fx, "coordinator", PKI_ROLE_COORDINATOR, 10, NULL);
+	issue_ok(fx, "n1", 10);
+	issue_ok(fx, "n2", 10);
+
+	/* The right files for each side: nothing to say. */
+	assert_int_equal(check_files(fx, 0, "ca.crt", "n1.crt", "n1.key", &l),
+			 0);
+	assert_int_equal(l.n, 0);
+	assert_int_equal(check_files(fx, 1, "ca.crt", "coordinator.crt",
+				     "coordinator.key", &l),
+			 0);
+	assert_int_equal(l.n, 0);
+
+	/* Each side with the other's certificate: the role is wrong. */
+	assert_int_equal(check_files(fx, 1, "ca.crt", "n1.crt", "n1.key", &l),
+			 -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "is not for server use");
+	assert_non_null(strstr(l.msg[0], path_of(fx, "n1.crt")));
+	assert_int_equal(check_files(fx, 0, "ca.crt", "coordinator.crt",
+				     "coordinator.key", &l),
+			 -1);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "is not for client use");
+
+	/* Another node's key. */
+	assert_int_equal(check_files(fx, 0, "ca.crt", "n1.crt", "n2.key", &l),
+			 -1);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_KEY, 1, "does not match cert");
+
+	/* Nothing there: all three said, in one call. */
+	assert_int_equal(
+		check_files(fx, 0, "no-ca.crt", "no.crt", "no.key", &l), -1);
+	assert_int_equal(l.n, 3);
+	assert_report(&l, 0, TLS_FILE_CA, 1, "No such file or directory");
+	assert_report(&l, 1, TLS_FILE_CERT, 1, "No such file or directory");
+	assert_report(&l, 2, TLS_FILE_KEY, 1, "No such file or directory");
+	assert_non_null(strstr(l.msg[0], path_of(fx, "no-ca.crt")));
+
+	/* Files swapped: a key where a certificate belongs and back. */
+	assert_int_equal(check_files(fx, 0, "n1.key", "n1.crt", "n1.crt", &l),
+			 -1);
+	assert_int_equal(l.n, 2);
+	assert_report(&l, 0, TLS_FILE_CA, 1, "no certificate in it");
+	assert_report(&l, 1, TLS_FILE_KEY, 1, "no private key in it");
+
+	/* Signed by another CA: not fatal (a peer may trust that CA too),
+	 * but said, with OpenSSL's reason. */
+	snprintf(other, sizeof(other), "%s/other", fx->top);
+	assert_int_equal(pki_init(other, "other CA", 30, err, sizeof(err)), 0);
+	assert_int_equal(issue(other, "n1", 10, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/n1.crt", other);
+	memcpy(err, path, strlen(path) + 1);
+	snprintf(path, sizeof(path), "%s/n1.key", other);
+	assert_int_equal(check_files(fx, 0, "ca.crt", err, path, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_CERT, 0, "does not verify against ca");
+	assert_report(&l, 0, TLS_FILE_CERT, 0, "local issuer");
+
+	/* Certificates from before roles: refused by every peer, so fatal. */
+	issue_legacy(fx, "old", NULL);
+	assert_int_equal(check_files(fx, 0, "ca.crt", "old.crt", "old.key", &l),
+			 -1);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "has no role");
+	issue_legacy(fx, "both", "serverAuth,clientAuth");
+	assert_int_equal(
+		check_files(fx, 1, "ca.crt", "both.crt", "both.key", &l), -1);
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "both server and client");
+	/* Nothing left on OpenSSL's error queue for the next caller. */
+	assert_int_equal(ERR_peek_error(), 0);
+}
+
 /* stderr (where the log goes in tests) into a file while a handshake
  * runs, so that the reason for a refusal can be checked. */
 struct capture {
@@ -911,6 +1040,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tls_roles, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_tls_peer_serial, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_check_files, setup,
 						teardown),
 	};
 
