@@ -10,13 +10,14 @@
 #include "log.h"
 #include "probe.h"
 #include "tcptest.h"
+#include "testlimits.h"
 #include "verbs.h"
 
 /* Whatever a test request says, an agent never waits longer than this for
  * its peer to connect. */
 #define OPS_MAX_ACCEPT_MS 60000
 /* ... and an RDMA test never holds its queue pairs and memory longer. */
-#define OPS_MAX_RDMA_MS (3600u * 1000)
+#define OPS_MAX_RDMA_MS TESTLIMITS_RDMA_DEADLINE_MAX_MS
 #define OPS_TEST_ID_LEN 16
 #define OPS_WARN_MS 10000
 
@@ -329,6 +330,9 @@ static int ops_params(const Ring__TestParams *in, struct tcptest_params *p,
 		snprintf(why, len, "missing test parameters");
 		return -1;
 	}
+	/* The rules ringctl applied already, in the same words. */
+	if (testlimits_check(in, why, len) < 0)
+		return -1;
 	switch (in->kind) {
 	case RING__TEST_KIND__TEST_TCP_BW:
 		p->kind = TCPTEST_BW;
@@ -521,6 +525,8 @@ static int ops_rdma_params(const Ring__TestParams *in, struct verbs_params *p,
 		snprintf(why, len, "not an RDMA test kind (%d)", in->kind);
 		return -1;
 	}
+	if (testlimits_check(in, why, len) < 0)
+		return -1;
 	p->kind = in->kind == RING__TEST_KIND__TEST_RDMA_LAT ? VERBS_LAT
 							     : VERBS_BW;
 	if (r) {

@@ -199,15 +199,17 @@ int tcptest_params_check(const struct tcptest_params *p, char *why, size_t len)
 				 p->streams);
 			return -1;
 		}
-		if (p->duration_ms < 100 || p->duration_ms > 600000) {
+		if (p->duration_ms < TESTLIMITS_DURATION_MIN_MS ||
+		    p->duration_ms > TESTLIMITS_DURATION_MAX_MS) {
 			snprintf(why, len,
-				 "duration %u ms out of range 100 ms..600 s",
-				 p->duration_ms);
+				 "duration %u ms out of range %u ms..%u s",
+				 p->duration_ms, TESTLIMITS_DURATION_MIN_MS,
+				 TESTLIMITS_DURATION_MAX_MS / 1000);
 			return -1;
 		}
-		if (p->warmup_ms > 60000) {
-			snprintf(why, len, "warm-up %u ms out of range 0..60 s",
-				 p->warmup_ms);
+		if (p->warmup_ms > TESTLIMITS_WARMUP_MAX_MS) {
+			snprintf(why, len, "warm-up %u ms out of range 0..%u s",
+				 p->warmup_ms, TESTLIMITS_WARMUP_MAX_MS / 1000);
 			return -1;
 		}
 		return 0;
@@ -227,16 +229,16 @@ int tcptest_params_check(const struct tcptest_params *p, char *why, size_t len)
 				return -1;
 			}
 		}
-		if (p->iterations < 1 || p->iterations > 1000000) {
-			snprintf(why, len,
-				 "iterations %u out of range 1..1000000",
-				 p->iterations);
+		if (p->iterations < 1 ||
+		    p->iterations > TESTLIMITS_LAT_ITERATIONS_MAX) {
+			snprintf(why, len, "iterations %u out of range 1..%u",
+				 p->iterations, TESTLIMITS_LAT_ITERATIONS_MAX);
 			return -1;
 		}
-		if (p->lat_warmup > 1000000) {
+		if (p->lat_warmup > TESTLIMITS_LAT_WARMUP_MAX) {
 			snprintf(why, len,
-				 "latency warm-up %u out of range 0..1000000",
-				 p->lat_warmup);
+				 "latency warm-up %u out of range 0..%u",
+				 p->lat_warmup, TESTLIMITS_LAT_WARMUP_MAX);
 			return -1;
 		}
 		return 0;

@@ -12,11 +12,13 @@
 #include <event2/event.h>
 
 #include "engine.h"
+#include "testlimits.h"
 
 #define TCPTEST_TOKEN_LEN 16
-#define TCPTEST_MAX_STREAMS ENGINE_MAX_STREAMS
-#define TCPTEST_MAX_SIZES ENGINE_MAX_SIZES
-#define TCPTEST_MAX_MSG (1u << 20) /* largest latency message */
+/* The limits are testlimits.h's, which ringctl checks too. */
+#define TCPTEST_MAX_STREAMS TESTLIMITS_STREAMS_MAX
+#define TCPTEST_MAX_SIZES TESTLIMITS_LAT_SIZES_MAX
+#define TCPTEST_MAX_MSG TESTLIMITS_TCP_LAT_SIZE_MAX /* latency message */
 
 enum tcptest_kind {
 	TCPTEST_BW = 1,

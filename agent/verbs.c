@@ -27,13 +27,16 @@
 #define VERBS_RETRY_CNT 6
 #define VERBS_RNR_RETRY 6
 #define VERBS_MAX_RD_ATOM 16
-#define VERBS_LAT_DEPTH 16
 #define VERBS_LAT_INLINE 220 /* asked for; the device may give less */
 #define VERBS_SLICE_S 0.1    /* peak rate granularity */
 #define VERBS_DRAIN_S 5.0    /* after the window, for the last completions */
 #define VERBS_POLL_BATCH 64
 #define VERBS_IDLE_YIELD 1024 /* empty polls before a sched_yield */
-#define VERBS_MAX_POST_LIST 64
+#define VERBS_MAX_POST_LIST TESTLIMITS_RDMA_POST_LIST_MAX
+/* Results travel in the engine's arrays. */
+_Static_assert(VERBS_MAX_QPS <= ENGINE_MAX_STREAMS, "QPs beyond engine_result");
+_Static_assert(VERBS_MAX_SIZES <= ENGINE_MAX_SIZES,
+	       "sizes beyond engine_result");
 
 enum verbs_phase {
 	VP_SETUP,      /* QPs in INIT, waiting for the peer's data */
@@ -103,23 +106,27 @@ static double verbs_now(void)
 void verbs_params_defaults(struct verbs_params *p)
 {
 	if (!p->qps)
-		p->qps = p->kind == VERBS_LAT ? 1 : 4;
-	/* READ needs large messages to fill a link: each one costs a round
-	 * trip of its own. */
+		p->qps = p->kind == VERBS_LAT ? 1 : TESTLIMITS_RDMA_QPS_DEFAULT;
 	if (!p->size)
-		p->size = p->op == VERBS_READ ? 4u << 20 : 1u << 20;
+		p->size = p->op == VERBS_READ
+				  ? TESTLIMITS_RDMA_SIZE_DEFAULT_READ
+				  : TESTLIMITS_RDMA_SIZE_DEFAULT_WRITE;
 	if (!p->tx_depth)
-		p->tx_depth = p->kind == VERBS_LAT ? VERBS_LAT_DEPTH : 128;
+		p->tx_depth = p->kind == VERBS_LAT
+				      ? TESTLIMITS_RDMA_LAT_TX_DEPTH
+				      : TESTLIMITS_RDMA_TX_DEPTH_DEFAULT;
+	/* A default moderation is clipped to the depth, a given one must
+	 * divide it (as testlimits_check judges a request). */
 	if (!p->cq_mod)
-		p->cq_mod = 16;
-	if (p->cq_mod > p->tx_depth)
-		p->cq_mod = p->tx_depth;
+		p->cq_mod = TESTLIMITS_RDMA_CQ_MOD_DEFAULT < p->tx_depth
+				    ? TESTLIMITS_RDMA_CQ_MOD_DEFAULT
+				    : p->tx_depth;
 	if (!p->post_list)
-		p->post_list = 1;
+		p->post_list = TESTLIMITS_RDMA_POST_LIST_DEFAULT;
 	if (!p->duration_ms && !p->iterations)
-		p->duration_ms = 5000;
+		p->duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
 	if (!p->lat_iterations)
-		p->lat_iterations = 1000;
+		p->lat_iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
 }
 
 int verbs_params_check(const struct verbs_params *p, char *why, size_t len)
@@ -163,11 +170,13 @@ int verbs_params_check(const struct verbs_params *p, char *why, size_t len)
 					return -1;
 				}
 		}
-		if (p->lat_iterations < 1 || p->lat_iterations > 1000000 ||
-		    p->lat_warmup > 1000000) {
+		if (p->lat_iterations < 1 ||
+		    p->lat_iterations > TESTLIMITS_LAT_ITERATIONS_MAX ||
+		    p->lat_warmup > TESTLIMITS_LAT_WARMUP_MAX) {
 			snprintf(why, len,
-				 "latency iterations 1..1000000, warm-up "
-				 "0..1000000");
+				 "latency iterations 1..%u, warm-up 0..%u",
+				 TESTLIMITS_LAT_ITERATIONS_MAX,
+				 TESTLIMITS_LAT_WARMUP_MAX);
 			return -1;
 		}
 		return 0;
@@ -199,15 +208,18 @@ int verbs_params_check(const struct verbs_params *p, char *why, size_t len)
 			 p->post_list, VERBS_MAX_POST_LIST);
 		return -1;
 	}
-	if (p->iterations > 100000000ull) {
-		snprintf(why, len, "iterations out of range (0..100000000)");
+	if (p->iterations > TESTLIMITS_RDMA_ITERATIONS_MAX) {
+		snprintf(why, len, "iterations out of range (0..%llu)",
+			 TESTLIMITS_RDMA_ITERATIONS_MAX);
 		return -1;
 	}
-	if (!p->iterations &&
-	    (p->duration_ms < 100 || p->duration_ms > 600000 ||
-	     p->warmup_ms > 60000)) {
-		snprintf(why, len,
-			 "duration 100 ms..600 s and warm-up 0..60 s");
+	if (!p->iterations && (p->duration_ms < TESTLIMITS_DURATION_MIN_MS ||
+			       p->duration_ms > TESTLIMITS_DURATION_MAX_MS ||
+			       p->warmup_ms > TESTLIMITS_WARMUP_MAX_MS)) {
+		snprintf(why, len, "duration %u ms..%u s and warm-up 0..%u s",
+			 TESTLIMITS_DURATION_MIN_MS,
+			 TESTLIMITS_DURATION_MAX_MS / 1000,
+			 TESTLIMITS_WARMUP_MAX_MS / 1000);
 		return -1;
 	}
 	return 0;

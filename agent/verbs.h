@@ -21,12 +21,14 @@
 
 #include "agent_conf.h"
 #include "engine.h"
+#include "testlimits.h"
 
-#define VERBS_MAX_QPS ENGINE_MAX_STREAMS
-#define VERBS_MAX_SIZES ENGINE_MAX_SIZES
-#define VERBS_MAX_BW_MSG (64u << 20) /* largest bandwidth message */
-#define VERBS_MAX_LAT_MSG (8u << 20) /* largest latency message */
-#define VERBS_MAX_TX_DEPTH 8192
+/* The limits are testlimits.h's, which ringctl checks too. */
+#define VERBS_MAX_QPS TESTLIMITS_RDMA_QPS_MAX
+#define VERBS_MAX_SIZES TESTLIMITS_LAT_SIZES_MAX
+#define VERBS_MAX_BW_MSG TESTLIMITS_RDMA_SIZE_MAX      /* bandwidth message */
+#define VERBS_MAX_LAT_MSG TESTLIMITS_RDMA_LAT_SIZE_MAX /* latency message */
+#define VERBS_MAX_TX_DEPTH TESTLIMITS_RDMA_TX_DEPTH_MAX
 
 enum verbs_kind {
 	VERBS_BW = 1,

@@ -5,7 +5,7 @@
  * the test; when A's result is in, B is stopped. Whatever fails, every
  * side already set up is stopped, so no agent keeps QPs or pinned memory.
  * Also the pure rules that the survey, the control socket and ringctl
- * share: which port of a node can run RDMA, GID agreement, sizes. */
+ * share: which port of a node can run RDMA, GID agreement. */
 #ifndef RING_RDMATEST_H
 #define RING_RDMATEST_H
 
@@ -21,12 +21,6 @@
 #define RDMATEST_CAP "rdma_test"
 
 struct node;
-
-/* "4096", "64K", "1M", "2G" (binary multiples, as cfg_parse_size reads
- * them) in [min, max]. 0, or -1 with errno EINVAL or ERANGE. For ringctl,
- * which has no configuration context to report through. */
-int rdmatest_parse_size(const char *s, uint64_t min, uint64_t max,
-			uint64_t *out);
 
 /* The RDMA device with an ACTIVE port whose netdev is ifname. 0 with its
  * name in dev, or -1 with the reason in why ("no RDMA device", "mlx5_0
@@ -48,9 +42,6 @@ int rdmatest_node_capable(const struct node *n);
 int rdmatest_gid_check(const char *a, const Ring__RdmaEndpoint *ea,
 		       const char *b, const Ring__RdmaEndpoint *eb,
 		       int adjacent, char *why, size_t why_len);
-
-/* The agents' own teardown deadline for a test with these parameters. */
-unsigned rdmatest_deadline_ms(const Ring__TestParams *p);
 
 struct rdmatest_spec {
 	const char *a, *a_if, *a_dev; /* requester; a_dev "" = agent picks */

@@ -28,7 +28,8 @@ static int testargs_seconds_ms(const char *s, uint32_t *ms, double max)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || *end || v < 0 || v > max)
+	/* Negated: NaN passes no comparison. */
+	if (end == s || *end || !(v >= 0 && v <= max))
 		return -1;
 	*ms = (uint32_t)(v * 1000 + 0.5);
 	return 0;
@@ -61,13 +62,15 @@ static int testargs_count32(const char *s, uint32_t lo, uint32_t hi,
 	return 0;
 }
 
-/* "64,4096,1M": up to 16 sizes of 1..max bytes. */
-static int testargs_sizes(const char *val, int suffixes, uint64_t max,
-			  struct testargs *t)
+/* "64,4096,1M": 1..TESTLIMITS_LAT_SIZES_MAX sizes of 1..max bytes, in
+ * the size grammar of the configuration. */
+static int testargs_sizes(const char *val, uint64_t max, struct testargs *t)
 {
 	char tmp[256], *save = NULL, *tok;
 
-	if (strlen(val) >= sizeof(tmp))
+	/* strtok_r would skip an empty item ("64,,1M"): refuse it. */
+	if (strlen(val) >= sizeof(tmp) || !*val || *val == ',' ||
+	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
 		return -1;
 	snprintf(tmp, sizeof(tmp), "%s", val);
 	t->params.n_sizes = 0;
@@ -76,8 +79,7 @@ static int testargs_sizes(const char *val, int suffixes, uint64_t max,
 		uint64_t v;
 
 		if (t->params.n_sizes == TESTLIMITS_LAT_SIZES_MAX ||
-		    (suffixes ? testlimits_parse_size(tok, 1, max, &v)
-			      : testargs_count(tok, 1, max, &v)) < 0)
+		    testlimits_parse_size(tok, 1, max, &v) < 0)
 			return -1;
 		t->sizes[t->params.n_sizes++] = (uint32_t)v;
 	}
@@ -89,35 +91,79 @@ static int testargs_sizes(const char *val, int suffixes, uint64_t max,
 static int testargs_lat_iterations(Ring__TestParams *p, const char *val,
 				   char *err, size_t len)
 {
-	if (testargs_count32(val, 10, 1000000, &p->iterations) < 0)
-		return testargs_complain(
-			err, len, "--iterations: '%s' is not 10..1000000", val);
+	if (testargs_count32(val, 1, TESTLIMITS_LAT_ITERATIONS_MAX,
+			     &p->iterations) < 0)
+		return testargs_complain(err, len,
+					 "--iterations: '%s' is not 1..%u", val,
+					 TESTLIMITS_LAT_ITERATIONS_MAX);
 	p->lat_warmup = p->iterations / 10;
 	return 0;
 }
 
-/* The TCP options, messages as ringctl always gave them. */
+static int testargs_window(Ring__TestParams *p, const char *opt,
+			   const char *val, char *err, size_t len)
+{
+	if (!strcmp(opt, "--duration")) {
+		if (testargs_seconds_ms(val, &p->duration_ms,
+					TESTLIMITS_DURATION_MAX_MS / 1000.0) <
+			    0 ||
+		    p->duration_ms < TESTLIMITS_DURATION_MIN_MS)
+			return testargs_complain(
+				err, len,
+				"--duration: '%s' is not %g..%u seconds", val,
+				TESTLIMITS_DURATION_MIN_MS / 1000.0,
+				TESTLIMITS_DURATION_MAX_MS / 1000);
+	} else if (testargs_seconds_ms(val, &p->warmup_ms,
+				       TESTLIMITS_WARMUP_MAX_MS / 1000.0) < 0) {
+		return testargs_complain(err, len,
+					 "--warmup: '%s' is not 0..%u seconds",
+					 val, TESTLIMITS_WARMUP_MAX_MS / 1000);
+	}
+	return 0;
+}
+
+/* A limit as the user writes it: "8M", "64K", "1000". */
+static const char *testargs_size_name(uint64_t v, char *buf, size_t len)
+{
+	if (v && !(v % (1u << 20)))
+		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+	else if (v && !(v % 1024))
+		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static int testargs_lat_sizes(struct testargs *t, const char *val, uint32_t max,
+			      char *err, size_t len)
+{
+	char m[32];
+
+	if (testargs_sizes(val, max, t) < 0)
+		return testargs_complain(
+			err, len,
+			"--sizes: '%s' is not a list of up to %d sizes of 1 "
+			"byte..%s (K and M suffixes accepted)",
+			val, TESTLIMITS_LAT_SIZES_MAX,
+			testargs_size_name(max, m, sizeof(m)));
+	return 0;
+}
+
+/* The TCP options. */
 static int testargs_tcp_option(struct testargs *t, int bw, const char *opt,
 			       const char *val, char *err, size_t len)
 {
 	Ring__TestParams *p = &t->params;
 
 	if (bw && !strcmp(opt, "--streams")) {
-		if (testargs_count32(val, 1, 64, &p->streams) < 0)
-			return testargs_complain(
-				err, len, "--streams: '%s' is not 1..64", val);
-	} else if (bw && !strcmp(opt, "--duration")) {
-		if (testargs_seconds_ms(val, &p->duration_ms, 600) < 0 ||
-		    p->duration_ms < 100)
-			return testargs_complain(
-				err, len,
-				"--duration: '%s' is not 0.1..600 seconds",
-				val);
-	} else if (bw && !strcmp(opt, "--warmup")) {
-		if (testargs_seconds_ms(val, &p->warmup_ms, 60) < 0)
-			return testargs_complain(
-				err, len, "--warmup: '%s' is not 0..60 seconds",
-				val);
+		if (testargs_count32(val, 1, TESTLIMITS_STREAMS_MAX,
+				     &p->streams) < 0)
+			return testargs_complain(err, len,
+						 "--streams: '%s' is not 1..%d",
+						 val, TESTLIMITS_STREAMS_MAX);
+	} else if (bw &&
+		   (!strcmp(opt, "--duration") || !strcmp(opt, "--warmup"))) {
+		return testargs_window(p, opt, val, err, len);
 	} else if (bw && !strcmp(opt, "--direction")) {
 		if (!strcmp(val, "a-to-b"))
 			p->direction = RING__DIRECTION__DIR_A_TO_B;
@@ -134,12 +180,8 @@ static int testargs_tcp_option(struct testargs *t, int bw, const char *opt,
 	} else if (!bw && !strcmp(opt, "--iterations")) {
 		return testargs_lat_iterations(p, val, err, len);
 	} else if (!bw && !strcmp(opt, "--sizes")) {
-		if (testargs_sizes(val, 0, 1048576, t) < 0)
-			return testargs_complain(
-				err, len,
-				"--sizes: '%s' is not a list of up "
-				"to 16 sizes of 1..1048576 bytes",
-				val);
+		return testargs_lat_sizes(t, val, TESTLIMITS_TCP_LAT_SIZE_MAX,
+					  err, len);
 	} else {
 		return testargs_complain(err, len, "unknown test option '%s'",
 					 opt);
@@ -151,20 +193,88 @@ static int testargs_gid(const char *opt, const char *val,
 			protobuf_c_boolean *set, uint32_t *idx, char *err,
 			size_t len)
 {
-	if (testargs_count32(val, 0, 1023, idx) < 0)
+	if (testargs_count32(val, 0, TESTLIMITS_GID_INDEX_MAX, idx) < 0)
 		return testargs_complain(err, len,
-					 "%s: '%s' is not a GID index 0..1023",
-					 opt, val);
+					 "%s: '%s' is not a GID index 0..%d",
+					 opt, val, TESTLIMITS_GID_INDEX_MAX);
 	*set = 1;
 	return 0;
+}
+
+/* --NAME N in 1..max into *out. */
+static int testargs_count_opt(const char *opt, const char *val, uint32_t max,
+			      uint32_t *out, char *err, size_t len)
+{
+	if (testargs_count32(val, 1, max, out) < 0)
+		return testargs_complain(err, len, "%s: '%s' is not 1..%u", opt,
+					 val, max);
+	return 0;
+}
+
+static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
+				   const char *val, char *err, size_t len)
+{
+	Ring__RdmaParams *r = &t->rdma;
+	char m[32];
+	uint64_t v;
+
+	if (!strcmp(opt, "--qps"))
+		return testargs_count_opt(opt, val, TESTLIMITS_RDMA_QPS_MAX,
+					  &r->qps, err, len);
+	if (!strcmp(opt, "--size")) {
+		if (testlimits_parse_size(val, 1, TESTLIMITS_RDMA_SIZE_MAX,
+					  &v) < 0)
+			return testargs_complain(
+				err, len,
+				"--size: '%s' is not a size of 1 byte..%s (K "
+				"and M suffixes accepted)",
+				val,
+				testargs_size_name(TESTLIMITS_RDMA_SIZE_MAX, m,
+						   sizeof(m)));
+		r->size = (uint32_t)v;
+		return 0;
+	}
+	if (!strcmp(opt, "--duration") || !strcmp(opt, "--warmup"))
+		return testargs_window(&t->params, opt, val, err, len);
+	if (!strcmp(opt, "--iterations")) {
+		if (testargs_count(val, 1, TESTLIMITS_RDMA_ITERATIONS_MAX,
+				   &r->iterations) < 0)
+			return testargs_complain(
+				err, len,
+				"--iterations: '%s' is not 1..%llu messages "
+				"per QP",
+				val, TESTLIMITS_RDMA_ITERATIONS_MAX);
+		return 0;
+	}
+	if (!strcmp(opt, "--tx-depth"))
+		return testargs_count_opt(opt, val,
+					  TESTLIMITS_RDMA_TX_DEPTH_MAX,
+					  &r->tx_depth, err, len);
+	if (!strcmp(opt, "--cq-mod"))
+		return testargs_count_opt(opt, val,
+					  TESTLIMITS_RDMA_TX_DEPTH_MAX,
+					  &r->cq_mod, err, len);
+	if (!strcmp(opt, "--post-list"))
+		return testargs_count_opt(opt, val,
+					  TESTLIMITS_RDMA_POST_LIST_MAX,
+					  &r->post_list, err, len);
+	if (!strcmp(opt, "--mtu")) {
+		if (testargs_count32(val, 256, 4096, &r->mtu) < 0 ||
+		    (r->mtu & (r->mtu - 1)))
+			return testargs_complain(
+				err, len,
+				"--mtu: '%s' is not 256, 512, 1024, "
+				"2048 or 4096",
+				val);
+		return 0;
+	}
+	return testargs_complain(err, len, "unknown rdma-bw option '%s'", opt);
 }
 
 static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 				const char *val, char *err, size_t len)
 {
-	Ring__TestParams *p = &t->params;
 	Ring__RdmaParams *r = &t->rdma;
-	uint64_t v;
 
 	if (!strcmp(opt, "--op")) {
 		if (!strcmp(val, "write"))
@@ -175,93 +285,32 @@ static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 			return testargs_complain(
 				err, len, "--op: '%s' is not write or read",
 				val);
-	} else if (!strcmp(opt, "--gid-a")) {
+		return 0;
+	}
+	if (!strcmp(opt, "--gid-a"))
 		return testargs_gid(opt, val, &r->a_gid_set, &r->a_gid_index,
 				    err, len);
-	} else if (!strcmp(opt, "--gid-b")) {
+	if (!strcmp(opt, "--gid-b"))
 		return testargs_gid(opt, val, &r->b_gid_set, &r->b_gid_index,
 				    err, len);
-	} else if (!bw && !strcmp(opt, "--sizes")) {
-		if (testargs_sizes(val, 1, 16u << 20, t) < 0)
-			return testargs_complain(
-				err, len,
-				"--sizes: '%s' is not a list of up to 16 sizes "
-				"of 1 byte..16M (K and M suffixes accepted)",
-				val);
-	} else if (!bw && !strcmp(opt, "--iterations")) {
-		return testargs_lat_iterations(p, val, err, len);
-	} else if (!bw) {
-		return testargs_complain(err, len,
-					 "unknown rdma-lat option '%s'", opt);
-	} else if (!strcmp(opt, "--qps")) {
-		if (testargs_count32(val, 1, 64, &r->qps) < 0)
-			return testargs_complain(
-				err, len, "--qps: '%s' is not 1..64", val);
-	} else if (!strcmp(opt, "--size")) {
-		if (testlimits_parse_size(val, 1, 1u << 30, &v) < 0)
-			return testargs_complain(
-				err, len,
-				"--size: '%s' is not a size of 1 "
-				"byte..1G (K and M suffixes "
-				"accepted)",
-				val);
-		r->size = (uint32_t)v;
-	} else if (!strcmp(opt, "--duration")) {
-		if (testargs_seconds_ms(val, &p->duration_ms, 600) < 0 ||
-		    p->duration_ms < 100)
-			return testargs_complain(
-				err, len,
-				"--duration: '%s' is not 0.1..600 seconds",
-				val);
-	} else if (!strcmp(opt, "--warmup")) {
-		if (testargs_seconds_ms(val, &p->warmup_ms, 60) < 0)
-			return testargs_complain(
-				err, len, "--warmup: '%s' is not 0..60 seconds",
-				val);
-	} else if (!strcmp(opt, "--iterations")) {
-		if (testargs_count(val, 1, 1000000000, &r->iterations) < 0)
-			return testargs_complain(
-				err, len,
-				"--iterations: '%s' is not 1..1000000000 "
-				"messages per QP",
-				val);
-	} else if (!strcmp(opt, "--tx-depth")) {
-		if (testargs_count32(val, 1, 16384, &r->tx_depth) < 0)
-			return testargs_complain(
-				err, len, "--tx-depth: '%s' is not 1..16384",
-				val);
-	} else if (!strcmp(opt, "--cq-mod")) {
-		if (testargs_count32(val, 1, 1024, &r->cq_mod) < 0)
-			return testargs_complain(
-				err, len, "--cq-mod: '%s' is not 1..1024", val);
-	} else if (!strcmp(opt, "--post-list")) {
-		if (testargs_count32(val, 1, 1024, &r->post_list) < 0)
-			return testargs_complain(
-				err, len, "--post-list: '%s' is not 1..1024",
-				val);
-	} else if (!strcmp(opt, "--mtu")) {
-		if (testargs_count32(val, 256, 4096, &r->mtu) < 0 ||
-		    (r->mtu & (r->mtu - 1)))
-			return testargs_complain(
-				err, len,
-				"--mtu: '%s' is not 256, 512, 1024, "
-				"2048 or 4096",
-				val);
-	} else {
-		return testargs_complain(err, len,
-					 "unknown rdma-bw option '%s'", opt);
-	}
-	return 0;
+	if (bw)
+		return testargs_rdma_bw_option(t, opt, val, err, len);
+	if (!strcmp(opt, "--sizes"))
+		return testargs_lat_sizes(t, val, TESTLIMITS_RDMA_LAT_SIZE_MAX,
+					  err, len);
+	if (!strcmp(opt, "--iterations"))
+		return testargs_lat_iterations(&t->params, val, err, len);
+	return testargs_complain(err, len, "unknown rdma-lat option '%s'", opt);
 }
 
 int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 		   size_t errlen)
 {
-	static const uint32_t lat_sizes[] = {64, 4096, 10240, 20480, 40960};
 	Ring__TestParams *p = &t->params;
 	const char *kind = argc > 0 ? argv[0] : "";
 	int bw = !strcmp(kind, "bw") || !strcmp(kind, "rdma-bw");
 	int rdma = !strncmp(kind, "rdma-", 5), op_given = 0;
+	char why[256];
 
 	memset(t, 0, sizeof(*t));
 	ring__test_params__init(p);
@@ -276,16 +325,17 @@ int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 	if (bw) {
 		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_BW
 			       : RING__TEST_KIND__TEST_TCP_BW;
-		p->streams = rdma ? 0 : 8;
-		p->duration_ms = 5000;
-		p->warmup_ms = 1000;
+		p->streams = rdma ? 0 : TESTLIMITS_STREAMS_DEFAULT;
+		p->duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
+		p->warmup_ms = TESTLIMITS_WARMUP_DEFAULT_MS;
 	} else {
 		p->kind = rdma ? RING__TEST_KIND__TEST_RDMA_LAT
 			       : RING__TEST_KIND__TEST_TCP_LAT;
-		memcpy(t->sizes, lat_sizes, sizeof(lat_sizes));
-		p->n_sizes = sizeof(lat_sizes) / sizeof(lat_sizes[0]);
-		p->iterations = 1000;
-		p->lat_warmup = 100;
+		memcpy(t->sizes, testlimits_lat_sizes_default,
+		       sizeof(testlimits_lat_sizes_default));
+		p->n_sizes = TESTLIMITS_LAT_SIZES_DEFAULT_N;
+		p->iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
+		p->lat_warmup = TESTLIMITS_LAT_ITERATIONS_DEFAULT / 10;
 	}
 	p->sizes = t->sizes;
 	if (rdma)
@@ -305,17 +355,10 @@ int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 	if (rdma && !op_given)
 		return testargs_complain(
 			err, errlen, "%s needs --op write or --op read", kind);
-	if (rdma && t->rdma.tx_depth &&
-	    (t->rdma.cq_mod > t->rdma.tx_depth ||
-	     t->rdma.post_list > t->rdma.tx_depth))
-		return testargs_complain(
-			err, errlen,
-			"--cq-mod and --post-list must not exceed "
-			"--tx-depth");
-	if (!rdma && bw && p->direction == RING__DIRECTION__DIR_BOTH &&
-	    (p->streams < 2 || p->streams % 2))
-		return testargs_complain(
-			err, errlen,
-			"--direction both needs an even --streams");
+	/* What the options cannot say alone (an odd --streams with
+	 * --direction both, a --cq-mod that does not divide the tx depth,
+	 * an RDMA latency size given twice), in the agent's words. */
+	if (testlimits_check(p, why, sizeof(why)) < 0)
+		return testargs_complain(err, errlen, "%s", why);
 	return 0;
 }

@@ -352,12 +352,43 @@ static void test_parse_rdma_errors(void **state)
 	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
 			       "--op", "write", "--gid-a", "x", NULL),
 			 -1);
-	assert_string_equal(err, "--gid-a: 'x' is not a GID index 0..1023");
+	assert_string_equal(err, "--gid-a: 'x' is not a GID index 0..255");
 	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
 			       "--op", "write", "--tx-depth", "8", "--cq-mod",
 			       "16", NULL),
 			 -1);
-	assert_non_null(strstr(err, "must not exceed --tx-depth"));
+	assert_string_equal(err, "cq moderation 16 must divide the tx depth 8");
+	/* What the agent refuses, ringctl refuses, in the same words. */
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--cq-mod", "3", NULL),
+			 -1);
+	assert_string_equal(err,
+			    "cq moderation 3 must divide the tx depth 128");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--tx-depth", "16384", NULL),
+			 -1);
+	assert_string_equal(err, "--tx-depth: '16384' is not 1..8192");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--post-list", "65", NULL),
+			 -1);
+	assert_string_equal(err, "--post-list: '65' is not 1..64");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--iterations", "100000001",
+			       NULL),
+			 -1);
+	assert_string_equal(err, "--iterations: '100000001' is not "
+				 "1..100000000 messages per QP");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--size", "65M", NULL),
+			 -1);
+	assert_string_equal(err, "--size: '65M' is not a size of 1 byte..64M "
+				 "(K and M suffixes accepted)");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--size", "64M", "--post-list",
+			       "64", "--tx-depth", "32", "--duration", "nan",
+			       NULL),
+			 -1);
+	assert_string_equal(err, "--duration: 'nan' is not 0.1..600 seconds");
 	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
 			       "--op", "write", "--streams", "4", NULL),
 			 -1);
@@ -410,6 +441,22 @@ static void test_parse_rdma_lat(void **state)
 			 -1);
 	assert_non_null(strstr(err, "--sizes: '64,,32M'"));
 	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "64,8M", NULL),
+			 0);
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "64,9M", NULL),
+			 -1);
+	assert_string_equal(err, "--sizes: '64,9M' is not a list of up to 16 "
+				 "sizes of 1 byte..8M (K and M suffixes "
+				 "accepted)");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "64,64", NULL),
+			 -1);
+	assert_string_equal(err, "latency size 64 given twice");
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
+			       "--op", "read", "--sizes", "64,", NULL),
+			 -1);
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
 			       "--op", "read", "--sizes",
 			       "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
 			       NULL),
@@ -435,7 +482,8 @@ static void test_parse_tcp(void **state)
 	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
 			       "--streams", "3", "--direction", "both", NULL),
 			 -1);
-	assert_string_equal(err, "--direction both needs an even --streams");
+	assert_string_equal(err, "direction both needs an even number of "
+				 "streams (>= 2), not 3");
 	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2", "--op",
 			       "write", NULL),
 			 -1);
@@ -446,10 +494,32 @@ static void test_parse_tcp(void **state)
 			 0);
 	assert_int_equal(t.params.n_sizes, 2);
 	assert_int_equal(t.params.lat_warmup, 10);
-	/* No suffixes for TCP sizes (bytes, as documented). */
+	/* The size grammar of rdma-lat and the configuration. */
 	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
-			       "--sizes", "4K", NULL),
+			       "--sizes", "1K,64K,1M", NULL),
+			 0);
+	assert_int_equal(t.params.n_sizes, 3);
+	assert_int_equal(t.sizes[0], 1024);
+	assert_int_equal(t.sizes[1], 65536);
+	assert_int_equal(t.sizes[2], 1048576);
+	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
+			       "--sizes", "2M", NULL),
 			 -1);
+	assert_string_equal(err, "--sizes: '2M' is not a list of up to 16 "
+				 "sizes of 1 byte..1M (K and M suffixes "
+				 "accepted)");
+	/* The agent's limits: 1 iteration is enough for it. */
+	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
+			       "--iterations", "1", NULL),
+			 0);
+	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
+			       "--iterations", "1000001", NULL),
+			 -1);
+	assert_string_equal(err, "--iterations: '1000001' is not 1..1000000");
+	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
+			       "--duration", "0.05", NULL),
+			 -1);
+	assert_string_equal(err, "--duration: '0.05' is not 0.1..600 seconds");
 }
 
 int main(void)

@@ -15,36 +15,6 @@
 #include "nodes.h"
 #include "rdmatest.h"
 
-static void test_parse_size(void **state)
-{
-	uint64_t v = 0;
-
-	(void)state;
-	assert_int_equal(rdmatest_parse_size("4096", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(rdmatest_parse_size("64K", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 65536);
-	assert_int_equal(rdmatest_parse_size("1m", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 1048576);
-	assert_int_equal(rdmatest_parse_size("1G", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 1u << 30);
-	errno = 0;
-	assert_int_equal(rdmatest_parse_size("2G", 1, 1u << 30, &v), -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(rdmatest_parse_size("0", 1, 100, &v), -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(rdmatest_parse_size("", 1, 100, &v), -1);
-	assert_int_equal(rdmatest_parse_size("-1", 0, 100, &v), -1);
-	assert_int_equal(rdmatest_parse_size("1KB", 1, 1u << 30, &v), -1);
-	assert_int_equal(rdmatest_parse_size("1T", 1, UINT64_MAX, &v), -1);
-	assert_int_equal(errno, EINVAL);
-	assert_int_equal(
-		rdmatest_parse_size("99999999999999999999", 1, UINT64_MAX, &v),
-		-1);
-	assert_int_equal(rdmatest_parse_size("17179869184G", 1, UINT64_MAX, &v),
-			 -1);
-}
-
 /* An inventory: eth1 with an active rxe port, eth2 with a DOWN one, eth3
  * without RDMA, mgmt0 (management) with an active one. */
 struct inv_fixture {
@@ -207,34 +177,6 @@ static void test_gid_check(void **state)
 		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 }
 
-static void test_deadline(void **state)
-{
-	Ring__TestParams p = RING__TEST_PARAMS__INIT;
-	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
-	uint32_t sizes[5] = {64, 4096, 10240, 20480, 40960};
-
-	(void)state;
-	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
-	p.duration_ms = 5000;
-	p.warmup_ms = 1000;
-	p.rdma = &r;
-	assert_int_equal(rdmatest_deadline_ms(&p), 16000);
-	/* Counted messages: 1e6 x 4 QPs x 64K at 1 Gbit/s. */
-	r.iterations = 1000000;
-	assert_int_equal(rdmatest_deadline_ms(&p),
-			 16000 + 1000000ull * 4 * 65536 * 8 / 1000000);
-	r.iterations = 1000000000;
-	r.size = 1u << 30;
-	assert_int_equal(rdmatest_deadline_ms(&p), 3600000);
-	p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
-	p.duration_ms = p.warmup_ms = 0;
-	p.sizes = sizes;
-	p.n_sizes = 5;
-	p.iterations = 1000;
-	p.lat_warmup = 100;
-	assert_int_equal(rdmatest_deadline_ms(&p), 10000 + 5 * 1100);
-}
-
 static int conf_load(struct coord_conf *c, const char *text)
 {
 	struct cfg_ctx ctx = {.file = "t.conf", .report = NULL};
@@ -322,10 +264,8 @@ static void test_capabilities(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_active_port),
 		cmocka_unit_test(test_gid_check),
-		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_conf_survey_method),
 		cmocka_unit_test(test_capabilities),
 	};

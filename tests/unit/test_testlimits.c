@@ -1,0 +1,268 @@
+/* testlimits: the size grammar, a request judged as the agent judges it,
+ * and the RDMA teardown deadline. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tcptest.h"
+#include "testlimits.h"
+#include "verbs.h"
+
+static void test_parse_size(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(testlimits_parse_size("4096", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(testlimits_parse_size("64K", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(testlimits_parse_size("1m", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 1048576);
+	assert_int_equal(testlimits_parse_size("1G", 1, 1u << 30, &v), 0);
+	assert_int_equal(v, 1u << 30);
+	assert_int_equal(testlimits_parse_size("0", 0, 100, &v), 0);
+	assert_int_equal(v, 0);
+	errno = 0;
+	assert_int_equal(testlimits_parse_size("2G", 1, 1u << 30, &v), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(testlimits_parse_size("0", 1, 100, &v), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(testlimits_parse_size("99999999999999999999", 1,
+					       UINT64_MAX, &v),
+			 -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(
+		testlimits_parse_size("17179869184G", 1, UINT64_MAX, &v), -1);
+	assert_int_equal(errno, ERANGE);
+	/* Not sizes at all. */
+	static const char *const bad[] = {"",	"-1", "1KB", "1T",   "K",
+					  " 1", "1 ", "+1",  "1.5K", NULL};
+	for (unsigned i = 0; bad[i]; i++) {
+		errno = 0;
+		assert_int_equal(
+			testlimits_parse_size(bad[i], 0, UINT64_MAX, &v), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	assert_int_equal(testlimits_parse_size(NULL, 0, 1, &v), -1);
+}
+
+static void test_deadline(void **state)
+{
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+	uint32_t sizes[5] = {64, 4096, 10240, 20480, 40960};
+
+	(void)state;
+	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+	p.duration_ms = 5000;
+	p.warmup_ms = 1000;
+	p.rdma = &r;
+	assert_int_equal(testlimits_rdma_deadline_ms(&p), 16000);
+	/* Counted messages: 1e6 x 4 QPs x 64K at 1 Gbit/s. */
+	r.iterations = 1000000;
+	assert_int_equal(testlimits_rdma_deadline_ms(&p),
+			 16000 + 1000000ull * 4 * 65536 * 8 / 1000000);
+	r.iterations = TESTLIMITS_RDMA_ITERATIONS_MAX;
+	r.size = TESTLIMITS_RDMA_SIZE_MAX;
+	r.qps = TESTLIMITS_RDMA_QPS_MAX;
+	assert_int_equal(testlimits_rdma_deadline_ms(&p),
+			 TESTLIMITS_RDMA_DEADLINE_MAX_MS);
+	p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
+	p.duration_ms = p.warmup_ms = 0;
+	p.sizes = sizes;
+	p.n_sizes = 5;
+	p.iterations = 1000;
+	p.lat_warmup = 100;
+	assert_int_equal(testlimits_rdma_deadline_ms(&p), 10000 + 5 * 1100);
+}
+
+static void expect(const Ring__TestParams *p, const char *want)
+{
+	char why[256] = "";
+
+	if (!want) {
+		if (testlimits_check(p, why, sizeof(why)) != 0)
+			fail_msg("refused: %s", why);
+		return;
+	}
+	assert_int_equal(testlimits_check(p, why, sizeof(why)), -1);
+	if (!strstr(why, want))
+		fail_msg("'%s' does not say '%s'", why, want);
+}
+
+static void test_check_tcp(void **state)
+{
+	Ring__TestParams p = RING__TEST_PARAMS__INIT, q;
+	uint32_t sizes[TESTLIMITS_LAT_SIZES_MAX + 1];
+
+	(void)state;
+	expect(NULL, "missing test parameters");
+	p.kind = RING__TEST_KIND__TEST_TCP_BW;
+	p.streams = TESTLIMITS_STREAMS_DEFAULT;
+	p.duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
+	p.warmup_ms = TESTLIMITS_WARMUP_DEFAULT_MS;
+	expect(&p, NULL);
+	q = p, q.streams = 0, expect(&q, "streams 0 out of range 1..64");
+	q = p, q.streams = TESTLIMITS_STREAMS_MAX + 1, expect(&q, "streams");
+	q = p, q.streams = TESTLIMITS_STREAMS_MAX, expect(&q, NULL);
+	q = p, q.direction = RING__DIRECTION__DIR_BOTH, q.streams = 3;
+	expect(&q, "direction both needs an even number of streams");
+	q.streams = 2, expect(&q, NULL);
+	q = p, q.direction = 7, expect(&q, "unknown direction 7");
+	q = p, q.duration_ms = TESTLIMITS_DURATION_MIN_MS - 1;
+	expect(&q, "duration 99 ms out of range 100 ms..600 s");
+	q = p, q.duration_ms = TESTLIMITS_DURATION_MAX_MS, expect(&q, NULL);
+	q = p, q.duration_ms = TESTLIMITS_DURATION_MAX_MS + 1;
+	expect(&q, "duration");
+	q = p, q.warmup_ms = TESTLIMITS_WARMUP_MAX_MS + 1;
+	expect(&q, "warm-up 60001 ms out of range 0..60 s");
+
+	memset(sizes, 0, sizeof(sizes));
+	memcpy(sizes, testlimits_lat_sizes_default,
+	       sizeof(testlimits_lat_sizes_default));
+	ring__test_params__init(&p);
+	p.kind = RING__TEST_KIND__TEST_TCP_LAT;
+	p.sizes = sizes;
+	p.n_sizes = TESTLIMITS_LAT_SIZES_DEFAULT_N;
+	p.iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
+	expect(&p, NULL);
+	q = p, q.n_sizes = 0, expect(&q, "0 latency sizes, expected 1..16");
+	q = p, q.n_sizes = TESTLIMITS_LAT_SIZES_MAX + 1;
+	expect(&q, "17 latency sizes");
+	q = p, q.iterations = 0, expect(&q, "iterations 0 out of range");
+	q = p, q.iterations = TESTLIMITS_LAT_ITERATIONS_MAX + 1;
+	expect(&q, "iterations 1000001 out of range 1..1000000");
+	q = p, q.lat_warmup = TESTLIMITS_LAT_WARMUP_MAX + 1;
+	expect(&q, "latency warm-up");
+	sizes[1] = TESTLIMITS_TCP_LAT_SIZE_MAX + 1;
+	expect(&p, "latency size 1048577 bytes out of range 1..1048576");
+	/* TCP may repeat a size; RDMA may not (below). */
+	sizes[1] = sizes[0];
+	expect(&p, NULL);
+	p.kind = 99;
+	expect(&p, "unsupported test kind 99");
+}
+
+static void test_check_rdma(void **state)
+{
+	Ring__TestParams p = RING__TEST_PARAMS__INIT, q;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT, s;
+	uint32_t sizes[2] = {64, 4096};
+
+	(void)state;
+	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+	p.duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
+	p.rdma = &r;
+	/* Zero fields are the agent's defaults, and fine. */
+	expect(&p, NULL);
+	q = p, q.rdma = NULL, expect(&q, NULL);
+	q = p, q.duration_ms = 0, expect(&q, NULL);
+#define RD(field, val, want)                                                   \
+	do {                                                                   \
+		s = r;                                                         \
+		s.field = (val);                                               \
+		q = p;                                                         \
+		q.rdma = &s;                                                   \
+		expect(&q, (want));                                            \
+	} while (0)
+	RD(op, 5, "unknown RDMA operation 5");
+	RD(qps, TESTLIMITS_RDMA_QPS_MAX, NULL);
+	RD(qps, TESTLIMITS_RDMA_QPS_MAX + 1, "qps 65 out of range (1..64)");
+	RD(size, TESTLIMITS_RDMA_SIZE_MAX, NULL);
+	RD(size, TESTLIMITS_RDMA_SIZE_MAX + 1, "size 67108865 out of range");
+	RD(tx_depth, TESTLIMITS_RDMA_TX_DEPTH_MAX, NULL);
+	RD(tx_depth, TESTLIMITS_RDMA_TX_DEPTH_MAX + 1,
+	   "tx depth 8193 out of range (1..8192)");
+	/* A default moderation (16) is clipped to a smaller depth... */
+	RD(tx_depth, 8, NULL);
+	/* ... a given one must divide the depth (default 128). */
+	RD(cq_mod, 3, "cq moderation 3 must divide the tx depth 128");
+	RD(cq_mod, 256, "cq moderation 256 must divide the tx depth 128");
+	RD(cq_mod, 32, NULL);
+	RD(post_list, TESTLIMITS_RDMA_POST_LIST_MAX, NULL);
+	RD(post_list, TESTLIMITS_RDMA_POST_LIST_MAX + 1,
+	   "post list 65 out of range (1..64)");
+	RD(iterations, TESTLIMITS_RDMA_ITERATIONS_MAX, NULL);
+	RD(iterations, TESTLIMITS_RDMA_ITERATIONS_MAX + 1,
+	   "iterations out of range (0..100000000)");
+	RD(mtu, 1024, NULL);
+	RD(mtu, 1500, "mtu 1500: use 256, 512, 1024, 2048 or 4096");
+	s = r, s.a_gid_set = 1, s.a_gid_index = TESTLIMITS_GID_INDEX_MAX;
+	q = p, q.rdma = &s, expect(&q, NULL);
+	s.b_gid_set = 1, s.b_gid_index = TESTLIMITS_GID_INDEX_MAX + 1;
+	expect(&q, "GID index 256 out of range 0..255");
+	/* Unset, an index is not looked at. */
+	s = r, s.a_gid_index = 9999, q = p, q.rdma = &s, expect(&q, NULL);
+	q = p, q.duration_ms = TESTLIMITS_DURATION_MAX_MS + 1;
+	expect(&q, "duration 600001 ms out of range 100 ms..600 s");
+	/* Counted messages: no window to judge. */
+	s = r, s.iterations = 10, q = p, q.rdma = &s;
+	q.duration_ms = TESTLIMITS_DURATION_MAX_MS + 1, expect(&q, NULL);
+
+	ring__test_params__init(&p);
+	p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
+	p.rdma = &r;
+	p.sizes = sizes;
+	p.n_sizes = 2;
+	/* Iterations 0: the agent's default. */
+	expect(&p, NULL);
+	sizes[1] = TESTLIMITS_RDMA_LAT_SIZE_MAX;
+	expect(&p, NULL);
+	sizes[1] = TESTLIMITS_RDMA_LAT_SIZE_MAX + 1;
+	expect(&p, "latency size 8388609 bytes out of range 1..8388608");
+	sizes[1] = 64;
+	expect(&p, "latency size 64 given twice");
+	sizes[1] = 4096;
+	p.iterations = TESTLIMITS_LAT_ITERATIONS_MAX + 1;
+	expect(&p, "iterations 1000001 out of range");
+	/* Bandwidth knobs are not judged for latency. */
+	p.iterations = 10;
+	s = r, s.qps = 999, p.rdma = &s, expect(&p, NULL);
+#undef RD
+}
+
+/* The agent's engines take what testlimits passes: the request checks and
+ * the engines' own checks agree at every limit. */
+static void test_engines_agree(void **state)
+{
+	struct verbs_params v = {.kind = VERBS_BW, .op = VERBS_WRITE};
+	struct tcptest_params t = {.kind = TCPTEST_BW,
+				   .streams = TESTLIMITS_STREAMS_MAX,
+				   .duration_ms = TESTLIMITS_DURATION_MAX_MS,
+				   .warmup_ms = TESTLIMITS_WARMUP_MAX_MS};
+	char why[256];
+
+	(void)state;
+	v.qps = TESTLIMITS_RDMA_QPS_MAX;
+	v.size = TESTLIMITS_RDMA_SIZE_MAX;
+	v.tx_depth = TESTLIMITS_RDMA_TX_DEPTH_MAX;
+	v.post_list = TESTLIMITS_RDMA_POST_LIST_MAX;
+	v.iterations = TESTLIMITS_RDMA_ITERATIONS_MAX;
+	verbs_params_defaults(&v);
+	assert_int_equal(verbs_params_check(&v, why, sizeof(why)), 0);
+	v.tx_depth++;
+	assert_int_equal(verbs_params_check(&v, why, sizeof(why)), -1);
+	assert_int_equal(tcptest_params_check(&t, why, sizeof(why)), 0);
+	t.duration_ms++;
+	assert_int_equal(tcptest_params_check(&t, why, sizeof(why)), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_check_tcp),
+		cmocka_unit_test(test_check_rdma),
+		cmocka_unit_test(test_engines_agree),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
