@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <event2/bufferevent_ssl.h>
@@ -30,12 +31,12 @@ struct call {
 	call_reply_cb cb;
 	void *arg;
 	struct event *timer;
-	struct call *prev, *next;
+	LIST_ENTRY(call) link;
 };
 
 struct session {
 	struct agents *owner;
-	struct call *calls; /* pending requests to this agent */
+	LIST_HEAD(, call) calls; /* pending requests to this agent */
 	uint64_t next_id;
 	struct conn *conn;
 	SSL *ssl;
@@ -45,13 +46,10 @@ struct session {
 	struct event
 		*deadline; /* pending only: handshake_timeout from accept */
 	unsigned dropped;  /* replies dropped (duplicate, late, unexpected) */
-	struct session *prev, *next; /* on the pending or the active list */
+	TAILQ_ENTRY(session) link; /* on the pending or the active list */
 };
 
-struct session_list {
-	struct session *head, *tail;
-	unsigned n;
-};
+TAILQ_HEAD(session_list, session);
 
 struct agents {
 	struct event_base *base;
@@ -61,38 +59,13 @@ struct agents {
 	struct call_iface calls;
 	struct evconnlistener *listener;
 	struct session_list pending; /* oldest first */
+	unsigned n_pending;
 	struct session_list active;
 	agents_change_cb change_cb;
 	void *change_arg;
 	unsigned refused;	 /* connections refused since the last log */
 	uint64_t refused_log_ms; /* when that was */
 };
-
-static void list_add(struct session_list *l, struct session *s)
-{
-	s->next = NULL;
-	s->prev = l->tail;
-	if (l->tail)
-		l->tail->next = s;
-	else
-		l->head = s;
-	l->tail = s;
-	l->n++;
-}
-
-static void list_del(struct session_list *l, struct session *s)
-{
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		l->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	else
-		l->tail = s->prev;
-	s->prev = s->next = NULL;
-	l->n--;
-}
 
 static struct session_list *session_list_of(struct session *s)
 {
@@ -107,14 +80,7 @@ static void agents_changed(struct agents *a)
 
 static void call_unlink(struct call *c)
 {
-	struct session *s = c->s;
-
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->calls = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
+	LIST_REMOVE(c, link);
 	event_free(c->timer);
 	free(c);
 }
@@ -128,8 +94,8 @@ static void agents_call_cancel(struct call *c)
 /* Fail every pending call of a session that is going away. */
 static void session_fail_calls(struct session *s, int err)
 {
-	while (s->calls) {
-		struct call *c = s->calls;
+	while (!LIST_EMPTY(&s->calls)) {
+		struct call *c = LIST_FIRST(&s->calls);
 		call_reply_cb cb = c->cb;
 		void *arg = c->arg;
 
@@ -188,9 +154,9 @@ static int session_deliver(struct session *s, const Ring__Envelope *env)
 
 	if (!env->request_id)
 		return 0;
-	for (c = s->calls; c; c = c->next)
-		if (c->id == env->request_id)
-			break;
+	LIST_FOREACH(c, &s->calls, link)
+	if (c->id == env->request_id)
+		break;
 	if (!c) {
 		if (session_unsolicited(t))
 			return 0;
@@ -225,7 +191,9 @@ static void session_free(struct session *s)
 {
 	struct agents *a = s->owner;
 
-	list_del(session_list_of(s), s);
+	if (s->deadline)
+		a->n_pending--;
+	TAILQ_REMOVE(session_list_of(s), s, link);
 	if (s->deadline)
 		event_free(s->deadline);
 	s->deadline = NULL;
@@ -234,7 +202,6 @@ static void session_free(struct session *s)
 		s->node->session = NULL;
 	conn_free(s->conn);
 	free(s);
-	(void)a;
 }
 
 static void session_reply(struct session *s, uint64_t id,
@@ -314,10 +281,11 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 		return;
 	}
 	/* Authenticated: from now on an agent, not a pending connection. */
-	list_del(&a->pending, s);
+	TAILQ_REMOVE(&a->pending, s, link);
+	a->n_pending--;
 	event_free(s->deadline);
 	s->deadline = NULL;
-	list_add(&a->active, s);
+	TAILQ_INSERT_TAIL(&a->active, s, link);
 	if (n->session) {
 		struct session *old = n->session;
 
@@ -545,10 +513,11 @@ static void agents_refused(struct agents *a, const char *peer, const char *why)
 
 static unsigned agents_pending_from(const struct agents *a, const char *addr)
 {
+	const struct session *s;
 	unsigned k = 0;
 
-	for (const struct session *s = a->pending.head; s; s = s->next)
-		k += !strcmp(s->addr, addr);
+	TAILQ_FOREACH(s, &a->pending, link)
+	k += !strcmp(s->addr, addr);
 	return k;
 }
 
@@ -566,11 +535,11 @@ int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
 			       "address");
 		goto fail_bev;
 	}
-	if (a->pending.n >= AGENTS_MAX_PENDING) {
-		agents_refused(a, conn_peer(a->pending.head->conn),
+	if (a->n_pending >= AGENTS_MAX_PENDING) {
+		agents_refused(a, conn_peer(TAILQ_FIRST(&a->pending)->conn),
 			       "pending connections full: the oldest makes "
 			       "room");
-		session_free(a->pending.head);
+		session_free(TAILQ_FIRST(&a->pending));
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -588,7 +557,9 @@ int agents_attach(struct agents *a, struct bufferevent *bev, const char *addr,
 	if (!s->conn)
 		goto fail_ev;
 	evtimer_add(s->deadline, &tv);
-	list_add(&a->pending, s);
+	LIST_INIT(&s->calls);
+	TAILQ_INSERT_TAIL(&a->pending, s, link);
+	a->n_pending++;
 	return 0;
 fail_ev:
 	event_free(s->deadline);
@@ -668,6 +639,8 @@ struct agents *agents_new(struct event_base *base, SSL_CTX *tls,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
+	TAILQ_INIT(&a->pending);
+	TAILQ_INIT(&a->active);
 	a->base = base;
 	a->tls = tls;
 	a->conf = conf;
@@ -704,10 +677,10 @@ void agents_free(struct agents *a)
 {
 	if (!a)
 		return;
-	while (a->pending.head)
-		session_free(a->pending.head);
-	while (a->active.head)
-		session_free(a->active.head);
+	while (!TAILQ_EMPTY(&a->pending))
+		session_free(TAILQ_FIRST(&a->pending));
+	while (!TAILQ_EMPTY(&a->active))
+		session_free(TAILQ_FIRST(&a->active));
 	if (a->listener)
 		evconnlistener_free(a->listener);
 	free(a);
@@ -715,16 +688,17 @@ void agents_free(struct agents *a)
 
 unsigned agents_active(const struct agents *a)
 {
+	const struct session *s;
 	unsigned k = 0;
 
-	for (const struct session *s = a->active.head; s; s = s->next)
-		k += s->node != NULL;
+	TAILQ_FOREACH(s, &a->active, link)
+	k += s->node != NULL;
 	return k;
 }
 
 unsigned agents_pending(const struct agents *a)
 {
-	return a->pending.n;
+	return a->n_pending;
 }
 
 void agents_set_change_cb(struct agents *a, agents_change_cb cb, void *arg)
@@ -776,10 +750,7 @@ static struct call *agents_call_start(void *ctx, const char *node,
 		errno = ENOTCONN;
 		return NULL;
 	}
-	c->next = s->calls;
-	if (s->calls)
-		s->calls->prev = c;
-	s->calls = c;
+	LIST_INSERT_HEAD(&s->calls, c, link);
 	call_arm(c);
 	return c;
 }
