@@ -2,6 +2,7 @@
  * parsers neither crash nor leak, whatever the input. */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "agent_conf.h"
 #include "cfg.h"
@@ -18,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cfg_ctx ctx = {.report = fuzz_config_silent};
 	struct coord_conf cc;
 	struct agent_conf ac;
+	char spec[256], bad[32];
 
 	coord_conf_defaults(&cc);
 	coord_conf_load_buffer(&cc, "fuzz.conf", (const char *)data, size,
@@ -31,5 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Whatever got parsed, the glob users must cope with it. */
 	agent_conf_is_data_interface(&ac, "enp1s0f0np0");
 	agent_conf_nominal_mbps(&ac, "enP2p1s0f1np1");
+
+	/* The same bytes as a -d list (argv strings end at the first NUL). */
+	if (size < sizeof(spec)) {
+		memcpy(spec, data, size);
+		spec[size] = '\0';
+		cfg_debug_check(CFG_DAEMON_AGENT, spec, bad, sizeof(bad));
+		cfg_debug_check(CFG_DAEMON_COORDINATOR, spec, bad, sizeof(bad));
+	}
 	return 0;
 }
