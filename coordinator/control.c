@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -56,7 +57,7 @@ struct client {
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
-	struct client *prev, *next;
+	LIST_ENTRY(client) link;
 };
 
 struct control {
@@ -66,7 +67,7 @@ struct control {
 	struct survey *survey;
 	struct evconnlistener *listener;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct client *head;
+	LIST_HEAD(, client) clients;
 	unsigned n_clients;
 	unsigned n_group; /* clients other than root */
 	uint64_t refuse_logged_ms;
@@ -77,12 +78,7 @@ static void client_free(struct client *cl)
 {
 	struct control *ctl = cl->ctl;
 
-	if (cl->prev)
-		cl->prev->next = cl->next;
-	else
-		ctl->head = cl->next;
-	if (cl->next)
-		cl->next->prev = cl->prev;
+	LIST_REMOVE(cl, link);
 	ctl->n_clients--;
 	ctl->n_group -= cl->uid != 0;
 	survey_test_cancel(cl->test);
@@ -487,10 +483,11 @@ static void control_close(struct conn *c, int err, const char *reason,
 
 static unsigned control_uid_count(const struct control *ctl, uid_t uid)
 {
+	const struct client *cl;
 	unsigned n = 0;
 
-	for (const struct client *cl = ctl->head; cl; cl = cl->next)
-		n += cl->uid == uid;
+	LIST_FOREACH(cl, &ctl->clients, link)
+	n += cl->uid == uid;
 	return n;
 }
 
@@ -601,10 +598,7 @@ static void control_accept(struct evconnlistener *l, evutil_socket_t fd,
 		goto fail_bev;
 	cl->ctl = ctl;
 	cl->uid = cred.uid;
-	cl->next = ctl->head;
-	if (ctl->head)
-		ctl->head->prev = cl;
-	ctl->head = cl;
+	LIST_INSERT_HEAD(&ctl->clients, cl, link);
 	ctl->n_clients++;
 	ctl->n_group += cred.uid != 0;
 	client_arm(cl);
@@ -725,8 +719,8 @@ void control_free(struct control *ctl)
 {
 	if (!ctl)
 		return;
-	while (ctl->head)
-		client_free(ctl->head);
+	while (!LIST_EMPTY(&ctl->clients))
+		client_free(LIST_FIRST(&ctl->clients));
 	evconnlistener_free(ctl->listener);
 	unlink(ctl->path);
 	free(ctl);
