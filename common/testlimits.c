@@ -58,6 +58,19 @@ int testlimits_parse_size(const char *s, uint64_t min, uint64_t max,
 	return 0;
 }
 
+const char *testlimits_format_size(uint64_t v, char *buf, size_t len)
+{
+	if (v && !(v % (1ull << 30)))
+		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
+	else if (v && !(v % (1ull << 20)))
+		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+	else if (v && !(v % 1024))
+		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
 static int testlimits_why(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

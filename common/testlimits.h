@@ -60,6 +60,8 @@ extern const uint32_t
  * or -1 with errno EINVAL (not a size) or ERANGE (outside [min, max]). */
 int testlimits_parse_size(const char *s, uint64_t min, uint64_t max,
 			  uint64_t *out);
+/* v as that grammar writes it shortest: "8M", "64K", "1000". buf. */
+const char *testlimits_format_size(uint64_t v, char *buf, size_t len);
 
 /* Would an agent run p? Zero RDMA fields stand for the agent's defaults
  * and are judged as those. 0, or -1 with a one-line reason in why. */

@@ -1,5 +1,6 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,42 +24,98 @@ struct ringctl {
 	int quiet;	      /* polling: no message per failed call */
 };
 
-static void usage(FILE *f)
+/* The numbers come from testlimits.h, as the agent enforces them. */
+static void ringctl_usage(FILE *f)
 {
+	char lat_tcp[16], lat_rdma[16], bw_rdma[16], defaults[128] = "";
+	size_t used = 0;
+
+	for (unsigned i = 0; i < TESTLIMITS_LAT_SIZES_DEFAULT_N; i++) {
+		char one[16];
+
+		used += (size_t)snprintf(
+			defaults + used, sizeof(defaults) - used, "%s%s",
+			i ? "," : "",
+			testlimits_format_size(testlimits_lat_sizes_default[i],
+					       one, sizeof(one)));
+		if (used >= sizeof(defaults))
+			break;
+	}
+
+	testlimits_format_size(TESTLIMITS_TCP_LAT_SIZE_MAX, lat_tcp,
+			       sizeof(lat_tcp));
+	testlimits_format_size(TESTLIMITS_RDMA_LAT_SIZE_MAX, lat_rdma,
+			       sizeof(lat_rdma));
+	testlimits_format_size(TESTLIMITS_RDMA_SIZE_MAX, bw_rdma,
+			       sizeof(bw_rdma));
 	fprintf(f,
-		"usage: ringctl [-s SOCKET] [-f plain|keyvalue|json] [-t SECONDS] COMMAND\n"
+		"usage: ringctl [-s SOCKET] [-f FORMAT] [-t SECONDS] COMMAND [ARGS]\n"
+		"       ringctl --help | --version\n"
+		"options (before or after the command):\n"
+		"  -s SOCKET    control socket (default $RINGCTL_SOCKET, else\n"
+		"               " CLIENT_DEFAULT_SOCKET ")\n"
+		"  -f FORMAT    plain (default), keyvalue or json; for ranks also\n"
+		"               hostfile, rankfile, torchrun or env\n"
+		"  -t SECONDS   reply timeout, more than 0, at most 3600 (default 10;\n"
+		"               test adds its own length)\n"
+		"  -h, --help   this help;  -V, --version  the version\n"
 		"commands:\n"
-		"  status                      expected vs connected nodes\n"
+		"  status                      topology of the last survey and health\n"
+		"                              of every node\n"
 		"  inventory NODE              one node's full inventory\n"
 		"  forget NODE                 drop a node that is down (root)\n"
 		"  survey [--wait]             survey the data plane now (root)\n"
-		"  ranks [-f hostfile|rankfile|torchrun|env|json|plain|keyvalue]\n"
-		"                              rank order from the last survey\n"
-		"  test bw A B [--streams N] [--duration S] [--warmup S]\n"
+		"  ranks                       rank order from the last survey\n"
+		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
-		"  test lat A B [--sizes B,B,...] [--iterations N] TCP latency (root)\n"
-		"  test rdma-bw A B --op write|read [--qps N] [--size S]\n"
-		"              [--duration S] [--warmup S] [--iterations N]\n"
-		"              [--tx-depth N] [--cq-mod N] [--post-list N]\n"
-		"              [--gid-a IDX] [--gid-b IDX] [--mtu N]\n"
+		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
+		"              up to %d sizes of 1-%s        TCP latency (root)\n"
+		"  test rdma-bw A B --op write|read [--qps 1-%d] [--size 1-%s]\n"
+		"              [--duration S] [--warmup S] [--iterations 1-%llu]\n"
+		"              [--tx-depth 1-%d] [--cq-mod N] [--post-list 1-%d]\n"
+		"              [--gid-a 0-%d] [--gid-b 0-%d] [--mtu 256-4096]\n"
+		"              --cq-mod must divide the tx depth (default %d)\n"
 		"                              RDMA bandwidth, A posts (root)\n"
-		"  test rdma-lat A B --op write|read [--sizes S,S,...]\n"
-		"              [--iterations N] [--gid-a IDX] [--gid-b IDX]\n"
+		"  test rdma-lat A B --op write|read [--sizes S,...]\n"
+		"              [--iterations 1-%u] [--gid-a IDX] [--gid-b IDX]\n"
+		"              up to %d distinct sizes of 1-%s\n"
 		"                              RDMA latency, A posts (root)\n"
-		"              sizes take K and M suffixes (binary)\n"
+		"              sizes take K, M and G suffixes (binary); latency\n"
+		"              sizes default to %s, duration %u s,\n"
+		"              warm-up %u s, iterations %u\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--coordinator] [--days N]\n"
 		"                                        key + certificate for node NAME\n"
 		"                                        (--coordinator: for the coordinator)\n"
-		"exit status: 0 healthy, 1 degraded, 2 unreachable or bad usage\n");
+		"exit status: 0 healthy, 1 degraded or test failed, 2 unreachable,\n"
+		"refused or bad usage\n",
+		TESTLIMITS_STREAMS_MAX, TESTLIMITS_DURATION_MIN_MS / 1000.0,
+		TESTLIMITS_DURATION_MAX_MS / 1000,
+		TESTLIMITS_WARMUP_MAX_MS / 1000, TESTLIMITS_LAT_ITERATIONS_MAX,
+		TESTLIMITS_LAT_SIZES_MAX, lat_tcp, TESTLIMITS_RDMA_QPS_MAX,
+		bw_rdma, TESTLIMITS_RDMA_ITERATIONS_MAX,
+		TESTLIMITS_RDMA_TX_DEPTH_MAX, TESTLIMITS_RDMA_POST_LIST_MAX,
+		TESTLIMITS_GID_INDEX_MAX, TESTLIMITS_GID_INDEX_MAX,
+		TESTLIMITS_RDMA_TX_DEPTH_DEFAULT, TESTLIMITS_LAT_ITERATIONS_MAX,
+		TESTLIMITS_LAT_SIZES_MAX, lat_rdma, defaults,
+		TESTLIMITS_DURATION_DEFAULT_MS / 1000,
+		TESTLIMITS_WARMUP_DEFAULT_MS / 1000,
+		TESTLIMITS_LAT_ITERATIONS_DEFAULT);
 }
 
-static int bad_usage(const char *fmt, const char *arg)
+/* One line naming the problem; the usage is one --help away. */
+static int ringctl_bad_usage(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static int ringctl_bad_usage(const char *fmt, ...)
 {
-	fprintf(stderr, "ringctl: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	usage(stderr);
+	va_list ap;
+
+	fputs("ringctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; usage: ringctl --help\n", stderr);
 	return EXIT_TROUBLE;
 }
 
@@ -110,7 +167,7 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 	return rep;
 }
 
-static int cmd_status(const struct ringctl *rc)
+static int ringctl_status(const struct ringctl *rc)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
@@ -130,7 +187,7 @@ static int cmd_status(const struct ringctl *rc)
 	return health ? EXIT_DEGRADED : 0;
 }
 
-static int cmd_inventory(const struct ringctl *rc, const char *node)
+static int ringctl_inventory(const struct ringctl *rc, const char *node)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__InventoryRequest ir = RING__INVENTORY_REQUEST__INIT;
@@ -149,7 +206,7 @@ static int cmd_inventory(const struct ringctl *rc, const char *node)
 	return 0;
 }
 
-static int cmd_forget(const struct ringctl *rc, const char *node)
+static int ringctl_forget(const struct ringctl *rc, const char *node)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__ForgetRequest fr = RING__FORGET_REQUEST__INIT;
@@ -186,7 +243,7 @@ static Ring__Topology *ringctl_topology(const struct ringctl *rc,
 	return rep->ranks_reply->topology;
 }
 
-static int cmd_ranks(const struct ringctl *rc)
+static int ringctl_ranks(const struct ringctl *rc)
 {
 	Ring__Envelope *hold = NULL;
 	Ring__Topology *t = ringctl_topology(rc, &hold);
@@ -243,7 +300,7 @@ static int ringctl_wait_survey(const struct ringctl *rc, uint64_t since,
 	return -1;
 }
 
-static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
+static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep, *hold = NULL;
 	Ring__SurveyRequest sr = RING__SURVEY_REQUEST__INIT;
@@ -252,7 +309,7 @@ static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
 	int wait = argc == 1 && !strcmp(argv[0], "--wait");
 
 	if (argc > 1 || (argc == 1 && !wait))
-		return bad_usage("survey takes only --wait%s", "");
+		return ringctl_bad_usage("survey takes only --wait");
 	if (wait) {
 		/* Quietly: there may be no earlier survey. */
 		struct ringctl quiet = *rc;
@@ -273,10 +330,10 @@ static int cmd_survey(const struct ringctl *rc, int argc, char **argv)
 		return 0;
 	if (ringctl_wait_survey(rc, since, 3600) < 0)
 		return EXIT_TROUBLE;
-	return cmd_status(rc);
+	return ringctl_status(rc);
 }
 
-static int cmd_test(const struct ringctl *rc, int argc, char **argv)
+static int ringctl_test(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
@@ -287,7 +344,7 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 	int ret;
 
 	if (testargs_parse(argc, argv, &t, err, sizeof(err)) < 0)
-		return bad_usage("%s", err);
+		return ringctl_bad_usage("%s", err);
 	tr.a = (char *)t.a;
 	tr.b = (char *)t.b;
 	tr.params = &t.params;
@@ -316,7 +373,7 @@ static int cmd_test(const struct ringctl *rc, int argc, char **argv)
 	return ret;
 }
 
-static int parse_days(const char *s, unsigned *days)
+static int ringctl_parse_days(const char *s, unsigned *days)
 {
 	char *end;
 	unsigned long v = strtoul(s, &end, 10);
@@ -327,7 +384,7 @@ static int parse_days(const char *s, unsigned *days)
 	return 0;
 }
 
-static int cmd_pki(int argc, char **argv)
+static int ringctl_pki(int argc, char **argv)
 {
 	const char *pos[2] = {NULL, NULL}, *cn = "ringd cluster CA";
 	enum pki_role role = PKI_ROLE_NODE;
@@ -337,17 +394,18 @@ static int cmd_pki(int argc, char **argv)
 	int i, init, npos = 0;
 
 	if (argc < 1)
-		return bad_usage("pki needs 'init DIR' or 'issue DIR NAME'%s",
-				 "");
+		return ringctl_bad_usage(
+			"pki needs 'init DIR' or 'issue DIR NAME'");
 	init = !strcmp(argv[0], "init");
 	if (!init && strcmp(argv[0], "issue"))
-		return bad_usage("unknown pki command '%s'", argv[0]);
+		return ringctl_bad_usage("unknown pki command '%s'", argv[0]);
 	/* Options may come before or after DIR and NAME. */
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--days") && i + 1 < argc) {
-			if (parse_days(argv[++i], &days) < 0)
-				return bad_usage("--days: '%s' is not 1..36500",
-						 argv[i]);
+			if (ringctl_parse_days(argv[++i], &days) < 0)
+				return ringctl_bad_usage(
+					"--days: '%s' is not 1..36500",
+					argv[i]);
 		} else if (init && !strcmp(argv[i], "--cn") && i + 1 < argc) {
 			cn = argv[++i];
 		} else if (!init && !strcmp(argv[i], "--coordinator")) {
@@ -355,13 +413,14 @@ static int cmd_pki(int argc, char **argv)
 		} else if (argv[i][0] != '-' && npos < (init ? 1 : 2)) {
 			pos[npos++] = argv[i];
 		} else {
-			return bad_usage("unexpected argument '%s'", argv[i]);
+			return ringctl_bad_usage("unexpected argument '%s'",
+						 argv[i]);
 		}
 	}
 	if (npos < 1)
-		return bad_usage("pki %s needs a DIR", argv[0]);
+		return ringctl_bad_usage("pki %s needs a DIR", argv[0]);
 	if (!init && npos < 2)
-		return bad_usage("pki issue needs a NAME%s", "");
+		return ringctl_bad_usage("pki issue needs a NAME");
 	dir = pos[0];
 	name = pos[1];
 	if (init ? pki_init(dir, cn, days ? days : 3650, err, sizeof(err))
@@ -382,89 +441,154 @@ static int cmd_pki(int argc, char **argv)
 	return 0;
 }
 
+/* ranks' text formats, beside the writer's. */
+static int ringctl_text_format(const char *name)
+{
+	return !strcmp(name, "hostfile") || !strcmp(name, "rankfile") ||
+	       !strcmp(name, "torchrun") || !strcmp(name, "env");
+}
+
+/* A command's own options take their value as the next word ("--sizes
+ * 64"), so that word is never read as a global option; these take none. */
+static int ringctl_takes_value(const char *word)
+{
+	return !strncmp(word, "--", 2) && word[2] && strcmp(word, "--wait") &&
+	       strcmp(word, "--coordinator");
+}
+
+/* -s, -f, -t (value attached or next), -h/--help, -V/--version wherever
+ * they stand; the other words, in order, into words. 1 done (help or
+ * version printed), 0 go on, or EXIT_TROUBLE + 1 after a usage error. */
+static int ringctl_global(struct ringctl *rc, int argc, char **argv,
+			  char **words, int *n)
+{
+	int skip = 0;
+
+	*n = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *w = argv[i], *val;
+		char opt;
+
+		if (skip || w[0] != '-' || !w[1] || !strcmp(w, "-")) {
+			skip = 0;
+			words[(*n)++] = argv[i];
+			continue;
+		}
+		if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+			ringctl_usage(stdout);
+			return 1;
+		}
+		if (!strcmp(w, "--version") || !strcmp(w, "-V")) {
+			printf("ringctl %s\n", RING_VERSION);
+			return 1;
+		}
+		if (w[1] == '-' || !strchr("sft", w[1])) {
+			/* A command's option: the command judges it. */
+			if (!*n)
+				return 1 + ringctl_bad_usage(
+						   "unknown option '%s'", w);
+			skip = ringctl_takes_value(w);
+			words[(*n)++] = argv[i];
+			continue;
+		}
+		opt = w[1];
+		val = w[2] ? w + 2 : i + 1 < argc ? argv[++i] : NULL;
+		if (!val && opt == 'f')
+			return 1 +
+			       ringctl_bad_usage(
+				       "option -f needs a format (plain, "
+				       "keyvalue, json; for ranks also "
+				       "hostfile, rankfile, torchrun, env)");
+		if (!val)
+			return 1 + ringctl_bad_usage(
+					   "option -%c needs %s", opt,
+					   opt == 's' ? "a socket path"
+						      : "a number of seconds");
+		if (opt == 's') {
+			rc->sock = val;
+		} else if (opt == 'f') {
+			rc->fmt_name = val;
+			if (!ringctl_text_format(val) &&
+			    writer_format_parse(val, &rc->fmt) < 0)
+				return 1 +
+				       ringctl_bad_usage(
+					       "unknown format '%s' (plain, "
+					       "keyvalue, json; for ranks "
+					       "also hostfile, rankfile, "
+					       "torchrun, env)",
+					       val);
+		} else {
+			char *end;
+			double t = strtod(val, &end);
+
+			if (end == val || *end || !(t > 0 && t <= 3600))
+				return 1 + ringctl_bad_usage(
+						   "-t: '%s' is not a number "
+						   "of seconds in (0, 3600]",
+						   val);
+			rc->timeout_ms = (int)(t * 1000);
+		}
+	}
+	return 0;
+}
+
+static int ringctl_run(struct ringctl *rc, int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 1)
+		return ringctl_bad_usage("no command given");
+	cmd = argv[0];
+	argc--;
+	argv++;
+	if (strcmp(cmd, "ranks") && rc->fmt_name &&
+	    ringctl_text_format(rc->fmt_name))
+		return ringctl_bad_usage("-f %s is for 'ranks' only",
+					 rc->fmt_name);
+	if (!strcmp(cmd, "pki"))
+		return ringctl_pki(argc, argv);
+	if (!strcmp(cmd, "survey"))
+		return ringctl_survey(rc, argc, argv);
+	if (!strcmp(cmd, "test"))
+		return ringctl_test(rc, argc, argv);
+	if (!strcmp(cmd, "status") || !strcmp(cmd, "ranks")) {
+		if (argc)
+			return ringctl_bad_usage("%s takes no arguments, not "
+						 "'%s'",
+						 cmd, argv[0]);
+		return !strcmp(cmd, "status") ? ringctl_status(rc)
+					      : ringctl_ranks(rc);
+	}
+	if (!strcmp(cmd, "inventory") || !strcmp(cmd, "forget")) {
+		if (argc != 1)
+			return ringctl_bad_usage("%s needs one NODE", cmd);
+		return !strcmp(cmd, "inventory")
+			       ? ringctl_inventory(rc, argv[0])
+			       : ringctl_forget(rc, argv[0]);
+	}
+	return ringctl_bad_usage("unknown command '%s'", cmd);
+}
+
 int main(int argc, char **argv)
 {
 	struct ringctl rc = {.timeout_ms = 10000, .fmt = WRITER_PLAIN};
-	const char *cmd;
-	char *end;
-	int opt;
+	char **words;
+	int n, r;
 
 	rc.sock = getenv("RINGCTL_SOCKET");
 	if (!rc.sock || !*rc.sock)
 		rc.sock = CLIENT_DEFAULT_SOCKET;
-	while ((opt = getopt(argc, argv, "+s:f:t:hV")) != -1) {
-		switch (opt) {
-		case 's':
-			rc.sock = optarg;
-			break;
-		case 'f':
-			rc.fmt_name = optarg;
-			if (!strcmp(optarg, "hostfile") ||
-			    !strcmp(optarg, "rankfile") ||
-			    !strcmp(optarg, "torchrun") ||
-			    !strcmp(optarg, "env"))
-				break; /* ranks only; checked there */
-			if (writer_format_parse(optarg, &rc.fmt) < 0)
-				return bad_usage(
-					"unknown format '%s' (plain, keyvalue, json)",
-					optarg);
-			break;
-		case 't': {
-			double t = strtod(optarg, &end);
-
-			if (end == optarg || *end || t <= 0 || t > 3600)
-				return bad_usage(
-					"-t: '%s' is not a number of seconds in (0, 3600]",
-					optarg);
-			rc.timeout_ms = (int)(t * 1000);
-			break;
-		}
-		case 'V':
-			printf("ringctl %s\n", RING_VERSION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_TROUBLE;
-		}
+	words = calloc((size_t)argc + 1, sizeof(*words));
+	if (!words) {
+		perror("ringctl");
+		return EXIT_TROUBLE;
 	}
-	if (optind >= argc)
-		return bad_usage("no command given%s", "");
-	cmd = argv[optind++];
-	argc -= optind;
-	argv += optind;
-	if (strcmp(cmd, "ranks") && rc.fmt_name &&
-	    writer_format_parse(rc.fmt_name, &rc.fmt) < 0)
-		return bad_usage("-f %s is for 'ranks' only", rc.fmt_name);
-	if (!strcmp(cmd, "status") && argc == 0)
-		return cmd_status(&rc);
-	if (!strcmp(cmd, "inventory") && argc == 1)
-		return cmd_inventory(&rc, argv[0]);
-	if (!strcmp(cmd, "forget") && argc == 1)
-		return cmd_forget(&rc, argv[0]);
-	if (!strcmp(cmd, "pki"))
-		return cmd_pki(argc, argv);
-	if (!strcmp(cmd, "ranks") && argc == 2 && !strcmp(argv[0], "-f")) {
-		/* `ranks -f torchrun` reads naturally; accept it there too. */
-		rc.fmt_name = argv[1];
-		if (writer_format_parse(argv[1], &rc.fmt) < 0 &&
-		    strcmp(argv[1], "hostfile") &&
-		    strcmp(argv[1], "rankfile") &&
-		    strcmp(argv[1], "torchrun") && strcmp(argv[1], "env"))
-			return bad_usage("ranks: unknown format '%s'", argv[1]);
-		argc = 0;
+	r = ringctl_global(&rc, argc, argv, words, &n);
+	if (r) {
+		free(words);
+		return r - 1;
 	}
-	if (!strcmp(cmd, "ranks") && argc == 0)
-		return cmd_ranks(&rc);
-	if (!strcmp(cmd, "survey"))
-		return cmd_survey(&rc, argc, argv);
-	if (!strcmp(cmd, "test"))
-		return cmd_test(&rc, argc, argv);
-
-	if (!strcmp(cmd, "status") || !strcmp(cmd, "inventory") ||
-	    !strcmp(cmd, "forget"))
-		return bad_usage("wrong number of arguments for '%s'", cmd);
-	return bad_usage("unknown command '%s'", cmd);
+	r = ringctl_run(&rc, n, words);
+	free(words);
+	return r;
 }

@@ -122,18 +122,6 @@ static int testargs_window(Ring__TestParams *p, const char *opt,
 	return 0;
 }
 
-/* A limit as the user writes it: "8M", "64K", "1000". */
-static const char *testargs_size_name(uint64_t v, char *buf, size_t len)
-{
-	if (v && !(v % (1u << 20)))
-		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
-	else if (v && !(v % 1024))
-		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	return buf;
-}
-
 static int testargs_lat_sizes(struct testargs *t, const char *val, uint32_t max,
 			      char *err, size_t len)
 {
@@ -145,7 +133,7 @@ static int testargs_lat_sizes(struct testargs *t, const char *val, uint32_t max,
 			"--sizes: '%s' is not a list of up to %d sizes of 1 "
 			"byte..%s (K and M suffixes accepted)",
 			val, TESTLIMITS_LAT_SIZES_MAX,
-			testargs_size_name(max, m, sizeof(m)));
+			testlimits_format_size(max, m, sizeof(m)));
 	return 0;
 }
 
@@ -229,8 +217,8 @@ static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
 				"--size: '%s' is not a size of 1 byte..%s (K "
 				"and M suffixes accepted)",
 				val,
-				testargs_size_name(TESTLIMITS_RDMA_SIZE_MAX, m,
-						   sizeof(m)));
+				testlimits_format_size(TESTLIMITS_RDMA_SIZE_MAX,
+						       m, sizeof(m)));
 		r->size = (uint32_t)v;
 		return 0;
 	}
