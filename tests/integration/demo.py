@@ -27,7 +27,8 @@ from daemons import REPO, Ringd, missing_binaries  # noqa: E402
 
 PREFIX = "ringd-demo"
 ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical ring
-WORKDIR = os.environ.get("RINGD_DEMO_DIR", "/run/ringd-demo")
+# Absolute: the daemons refuse relative paths in their configs.
+WORKDIR = os.path.abspath(os.environ.get("RINGD_DEMO_DIR", "/run/ringd-demo"))
 STATE = "demo.json"
 HEARTBEAT_MS = 1000
 
@@ -254,11 +255,11 @@ def main(argv=None):
         return 1
     try:
         if a.command == "up":
-            return up(a.bin, a.workdir)
+            return up(a.bin, os.path.abspath(a.workdir))
         if a.command == "down":
-            down(a.workdir)
+            down(os.path.abspath(a.workdir))
             return 0
-        return status(a.workdir)
+        return status(os.path.abspath(a.workdir))
     except KeyboardInterrupt:
         return 130
 
