@@ -54,7 +54,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # in a sub-make, or need no compiler. Any other goal needs the build
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
-	integration rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
+	integration integration-run rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
 	format-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
@@ -112,7 +112,7 @@ LIBS := $(PKG_LIBS)
 # daemons' modules, libevent, libsystemd or libibverbs.
 RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
 
-.PHONY: all clean check unit integration fuzz fuzz-smoke demo demo-down rdma-check \
+.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
 	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -154,9 +154,31 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMM
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -iquote ringctl -Wno-missing-prototypes $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
+# What make check ran: with CHECK_SUMMARY set (make check sets it) each
+# suite appends its line there and "passed failed skipped" to
+# $(CHECK_SUMMARY).counts. RINGD_ALLOW_SKIP=1 lets a skipped suite (not
+# root, binaries or qemu missing) pass; by default a skip fails.
+CHECK_SUMMARY ?=
+RINGD_ALLOW_SKIP ?=
+CHECK_RECORD = rec() { echo "$$1"; [ -z "$(CHECK_SUMMARY)" ] || { \
+	echo "$$1" >>"$(CHECK_SUMMARY)"; echo "$$2" >>"$(CHECK_SUMMARY).counts"; }; }
+
+# Every program runs, even after one failed; cmocka's own lines are kept
+# (in $(BUILD)/tests/test_*.log too) and counted.
 unit: $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do \
-		echo "== $$t"; RING_FIXTURES=$(CURDIR)/tests/fixtures $$t; done
+	@$(CHECK_RECORD); passed=0; failed=0; bad=; \
+	for t in $(UNIT_BINS); do \
+		echo "== $$t"; \
+		{ RING_FIXTURES=$(CURDIR)/tests/fixtures $$t; echo $$? >$$t.rc; } 2>&1 | tee $$t.log; \
+		n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\.$$/\1/p' $$t.log); \
+		passed=$$((passed + $${n:-0})); \
+		if [ "$$(cat $$t.rc)" != 0 ]; then bad="$$bad $${t##*/}"; \
+			f=$$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:$$/\1/p' $$t.log); \
+			failed=$$((failed + $${f:-1})); fi; \
+	done; \
+	rec "unit: $(words $(UNIT_BINS)) programs, $$passed tests passed, $$failed failed$${bad:+ (in$$bad)}" \
+		"$$passed $$failed 0"; \
+	[ -z "$$bad" ]
 
 # libFuzzer targets: a separate clang build of the same modules.
 fuzz:
@@ -167,41 +189,87 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBAGENT) $(LIBCOORD) $(LIBCOMMON)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
 # Each target briefly, on its seed corpus (copied: libFuzzer writes into it).
 fuzz-smoke: fuzz
-	@set -e; for f in build/fuzz/fuzz/fuzz_*; do \
+	@set -e; $(CHECK_RECORD); ok=0; runs=; \
+	for f in build/fuzz/fuzz/fuzz_*; do \
 		n=$$(basename $$f); c=build/fuzz/corpus/$$n; rm -rf $$c; mkdir -p $$c; \
 		cp tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
 		echo "== $$n"; \
 		if ! $$f -max_total_time=15 -max_len=65536 -print_final_stats=1 $$c \
 			tests/fuzz/corpus/$$n > build/fuzz/$$n.log 2>&1; then \
-			tail -n 40 build/fuzz/$$n.log; echo "$$n: FAILED"; exit 1; fi; \
+			tail -n 40 build/fuzz/$$n.log; echo "$$n: FAILED"; \
+			rec "fuzz-smoke: $$n FAILED (build/fuzz/$$n.log), $$ok target(s) passed" "$$ok 1 0"; \
+			exit 1; fi; \
 		grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log; \
-	done
+		r=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$n.log); \
+		ok=$$((ok + 1)); runs="$$runs $$n $${r:-?} runs,"; \
+	done; \
+	rec "fuzz-smoke: $$ok targets:$${runs%,}" "$$ok 0 0"
 
 integration: integration-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
 	$(MAKE) BUILD=build all
+	$(MAKE) integration-run
+# pytest alone, on both builds: the ASan/UBSan daemons, and the plain build
+# that valgrind checks (it cannot run ASan binaries) and the scale test
+# runs. A skipped test fails the run unless RINGD_ALLOW_SKIP=1 (conftest.py).
+# PYTEST_ARGS picks tests: PYTEST_ARGS="tests/integration/test_ring.py -k killed".
+PYTEST_ARGS ?= tests/integration
+integration-run:
 	RINGD_BIN=$(CURDIR)/build/asan/bin RINGD_PLAIN_BIN=$(CURDIR)/build/bin \
-		$(PYTHON) -m pytest -v tests/integration
+		RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) RINGD_CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		$(PYTHON) -m pytest -v -rfEs $(PYTEST_ARGS)
 
-# The plain build is what valgrind checks (it cannot run ASan binaries).
+# Each suite in turn (stopping at the first that fails), then what ran, and
+# last a total of tests: skipped ones count as failed unless
+# RINGD_ALLOW_SKIP=1. The record stays in build/check/.
+CHECK_STEPS := "format-check:format-check" \
+	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
+	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
+	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "rdma-check:rdma-check"
 check: test-deps
-	$(MAKE) format-check
-	$(MAKE) BUILD=build/asan SANITIZE=1 all unit
-	$(MAKE) BUILD=build all
-	$(MAKE) fuzz-smoke
-	RINGD_BIN=$(CURDIR)/build/asan/bin RINGD_PLAIN_BIN=$(CURDIR)/build/bin \
-		$(PYTHON) -m pytest -v tests/integration
-	$(MAKE) rdma-check
+	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
+	: >$$s; : >$$s.counts; rc=0; \
+	for x in $(CHECK_STEPS); do \
+		step=$${x%%:*}; label=$${x#*:}; n=$$(wc -l <$$s.counts); \
+		if [ $$rc != 0 ]; then echo "$$label: not run (a suite before it failed)" >>$$s; continue; fi; \
+		$(MAKE) $$step CHECK_SUMMARY=$$s RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) || rc=$$?; \
+		if [ "$$(wc -l <$$s.counts)" = "$$n" ]; then \
+			if [ $$rc = 0 ]; then echo "$$label: ok" >>$$s; \
+				case $$label in build*) echo "0 0 0";; *) echo "1 0 0";; esac >>$$s.counts; \
+			else echo "$$label: FAILED (make $$step: rc $$rc)" >>$$s; echo "0 1 0" >>$$s.counts; fi; \
+		elif [ $$rc != 0 ] && [ "$$(tail -n 1 $$s.counts | cut -d' ' -f2-)" = "0 0" ]; then \
+			echo "0 1 0" >>$$s.counts; fi; \
+	done; \
+	echo; echo "== make check: what ran (build/check/summary)"; cat $$s; \
+	set -- $$(awk '{p += $$1; f += $$2; k += $$3} END {print p + 0, f + 0, k + 0}' $$s.counts); \
+	if [ $$3 -gt 0 ] && [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
+		echo "check: $$3 skipped, allowed by RINGD_ALLOW_SKIP=1"; \
+	elif [ $$3 -gt 0 ]; then \
+		echo "check: $$3 skipped, counted as failed (RINGD_ALLOW_SKIP=1 allows skips)"; \
+		set -- $$1 $$(($$2 + $$3)) $$3; fi; \
+	echo "check: $$1 passed, $$2 failed"; \
+	exit $$rc
 
 # The verbs engine against a real kernel RDMA stack: Debian's kernel with
 # soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md).
-# Exit 77 from vm.sh means qemu cannot run here at all: say so, do not fail.
+# Exit 77 from vm.sh means qemu cannot run here at all: a skip, which fails
+# like any other unless RINGD_ALLOW_SKIP=1.
 rdma-check: rdma-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
-	@rc=0; bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd || rc=$$?; \
-	if [ $$rc -eq 77 ]; then echo "rdma-check: SKIPPED (reason above)"; \
-	elif [ $$rc -ne 0 ]; then echo "rdma-check: FAILED (rc $$rc), console in build/rdma-vm/console.log" >&2; exit $$rc; \
-	else echo "rdma-check: passed"; fi
+	@$(CHECK_RECORD); mkdir -p build/rdma-vm; log=build/rdma-vm/rdma-check.log; \
+	{ bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd; \
+		echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+	rc=$$(cat $$log.rc); \
+	p=$$(grep -a -c '^\[vm\] PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] FAIL: ' $$log || true); \
+	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
+		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
+			rec "rdma-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; \
+		else rec "rdma-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
+			exit 1; fi; \
+	elif [ $$rc -ne 0 ]; then \
+		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed), console in build/rdma-vm/console.log" \
+			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
+	else rec "rdma-check: passed ($$p checks)" "$$p 0 0"; fi
 
 # Install what is missing of PKGS_<target> (as root), or name it.
 $(DEPS_TARGETS):

@@ -24,8 +24,21 @@
 /* Preamble, A -> B, first bytes on every connection (big-endian):
  * "RTST" version kind dir pad index:u16 n:u16 duration_ms:u32 token[16] */
 #define TCPTEST_MAGIC "RTST"
-#define TCPTEST_VERSION 1
+#define TCPTEST_VERSION 2 /* 2: bandwidth streams end with REND/RACK */
 #define TCPTEST_PREAMBLE_LEN 32
+
+/* End of a bandwidth stream, after its data (big-endian):
+ * sender -> receiver "REND" 0:u32 data_bytes:u64, then its write side shut;
+ * receiver -> sender "RACK" 0:u32 data_bytes_read:u64, then its write side
+ * shut. The receiver finds the record as the last bytes before the
+ * sender's end of stream; the count makes data that happens to end like
+ * one impossible to mistake for it. A stream that ends without it ended
+ * mid-test, however close to the end of the window: clocks of the two
+ * sides start apart (by 100 ms and more with 64 streams on a loaded host),
+ * so only the record, not the time, tells a clean end from a dying peer. */
+#define TCPTEST_END_MAGIC "REND"
+#define TCPTEST_ACK_MAGIC "RACK"
+#define TCPTEST_END_LEN 16
 
 /* B's one-byte answer to a preamble. Anything but OK is followed by close;
  * the reason lets A tell the operator what was wrong. */
@@ -400,12 +413,93 @@ static int tcptest_io_full(struct tcptest *t, int fd, void *buf, size_t len,
  * window's edges (tcptest_sample), so all streams share one window and no
  * worker's scheduling delay can stretch or shift it. */
 
+static void tcptest_end_encode(uint8_t *b, const char *magic, uint64_t n)
+{
+	memcpy(b, magic, 4);
+	memset(b + 4, 0, 4);
+	for (unsigned i = 0; i < 8; i++)
+		b[8 + i] = (uint8_t)(n >> (56 - 8 * i));
+}
+
+/* 0 and *n when b is a record with this magic, else -1. */
+static int tcptest_end_decode(const uint8_t *b, const char *magic, uint64_t *n)
+{
+	uint64_t v = 0;
+
+	if (memcmp(b, magic, 4) || b[4] || b[5] || b[6] || b[7])
+		return -1;
+	for (unsigned i = 0; i < 8; i++)
+		v = v << 8 | b[8 + i];
+	*n = v;
+	return 0;
+}
+
+/* The sender's end of a stream: the end record, then the receiver's
+ * acknowledgement and its close, so neither side sees a reset. */
+static void tcptest_bw_send_end(struct tcptest_worker *w)
+{
+	struct tcptest *t = w->t;
+	uint8_t rec[TCPTEST_END_LEN];
+	uint64_t sent, acked = 0;
+	char ebuf[128];
+	int rc;
+
+	sent = atomic_load(&w->moved);
+	tcptest_end_encode(rec, TCPTEST_END_MAGIC, sent);
+	rc = tcptest_io_full(t, w->fd, rec, sizeof(rec), 1, t->deadline);
+	if (rc == 0) {
+		shutdown(w->fd, SHUT_WR);
+		rc = tcptest_io_full(t, w->fd, rec, sizeof(rec), 0,
+				     t->deadline);
+	}
+	if (rc == 0 && tcptest_end_decode(rec, TCPTEST_ACK_MAGIC, &acked) < 0) {
+		tcptest_werr(w, -EPROTO,
+			     "stream %u: the peer answered the end of the "
+			     "test with something else than an "
+			     "acknowledgement",
+			     w->index);
+		return;
+	}
+	if (rc == 0 && acked != sent) {
+		tcptest_werr(w, -EPROTO,
+			     "stream %u: the peer read %llu bytes, %llu were "
+			     "sent",
+			     w->index, (unsigned long long)acked,
+			     (unsigned long long)sent);
+		return;
+	}
+	if (rc == 0) {
+		rc = tcptest_io_full(t, w->fd, rec, 1, 0, t->deadline);
+		if (rc == 0) {
+			tcptest_werr(w, -EPROTO,
+				     "stream %u: the peer sent data after its "
+				     "acknowledgement",
+				     w->index);
+			return;
+		}
+		if (rc == 1)
+			return; /* its close: the clean end */
+	}
+	if (rc == 1)
+		tcptest_werr(w, -ECONNRESET,
+			     "peer closed stream %u before acknowledging the "
+			     "end of the test",
+			     w->index);
+	else if (rc == -ETIMEDOUT)
+		tcptest_werr(w, rc,
+			     "stream %u: peer did not acknowledge the end of "
+			     "the test before the deadline",
+			     w->index);
+	else if (rc != -ECANCELED)
+		tcptest_werr(w, rc, "stream %u: %s", w->index,
+			     tcptest_strerror(rc, ebuf, sizeof(ebuf)));
+}
+
 static void tcptest_bw_send(struct tcptest_worker *w, char *buf)
 {
 	struct tcptest *t = w->t;
 	struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
 	char ebuf[128];
-	int rc;
 
 	while (!atomic_load(&t->window_done)) {
 		ssize_t n;
@@ -442,65 +536,82 @@ static void tcptest_bw_send(struct tcptest_worker *w, char *buf)
 				tcptest_strerror(errno, ebuf, sizeof(ebuf)));
 		return;
 	}
-	/* Done: tell the receiver, and wait until it has read everything and
-	 * closed, so the peer never sees a reset. */
+	tcptest_bw_send_end(w);
+}
+
+/* The receiver's end of a stream (EOF or reset): clean only after a
+ * complete end record, which it then acknowledges. */
+static void tcptest_bw_recv_end(struct tcptest_worker *w, const uint8_t *tail,
+				uint64_t total)
+{
+	struct tcptest *t = w->t;
+	uint8_t ack[TCPTEST_END_LEN];
+	uint64_t n = 0;
+	int rc;
+
+	if (total < TCPTEST_END_LEN ||
+	    tcptest_end_decode(tail, TCPTEST_END_MAGIC, &n) < 0) {
+		tcptest_werr(w, -ECONNRESET,
+			     "peer closed stream %u mid-test after %.1f s",
+			     w->index, tcptest_now() - t->t0);
+		return;
+	}
+	if (n != total - TCPTEST_END_LEN) {
+		tcptest_werr(w, -EPROTO,
+			     "stream %u: the end of the test counts %llu "
+			     "bytes, %llu arrived",
+			     w->index, (unsigned long long)n,
+			     (unsigned long long)(total - TCPTEST_END_LEN));
+		return;
+	}
+	/* Everything arrived. A peer gone before reading the answer is its
+	 * own side's failure, reported there. */
+	tcptest_end_encode(ack, TCPTEST_ACK_MAGIC, n);
+	rc = tcptest_io_full(t, w->fd, ack, sizeof(ack), 1, t->deadline);
+	if (rc != 0)
+		log_debug("tcptest", "stream %u: acknowledging the end: %d",
+			  w->index, rc);
 	shutdown(w->fd, SHUT_WR);
-	do {
-		rc = tcptest_io_full(t, w->fd, buf, TCPTEST_BUF, 0,
-				     t->deadline);
-	} while (rc == 0);
-	if (rc == -ETIMEDOUT)
-		tcptest_werr(w, rc,
-			     "stream %u: peer did not close the stream "
-			     "before the test deadline",
-			     w->index);
-	else if (rc < 0 && rc != -ECANCELED)
-		tcptest_werr(w, rc, "stream %u: %s", w->index,
-			     tcptest_strerror(rc, ebuf, sizeof(ebuf)));
 }
 
 static void tcptest_bw_recv(struct tcptest_worker *w, char *buf)
 {
 	struct tcptest *t = w->t;
-	double we = t->t0 + (t->p.warmup_ms + t->p.duration_ms) / 1000.0;
-	/* The sender's clock started a little apart from ours (with 64
-	 * streams on a loaded 2-core host, by 100 ms and more): an EOF this
-	 * close to the end of our window is the normal end. */
-	double slack = t->p.duration_ms / 5000.0;
+	/* The last bytes read: the end record once the stream ends. */
+	uint8_t tail[TCPTEST_END_LEN] = {0};
+	uint64_t total = 0;
 	char ebuf[128];
 
-	if (slack < 0.25)
-		slack = 0.25;
-	if (slack > 1)
-		slack = 1;
 	for (;;) {
 		ssize_t n;
-		double now;
-		int peer_closed;
 
 		if (tcptest_halted(t))
 			return;
 		n = recv(w->fd, buf, TCPTEST_BUF, 0);
 		if (n > 0) {
-			atomic_fetch_add_explicit(&w->moved, (uint64_t)n,
-						  memory_order_relaxed);
+			size_t k = (size_t)n;
+
+			if (k >= TCPTEST_END_LEN) {
+				memcpy(tail, buf + k - TCPTEST_END_LEN,
+				       TCPTEST_END_LEN);
+			} else {
+				memmove(tail, tail + k, TCPTEST_END_LEN - k);
+				memcpy(tail + TCPTEST_END_LEN - k, buf, k);
+			}
+			total += k;
+			/* The record is not data: the last bytes are held
+			 * back from the count until more follow. */
+			atomic_store_explicit(&w->moved,
+					      total > TCPTEST_END_LEN
+						      ? total - TCPTEST_END_LEN
+						      : 0,
+					      memory_order_relaxed);
 			continue;
 		}
-		now = tcptest_now();
-		peer_closed = n == 0 || errno == ECONNRESET;
 		if (tcptest_halted(t))
 			return;
-		if (peer_closed && now < we - slack) {
-			tcptest_werr(w, -ECONNRESET,
-				     "peer closed stream %u mid-test after "
-				     "%.1f s",
-				     w->index, now - t->t0);
-			return;
-		}
-		if (peer_closed) {
-			/* our end of stream is the sender's cue that all
-			 * its data arrived */
-			shutdown(w->fd, SHUT_WR);
+		if (n == 0 || errno == ECONNRESET) {
+			tcptest_bw_recv_end(w, tail, total);
 			return;
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -509,7 +620,7 @@ static void tcptest_bw_recv(struct tcptest_worker *w, char *buf)
 				tcptest_strerror(errno, ebuf, sizeof(ebuf)));
 			return;
 		}
-		if (now >= t->deadline) {
+		if (tcptest_now() >= t->deadline) {
 			tcptest_werr(w, -ETIMEDOUT,
 				     "stream %u: no end of data from the peer "
 				     "before the test deadline",

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <event2/event.h>
@@ -402,6 +404,321 @@ static void test_client_dies(void **state)
 	run_peer_dies(state, TCPTEST_A_TO_B, 0);
 }
 
+/* ---- a peer played by hand, on the wire format of docs/PROTOCOL.md ----
+ * It plays A with its own clock, so a test decides exactly when its streams
+ * stop and whether they end with the end-of-test record: what a peer whose
+ * clock started early, or one that dies near the end, looks like to B. */
+
+enum { RAW_END_LEN = 16, RAW_CHUNK = 64 << 10 };
+
+struct raw_stream {
+	int fd;
+	int sends;
+	double stop_at; /* sender: end of its data */
+	int phase;	/* 0 data, 1 record going out, 2 awaiting, 3 done */
+	uint64_t bytes; /* data bytes sent or read */
+	uint8_t out[RAW_END_LEN];
+	size_t out_off;
+	uint8_t tail[RAW_END_LEN]; /* receiver: the last bytes read */
+	uint8_t in[RAW_END_LEN + 1];
+	size_t in_len; /* sender: the acknowledgement read so far */
+};
+
+struct raw_peer {
+	const struct tcptest_params *p;
+	uint16_t port;
+	double stagger_s;    /* stream i stops sending i * stagger_s early */
+	double die_before_s; /* > 0: close everything this long before the
+			      * end of the window, no end record */
+	int count_off;	     /* added to the count of the end records sent */
+	unsigned clean;	     /* streams that ended with the full exchange */
+	char error[256];
+	struct raw_stream s[TCPTEST_MAX_STREAMS];
+};
+
+static void raw_record(uint8_t *b, const char *magic, uint64_t n)
+{
+	memcpy(b, magic, 4);
+	memset(b + 4, 0, 4);
+	for (unsigned i = 0; i < 8; i++)
+		b[8 + i] = (uint8_t)(n >> (56 - 8 * i));
+}
+
+static int raw_record_is(const uint8_t *b, const char *magic, uint64_t n)
+{
+	uint8_t want[RAW_END_LEN];
+
+	raw_record(want, magic, n);
+	return !memcmp(b, want, RAW_END_LEN);
+}
+
+static int raw_connect(const struct raw_peer *rp, unsigned index)
+{
+	const struct tcptest_params *p = rp->p;
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons(rp->port)};
+	struct timeval tv = {.tv_sec = 5};
+	uint8_t b[32] = "RTST";
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	b[4] = 2;
+	b[5] = TCPTEST_BW;
+	b[6] = (uint8_t)p->dir;
+	b[8] = (uint8_t)(index >> 8);
+	b[9] = (uint8_t)index;
+	b[10] = (uint8_t)(p->streams >> 8);
+	b[11] = (uint8_t)p->streams;
+	for (unsigned i = 0; i < 4; i++)
+		b[12 + i] = (uint8_t)(p->duration_ms >> (24 - 8 * i));
+	memcpy(b + 16, token1, TCPTEST_TOKEN_LEN);
+	assert_int_equal(send(fd, b, sizeof(b), MSG_NOSIGNAL), sizeof(b));
+	assert_int_equal(recv(fd, b, 1, MSG_WAITALL), 1);
+	assert_int_equal(b[0], 0); /* accepted */
+	return fd;
+}
+
+/* One step of a stream; 0 while it goes on, -1 on a failure (rp->error). */
+static int raw_step(struct raw_peer *rp, unsigned i, char *buf)
+{
+	struct raw_stream *st = &rp->s[i];
+	ssize_t n;
+
+	if (st->phase == 0 && st->sends) {
+		if (now_s() >= st->stop_at) {
+			raw_record(st->out, "REND",
+				   st->bytes + (uint64_t)rp->count_off);
+			st->phase = 1;
+			return 0;
+		}
+		n = send(st->fd, buf, RAW_CHUNK, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0)
+			st->bytes += (uint64_t)n;
+		else if (errno != EAGAIN && errno != EWOULDBLOCK)
+			goto io_failed;
+		return 0;
+	}
+	if (st->phase == 0) {
+		n = recv(st->fd, buf, RAW_CHUNK, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			goto io_failed;
+		if (n > 0) {
+			size_t k = (size_t)n;
+
+			if (k >= RAW_END_LEN) {
+				memcpy(st->tail, buf + k - RAW_END_LEN,
+				       RAW_END_LEN);
+			} else {
+				memmove(st->tail, st->tail + k,
+					RAW_END_LEN - k);
+				memcpy(st->tail + RAW_END_LEN - k, buf, k);
+			}
+			st->bytes += k;
+			return 0;
+		}
+		/* B's end of stream: its record closes the data. */
+		st->bytes -= RAW_END_LEN;
+		if (!raw_record_is(st->tail, "REND", st->bytes)) {
+			snprintf(rp->error, sizeof(rp->error),
+				 "stream %u: B's data ended without its end "
+				 "record",
+				 i);
+			return -1;
+		}
+		raw_record(st->out, "RACK", st->bytes);
+		st->phase = 1;
+		return 0;
+	}
+	if (st->phase == 1) {
+		n = send(st->fd, st->out + st->out_off,
+			 RAW_END_LEN - st->out_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			goto io_failed;
+		st->out_off += (size_t)n;
+		if (st->out_off == RAW_END_LEN) {
+			shutdown(st->fd, SHUT_WR);
+			st->phase = st->sends ? 2 : 3;
+			rp->clean += !st->sends;
+		}
+		return 0;
+	}
+	if (st->phase == 2) {
+		n = recv(st->fd, st->in + st->in_len,
+			 sizeof(st->in) - st->in_len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			goto io_failed;
+		st->in_len += (size_t)n;
+		if (n > 0)
+			return 0;
+		if (st->in_len != RAW_END_LEN ||
+		    !raw_record_is(st->in, "RACK", st->bytes)) {
+			snprintf(rp->error, sizeof(rp->error),
+				 "stream %u: no acknowledgement of %llu bytes "
+				 "from B (%zu bytes came)",
+				 i, (unsigned long long)st->bytes, st->in_len);
+			return -1;
+		}
+		st->phase = 3;
+		rp->clean++;
+	}
+	return 0;
+
+io_failed:
+	snprintf(rp->error, sizeof(rp->error), "stream %u: %s", i,
+		 strerror(errno));
+	return -1;
+}
+
+/* Connect every stream, start the clocks, run until every stream has
+ * ended (or, with die_before_s, until the peer "dies"). */
+static void raw_run(struct raw_peer *rp)
+{
+	const struct tcptest_params *p = rp->p;
+	double go, end;
+	char *buf = calloc(1, RAW_CHUNK);
+	uint8_t b;
+	unsigned done = 0;
+
+	assert_non_null(buf);
+	for (unsigned i = 0; i < p->streams; i++) {
+		rp->s[i].fd = raw_connect(rp, i);
+		rp->s[i].sends = p->dir == TCPTEST_A_TO_B ||
+				 (p->dir == TCPTEST_BOTH && i % 2 == 0);
+	}
+	assert_int_equal(recv(rp->s[0].fd, &b, 1, MSG_WAITALL), 1);
+	assert_int_equal(b, 'R');
+	assert_int_equal(send(rp->s[0].fd, "G", 1, MSG_NOSIGNAL), 1);
+	go = now_s();
+	end = go + (p->warmup_ms + p->duration_ms) / 1000.0;
+	for (unsigned i = 0; i < p->streams; i++) {
+		rp->s[i].stop_at = end - i * rp->stagger_s;
+		fcntl(rp->s[i].fd, F_SETFL, O_NONBLOCK);
+	}
+	while (done < p->streams && !*rp->error) {
+		struct pollfd pfd[TCPTEST_MAX_STREAMS];
+
+		if (rp->die_before_s > 0 && now_s() >= end - rp->die_before_s)
+			break;
+		assert_true(now_s() < end + 10);
+		for (unsigned i = 0; i < p->streams; i++) {
+			const struct raw_stream *st = &rp->s[i];
+
+			pfd[i].fd = st->phase == 3 ? -1 : st->fd;
+			pfd[i].events =
+				st->phase == 1 || (st->phase == 0 && st->sends)
+					? POLLOUT
+					: POLLIN;
+		}
+		poll(pfd, p->streams, 10);
+		done = 0;
+		for (unsigned i = 0; i < p->streams && !*rp->error; i++) {
+			if (rp->s[i].phase != 3 && raw_step(rp, i, buf) < 0)
+				break;
+			done += rp->s[i].phase == 3;
+		}
+	}
+	for (unsigned i = 0; i < p->streams; i++)
+		close(rp->s[i].fd);
+	free(buf);
+}
+
+static void raw_listen(struct fixture *f, struct raw_peer *rp,
+		       enum tcptest_dir dir, unsigned streams)
+{
+	bw_params(&f->p, streams, dir, 1000);
+	f->b.t = tcptest_listen(f->base, "127.0.0.1", token1, &f->p, 2000,
+				on_done, &f->b, &f->port);
+	assert_non_null(f->b.t);
+	f->pending = 1;
+	memset(rp, 0, sizeof(*rp));
+	rp->p = &f->p;
+	rp->port = f->port;
+}
+
+/* The peer's clock started up to 280 ms before B's (as 64 streams both
+ * ways on a loaded host start apart): its streams end that much before
+ * B's window does, each with its end record. A clean end for both. */
+static void test_end_staggered_clean(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_peer rp;
+
+	raw_listen(f, &rp, TCPTEST_BOTH, 8);
+	rp.stagger_s = 0.04;
+	raw_run(&rp);
+	run_loop(f);
+	if (*rp.error)
+		fail_msg("peer: %s", rp.error);
+	assert_int_equal(rp.clean, 8);
+	check_bw_side(&f->b, &f->p, 0);
+}
+
+/* A peer that dies 50 ms before the end of its window sent no end
+ * record: B reports it, however close to the end it came. */
+static void test_end_peer_dies_near_end(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_peer rp;
+
+	raw_listen(f, &rp, TCPTEST_A_TO_B, 2);
+	rp.die_before_s = 0.05;
+	raw_run(&rp);
+	run_loop(f);
+	assert_int_equal(rp.clean, 0);
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.r.err, -ECONNRESET);
+	if (!strstr(f->b.r.error, "mid-test"))
+		fail_msg("B: %s", f->b.r.error);
+	print_message("   B: %s\n", f->b.r.error);
+}
+
+/* The receiving peer dies 50 ms before the end: B, sending, reports it. */
+static void test_end_receiver_dies_near_end(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_peer rp;
+
+	raw_listen(f, &rp, TCPTEST_B_TO_A, 2);
+	rp.die_before_s = 0.05;
+	raw_run(&rp);
+	run_loop(f);
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.r.err, -ECONNRESET);
+	if (!strstr(f->b.r.error, "mid-test") &&
+	    !strstr(f->b.r.error, "before acknowledging"))
+		fail_msg("B: %s", f->b.r.error);
+	print_message("   B: %s\n", f->b.r.error);
+}
+
+/* An end record whose count is not what arrived is not a clean end. */
+static void test_end_wrong_count(void **state)
+{
+	struct fixture *f = *state;
+	struct raw_peer rp;
+
+	raw_listen(f, &rp, TCPTEST_A_TO_B, 1);
+	rp.count_off = 1;
+	raw_run(&rp);
+	run_loop(f);
+	assert_int_equal(f->b.calls, 1);
+	assert_int_equal(f->b.r.err, -EPROTO);
+	if (!strstr(f->b.r.error, "counts"))
+		fail_msg("B: %s", f->b.r.error);
+	/* and B did not acknowledge it */
+	assert_int_equal(rp.clean, 0);
+}
+
 static void free_both(evutil_socket_t fd, short what, void *arg)
 {
 	struct fixture *f = arg;
@@ -605,6 +922,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_peer_dies_both, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_client_dies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_end_staggered_clean, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_end_peer_dies_near_end,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_receiver_dies_near_end,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_end_wrong_count, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_free_running, setup,
 						teardown),
