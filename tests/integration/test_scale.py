@@ -47,7 +47,8 @@ def cpu_ticks(pids):
 def test_thousand_agents(root):
     b = plain_bin()
     if daemons.missing_binaries(b):
-        pytest.skip("plain build missing in %s (make all)" % b)
+        pytest.skip("plain build missing in %s (make all, or set "
+                    "RINGD_PLAIN_BIN)" % b)
     names = ["a%04d" % i for i in range(N_AGENTS)]
     c = cl.Cluster(["n1", "n2"], new_prefix())
     c.up()

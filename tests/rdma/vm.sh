@@ -6,7 +6,9 @@
 #
 # Exit status: the payload's own status, as reported by the VM's /init
 # through the console marker "RINGD-VM-RESULT <rc>";
-#   77  SKIP (no usable qemu, or no Debian mirror to fetch the kernel from)
+#   77  SKIP (no usable qemu, or no Debian mirror to fetch the kernel from),
+#       with a "SKIP: reason" line; make rdma-check fails on it unless
+#       RINGD_ALLOW_SKIP=1
 #   124 the VM ran past --timeout and was killed
 #   125 the VM ended without a result (kernel panic, /init died, ...)
 #   2   usage / build errors
