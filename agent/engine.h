@@ -32,9 +32,10 @@ struct engine_lat {
 
 /* One side's view of a finished (or failed) test. */
 struct engine_result {
-	int kind;		    /* the engine's own test kind */
-	int err;		    /* 0, or -errno */
-	char error[320];	    /* operator-facing reason when err != 0 */
+	int kind;	 /* the engine's own test kind */
+	int err;	 /* 0, or -errno */
+	char error[320]; /* operator-facing reason when err != 0 */
+	int no_path;	 /* err means no data-plane path: not ring neighbours */
 	const char *method;	    /* "tcp" or "rdma" */
 	const char *lat_convention; /* "half round trip", "full round trip" */
 	double window_s; /* the measured window as this side timed it */

@@ -111,13 +111,14 @@ static void op_unlink(struct op *op)
 	free(op);
 }
 
-static void ops_verror(struct ops *o, uint64_t id, const char *fmt, va_list ap)
+static void ops_verror(struct ops *o, uint64_t id, int code, const char *fmt,
+		       va_list ap)
 {
 	Ring__Error err = RING__ERROR__INIT;
 	char text[320];
 
 	vsnprintf(text, sizeof(text), fmt, ap);
-	err.code = RING__ERROR_CODE__ERROR_BAD_REQUEST;
+	err.code = (Ring__ErrorCode)code;
 	err.text = text;
 	o->send(o->arg, id, RING__ENVELOPE__BODY_ERROR, &err);
 }
@@ -130,7 +131,21 @@ static void ops_error(struct ops *o, uint64_t id, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	ops_verror(o, id, fmt, ap);
+	ops_verror(o, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, fmt, ap);
+	va_end(ap);
+}
+
+static void ops_error_code(struct ops *o, uint64_t id, int code,
+			   const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void ops_error_code(struct ops *o, uint64_t id, int code,
+			   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ops_verror(o, id, code, fmt, ap);
 	va_end(ap);
 }
 
@@ -370,6 +385,8 @@ static void ops_send_result(struct op *op, const struct engine_result *r,
 	Ring__LatResult lr[ENGINE_MAX_SIZES], *lrp[ENGINE_MAX_SIZES];
 
 	res.error = (char *)(r->err ? r->error : "");
+	if (r->err && r->no_path)
+		res.error_code = RING__ERROR_CODE__ERROR_NOT_ADJACENT;
 	res.method = (char *)(r->method ? r->method : "");
 	res.lat_convention =
 		(char *)(r->lat_convention ? r->lat_convention : "");
@@ -636,11 +653,14 @@ static void ops_rdma_connected(struct verbs_test *t, int err, const char *why,
 	struct op *op = arg;
 	uint64_t id = op->connect_id;
 
-	(void)t;
 	op->connect_id = 0;
 	if (!id)
 		return;
-	if (err)
+	if (err && verbs_conn_no_path(t))
+		ops_error_code(op->owner, id,
+			       RING__ERROR_CODE__ERROR_NOT_ADJACENT, "rdma: %s",
+			       why);
+	else if (err)
 		ops_error(op->owner, id, "rdma: %s", why);
 	else
 		ops_ack(op->owner, id, "connected");

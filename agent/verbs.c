@@ -90,6 +90,7 @@ struct verbs_test {
 	unsigned lat_done; /* latency: completions seen while spinning */
 	int conn_err;
 	char conn_why[320];
+	int conn_no_path; /* conn_why says there is no data-plane path */
 	struct engine_result res;
 };
 
@@ -240,17 +241,22 @@ uint64_t verbs_params_memory(const struct verbs_params *p)
 
 /* ---- operator-facing errors ---- */
 
+int verbs_conn_no_path(const struct verbs_test *t)
+{
+	return t->conn_no_path;
+}
+
 static const char *verbs_peer_gid(const struct verbs_endpoint *peer)
 {
 	return peer && *peer->gid_str ? peer->gid_str : "?";
 }
 
-void verbs_explain_rtr(int e, const struct verbs_endpoint *local,
-		       const struct verbs_endpoint *peer, const char *peer_name,
-		       char *out, size_t len)
+int verbs_explain_rtr(int e, const struct verbs_endpoint *local,
+		      const struct verbs_endpoint *peer, const char *peer_name,
+		      char *out, size_t len)
 {
 	if (e == ETIMEDOUT || e == ENETUNREACH || e == EHOSTUNREACH ||
-	    e == ENODATA)
+	    e == ENODATA) {
 		snprintf(out, len,
 			 "ibv_modify_qp(RTR) failed: %s: no data-plane path "
 			 "from %s (%s) to %s (%s); these nodes are not ring "
@@ -259,21 +265,25 @@ void verbs_explain_rtr(int e, const struct verbs_endpoint *local,
 			 strerror(e), local->netdev, local->gid_str,
 			 peer_name ? peer_name : "the peer",
 			 verbs_peer_gid(peer));
-	else
-		snprintf(out, len, "ibv_modify_qp(RTR) towards %s (%s): %s",
-			 peer_name ? peer_name : "the peer",
-			 verbs_peer_gid(peer), strerror(e));
+		return 1;
+	}
+	snprintf(out, len, "ibv_modify_qp(RTR) towards %s (%s): %s",
+		 peer_name ? peer_name : "the peer", verbs_peer_gid(peer),
+		 strerror(e));
+	return 0;
 }
 
-void verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
-		      const struct verbs_endpoint *local,
-		      const struct verbs_endpoint *peer, const char *peer_name,
-		      char *out, size_t len)
+int verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
+		     const struct verbs_endpoint *local,
+		     const struct verbs_endpoint *peer, const char *peer_name,
+		     char *out, size_t len)
 {
 	const char *who = peer_name && *peer_name ? peer_name : "the peer";
+	int no_path = 0;
 
 	switch (st) {
 	case IBV_WC_RETRY_EXC_ERR:
+		no_path = !ok_before;
 		if (!ok_before)
 			snprintf(out, len,
 				 "transport retry exceeded: no data-plane "
@@ -316,6 +326,7 @@ void verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
 			 ibv_wc_status_str(st), (int)st);
 		break;
 	}
+	return no_path;
 }
 
 /* ---- device, port and GID ---- */
@@ -676,8 +687,9 @@ static int verbs_qp_to_rts(struct verbs_test *t, unsigned i)
 				  IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER);
 	if (e) {
-		verbs_explain_rtr(e, &t->local, &t->peer, t->peer_name,
-				  t->conn_why, sizeof(t->conn_why));
+		t->conn_no_path =
+			verbs_explain_rtr(e, &t->local, &t->peer, t->peer_name,
+					  t->conn_why, sizeof(t->conn_why));
 		return -e;
 	}
 	memset(&a, 0, sizeof(a));
@@ -722,8 +734,9 @@ static void verbs_fail_wc(struct verbs_test *t, const struct ibv_wc *wc,
 	if (t->res.err)
 		return;
 	t->res.err = -EIO;
-	verbs_explain_wc(wc->status, ok_before, &t->local, &t->peer,
-			 t->peer_name, t->res.error, sizeof(t->res.error));
+	t->res.no_path = verbs_explain_wc(wc->status, ok_before, &t->local,
+					  &t->peer, t->peer_name, t->res.error,
+					  sizeof(t->res.error));
 }
 
 /* Post up to n work requests on queue pair i, chained post_list at a
@@ -1160,6 +1173,7 @@ static void verbs_report_done(struct verbs_test *t)
 	if (!t->res.err && t->conn_err) {
 		t->res.err = t->conn_err;
 		snprintf(t->res.error, sizeof(t->res.error), "%s", t->conn_why);
+		t->res.no_path = t->conn_no_path;
 	}
 	if (t->res.err)
 		log_warnx("verbs %s %s: %s", t->requester ? "to" : "from",

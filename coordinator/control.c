@@ -295,7 +295,7 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 	/* The RDMA agent says "not ring neighbours" itself when its retries
 	 * run out: say nothing twice. */
 	if (*rep->error && cl->test_adjacent == 0 &&
-	    !strstr(rep->error, "not ring neighbours")) {
+	    rep->error_code != RING__ERROR_CODE__ERROR_NOT_ADJACENT) {
 		/* The field notes' rank-order failure, said plainly. */
 		snprintf(hint, sizeof(hint),
 			 "%s; %s and %s are not ring neighbours: there is no "

@@ -163,7 +163,8 @@ struct rdmatest {
 	unsigned deadline_ms;
 	struct rt_side side[2];
 	char error[512];
-	int busy; /* nesting of our own entry points */
+	Ring__ErrorCode error_code; /* the first error's, when typed */
+	int busy;		    /* nesting of our own entry points */
 	rdmatest_cb cb;
 	void *arg;
 };
@@ -181,6 +182,16 @@ static void rt_error(struct rdmatest *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(t->error, sizeof(t->error), fmt, ap);
 	va_end(ap);
+}
+
+/* An agent's error with its code: only "no data-plane path" is kept
+ * typed (the first error wins, as for the text). */
+static void rt_error_code(struct rdmatest *t, Ring__ErrorCode code,
+			  const char *node, const char *text)
+{
+	if (!t->error[0] && code == RING__ERROR_CODE__ERROR_NOT_ADJACENT)
+		t->error_code = code;
+	rt_error(t, "%s: %s", node, text);
 }
 
 static const char *rt_err_text(int err)
@@ -270,6 +281,7 @@ static void rt_finish(struct rdmatest *t)
 			rep.gbps_a_to_b = ra->gbps_sent;
 	}
 	rep.error = t->error;
+	rep.error_code = t->error_code;
 	rep.finished_ms = clock_now_ms();
 	rep.method = "rdma";
 	t->cb(&rep, t->arg);
@@ -380,8 +392,8 @@ static void rt_connect_reply(const Ring__Envelope *env, int err, void *arg)
 			rt_error(t, "%s: connect: %s", t->node[s->idx],
 				 rt_err_text(err));
 		else if (env->body_case == RING__ENVELOPE__BODY_ERROR)
-			rt_error(t, "%s: %s", t->node[s->idx],
-				 env->error->text);
+			rt_error_code(t, env->error->code, t->node[s->idx],
+				      env->error->text);
 		else
 			rt_error(t, "%s: unexpected %s to connect",
 				 t->node[s->idx],
@@ -425,9 +437,10 @@ static void rt_setup_reply(const Ring__Envelope *env, int err, void *arg)
 	} else if (env->body_case == RING__ENVELOPE__BODY_TEST_RESULT) {
 		s->res = frame_copy(&env->test_result->base);
 		if (*env->test_result->error)
-			rt_error(t, "%s: %s", me, env->test_result->error);
+			rt_error_code(t, env->test_result->error_code, me,
+				      env->test_result->error);
 	} else if (env->body_case == RING__ENVELOPE__BODY_ERROR) {
-		rt_error(t, "%s: %s", me, env->error->text);
+		rt_error_code(t, env->error->code, me, env->error->text);
 	} else {
 		rt_error(t, "%s: unexpected %s to RDMA setup", me,
 			 frame_type_name((uint16_t)env->body_case));

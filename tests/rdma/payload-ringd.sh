@@ -202,6 +202,11 @@ if [ $r -ne 0 ] && grep -q 'not ring neighbours' $W/diag.out; then
 else
 	fail "n1 -> n3: rc $r, no 'not ring neighbours' (${took}s)"
 fi
+# The agent's typed outcome (ERROR_NOT_ADJACENT): the coordinator adds no
+# hint of its own on top of the agent's diagnosis.
+grep -q 'ranks must follow the physical ring order' $W/diag.out &&
+	fail "the coordinator repeated the agent's diagnosis" ||
+	pass "the diagnosis is said once (typed NOT_ADJACENT)"
 [ "$took" -le 60 ] && pass "diagonal failure within its deadline" || fail "diagonal test took ${took}s"
 wait_until 20 "no RC QPs after the diagonal test" no_rc_qps &&
 	pass "no QPs left after the diagonal test" || { fail "QPs left"; /usr/bin/rdma resource show qp; }

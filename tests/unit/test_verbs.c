@@ -101,25 +101,32 @@ static void test_explain(void **state)
 	(void)state;
 	endpoints(&l, &r);
 	/* Never worked: the rank-order failure of the field notes. */
-	verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 0, &l, &r, "n3", out,
-			 sizeof(out));
+	/* ... and typed as such (ERROR_NOT_ADJACENT on the wire). */
+	assert_int_equal(verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 0, &l, &r, "n3",
+					  out, sizeof(out)),
+			 1);
 	assert_non_null(strstr(out, "transport retry exceeded"));
 	assert_non_null(strstr(out, "r1b"));
 	assert_non_null(strstr(out, "::ffff:10.9.3.2"));
 	assert_non_null(strstr(out, "not ring neighbours"));
 	/* Worked, then stopped: the peer went away, not the topology. */
-	verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 120, &l, &r, "n2", out,
-			 sizeof(out));
+	assert_int_equal(verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 120, &l, &r,
+					  "n2", out, sizeof(out)),
+			 0);
 	assert_non_null(strstr(out, "after 120 messages"));
 	assert_non_null(strstr(out, "n2 stopped answering"));
 	assert_null(strstr(out, "not ring neighbours"));
-	verbs_explain_wc(IBV_WC_REM_ACCESS_ERR, 0, &l, &r, "n2", out,
-			 sizeof(out));
+	assert_int_equal(verbs_explain_wc(IBV_WC_REM_ACCESS_ERR, 0, &l, &r,
+					  "n2", out, sizeof(out)),
+			 0);
 	assert_non_null(strstr(out, "remote access"));
-	verbs_explain_rtr(ETIMEDOUT, &l, &r, "n3", out, sizeof(out));
+	assert_int_equal(
+		verbs_explain_rtr(ETIMEDOUT, &l, &r, "n3", out, sizeof(out)),
+		1);
 	assert_non_null(strstr(out, "ibv_modify_qp(RTR)"));
 	assert_non_null(strstr(out, "not ring neighbours"));
-	verbs_explain_rtr(EINVAL, &l, &r, "n3", out, sizeof(out));
+	assert_int_equal(
+		verbs_explain_rtr(EINVAL, &l, &r, "n3", out, sizeof(out)), 0);
 	assert_null(strstr(out, "not ring neighbours"));
 }
 
