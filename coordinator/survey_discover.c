@@ -1,0 +1,703 @@
+/* The survey's discovery: the snapshot of the nodes up, cable candidates
+ * from beacons and shared subnets, probes (queued per node), the verify,
+ * switch and diagonal phases, claim resolution, and the classification
+ * that topo makes of the cables found. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "survey_int.h"
+
+static void sv_subnet(const char *addr, unsigned prefix, char *out, size_t len)
+{
+	struct in_addr in;
+	uint32_t mask = prefix ? ~0u << (32 - (prefix > 32 ? 32 : prefix)) : 0;
+
+	out[0] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		return;
+	in.s_addr = htonl(ntohl(in.s_addr) & mask);
+	inet_ntop(AF_INET, &in, out, (socklen_t)len);
+	snprintf(out + strlen(out), len - strlen(out), "/%u", prefix);
+}
+
+static void sv_ip(const char *addr, unsigned prefix, uint32_t *ip,
+		  uint32_t *mask)
+{
+	struct in_addr in;
+
+	*ip = *mask = 0;
+	if (inet_pton(AF_INET, addr, &in) != 1 || !prefix || prefix > 32)
+		return;
+	*ip = ntohl(in.s_addr);
+	*mask = ~0u << (32 - prefix);
+}
+
+/* Is addr on the subnet of f? Probes only go where the prober's own data
+ * port leads: one node's claims never aim another at foreign addresses. */
+static int sv_on_subnet(const struct sv_if *f, const char *addr)
+{
+	struct in_addr in;
+	uint32_t a;
+
+	if (!f->mask || inet_pton(AF_INET, addr, &in) != 1)
+		return 0;
+	a = ntohl(in.s_addr);
+	return (a & f->mask) == (f->ip & f->mask) && a != f->ip;
+}
+
+static int sv_on_any_subnet(const struct sv_node *n, const char *addr)
+{
+	for (unsigned i = 0; i < n->n_ifs; i++)
+		if (sv_on_subnet(&n->ifs[i], addr))
+			return 1;
+	return 0;
+}
+
+int sv_snapshot(struct survey *sv)
+{
+	struct node **v;
+	unsigned n, k = 0;
+
+	v = nodes_sorted(sv->table, &n);
+	if (!v)
+		return -1;
+	sv->nodes = calloc(n ? n : 1, sizeof(*sv->nodes));
+	if (!sv->nodes) {
+		free(v);
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const Ring__Inventory *inv = v[i]->inventory;
+		struct sv_node *sn = &sv->nodes[k];
+
+		if (v[i]->state != NODE_UP || !inv)
+			continue;
+		snprintf(sn->name, sizeof(sn->name), "%s", v[i]->name);
+		snprintf(sn->mgmt_addr, sizeof(sn->mgmt_addr), "%s",
+			 v[i]->mgmt_address);
+		snprintf(sn->mgmt_if, sizeof(sn->mgmt_if), "%s",
+			 inv->mgmt_interface);
+		sn->beacons =
+			v[i]->neighbours && v[i]->neighbours->beacons_available;
+		sn->rdma_cap = rdmatest_node_capable(v[i]);
+		sn->ifs = calloc(inv->n_interfaces + 1, sizeof(*sn->ifs));
+		if (!sn->ifs)
+			break;
+		for (size_t j = 0; j < inv->n_interfaces; j++) {
+			const Ring__NetInterface *f = inv->interfaces[j];
+			struct sv_if *si = &sn->ifs[sn->n_ifs];
+
+			if (f->management)
+				continue;
+			snprintf(si->name, sizeof(si->name), "%s", f->name);
+			if (f->n_ipv4) {
+				snprintf(si->addr, sizeof(si->addr), "%s",
+					 f->ipv4[0]->address);
+				sv_subnet(si->addr, f->ipv4[0]->prefix,
+					  si->subnet, sizeof(si->subnet));
+				sv_ip(si->addr, f->ipv4[0]->prefix, &si->ip,
+				      &si->mask);
+			}
+			si->mtu = f->mtu;
+			snprintf(si->rdma, sizeof(si->rdma), "%s",
+				 f->rdma_device);
+			if (rdmatest_active_port(inv, f->name, si->rdma_dev,
+						 sizeof(si->rdma_dev),
+						 si->rdma_why,
+						 sizeof(si->rdma_why)) < 0)
+				si->rdma_dev[0] = '\0';
+			si->rdma_hw = si->rdma_dev[0] || si->rdma[0] ||
+				      strncmp(si->rdma_why, "no ", 3);
+			si->nominal_gbps =
+				(f->nominal_speed_mbps
+					 ? f->nominal_speed_mbps
+					 : (f->speed_mbps > 0
+						    ? (unsigned)f->speed_mbps
+						    : 0)) /
+				1000.0;
+			sn->n_ifs++;
+		}
+		k++;
+	}
+	free(v);
+	sv->n_nodes = k;
+	return 0;
+}
+
+/* The snapshot is sorted by name (nodes_sorted): O(log n). */
+int sv_node_index(const struct survey *sv, const char *name)
+{
+	unsigned lo = 0, hi = sv->n_nodes;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		int c = strcmp(sv->nodes[mid].name, name);
+
+		if (!c)
+			return (int)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+const struct sv_if *sv_iface(const struct survey *sv, unsigned n,
+			     const char *ifname)
+{
+	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
+		if (!strcmp(sv->nodes[n].ifs[i].name, ifname))
+			return &sv->nodes[n].ifs[i];
+	return NULL;
+}
+
+struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
+			    unsigned b, const char *b_if)
+{
+	struct sv_link *l, *nl;
+	const struct sv_if *fa, *fb;
+
+	/* Canonical: lower node index first. */
+	if (a > b) {
+		unsigned x = a;
+		const char *y = a_if;
+
+		a = b;
+		b = x;
+		a_if = b_if;
+		b_if = y;
+	}
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		l = &sv->links[i];
+		if (l->t.a == a && l->t.b == b && !strcmp(l->t.a_if, a_if) &&
+		    !strcmp(l->t.b_if, b_if))
+			return l;
+	}
+	nl = realloc(sv->links, (sv->n_links + 1) * sizeof(*nl));
+	if (!nl)
+		return NULL;
+	sv->links = nl;
+	l = &sv->links[sv->n_links++];
+	memset(l, 0, sizeof(*l));
+	l->t.a = a;
+	l->t.b = b;
+	snprintf(l->t.a_if, sizeof(l->t.a_if), "%s", a_if);
+	snprintf(l->t.b_if, sizeof(l->t.b_if), "%s", b_if);
+	l->probe_ab = l->probe_ba = -1;
+	l->a_gid_index = l->b_gid_index = -1;
+	for (int d = 0; d < 2; d++) {
+		for (int s = 0; s < SV_MAX_LADDER; s++)
+			l->gbps[d][s] = -1;
+		l->rdma_write[d] = l->rdma_read[d] = -1;
+	}
+	fa = sv_iface(sv, a, a_if);
+	fb = sv_iface(sv, b, b_if);
+	if (fa) {
+		snprintf(l->a_addr, sizeof(l->a_addr), "%s", fa->addr);
+		snprintf(l->t.a_subnet, sizeof(l->t.a_subnet), "%s",
+			 fa->subnet);
+		snprintf(l->a_rdma, sizeof(l->a_rdma), "%s", fa->rdma);
+		l->t.a_mtu = fa->mtu;
+		l->nominal_gbps = fa->nominal_gbps;
+	}
+	if (fb) {
+		snprintf(l->b_addr, sizeof(l->b_addr), "%s", fb->addr);
+		snprintf(l->t.b_subnet, sizeof(l->t.b_subnet), "%s",
+			 fb->subnet);
+		snprintf(l->b_rdma, sizeof(l->b_rdma), "%s", fb->rdma);
+		l->t.b_mtu = fb->mtu;
+		if (!l->nominal_gbps ||
+		    (fb->nominal_gbps && fb->nominal_gbps < l->nominal_gbps))
+			l->nominal_gbps = fb->nominal_gbps;
+	}
+	return l;
+}
+
+/* Links from the beacons each node heard. */
+int sv_links_from_beacons(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_nodes; i++) {
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+		const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
+
+		for (size_t j = 0; t && j < t->n_neighbours; j++) {
+			const Ring__Neighbour *nb = t->neighbours[j];
+			int r = sv_node_index(sv, nb->remote_node);
+			struct sv_link *l;
+
+			if (r < 0 || (unsigned)r == i)
+				continue;
+			l = sv_add_link(sv, i, nb->local_interface, (unsigned)r,
+					nb->remote_interface);
+			if (!l)
+				return -1;
+			if (l->t.a == i)
+				l->t.a_sees_b = 1;
+			else
+				l->t.b_sees_a = 1;
+		}
+	}
+	return 0;
+}
+
+struct sv_subnet_ref {
+	uint32_t net, mask;
+	unsigned node, iface;
+};
+
+static int sv_subnet_cmp(const void *x, const void *y)
+{
+	const struct sv_subnet_ref *a = x, *b = y;
+
+	if (a->net != b->net)
+		return a->net < b->net ? -1 : 1;
+	if (a->mask != b->mask)
+		return a->mask < b->mask ? -1 : 1;
+	return 0;
+}
+
+/* Fallback where beacons are off (no CAP_NET_RAW): a subnet shared by
+ * exactly two interfaces on two nodes is a point-to-point cable
+ * candidate; the probes of the verify phase decide. Sorted, so
+ * O(n log n) in the number of addressed interfaces. */
+int sv_links_from_subnets(struct survey *sv)
+{
+	struct sv_subnet_ref *v;
+	size_t n = 0, total = 0, i, j;
+	int rc = 0;
+
+	for (unsigned x = 0; x < sv->n_nodes; x++)
+		total += sv->nodes[x].n_ifs;
+	v = calloc(total + 1, sizeof(*v));
+	if (!v)
+		return -1;
+	for (unsigned x = 0; x < sv->n_nodes; x++)
+		for (unsigned k = 0; k < sv->nodes[x].n_ifs; k++) {
+			const struct sv_if *f = &sv->nodes[x].ifs[k];
+
+			if (!f->mask)
+				continue;
+			v[n].net = f->ip & f->mask;
+			v[n].mask = f->mask;
+			v[n].node = x;
+			v[n].iface = k;
+			n++;
+		}
+	qsort(v, n, sizeof(*v), sv_subnet_cmp);
+	for (i = 0; i < n && !rc; i = j) {
+		const struct sv_subnet_ref *p = &v[i], *q = &v[i + 1];
+
+		for (j = i + 1; j < n && !sv_subnet_cmp(&v[i], &v[j]); j++)
+			;
+		if (j - i != 2 || p->node == q->node ||
+		    (sv->nodes[p->node].beacons && sv->nodes[q->node].beacons))
+			continue;
+		if (p->node > q->node) {
+			const struct sv_subnet_ref *t = p;
+
+			p = q;
+			q = t;
+		}
+		if (!sv_add_link(sv, p->node,
+				 sv->nodes[p->node].ifs[p->iface].name, q->node,
+				 sv->nodes[q->node].ifs[q->iface].name))
+			rc = -1;
+	}
+	free(v);
+	return rc;
+}
+
+static struct sv_op *sv_op_new(struct survey *sv, enum sv_phase phase,
+			       unsigned idx, int dir)
+{
+	struct sv_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return NULL;
+	op->sv = sv;
+	op->phase = phase;
+	op->idx = idx;
+	op->dir = dir;
+	op->next = sv->ops;
+	if (sv->ops)
+		sv->ops->prev = op;
+	sv->ops = op;
+	return op;
+}
+
+static void sv_op_free(struct sv_op *op)
+{
+	struct survey *sv = op->sv;
+
+	if (op->prev)
+		op->prev->next = op->next;
+	else
+		sv->ops = op->next;
+	if (op->next)
+		op->next->prev = op->prev;
+	free(op);
+}
+
+static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
+{
+	struct survey *sv = op->sv;
+	int ok = env && env->body_case == RING__ENVELOPE__BODY_PROBE_REPLY &&
+		 env->probe_reply->reachable;
+
+	switch (op->phase) {
+	case SV_VERIFY: {
+		struct sv_link *l = &sv->links[op->idx];
+
+		if (op->dir == 0)
+			l->probe_ab = ok;
+		else
+			l->probe_ba = ok;
+		break;
+	}
+	case SV_SWITCH:
+		sv->switch_ok += ok;
+		break;
+	case SV_DIAG: {
+		struct sv_diag *d = &sv->diags[op->idx];
+
+		d->done = 1;
+		d->path = ok;
+		if (env && env->body_case == RING__ENVELOPE__BODY_PROBE_REPLY) {
+			snprintf(d->route_kind, sizeof(d->route_kind), "%s",
+				 env->probe_reply->route_kind);
+			snprintf(d->route_if, sizeof(d->route_if), "%s",
+				 env->probe_reply->route_interface);
+			d->not_probed = !strncmp(env->probe_reply->error,
+						 "not probed", 10);
+		} else {
+			snprintf(d->route_kind, sizeof(d->route_kind), "?");
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg);
+
+static int sv_probe_send(struct survey *sv, struct sv_op *op)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__ProbeRequest pr = RING__PROBE_REQUEST__INIT;
+
+	pr.peer_address = op->addr;
+	pr.local_interface = op->ifname;
+	pr.port = SV_PROBE_PORT;
+	pr.timeout_ms = SV_PROBE_TIMEOUT_MS;
+	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
+	req.probe_request = &pr;
+	op->call = call_start(sv->calls, sv->nodes[op->from].name, &req,
+			      SV_PROBE_TIMEOUT_MS + 3000, 0,
+			      RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
+			      op);
+	if (!op->call)
+		return -1;
+	op->queued = 0;
+	sv->nodes[op->from].probes++;
+	return 0;
+}
+
+/* Send from's queued probes while it has free slots. The caller holds a
+ * pending count of its own, so a failure here cannot end the phase. */
+static void sv_probe_next(struct survey *sv, unsigned from)
+{
+	struct sv_op *op, *next;
+
+	for (op = sv->ops; op && sv->nodes[from].probes < SV_PROBES_PER_NODE;
+	     op = next) {
+		next = op->next;
+		if (!op->queued || op->from != from)
+			continue;
+		if (sv_probe_send(sv, op) < 0) {
+			sv_probe_result(op, NULL);
+			sv_op_free(op);
+			sv->pending--;
+		}
+	}
+}
+
+static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
+{
+	struct sv_op *op = arg;
+	struct survey *sv = op->sv;
+	unsigned from = op->from;
+
+	(void)err;
+	sv->nodes[from].probes--;
+	sv_probe_result(op, env);
+	sv_op_free(op);
+	sv_probe_next(sv, from);
+	sv_done_one(sv);
+}
+
+/* Ask node `from` to probe addr (through ifname, or its route if ""), at
+ * most SV_PROBES_PER_NODE at a time per node: the rest wait their turn. */
+static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
+		     int dir, unsigned from, const char *addr,
+		     const char *ifname)
+{
+	struct sv_op *op = sv_op_new(sv, phase, idx, dir);
+
+	if (!op)
+		return;
+	op->from = from;
+	snprintf(op->addr, sizeof(op->addr), "%s", addr);
+	snprintf(op->ifname, sizeof(op->ifname), "%s", ifname);
+	if (sv->nodes[from].probes >= SV_PROBES_PER_NODE) {
+		op->queued = 1;
+	} else if (sv_probe_send(sv, op) < 0) {
+		sv_op_free(op);
+		return;
+	}
+	sv->pending++;
+}
+
+int sv_adjacent(const struct sv_link *l)
+{
+	return !l->switch_pair && !l->rejected &&
+	       ((l->t.a_sees_b && l->t.b_sees_a) || l->t.verified);
+}
+
+void sv_phase_verify(struct survey *sv)
+{
+	sv->phase = SV_VERIFY;
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		struct sv_link *l = &sv->links[i];
+
+		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+
+		if (l->b_addr[0] && fa && sv_on_subnet(fa, l->b_addr))
+			sv_probe(sv, SV_VERIFY, i, 0, l->t.a, l->b_addr,
+				 l->t.a_if);
+		if (l->a_addr[0] && fb && sv_on_subnet(fb, l->a_addr))
+			sv_probe(sv, SV_VERIFY, i, 1, l->t.b, l->a_addr,
+				 l->t.b_if);
+	}
+}
+
+const struct sv_if *sv_first_addr(const struct survey *sv, unsigned n)
+{
+	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
+		if (sv->nodes[n].ifs[i].addr[0])
+			return &sv->nodes[n].ifs[i];
+	return NULL;
+}
+
+/* No beacons anywhere: is every node reachable from every other? */
+void sv_phase_switch(struct survey *sv)
+{
+	sv->phase = SV_SWITCH;
+	sv->switch_ok = sv->switch_total = 0;
+	if (sv->n_links || sv->n_nodes < 2 || sv->n_nodes > SV_SWITCH_MAX)
+		return;
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		for (unsigned j = 0; j < sv->n_nodes; j++) {
+			const struct sv_if *f = sv_first_addr(sv, j);
+
+			if (i == j || !f)
+				continue;
+			sv->switch_total++;
+			if (!sv_on_any_subnet(&sv->nodes[i], f->addr))
+				continue; /* counts as unreachable */
+			sv_probe(sv, SV_SWITCH, 0, 0, i, f->addr, "");
+		}
+}
+
+int sv_is_switch(const struct survey *sv)
+{
+	/* Cables only: the pairs measured through the switch become links
+	 * too, and the survey still classifies after that. */
+	for (unsigned i = 0; i < sv->n_links; i++)
+		if (!sv->links[i].switch_pair)
+			return 0;
+	return sv->switch_total && sv->switch_ok == sv->switch_total &&
+	       sv->switch_total == sv->n_nodes * (sv->n_nodes - 1);
+}
+
+static int sv_pair_adjacent(const struct survey *sv, unsigned x, unsigned y)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
+				       (l->t.a == y && l->t.b == x)))
+			return 1;
+	}
+	return 0;
+}
+
+/* A diagonal is checked at this many of the far node's addresses at most
+ * (a GB10 node has four data ports). */
+#define SV_DIAG_MAX_ADDRS 8
+
+static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
+{
+	unsigned added = 0;
+
+	for (unsigned k = 0; k < sv->nodes[y].n_ifs; k++) {
+		const struct sv_if *f = &sv->nodes[y].ifs[k];
+		struct sv_diag *d;
+
+		if (!f->addr[0] || added++ >= SV_DIAG_MAX_ADDRS)
+			continue;
+		d = realloc(sv->diags, (sv->n_diags + 1) * sizeof(*d));
+		if (!d)
+			return -1;
+		sv->diags = d;
+		d = &sv->diags[sv->n_diags++];
+		memset(d, 0, sizeof(*d));
+		d->a = x;
+		d->b = y;
+		snprintf(d->b_addr, sizeof(d->b_addr), "%s", f->addr);
+	}
+	return 0;
+}
+
+/* Non-adjacent pairs must have no data-plane path: all of them on small
+ * clusters, the pairs two hops apart on large ones, found through each
+ * node's neighbours (linear on a ring). */
+void sv_phase_diag(struct survey *sv)
+{
+	unsigned n = sv->n_nodes;
+
+	sv->phase = SV_DIAG;
+	if (sv_is_switch(sv))
+		return;
+	if (n <= sv->conf->diagonal_all_max) {
+		for (unsigned x = 0; x < n; x++)
+			for (unsigned y = x + 1; y < n; y++)
+				if (!sv_pair_adjacent(sv, x, y))
+					sv_add_diag(sv, x, y);
+	} else {
+		for (unsigned z = 0; z < n; z++) {
+			unsigned nb[8], k = 0;
+
+			/* z's distinct neighbours (a ring node has two). */
+			for (unsigned i = 0; i < sv->n_links && k < 8; i++) {
+				const struct sv_link *l = &sv->links[i];
+				unsigned o;
+				int seen = 0;
+
+				if (!sv_adjacent(l) ||
+				    (l->t.a != z && l->t.b != z))
+					continue;
+				o = l->t.a == z ? l->t.b : l->t.a;
+				for (unsigned j = 0; j < k; j++)
+					seen |= nb[j] == o;
+				if (!seen)
+					nb[k++] = o;
+			}
+			for (unsigned i = 0; i < k; i++)
+				for (unsigned j = i + 1; j < k; j++)
+					if (!sv_pair_adjacent(sv, nb[i], nb[j]))
+						sv_add_diag(
+							sv,
+							nb[i] < nb[j] ? nb[i]
+								      : nb[j],
+							nb[i] < nb[j] ? nb[j]
+								      : nb[i]);
+		}
+	}
+	for (unsigned i = 0; i < sv->n_diags; i++)
+		sv_probe(sv, SV_DIAG, i, 0, sv->diags[i].a, sv->diags[i].b_addr,
+			 "");
+}
+
+/* topo input from the current links (cables only). */
+int sv_analyse(struct survey *sv, struct topo_result *res)
+{
+	const char **names = calloc(sv->n_nodes + 1, sizeof(*names));
+	struct topo_link *links = calloc(sv->n_links + 1, sizeof(*links));
+	unsigned(*unexp)[2] = calloc(sv->n_diags + 1, sizeof(*unexp));
+	struct topo_input in = {0};
+	unsigned nl = 0, nu = 0;
+	const struct coord_conf *conf = sv->conf;
+	int rank0 = conf->rank0[0] ? sv_node_index(sv, conf->rank0) : -1;
+	int rc = -1;
+
+	if (!names || !links || !unexp)
+		goto out;
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		names[i] = sv->nodes[i].name;
+	for (unsigned i = 0; i < sv->n_links; i++)
+		if (!sv->links[i].switch_pair)
+			links[nl++] = sv->links[i].t;
+	for (unsigned i = 0; i < sv->n_diags; i++) {
+		const struct sv_diag *d = &sv->diags[i];
+		int seen = 0;
+
+		if (!d->path)
+			continue;
+		for (unsigned k = 0; k < nu; k++)
+			seen |= unexp[k][0] == d->a && unexp[k][1] == d->b;
+		if (!seen) {
+			unexp[nu][0] = d->a;
+			unexp[nu][1] = d->b;
+			nu++;
+		}
+	}
+	in.n_nodes = sv->n_nodes;
+	in.names = names;
+	in.links = links;
+	in.n_links = nl;
+	in.all_to_all_reachable = sv_is_switch(sv);
+	in.unexpected_paths = (const unsigned(*)[2])unexp;
+	in.n_unexpected_paths = nu;
+	rc = topo_analyse(&in, rank0,
+			  conf->rank_higher ? TOPO_DIR_HIGHER : TOPO_DIR_LOWER,
+			  res);
+out:
+	free(names);
+	free(links);
+	free(unexp);
+	return rc;
+}
+
+int sv_find_link(const struct survey *sv, unsigned x, unsigned y)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
+				       (l->t.a == y && l->t.b == x)))
+			return (int)i;
+	}
+	return -1;
+}
+
+static int sv_shares_port(const struct sv_link *x, const struct sv_link *y)
+{
+	return (x->t.a == y->t.a && !strcmp(x->t.a_if, y->t.a_if)) ||
+	       (x->t.a == y->t.b && !strcmp(x->t.a_if, y->t.b_if)) ||
+	       (x->t.b == y->t.a && !strcmp(x->t.b_if, y->t.a_if)) ||
+	       (x->t.b == y->t.b && !strcmp(x->t.b_if, y->t.b_if));
+}
+
+/* LLDP comes from the data plane and can be forged: where a port has
+ * several claimed neighbours, believe the one that answered the
+ * authenticated probe both ways (the agents on both ends ran it). */
+void sv_resolve_claims(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		struct sv_link *l = &sv->links[i];
+
+		if (l->t.verified || l->switch_pair)
+			continue;
+		for (unsigned j = 0; j < sv->n_links; j++)
+			if (j != i && sv->links[j].t.verified &&
+			    sv_shares_port(l, &sv->links[j])) {
+				l->rejected = 1;
+				break;
+			}
+	}
+}

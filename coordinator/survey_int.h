@@ -1,0 +1,241 @@
+/* The survey's private parts: the structures its files share and the
+ * functions they call across files (prefix sv_). Not for other modules:
+ * they use survey.h. Files:
+ *   survey.c           lifecycle, phase driver, automatic surveys
+ *   survey_pairtest.c  one TCP test between two nodes (and RDMA wrapped)
+ *   survey_discover.c  snapshot, cable candidates, probes, switch and
+ *                      diagonal phases, claim resolution, classification
+ *   survey_measure.c   measurement plan, rounds, per-edge step machine
+ *   survey_report.c    edges, ranks, findings, the Topology message
+ *   survey_lookup.c    test endpoints for control (from the last survey) */
+#ifndef RING_SURVEY_INT_H
+#define RING_SURVEY_INT_H
+
+#include <net/if.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "call.h"
+#include "coord_conf.h"
+#include "findings.h"
+#include "nodes.h"
+#include "rdmatest.h"
+#include "ring.pb-c.h"
+#include "survey.h"
+#include "testlimits.h"
+#include "topo.h"
+
+/* Probes go to a port nobody needs to listen on: a RST proves the path as
+ * well as a SYN-ACK does. */
+#define SV_PROBE_PORT 7420
+#define SV_PROBE_TIMEOUT_MS 1000
+#define SV_ACCEPT_TIMEOUT_MS 5000
+#define SV_SWITCH_MAX 64 /* all-pairs reachability check up to this size */
+/* Probes in flight per agent (each agent refuses more than 64). */
+#define SV_PROBES_PER_NODE 16
+/* Steps of the stream ladder (coord_conf's survey_streams). */
+#define SV_MAX_LADDER 4
+/* Sizes of a latency ladder (a test's, the configuration's). */
+#define SV_LAT_SIZES_MAX TESTLIMITS_LAT_SIZES_MAX
+
+struct sv_if {
+	char name[IFNAMSIZ];
+	char addr[64]; /* first IPv4 address, "" if none */
+	char subnet[48];
+	uint32_t ip, mask; /* host order; mask 0 when no address */
+	unsigned mtu;
+	char rdma[64];
+	double nominal_gbps;
+	char rdma_dev[64];  /* device with an ACTIVE port here, "" if none */
+	char rdma_why[160]; /* why not */
+	int rdma_hw;	    /* some RDMA device sits on this interface */
+};
+
+struct sv_node {
+	char name[64];
+	char mgmt_addr[64];
+	char mgmt_if[IFNAMSIZ];
+	struct sv_if *ifs;
+	unsigned n_ifs;
+	unsigned probes; /* probes in flight at its agent */
+	int beacons;	 /* has a neighbour table with beacons on */
+	int rdma_cap;	 /* its agent runs RDMA tests */
+};
+
+/* The steps of one edge's measurement: below SV_ST_TCP_LAT, a TCP ladder
+ * step (direction step % 2, ladder index step / 2); then the others. */
+enum sv_step {
+	SV_ST_TCP_LAT = 100,
+	SV_ST_RDMA_WRITE_AB, /* WRITE bandwidth, A requester: data A -> B */
+	SV_ST_RDMA_WRITE_BA, /* the same with B requester */
+	SV_ST_RDMA_READ_AB,  /* A reads from B: data B -> A */
+	SV_ST_RDMA_READ_BA,
+	SV_ST_RDMA_LAT, /* WRITE ping-pong latency, A requester */
+};
+#define SV_MAX_PLAN 24
+
+struct sv_link {
+	struct topo_link t;
+	char a_addr[64], b_addr[64];
+	char a_rdma[64], b_rdma[64];
+	double nominal_gbps;
+	int probe_ab, probe_ba; /* 1 reached, 0 not, -1 not probed */
+	int switch_pair;	/* measured through a switch, not a cable */
+	int rejected; /* another claim on one of its ports answered the probe */
+	double gbps[2][SV_MAX_LADDER];
+	Ring__LatResult lat[SV_LAT_SIZES_MAX];
+	unsigned n_lat;
+	char error[256];
+	uint64_t measured_ms;
+	unsigned step; /* index into plan */
+	unsigned char plan[SV_MAX_PLAN];
+	unsigned n_plan;
+	int ladder_rdma; /* gbps[][0] are RDMA WRITE figures (ladder = qps) */
+	double rdma_write[2], rdma_read[2]; /* [0] A requester, [1] B */
+	Ring__LatResult rdma_lat[SV_LAT_SIZES_MAX];
+	unsigned n_rdma_lat;
+	char a_gid[64], b_gid[64];
+	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
+	char rdma_error[256];
+	struct survey_test *test;
+	struct timespec test_t0;
+	struct survey *sv;
+};
+
+struct sv_diag {
+	unsigned a, b;
+	char b_addr[64];
+	char route_kind[16];
+	char route_if[IFNAMSIZ];
+	int path;
+	int not_probed; /* the agent only read its route: not a data port */
+	int done;
+};
+
+enum sv_phase {
+	SV_IDLE,
+	SV_VERIFY,
+	SV_SWITCH,
+	SV_DIAG,
+	SV_MEASURE,
+};
+
+/* One outstanding request to an agent on behalf of the survey. */
+struct sv_op {
+	struct survey *sv;
+	struct call *call;
+	enum sv_phase phase;
+	unsigned idx;
+	int dir;
+	unsigned from;	       /* the probing node */
+	char addr[64];	       /* what it probes */
+	char ifname[IFNAMSIZ]; /* through which port ("" = route) */
+	int queued;	       /* waits for a free probe slot */
+	struct sv_op *prev, *next;
+};
+
+struct survey_test {
+	struct survey *sv;
+	char a[64], b[64], a_if[IFNAMSIZ], b_addr[64];
+	Ring__TestParams params;
+	uint32_t sizes[SV_LAT_SIZES_MAX];
+	uint8_t token[16];
+	struct call *call_a, *call_b;
+	Ring__TestResult *res_a, *res_b;
+	int done_a, done_b;
+	char error[256];
+	survey_test_cb cb;
+	void *arg;
+	int manual;	       /* started by ringctl, not by the survey */
+	struct rdmatest *rdma; /* an RDMA test runs instead of the above */
+	struct survey_test *prev, *next;
+};
+
+struct survey {
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *table; /* the coordinator's node table */
+	const struct call_iface *calls;
+	enum sv_phase phase;
+	unsigned pending;
+	char reason[64];
+	struct timespec t0;
+	double tests_sum_s;
+	struct sv_node *nodes;
+	unsigned n_nodes;
+	struct sv_link *links;
+	unsigned n_links;
+	struct sv_diag *diags;
+	unsigned n_diags;
+	unsigned switch_ok, switch_total;
+	unsigned *meas; /* link indices in measurement order */
+	unsigned n_meas;
+	unsigned *round_of;
+	int n_rounds, round;
+	struct sv_op *ops;
+	struct survey_test *tests;
+	unsigned manual_tests;
+	int dirty; /* nodes changed while a survey ran */
+	Ring__Topology *topology;
+	struct event *auto_ev;
+};
+
+_Static_assert(sizeof(((struct coord_conf *)0)->ladder) ==
+		       SV_MAX_LADDER * sizeof(uint32_t),
+	       "survey_streams steps");
+_Static_assert(sizeof(((struct coord_conf *)0)->lat_sizes) <=
+		       SV_LAT_SIZES_MAX * sizeof(uint32_t),
+	       "latency_sizes fit a test");
+
+/* survey.c */
+double sv_elapsed(const struct timespec *t0);
+/* One outstanding request of a phase ended; the last one moves on. */
+void sv_done_one(struct survey *sv);
+/* The report, then back to idle (and the next automatic survey). */
+void sv_finish(struct survey *sv);
+
+/* survey_pairtest.c */
+struct survey_test *sv_test_start(struct survey *sv, const char *a,
+				  const char *a_if, const char *b,
+				  const char *b_addr, const Ring__TestParams *p,
+				  survey_test_cb cb, void *arg, int manual);
+struct survey_test *sv_rdma_start(struct survey *sv,
+				  const struct rdmatest_spec *sp,
+				  survey_test_cb cb, void *arg, int manual);
+void sv_test_free(struct survey_test *t);
+
+/* survey_discover.c */
+/* The nodes up with an inventory, sorted by name. */
+int sv_snapshot(struct survey *sv);
+int sv_node_index(const struct survey *sv, const char *name);
+const struct sv_if *sv_iface(const struct survey *sv, unsigned n,
+			     const char *ifname);
+const struct sv_if *sv_first_addr(const struct survey *sv, unsigned n);
+struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
+			    unsigned b, const char *b_if);
+int sv_links_from_beacons(struct survey *sv);
+int sv_links_from_subnets(struct survey *sv);
+void sv_phase_verify(struct survey *sv);
+void sv_phase_switch(struct survey *sv);
+void sv_phase_diag(struct survey *sv);
+void sv_resolve_claims(struct survey *sv);
+int sv_adjacent(const struct sv_link *l);
+int sv_is_switch(const struct survey *sv);
+int sv_find_link(const struct survey *sv, unsigned x, unsigned y);
+int sv_analyse(struct survey *sv, struct topo_result *res);
+
+/* survey_measure.c */
+int sv_plan_measure(struct survey *sv);
+void sv_start_round_or_finish(struct survey *sv);
+unsigned sv_ladder_len(const struct survey *sv);
+
+/* survey_report.c */
+/* Build the Topology message from what the survey found, store it (the
+ * last good one stays when that fails) and log the outcome. */
+void sv_report(struct survey *sv);
+/* Edge.method of an edge measured through a switch, not over a cable. */
+int sv_edge_through_switch(const Ring__Edge *e);
+
+#endif

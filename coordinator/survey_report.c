@@ -1,0 +1,579 @@
+/* The survey's report: the Topology message (edges, diagonals, anomalies,
+ * line gap, ranks, findings) built in an arena from what the survey found,
+ * and stored as the last completed survey. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+#include "survey_int.h"
+
+/* Edge.method of a pair measured through a switch. ring.proto documents
+ * only "tcp" and "rdma": this string, and the test below, become the
+ * edge-method enum's value. */
+#define SV_METHOD_SWITCH "tcp (switch)"
+
+int sv_edge_through_switch(const Ring__Edge *e)
+{
+	return !strncmp(e->method, SV_METHOD_SWITCH,
+			sizeof(SV_METHOD_SWITCH) - 1);
+}
+
+struct sv_arena {
+	void **p;
+	size_t n, cap;
+};
+
+static void *ar_alloc(struct sv_arena *a, size_t size)
+{
+	void *m;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void **np = realloc(a->p, cap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		a->p = np;
+		a->cap = cap;
+	}
+	m = calloc(1, size ? size : 1);
+	if (m)
+		a->p[a->n++] = m;
+	return m;
+}
+
+static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
+{
+	char buf[512];
+	char *s;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s = ar_alloc(a, strlen(buf) + 1);
+	if (s)
+		memcpy(s, buf, strlen(buf) + 1);
+	return s ? s : (char *)"";
+}
+
+static void ar_free(struct sv_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->p[i]);
+	free(a->p);
+}
+
+static Ring__Finding *sv_finding(struct sv_arena *ar, const char *code,
+				 const char *level, const char *text)
+{
+	Ring__Finding *f = ar_alloc(ar, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	ring__finding__init(f);
+	f->code = ar_printf(ar, "%s", code);
+	f->level = ar_printf(ar, "%s", level);
+	f->text = ar_printf(ar, "%s", text);
+	return f;
+}
+
+/* A latency ladder as message pointers in the arena (NULL on failure). */
+static Ring__LatResult **sv_lat_copy(struct sv_arena *ar,
+				     const Ring__LatResult *lat, unsigned n,
+				     size_t *n_out)
+{
+	Ring__LatResult **v = ar_alloc(ar, (n + 1) * sizeof(*v));
+
+	*n_out = 0;
+	for (unsigned i = 0; v && i < n; i++) {
+		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
+
+		if (!r)
+			return NULL;
+		*r = lat[i];
+		r->base.unknown_fields = NULL;
+		r->base.n_unknown_fields = 0;
+		v[(*n_out)++] = r;
+	}
+	return v;
+}
+
+static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
+			       const struct sv_link *l)
+{
+	const struct coord_conf *conf = sv->conf;
+	unsigned nl =
+		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
+	Ring__Edge *e = ar_alloc(ar, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	ring__edge__init(e);
+	e->a = ar_printf(ar, "%s", sv->nodes[l->t.a].name);
+	e->a_interface = ar_printf(ar, "%s", l->t.a_if);
+	e->a_rdma = ar_printf(ar, "%s", l->a_rdma);
+	e->a_address = ar_printf(ar, "%s", l->a_addr);
+	e->b = ar_printf(ar, "%s", sv->nodes[l->t.b].name);
+	e->b_interface = ar_printf(ar, "%s", l->t.b_if);
+	e->b_rdma = ar_printf(ar, "%s", l->b_rdma);
+	e->b_address = ar_printf(ar, "%s", l->b_addr);
+	e->a_sees_b = l->t.a_sees_b;
+	e->b_sees_a = l->t.b_sees_a;
+	e->verified = l->t.verified;
+	/* RDMA's ladder is one step: the survey's queue pair count. */
+	if (l->ladder_rdma)
+		nl = 1;
+	e->ladder = ar_alloc(ar, nl * sizeof(uint32_t));
+	e->gbps_a_to_b = ar_alloc(ar, nl * sizeof(double));
+	e->gbps_b_to_a = ar_alloc(ar, nl * sizeof(double));
+	if (!e->ladder || !e->gbps_a_to_b || !e->gbps_b_to_a)
+		return NULL;
+	e->n_ladder = e->n_gbps_a_to_b = e->n_gbps_b_to_a = nl;
+	for (unsigned s = 0; s < nl; s++) {
+		e->ladder[s] = l->ladder_rdma ? conf->survey_rdma_qps
+					      : conf->ladder[s];
+		e->gbps_a_to_b[s] = l->gbps[0][s];
+		e->gbps_b_to_a[s] = l->gbps[1][s];
+	}
+	e->nominal_gbps = l->nominal_gbps;
+	e->latency = sv_lat_copy(ar, l->lat, l->n_lat, &e->n_latency);
+	if (!e->latency)
+		return NULL;
+	e->measured_ms = l->measured_ms;
+	e->error = ar_printf(ar, "%s", l->error);
+	e->method = ar_printf(ar, "%s",
+			      l->switch_pair   ? SV_METHOD_SWITCH
+			      : l->ladder_rdma ? "rdma"
+					       : "tcp");
+	e->rdma_write_gbps_a_to_b = l->rdma_write[0];
+	e->rdma_write_gbps_b_to_a = l->rdma_write[1];
+	e->rdma_read_gbps_a_to_b = l->rdma_read[0];
+	e->rdma_read_gbps_b_to_a = l->rdma_read[1];
+	e->rdma_write_lat = sv_lat_copy(ar, l->rdma_lat, l->n_rdma_lat,
+					&e->n_rdma_write_lat);
+	if (!e->rdma_write_lat)
+		return NULL;
+	e->rdma_error = ar_printf(ar, "%s", l->rdma_error);
+	e->a_gid = ar_printf(ar, "%s", l->a_gid);
+	e->b_gid = ar_printf(ar, "%s", l->b_gid);
+	e->a_gid_index = l->a_gid_index;
+	e->b_gid_index = l->b_gid_index;
+	return e;
+}
+
+static const char *sv_link_if(const struct sv_link *l, unsigned node,
+			      const char **rdma)
+{
+	if (l->t.a == node) {
+		*rdma = l->a_rdma;
+		return l->t.a_if;
+	}
+	*rdma = l->b_rdma;
+	return l->t.b_if;
+}
+
+/* The GID index node's end of the link used in the RDMA tests, or -1. */
+static int sv_link_gid_index(const struct sv_link *l, unsigned node)
+{
+	return l->t.a == node ? l->a_gid_index : l->b_gid_index;
+}
+
+static int sv_ranks(struct survey *sv, struct sv_arena *ar,
+		    const struct topo_result *res, Ring__Topology *top)
+{
+	unsigned n = res->n_order;
+	int ring = res->cls == TOPO_RING;
+
+	if (res->cls != TOPO_RING && res->cls != TOPO_LINE &&
+	    res->cls != TOPO_PAIR)
+		return 0;
+	top->ranks = ar_alloc(ar, (n + 1) * sizeof(*top->ranks));
+	if (!top->ranks)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		Ring__Rank *r = ar_alloc(ar, sizeof(*r));
+		unsigned me = res->order[i];
+		int has_next = ring || res->cls == TOPO_PAIR || i + 1 < n;
+		int has_prev = ring || res->cls == TOPO_PAIR || i > 0;
+		const char *rdma = "";
+
+		if (!r)
+			return -1;
+		ring__rank__init(r);
+		r->rank = i;
+		r->node = sv->nodes[me].name;
+		r->mgmt_address = sv->nodes[me].mgmt_addr;
+		r->mgmt_interface = sv->nodes[me].mgmt_if;
+		r->next_node = r->next_interface = r->next_rdma = "";
+		r->prev_node = r->prev_interface = r->prev_rdma = "";
+		r->next_gid_index = r->prev_gid_index = -1;
+		if (has_next) {
+			unsigned o = res->order[(i + 1) % n];
+			int li = sv_find_link(sv, me, o);
+
+			r->next_node = sv->nodes[o].name;
+			if (li >= 0) {
+				r->next_interface = (char *)sv_link_if(
+					&sv->links[li], me, &rdma);
+				r->next_rdma = (char *)rdma;
+				r->next_gid_index =
+					sv_link_gid_index(&sv->links[li], me);
+			}
+		}
+		if (has_prev) {
+			unsigned o = res->order[(i + n - 1) % n];
+			int li = sv_find_link(sv, me, o);
+
+			r->prev_node = sv->nodes[o].name;
+			if (li >= 0) {
+				r->prev_interface = (char *)sv_link_if(
+					&sv->links[li], me, &rdma);
+				r->prev_rdma = (char *)rdma;
+				r->prev_gid_index =
+					sv_link_gid_index(&sv->links[li], me);
+			}
+		}
+		top->ranks[top->n_ranks++] = r;
+	}
+	return 0;
+}
+
+/* The findings' input for one method's edges (TCP ladders or RDMA WRITE
+ * figures): the rules compare edges, so never one method with the other. */
+static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
+				  int rdma, struct findings_edge *fe)
+{
+	const struct coord_conf *conf = sv->conf;
+	unsigned nl = sv_ladder_len(sv), nf = 0;
+	const char *what =
+		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
+				 conf->survey_rdma_qps == 1 ? "" : "s")
+		     : NULL;
+
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+		struct findings_edge *e = &fe[nf];
+
+		if ((!sv_adjacent(l) && !l->switch_pair) ||
+		    !l->ladder_rdma != !rdma)
+			continue;
+		e->name = ar_printf(ar, "%s-%s", sv->nodes[l->t.a].name,
+				    sv->nodes[l->t.b].name);
+		e->dir_name[0] = ar_printf(ar, "%s->%s", sv->nodes[l->t.a].name,
+					   sv->nodes[l->t.b].name);
+		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
+					   sv->nodes[l->t.a].name);
+		e->top_what = what;
+		for (int d = 0; d < 2; d++)
+			for (unsigned s = 0; s < FINDINGS_LADDER; s++)
+				e->gbps[d][s] = -1;
+		if (rdma) {
+			/* All QPs at once: the figure the link carries, in
+			 * the rules' top slot; no 1-stream figure to compare
+			 * (saturation is a TCP finding). */
+			e->gbps[0][FINDINGS_LADDER - 1] = l->gbps[0][0];
+			e->gbps[1][FINDINGS_LADDER - 1] = l->gbps[1][0];
+		}
+		/* The findings rules read the 1/4/8 ladder: map by count. */
+		for (unsigned s = 0; !rdma && s < nl; s++) {
+			int k = conf->ladder[s] == 1   ? 0
+				: conf->ladder[s] == 4 ? 1
+				: conf->ladder[s] == 8 ? 2
+						       : -1;
+
+			if (k < 0)
+				continue;
+			e->gbps[0][k] = l->gbps[0][s];
+			e->gbps[1][k] = l->gbps[1][s];
+		}
+		e->nominal_gbps = l->nominal_gbps;
+		nf++;
+	}
+	return nf;
+}
+
+/* The neighbour a port's claims were resolved to, "" if none. */
+static void sv_believed(const struct survey *sv, unsigned node,
+			const char *port, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (!sv_adjacent(l))
+			continue;
+		if (l->t.a == node && !strcmp(l->t.a_if, port))
+			snprintf(out, len, "%s %s", sv->nodes[l->t.b].name,
+				 l->t.b_if);
+		else if (l->t.b == node && !strcmp(l->t.b_if, port))
+			snprintf(out, len, "%s %s", sv->nodes[l->t.a].name,
+				 l->t.a_if);
+		if (out[0])
+			return;
+	}
+}
+
+/* A port that heard several neighbours, or refused claims because its
+ * table was full: only one neighbour can be cabled there. */
+static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
+			       Ring__Topology *top, unsigned node, unsigned cap)
+{
+	struct node *n = nodes_find(sv->table, sv->nodes[node].name);
+	const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
+
+	for (size_t j = 0; t && j < t->n_neighbours && top->n_findings < cap;
+	     j++) {
+		const char *port = t->neighbours[j]->local_interface;
+		char text[600], who[200] = "", believed[96], more[48] = "";
+		uint64_t refused = 0;
+		unsigned claims = 0;
+		int first = 1;
+
+		for (size_t k = 0; k < j && first; k++)
+			first = strcmp(t->neighbours[k]->local_interface, port);
+		if (!first)
+			continue;
+		for (size_t k = j; k < t->n_neighbours; k++) {
+			const Ring__Neighbour *nb = t->neighbours[k];
+			size_t w = strlen(who);
+
+			if (strcmp(nb->local_interface, port))
+				continue;
+			if (claims++ < 4)
+				snprintf(who + w, sizeof(who) - w, "%s%s %s",
+					 w ? ", " : "", nb->remote_node,
+					 nb->remote_interface);
+		}
+		for (size_t k = 0; k < t->n_ports; k++)
+			if (!strcmp(t->ports[k]->local_interface, port))
+				refused = t->ports[k]->claims_refused;
+		if (claims < 2 && !refused)
+			continue;
+		sv_believed(sv, node, port, believed, sizeof(believed));
+		if (refused)
+			snprintf(more, sizeof(more), "; %llu more refused",
+				 (unsigned long long)refused);
+		snprintf(text, sizeof(text),
+			 "%s %s hears conflicting LLDP claims (%s%s%s): %s%s; "
+			 "the others are forged or come from a device on that "
+			 "cable",
+			 sv->nodes[node].name, port, who,
+			 claims > 4 ? ", ..." : "", more,
+			 believed[0] ? "believed " : "none could be confirmed",
+			 believed[0] ? believed : "");
+		top->findings[top->n_findings++] =
+			sv_finding(ar, "lldp_conflict", "warn", text);
+	}
+}
+
+static int sv_findings(struct survey *sv, struct sv_arena *ar,
+		       Ring__Topology *top)
+{
+	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
+	struct finding fo[32];
+	unsigned nf, nfo, cap = 64 + sv->n_links * 3 + sv->n_nodes * 4;
+	int rc = -1;
+
+	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
+	if (!fe || !top->findings)
+		goto out;
+	for (int rdma = 0; rdma < 2; rdma++) {
+		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
+		nf = sv_findings_edges(sv, ar, rdma, fe);
+		nfo = nf ? findings_compute(fe, nf, fo,
+					    sizeof(fo) / sizeof(fo[0]))
+			 : 0;
+		for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+			top->findings[top->n_findings++] = sv_finding(
+				ar, fo[i].code, fo[i].level, fo[i].text);
+	}
+	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
+		const struct sv_link *l = &sv->links[i];
+		char text[400];
+
+		if (l->switch_pair)
+			continue;
+		if ((l->t.a_sees_b || l->t.b_sees_a) &&
+		    (l->probe_ab == 0 || l->probe_ba == 0)) {
+			snprintf(text, sizeof(text),
+				 "%s %s and %s %s hear each other's beacons "
+				 "but the data-plane probe failed %s: check "
+				 "addresses and subnets on this cable",
+				 sv->nodes[l->t.a].name, l->t.a_if,
+				 sv->nodes[l->t.b].name, l->t.b_if,
+				 l->probe_ab == 0 && l->probe_ba == 0
+					 ? "both ways"
+					 : "one way");
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "probe_failed", "warn", text);
+		}
+		if (l->error[0] && top->n_findings < cap) {
+			snprintf(text, sizeof(text), "edge %s-%s: %s",
+				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+				 l->error);
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "test_failed", "warn", text);
+		}
+		/* RDMA's own trouble, unless it is the edge's error already. */
+		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
+		    top->n_findings < cap) {
+			snprintf(text, sizeof(text), "edge %s-%s: RDMA: %s",
+				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+				 l->rdma_error);
+			top->findings[top->n_findings++] =
+				sv_finding(ar, "rdma_failed", "warn", text);
+		}
+	}
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+		char text[400];
+
+		if (sv->nodes[i].beacons)
+			continue;
+		snprintf(text, sizeof(text),
+			 "%s sends no beacons (%s): its cables were found "
+			 "from shared point-to-point subnets and probes",
+			 sv->nodes[i].name,
+			 n && n->neighbours && *n->neighbours->beacons_error
+				 ? n->neighbours->beacons_error
+				 : "no neighbour table");
+		top->findings[top->n_findings++] =
+			sv_finding(ar, "beacons_off", "info", text);
+	}
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
+		sv_findings_claims(sv, ar, top, i, cap);
+	/* Ports with carrier and no address, from the current inventories. */
+	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+		const Ring__Inventory *inv = n ? n->inventory : NULL;
+
+		for (size_t j = 0;
+		     inv && j < inv->n_interfaces && top->n_findings < cap;
+		     j++) {
+			const Ring__NetInterface *f = inv->interfaces[j];
+			char text[400];
+
+			if (f->management || !f->up_no_address)
+				continue;
+			snprintf(
+				text, sizeof(text),
+				"%s %s has carrier but no address%s%s%s: if it "
+				"is the other PCIe half of a cabled port, "
+				"address and use it too, or that port stays "
+				"near half its rate",
+				sv->nodes[i].name, f->name,
+				*f->pci_address ? " (PCI " : "", f->pci_address,
+				*f->pci_address ? ")" : "");
+			top->findings[top->n_findings++] = sv_finding(
+				ar, "unaddressed_port", "info", text);
+		}
+	}
+	rc = 0;
+out:
+	free(fe);
+	return rc;
+}
+
+static void sv_store(struct survey *sv, const Ring__Topology *top)
+{
+	Ring__Topology *copy = frame_copy(&top->base);
+
+	if (!copy) {
+		log_warnx("survey: out of memory storing the result");
+		return;
+	}
+	if (sv->topology)
+		ring__topology__free_unpacked(sv->topology, NULL);
+	sv->topology = copy;
+}
+void sv_report(struct survey *sv)
+{
+	Ring__Topology top = RING__TOPOLOGY__INIT;
+	struct topo_result res = {0};
+	struct sv_arena ar = {0};
+	int ok = sv_analyse(sv, &res) == 0;
+
+	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
+	top.order = ar_alloc(&ar, (res.n_order + 1) * sizeof(char *));
+	top.edges = ar_alloc(&ar, (sv->n_links + 1) * sizeof(*top.edges));
+	top.diagonals =
+		ar_alloc(&ar, (sv->n_diags + 1) * sizeof(*top.diagonals));
+	top.anomalies =
+		ar_alloc(&ar, (res.n_anomalies + 1) * sizeof(*top.anomalies));
+	if (!top.order || !top.edges || !top.diagonals || !top.anomalies)
+		ok = 0;
+	for (unsigned i = 0; ok && i < res.n_order; i++)
+		top.order[top.n_order++] = sv->nodes[res.order[i]].name;
+	for (unsigned i = 0; ok && i < sv->n_links; i++) {
+		Ring__Edge *e = sv_edge_msg(sv, &ar, &sv->links[i]);
+
+		if (e)
+			top.edges[top.n_edges++] = e;
+	}
+	for (unsigned i = 0; ok && i < sv->n_diags; i++) {
+		const struct sv_diag *d = &sv->diags[i];
+		Ring__DiagonalCheck *c = ar_alloc(&ar, sizeof(*c));
+
+		if (!c)
+			break;
+		ring__diagonal_check__init(c);
+		c->a = sv->nodes[d->a].name;
+		c->b = sv->nodes[d->b].name;
+		c->b_address = (char *)d->b_addr;
+		c->route_kind = (char *)d->route_kind;
+		c->route_interface = (char *)d->route_if;
+		c->path = d->path;
+		c->verdict =
+			d->path ? ar_printf(&ar,
+					    "UNEXPECTED: %s reaches %s's %s "
+					    "(route %s%s%s): a data path "
+					    "where the ring has none",
+					    c->a, c->b, d->b_addr,
+					    d->route_kind,
+					    d->route_if[0] ? " via " : "",
+					    d->route_if)
+				: ar_printf(&ar,
+					    "no data-plane path, as "
+					    "expected (route %s%s%s, %s)",
+					    d->route_kind,
+					    d->route_if[0] ? " via " : "",
+					    d->route_if,
+					    d->not_probed
+						    ? "not a data port: not "
+						      "probed"
+						    : "probe unanswered");
+		top.diagonals[top.n_diagonals++] = c;
+	}
+	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
+		top.anomalies[top.n_anomalies++] = sv_finding(
+			&ar, topo_anomaly_name(res.anomalies[i].kind), "warn",
+			res.anomalies[i].text);
+	if (ok && res.cls == TOPO_LINE)
+		top.line_gap =
+			ar_printf(&ar, "%s-%s", sv->nodes[res.gap_a].name,
+				  sv->nodes[res.gap_b].name);
+	if (ok)
+		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
+		     sv_findings(sv, &ar, &top) == 0;
+	top.surveyed_ms = clock_now_ms();
+	top.survey_state = "done";
+	top.survey_wall_s = sv_elapsed(&sv->t0);
+	top.tests_sum_s = sv->tests_sum_s;
+	top.rounds = sv->n_rounds > 0 ? (uint32_t)sv->n_rounds : 0;
+	if (ok)
+		sv_store(sv, &top);
+	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
+		 "rounds, %.1f s (tests alone: %.1f s)",
+		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
+		 top.survey_wall_s, sv->tests_sum_s);
+	topo_result_free(&res);
+	ar_free(&ar);
+}
