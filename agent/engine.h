@@ -7,9 +7,10 @@
 #include <stdint.h>
 
 #include "stats.h"
+#include "testlimits.h"
 
-#define ENGINE_MAX_STREAMS 64 /* TCP streams or RDMA queue pairs */
-#define ENGINE_MAX_SIZES 16
+#define ENGINE_MAX_STREAMS TESTLIMITS_STREAMS_MAX /* or RDMA queue pairs */
+#define ENGINE_MAX_SIZES TESTLIMITS_LAT_SIZES_MAX
 
 /* One TCP stream or one RDMA queue pair. */
 struct engine_stream {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "testlimits.h"
 
 /* A config file is a few KiB; a bound keeps a wrong path (a device, a huge
  * log) from being slurped into memory. */
@@ -438,38 +439,14 @@ bad:
 int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
 		   uint64_t min, uint64_t max, uint64_t *out)
 {
-	const char *end;
-	uint64_t v, mult = 1;
-	int r = cfg_scan_digits(s, &v, &end);
-
-	if (r == -1 || (end[0] && end[1]))
-		goto bad;
-	switch (end[0]) {
-	case '\0':
-		break;
-	case 'K':
-	case 'k':
-		mult = 1ull << 10;
-		break;
-	case 'M':
-	case 'm':
-		mult = 1ull << 20;
-		break;
-	case 'G':
-	case 'g':
-		mult = 1ull << 30;
-		break;
-	default:
-		goto bad;
-	}
-	if (r == -2 || v > max / mult || v * mult < min)
+	/* One size grammar for files, ringctl and agents (testlimits). */
+	if (testlimits_parse_size(s, min, max, out) == 0)
+		return 0;
+	if (errno == ERANGE)
 		return cfg_error(ctx,
 				 "'%s': %s is out of range (%llu..%llu bytes)",
 				 what, s, (unsigned long long)min,
 				 (unsigned long long)max);
-	*out = v * mult;
-	return 0;
-bad:
 	return cfg_error(ctx,
 			 "'%s': '%s' is not a size (e.g. 4096, 64K, 1M, 2G)",
 			 what, s);

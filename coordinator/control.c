@@ -23,6 +23,7 @@
 #include "nodes.h"
 #include "log.h"
 #include "survey.h"
+#include "testlimits.h"
 
 /* A whole request must arrive within this long of accept, or of the
  * previous request on a kept connection: an absolute deadline, so a client
@@ -346,6 +347,12 @@ static void control_test(struct client *cl, uint64_t id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"RDMA tests run with A as the requester; swap "
 				"A and B for the other direction");
+		return;
+	}
+	/* The agents' own rules, said before anything is set up. */
+	if (testlimits_check(req->params, why, sizeof(why)) < 0) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
 		return;
 	}
 	if (rdma ? survey_rdma_endpoints(co->survey, a->name, b->name, &ends,

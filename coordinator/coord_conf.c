@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "tls.h"
+#include "testlimits.h"
 
 #define COORD_CONF_FIELD(c, off) ((char *)(c) + (off))
 #define COORD_CONF_SIZEOF(m) sizeof(((struct coord_conf *)0)->m)
@@ -44,17 +45,14 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->ladder[1] = 4;
 	c->ladder[2] = 8;
 	c->n_ladder = 3;
-	c->lat_sizes[0] = 64;
-	c->lat_sizes[1] = 4096;
-	c->lat_sizes[2] = 10240;
-	c->lat_sizes[3] = 20480;
-	c->lat_sizes[4] = 40960;
-	c->n_lat_sizes = 5;
+	for (unsigned i = 0; i < TESTLIMITS_LAT_SIZES_DEFAULT_N; i++)
+		c->lat_sizes[i] = testlimits_lat_sizes_default[i];
+	c->n_lat_sizes = TESTLIMITS_LAT_SIZES_DEFAULT_N;
 	c->lat_iterations = 1000;
 	c->diagonal_all_max = 16;
 	c->survey_method = COORD_SURVEY_AUTO;
-	c->survey_rdma_qps = 4;
-	c->survey_rdma_size = 1024 * 1024;
+	c->survey_rdma_qps = TESTLIMITS_RDMA_QPS_DEFAULT;
+	c->survey_rdma_size = TESTLIMITS_RDMA_SIZE_DEFAULT_WRITE;
 }
 
 static const char *const coord_survey_methods[] = {"auto", "tcp", "rdma",
@@ -366,7 +364,7 @@ static const struct {
 	{"diagonal_all_max", offsetof(struct coord_conf, diagonal_all_max), 0,
 	 100000},
 	{"survey_rdma_qps", offsetof(struct coord_conf, survey_rdma_qps), 1,
-	 64},
+	 TESTLIMITS_RDMA_QPS_MAX},
 };
 
 static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
@@ -422,9 +420,20 @@ static int coord_conf_lat_sizes(struct cfg_ctx *ctx, int argc, char **argv,
 				void *arg)
 {
 	struct coord_conf *c = arg;
+	uint64_t v;
 
-	return coord_conf_list(ctx, argc, argv, c->lat_sizes, 16,
-			       &c->n_lat_sizes, 1, 1048576);
+	if (argc - 1 > TESTLIMITS_LAT_SIZES_MAX)
+		return cfg_error(ctx, "%s: at most %u values", argv[0],
+				 TESTLIMITS_LAT_SIZES_MAX);
+	/* Sizes, as everywhere: 64, 4K, 1M. */
+	for (int i = 1; i < argc; i++) {
+		if (cfg_parse_size(ctx, argv[0], argv[i], 1,
+				   TESTLIMITS_TCP_LAT_SIZE_MAX, &v) < 0)
+			return -1;
+		c->lat_sizes[i - 1] = (uint32_t)v;
+	}
+	c->n_lat_sizes = (unsigned)(argc - 1);
+	return 0;
 }
 
 static int coord_conf_rank0(struct cfg_ctx *ctx, int argc, char **argv,
@@ -480,8 +489,8 @@ static int coord_conf_rdma_size(struct cfg_ctx *ctx, int argc, char **argv,
 	uint64_t v;
 
 	(void)argc;
-	if (cfg_parse_size(ctx, argv[0], argv[1], 1, 1024 * 1024 * 1024, &v) <
-	    0)
+	if (cfg_parse_size(ctx, argv[0], argv[1], 1, TESTLIMITS_RDMA_SIZE_MAX,
+			   &v) < 0)
 		return -1;
 	c->survey_rdma_size = (uint32_t)v;
 	return 0;
@@ -497,7 +506,7 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"survey_grace", 1, 1, coord_conf_duration},
 	{"survey_interval", 1, 1, coord_conf_duration},
 	{"survey_streams", 1, 4, coord_conf_streams},
-	{"latency_sizes", 1, 16, coord_conf_lat_sizes},
+	{"latency_sizes", 1, TESTLIMITS_LAT_SIZES_MAX, coord_conf_lat_sizes},
 	{"latency_iterations", 1, 1, coord_conf_uint},
 	{"diagonal_all_max", 1, 1, coord_conf_uint},
 	{"rank0", 1, 1, coord_conf_rank0},

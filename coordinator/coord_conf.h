@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "cfg.h"
+#include "testlimits.h"
 
 #define COORD_CONF_PATH_LEN 512
 #define COORD_CONF_MAX_EXPECT 4096
@@ -53,7 +54,7 @@ struct coord_conf {
 					default 1h, 0 = off */
 	uint32_t ladder[4];	     /* survey_streams N...: default 1 4 8 */
 	unsigned n_ladder;
-	uint32_t lat_sizes[16]; /* latency_sizes: 64 4096 10240 20480 40960 */
+	uint32_t lat_sizes[TESTLIMITS_LAT_SIZES_MAX]; /* latency_sizes */
 	unsigned n_lat_sizes;
 	uint32_t lat_iterations;   /* latency_iterations, default 1000 */
 	char rank0[64];		   /* rank0 NODE; default: lowest name */
@@ -63,7 +64,8 @@ struct coord_conf {
 				      default 16 */
 	int survey_method;	   /* survey_method auto|tcp|rdma|both */
 	uint32_t survey_rdma_qps;  /* survey_rdma_qps, 1..64, default 4 */
-	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M */
+	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M,
+				      at most TESTLIMITS_RDMA_SIZE_MAX */
 	/* The line that set ca, cert, key, control_group (0: the default),
 	 * for coord_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key, line_control_group;
