@@ -1,0 +1,243 @@
+/* control: the ringctl socket served from a real node table and a real
+ * survey (its agents reached through a call interface with no sessions),
+ * over a Unix socket in a temporary directory: every request gets exactly
+ * one reply, with the refusals ringctl shows. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "control.h"
+#include "frame.h"
+#include "log.h"
+
+struct fixture {
+	struct coord_conf conf;
+	char dir[64];
+	struct event_base *base;
+	struct nodes *nodes;
+	struct survey *survey;
+	struct control *ctl;
+};
+
+/* No agent is ever reachable: the survey's calls fail at once. */
+static struct call *no_start(void *ctx, const char *node, Ring__Envelope *req,
+			     unsigned timeout_ms,
+			     Ring__Envelope__BodyCase interim,
+			     Ring__Envelope__BodyCase final, call_reply_cb cb,
+			     void *arg)
+{
+	(void)ctx, (void)node, (void)req, (void)timeout_ms, (void)interim;
+	(void) final, (void)cb, (void)arg;
+	errno = ENOTCONN;
+	return NULL;
+}
+
+static void no_cancel(void *ctx, struct call *c)
+{
+	(void)ctx, (void)c;
+}
+
+static const struct call_iface no_calls = {no_start, no_cancel, NULL};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct node *n;
+
+	signal(SIGPIPE, SIG_IGN);
+	log_init("test_control", NULL, 1);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_control.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	coord_conf_defaults(&f->conf);
+	snprintf(f->conf.control_socket, sizeof(f->conf.control_socket),
+		 "%s/c.sock", f->dir);
+	snprintf(f->conf.control_group, sizeof(f->conf.control_group), "root");
+	f->base = event_base_new();
+	f->nodes = nodes_new();
+	n = nodes_get(f->nodes, "n1", 8);
+	n->expected = 1;
+	nodes_get(f->nodes, "n2", 8);
+	f->survey = survey_new(f->base, &f->conf, f->nodes, &no_calls);
+	f->ctl = control_new(f->base, &f->conf, f->nodes, f->survey);
+	assert_non_null(f->ctl);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	control_free(f->ctl);
+	survey_free(f->survey);
+	nodes_free(f->nodes);
+	event_base_free(f->base);
+	coord_conf_free(&f->conf);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static void spin(struct fixture *f)
+{
+	for (int i = 0; i < 8; i++)
+		event_base_loop(f->base, EVLOOP_NONBLOCK);
+}
+
+static int client(struct fixture *f)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(strlen(f->conf.control_socket) < sizeof(sun.sun_path));
+	memcpy(sun.sun_path, f->conf.control_socket,
+	       strlen(f->conf.control_socket) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	spin(f); /* accepted */
+	return fd;
+}
+
+/* Send one request, get its one reply (NULL if the socket closed). */
+static Ring__Envelope *ask(struct fixture *f, int fd,
+			   Ring__Envelope__BodyCase type, void *body)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+
+	req.request_id = 42;
+	req.body_case = type;
+	req.error = body; /* every body shares this slot */
+	assert_int_equal(frame_write_fd(fd, &req, 1000), 0);
+	spin(f);
+	if (frame_read_fd(fd, FRAME_MAX_DEFAULT, 1000, &rep) < 0)
+		return NULL;
+	assert_true(rep->request_id == 42);
+	return rep;
+}
+
+static void expect_error(Ring__Envelope *rep, int code, const char *text)
+{
+	assert_non_null(rep);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(rep->error->code, code);
+	if (!strstr(rep->error->text, text))
+		fail_msg("'%s' not in '%s'", text, rep->error->text);
+	frame_free(rep);
+}
+
+static void test_status(void **state)
+{
+	struct fixture *f = *state;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	int fd = client(f);
+	Ring__Envelope *rep =
+		ask(f, fd, RING__ENVELOPE__BODY_STATUS_REQUEST, &sr);
+
+	assert_non_null(rep);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_STATUS_REPLY);
+	assert_int_equal(rep->status_reply->n_nodes, 2);
+	assert_int_equal(rep->status_reply->n_expected, 1);
+	assert_int_equal(rep->status_reply->n_connected, 0);
+	assert_string_equal(rep->status_reply->nodes[0]->node, "n1");
+	assert_string_equal(rep->status_reply->nodes[0]->state, "never");
+	assert_null(rep->status_reply->topology);
+	assert_string_equal(rep->status_reply->survey_state, "never");
+	frame_free(rep);
+	/* The connection serves another request. */
+	rep = ask(f, fd, RING__ENVELOPE__BODY_STATUS_REQUEST, &sr);
+	assert_non_null(rep);
+	frame_free(rep);
+	close(fd);
+	spin(f);
+}
+
+static void test_refusals(void **state)
+{
+	struct fixture *f = *state;
+	Ring__InventoryRequest ir = RING__INVENTORY_REQUEST__INIT;
+	Ring__ForgetRequest fr = RING__FORGET_REQUEST__INIT;
+	Ring__RanksRequest rr = RING__RANKS_REQUEST__INIT;
+	Ring__SurveyRequest sv = RING__SURVEY_REQUEST__INIT;
+	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
+	Ring__TestParams tp = RING__TEST_PARAMS__INIT;
+	Ring__Heartbeat hb = RING__HEARTBEAT__INIT;
+	int fd = client(f);
+
+	ir.node = "n9";
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_INVENTORY_REQUEST, &ir),
+		     RING__ERROR_CODE__ERROR_NOT_FOUND, "unknown node 'n9'");
+	fr.node = "n1";
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_FORGET_REQUEST, &fr),
+		     RING__ERROR_CODE__ERROR_BAD_REQUEST, "expect list");
+	fr.node = "n9";
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_FORGET_REQUEST, &fr),
+		     RING__ERROR_CODE__ERROR_NOT_FOUND, "unknown node");
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_RANKS_REQUEST, &rr),
+		     RING__ERROR_CODE__ERROR_NOT_FOUND,
+		     "no survey has completed yet");
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_SURVEY_REQUEST, &sv),
+		     RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		     "fewer than two nodes are up");
+	tr.a = "n1";
+	tr.b = "n2";
+	tr.params = &tp;
+	tp.kind = RING__TEST_KIND__TEST_TCP_BW;
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_TEST_REQUEST, &tr),
+		     RING__ERROR_CODE__ERROR_NOT_FOUND, "n1 is not up");
+	expect_error(ask(f, fd, RING__ENVELOPE__BODY_HEARTBEAT, &hb),
+		     RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		     "is not a control request");
+	/* The one that may go: a node never seen, not expected. */
+	fr.node = "n2";
+	{
+		Ring__Envelope *rep =
+			ask(f, fd, RING__ENVELOPE__BODY_FORGET_REQUEST, &fr);
+
+		assert_non_null(rep);
+		assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_ACK);
+		frame_free(rep);
+	}
+	assert_null(nodes_find(f->nodes, "n2"));
+	close(fd);
+	spin(f);
+}
+
+static void test_oversized_frame_closes(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t hdr[FRAME_HEADER_LEN];
+	Ring__Envelope *rep = NULL;
+	int fd = client(f);
+
+	/* A header announcing more than a control request ever needs. */
+	frame_header_encode(hdr, RING__ENVELOPE__BODY_STATUS_REQUEST, 1u << 20);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	spin(f);
+	assert_true(frame_read_fd(fd, FRAME_MAX_DEFAULT, 1000, &rep) < 0);
+	close(fd);
+	spin(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oversized_frame_closes,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
