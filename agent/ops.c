@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/queue.h>
 
 #include "log.h"
 #include "probe.h"
@@ -38,7 +39,7 @@ struct op {
 	uint64_t connect_id; /* RdmaControl CONNECT waiting for RTS */
 	struct probe_route route;
 	int route_err;
-	struct op *prev, *next;
+	LIST_ENTRY(op) link;
 };
 
 struct ops {
@@ -46,7 +47,7 @@ struct ops {
 	const struct agent_conf *conf;
 	ops_send_fn send;
 	void *arg;
-	struct op *head;
+	LIST_HEAD(, op) ops;
 	unsigned n;
 	unsigned n_probes, n_tests, n_rdma;
 	uint64_t rdma_mem; /* reserved by the RDMA tests in flight */
@@ -81,10 +82,7 @@ static struct op *op_new(struct ops *o, uint64_t id, enum op_kind kind)
 		o->n_probes++;
 	else
 		o->n_tests++;
-	op->next = o->head;
-	if (o->head)
-		o->head->prev = op;
-	o->head = op;
+	LIST_INSERT_HEAD(&o->ops, op, link);
 	o->n++;
 	return op;
 }
@@ -93,12 +91,7 @@ static void op_unlink(struct op *op)
 {
 	struct ops *o = op->owner;
 
-	if (op->prev)
-		op->prev->next = op->next;
-	else
-		o->head = op->next;
-	if (op->next)
-		op->next->prev = op->prev;
+	LIST_REMOVE(op, link);
 	o->n--;
 	if (op->kind == OP_PROBE)
 		o->n_probes--;
@@ -631,11 +624,13 @@ static int ops_ep_from_msg(const Ring__RdmaEndpoint *m,
 
 static struct op *ops_find_test(struct ops *o, ProtobufCBinaryData id)
 {
+	struct op *op;
+
 	if (id.len != OPS_TEST_ID_LEN)
 		return NULL;
-	for (struct op *op = o->head; op; op = op->next)
-		if (op->vt && !memcmp(op->test_id, id.data, OPS_TEST_ID_LEN))
-			return op;
+	LIST_FOREACH(op, &o->ops, link)
+	if (op->vt && !memcmp(op->test_id, id.data, OPS_TEST_ID_LEN))
+		return op;
 	return NULL;
 }
 
@@ -843,8 +838,8 @@ int ops_handle(struct ops *o, const Ring__Envelope *env)
 
 void ops_cancel_all(struct ops *o)
 {
-	while (o->head) {
-		struct op *op = o->head;
+	while (!LIST_EMPTY(&o->ops)) {
+		struct op *op = LIST_FIRST(&o->ops);
 
 		if (op->probe)
 			probe_cancel(op->probe);
