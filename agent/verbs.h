@@ -132,6 +132,9 @@ void verbs_stop(struct verbs_test *t);
 void verbs_free(struct verbs_test *t);
 /* The local endpoint (valid until verbs_free). */
 const struct verbs_endpoint *verbs_local(const struct verbs_test *t);
+/* After the connect callback reported an error: was it "no data-plane
+ * path" (the peer is not a ring neighbour)? */
+int verbs_conn_no_path(const struct verbs_test *t);
 
 /* Operator-facing text for a failed work completion. ok_before: messages
  * that had completed before it (0 means the path never worked). 1 when the
@@ -141,9 +144,6 @@ int verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
 		     const struct verbs_endpoint *peer, const char *peer_name,
 		     char *out, size_t len);
 /* The same for a failed RTR transition (errno e). */
-/* After the connect callback reported an error: was it "no data-plane
- * path" (the peer is not a ring neighbour)? */
-int verbs_conn_no_path(const struct verbs_test *t);
 int verbs_explain_rtr(int e, const struct verbs_endpoint *local,
 		      const struct verbs_endpoint *peer, const char *peer_name,
 		      char *out, size_t len);

@@ -1,0 +1,132 @@
+/* The verbs engine's connect step: the peer's data checked, the worker
+ * started, each queue pair taken INIT -> RTR -> RTS (in the worker). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "verbs_int.h"
+
+/* Local ACK timeout 4.096 us * 2^14 = 67 ms (perftest's), 6 retries: a
+ * peer that is not there shows as IBV_WC_RETRY_EXC_ERR after about 0.5 s.
+ * Not 7: soft-RoCE (and the IB spec for RNR) reads 7 as "retry forever",
+ * and a missing path would hang. */
+#define VERBS_QP_TIMEOUT 14
+#define VERBS_RETRY_CNT 6
+#define VERBS_RNR_RETRY 6
+
+static enum ibv_mtu verbs_mtu_enum(unsigned bytes)
+{
+	switch (bytes) {
+	case 256:
+		return IBV_MTU_256;
+	case 512:
+		return IBV_MTU_512;
+	case 1024:
+		return IBV_MTU_1024;
+	case 2048:
+		return IBV_MTU_2048;
+	default:
+		return IBV_MTU_4096;
+	}
+}
+
+/* The peer's INIT -> RTR -> RTS for queue pair i; errno-style result. */
+int verbs_qp_to_rts(struct verbs_test *t, unsigned i)
+{
+	unsigned mtu = t->local.mtu < t->peer.mtu ? t->local.mtu : t->peer.mtu;
+	struct ibv_qp_attr a;
+	int e;
+
+	if (t->p.mtu && t->p.mtu < mtu)
+		mtu = t->p.mtu;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = verbs_mtu_enum(mtu);
+	a.dest_qp_num = t->peer.qpn[i];
+	a.rq_psn = t->peer.psn[i];
+	a.max_dest_rd_atomic = (uint8_t)t->rd_atom;
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = (uint8_t)t->local.port;
+	a.ah_attr.dlid = (uint16_t)t->peer.lid;
+	if (!t->is_ib || t->local.gid_index) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, t->peer.gid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)t->local.gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+	}
+	e = ibv_modify_qp(t->q[i].qp, &a,
+			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER);
+	if (e) {
+		t->conn_no_path =
+			verbs_explain_rtr(e, &t->local, &t->peer, t->peer_name,
+					  t->conn_why, sizeof(t->conn_why));
+		return -e;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = VERBS_QP_TIMEOUT;
+	a.retry_cnt = VERBS_RETRY_CNT;
+	a.rnr_retry = VERBS_RNR_RETRY;
+	a.sq_psn = t->local.psn[i];
+	a.max_rd_atomic = (uint8_t)t->rd_atom;
+	e = ibv_modify_qp(t->q[i].qp, &a,
+			  IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				  IBV_QP_MAX_QP_RD_ATOMIC);
+	if (e) {
+		snprintf(t->conn_why, sizeof(t->conn_why),
+			 "ibv_modify_qp(RTS): %s", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int verbs_connect(struct verbs_test *t, const struct verbs_endpoint *peer,
+		  char *why, size_t len)
+{
+	int rc;
+
+	if (atomic_load(&t->phase) != VP_SETUP) {
+		snprintf(why, len, "test already connected or finished");
+		errno = EALREADY;
+		return -1;
+	}
+	if (peer->n_qp != t->n_qp) {
+		snprintf(why, len, "the peer has %u queue pairs, this side %u",
+			 peer->n_qp, t->n_qp);
+		errno = EINVAL;
+		return -1;
+	}
+	if (peer->length < t->buf_len &&
+	    peer->length < verbs_params_memory(&t->p)) {
+		snprintf(why, len,
+			 "the peer's buffer (%llu bytes) is smaller than the "
+			 "test needs",
+			 (unsigned long long)peer->length);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!peer->mtu) {
+		snprintf(why, len, "the peer gave no MTU");
+		errno = EINVAL;
+		return -1;
+	}
+	t->peer = *peer;
+	/* A requester may have no more READs in flight than the peer serves
+	 * (else the peer NAKs them): agree on the smaller. */
+	if (peer->rd_atomic && peer->rd_atomic < t->rd_atom)
+		t->rd_atom = peer->rd_atomic;
+	atomic_store(&t->phase, VP_CONNECTING);
+	rc = pthread_create(&t->tid, NULL, verbs_worker, t);
+	if (rc) {
+		snprintf(why, len, "cannot start the worker: %s", strerror(rc));
+		atomic_store(&t->phase, VP_SETUP);
+		errno = rc;
+		return -1;
+	}
+	t->thread_started = 1;
+	return 0;
+}
