@@ -348,73 +348,34 @@ int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx)
 	return 0;
 }
 
+static int agent_conf_check_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return agent_conf_check(conf, ctx);
+}
+
 int agent_conf_load(struct agent_conf *c, const char *path, struct cfg_ctx *ctx)
 {
-	struct cfg_ctx local = {0};
-	int rc;
-
-	if (!ctx)
-		ctx = &local;
-	rc = cfg_parse_file(path, agent_conf_directives, c, ctx);
-	if (rc < 0 && errno != EINVAL)
-		return -1;
-	if (agent_conf_check(c, ctx) < 0 || rc < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
+	return cfg_load_file(path, agent_conf_directives, c,
+			     agent_conf_check_cb, ctx);
 }
 
 int agent_conf_load_buffer(struct agent_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
-	struct cfg_ctx local = {0};
-	int rc;
-
-	if (!ctx)
-		ctx = &local;
-	rc = cfg_parse_buffer(name, buf, len, agent_conf_directives, c, ctx);
-	if (agent_conf_check(c, ctx) < 0 || rc < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-struct agent_conf_tls {
-	const struct agent_conf *c;
-	struct cfg_ctx *ctx;
-};
-
-static void agent_conf_tls_report(enum tls_file file, int fatal,
-				  const char *msg, void *arg)
-{
-	struct agent_conf_tls *t = arg;
-
-	t->ctx->line = file == TLS_FILE_CA     ? t->c->line_ca
-		       : file == TLS_FILE_CERT ? t->c->line_cert
-					       : t->c->line_key;
-	if (fatal)
-		cfg_error(t->ctx, "%s", msg);
-	else
-		cfg_warning(t->ctx, "%s", msg);
-	t->ctx->line = 0;
+	return cfg_load_buffer(name, buf, len, agent_conf_directives, c,
+			       agent_conf_check_cb, ctx);
 }
 
 int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {.file = "agent.conf"};
-	struct agent_conf_tls t = {.c = c};
 	unsigned before;
 
 	if (!ctx)
 		ctx = &local;
-	t.ctx = ctx;
 	before = ctx->errors;
-	/* An empty path had its error at its line already. */
-	if (c->ca[0] && c->cert[0] && c->key[0])
-		tls_check_files(0, c->ca, c->cert, c->key,
-				agent_conf_tls_report, &t);
+	cfg_check_tls_files(ctx, 0, c->ca, c->line_ca, c->cert, c->line_cert,
+			    c->key, c->line_key);
 	ctx->line = 0;
 	if (ctx->errors != before) {
 		errno = EINVAL;

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "testlimits.h"
+#include "tls.h"
 
 /* A config file is a few KiB; a bound keeps a wrong path (a device, a huge
  * log) from being slurped into memory. */
@@ -660,4 +661,99 @@ void cfg_debug_names(enum cfg_daemon daemon, char *buf, size_t len)
 	}
 	if (used < len)
 		snprintf(buf + used, len - used, "all");
+}
+
+int cfg_load_file(const char *path, const struct cfg_directive *tab, void *conf,
+		  cfg_check_fn check, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+	int rc;
+
+	if (!ctx)
+		ctx = &local;
+	rc = cfg_parse_file(path, tab, conf, ctx);
+	if (rc < 0 && errno != EINVAL)
+		return -1;
+	if (check(conf, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int cfg_load_buffer(const char *name, const char *buf, size_t len,
+		    const struct cfg_directive *tab, void *conf,
+		    cfg_check_fn check, struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+	int rc;
+
+	if (!ctx)
+		ctx = &local;
+	rc = cfg_parse_buffer(name, buf, len, tab, conf, ctx);
+	if (check(conf, ctx) < 0 || rc < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+struct cfg_tls_lines {
+	struct cfg_ctx *ctx;
+	unsigned line[3]; /* by enum tls_file */
+};
+
+static void cfg_tls_report(enum tls_file file, int fatal, const char *msg,
+			   void *arg)
+{
+	struct cfg_tls_lines *t = arg;
+
+	t->ctx->line = file == TLS_FILE_CA     ? t->line[0]
+		       : file == TLS_FILE_CERT ? t->line[1]
+					       : t->line[2];
+	if (fatal)
+		cfg_error(t->ctx, "%s", msg);
+	else
+		cfg_warning(t->ctx, "%s", msg);
+	t->ctx->line = 0;
+}
+
+void cfg_check_tls_files(struct cfg_ctx *ctx, int server, const char *ca,
+			 unsigned line_ca, const char *cert, unsigned line_cert,
+			 const char *key, unsigned line_key)
+{
+	struct cfg_tls_lines t = {ctx, {line_ca, line_cert, line_key}};
+
+	if (ca[0] && cert[0] && key[0])
+		tls_check_files(server, ca, cert, key, cfg_tls_report, &t);
+	ctx->line = 0;
+}
+
+int cfg_usage_error(const char *prog, const char *what, const char *arg)
+{
+	fprintf(stderr, "%s: %s '%s'; see '%s --help'\n", prog, what, arg,
+		prog);
+	return 2;
+}
+
+const char *cfg_bad_option(char **argv, int optind_now, int optopt_now,
+			   char *buf, size_t len)
+{
+	const char *arg = argv[optind_now - 1];
+
+	if (!optopt_now || !strncmp(arg, "--", 2))
+		return arg;
+	snprintf(buf, len, "-%c", optopt_now);
+	return buf;
+}
+
+int cfg_ctx_summary(const struct cfg_ctx *ctx, const char *prog,
+		    const char *path)
+{
+	if (!ctx->errors)
+		return (int)ctx->warnings;
+	fprintf(stderr, "%s: %s: %u error%s, %u warning%s\n", prog, path,
+		ctx->errors, ctx->errors == 1 ? "" : "s", ctx->warnings,
+		ctx->warnings == 1 ? "" : "s");
+	return -1;
 }

@@ -45,6 +45,25 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len,
 		     const struct cfg_directive *tab, void *arg,
 		     struct cfg_ctx *ctx);
 
+/* Parse then run the cross-directive check (it runs even after bad lines,
+ * so one pass reports everything). 0, or -1 with errno EINVAL (errors
+ * reported through ctx, NULL for the default reporter) or the errno of a
+ * file that could not be read. */
+typedef int (*cfg_check_fn)(void *conf, struct cfg_ctx *ctx);
+int cfg_load_file(const char *path, const struct cfg_directive *tab, void *conf,
+		  cfg_check_fn check, struct cfg_ctx *ctx);
+int cfg_load_buffer(const char *name, const char *buf, size_t len,
+		    const struct cfg_directive *tab, void *conf,
+		    cfg_check_fn check, struct cfg_ctx *ctx);
+
+/* Open the CA, certificate and key as the daemon would (tls_check_files;
+ * server: the coordinator's role) and report each problem at the line that
+ * named the file (0: none). Nothing is checked while a path is empty (its
+ * line had the error). */
+void cfg_check_tls_files(struct cfg_ctx *ctx, int server, const char *ca,
+			 unsigned line_ca, const char *cert, unsigned line_cert,
+			 const char *key, unsigned line_key);
+
 /* Report "file:line: message" and count the error. Always returns -1. */
 int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -53,6 +72,17 @@ int cfg_error(struct cfg_ctx *ctx, const char *fmt, ...)
  * so it does not fail a parse. Always returns 0. */
 int cfg_warning(struct cfg_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The daemons' command lines: a usage error is one line pointing at
+ * --help (returns the exit status 2); the option getopt_long() stopped at,
+ * as the user typed it (buf holds "-x" for a short one). */
+int cfg_usage_error(const char *prog, const char *what, const char *arg);
+const char *cfg_bad_option(char **argv, int optind_now, int optopt_now,
+			   char *buf, size_t len);
+/* After loading and verifying: "PROG: FILE: N errors, M warnings" on
+ * stderr when there were errors (-1), else the number of warnings. */
+int cfg_ctx_summary(const struct cfg_ctx *ctx, const char *prog,
+		    const char *path);
 
 /* Send ctx's errors and warnings to stderr as "PROG: error: MSG" and
  * "PROG: warning: MSG" (the daemons' -n and their start). prog must

@@ -570,73 +570,34 @@ int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
 	return 0;
 }
 
+static int coord_conf_check_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return coord_conf_check(conf, ctx);
+}
+
 int coord_conf_load(struct coord_conf *c, const char *path, struct cfg_ctx *ctx)
 {
-	struct cfg_ctx local = {0};
-	int rc;
-
-	if (!ctx)
-		ctx = &local;
-	rc = cfg_parse_file(path, coord_conf_directives, c, ctx);
-	if (rc < 0 && errno != EINVAL)
-		return -1;
-	if (coord_conf_check(c, ctx) < 0 || rc < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
+	return cfg_load_file(path, coord_conf_directives, c,
+			     coord_conf_check_cb, ctx);
 }
 
 int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
-	struct cfg_ctx local = {0};
-	int rc;
-
-	if (!ctx)
-		ctx = &local;
-	rc = cfg_parse_buffer(name, buf, len, coord_conf_directives, c, ctx);
-	if (coord_conf_check(c, ctx) < 0 || rc < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-struct coord_conf_tls {
-	const struct coord_conf *c;
-	struct cfg_ctx *ctx;
-};
-
-static void coord_conf_tls_report(enum tls_file file, int fatal,
-				  const char *msg, void *arg)
-{
-	struct coord_conf_tls *t = arg;
-
-	t->ctx->line = file == TLS_FILE_CA     ? t->c->line_ca
-		       : file == TLS_FILE_CERT ? t->c->line_cert
-					       : t->c->line_key;
-	if (fatal)
-		cfg_error(t->ctx, "%s", msg);
-	else
-		cfg_warning(t->ctx, "%s", msg);
-	t->ctx->line = 0;
+	return cfg_load_buffer(name, buf, len, coord_conf_directives, c,
+			       coord_conf_check_cb, ctx);
 }
 
 int coord_conf_verify(const struct coord_conf *c, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {.file = "coordinator.conf"};
-	struct coord_conf_tls t = {.c = c};
 	unsigned before;
 
 	if (!ctx)
 		ctx = &local;
-	t.ctx = ctx;
 	before = ctx->errors;
-	/* An empty path had its error at its line already. */
-	if (c->ca[0] && c->cert[0] && c->key[0])
-		tls_check_files(1, c->ca, c->cert, c->key,
-				coord_conf_tls_report, &t);
+	cfg_check_tls_files(ctx, 1, c->ca, c->line_ca, c->cert, c->line_cert,
+			    c->key, c->line_key);
 	if (c->control_group[0] && !getgrnam(c->control_group)) {
 		ctx->line = c->line_control_group;
 		cfg_warning(ctx,

@@ -30,24 +30,6 @@ static void usage(FILE *f)
 		subsys);
 }
 
-/* One line, not the whole usage: the mistake stays visible. */
-static int usage_error(const char *what, const char *arg)
-{
-	fprintf(stderr, PROG ": %s '%s'; see '" PROG " --help'\n", what, arg);
-	return 2;
-}
-
-/* The option getopt_long() stopped at, as the user typed it. */
-static const char *bad_option(char **argv, char *buf, size_t len)
-{
-	const char *arg = argv[optind - 1];
-
-	if (!optopt || !strncmp(arg, "--", 2))
-		return arg;
-	snprintf(buf, len, "-%c", optopt);
-	return buf;
-}
-
 /* Errors and warnings of the configuration, one per line, then a count.
  * The same for -n and for a start: what -n passes, the start accepts. */
 static int load_conf(struct coord_conf *conf, const char *path)
@@ -58,13 +40,7 @@ static int load_conf(struct coord_conf *conf, const char *path)
 	coord_conf_defaults(conf);
 	if (coord_conf_load(conf, path, &ctx) == 0 || errno == EINVAL)
 		coord_conf_verify(conf, &ctx);
-	if (ctx.errors) {
-		fprintf(stderr, PROG ": %s: %u error%s, %u warning%s\n", path,
-			ctx.errors, ctx.errors == 1 ? "" : "s", ctx.warnings,
-			ctx.warnings == 1 ? "" : "s");
-		return -1;
-	}
-	return (int)ctx.warnings;
+	return cfg_ctx_summary(&ctx, PROG, path);
 }
 
 int main(int argc, char **argv)
@@ -111,17 +87,20 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case ':':
-			return usage_error(
-				"missing argument to",
-				bad_option(argv, optbuf, sizeof(optbuf)));
+			return cfg_usage_error(PROG, "missing argument to",
+					       cfg_bad_option(argv, optind,
+							      optopt, optbuf,
+							      sizeof(optbuf)));
 		default:
-			return usage_error(
-				"unknown option",
-				bad_option(argv, optbuf, sizeof(optbuf)));
+			return cfg_usage_error(PROG, "unknown option",
+					       cfg_bad_option(argv, optind,
+							      optopt, optbuf,
+							      sizeof(optbuf)));
 		}
 	}
 	if (optind != argc)
-		return usage_error("unexpected argument", argv[optind]);
+		return cfg_usage_error(PROG, "unexpected argument",
+				       argv[optind]);
 	log_init(PROG, debug, check);
 	warnings = load_conf(&conf, path);
 	if (warnings < 0) {
