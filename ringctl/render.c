@@ -38,9 +38,10 @@ static double render_gib(uint64_t kib)
 }
 
 /* full: inventory's view (every timestamp and figure); otherwise the
- * columns of the status table. */
+ * columns of the status table. rdma_list: the inventory's list of RDMA
+ * devices follows under the same key, so the count is left to it. */
 static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
-			       int full)
+			       int full, int rdma_list)
 {
 	int up = !strcmp(n->state, "up");
 	char t[32];
@@ -54,7 +55,8 @@ static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	writer_str(w, up ? "connected_since" : "down_since", t);
 	writer_str(w, "agent_version", n->agent_version);
 	writer_uint(w, "data_interfaces", n->n_interfaces);
-	writer_uint(w, "rdma_devices", n->n_rdma_devices);
+	if (!rdma_list)
+		writer_uint(w, "rdma_devices", n->n_rdma_devices);
 	writer_list_start(w, "unaddressed_up");
 	for (size_t i = 0; i < n->n_unaddressed_up; i++)
 		writer_str(w, NULL, n->unaddressed_up[i]);
@@ -67,7 +69,9 @@ static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	render_format_time(n->last_seen_ms, t, sizeof(t));
 	writer_str(w, "last_seen", t);
 	writer_uint(w, "mem_total_kib", n->mem_total_kib);
-	writer_uint(w, "mem_available_kib", n->mem_available_kib);
+	/* The latest heartbeat's figure (the inventory's, until the first
+	 * heartbeat): fresher than the inventory's memory.available_kib. */
+	writer_uint(w, "mem_available_kib_heartbeat", n->mem_available_kib);
 }
 
 void render_status(struct writer *w, const Ring__StatusReply *r)
@@ -91,7 +95,7 @@ void render_status(struct writer *w, const Ring__StatusReply *r)
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start(w, NULL);
-		render_node_status(w, r->nodes[i], 0);
+		render_node_status(w, r->nodes[i], 0, 0);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
@@ -165,7 +169,7 @@ void render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	const Ring__Inventory *inv = r->inventory;
 
 	if (r->status)
-		render_node_status(w, r->status, 1);
+		render_node_status(w, r->status, 1, inv != NULL);
 	if (!inv)
 		return;
 	writer_str(w, "hostname", inv->hostname);
@@ -271,13 +275,37 @@ static int render_edge_has_rdma(const Ring__Edge *e)
 	       e->n_rdma_write_lat;
 }
 
-/* An empty cell for a figure that was not measured. */
+/* An empty cell (JSON null) for a figure that was not measured. */
 static void render_opt_double(struct writer *w, const char *key, double v)
 {
 	if (v >= 0)
 		writer_double(w, key, v, 2);
 	else
-		writer_str(w, key, "");
+		writer_none(w, key, "");
+}
+
+/* Plain: "64B:8.6" items, one table cell; the machine formats: a list of
+ * {"size": 64, "p50_us": 8.6}, so that no script parses text. */
+static void render_lat_ladder(struct writer *w, const char *key,
+			      Ring__LatResult *const *lat, size_t n)
+{
+	int plain = writer_get_format(w) == WRITER_PLAIN;
+	char buf[64];
+
+	writer_list_start(w, key);
+	for (size_t i = 0; i < n; i++) {
+		if (plain) {
+			snprintf(buf, sizeof(buf), "%uB:%.1f", lat[i]->size,
+				 lat[i]->p50_us);
+			writer_str(w, NULL, buf);
+			continue;
+		}
+		writer_obj_start(w, NULL);
+		writer_uint(w, "size", lat[i]->size);
+		writer_double(w, "p50_us", lat[i]->p50_us, 1);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
 }
 
 static void render_edge(struct writer *w, const Ring__Edge *e,
@@ -292,6 +320,13 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
 		 e->b_interface);
 	writer_str(w, "ports", buf);
+	if (writer_get_format(w) != WRITER_PLAIN) {
+		/* The parts of "ports", for scripts (not a table column). */
+		writer_str(w, "a", e->a);
+		writer_str(w, "a_interface", e->a_interface);
+		writer_str(w, "b", e->b);
+		writer_str(w, "b_interface", e->b_interface);
+	}
 	writer_list_start(w, "streams");
 	for (size_t i = 0; i < e->n_ladder; i++)
 		writer_uint(w, NULL, e->ladder[i]);
@@ -304,14 +339,8 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 		writer_double(w, "pct_of_nominal_computed",
 			      100.0 * top / e->nominal_gbps, 1);
 	else
-		writer_str(w, "pct_of_nominal_computed", "");
-	writer_list_start(w, "lat_p50_us_measured");
-	for (size_t i = 0; i < e->n_latency; i++) {
-		snprintf(buf, sizeof(buf), "%uB:%.1f", e->latency[i]->size,
-			 e->latency[i]->p50_us);
-		writer_str(w, NULL, buf);
-	}
-	writer_list_end(w);
+		writer_none(w, "pct_of_nominal_computed", "");
+	render_lat_ladder(w, "lat_p50_us_measured", e->latency, e->n_latency);
 	writer_uint(w, "age_s",
 		    e->measured_ms && now_ms > e->measured_ms
 			    ? (now_ms - e->measured_ms) / 1000
@@ -335,17 +364,15 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 			  e->rdma_read_gbps_a_to_b);
 	render_opt_double(w, "rdma_read_gbps_b_reads_a_measured",
 			  e->rdma_read_gbps_b_to_a);
-	writer_list_start(w, "rdma_write_lat_p50_us_measured");
-	for (size_t i = 0; i < e->n_rdma_write_lat; i++) {
-		snprintf(buf, sizeof(buf), "%uB:%.1f",
-			 e->rdma_write_lat[i]->size,
-			 e->rdma_write_lat[i]->p50_us);
-		writer_str(w, NULL, buf);
-	}
-	writer_list_end(w);
+	render_lat_ladder(w, "rdma_write_lat_p50_us_measured",
+			  e->rdma_write_lat, e->n_rdma_write_lat);
 	if (*e->a_gid || *e->b_gid) {
 		snprintf(buf, sizeof(buf), "%s %s", e->a_gid, e->b_gid);
 		writer_str(w, "rdma_gids", buf);
+		if (writer_get_format(w) != WRITER_PLAIN) {
+			writer_str(w, "a_gid", e->a_gid);
+			writer_str(w, "b_gid", e->b_gid);
+		}
 	}
 	if (*e->rdma_error)
 		writer_str(w, "rdma_error", e->rdma_error);
@@ -490,7 +517,7 @@ static void render_rdma_report(struct writer *w, const Ring__TestReport *r)
 		if (rp && rp->size)
 			writer_uint(w, "size", rp->size);
 		else
-			writer_str(w, "size", "agent default");
+			writer_none(w, "size", "agent default");
 		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
 		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
 		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);

@@ -51,6 +51,21 @@ struct writer {
 	char *path; /* keyvalue path (plain: the keys of deferred headers) */
 	size_t path_cap;
 	struct writer_table *table; /* plain: the table being held, if any */
+	/* The caller's nesting, kept apart from the frames (which a held table
+	 * bypasses): the keys written so far in each open object, so that a
+	 * second member of the same name is left out instead of producing
+	 * JSON that parsers read differently (most keep the last). */
+	struct writer_level *levels;
+	size_t n_levels, levels_cap;
+	char *keys; /* NUL-terminated keys of every open object, in order */
+	size_t keys_len, keys_cap;
+	size_t skip;	   /* > 0: inside a container being left out */
+	size_t duplicates; /* members left out */
+};
+
+struct writer_level {
+	int is_obj;
+	size_t keys_off; /* where this level's keys start in keys */
 };
 
 int writer_format_parse(const char *name, enum writer_format *out)
@@ -235,6 +250,105 @@ static int writer_path_push(struct writer *w, const char *key, size_t *key_off)
 	return 0;
 }
 
+/* Keep the key buffer able to hold need more bytes. */
+static int writer_keys_reserve(struct writer *w, size_t need)
+{
+	size_t cap = w->keys_cap;
+	char *k;
+
+	if (w->keys_len + need <= cap)
+		return 0;
+	while (cap < w->keys_len + need)
+		cap = cap ? cap * 2 : 256;
+	k = realloc(w->keys, cap);
+	if (!k) {
+		w->failed = 1;
+		return -1;
+	}
+	w->keys = k;
+	w->keys_cap = cap;
+	return 0;
+}
+
+static int writer_level_push(struct writer *w, int is_obj)
+{
+	struct writer_level *l;
+
+	if (w->n_levels == w->levels_cap) {
+		size_t cap = w->levels_cap ? w->levels_cap * 2 : 8;
+
+		l = reallocarray(w->levels, cap, sizeof(*l));
+		if (!l) {
+			w->failed = 1;
+			return -1;
+		}
+		w->levels = l;
+		w->levels_cap = cap;
+	}
+	l = &w->levels[w->n_levels++];
+	l->is_obj = is_obj;
+	l->keys_off = w->keys_len;
+	return 0;
+}
+
+/* Before a member: 0 to write it, 1 to leave it out (a key the enclosing
+ * object already has, or inside a container being left out). opens: -1
+ * for a scalar, else 1 for an object or 0 for a list that starts here.
+ * Objects are small (tens of members): a linear scan is enough. */
+static int writer_key_admit(struct writer *w, const char *key, int opens)
+{
+	struct writer_level *top;
+
+	if (!w || w->failed)
+		return 1;
+	if (w->skip) {
+		w->skip += opens >= 0;
+		return 1;
+	}
+	top = &w->levels[w->n_levels - 1];
+	if (top->is_obj) {
+		size_t n = strlen(key ? key : "") + 1;
+
+		for (size_t off = top->keys_off; off < w->keys_len;
+		     off += strlen(w->keys + off) + 1) {
+			if (strcmp(w->keys + off, key ? key : ""))
+				continue;
+			/* A bug in the caller: say so, and keep the output
+			 * one that every parser reads the same way. */
+			fputs("ringctl: internal error: duplicate key '",
+			      stderr);
+			writer_put_textn(stderr, key, n - 1);
+			fputs("' left out of the output\n", stderr);
+			w->duplicates++;
+			w->skip = opens >= 0;
+			return 1;
+		}
+		if (writer_keys_reserve(w, n) < 0)
+			return 1;
+		memcpy(w->keys + w->keys_len, key ? key : "", n);
+		w->keys_len += n;
+	}
+	if (opens >= 0 && writer_level_push(w, opens) < 0)
+		return 1;
+	return 0;
+}
+
+/* Before a container's end: 0 to close it, 1 when it was left out (or is
+ * the root, which only finish closes). */
+static int writer_key_leave(struct writer *w)
+{
+	if (!w || w->failed)
+		return 1;
+	if (w->skip) {
+		w->skip--;
+		return 1;
+	}
+	if (w->n_levels < 2)
+		return 0; /* a stray end: writer_close ignores it */
+	w->keys_len = w->levels[--w->n_levels].keys_off;
+	return 0;
+}
+
 struct writer *writer_new(FILE *out, enum writer_format fmt)
 {
 	struct writer *w = calloc(1, sizeof(*w));
@@ -245,7 +359,8 @@ struct writer *writer_new(FILE *out, enum writer_format fmt)
 	w->fmt = fmt;
 	w->cap = 8;
 	w->stack = calloc(w->cap, sizeof(*w->stack));
-	if (!w->stack || writer_path_reserve(w, 0, 0) < 0)
+	if (!w->stack || writer_path_reserve(w, 0, 0) < 0 ||
+	    writer_level_push(w, 1) < 0)
 		goto fail;
 	w->path[0] = '\0';
 	/* The root: an object whose members are the top-level calls. */
@@ -255,6 +370,8 @@ struct writer *writer_new(FILE *out, enum writer_format fmt)
 		putc('{', out);
 	return w;
 fail:
+	free(w->levels);
+	free(w->path);
 	free(w->stack);
 	free(w);
 	return NULL;
@@ -880,29 +997,33 @@ static void writer_close(struct writer *w)
 
 void writer_obj_start(struct writer *w, const char *key)
 {
-	writer_open(w, key, WRITER_OBJ);
+	if (!writer_key_admit(w, key, 1))
+		writer_open(w, key, WRITER_OBJ);
 }
 
 void writer_obj_end(struct writer *w)
 {
-	writer_close(w);
+	if (!writer_key_leave(w))
+		writer_close(w);
 }
 
 void writer_list_start(struct writer *w, const char *key)
 {
-	writer_open(w, key, WRITER_LIST);
+	if (!writer_key_admit(w, key, 0))
+		writer_open(w, key, WRITER_LIST);
 }
 
 void writer_list_end(struct writer *w)
 {
-	writer_close(w);
+	if (!writer_key_leave(w))
+		writer_close(w);
 }
 
 void writer_table_start(struct writer *w, const char *key)
 {
 	size_t depth;
 
-	if (!w || w->failed)
+	if (writer_key_admit(w, key, 0))
 		return;
 	if (w->fmt != WRITER_PLAIN) {
 		/* Machine formats do not care how it looks. */
@@ -923,12 +1044,27 @@ void writer_table_start(struct writer *w, const char *key)
 
 void writer_table_end(struct writer *w)
 {
-	writer_close(w);
+	if (!writer_key_leave(w))
+		writer_close(w);
+}
+
+/* A member as the caller wrote it (the held table's replay bypasses the
+ * key check: its keys were checked when they came). */
+static void writer_member(struct writer *w, const char *key, const char *text,
+			  const char *json)
+{
+	if (!writer_key_admit(w, key, -1))
+		writer_scalar(w, key, text, json);
 }
 
 void writer_str(struct writer *w, const char *key, const char *val)
 {
-	writer_scalar(w, key, val, NULL);
+	writer_member(w, key, val, NULL);
+}
+
+void writer_none(struct writer *w, const char *key, const char *text)
+{
+	writer_member(w, key, text ? text : "", "null");
 }
 
 void writer_int(struct writer *w, const char *key, int64_t val)
@@ -936,7 +1072,7 @@ void writer_int(struct writer *w, const char *key, int64_t val)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRId64, val);
-	writer_scalar(w, key, buf, buf);
+	writer_member(w, key, buf, buf);
 }
 
 void writer_uint(struct writer *w, const char *key, uint64_t val)
@@ -944,7 +1080,7 @@ void writer_uint(struct writer *w, const char *key, uint64_t val)
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, val);
-	writer_scalar(w, key, buf, buf);
+	writer_member(w, key, buf, buf);
 }
 
 /* JSON: the shortest %g form that reads back as the same double. */
@@ -980,12 +1116,22 @@ void writer_double(struct writer *w, const char *key, double val, int decimals)
 		decimals = 17;
 	snprintf(text, sizeof(text), "%.*f", decimals, val);
 	writer_json_double(json, sizeof(json), val);
-	writer_scalar(w, key, text, json);
+	writer_member(w, key, text, json);
 }
 
 void writer_bool(struct writer *w, const char *key, int val)
 {
-	writer_scalar(w, key, val ? "yes" : "no", val ? "true" : "false");
+	writer_member(w, key, val ? "yes" : "no", val ? "true" : "false");
+}
+
+enum writer_format writer_get_format(const struct writer *w)
+{
+	return w->fmt;
+}
+
+size_t writer_duplicates(const struct writer *w)
+{
+	return w ? w->duplicates : 0;
 }
 
 void writer_finish(struct writer *w)
@@ -998,6 +1144,8 @@ void writer_finish(struct writer *w)
 		fputs(w->stack[0].count ? "\n}\n" : "}\n", w->out);
 	fflush(w->out);
 	writer_table_free(w->table);
+	free(w->keys);
+	free(w->levels);
 	free(w->path);
 	free(w->stack);
 	free(w);

@@ -1,6 +1,9 @@
 /* The one output writer of ringctl: a tree of objects, lists and scalars
  * rendered as plain text (for people), key=value lines (for grep and shell)
- * or JSON (for programs; a list is a JSON array even with one element). */
+ * or JSON (for programs; a list is a JSON array even with one element).
+ * A key an object already has is left out, with a warning on stderr (and
+ * the container it would open with all it holds): the output never has
+ * a duplicate key, which JSON parsers resolve differently. */
 #ifndef RING_WRITER_H
 #define RING_WRITER_H
 
@@ -42,5 +45,14 @@ void writer_uint(struct writer *w, const char *key, uint64_t val);
 /* decimals: digits after the point in plain/keyvalue; JSON gets a number. */
 void writer_double(struct writer *w, const char *key, double val, int decimals);
 void writer_bool(struct writer *w, const char *key, int val);
+/* A figure that is absent: text in plain and keyvalue ("" shows as "-" in
+ * a table), null in JSON, so that a number's key never holds a string. */
+void writer_none(struct writer *w, const char *key, const char *text);
+
+/* For the few values whose plain rendering is a compact text of a
+ * structure the machine formats spell out. */
+enum writer_format writer_get_format(const struct writer *w);
+/* Members left out so far as duplicate keys (a bug in the caller). */
+size_t writer_duplicates(const struct writer *w);
 
 #endif

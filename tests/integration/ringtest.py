@@ -213,8 +213,8 @@ def assert_edge_measured(e, rate=None, what=""):
                                                 RATE_HI, rate))
     # The latency ladder ran: one p50 per configured size, in order.
     lat = e["lat_p50_us_measured"]
-    assert [int(x.split("B:")[0]) for x in lat] == LAT_SIZES, (label, lat)
-    assert all(float(x.split("B:")[1]) > 0 for x in lat), (label, lat)
+    assert [x["size"] for x in lat] == LAT_SIZES, (label, lat)
+    assert all(x["p50_us"] > 0 for x in lat), (label, lat)
 
 
 def findings(top, prefix=""):

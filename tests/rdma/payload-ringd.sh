@@ -130,9 +130,9 @@ for f in rdma_write_gbps_a_to_b_measured rdma_write_gbps_b_to_a_measured \
 	[ "$got" = "$N" ] && pass "$f measured on every edge ($moved above zero)" ||
 		fail "$f measured on $got of $N edges"
 done
-# values read SIZE:P50, e.g. 64B:31.2
-lat=$(grep '^topology\.edges\.[0-9]*\.rdma_write_lat_p50_us_measured\.' $W/status.kv |
-	grep -c '=[0-9]*B:[0-9.]*[1-9]' || true)
+# one SIZE and P50_US per ladder step: ...measured.0.p50_us=31.2
+lat=$(grep '^topology\.edges\.[0-9]*\.rdma_write_lat_p50_us_measured\.[0-9]*\.p50_us=' $W/status.kv |
+	grep -c '=[0-9.]*[1-9]' || true)
 [ "$lat" -ge "$N" ] && pass "RDMA write latency on every edge ($lat figures)" || fail "RDMA latency figures: $lat"
 if grep -q 'rdma_error=' $W/status.kv; then
 	fail "an edge reports an RDMA error"

@@ -522,6 +522,355 @@ static void test_parse_tcp(void **state)
 	assert_string_equal(err, "--duration: '0.05' is not 0.1..600 seconds");
 }
 
+/* ---- every reply rendered: no duplicate key, numbers as numbers ---- */
+
+struct replies {
+	Ring__StatusReply status;
+	Ring__NodeStatus node[2], *nodep[2];
+	char *unaddr[1];
+	Ring__Topology top;
+	char *order[2];
+	Ring__Edge edge[2], *edgep[2];
+	double gbps[3];
+	uint32_t ladder[3];
+	Ring__LatResult lat[2], *latp[2];
+	Ring__DiagonalCheck diag, *diagp[1];
+	Ring__Finding finding, *findingp[1];
+	Ring__Rank rank[2], *rankp[2];
+	Ring__InventoryReply inv_reply;
+	Ring__Inventory inv;
+	Ring__NetInterface nif, *nifp[1];
+	Ring__Ipv4Address ip, *ipp[1];
+	Ring__RdmaDevice dev, *devp[1];
+	Ring__RdmaPort port, *portp[1];
+	Ring__Gid gid, *gidp[1];
+	Ring__Memory mem;
+	Ring__TestReport report;
+	Ring__TestParams params;
+	Ring__RdmaParams rdma;
+	Ring__TestResult side[2];
+	Ring__StreamResult stream, *streamp[1];
+	Ring__RdmaEndpoint endpoint;
+};
+
+/* Every optional part present: each key a renderer can write. */
+static void replies_init(struct replies *x)
+{
+	static char *names[] = {"n1", "n2"};
+
+	memset(x, 0, sizeof(*x));
+	ring__status_reply__init(&x->status);
+	x->status.coordinator = "coord";
+	x->status.survey_state = "done";
+	x->status.now_ms = 1800000000000ULL;
+	x->unaddr[0] = "eth3";
+	for (int i = 0; i < 2; i++) {
+		Ring__NodeStatus *n = &x->node[i];
+
+		ring__node_status__init(n);
+		n->node = names[i];
+		n->state = i ? "down" : "up";
+		n->down_reason = i ? "heartbeat timeout" : "";
+		n->connected_since_ms = x->status.now_ms - 5000;
+		n->down_since_ms = x->status.now_ms - 1000;
+		n->last_seen_ms = x->status.now_ms;
+		n->n_rdma_devices = 1;
+		n->n_unaddressed_up = 1;
+		n->unaddressed_up = x->unaddr;
+		n->mem_total_kib = 1 << 20;
+		n->mem_available_kib = 1 << 19;
+		x->nodep[i] = n;
+	}
+	x->status.n_nodes = 2;
+	x->status.nodes = x->nodep;
+
+	ring__topology__init(&x->top);
+	x->top.kind = "line";
+	x->top.line_gap = "n2-n1";
+	x->order[0] = "n1";
+	x->order[1] = "n2";
+	x->top.n_order = 2;
+	x->top.order = x->order;
+	for (int i = 0; i < 3; i++) {
+		x->gbps[i] = 10.0 * (i + 1);
+		x->ladder[i] = (uint32_t)(1 << (2 * i));
+	}
+	for (int i = 0; i < 2; i++) {
+		ring__lat_result__init(&x->lat[i]);
+		x->lat[i].size = i ? 4096 : 64;
+		x->lat[i].p50_us = i ? 12.25 : 8.6;
+		x->latp[i] = &x->lat[i];
+	}
+	for (int i = 0; i < 2; i++) {
+		Ring__Edge *e = &x->edge[i];
+
+		ring__edge__init(e);
+		e->a = "n1";
+		e->b = "n2";
+		e->a_interface = "eth1";
+		e->b_interface = "eth2";
+		e->method = "tcp";
+		e->n_ladder = e->n_gbps_a_to_b = e->n_gbps_b_to_a = 3;
+		e->ladder = x->ladder;
+		e->gbps_a_to_b = e->gbps_b_to_a = x->gbps;
+		e->nominal_gbps = i ? 0 : 200;
+		e->n_latency = e->n_rdma_write_lat = 2;
+		e->latency = e->rdma_write_lat = x->latp;
+		e->measured_ms = x->status.now_ms - 3000;
+		e->error = i ? "timed out" : "";
+		/* One edge with every RDMA figure, one with none. */
+		e->rdma_write_gbps_a_to_b = i ? -1 : 90;
+		e->rdma_write_gbps_b_to_a = i ? -1 : 91;
+		e->rdma_read_gbps_a_to_b = i ? -1 : 80;
+		e->rdma_read_gbps_b_to_a = -1;
+		e->rdma_error = i ? "no active RDMA port" : "";
+		e->a_gid = "::ffff:10.0.0.1";
+		e->b_gid = "::ffff:10.0.0.2";
+		x->edgep[i] = e;
+	}
+	x->top.n_edges = 2;
+	x->top.edges = x->edgep;
+	ring__diagonal_check__init(&x->diag);
+	x->diag.a = "n1";
+	x->diag.b = "n2";
+	x->diagp[0] = &x->diag;
+	x->top.n_diagonals = 1;
+	x->top.diagonals = x->diagp;
+	ring__finding__init(&x->finding);
+	x->finding.level = "warn";
+	x->finding.text = "edge n1-n2: slow";
+	x->findingp[0] = &x->finding;
+	x->top.n_findings = x->top.n_anomalies = 1;
+	x->top.findings = x->top.anomalies = x->findingp;
+	for (int i = 0; i < 2; i++) {
+		ring__rank__init(&x->rank[i]);
+		x->rank[i].node = names[i];
+		x->rank[i].next_gid_index = 1;
+		x->rank[i].prev_gid_index = -1;
+		x->rankp[i] = &x->rank[i];
+	}
+	x->top.n_ranks = 2;
+	x->top.ranks = x->rankp;
+	x->status.topology = &x->top;
+
+	ring__inventory_reply__init(&x->inv_reply);
+	ring__inventory__init(&x->inv);
+	ring__net_interface__init(&x->nif);
+	ring__ipv4_address__init(&x->ip);
+	ring__rdma_device__init(&x->dev);
+	ring__rdma_port__init(&x->port);
+	ring__gid__init(&x->gid);
+	ring__memory__init(&x->mem);
+	x->nif.name = "eth1";
+	x->ipp[0] = &x->ip;
+	x->nif.n_ipv4 = 1;
+	x->nif.ipv4 = x->ipp;
+	x->nifp[0] = &x->nif;
+	x->inv.n_interfaces = 1;
+	x->inv.interfaces = x->nifp;
+	x->gidp[0] = &x->gid;
+	x->port.n_gids = 1;
+	x->port.gids = x->gidp;
+	x->portp[0] = &x->port;
+	x->dev.n_ports = 1;
+	x->dev.ports = x->portp;
+	x->devp[0] = &x->dev;
+	x->inv.n_rdma_devices = 1;
+	x->inv.rdma_devices = x->devp;
+	x->inv.rdma_error = "partly";
+	x->mem.total_kib = 1 << 20;
+	x->mem.available_kib = 1 << 18;
+	x->inv.memory = &x->mem;
+	x->inv_reply.status = &x->node[0];
+	x->inv_reply.inventory = &x->inv;
+
+	ring__test_report__init(&x->report);
+	ring__test_params__init(&x->params);
+	ring__rdma_params__init(&x->rdma);
+	ring__stream_result__init(&x->stream);
+	ring__rdma_endpoint__init(&x->endpoint);
+	x->report.a = "n1";
+	x->report.b = "n2";
+	x->report.error = "b: gone";
+	x->report.params = &x->params;
+	x->params.streams = 1;
+	x->streamp[0] = &x->stream;
+	for (int i = 0; i < 2; i++) {
+		Ring__TestResult *t = &x->side[i];
+
+		ring__test_result__init(t);
+		t->error = "late";
+		t->n_streams = 1;
+		t->streams = x->streamp;
+		t->n_lat = 2;
+		t->lat = x->latp;
+		t->endpoint = &x->endpoint;
+	}
+	x->report.a_side = &x->side[0];
+	x->report.b_side = &x->side[1];
+}
+
+enum reply_kind { REPLY_STATUS, REPLY_INVENTORY, REPLY_RANKS, REPLY_TEST };
+
+/* Render one reply in fmt into a string (caller frees); no member of it
+ * may have been refused as a duplicate key. */
+static char *render_reply(const struct replies *x, enum reply_kind kind,
+			  enum writer_format fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct writer *w;
+
+	assert_non_null(f);
+	w = writer_new(f, fmt);
+	assert_non_null(w);
+	switch (kind) {
+	case REPLY_STATUS:
+		render_status(w, &x->status);
+		break;
+	case REPLY_INVENTORY:
+		render_inventory(w, &x->inv_reply);
+		break;
+	case REPLY_RANKS:
+		render_ranks(w, &x->top);
+		break;
+	case REPLY_TEST:
+		render_report(w, &x->report);
+		break;
+	}
+	if (writer_duplicates(w))
+		fail_msg("reply %d in format %d: %zu duplicate keys", kind, fmt,
+			 writer_duplicates(w));
+	writer_finish(w);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* Each key=value line's key appears once. */
+static void assert_keys_unique(const char *kv)
+{
+	const char *line = kv;
+
+	for (; *line; line = strchr(line, '\n') + 1) {
+		const char *eq = strchr(line, '=');
+		const char *next;
+
+		assert_non_null(eq);
+		assert_non_null(strchr(line, '\n'));
+		for (next = strchr(line, '\n') + 1; *next;
+		     next = strchr(next, '\n') + 1)
+			if (!strncmp(next, line, (size_t)(eq - line + 1)))
+				fail_msg("key %.*s twice", (int)(eq - line),
+					 line);
+	}
+}
+
+static void test_replies_unique_keys(void **state)
+{
+	static const Ring__TestKind kinds[] = {
+		RING__TEST_KIND__TEST_TCP_BW,
+		RING__TEST_KIND__TEST_TCP_LAT,
+		RING__TEST_KIND__TEST_RDMA_BW,
+		RING__TEST_KIND__TEST_RDMA_LAT,
+	};
+	struct replies *x = calloc(1, sizeof(*x));
+
+	(void)state;
+	assert_non_null(x);
+	replies_init(x);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		x->params.kind = kinds[k];
+		x->params.rdma = k >= 2 ? &x->rdma : NULL;
+		x->rdma.size = k == 2 ? 0 : 65536; /* "agent default" */
+		for (int fmt = WRITER_PLAIN; fmt <= WRITER_JSON; fmt++) {
+			char *out = render_reply(x, REPLY_TEST, fmt);
+
+			if (fmt == WRITER_KEYVALUE)
+				assert_keys_unique(out);
+			/* No number's key holds a string in JSON. */
+			if (fmt == WRITER_JSON)
+				assert_null(strstr(out, "agent default"));
+			free(out);
+		}
+	}
+	for (int kind = REPLY_STATUS; kind <= REPLY_RANKS; kind++) {
+		for (int fmt = WRITER_PLAIN; fmt <= WRITER_JSON; fmt++) {
+			char *out = render_reply(x, kind, fmt);
+
+			if (fmt == WRITER_KEYVALUE)
+				assert_keys_unique(out);
+			free(out);
+		}
+	}
+	free(x);
+}
+
+/* The inventory says where each memory figure comes from, and lists the
+ * RDMA devices under one key. */
+static void test_inventory_keys(void **state)
+{
+	struct replies *x = calloc(1, sizeof(*x));
+	char *out;
+
+	(void)state;
+	assert_non_null(x);
+	replies_init(x);
+	out = render_reply(x, REPLY_INVENTORY, WRITER_KEYVALUE);
+	assert_non_null(strstr(out, "\nmem_available_kib_heartbeat=524288\n"));
+	assert_non_null(strstr(out, "\nmemory.available_kib=262144\n"));
+	assert_null(strstr(out, "\nrdma_devices="));
+	assert_non_null(strstr(out, "\nrdma_devices.0.name="));
+	free(out);
+	/* Without an inventory the count is all there is. */
+	x->inv_reply.inventory = NULL;
+	out = render_reply(x, REPLY_INVENTORY, WRITER_KEYVALUE);
+	assert_non_null(strstr(out, "\nrdma_devices=1\n"));
+	free(out);
+	free(x);
+}
+
+/* Latencies: objects in the machine formats, "SIZE B:P50" in the table;
+ * an RDMA figure not measured is null in JSON. */
+static void test_edge_numbers(void **state)
+{
+	struct replies *x = calloc(1, sizeof(*x));
+	char *out;
+
+	(void)state;
+	assert_non_null(x);
+	replies_init(x);
+	out = render_reply(x, REPLY_STATUS, WRITER_JSON);
+	assert_non_null(strstr(out, "\"lat_p50_us_measured\": [\n"
+				    "          {\n"
+				    "            \"size\": 64,\n"
+				    "            \"p50_us\": 8.6\n"
+				    "          },\n"
+				    "          {\n"
+				    "            \"size\": 4096,\n"
+				    "            \"p50_us\": 12.25\n"));
+	assert_null(strstr(out, "B:"));
+	assert_non_null(strstr(out, "\"rdma_read_gbps_b_reads_a_measured\": "
+				    "null"));
+	assert_non_null(strstr(out, "\"pct_of_nominal_computed\": null"));
+	assert_non_null(strstr(out, "\"pct_of_nominal_computed\": 15,"));
+	assert_non_null(strstr(out, "\"a_interface\": \"eth1\""));
+	assert_null(strstr(out, "_measured\": \"\""));
+	free(out);
+	out = render_reply(x, REPLY_STATUS, WRITER_KEYVALUE);
+	assert_non_null(strstr(out, "\ntopology.edges.0.rdma_write_lat_p50_us_"
+				    "measured.1.p50_us=12.2"));
+	assert_non_null(strstr(out, "\ntopology.edges.1.rdma_write_gbps_a_to_b_"
+				    "measured=\n"));
+	free(out);
+	out = render_reply(x, REPLY_STATUS, WRITER_PLAIN);
+	assert_non_null(strstr(out, "  64B:8.6,4096B:12.2  "));
+	/* The parts of "ports" are no column of the table. */
+	assert_null(strstr(out, "  A INTERFACE  "));
+	free(out);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +883,9 @@ int main(void)
 		cmocka_unit_test(test_parse_rdma_errors),
 		cmocka_unit_test(test_parse_rdma_lat),
 		cmocka_unit_test(test_parse_tcp),
+		cmocka_unit_test(test_replies_unique_keys),
+		cmocka_unit_test(test_inventory_keys),
+		cmocka_unit_test(test_edge_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

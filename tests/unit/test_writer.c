@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "writer.h"
 
@@ -815,6 +816,165 @@ static void test_deep(void **state)
 	free(got);
 }
 
+/* A key the object already has is left out, with all it would open; the
+ * same key in another object (a sibling record, a nested one) is fine. */
+static void dups(struct writer *w)
+{
+	writer_int(w, "a", 1);
+	writer_str(w, "a", "again");
+	writer_obj_start(w, "m");
+	writer_uint(w, "x", 2);
+	writer_list_start(w, "x");
+	writer_int(w, NULL, 3);
+	writer_obj_start(w, NULL);
+	writer_int(w, "y", 4);
+	writer_obj_end(w);
+	writer_list_end(w);
+	writer_obj_start(w, "m");
+	writer_int(w, "x", 5);
+	writer_obj_end(w);
+	writer_obj_end(w);
+	writer_obj_start(w, "m");
+	writer_table_start(w, "t");
+	writer_int(w, "z", 6);
+	writer_table_end(w);
+	writer_obj_end(w);
+	writer_table_start(w, "rows");
+	for (int i = 0; i < 2; i++) {
+		writer_obj_start(w, NULL);
+		writer_int(w, "n", i);
+		writer_double(w, "n", 7, 1);
+		writer_bool(w, "ok", i);
+		writer_none(w, "ok", "-");
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_bool(w, "b", 1);
+}
+
+static void test_duplicate_keys(void **state)
+{
+	static const char *const want[] = {
+		[WRITER_JSON] = "{\n"
+				"  \"a\": 1,\n"
+				"  \"m\": {\n"
+				"    \"x\": 2,\n"
+				"    \"m\": {\n"
+				"      \"x\": 5\n"
+				"    }\n"
+				"  },\n"
+				"  \"rows\": [\n"
+				"    {\n"
+				"      \"n\": 0,\n"
+				"      \"ok\": false\n"
+				"    },\n"
+				"    {\n"
+				"      \"n\": 1,\n"
+				"      \"ok\": true\n"
+				"    }\n"
+				"  ],\n"
+				"  \"b\": true\n"
+				"}\n",
+		[WRITER_KEYVALUE] = "a=1\n"
+				    "m.x=2\n"
+				    "m.m.x=5\n"
+				    "rows.0.n=0\n"
+				    "rows.0.ok=no\n"
+				    "rows.1.n=1\n"
+				    "rows.1.ok=yes\n"
+				    "b=yes\n",
+		[WRITER_PLAIN] = "a: 1\n"
+				 "m:\n"
+				 "  x: 2\n"
+				 "  m:\n"
+				 "    x: 5\n"
+				 "rows:\n"
+				 "  N  OK\n"
+				 "  0  no\n"
+				 "  1  yes\n"
+				 "b: yes\n",
+	};
+
+	FILE *err = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	char line[256];
+	int warned = 0;
+
+	(void)state;
+	/* The warnings, held for counting rather than shown. */
+	assert_non_null(err);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
+	for (int fmt = WRITER_PLAIN; fmt <= WRITER_JSON; fmt++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		struct writer *w;
+
+		assert_non_null(f);
+		w = writer_new(f, (enum writer_format)fmt);
+		assert_non_null(w);
+		dups(w);
+		/* a, m.x (the list), m (the object), rows' n and ok twice */
+		assert_int_equal(writer_duplicates(w), 7);
+		writer_finish(w);
+		assert_int_equal(fclose(f), 0);
+		if (strcmp(buf, want[fmt]))
+			print_error("--- want\n%s--- got\n%s---\n", want[fmt],
+				    buf);
+		assert_string_equal(buf, want[fmt]);
+		free(buf);
+	}
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	rewind(err);
+	while (fgets(line, sizeof(line), err)) {
+		assert_non_null(strstr(line, "ringctl: internal error: "
+					     "duplicate key '"));
+		warned++;
+	}
+	fclose(err);
+	assert_int_equal(warned, 3 * 7);
+}
+
+/* An absent figure: null in JSON, its text elsewhere, "-" in a table. */
+static void absent(struct writer *w)
+{
+	writer_none(w, "size", "agent default");
+	writer_table_start(w, "edges");
+	writer_obj_start(w, NULL);
+	writer_str(w, "edge", "n1-n2");
+	writer_none(w, "pct", "");
+	writer_obj_end(w);
+	writer_table_end(w);
+}
+
+static void test_none(void **state)
+{
+	(void)state;
+	check(WRITER_JSON, absent,
+	      "{\n"
+	      "  \"size\": null,\n"
+	      "  \"edges\": [\n"
+	      "    {\n"
+	      "      \"edge\": \"n1-n2\",\n"
+	      "      \"pct\": null\n"
+	      "    }\n"
+	      "  ]\n"
+	      "}\n");
+	check(WRITER_KEYVALUE, absent,
+	      "size=agent default\n"
+	      "edges.0.edge=n1-n2\n"
+	      "edges.0.pct=\n");
+	check(WRITER_PLAIN, absent,
+	      "size: agent default\n"
+	      "edges:\n"
+	      "  EDGE   PCT\n"
+	      "  n1-n2  -\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -839,6 +999,8 @@ int main(void)
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test(test_format_parse),
 		cmocka_unit_test(test_deep),
+		cmocka_unit_test(test_duplicate_keys),
+		cmocka_unit_test(test_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
