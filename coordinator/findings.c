@@ -1,20 +1,22 @@
-/* Findings from measured edge bandwidth. Thresholds, all fractions:
+/* Findings from measured edge bandwidth, for any stream ladder: "top" is
+ * the step with the largest stream count, "base" the smallest. Thresholds,
+ * all fractions:
  *
- * - saturation: per edge, the ratio of the 1-stream to the 8-stream
- *   figure, averaged over the directions measured at both steps; the
- *   median over edges below FINDINGS_SAT_LOW (80%) is reported, with the
- *   smallest step whose median ratio reaches FINDINGS_SAT_ENOUGH (90%) as
- *   the advised channel count (8 when 4 streams fall short or were not
- *   measured).
- * - uniform ceiling: each edge's 8-stream figure is the lower of its two
+ * - saturation: per edge, the ratio of the base figure to the top figure,
+ *   averaged over the directions measured at both steps; the median over
+ *   edges below FINDINGS_SAT_LOW (80%) is reported, with the smallest
+ *   count between base and top whose median ratio reaches
+ *   FINDINGS_SAT_ENOUGH (90%) as the advised channel count (the top count
+ *   when none does or none was measured). A one-count ladder says nothing.
+ * - uniform ceiling: each edge's top figure is the lower of its two
  *   directions. With at least two such edges, all within
  *   FINDINGS_UNIFORM_SPREAD of each other ((max - min) / max <= 20%) and
  *   their median under FINDINGS_UNIFORM_UNDER (70%) of a known nominal
  *   rate, the limit is shared, not one cable's. The spread printed is
  *   max / min - 1, the way the field notes state it.
- * - degraded edge: with at least three edges, one whose 8-stream figure is
+ * - degraded edge: with at least three edges, one whose top figure is
  *   under FINDINGS_DEGRADED (70%) of the median of the other edges.
- * - asymmetric: an edge whose two 8-stream directions differ by more than
+ * - asymmetric: an edge whose two top directions differ by more than
  *   FINDINGS_ASYM (20%) of the larger.
  *
  * Medians of an even count average the middle two. A figure < 0 (or NaN)
@@ -35,13 +37,11 @@
 #define FINDINGS_DEGRADED 0.70
 #define FINDINGS_ASYM 0.20
 
-#define FINDINGS_STEP_1 0
-#define FINDINGS_STEP_4 1
-#define FINDINGS_STEP_8 2
-
 struct findings_out {
 	struct finding *v;
 	unsigned n, max;
+	unsigned top; /* ladder step with the largest count */
+	char top_what[64];
 };
 
 static int findings_measured(double g)
@@ -95,15 +95,16 @@ static double findings_median(double *v, unsigned n)
 	return findings_median_skip(v, n, n);
 }
 
-static const char *findings_top_what(const struct findings_edge *e)
+/* "1 stream", "16 streams". */
+static void findings_streams(unsigned count, char *buf, size_t size)
 {
-	return e->top_what && *e->top_what ? e->top_what : "8 streams";
+	snprintf(buf, size, "%u stream%s", count, count == 1 ? "" : "s");
 }
 
-/* The edge's 8-stream figure: the lower direction; < 0 if unmeasured. */
-static double findings_edge_top(const struct findings_edge *e)
+/* The edge's top figure: the lower direction; < 0 if unmeasured. */
+static double findings_edge_top(const struct findings_edge *e, unsigned top)
 {
-	double a = e->gbps[0][FINDINGS_STEP_8], b = e->gbps[1][FINDINGS_STEP_8];
+	double a = e->gbps[0][top], b = e->gbps[1][top];
 
 	if (!findings_measured(a))
 		return findings_measured(b) ? b : -1.0;
@@ -112,15 +113,15 @@ static double findings_edge_top(const struct findings_edge *e)
 	return a < b ? a : b;
 }
 
-/* Mean over directions of step / 8 streams; < 0 when no direction has
- * both. */
-static double findings_edge_ratio(const struct findings_edge *e, int step)
+/* Mean over directions of step / top; < 0 when no direction has both. */
+static double findings_edge_ratio(const struct findings_edge *e, unsigned step,
+				  unsigned top_step)
 {
 	double sum = 0.0;
 	int k = 0;
 
 	for (int d = 0; d < 2; d++) {
-		double s = e->gbps[d][step], top = e->gbps[d][FINDINGS_STEP_8];
+		double s = e->gbps[d][step], top = e->gbps[d][top_step];
 
 		if (!findings_measured(s) || !findings_measured(top) ||
 		    top <= 0.0)
@@ -148,7 +149,7 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 	int same_nominal = 1;
 
 	for (unsigned i = 0; i < n; i++) {
-		double top = findings_edge_top(&edges[i]);
+		double top = findings_edge_top(&edges[i], o->top);
 
 		if (top < 0.0)
 			continue;
@@ -171,7 +172,7 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 		return;
 	m = 0;
 	for (unsigned i = 0; i < n; i++) {
-		double top = findings_edge_top(&edges[i]);
+		double top = findings_edge_top(&edges[i], o->top);
 
 		if (top >= 0.0)
 			tmp[m++] = top;
@@ -203,7 +204,7 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 	unsigned m = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		double top = findings_edge_top(&edges[i]);
+		double top = findings_edge_top(&edges[i], o->top);
 
 		if (top >= 0.0)
 			tmp[m++] = top;
@@ -212,7 +213,7 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 		return;
 	qsort(tmp, m, sizeof(*tmp), findings_cmp);
 	for (unsigned i = 0; i < n; i++) {
-		double top = findings_edge_top(&edges[i]), others;
+		double top = findings_edge_top(&edges[i], o->top), others;
 		unsigned j = 0;
 		char name[64];
 
@@ -229,7 +230,7 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 			     "edge %s tops out at %.1f Gbps with %s, %.0f%% "
 			     "of the other edges' median %.1f Gbps: a degraded "
 			     "edge; check its cable, both ports and both hosts",
-			     name, top, findings_top_what(&edges[i]),
+			     name, top, o->top_what,
 			     others > 0 ? top / others * 100.0 : 0.0, others);
 	}
 }
@@ -239,8 +240,8 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 {
 	for (unsigned i = 0; i < n; i++) {
 		const struct findings_edge *e = &edges[i];
-		double a = e->gbps[0][FINDINGS_STEP_8];
-		double b = e->gbps[1][FINDINGS_STEP_8];
+		double a = e->gbps[0][o->top];
+		double b = e->gbps[1][o->top];
 		double hi = a > b ? a : b, lo = a > b ? b : a;
 		char name[64];
 
@@ -256,59 +257,97 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 			"PFC/ECN",
 			name, e->dir_name[0] ? e->dir_name[0] : "forward", a,
 			e->dir_name[1] ? e->dir_name[1] : "reverse", b,
-			findings_top_what(e), (hi - lo) / hi * 100.0);
+			o->top_what, (hi - lo) / hi * 100.0);
 	}
 }
 
-static void findings_saturation(const struct findings_edge *edges, unsigned n,
+/* Median over edges of step / top; < 0 when no edge has both. */
+static double findings_ratio_median(const struct findings_edge *edges,
+				    unsigned n, unsigned step, unsigned top,
+				    double *tmp, unsigned *m)
+{
+	*m = 0;
+	for (unsigned i = 0; i < n; i++) {
+		double r = findings_edge_ratio(&edges[i], step, top);
+
+		if (r >= 0.0)
+			tmp[(*m)++] = r;
+	}
+	return *m ? findings_median(tmp, *m) : -1.0;
+}
+
+static void findings_saturation(const struct findings_ladder *ladder,
+				const struct findings_edge *edges, unsigned n,
 				double *tmp, struct findings_out *o)
 {
-	double r1, r4 = -1.0;
-	unsigned m = 0, m4 = 0, step;
+	unsigned base = o->top, m, m_mid, advised, last = 0;
+	char base_what[32], top_what[32], mids[160] = "";
+	double r1;
 
-	for (unsigned i = 0; i < n; i++) {
-		double r = findings_edge_ratio(&edges[i], FINDINGS_STEP_1);
-
-		if (r >= 0.0)
-			tmp[m++] = r;
-	}
-	if (!m)
+	for (unsigned s = 0; s < ladder->n; s++)
+		if (ladder->streams[s] < ladder->streams[base])
+			base = s;
+	if (base == o->top)
+		return; /* one count: nothing to compare */
+	r1 = findings_ratio_median(edges, n, base, o->top, tmp, &m);
+	if (r1 < 0.0 || r1 >= FINDINGS_SAT_LOW)
 		return;
-	r1 = findings_median(tmp, m);
-	if (r1 >= FINDINGS_SAT_LOW)
-		return;
-	for (unsigned i = 0; i < n; i++) {
-		double r = findings_edge_ratio(&edges[i], FINDINGS_STEP_4);
+	advised = ladder->streams[o->top];
+	/* The counts between, smallest first: the first that comes close
+	 * to the top is enough. */
+	for (;;) {
+		unsigned mid = FINDINGS_LADDER_MAX, count;
+		double r;
+		size_t w = strlen(mids);
 
-		if (r >= 0.0)
-			tmp[m4++] = r;
+		for (unsigned s = 0; s < ladder->n; s++)
+			if (ladder->streams[s] > last &&
+			    ladder->streams[s] > ladder->streams[base] &&
+			    ladder->streams[s] < ladder->streams[o->top] &&
+			    (mid == FINDINGS_LADDER_MAX ||
+			     ladder->streams[s] < ladder->streams[mid]))
+				mid = s;
+		if (mid == FINDINGS_LADDER_MAX)
+			break;
+		count = last = ladder->streams[mid];
+		r = findings_ratio_median(edges, n, mid, o->top, tmp, &m_mid);
+		if (r < 0.0)
+			continue;
+		if (r >= FINDINGS_SAT_ENOUGH &&
+		    advised == ladder->streams[o->top])
+			advised = count;
+		snprintf(mids + w, sizeof(mids) - w,
+			 "%s%u streams reach %.0f%%", w ? ", " : ": ", count,
+			 r * 100.0);
 	}
-	if (m4)
-		r4 = findings_median(tmp, m4);
-	step = r4 >= FINDINGS_SAT_ENOUGH ? 4 : 8;
-	if (r4 >= 0.0)
-		findings_add(
-			o, "saturation", "info",
-			"1 stream reaches %.0f%% of 8 streams (median over "
-			"%u edge%s); use at least %u channels: 4 streams "
-			"reach %.0f%%",
-			r1 * 100.0, m, m == 1 ? "" : "s", step, r4 * 100.0);
-	else
-		findings_add(
-			o, "saturation", "info",
-			"1 stream reaches %.0f%% of 8 streams (median over "
-			"%u edge%s); use at least %u channels",
-			r1 * 100.0, m, m == 1 ? "" : "s", step);
+	findings_streams(ladder->streams[base], base_what, sizeof(base_what));
+	findings_streams(ladder->streams[o->top], top_what, sizeof(top_what));
+	findings_add(o, "saturation", "info",
+		     "%s reach%s %.0f%% of %s (median over %u edge%s); use at "
+		     "least %u channels%s",
+		     base_what, ladder->streams[base] == 1 ? "es" : "",
+		     r1 * 100.0, top_what, m, m == 1 ? "" : "s", advised, mids);
 }
 
-unsigned findings_compute(const struct findings_edge *edges, unsigned n,
+unsigned findings_compute(const struct findings_ladder *ladder,
+			  const struct findings_edge *edges, unsigned n,
 			  struct finding *out, unsigned max)
 {
 	struct findings_out o = {.v = out, .n = 0, .max = out ? max : 0};
 	double *tmp;
 
-	if (!edges || !n || !o.max)
+	if (!ladder || !ladder->n || ladder->n > FINDINGS_LADDER_MAX ||
+	    !edges || !n || !o.max)
 		return 0;
+	for (unsigned s = 1; s < ladder->n; s++)
+		if (ladder->streams[s] > ladder->streams[o.top])
+			o.top = s;
+	if (ladder->top_what && *ladder->top_what)
+		snprintf(o.top_what, sizeof(o.top_what), "%s",
+			 ladder->top_what);
+	else
+		findings_streams(ladder->streams[o.top], o.top_what,
+				 sizeof(o.top_what));
 	tmp = calloc(n, sizeof(*tmp));
 	if (!tmp) {
 		errno = ENOMEM;
@@ -317,7 +356,7 @@ unsigned findings_compute(const struct findings_edge *edges, unsigned n,
 	findings_uniform(edges, n, tmp, &o);
 	findings_degraded(edges, n, tmp, &o);
 	findings_asymmetric(edges, n, &o);
-	findings_saturation(edges, n, tmp, &o);
+	findings_saturation(ladder, edges, n, tmp, &o);
 	free(tmp);
 	return o.n;
 }

@@ -1,9 +1,8 @@
-/* The survey's lifecycle: creation, start, the phase driver (verify,
- * switch, diagonals, measure, report), and automatic surveys (settle,
- * grace, interval). The phases live in survey_*.c (survey_int.h). */
+/* Survey lifecycle: start, phase driver, automatic surveys. */
 #include "survey.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,28 @@ double sv_elapsed(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) +
 	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+unsigned sv_alloc_fail_at;
+
+void *sv_alloc(void *p, size_t n, size_t size)
+{
+	void *m;
+
+	if (sv_alloc_fail_at && --sv_alloc_fail_at == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (size && n > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!n || !size)
+		n = size = 1;
+	if (!p)
+		return calloc(n, size);
+	m = realloc(p, n * size);
+	return m;
 }
 
 static void sv_reset(struct survey *sv)
@@ -68,9 +89,9 @@ static void sv_arm(struct survey *sv, uint64_t ms)
 	evtimer_add(sv->auto_ev, &tv);
 }
 
-void sv_finish(struct survey *sv)
+/* Back to idle; then the next automatic survey. */
+static void sv_idle(struct survey *sv)
 {
-	sv_report(sv);
 	sv_reset(sv);
 	if (sv->dirty) {
 		sv->dirty = 0;
@@ -78,6 +99,21 @@ void sv_finish(struct survey *sv)
 	} else if (sv->conf->survey_interval_ms) {
 		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
+}
+
+void sv_finish(struct survey *sv)
+{
+	sv_report(sv);
+	sv_idle(sv);
+}
+
+/* Out of memory midway: no report from partial lists, the last one
+ * stays. */
+static void sv_abandon(struct survey *sv, const char *what)
+{
+	log_warnx("survey (%s) abandoned: out of memory %s", sv->reason, what);
+	sv->failed = ENOMEM;
+	sv_idle(sv);
 }
 
 static void sv_next(struct survey *sv)
@@ -93,7 +129,11 @@ static void sv_next(struct survey *sv)
 			sv_phase_switch(sv);
 			break;
 		case SV_SWITCH:
-			sv_phase_diag(sv);
+			if (sv_phase_diag(sv) < 0) {
+				sv_abandon(sv, "listing the pairs to check for "
+					       "data paths");
+				return;
+			}
 			break;
 		case SV_DIAG:
 			sv->phase = SV_MEASURE;
@@ -121,7 +161,12 @@ int survey_start(struct survey *sv, const char *reason)
 		return -1;
 	}
 	evtimer_del(sv->auto_ev);
-	if (sv_snapshot(sv) < 0 || sv->n_nodes < 2) {
+	if (sv_snapshot(sv) < 0) {
+		sv_reset(sv);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (sv->n_nodes < 2) {
 		sv_reset(sv);
 		errno = ENOENT;
 		return -1;
@@ -140,8 +185,15 @@ int survey_start(struct survey *sv, const char *reason)
 	/* Hold one count so that the phases run in order even when every
 	 * probe fails to start. */
 	sv->pending = 1;
+	sv->failed = 0;
 	sv_phase_verify(sv);
 	sv_done_one(sv);
+	if (sv->phase == SV_IDLE && sv->failed) {
+		/* Every phase ran at once (no probe could start) and one of
+		 * them gave up. */
+		errno = sv->failed;
+		return -1;
+	}
 	return 0;
 }
 

@@ -27,7 +27,9 @@ struct survey *survey_new(struct event_base *base,
 /* Cancels whatever is in flight (no agent call outlives it). */
 void survey_free(struct survey *sv);
 /* Start now. 0, or -1 with errno EBUSY (one is running, or a manual test
- * is) or ENOENT (fewer than two nodes up). */
+ * is), ENOENT (fewer than two nodes up with an inventory) or ENOMEM (out
+ * of memory listing nodes, cables or pairs to check; a survey that runs
+ * out later is abandoned and logged, the last result stays). */
 int survey_start(struct survey *sv, const char *reason);
 int survey_running(const struct survey *sv);
 /* The last completed survey (or NULL); survey_state tells "running" while

@@ -1,8 +1,6 @@
-/* The survey's discovery: the snapshot of the nodes up, cable candidates
- * from beacons and shared subnets, probes (queued per node), the verify,
- * switch and diagonal phases, claim resolution, and the classification
- * that topo makes of the cables found. */
+/* Survey discovery: snapshot, cables, probes, switch and diagonal phases. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +57,17 @@ int sv_snapshot(struct survey *sv)
 {
 	struct node **v;
 	unsigned n, k = 0;
+	int rc = 0;
 
 	v = nodes_sorted(sv->table, &n);
-	if (!v)
+	if (!v) {
+		errno = ENOMEM;
 		return -1;
-	sv->nodes = calloc(n ? n : 1, sizeof(*sv->nodes));
+	}
+	sv->nodes = sv_alloc(NULL, n ? n : 1, sizeof(*sv->nodes));
 	if (!sv->nodes) {
 		free(v);
+		errno = ENOMEM;
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -82,9 +84,12 @@ int sv_snapshot(struct survey *sv)
 		sn->beacons =
 			v[i]->neighbours && v[i]->neighbours->beacons_available;
 		sn->rdma_cap = rdmatest_node_capable(v[i]);
-		sn->ifs = calloc(inv->n_interfaces + 1, sizeof(*sn->ifs));
-		if (!sn->ifs)
+		sn->ifs =
+			sv_alloc(NULL, inv->n_interfaces + 1, sizeof(*sn->ifs));
+		if (!sn->ifs) {
+			rc = -1; /* no partial list: the caller gives up */
 			break;
+		}
 		for (size_t j = 0; j < inv->n_interfaces; j++) {
 			const Ring__NetInterface *f = inv->interfaces[j];
 			struct sv_if *si = &sn->ifs[sn->n_ifs];
@@ -123,7 +128,9 @@ int sv_snapshot(struct survey *sv)
 	}
 	free(v);
 	sv->n_nodes = k;
-	return 0;
+	if (rc < 0)
+		errno = ENOMEM;
+	return rc;
 }
 
 /* The snapshot is sorted by name (nodes_sorted): O(log n). */
@@ -176,7 +183,7 @@ struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
 		    !strcmp(l->t.b_if, b_if))
 			return l;
 	}
-	nl = realloc(sv->links, (sv->n_links + 1) * sizeof(*nl));
+	nl = sv_alloc(sv->links, sv->n_links + 1, sizeof(*nl));
 	if (!nl)
 		return NULL;
 	sv->links = nl;
@@ -271,7 +278,7 @@ int sv_links_from_subnets(struct survey *sv)
 
 	for (unsigned x = 0; x < sv->n_nodes; x++)
 		total += sv->nodes[x].n_ifs;
-	v = calloc(total + 1, sizeof(*v));
+	v = sv_alloc(NULL, total + 1, sizeof(*v));
 	if (!v)
 		return -1;
 	for (unsigned x = 0; x < sv->n_nodes; x++)
@@ -550,9 +557,11 @@ static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
 
 		if (!f->addr[0] || added++ >= SV_DIAG_MAX_ADDRS)
 			continue;
-		d = realloc(sv->diags, (sv->n_diags + 1) * sizeof(*d));
-		if (!d)
+		d = sv_alloc(sv->diags, sv->n_diags + 1, sizeof(*d));
+		if (!d) {
+			errno = ENOMEM;
 			return -1;
+		}
 		sv->diags = d;
 		d = &sv->diags[sv->n_diags++];
 		memset(d, 0, sizeof(*d));
@@ -566,18 +575,19 @@ static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
 /* Non-adjacent pairs must have no data-plane path: all of them on small
  * clusters, the pairs two hops apart on large ones, found through each
  * node's neighbours (linear on a ring). */
-void sv_phase_diag(struct survey *sv)
+int sv_phase_diag(struct survey *sv)
 {
 	unsigned n = sv->n_nodes;
+	int rc = 0;
 
 	sv->phase = SV_DIAG;
 	if (sv_is_switch(sv))
-		return;
+		return 0;
 	if (n <= sv->conf->diagonal_all_max) {
 		for (unsigned x = 0; x < n; x++)
 			for (unsigned y = x + 1; y < n; y++)
-				if (!sv_pair_adjacent(sv, x, y))
-					sv_add_diag(sv, x, y);
+				if (!sv_pair_adjacent(sv, x, y) && !rc)
+					rc = sv_add_diag(sv, x, y);
 	} else {
 		for (unsigned z = 0; z < n; z++) {
 			unsigned nb[8], k = 0;
@@ -599,8 +609,10 @@ void sv_phase_diag(struct survey *sv)
 			}
 			for (unsigned i = 0; i < k; i++)
 				for (unsigned j = i + 1; j < k; j++)
-					if (!sv_pair_adjacent(sv, nb[i], nb[j]))
-						sv_add_diag(
+					if (!sv_pair_adjacent(sv, nb[i],
+							      nb[j]) &&
+					    !rc)
+						rc = sv_add_diag(
 							sv,
 							nb[i] < nb[j] ? nb[i]
 								      : nb[j],
@@ -608,9 +620,12 @@ void sv_phase_diag(struct survey *sv)
 								      : nb[i]);
 		}
 	}
+	if (rc < 0)
+		return -1; /* probing part of the pairs would hide the rest */
 	for (unsigned i = 0; i < sv->n_diags; i++)
 		sv_probe(sv, SV_DIAG, i, 0, sv->diags[i].a, sv->diags[i].b_addr,
 			 "");
+	return 0;
 }
 
 /* topo input from the current links (cables only). */

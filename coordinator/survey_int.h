@@ -12,6 +12,7 @@
 #define RING_SURVEY_INT_H
 
 #include <net/if.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -177,11 +178,14 @@ struct survey {
 	struct sv_op *ops;
 	struct survey_test *tests;
 	unsigned manual_tests;
-	int dirty; /* nodes changed while a survey ran */
+	int dirty;  /* nodes changed while a survey ran */
+	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
 	struct event *auto_ev;
 };
 
+_Static_assert(SV_MAX_LADDER <= FINDINGS_LADDER_MAX,
+	       "the findings take every ladder step");
 _Static_assert(sizeof(((struct coord_conf *)0)->ladder) ==
 		       SV_MAX_LADDER * sizeof(uint32_t),
 	       "survey_streams steps");
@@ -191,6 +195,13 @@ _Static_assert(sizeof(((struct coord_conf *)0)->lat_sizes) <=
 
 /* survey.c */
 double sv_elapsed(const struct timespec *t0);
+/* realloc(p, n * size), zeroing what is new when p is NULL (calloc); NULL
+ * on overflow or when out of memory. The lists a survey builds (snapshot,
+ * cable candidates, diagonals) come from here, so that a unit test can
+ * make the nth allocation fail (sv_alloc_fail_at: 1 = the next one, 0 =
+ * none). */
+void *sv_alloc(void *p, size_t n, size_t size);
+extern unsigned sv_alloc_fail_at;
 /* One outstanding request of a phase ended; the last one moves on. */
 void sv_done_one(struct survey *sv);
 /* The report, then back to idle (and the next automatic survey). */
@@ -207,7 +218,8 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 void sv_test_free(struct survey_test *t);
 
 /* survey_discover.c */
-/* The nodes up with an inventory, sorted by name. */
+/* The nodes up with an inventory, sorted by name. 0, or -1 with errno
+ * ENOMEM (sv->nodes then holds what was copied, for sv_reset). */
 int sv_snapshot(struct survey *sv);
 int sv_node_index(const struct survey *sv, const char *name);
 const struct sv_if *sv_iface(const struct survey *sv, unsigned n,
@@ -219,7 +231,9 @@ int sv_links_from_beacons(struct survey *sv);
 int sv_links_from_subnets(struct survey *sv);
 void sv_phase_verify(struct survey *sv);
 void sv_phase_switch(struct survey *sv);
-void sv_phase_diag(struct survey *sv);
+/* 0, or -1 with errno ENOMEM when the list of pairs to check could not be
+ * built: then nothing was probed. */
+int sv_phase_diag(struct survey *sv);
 void sv_resolve_claims(struct survey *sv);
 int sv_adjacent(const struct sv_link *l);
 int sv_is_switch(const struct survey *sv);

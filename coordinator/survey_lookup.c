@@ -1,5 +1,4 @@
-/* The survey's lookups for control: the endpoints of a test between two
- * nodes (TCP and RDMA), from the last completed survey. */
+/* Survey lookups for control: test endpoints from the last survey. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,4 @@
-/* The survey's measurements: which edges, in which rounds of disjoint
- * pairs, and each edge's plan of steps (TCP ladder both ways, latency,
- * RDMA) run one after the other, every failure recorded and passed. */
+/* Survey measurements: plan, rounds, each edge's step machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,4 @@
-/* The survey's pair test: one TCP test between two nodes (B listens, A
- * connects; the twin of rdmatest), and RDMA tests wrapped alike, on one
- * list so that no node is in a survey and a test at once. */
+/* Survey pair test: one TCP (or wrapped RDMA) test between two nodes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

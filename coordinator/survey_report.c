@@ -1,6 +1,4 @@
-/* The survey's report: the Topology message (edges, diagonals, anomalies,
- * line gap, ranks, findings) built in an arena from what the survey found,
- * and stored as the last completed survey. */
+/* Survey report: the Topology message (edges, ranks, findings). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,17 +245,23 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 }
 
 /* The findings' input for one method's edges (TCP ladders or RDMA WRITE
- * figures): the rules compare edges, so never one method with the other. */
+ * figures): the rules compare edges, so never one method with the other.
+ * The TCP ladder goes as configured; RDMA's is one step, all QPs. */
 static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
-				  int rdma, struct findings_edge *fe)
+				  int rdma, struct findings_ladder *ladder,
+				  struct findings_edge *fe)
 {
 	const struct coord_conf *conf = sv->conf;
-	unsigned nl = sv_ladder_len(sv), nf = 0;
-	const char *what =
+	unsigned nl = rdma ? 1 : sv_ladder_len(sv), nf = 0;
+
+	ladder->n = nl;
+	for (unsigned s = 0; s < nl; s++)
+		ladder->streams[s] =
+			rdma ? conf->survey_rdma_qps : conf->ladder[s];
+	ladder->top_what =
 		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
 				 conf->survey_rdma_qps == 1 ? "" : "s")
 		     : NULL;
-
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		const struct sv_link *l = &sv->links[i];
 		struct findings_edge *e = &fe[nf];
@@ -271,29 +275,9 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 					   sv->nodes[l->t.b].name);
 		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
 					   sv->nodes[l->t.a].name);
-		e->top_what = what;
 		for (int d = 0; d < 2; d++)
-			for (unsigned s = 0; s < FINDINGS_LADDER; s++)
-				e->gbps[d][s] = -1;
-		if (rdma) {
-			/* All QPs at once: the figure the link carries, in
-			 * the rules' top slot; no 1-stream figure to compare
-			 * (saturation is a TCP finding). */
-			e->gbps[0][FINDINGS_LADDER - 1] = l->gbps[0][0];
-			e->gbps[1][FINDINGS_LADDER - 1] = l->gbps[1][0];
-		}
-		/* The findings rules read the 1/4/8 ladder: map by count. */
-		for (unsigned s = 0; !rdma && s < nl; s++) {
-			int k = conf->ladder[s] == 1   ? 0
-				: conf->ladder[s] == 4 ? 1
-				: conf->ladder[s] == 8 ? 2
-						       : -1;
-
-			if (k < 0)
-				continue;
-			e->gbps[0][k] = l->gbps[0][s];
-			e->gbps[1][k] = l->gbps[1][s];
-		}
+			for (unsigned s = 0; s < nl; s++)
+				e->gbps[d][s] = l->gbps[d][s];
 		e->nominal_gbps = l->nominal_gbps;
 		nf++;
 	}
@@ -386,9 +370,11 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 	if (!fe || !top->findings)
 		goto out;
 	for (int rdma = 0; rdma < 2; rdma++) {
+		struct findings_ladder ladder = {0};
+
 		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
-		nf = sv_findings_edges(sv, ar, rdma, fe);
-		nfo = nf ? findings_compute(fe, nf, fo,
+		nf = sv_findings_edges(sv, ar, rdma, &ladder, fe);
+		nfo = nf ? findings_compute(&ladder, fe, nf, fo,
 					    sizeof(fo) / sizeof(fo[0]))
 			 : 0;
 		for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)

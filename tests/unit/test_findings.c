@@ -16,6 +16,9 @@ static const char *const dir_names[][2] = {
 	{"n3->n1", "n1->n3"}, {"n1->n4", "n4->n1"},
 };
 
+/* The default survey_streams ladder. */
+static const struct findings_ladder ladder148 = {{1, 4, 8}, 3, NULL};
+
 /* Edge i with only the 8-stream figure, the same both ways, on a 200G
  * port. */
 static struct findings_edge findings_test_edge(unsigned i, double g8)
@@ -47,7 +50,7 @@ static void test_field_notes_ceiling(void **state)
 	(void)state;
 	for (unsigned i = 0; i < 4; i++)
 		e[i] = findings_test_edge(i, g8[i]);
-	n = findings_compute(e, 4, f, 8);
+	n = findings_compute(&ladder148, e, 4, f, 8);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].code, "uniform_ceiling");
 	assert_string_equal(f[0].level, "warn");
@@ -61,7 +64,7 @@ static void test_field_notes_ceiling(void **state)
 	/* The reverse directions a little faster: still the lower counts. */
 	for (unsigned i = 0; i < 4; i++)
 		e[i].gbps[1][2] = g8[i] + 5.0;
-	n = findings_compute(e, 4, f, 8);
+	n = findings_compute(&ladder148, e, 4, f, 8);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].code, "uniform_ceiling");
 	assert_non_null(strstr(f[0].text, "51% of its 200 Gbps"));
@@ -69,7 +72,7 @@ static void test_field_notes_ceiling(void **state)
 	/* Nominal unknown: "well under nominal" cannot be said. */
 	for (unsigned i = 0; i < 4; i++)
 		e[i].nominal_gbps = 0.0;
-	assert_int_equal(findings_compute(e, 4, f, 8), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 4, f, 8), 0);
 }
 
 /* The same edges near nominal: no ceiling to report. */
@@ -82,7 +85,7 @@ static void test_near_nominal(void **state)
 	(void)state;
 	for (unsigned i = 0; i < 4; i++)
 		e[i] = findings_test_edge(i, g8[i]);
-	assert_int_equal(findings_compute(e, 4, f, 8), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 4, f, 8), 0);
 }
 
 /* One edge at half the others' rate: named as degraded, and the spread
@@ -97,7 +100,7 @@ static void test_degraded(void **state)
 	(void)state;
 	for (unsigned i = 0; i < 4; i++)
 		e[i] = findings_test_edge(i, g8[i]);
-	n = findings_compute(e, 4, f, 8);
+	n = findings_compute(&ladder148, e, 4, f, 8);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].code, "degraded_edge");
 	assert_string_equal(f[0].level, "warn");
@@ -108,12 +111,12 @@ static void test_degraded(void **state)
 			    "both hosts");
 
 	/* Two edges only: no "others" to compare against. */
-	n = findings_compute(&e[1], 2, f, 8);
+	n = findings_compute(&ladder148, &e[1], 2, f, 8);
 	assert_int_equal(n, 0);
 
 	/* 75% of the others: within bounds. */
 	e[1] = findings_test_edge(1, 0.75 * 105.2);
-	n = findings_compute(e, 4, f, 8);
+	n = findings_compute(&ladder148, e, 4, f, 8);
 	for (unsigned i = 0; i < n; i++)
 		assert_string_not_equal(f[i].code, "degraded_edge");
 }
@@ -131,7 +134,7 @@ static void test_saturation(void **state)
 	e.gbps[0][0] = 40.0;
 	e.gbps[0][1] = 102.3;
 	e.gbps[1][2] = -1.0;
-	n = findings_compute(&e, 1, f, 4);
+	n = findings_compute(&ladder148, &e, 1, f, 4);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].code, "saturation");
 	assert_string_equal(f[0].text,
@@ -141,13 +144,13 @@ static void test_saturation(void **state)
 
 	/* 4 streams short of 90%: 8 channels. */
 	e.gbps[0][1] = 90.0;
-	n = findings_compute(&e, 1, f, 4);
+	n = findings_compute(&ladder148, &e, 1, f, 4);
 	assert_int_equal(n, 1);
 	assert_non_null(strstr(f[0].text, "use at least 8 channels"));
 
 	/* 4 streams not measured: 8 channels, no 4-stream figure. */
 	e.gbps[0][1] = -1.0;
-	n = findings_compute(&e, 1, f, 4);
+	n = findings_compute(&ladder148, &e, 1, f, 4);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].text,
 			    "1 stream reaches 36% of 8 streams (median over 1 "
@@ -155,7 +158,7 @@ static void test_saturation(void **state)
 
 	/* 1 stream at 85% of 8: nothing to say. */
 	e.gbps[0][0] = 0.85 * 110.9;
-	assert_int_equal(findings_compute(&e, 1, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, &e, 1, f, 4), 0);
 }
 
 /* The ladder on four edges, both directions: median over edges, next to
@@ -176,7 +179,7 @@ static void test_saturation_many(void **state)
 			e[i].gbps[d][1] = 0.95 * g8[i];
 		}
 	}
-	n = findings_compute(e, 4, f, 8);
+	n = findings_compute(&ladder148, e, 4, f, 8);
 	assert_int_equal(n, 2);
 	assert_string_equal(f[0].code, "uniform_ceiling");
 	assert_string_equal(f[1].code, "saturation");
@@ -185,9 +188,9 @@ static void test_saturation_many(void **state)
 			    "edges); use at least 4 channels: 4 streams reach "
 			    "95%");
 	/* Room for one: the first. */
-	assert_int_equal(findings_compute(e, 4, f, 1), 1);
+	assert_int_equal(findings_compute(&ladder148, e, 4, f, 1), 1);
 	assert_string_equal(f[0].code, "uniform_ceiling");
-	assert_int_equal(findings_compute(e, 4, f, 0), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 4, f, 0), 0);
 }
 
 static void test_asymmetric(void **state)
@@ -199,7 +202,7 @@ static void test_asymmetric(void **state)
 	(void)state;
 	e = findings_test_edge(0, 110.0);
 	e.gbps[1][2] = 60.0;
-	n = findings_compute(&e, 1, f, 4);
+	n = findings_compute(&ladder148, &e, 1, f, 4);
 	assert_int_equal(n, 1);
 	assert_string_equal(f[0].code, "asymmetric");
 	assert_string_equal(f[0].level, "warn");
@@ -211,10 +214,111 @@ static void test_asymmetric(void **state)
 
 	/* 15% apart: within bounds. */
 	e.gbps[1][2] = 0.85 * 110.0;
-	assert_int_equal(findings_compute(&e, 1, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, &e, 1, f, 4), 0);
 	/* One direction unmeasured: no verdict. */
 	e.gbps[1][2] = -1.0;
-	assert_int_equal(findings_compute(&e, 1, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, &e, 1, f, 4), 0);
+}
+
+/* Any ladder: the largest count is the top figure, the smallest the
+ * base, the counts between advise. 2 16: no count between, so the top. */
+static void test_ladder_2_16(void **state)
+{
+	const struct findings_ladder ladder = {{2, 16}, 2, NULL};
+	const double g16[] = {105.2, 95.6, 99.9, 110.7};
+	struct findings_edge e[4];
+	struct finding f[8];
+	unsigned n;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++) {
+		e[i] = findings_test_edge(i, -1.0);
+		for (int d = 0; d < 2; d++) {
+			e[i].gbps[d][0] = 0.5 * g16[i];
+			e[i].gbps[d][1] = g16[i];
+		}
+	}
+	n = findings_compute(&ladder, e, 4, f, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].code, "uniform_ceiling");
+	assert_non_null(strstr(f[0].text, "51% of its 200 Gbps"));
+	assert_string_equal(f[1].code, "saturation");
+	assert_string_equal(f[1].text,
+			    "2 streams reach 50% of 16 streams (median over 4 "
+			    "edges); use at least 16 channels");
+	/* The top's figures name their count. */
+	e[1].gbps[0][1] = e[1].gbps[1][1] = 52.0;
+	n = findings_compute(&ladder, e, 4, f, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0].code, "degraded_edge");
+	assert_string_equal(f[0].text,
+			    "edge n2-n4 tops out at 52.0 Gbps with 16 "
+			    "streams, 49% of the other edges' median 105.2 "
+			    "Gbps: a degraded edge; check its cable, both "
+			    "ports and both hosts");
+}
+
+/* 1 2 4 8: every count between is reported, the first that is close to
+ * the top is advised; the ladder's order does not matter. */
+static void test_ladder_1_2_4_8(void **state)
+{
+	const struct findings_ladder up = {{1, 2, 4, 8}, 4, NULL};
+	const struct findings_ladder down = {{8, 4, 2, 1}, 4, NULL};
+	struct findings_edge e, r;
+	struct finding f[4];
+	unsigned n;
+
+	(void)state;
+	e = findings_test_edge(0, -1.0);
+	for (int d = 0; d < 2; d++) {
+		e.gbps[d][0] = 40.0;
+		e.gbps[d][1] = 70.0;
+		e.gbps[d][2] = 102.3;
+		e.gbps[d][3] = 110.9;
+	}
+	n = findings_compute(&up, &e, 1, f, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(f[0].code, "saturation");
+	assert_string_equal(f[0].text,
+			    "1 stream reaches 36% of 8 streams (median over 1 "
+			    "edge); use at least 4 channels: 2 streams reach "
+			    "63%, 4 streams reach 92%");
+	/* The same figures in the reverse ladder order. */
+	r = e;
+	for (int d = 0; d < 2; d++)
+		for (int s = 0; s < 4; s++)
+			r.gbps[d][s] = e.gbps[d][3 - s];
+	n = findings_compute(&down, &r, 1, f, 4);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(f[0].text, "use at least 4 channels: 2 "
+					  "streams reach 63%, 4 streams "
+					  "reach 92%"));
+	/* 2 streams are enough already. */
+	e.gbps[0][1] = e.gbps[1][1] = 105.0;
+	n = findings_compute(&up, &e, 1, f, 4);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(f[0].text, "use at least 2 channels: 2 "
+					  "streams reach 95%, 4 streams "
+					  "reach 92%"));
+	/* One count, or a count missing: no saturation, the rest stands. */
+	{
+		const struct findings_ladder one = {{4}, 1, "4 RDMA QPs"};
+		struct findings_edge q = findings_test_edge(0, -1.0);
+
+		q.gbps[0][0] = 110.0;
+		q.gbps[1][0] = 60.0;
+		n = findings_compute(&one, &q, 1, f, 4);
+		assert_int_equal(n, 1);
+		assert_string_equal(f[0].code, "asymmetric");
+		assert_non_null(strstr(f[0].text, "with 4 RDMA QPs"));
+	}
+	/* A ladder the rules cannot take. */
+	{
+		const struct findings_ladder none = {{0}, 0, NULL};
+
+		assert_int_equal(findings_compute(&none, &e, 1, f, 4), 0);
+		assert_int_equal(findings_compute(NULL, &e, 1, f, 4), 0);
+	}
 }
 
 static void test_empty(void **state)
@@ -223,12 +327,12 @@ static void test_empty(void **state)
 	struct finding f[4];
 
 	(void)state;
-	assert_int_equal(findings_compute(NULL, 0, f, 4), 0);
-	assert_int_equal(findings_compute(e, 0, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, NULL, 0, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 0, f, 4), 0);
 	/* Nothing measured anywhere. */
 	for (unsigned i = 0; i < 4; i++)
 		e[i] = findings_test_edge(i, -1.0);
-	assert_int_equal(findings_compute(e, 4, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 4, f, 4), 0);
 }
 
 int main(void)
@@ -240,6 +344,8 @@ int main(void)
 		cmocka_unit_test(test_saturation),
 		cmocka_unit_test(test_saturation_many),
 		cmocka_unit_test(test_asymmetric),
+		cmocka_unit_test(test_ladder_2_16),
+		cmocka_unit_test(test_ladder_1_2_4_8),
 		cmocka_unit_test(test_empty),
 	};
 

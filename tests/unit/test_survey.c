@@ -1,0 +1,1135 @@
+/* The survey driven end to end with scripted agents: a real node table
+ * filled with hand-built inventories and neighbour tables, a real
+ * event_base, and a test double of the call interface (call.h) that
+ * answers probes and tests the way agents do, or fails them on cue. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "call.h"
+#include "coord_conf.h"
+#include "frame.h"
+#include "nodes.h"
+#include "survey.h"
+#include "survey_int.h"
+
+/* ------------------------------------------------------------ cluster */
+
+#define TN_MAX 8
+#define TI_MAX 6
+
+struct tif {
+	char name[16], addr[32];
+	unsigned prefix;
+	int peer_node, peer_if; /* the cable's other end, -1 if none */
+};
+
+struct tnode {
+	char name[16];
+	struct tif ifs[TI_MAX];
+	unsigned n_ifs;
+	int beacons;
+	int down; /* calls to it fail to start (not connected) */
+};
+
+/* ------------------------------------------------------------ the double */
+
+enum fc_state { FC_NEW, FC_LISTENING, FC_HELD, FC_DONE };
+
+struct fcall {
+	unsigned id;
+	char node[16];
+	Ring__Envelope *req; /* a deep copy */
+	Ring__Envelope__BodyCase interim, final;
+	call_reply_cb cb;
+	void *arg;
+	enum fc_state state;
+	int cancelled;
+	struct fcall *next;
+};
+
+/* A failure on cue: the nth (from 1) request of kind body to node gets
+ * action instead of its answer. */
+enum fail_action {
+	FA_ERROR = 1,  /* an Error reply with text */
+	FA_TIMEOUT,    /* the callee's deadline: -ETIMEDOUT */
+	FA_RESET,      /* the session ended: -ECONNRESET */
+	FA_HOLD,       /* no answer until released */
+	FA_RESULT_ERR, /* a TestResult whose error is text */
+	FA_DOWN	       /* answer, but node text is no longer connected */
+};
+
+struct fail {
+	const char *node;
+	Ring__Envelope__BodyCase body;
+	unsigned nth;
+	enum fail_action action;
+	const char *text;
+	unsigned seen;
+};
+
+struct fake {
+	struct tnode n[TN_MAX];
+	unsigned n_nodes;
+	int switched; /* every data address reachable from every node */
+	int path[TN_MAX][TN_MAX];    /* extra data paths (diagonals) */
+	double gbps[TN_MAX][TN_MAX]; /* 8-stream figure from -> to */
+	double one_stream;	     /* the 1-stream share of it; others 0.95 */
+	int b_first;		     /* B's test result before A's */
+	struct fail fails[8];
+	unsigned n_fails;
+	struct fcall *calls, **tail;
+	unsigned n_calls;
+	unsigned busy[TN_MAX]; /* tests each node is in */
+	unsigned busy_max;
+	struct call_iface ci;
+	/* The system under test. */
+	struct event_base *base;
+	struct nodes *table;
+	struct coord_conf conf;
+	struct survey *sv;
+};
+
+static int fake_node(const struct fake *f, const char *name)
+{
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		if (!strcmp(f->n[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Which node and interface own addr; -1 if none. */
+static int fake_addr(const struct fake *f, const char *addr, int *ifx)
+{
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		for (unsigned k = 0; k < f->n[i].n_ifs; k++)
+			if (!strcmp(f->n[i].ifs[k].addr, addr)) {
+				*ifx = (int)k;
+				return (int)i;
+			}
+	return -1;
+}
+
+static struct call *fake_start(void *ctx, const char *node, Ring__Envelope *req,
+			       unsigned timeout_ms,
+			       Ring__Envelope__BodyCase interim,
+			       Ring__Envelope__BodyCase final, call_reply_cb cb,
+			       void *arg)
+{
+	struct fake *f = ctx;
+	int x = fake_node(f, node);
+	struct fcall *c;
+
+	assert_true(timeout_ms > 0);
+	if (x < 0 || f->n[x].down) {
+		errno = ENOTCONN;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	c->id = ++f->n_calls;
+	snprintf(c->node, sizeof(c->node), "%s", node);
+	c->req = frame_copy(&req->base);
+	assert_non_null(c->req);
+	c->interim = interim;
+	c->final = final;
+	c->cb = cb;
+	c->arg = arg;
+	*f->tail = c;
+	f->tail = &c->next;
+	return (struct call *)c;
+}
+
+static void fake_cancel(void *ctx, struct call *call)
+{
+	struct fcall *c = (struct fcall *)call;
+
+	(void)ctx;
+	/* The contract: only pending calls are cancelled. */
+	assert_int_not_equal(c->state, FC_DONE);
+	c->state = FC_DONE;
+	c->cancelled = 1;
+}
+
+static void fake_deliver(struct fcall *c, Ring__Envelope *env, int err)
+{
+	assert_int_not_equal(c->state, FC_DONE);
+	if (!env || env->body_case != c->interim)
+		c->state = FC_DONE;
+	c->cb(env, err, c->arg);
+}
+
+static void fake_error(struct fcall *c, const char *text)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__Error e = RING__ERROR__INIT;
+
+	e.code = RING__ERROR_CODE__ERROR_INTERNAL;
+	e.text = (char *)text;
+	env.body_case = RING__ENVELOPE__BODY_ERROR;
+	env.error = &e;
+	fake_deliver(c, &env, 0);
+}
+
+static struct fail *fake_fail_for(struct fake *f, const struct fcall *c)
+{
+	for (unsigned i = 0; i < f->n_fails; i++) {
+		struct fail *x = &f->fails[i];
+
+		if (x->body == c->req->body_case && !strcmp(x->node, c->node) &&
+		    ++x->seen == x->nth)
+			return x;
+	}
+	return NULL;
+}
+
+static void fake_probe(struct fake *f, struct fcall *c)
+{
+	const Ring__ProbeRequest *pr = c->req->probe_request;
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__ProbeReply rep = RING__PROBE_REPLY__INIT;
+	int x = fake_node(f, c->node), ifx = -1,
+	    y = fake_addr(f, pr->peer_address, &ifx);
+	int ok = 0;
+
+	if (y >= 0 && y != x) {
+		if (f->switched || f->path[x][y])
+			ok = 1;
+		for (unsigned k = 0; k < f->n[x].n_ifs; k++) {
+			const struct tif *t = &f->n[x].ifs[k];
+
+			if ((!*pr->local_interface ||
+			     !strcmp(pr->local_interface, t->name)) &&
+			    t->peer_node == y && t->peer_if == ifx)
+				ok = 1;
+		}
+	}
+	rep.reachable = ok;
+	rep.route_kind = ok ? "direct" : "unreachable";
+	env.body_case = RING__ENVELOPE__BODY_PROBE_REPLY;
+	env.probe_reply = &rep;
+	fake_deliver(c, &env, 0);
+}
+
+/* The listen call of the test a run call belongs to (same token). */
+static struct fcall *fake_listen_of(struct fake *f, const struct fcall *run)
+{
+	const ProtobufCBinaryData *tok = &run->req->test_run_request->token;
+
+	for (struct fcall *c = f->calls; c; c = c->next) {
+		const Ring__TestListenRequest *l;
+
+		if (c->req->body_case !=
+		    RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST)
+			continue;
+		l = c->req->test_listen_request;
+		if (l->token.len == tok->len &&
+		    !memcmp(l->token.data, tok->data, tok->len))
+			return c;
+	}
+	return NULL;
+}
+
+static void fake_result(struct fcall *c, const Ring__TestParams *p, double sent,
+			const char *error)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__TestResult r = RING__TEST_RESULT__INIT;
+	Ring__LatResult lat[SV_LAT_SIZES_MAX], *latp[SV_LAT_SIZES_MAX];
+
+	r.gbps_sent = sent;
+	r.error = (char *)(error ? error : "");
+	if (p->kind == RING__TEST_KIND__TEST_TCP_LAT && !error) {
+		for (size_t i = 0; i < p->n_sizes && i < SV_LAT_SIZES_MAX;
+		     i++) {
+			ring__lat_result__init(&lat[i]);
+			lat[i].size = p->sizes[i];
+			lat[i].n = p->iterations;
+			lat[i].p50_us = 5.0 + (double)p->sizes[i] / 1000.0;
+			latp[i] = &lat[i];
+		}
+		r.lat = latp;
+		r.n_lat = p->n_sizes;
+	}
+	env.body_case = RING__ENVELOPE__BODY_TEST_RESULT;
+	env.test_result = &r;
+	fake_deliver(c, &env, 0);
+}
+
+static double fake_figure(const struct fake *f, int from, int to,
+			  unsigned streams)
+{
+	double g = f->gbps[from][to];
+
+	return streams <= 2 ? g * f->one_stream : streams < 8 ? g * 0.95 : g;
+}
+
+static void fake_test_end(struct fake *f, struct fcall *run, struct fcall *lis)
+{
+	const Ring__TestParams *p = run->req->test_run_request->params;
+	int a = fake_node(f, run->node), b = fake_node(f, lis->node);
+	int ab = p->direction != RING__DIRECTION__DIR_B_TO_A;
+	double ga = 0, gb = 0;
+
+	if (p->kind == RING__TEST_KIND__TEST_TCP_BW) {
+		ga = ab ? fake_figure(f, a, b, p->streams) : 0;
+		gb = ab ? 0 : fake_figure(f, b, a, p->streams);
+	}
+	f->busy[a]--;
+	f->busy[b]--;
+	if (f->b_first && lis->state == FC_LISTENING) {
+		fake_result(lis, p, gb, NULL);
+		if (run->state != FC_DONE)
+			fake_result(run, p, ga, NULL);
+		return;
+	}
+	fake_result(run, p, ga, NULL);
+	if (lis->state == FC_LISTENING)
+		fake_result(lis, p, gb, NULL);
+}
+
+/* Act on one call; 0 when it was left waiting. */
+static int fake_act(struct fake *f, struct fcall *c)
+{
+	struct fail *x = c->state == FC_NEW ? fake_fail_for(f, c) : NULL;
+
+	if (x && x->action == FA_DOWN) {
+		f->n[fake_node(f, x->text)].down = 1;
+		x = NULL;
+	}
+	/* A's failure: B's accept timeout ends its side, before or after. */
+	if (x && f->b_first &&
+	    c->req->body_case == RING__ENVELOPE__BODY_TEST_RUN_REQUEST) {
+		struct fcall *lis = fake_listen_of(f, c);
+
+		if (lis->state == FC_LISTENING)
+			fake_result(lis, lis->req->test_listen_request->params,
+				    0,
+				    "no connection before the accept timeout");
+	}
+	if (x) {
+		switch (x->action) {
+		case FA_ERROR:
+			fake_error(c, x->text);
+			return 1;
+		case FA_TIMEOUT:
+			fake_deliver(c, NULL, -ETIMEDOUT);
+			return 1;
+		case FA_RESET:
+			fake_deliver(c, NULL, -ECONNRESET);
+			return 1;
+		case FA_HOLD:
+			c->state = FC_HELD;
+			return 0;
+		case FA_DOWN:
+			break;
+		case FA_RESULT_ERR:
+			if (c->req->body_case ==
+			    RING__ENVELOPE__BODY_TEST_RUN_REQUEST) {
+				fake_result(c, c->req->test_run_request->params,
+					    0, x->text);
+				return 1;
+			}
+			fake_result(c, c->req->test_listen_request->params, 0,
+				    x->text);
+			return 1;
+		}
+	}
+	switch (c->req->body_case) {
+	case RING__ENVELOPE__BODY_PROBE_REQUEST:
+		fake_probe(f, c);
+		return 1;
+	case RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST: {
+		Ring__Envelope env = RING__ENVELOPE__INIT;
+		Ring__TestListenReply rep = RING__TEST_LISTEN_REPLY__INIT;
+
+		if (c->state != FC_NEW)
+			return 0; /* its result comes with the run */
+		rep.port = 40000 + c->id;
+		env.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REPLY;
+		env.test_listen_reply = &rep;
+		c->state = FC_LISTENING;
+		fake_deliver(c, &env, 0);
+		return 1;
+	}
+	case RING__ENVELOPE__BODY_TEST_RUN_REQUEST: {
+		struct fcall *lis = fake_listen_of(f, c);
+		int a = fake_node(f, c->node), b;
+
+		assert_non_null(lis);
+		b = fake_node(f, lis->node);
+		/* No node in two tests at once. */
+		f->busy[a]++;
+		f->busy[b]++;
+		if (f->busy[a] > f->busy_max)
+			f->busy_max = f->busy[a];
+		if (f->busy[b] > f->busy_max)
+			f->busy_max = f->busy[b];
+		fake_test_end(f, c, lis);
+		return 1;
+	}
+	default:
+		fail_msg("unexpected request %d", c->req->body_case);
+		return 0;
+	}
+}
+
+/* Is a run call still to come for this listening call? */
+static int fake_run_pending(struct fake *f, const struct fcall *lis)
+{
+	for (struct fcall *c = f->calls; c; c = c->next)
+		if (c->req->body_case ==
+			    RING__ENVELOPE__BODY_TEST_RUN_REQUEST &&
+		    fake_listen_of(f, c) == lis && c->state != FC_DONE)
+			return 1;
+	return 0;
+}
+
+/* Answer everything that is due, in order, until nothing moves; a
+ * listener nobody connects to ends with its accept timeout, as an agent's
+ * does. */
+static unsigned fake_pump(struct fake *f)
+{
+	unsigned acted = 0;
+	int moved = 1;
+
+	while (moved) {
+		moved = 0;
+		for (struct fcall *c = f->calls; c && !moved; c = c->next)
+			if (c->state == FC_NEW && fake_act(f, c))
+				moved = 1;
+		for (struct fcall *c = f->calls; c && !moved; c = c->next)
+			if (c->state == FC_LISTENING &&
+			    !fake_run_pending(f, c)) {
+				fake_result(c,
+					    c->req->test_listen_request->params,
+					    0,
+					    "no connection before the accept "
+					    "timeout");
+				moved = 1;
+			}
+		acted += moved;
+	}
+	return acted;
+}
+
+static unsigned fake_pending(const struct fake *f)
+{
+	unsigned n = 0;
+
+	for (const struct fcall *c = f->calls; c; c = c->next)
+		n += c->state != FC_DONE;
+	return n;
+}
+
+static struct fcall *fake_held(struct fake *f)
+{
+	for (struct fcall *c = f->calls; c; c = c->next)
+		if (c->state == FC_HELD)
+			return c;
+	return NULL;
+}
+
+static void fake_fail(struct fake *f, const char *node,
+		      Ring__Envelope__BodyCase body, unsigned nth,
+		      enum fail_action action, const char *text)
+{
+	assert_true(f->n_fails < 8);
+	f->fails[f->n_fails++] =
+		(struct fail){node, body, nth, action, text, 0};
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int tn_add(struct fake *f, const char *name)
+{
+	struct tnode *n = &f->n[f->n_nodes];
+
+	assert_true(f->n_nodes < TN_MAX);
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->beacons = 1;
+	return (int)f->n_nodes++;
+}
+
+static int tn_if(struct fake *f, int node, const char *ifname, const char *addr,
+		 unsigned prefix)
+{
+	struct tnode *n = &f->n[node];
+	struct tif *t = &n->ifs[n->n_ifs];
+
+	assert_true(n->n_ifs < TI_MAX);
+	snprintf(t->name, sizeof(t->name), "%s", ifname);
+	snprintf(t->addr, sizeof(t->addr), "%s", addr);
+	t->prefix = prefix;
+	t->peer_node = t->peer_if = -1;
+	return (int)n->n_ifs++;
+}
+
+/* A cable between x and y on their next free ports, on 10.0.X.0/30. */
+static void tn_cable(struct fake *f, int x, int y)
+{
+	char ax[32], ay[32], nx[16], ny[16];
+	unsigned net = (unsigned)(x * 16 + y);
+	int ix, iy;
+
+	snprintf(ax, sizeof(ax), "10.0.%u.1", net);
+	snprintf(ay, sizeof(ay), "10.0.%u.2", net);
+	snprintf(nx, sizeof(nx), "p%u", f->n[x].n_ifs + 1);
+	snprintf(ny, sizeof(ny), "p%u", f->n[y].n_ifs + 1);
+	ix = tn_if(f, x, nx, ax, 30);
+	iy = tn_if(f, y, ny, ay, 30);
+	f->n[x].ifs[ix].peer_node = y;
+	f->n[x].ifs[ix].peer_if = iy;
+	f->n[y].ifs[iy].peer_node = x;
+	f->n[y].ifs[iy].peer_if = ix;
+	f->gbps[x][y] = f->gbps[y][x] = 100.0;
+}
+
+/* Every node's inventory and neighbour table into the node table. */
+static void tn_publish(struct fake *f)
+{
+	for (unsigned i = 0; i < f->n_nodes; i++) {
+		const struct tnode *tn = &f->n[i];
+		Ring__Inventory inv = RING__INVENTORY__INIT;
+		Ring__NetInterface nif[TI_MAX + 1], *nifp[TI_MAX + 1];
+		Ring__Ipv4Address ip[TI_MAX + 1], *ipp[TI_MAX + 1];
+		Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
+		Ring__Neighbour nb[TI_MAX], *nbp[TI_MAX];
+		char maddr[32];
+		struct node *n = nodes_get(f->table, tn->name, 64);
+
+		assert_non_null(n);
+		snprintf(maddr, sizeof(maddr), "192.168.0.%u", i + 1);
+		for (unsigned k = 0; k <= tn->n_ifs; k++) {
+			ring__net_interface__init(&nif[k]);
+			ring__ipv4_address__init(&ip[k]);
+			ipp[k] = &ip[k];
+			nif[k].ipv4 = &ipp[k];
+			nif[k].n_ipv4 = 1;
+			nif[k].mtu = 9000;
+			nif[k].nominal_speed_mbps = 200000;
+			nifp[k] = &nif[k];
+		}
+		nif[0].name = "mgmt0";
+		nif[0].management = 1;
+		ip[0].address = maddr;
+		ip[0].prefix = 24;
+		for (unsigned k = 0; k < tn->n_ifs; k++) {
+			const struct tif *t = &tn->ifs[k];
+
+			nif[k + 1].name = (char *)t->name;
+			ip[k + 1].address = (char *)t->addr;
+			ip[k + 1].prefix = t->prefix;
+			if (t->peer_node < 0 || !tn->beacons)
+				continue;
+			ring__neighbour__init(&nb[nt.n_neighbours]);
+			nb[nt.n_neighbours].local_interface = (char *)t->name;
+			nb[nt.n_neighbours].remote_node =
+				(char *)f->n[t->peer_node].name;
+			nb[nt.n_neighbours].remote_interface =
+				(char *)f->n[t->peer_node].ifs[t->peer_if].name;
+			nbp[nt.n_neighbours] = &nb[nt.n_neighbours];
+			nt.n_neighbours++;
+		}
+		inv.node = (char *)tn->name;
+		inv.mgmt_interface = "mgmt0";
+		inv.mgmt_address = maddr;
+		inv.interfaces = nifp;
+		inv.n_interfaces = tn->n_ifs + 1;
+		nt.neighbours = nbp;
+		nt.beacons_available = tn->beacons;
+		nt.beacons_error = tn->beacons ? "" : "no CAP_NET_RAW";
+		nodes_set_inventory(n, frame_copy(&inv.base));
+		nodes_set_neighbours(n, frame_copy(&nt.base));
+		assert_non_null(n->inventory);
+		assert_non_null(n->neighbours);
+		nodes_mark_up(n, f, maddr, "test", 1);
+	}
+}
+
+static struct fake *fake_new(void)
+{
+	struct fake *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->tail = &f->calls;
+	f->one_stream = 0.40;
+	f->ci.start = fake_start;
+	f->ci.cancel = fake_cancel;
+	f->ci.ctx = f;
+	f->base = event_base_new();
+	f->table = nodes_new();
+	assert_non_null(f->base);
+	assert_non_null(f->table);
+	coord_conf_defaults(&f->conf);
+	f->conf.survey_method = COORD_SURVEY_TCP;
+	f->conf.survey_interval_ms = 0;
+	f->sv = survey_new(f->base, &f->conf, f->table, &f->ci);
+	assert_non_null(f->sv);
+	return f;
+}
+
+static void fake_free(struct fake *f)
+{
+	survey_free(f->sv);
+	/* No call outlives the survey. */
+	assert_int_equal(fake_pending(f), 0);
+	while (f->calls) {
+		struct fcall *c = f->calls;
+
+		f->calls = c->next;
+		ring__envelope__free_unpacked(c->req, NULL);
+		free(c);
+	}
+	nodes_free(f->table);
+	event_base_free(f->base);
+	coord_conf_free(&f->conf);
+	free(f);
+}
+
+/* The field notes' ring n1 - n2 - n4 - n3 - n1. */
+static struct fake *fake_ring4(void)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	    n4 = tn_add(f, "n4");
+
+	tn_cable(f, n1, n2);
+	tn_cable(f, n2, n4);
+	tn_cable(f, n4, n3);
+	tn_cable(f, n3, n1);
+	return f;
+}
+
+/* Start, answer everything, and the survey is done. */
+static const Ring__Topology *fake_survey(struct fake *f)
+{
+	assert_int_equal(survey_start(f->sv, "test"), 0);
+	assert_string_equal(survey_state(f->sv), "running");
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	assert_int_equal(fake_pending(f), 0);
+	assert_true(f->busy_max <= 1);
+	assert_non_null(survey_topology(f->sv));
+	return survey_topology(f->sv);
+}
+
+static const Ring__Edge *topo_edge(const Ring__Topology *t, const char *a,
+				   const char *b)
+{
+	for (size_t i = 0; i < t->n_edges; i++)
+		if (!strcmp(t->edges[i]->a, a) && !strcmp(t->edges[i]->b, b))
+			return t->edges[i];
+	fail_msg("no edge %s-%s", a, b);
+	return NULL;
+}
+
+static const Ring__Finding *topo_finding(const Ring__Topology *t,
+					 const char *code)
+{
+	for (size_t i = 0; i < t->n_findings; i++)
+		if (!strcmp(t->findings[i]->code, code))
+			return t->findings[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ tests */
+
+/* The field notes' ring: kind, order, edges with their figures, the two
+ * diagonals, ranks, and the findings word for word. */
+static void test_ring_exact(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__Edge *e;
+
+	(void)state;
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->n_order, 4);
+	assert_string_equal(t->order[0], "n1");
+	assert_string_equal(t->order[1], "n2");
+	assert_string_equal(t->order[2], "n4");
+	assert_string_equal(t->order[3], "n3");
+	assert_int_equal(t->rounds, 2);
+	assert_string_equal(t->line_gap, "");
+	assert_int_equal(t->n_edges, 4);
+	e = topo_edge(t, "n1", "n2");
+	assert_string_equal(e->a_interface, "p1");
+	assert_string_equal(e->b_interface, "p1");
+	assert_string_equal(e->a_address, "10.0.1.1");
+	assert_string_equal(e->b_address, "10.0.1.2");
+	assert_true(e->verified && e->a_sees_b && e->b_sees_a);
+	assert_string_equal(e->method, "tcp");
+	assert_string_equal(e->error, "");
+	assert_int_equal(e->n_ladder, 3);
+	assert_int_equal(e->ladder[0], 1);
+	assert_int_equal(e->ladder[1], 4);
+	assert_int_equal(e->ladder[2], 8);
+	assert_true(e->gbps_a_to_b[0] == 40.0 && e->gbps_b_to_a[0] == 40.0);
+	assert_true(e->gbps_a_to_b[1] == 95.0 && e->gbps_b_to_a[1] == 95.0);
+	assert_true(e->gbps_a_to_b[2] == 100.0 && e->gbps_b_to_a[2] == 100.0);
+	assert_true(e->nominal_gbps == 200.0);
+	assert_int_equal(e->n_latency, 5);
+	assert_int_equal(e->latency[0]->size, 64);
+	assert_true(e->rdma_write_gbps_a_to_b < 0);
+	assert_int_equal(e->a_gid_index, -1);
+	/* Diagonals: n1-n4 and n2-n3 at each of the far node's addresses. */
+	assert_int_equal(t->n_diagonals, 4);
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		assert_false(t->diagonals[i]->path);
+		assert_string_equal(t->diagonals[i]->verdict,
+				    "no data-plane path, as expected (route "
+				    "unreachable, probe unanswered)");
+	}
+	assert_string_equal(t->diagonals[0]->a, "n1");
+	assert_string_equal(t->diagonals[0]->b, "n4");
+	assert_int_equal(t->n_anomalies, 0);
+	assert_int_equal(t->n_ranks, 4);
+	assert_string_equal(t->ranks[0]->node, "n1");
+	assert_string_equal(t->ranks[0]->next_node, "n2");
+	assert_string_equal(t->ranks[0]->next_interface, "p1");
+	assert_string_equal(t->ranks[0]->prev_node, "n3");
+	assert_string_equal(t->ranks[0]->prev_interface, "p2");
+	assert_string_equal(t->ranks[0]->mgmt_address, "192.168.0.1");
+	assert_int_equal(t->n_findings, 2);
+	assert_string_equal(t->findings[0]->code, "uniform_ceiling");
+	assert_string_equal(
+		t->findings[0]->text,
+		"every edge tops out at 50% of its 200 Gbps nominal (100.0 "
+		"Gbps median, spread 0%): a uniform ceiling - a link-layer or "
+		"host limit, not a bad cable; check the host link (PCIe), "
+		"PFC/ECN, and unused NIC halves");
+	assert_string_equal(t->findings[1]->code, "saturation");
+	assert_string_equal(t->findings[1]->text,
+			    "1 stream reaches 40% of 8 streams (median over 4 "
+			    "edges); use at least 4 channels: 4 streams reach "
+			    "95%");
+	/* Three TCP ladder steps both ways and latency per edge, two probes
+	 * per cable, two diagonal pairs at one address each... */
+	assert_int_equal(survey_state(f->sv)[0], 'd');
+	fake_free(f);
+}
+
+/* A line (the ring without n3-n1): its gap, ends and rounds. */
+static void test_line(void **state)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	    n4 = tn_add(f, "n4");
+	const Ring__Topology *t;
+
+	(void)state;
+	tn_cable(f, n1, n2);
+	tn_cable(f, n2, n4);
+	tn_cable(f, n4, n3);
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "line");
+	assert_string_equal(t->line_gap, "n1-n3");
+	assert_int_equal(t->n_edges, 3);
+	assert_int_equal(t->rounds, 2);
+	assert_int_equal(t->n_ranks, 4);
+	assert_string_equal(t->ranks[0]->prev_node, "");
+	assert_string_equal(t->ranks[3]->next_node, "");
+	fake_free(f);
+}
+
+/* Five nodes: an odd ring takes three rounds. */
+static void test_ring5_rounds(void **state)
+{
+	struct fake *f = fake_new();
+	const Ring__Topology *t;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "n%d", i + 1);
+		tn_add(f, name);
+	}
+	for (int i = 0; i < 5; i++)
+		tn_cable(f, i, (i + 1) % 5);
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->n_edges, 5);
+	assert_int_equal(t->rounds, 3);
+	fake_free(f);
+}
+
+/* Two nodes, two parallel cables: a pair, both cables measured. */
+static void test_pair(void **state)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2");
+	const Ring__Topology *t;
+
+	(void)state;
+	tn_cable(f, n1, n2);
+	tn_cable(f, n1, n2);
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "pair");
+	assert_int_equal(t->n_edges, 2);
+	assert_int_equal(t->rounds, 2); /* one node pair, one cable a round */
+	assert_int_equal(t->n_diagonals, 0);
+	assert_int_equal(t->n_ranks, 2);
+	fake_free(f);
+}
+
+/* No beacons and one shared subnet: a switch. Every pair is measured by
+ * the circle method, and the edges say so. */
+static void test_switch(void **state)
+{
+	struct fake *f = fake_new();
+	const Ring__Topology *t;
+
+	(void)state;
+	f->switched = 1;
+	for (int i = 0; i < 4; i++) {
+		char name[16], addr[32];
+
+		snprintf(name, sizeof(name), "n%d", i + 1);
+		snprintf(addr, sizeof(addr), "10.1.0.%d", i + 1);
+		tn_add(f, name);
+		f->n[i].beacons = 0;
+		tn_if(f, i, "p1", addr, 24);
+		for (int j = 0; j < 4; j++)
+			f->gbps[i][j] = 100.0;
+	}
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "switch");
+	assert_int_equal(t->n_edges, 6);
+	assert_int_equal(t->rounds, 3);
+	for (size_t i = 0; i < t->n_edges; i++)
+		assert_true(sv_edge_through_switch(t->edges[i]));
+	assert_int_equal(t->n_ranks, 0);
+	/* beacons_off for each node, after the ladder's findings. */
+	assert_non_null(topo_finding(t, "beacons_off"));
+	fake_free(f);
+}
+
+/* One cable n1 (A) - n2 (B): the edge's steps are the ladder 1, 4, 8
+ * streams both ways, then latency; B listens, A runs. */
+static struct fake *fake_pair1(void)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2");
+
+	tn_cable(f, n1, n2);
+	return f;
+}
+
+struct step_case {
+	const char *node;
+	Ring__Envelope__BodyCase body;
+	unsigned nth; /* which test of the edge (1 = 1 stream A->B) */
+	enum fail_action action;
+	const char *text;
+	const char *error; /* the edge's error, both orders */
+};
+
+#define LIS RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST
+#define RUN RING__ENVELOPE__BODY_TEST_RUN_REQUEST
+
+static const struct step_case step_cases[] = {
+	{"n2", LIS, 1, FA_ERROR, "address in use", "n2: address in use"},
+	{"n2", LIS, 1, FA_TIMEOUT, NULL,
+	 "n2: no answer before the test deadline"},
+	{"n2", LIS, 1, FA_RESET, NULL,
+	 "n2: agent session lost during the test"},
+	{"n2", LIS, 3, FA_RESULT_ERR, "bind failed", "n2: bind failed"},
+	{"n1", RUN, 1, FA_ERROR, "connection refused",
+	 "n1: connection refused"},
+	{"n1", RUN, 3, FA_TIMEOUT, NULL,
+	 "n1: no answer before the test deadline"},
+	{"n1", RUN, 5, FA_RESET, NULL,
+	 "n1: agent session lost during the test"},
+	{"n1", RUN, 1, FA_RESULT_ERR, "peer closed the connection",
+	 "n1: peer closed the connection"},
+	/* A's session gone between B's port and A's request. */
+	{"n2", LIS, 1, FA_DOWN, "n1", "n1: not connected"},
+};
+
+/* Every way one step can fail, in both orders of the two sides' results:
+ * the edge keeps the first failure, the failed step has no figure, the
+ * other steps are measured, the survey ends and no call is left. */
+static void test_step_failures(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(step_cases) / sizeof(step_cases[0]); i++)
+		for (int order = 0; order < 2; order++) {
+			const struct step_case *k = &step_cases[i];
+			struct fake *f = fake_pair1();
+			const Ring__Topology *t;
+			const Ring__Edge *e;
+			const Ring__Finding *fd;
+			char want[300];
+			unsigned s = k->nth - 1; /* the step that fails */
+
+			f->b_first = order;
+			fake_fail(f, k->node, k->body, k->nth, k->action,
+				  k->text);
+			tn_publish(f);
+			t = fake_survey(f);
+			e = topo_edge(t, "n1", "n2");
+			assert_string_equal(e->error, k->error);
+			if (k->action == FA_DOWN) {
+				/* Every later step fails alike. */
+				for (unsigned j = 0; j < 3; j++)
+					assert_true(e->gbps_a_to_b[j] < 0 &&
+						    e->gbps_b_to_a[j] < 0);
+				fake_free(f);
+				continue;
+			}
+			for (unsigned j = 0; j < 6; j++) {
+				double g = j % 2 ? e->gbps_b_to_a[j / 2]
+						 : e->gbps_a_to_b[j / 2];
+
+				if (j == s)
+					assert_true(g < 0);
+				else
+					assert_true(g > 0);
+			}
+			assert_int_equal(e->n_latency, 5);
+			fd = topo_finding(t, "test_failed");
+			assert_non_null(fd);
+			snprintf(want, sizeof(want), "edge n1-n2: %s",
+				 k->error);
+			assert_string_equal(fd->text, want);
+			fake_free(f);
+		}
+}
+
+/* A node that leaves mid-survey: the step in flight ends with the
+ * session, the later ones are not started, and the report says why. */
+static void test_node_gone(void **state)
+{
+	struct fake *f = fake_pair1();
+	const Ring__Topology *t;
+	const Ring__Edge *e;
+	struct fcall *held;
+	unsigned calls;
+
+	(void)state;
+	fake_fail(f, "n1", RUN, 2, FA_HOLD, NULL);
+	tn_publish(f);
+	assert_int_equal(survey_start(f->sv, "test"), 0);
+	fake_pump(f);
+	held = fake_held(f);
+	assert_non_null(held);
+	assert_true(survey_running(f->sv));
+	assert_string_equal(survey_state(f->sv), "running");
+	/* A second survey, or a manual test, waits for this one. */
+	assert_int_equal(survey_start(f->sv, "again"), -1);
+	assert_int_equal(errno, EBUSY);
+	nodes_mark_down(nodes_find(f->table, "n1"), "gone", 2);
+	calls = f->n_calls;
+	fake_deliver(held, NULL, -ECONNRESET);
+	fake_pump(f);
+	assert_int_equal(f->n_calls, calls); /* nothing more was asked */
+	assert_false(survey_running(f->sv));
+	t = survey_topology(f->sv);
+	assert_non_null(t);
+	e = topo_edge(t, "n1", "n2");
+	assert_string_equal(e->error, "n1: agent session lost during the test");
+	assert_true(e->gbps_a_to_b[0] > 0 && e->gbps_b_to_a[0] < 0);
+	assert_true(e->gbps_a_to_b[2] < 0);
+	assert_int_equal(e->n_latency, 0);
+	fake_free(f);
+}
+
+/* survey_free with everything in flight: every call is cancelled (the
+ * double checks no call is left), nothing is delivered later. */
+static void test_free_in_flight(void **state)
+{
+	struct fake *f = fake_ring4();
+
+	(void)state;
+	fake_fail(f, "n1", RUN, 1, FA_HOLD, NULL);
+	tn_publish(f);
+	assert_int_equal(survey_start(f->sv, "test"), 0);
+	fake_pump(f);
+	assert_non_null(fake_held(f));
+	assert_true(fake_pending(f) > 0);
+	fake_free(f);
+}
+
+/* Probes: a failed verify leaves the cable unverified but believed from
+ * both ends' beacons (a finding says so); a diagonal with a path is
+ * UNEXPECTED. */
+static void test_probe_findings(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__Finding *fd;
+	int seen = 0;
+
+	(void)state;
+	fake_fail(f, "n1", RING__ENVELOPE__BODY_PROBE_REQUEST, 1, FA_TIMEOUT,
+		  NULL);
+	f->path[0][3] = 1; /* n1 reaches n4 */
+	tn_publish(f);
+	t = fake_survey(f);
+	fd = topo_finding(t, "probe_failed");
+	assert_non_null(fd);
+	assert_string_equal(fd->text,
+			    "n1 p1 and n2 p1 hear each other's beacons but "
+			    "the data-plane probe failed one way: check "
+			    "addresses and subnets on this cable");
+	/* n1 reaches n4 at both its addresses: two UNEXPECTED checks. */
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i];
+		char want[200];
+
+		if (!d->path)
+			continue;
+		seen++;
+		snprintf(want, sizeof(want),
+			 "UNEXPECTED: n1 reaches n4's %s (route direct): a "
+			 "data path where the ring has none",
+			 d->b_address);
+		assert_string_equal(d->verdict, want);
+	}
+	assert_int_equal(seen, 2);
+	assert_true(t->n_anomalies >= 1);
+	fake_free(f);
+}
+
+/* Each allocation of the survey's lists fails in turn: the start fails
+ * with ENOMEM (never a partial list, never "fewer than two nodes"), or a
+ * survey already under way is abandoned with no result; nothing leaks
+ * and no call is left. */
+static void test_alloc_failures(void **state)
+{
+	unsigned start_fails = 0, abandoned = 0, done = 0;
+
+	(void)state;
+	for (unsigned k = 1; k < 100; k++) {
+		struct fake *f = fake_ring4();
+		int rc;
+
+		tn_publish(f);
+		sv_alloc_fail_at = k;
+		rc = survey_start(f->sv, "test");
+		if (rc < 0) {
+			assert_int_equal(errno, ENOMEM);
+			assert_int_equal(sv_alloc_fail_at, 0);
+			assert_int_equal(f->n_calls, 0);
+			start_fails++;
+		} else {
+			fake_pump(f);
+			assert_false(survey_running(f->sv));
+			if (survey_topology(f->sv)) {
+				done++;
+			} else {
+				assert_string_equal(survey_state(f->sv),
+						    "never");
+				abandoned++;
+			}
+		}
+		fake_free(f);
+		if (sv_alloc_fail_at) {
+			/* Fewer than k allocations: every one was tried. */
+			sv_alloc_fail_at = 0;
+			break;
+		}
+	}
+	/* Snapshot (1 + 4 nodes), cables (4), subnets (1); diagonals (two
+	 * pairs at two addresses each). */
+	assert_int_equal(start_fails, 10);
+	assert_int_equal(abandoned, 4);
+	assert_int_equal(done, 1);
+}
+
+/* No probe can start, so every phase runs inside survey_start: a failure
+ * listing the diagonals is its ENOMEM. */
+static void test_alloc_failure_at_once(void **state)
+{
+	struct fake *f = fake_ring4();
+
+	(void)state;
+	tn_publish(f);
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		f->n[i].down = 1;
+	sv_alloc_fail_at = 11;
+	assert_int_equal(survey_start(f->sv, "test"), -1);
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(sv_alloc_fail_at, 0);
+	assert_false(survey_running(f->sv));
+	assert_null(survey_topology(f->sv));
+	fake_free(f);
+}
+
+/* survey_streams 2 16: the findings read that ladder, not 1/4/8. */
+static void test_ladder_2_16(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__Edge *e;
+
+	(void)state;
+	f->conf.ladder[0] = 2;
+	f->conf.ladder[1] = 16;
+	f->conf.n_ladder = 2;
+	tn_publish(f);
+	t = fake_survey(f);
+	e = topo_edge(t, "n1", "n2");
+	assert_int_equal(e->n_ladder, 2);
+	assert_int_equal(e->ladder[1], 16);
+	assert_true(e->gbps_a_to_b[0] == 40.0 && e->gbps_a_to_b[1] == 100.0);
+	assert_int_equal(t->n_findings, 2);
+	assert_string_equal(t->findings[0]->code, "uniform_ceiling");
+	assert_string_equal(t->findings[1]->code, "saturation");
+	assert_string_equal(t->findings[1]->text,
+			    "2 streams reach 40% of 16 streams (median over 4 "
+			    "edges); use at least 16 channels");
+	fake_free(f);
+}
+
+static void test_fewer_than_two(void **state)
+{
+	struct fake *f = fake_new();
+
+	(void)state;
+	tn_add(f, "n1");
+	tn_publish(f);
+	assert_int_equal(survey_start(f->sv, "test"), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_false(survey_running(f->sv));
+	assert_string_equal(survey_state(f->sv), "never");
+	fake_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_exact),
+		cmocka_unit_test(test_line),
+		cmocka_unit_test(test_ring5_rounds),
+		cmocka_unit_test(test_pair),
+		cmocka_unit_test(test_switch),
+		cmocka_unit_test(test_step_failures),
+		cmocka_unit_test(test_node_gone),
+		cmocka_unit_test(test_free_in_flight),
+		cmocka_unit_test(test_probe_findings),
+		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_alloc_failure_at_once),
+		cmocka_unit_test(test_ladder_2_16),
+		cmocka_unit_test(test_fewer_than_two),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
