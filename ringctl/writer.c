@@ -1,3 +1,6 @@
+/* One file past the ~900-line guide on purpose: the three formats and the
+ * plain-table buffer are one streaming state machine over struct writer
+ * (the table replays into writer_scalar/open/close, which feed it). */
 #include "writer.h"
 
 #include <ctype.h>
