@@ -131,14 +131,15 @@ $(BUILD)/obj/%.o: %.c $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+# Archives are made anew: a removed source must not linger as a member.
 $(LIBCOMMON): $(call obj,$(COMMON_SRC)) $(BUILD)/obj/gen/ring.pb-c.o
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIBAGENT): $(call obj,$(AGENT_SRC)) | $(LIBCOMMON)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIBCOORD): $(call obj,$(COORD_SRC)) | $(LIBCOMMON)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 $(LIBRINGCTL): $(call obj,$(RINGCTL_SRC)) | $(LIBCOMMON)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/bin/ring-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBCOMMON)
 	@mkdir -p $(dir $@)

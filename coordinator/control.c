@@ -395,7 +395,9 @@ static void control_survey(struct client *cl, uint64_t id)
 		conn_send_error(
 			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
 			errno == EBUSY ? "a survey or a test is already running"
-				       : "fewer than two nodes are up");
+			: errno == ENOMEM ? "out of memory starting the survey "
+					    "(see the coordinator's log)"
+					  : "fewer than two nodes are up");
 		return;
 	}
 	ack.text = "survey started";

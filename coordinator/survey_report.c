@@ -12,12 +12,10 @@
 /* Edge.method of a pair measured through a switch. ring.proto documents
  * only "tcp" and "rdma": this string, and the test below, become the
  * edge-method enum's value. */
-#define SV_METHOD_SWITCH "tcp (switch)"
 
 int sv_edge_through_switch(const Ring__Edge *e)
 {
-	return !strncmp(e->method, SV_METHOD_SWITCH,
-			sizeof(SV_METHOD_SWITCH) - 1);
+	return e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_TCP_SWITCH;
 }
 
 struct sv_arena {
@@ -147,8 +145,12 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 		return NULL;
 	e->measured_ms = l->measured_ms;
 	e->error = ar_printf(ar, "%s", l->error);
+	e->method_kind = l->switch_pair
+				 ? RING__EDGE_METHOD__EDGE_METHOD_TCP_SWITCH
+			 : l->ladder_rdma ? RING__EDGE_METHOD__EDGE_METHOD_RDMA
+					  : RING__EDGE_METHOD__EDGE_METHOD_TCP;
 	e->method = ar_printf(ar, "%s",
-			      l->switch_pair   ? SV_METHOD_SWITCH
+			      l->switch_pair   ? "tcp (switch)"
 			      : l->ladder_rdma ? "rdma"
 					       : "tcp");
 	e->rdma_write_gbps_a_to_b = l->rdma_write[0];
