@@ -4,8 +4,7 @@
  * A (requester); their GIDs must agree; B is connected, then A, which runs
  * the test; when A's result is in, B is stopped. Whatever fails, every
  * side already set up is stopped, so no agent keeps QPs or pinned memory.
- * Also the pure rules that the survey, the control socket and ringctl
- * share: which port of a node can run RDMA, GID agreement. */
+ * The pure rules (which port can run RDMA, GID agreement) are rules.h. */
 #ifndef RING_RDMATEST_H
 #define RING_RDMATEST_H
 
@@ -14,34 +13,6 @@
 
 #include "call.h"
 #include "ring.pb-c.h"
-
-/* The Hello capability of an agent that runs RDMA tests (the agent says
- * "rdma_test", like "tcp_test"; "rdma-test", the name first planned, is
- * accepted too). */
-#define RDMATEST_CAP "rdma_test"
-
-struct node;
-
-/* The RDMA device with an ACTIVE port whose netdev is ifname. 0 with its
- * name in dev, or -1 with the reason in why ("no RDMA device", "mlx5_0
- * port 1 is DOWN"). */
-int rdmatest_active_port(const Ring__Inventory *inv, const char *ifname,
-			 char *dev, size_t dev_len, char *why, size_t why_len);
-/* The first data (non-management) interface that has an active RDMA port.
- * 0, or -1 when there is none. */
-int rdmatest_first_port(const Ring__Inventory *inv, char *ifname, size_t if_len,
-			char *dev, size_t dev_len);
-/* 1 if the node is up and its agent announced RDMATEST_CAP. */
-int rdmatest_node_capable(const struct node *n);
-
-/* Do the two endpoints' GIDs agree? Types must match; on ring neighbours
- * (adjacent 1) IPv4-mapped GIDs must share a subnet (a cable's two ports
- * do, so a difference means a wrong GID pick). A pair that is not
- * adjacent runs anyway: its failure is the diagnosis. 0, or -1 with the
- * operator's message in why. */
-int rdmatest_gid_check(const char *a, const Ring__RdmaEndpoint *ea,
-		       const char *b, const Ring__RdmaEndpoint *eb,
-		       int adjacent, char *why, size_t why_len);
 
 struct rdmatest_spec {
 	const char *a, *a_if, *a_dev; /* requester; a_dev "" = agent picks */

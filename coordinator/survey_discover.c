@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "survey_int.h"
+#include "rules.h"
 
 static void sv_subnet(const char *addr, unsigned prefix, char *out, size_t len)
 {
@@ -83,7 +84,7 @@ int sv_snapshot(struct survey *sv)
 			 inv->mgmt_interface);
 		sn->beacons =
 			v[i]->neighbours && v[i]->neighbours->beacons_available;
-		sn->rdma_cap = rdmatest_node_capable(v[i]);
+		sn->rdma_cap = rules_rdma_capable(v[i]);
 		sn->ifs =
 			sv_alloc(NULL, inv->n_interfaces + 1, sizeof(*sn->ifs));
 		if (!sn->ifs) {
@@ -108,10 +109,9 @@ int sv_snapshot(struct survey *sv)
 			si->mtu = f->mtu;
 			snprintf(si->rdma, sizeof(si->rdma), "%s",
 				 f->rdma_device);
-			if (rdmatest_active_port(inv, f->name, si->rdma_dev,
-						 sizeof(si->rdma_dev),
-						 si->rdma_why,
-						 sizeof(si->rdma_why)) < 0)
+			if (rules_rdma_port(inv, f->name, si->rdma_dev,
+					    sizeof(si->rdma_dev), si->rdma_why,
+					    sizeof(si->rdma_why)) < 0)
 				si->rdma_dev[0] = '\0';
 			si->rdma_hw = si->rdma_dev[0] || si->rdma[0] ||
 				      strncmp(si->rdma_why, "no ", 3);

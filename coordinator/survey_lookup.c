@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "survey_int.h"
+#include "rules.h"
 
 int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  char *a_if, size_t a_if_len, char *b_addr,
@@ -52,8 +53,8 @@ static int sv_rdma_side(struct node *n, const char *ifname, const char *peer,
 {
 	char detail[160];
 
-	if (rdmatest_active_port(n->inventory, ifname, dev, dev_len, detail,
-				 sizeof(detail)) == 0)
+	if (rules_rdma_port(n->inventory, ifname, dev, dev_len, detail,
+			    sizeof(detail)) == 0)
 		return 0;
 	if (adjacent == 1)
 		snprintf(why, why_len,
@@ -105,10 +106,12 @@ int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 	} else {
 		/* Not neighbours: the diagonal case. The test runs and fails
 		 * on its own, which is the answer the operator wants. */
-		if (rdmatest_first_port(na->inventory, e->a_if, sizeof(e->a_if),
-					e->a_dev, sizeof(e->a_dev)) < 0 ||
-		    rdmatest_first_port(nb->inventory, e->b_if, sizeof(e->b_if),
-					e->b_dev, sizeof(e->b_dev)) < 0) {
+		if (rules_rdma_first_port(na->inventory, e->a_if,
+					  sizeof(e->a_if), e->a_dev,
+					  sizeof(e->a_dev)) < 0 ||
+		    rules_rdma_first_port(nb->inventory, e->b_if,
+					  sizeof(e->b_if), e->b_dev,
+					  sizeof(e->b_dev)) < 0) {
 			snprintf(why, why_len,
 				 "%s: no data interface has an active RDMA "
 				 "port",
@@ -119,11 +122,11 @@ int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 	for (int k = 0; k < 2; k++) {
 		struct node *n = k ? nb : na;
 
-		if (!rdmatest_node_capable(n)) {
+		if (!rules_rdma_capable(n)) {
 			snprintf(why, why_len,
 				 "%s: its agent (version %s) does not offer "
 				 "RDMA tests (no '%s' capability)",
-				 n->name, n->agent_version, RDMATEST_CAP);
+				 n->name, n->agent_version, RULES_RDMA_CAP);
 			return -1;
 		}
 	}

@@ -6,6 +6,7 @@
 #include "log.h"
 #include "sched.h"
 #include "survey_int.h"
+#include "rules.h"
 
 /* Measurement order: the ring's cycle when there is one (so the rounds
  * alternate), every pair by the circle method through a switch. */
@@ -137,7 +138,7 @@ static int sv_link_rdma_ready(const struct survey *sv, const struct sv_link *l,
 			snprintf(why, why_len,
 				 "%s: its agent does not offer RDMA tests "
 				 "(no '%s' capability)",
-				 sv->nodes[n[k]].name, RDMATEST_CAP);
+				 sv->nodes[n[k]].name, RULES_RDMA_CAP);
 			return -1;
 		}
 	return 0;

@@ -14,6 +14,7 @@
 #include "coord_conf.h"
 #include "nodes.h"
 #include "rdmatest.h"
+#include "rules.h"
 
 /* An inventory: eth1 with an active rxe port, eth2 with a DOWN one, eth3
  * without RDMA, mgmt0 (management) with an active one. */
@@ -69,40 +70,40 @@ static void test_active_port(void **state)
 
 	(void)state;
 	inv_build(&f);
-	assert_int_equal(rdmatest_active_port(&f.inv, "eth1", dev, sizeof(dev),
-					      why, sizeof(why)),
+	assert_int_equal(rules_rdma_port(&f.inv, "eth1", dev, sizeof(dev), why,
+					 sizeof(why)),
 			 0);
 	assert_string_equal(dev, "rxe1");
-	assert_int_equal(rdmatest_active_port(&f.inv, "eth2", dev, sizeof(dev),
-					      why, sizeof(why)),
+	assert_int_equal(rules_rdma_port(&f.inv, "eth2", dev, sizeof(dev), why,
+					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "rxe1 port 1 is DOWN");
-	assert_int_equal(rdmatest_active_port(&f.inv, "eth3", dev, sizeof(dev),
-					      why, sizeof(why)),
+	assert_int_equal(rules_rdma_port(&f.inv, "eth3", dev, sizeof(dev), why,
+					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no RDMA device");
 	f.inv.rdma_error = "no libibverbs devices";
-	assert_int_equal(rdmatest_active_port(&f.inv, "eth3", dev, sizeof(dev),
-					      why, sizeof(why)),
+	assert_int_equal(rules_rdma_port(&f.inv, "eth3", dev, sizeof(dev), why,
+					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no RDMA device (no libibverbs devices)");
-	assert_int_equal(rdmatest_active_port(NULL, "eth1", dev, sizeof(dev),
-					      why, sizeof(why)),
+	assert_int_equal(rules_rdma_port(NULL, "eth1", dev, sizeof(dev), why,
+					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no inventory yet");
 
 	/* The first data port: never the management interface. */
-	assert_int_equal(rdmatest_first_port(&f.inv, ifname, sizeof(ifname),
-					     dev, sizeof(dev)),
+	assert_int_equal(rules_rdma_first_port(&f.inv, ifname, sizeof(ifname),
+					       dev, sizeof(dev)),
 			 0);
 	assert_string_equal(ifname, "eth1");
 	assert_string_equal(dev, "rxe1");
 	f.ports[1].state = "DOWN";
-	assert_int_equal(rdmatest_first_port(&f.inv, ifname, sizeof(ifname),
-					     dev, sizeof(dev)),
+	assert_int_equal(rules_rdma_first_port(&f.inv, ifname, sizeof(ifname),
+					       dev, sizeof(dev)),
 			 -1);
-	assert_int_equal(rdmatest_first_port(NULL, ifname, sizeof(ifname), dev,
-					     sizeof(dev)),
+	assert_int_equal(rules_rdma_first_port(NULL, ifname, sizeof(ifname),
+					       dev, sizeof(dev)),
 			 -1);
 }
 
@@ -128,53 +129,49 @@ static void test_gid_check(void **state)
 	ep_init(&a, 1, "RoCE v2", "::ffff:10.9.1.1", "r1b", "10.9.1.1", 24);
 	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 
 	ep_init(&b, 0, "RoCE v1", "fe80::1", "r2a", "", 0);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)),
-		-1);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), -1);
 	assert_string_equal(why, "GID type mismatch: n1 uses index 1 (RoCE v2 "
 				 "::ffff:10.9.1.1 on r1b), n2 uses index 0 "
 				 "(RoCE v1 fe80::1 on r2a); choose matching "
 				 "indices with --gid-a/--gid-b");
 	/* A type mismatch is refused between any two nodes. */
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)),
-		-1);
+		rules_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), -1);
 
 	/* Different subnets: refused on a cable, run across a diagonal
 	 * (where its failure says "not ring neighbours"). */
 	ep_init(&b, 3, "RoCE v2", "::ffff:10.9.2.2", "r2a", "10.9.2.2", 24);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)),
-		-1);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "GID subnet mismatch: n1 uses index 1 "
 				    "(RoCE v2 ::ffff:10.9.1.1 on r1b, "
 				    "10.9.1.1/24), n2 uses index 3"));
 	assert_non_null(strstr(why, "--gid-a/--gid-b"));
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), 0);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, -1, why, sizeof(why)),
-		0);
+		rules_gid_check("n1", &a, "n2", &b, -1, why, sizeof(why)), 0);
 
 	/* Prefixes that differ but contain each other's address. */
 	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 16);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 	/* No IPv4 on one side (a link-local RoCE v2 GID): nothing to
 	 * compare. */
 	ep_init(&b, 0, "RoCE v2", "fe80::2", "r2a", "", 0);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 	/* Type case and missing types do not matter. */
 	ep_init(&b, 1, "roce V2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 	ep_init(&b, 1, "", "", "", "", 0);
 	assert_int_equal(
-		rdmatest_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
 }
 
 static int conf_load(struct coord_conf *c, const char *text)
@@ -245,19 +242,19 @@ static void test_capabilities(void **state)
 	int session;
 
 	(void)state;
-	assert_false(rdmatest_node_capable(n));
+	assert_false(rules_rdma_capable(n));
 	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1);
 	nodes_set_capabilities(n, caps, 3);
 	assert_true(nodes_has_capability(n, "tcp_test"));
 	assert_false(nodes_has_capability(n, "tcp"));
-	assert_true(rdmatest_node_capable(n));
+	assert_true(rules_rdma_capable(n));
 	nodes_set_capabilities(n, old, 2);
-	assert_false(rdmatest_node_capable(n));
+	assert_false(rules_rdma_capable(n));
 	nodes_set_capabilities(n, planned, 1);
-	assert_true(rdmatest_node_capable(n));
+	assert_true(rules_rdma_capable(n));
 	/* Down: no test, whatever it said. */
 	nodes_mark_down(n, "gone", 2);
-	assert_false(rdmatest_node_capable(n));
+	assert_false(rules_rdma_capable(n));
 	nodes_free(t);
 }
 
