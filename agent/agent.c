@@ -1,3 +1,5 @@
+/* The agent's session with the coordinator: connect, Hello, heartbeats,
+ * reconnect backoff, rescans, signals (see agent.h). */
 #include "agent.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* agent.conf: directives, defaults, cross-checks and the -n file checks. */
 #include "agent_conf.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* The node's inventory: interfaces (sysfs, addresses), PCIe links, RDMA
+ * devices, memory. */
 #include "inventory.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,5 @@
+/* The coordinator's requests to the agent (probes, TCP and RDMA tests):
+ * caps, checks, answers. */
 #include "ops.h"
 
 #include <errno.h>

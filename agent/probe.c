@@ -1,3 +1,5 @@
+/* Route decisions (RTM_GETROUTE) and TCP reachability probes bound to a
+ * data port. */
 #include "probe.h"
 
 #include <arpa/inet.h>

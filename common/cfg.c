@@ -1,3 +1,5 @@
+/* Chrony-style config files: parsing, value parsers, errors and warnings
+ * with file:line. */
 #include "cfg.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* The daemons' wall clock. */
 #include "clock.h"
 
 #include <time.h>

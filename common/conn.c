@@ -1,3 +1,4 @@
+/* A framed message session over a bufferevent (TLS or plain). */
 #include "conn.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* One logging module: journald under systemd, stderr otherwise; peers' text
+ * escaped. */
 #include "log.h"
 #include "text.h"
 

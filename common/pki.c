@@ -1,3 +1,4 @@
+/* The cluster CA and certificates with roles (ringctl pki). */
 #include "pki.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* Latency summaries: nearest-rank percentiles, min, mean, max. */
 #include "stats.h"
 
 #include <errno.h>

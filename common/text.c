@@ -1,3 +1,4 @@
+/* UTF-8 checking for what is printed from peers. */
 #include "text.h"
 
 size_t text_utf8_len(const unsigned char *s, size_t n)

@@ -1,3 +1,5 @@
+/* TLS 1.3 contexts with mutual authentication, certificate roles and file
+ * checks. */
 #include "tls.h"
 
 #include <errno.h>

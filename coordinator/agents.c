@@ -1,3 +1,5 @@
+/* Agent sessions: pending connections and their caps, Hello and admission,
+ * validated updates, calls with one outcome each. */
 #include "agents.h"
 
 #include <arpa/inet.h>

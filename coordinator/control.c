@@ -1,3 +1,5 @@
+/* The ringctl control socket: requests, their deadlines and the per-user
+ * caps. */
 #include "control.h"
 
 #include <errno.h>

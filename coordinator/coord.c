@@ -1,3 +1,5 @@
+/* ring-coordinator's process: wires the modules together, signals,
+ * watchdog, state_dir. */
 #include "coord.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* coordinator.conf: directives, defaults, cross-checks, admission and the
+ * -n file checks. */
 #include "coord_conf.h"
 
 #include <errno.h>

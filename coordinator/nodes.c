@@ -1,3 +1,5 @@
+/* The node table: expected and authenticated nodes, their state, last
+ * inventory and neighbours. */
 #include "nodes.h"
 
 #include <errno.h>

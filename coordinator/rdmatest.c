@@ -1,3 +1,5 @@
+/* One RDMA test between two agents, driven through the call interface (see
+ * rdmatest.h). */
 #include "rdmatest.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* Pure RDMA rules: which port can run RDMA, GID agreement (see rules.h). */
 #include "rules.h"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* Pure: rounds of disjoint pairs for the measurements. */
 #include "sched.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Checks on agent data on arrival, against the limits in validate.h. */
 #include "validate.h"
 
 #include <arpa/inet.h>

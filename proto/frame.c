@@ -1,3 +1,4 @@
+/* Frames on the wire: header, bounded unpacking, copies, blocking fd I/O. */
 #include "frame.h"
 
 #include <errno.h>
