@@ -324,7 +324,11 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);
 	if (!rep)
 		return EXIT_TROUBLE;
-	printf("%s\n", rep->ack->text);
+	/* With --wait the status document follows: nothing may precede it. */
+	if (wait && rc->fmt != WRITER_PLAIN)
+		fprintf(stderr, "ringctl: %s\n", rep->ack->text);
+	else
+		printf("%s\n", rep->ack->text);
 	frame_free(rep);
 	if (!wait)
 		return 0;

@@ -221,9 +221,6 @@ def test_errors_print_no_partial_document(ringd, args):
         assert p.stderr.startswith("ringctl: "), (fmt, args, p.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="ringctl/main.c prints the survey's "
-                   "acknowledgement ('survey started') as a text line before "
-                   "the status document in every format")
 def test_survey_wait_json(ringd):
     """`survey --wait` ends with status: in JSON, one document."""
     p = ringd.ringctl("survey", "--wait", fmt="json", timeout_s=60)
