@@ -28,9 +28,14 @@ def ringd(root, ringd_bin):
                   coord_extra=["survey_settle 3600s", "survey_interval 0",
                                "survey_duration 200ms", "survey_warmup 0",
                                "latency_iterations 20"],
-                  agent_extra=["reconnect_min 200ms", "reconnect_max 1s"])
+                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
+                               "reconnect_max 1s"])
         r.setup_pki()
         r.start_all(timeout=20)
+        # Survey once every node heard both neighbours' beacons, or the
+        # ring is not all there yet.
+        cl.wait_for(lambda: neighbours_heard(r), 60,
+                    "every node to hear its two neighbours")
         p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
         assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
             p.returncode, p.stderr, r.log_tails())
@@ -43,6 +48,17 @@ def ringd(root, ringd_bin):
         assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
             c.workdir, "\n".join(p[:3000] for p in probs))
         assert not stubborn, "ignored SIGTERM: %s" % stubborn
+
+
+def neighbours_heard(r):
+    """The last neighbour table of every node lists its two neighbours."""
+    with open(r.coord.log, errors="replace") as f:
+        text = f.read()
+    for n in ORDER:
+        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % n, text)
+        if not seen or int(seen[-1]) < 2:
+            return False
+    return True
 
 
 class DuplicateKey(ValueError):
