@@ -547,6 +547,7 @@ def test_hostile_interface_name_never_reaches_a_shell(ringd):
     ns = r.cl.ns("n1")
     bad = "m$(id)"
     # The agent names its management interface when it connects.
+    mark = LogMark(r.coord.log)
     r.agents["n1"].stop()
     cl._run(["ip", "-n", ns, "link", "set", "mgmt0", "down"])
     cl._run(["ip", "-n", ns, "link", "set", "mgmt0", "name", bad])
@@ -556,6 +557,8 @@ def test_hostile_interface_name_never_reaches_a_shell(ringd):
         cl.wait_for(lambda: r.inventory("n1")[0] == 0 and
                     r.inventory("n1")[1].get("mgmt_interface") == bad, 30,
                     "n1's inventory to show the new name")
+        # The ring is whole again once n1 hears both neighbours.
+        mark.wait(r"node n1: 2 LLDP neighbours", 30)
         p = r.ringctl("survey", "--wait", timeout_s=180)
         assert p.returncode in (0, 1), (p.returncode, p.stderr)
         p = r.ringctl("ranks", fmt="json")
