@@ -187,15 +187,34 @@ def pids_in_netns(names):
     return found
 
 
+def _stopped(pid):
+    """True if pid is stopped (SIGSTOP, job control or a tracer)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
+
+
+def terminate(pid, group=False):
+    """SIGTERM, continuing a stopped process first. Never SIGCONT after
+    SIGTERM: one that lands while LeakSanitizer stops the world at exit
+    can leave the dying daemon hung for good (seen with the ASan
+    coordinator: its tracer waits for a thread that never stops)."""
+    kill = os.killpg if group else os.kill
+    for sig in ((signal.SIGCONT,) if _stopped(pid) else ()) + \
+            (signal.SIGTERM,):
+        try:
+            kill(pid, sig)
+        except OSError:
+            pass
+
+
 def _kill_pids(pids, grace=2.0):
-    """SIGTERM (and SIGCONT, for stopped ones), then SIGKILL after grace."""
+    """SIGTERM (a stopped one continued first), then SIGKILL after grace."""
     pids = [p for p in pids if p != os.getpid()]
-    for sig in (signal.SIGTERM, signal.SIGCONT):
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except OSError:
-                pass
+    for p in pids:
+        terminate(p)
     deadline = time.monotonic() + grace
     while pids and time.monotonic() < deadline:
         pids = [p for p in pids if _pid_alive(p)]
@@ -378,8 +397,7 @@ class Proc:
         SIGKILL)."""
         if not self.alive():
             return self.popen.returncode, False
-        self.signal(signal.SIGTERM)
-        self.signal(signal.SIGCONT)
+        terminate(self.pid, group=True)
         rc = self.wait(grace)
         if rc is not None:
             return rc, False
@@ -768,8 +786,7 @@ class Cluster:
         stubborn = []
         for p in self.procs:
             if p.alive():
-                p.signal(signal.SIGTERM)
-                p.signal(signal.SIGCONT)
+                terminate(p.pid, group=True)
         deadline = time.monotonic() + grace
         for p in self.procs:
             left = max(0.0, deadline - time.monotonic())

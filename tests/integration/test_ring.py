@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from cluster import Cluster, _natural_key, set_sysctls
+from cluster import Cluster, _natural_key, set_sysctls, terminate
 from conftest import new_prefix
 from ringtest import (LAT_SIZES, RATE_HI, RATE_LO, LogMark, SurveyRingd,
                       anomalies, assert_edge_measured, canonical_ring,
@@ -167,8 +167,7 @@ def test_agents_stopped_together_do_not_leak(make_cluster, ringd_bin):
         for n in order:
             mark.wait(r"node %s: 2 LLDP neighbours" % n, 20)
         for n in order:
-            r.agents[n].signal(signal.SIGTERM)
-            r.agents[n].signal(signal.SIGCONT)
+            terminate(r.agents[n].pid, group=True)
         for n in order:
             assert r.agents[n].wait(10) is not None, n
     finally:
