@@ -2,8 +2,9 @@
 #include "testlimits.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
+
+#include "reason.h"
 
 const uint32_t testlimits_lat_sizes_default[TESTLIMITS_LAT_SIZES_DEFAULT_N] = {
 	64, 4096, 10240, 20480, 40960};
@@ -71,32 +72,19 @@ const char *testlimits_format_size(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-static int testlimits_why(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int testlimits_why(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int testlimits_window(uint32_t duration_ms, uint32_t warmup_ms,
 			     char *why, size_t len)
 {
 	if (duration_ms < TESTLIMITS_DURATION_MIN_MS ||
 	    duration_ms > TESTLIMITS_DURATION_MAX_MS)
-		return testlimits_why(why, len,
-				      "duration %u ms out of range %u ms..%u s",
-				      duration_ms, TESTLIMITS_DURATION_MIN_MS,
-				      TESTLIMITS_DURATION_MAX_MS / 1000);
+		return reason_fail(why, len,
+				   "duration %u ms out of range %u ms..%u s",
+				   duration_ms, TESTLIMITS_DURATION_MIN_MS,
+				   TESTLIMITS_DURATION_MAX_MS / 1000);
 	if (warmup_ms > TESTLIMITS_WARMUP_MAX_MS)
-		return testlimits_why(
-			why, len, "warm-up %u ms out of range 0..%u s",
-			warmup_ms, TESTLIMITS_WARMUP_MAX_MS / 1000);
+		return reason_fail(why, len,
+				   "warm-up %u ms out of range 0..%u s",
+				   warmup_ms, TESTLIMITS_WARMUP_MAX_MS / 1000);
 	return 0;
 }
 
@@ -108,19 +96,18 @@ static int testlimits_lat(const Ring__TestParams *p, uint32_t max, int distinct,
 	uint32_t iterations = p->iterations;
 
 	if (p->n_sizes < 1 || p->n_sizes > TESTLIMITS_LAT_SIZES_MAX)
-		return testlimits_why(why, len,
-				      "%zu latency sizes, expected 1..%d",
-				      p->n_sizes, TESTLIMITS_LAT_SIZES_MAX);
+		return reason_fail(why, len,
+				   "%zu latency sizes, expected 1..%d",
+				   p->n_sizes, TESTLIMITS_LAT_SIZES_MAX);
 	for (size_t i = 0; i < p->n_sizes; i++) {
 		if (p->sizes[i] < 1 || p->sizes[i] > max)
-			return testlimits_why(
-				why, len,
-				"latency size %u bytes out of range "
-				"1..%u",
-				p->sizes[i], max);
+			return reason_fail(why, len,
+					   "latency size %u bytes out of range "
+					   "1..%u",
+					   p->sizes[i], max);
 		for (size_t j = 0; distinct && j < i; j++)
 			if (p->sizes[j] == p->sizes[i])
-				return testlimits_why(
+				return reason_fail(
 					why, len, "latency size %u given twice",
 					p->sizes[i]);
 	}
@@ -128,13 +115,13 @@ static int testlimits_lat(const Ring__TestParams *p, uint32_t max, int distinct,
 	if (distinct && !iterations)
 		iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
 	if (iterations < 1 || iterations > TESTLIMITS_LAT_ITERATIONS_MAX)
-		return testlimits_why(
-			why, len, "iterations %u out of range 1..%u",
-			p->iterations, TESTLIMITS_LAT_ITERATIONS_MAX);
+		return reason_fail(why, len, "iterations %u out of range 1..%u",
+				   p->iterations,
+				   TESTLIMITS_LAT_ITERATIONS_MAX);
 	if (p->lat_warmup > TESTLIMITS_LAT_WARMUP_MAX)
-		return testlimits_why(why, len,
-				      "latency warm-up %u out of range 0..%u",
-				      p->lat_warmup, TESTLIMITS_LAT_WARMUP_MAX);
+		return reason_fail(why, len,
+				   "latency warm-up %u out of range 0..%u",
+				   p->lat_warmup, TESTLIMITS_LAT_WARMUP_MAX);
 	return 0;
 }
 
@@ -147,16 +134,16 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 
 	if (r->op != RING__RDMA_OP__RDMA_OP_WRITE &&
 	    r->op != RING__RDMA_OP__RDMA_OP_READ)
-		return testlimits_why(why, len, "unknown RDMA operation %d",
-				      (int)r->op);
+		return reason_fail(why, len, "unknown RDMA operation %d",
+				   (int)r->op);
 	if (r->mtu && r->mtu != 256 && r->mtu != 512 && r->mtu != 1024 &&
 	    r->mtu != 2048 && r->mtu != 4096)
-		return testlimits_why(
-			why, len, "mtu %u: use 256, 512, 1024, 2048 or 4096",
-			r->mtu);
+		return reason_fail(why, len,
+				   "mtu %u: use 256, 512, 1024, 2048 or 4096",
+				   r->mtu);
 	if ((r->a_gid_set && r->a_gid_index > TESTLIMITS_GID_INDEX_MAX) ||
 	    (r->b_gid_set && r->b_gid_index > TESTLIMITS_GID_INDEX_MAX))
-		return testlimits_why(
+		return reason_fail(
 			why, len, "GID index %u out of range 0..%d",
 			r->a_gid_set && r->a_gid_index >
 						TESTLIMITS_GID_INDEX_MAX
@@ -167,16 +154,15 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 		return testlimits_lat(p, TESTLIMITS_RDMA_LAT_SIZE_MAX, 1, why,
 				      len);
 	if (r->qps > TESTLIMITS_RDMA_QPS_MAX)
-		return testlimits_why(why, len, "qps %u out of range (1..%d)",
-				      r->qps, TESTLIMITS_RDMA_QPS_MAX);
+		return reason_fail(why, len, "qps %u out of range (1..%d)",
+				   r->qps, TESTLIMITS_RDMA_QPS_MAX);
 	if (r->size > TESTLIMITS_RDMA_SIZE_MAX)
-		return testlimits_why(why, len,
-				      "size %u out of range (1..%u bytes)",
-				      r->size, TESTLIMITS_RDMA_SIZE_MAX);
+		return reason_fail(why, len,
+				   "size %u out of range (1..%u bytes)",
+				   r->size, TESTLIMITS_RDMA_SIZE_MAX);
 	if (r->tx_depth > TESTLIMITS_RDMA_TX_DEPTH_MAX)
-		return testlimits_why(
-			why, len, "tx depth %u out of range (1..%d)",
-			r->tx_depth, TESTLIMITS_RDMA_TX_DEPTH_MAX);
+		return reason_fail(why, len, "tx depth %u out of range (1..%d)",
+				   r->tx_depth, TESTLIMITS_RDMA_TX_DEPTH_MAX);
 	/* As the agent fills them in: a default cq moderation is clipped to
 	 * the tx depth, a given one must divide it. */
 	tx_depth = r->tx_depth ? r->tx_depth : TESTLIMITS_RDMA_TX_DEPTH_DEFAULT;
@@ -184,18 +170,18 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 	if (!r->cq_mod && cq_mod > tx_depth)
 		cq_mod = tx_depth;
 	if (cq_mod > tx_depth || tx_depth % cq_mod)
-		return testlimits_why(
+		return reason_fail(
 			why, len,
 			"cq moderation %u must divide the tx depth %u", cq_mod,
 			tx_depth);
 	if (r->post_list > TESTLIMITS_RDMA_POST_LIST_MAX)
-		return testlimits_why(
-			why, len, "post list %u out of range (1..%d)",
-			r->post_list, TESTLIMITS_RDMA_POST_LIST_MAX);
+		return reason_fail(why, len,
+				   "post list %u out of range (1..%d)",
+				   r->post_list, TESTLIMITS_RDMA_POST_LIST_MAX);
 	if (r->iterations > TESTLIMITS_RDMA_ITERATIONS_MAX)
-		return testlimits_why(why, len,
-				      "iterations out of range (0..%llu)",
-				      TESTLIMITS_RDMA_ITERATIONS_MAX);
+		return reason_fail(why, len,
+				   "iterations out of range (0..%llu)",
+				   TESTLIMITS_RDMA_ITERATIONS_MAX);
 	if (r->iterations)
 		return 0;
 	return testlimits_window(p->duration_ms
@@ -207,20 +193,20 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
 {
 	if (!p)
-		return testlimits_why(why, len, "missing test parameters");
+		return reason_fail(why, len, "missing test parameters");
 	switch (p->kind) {
 	case RING__TEST_KIND__TEST_TCP_BW:
 		if (p->streams < 1 || p->streams > TESTLIMITS_STREAMS_MAX)
-			return testlimits_why(
-				why, len, "streams %u out of range 1..%d",
-				p->streams, TESTLIMITS_STREAMS_MAX);
+			return reason_fail(why, len,
+					   "streams %u out of range 1..%d",
+					   p->streams, TESTLIMITS_STREAMS_MAX);
 		if (p->direction != RING__DIRECTION__DIR_A_TO_B &&
 		    p->direction != RING__DIRECTION__DIR_B_TO_A &&
 		    p->direction != RING__DIRECTION__DIR_BOTH)
-			return testlimits_why(why, len, "unknown direction %d",
-					      (int)p->direction);
+			return reason_fail(why, len, "unknown direction %d",
+					   (int)p->direction);
 		if (p->direction == RING__DIRECTION__DIR_BOTH && p->streams % 2)
-			return testlimits_why(
+			return reason_fail(
 				why, len,
 				"direction both needs an even number "
 				"of streams (>= 2), not %u",
@@ -234,8 +220,8 @@ int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
 	case RING__TEST_KIND__TEST_RDMA_LAT:
 		return testlimits_rdma(p, why, len);
 	default:
-		return testlimits_why(why, len, "unsupported test kind %d",
-				      (int)p->kind);
+		return reason_fail(why, len, "unsupported test kind %d",
+				   (int)p->kind);
 	}
 }
 

@@ -315,6 +315,16 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 						  conf->heartbeat_misses));
 }
 
+/* A report that fails validation: logged, and the agent told why. */
+static void session_bad_report(struct session *s, const Ring__Envelope *env,
+			       const char *what, const char *why)
+{
+	log_warnx("node %s: %s refused: %s", s->node->name, what, why);
+	conn_send_error(s->conn, env->request_id,
+			RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s refused: %s",
+			what, why);
+}
+
 /* Keep a validated inventory: it replaces the last one. */
 static void session_inventory(struct session *s, Ring__Envelope *env)
 {
@@ -323,10 +333,7 @@ static void session_inventory(struct session *s, Ring__Envelope *env)
 	char why[200];
 
 	if (validate_inventory(inv, why, sizeof(why)) < 0) {
-		log_warnx("node %s: inventory refused: %s", n->name, why);
-		conn_send_error(s->conn, env->request_id,
-				RING__ERROR_CODE__ERROR_BAD_REQUEST,
-				"inventory refused: %s", why);
+		session_bad_report(s, env, "inventory", why);
 		return;
 	}
 	/* The node is who the certificate says, whatever the message says;
@@ -360,10 +367,7 @@ static void session_neighbours(struct session *s, Ring__Envelope *env)
 	char why[200];
 
 	if (validate_neighbour_table(t, why, sizeof(why)) < 0) {
-		log_warnx("node %s: neighbour table refused: %s", n->name, why);
-		conn_send_error(s->conn, env->request_id,
-				RING__ERROR_CODE__ERROR_BAD_REQUEST,
-				"neighbour table refused: %s", why);
+		session_bad_report(s, env, "neighbour table", why);
 		return;
 	}
 	for (size_t i = 0; i < t->n_neighbours; i++) {

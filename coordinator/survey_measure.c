@@ -311,6 +311,28 @@ static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 	return NULL;
 }
 
+/* A latency step, TCP or RDMA: the configured sizes (copied into sizes,
+ * which must outlive p) and iterations. */
+static void sv_lat_params(Ring__TestParams *p, Ring__TestKind kind,
+			  uint32_t *sizes, const struct coord_conf *conf)
+{
+	p->kind = kind;
+	memcpy(sizes, conf->lat_sizes, conf->n_lat_sizes * sizeof(uint32_t));
+	p->n_sizes = conf->n_lat_sizes;
+	p->sizes = sizes;
+	p->iterations = conf->lat_iterations;
+	p->lat_warmup = conf->lat_iterations / 10 + 1;
+}
+
+/* A bandwidth step, TCP or RDMA: the configured window. */
+static void sv_bw_params(Ring__TestParams *p, Ring__TestKind kind,
+			 const struct coord_conf *conf)
+{
+	p->kind = kind;
+	p->duration_ms = (uint32_t)conf->survey_duration_ms;
+	p->warmup_ms = (uint32_t)conf->survey_warmup_ms;
+}
+
 /* Start one RDMA step of an edge; its requester is A or, swapped, B. */
 static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 					unsigned step)
@@ -335,17 +357,9 @@ static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 
 	p.rdma = &r;
 	if (step == SV_ST_RDMA_LAT) {
-		p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
-		memcpy(sizes, conf->lat_sizes,
-		       conf->n_lat_sizes * sizeof(uint32_t));
-		p.n_sizes = conf->n_lat_sizes;
-		p.sizes = sizes;
-		p.iterations = conf->lat_iterations;
-		p.lat_warmup = conf->lat_iterations / 10 + 1;
+		sv_lat_params(&p, RING__TEST_KIND__TEST_RDMA_LAT, sizes, conf);
 	} else {
-		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
-		p.duration_ms = (uint32_t)conf->survey_duration_ms;
-		p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
+		sv_bw_params(&p, RING__TEST_KIND__TEST_RDMA_BW, conf);
 		r.op = step == SV_ST_RDMA_READ_AB || step == SV_ST_RDMA_READ_BA
 			       ? RING__RDMA_OP__RDMA_OP_READ
 			       : RING__RDMA_OP__RDMA_OP_WRITE;
@@ -370,20 +384,12 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	}
 	step = l->plan[l->step];
 	if (step < SV_ST_TCP_LAT) {
-		p.kind = RING__TEST_KIND__TEST_TCP_BW;
+		sv_bw_params(&p, RING__TEST_KIND__TEST_TCP_BW, conf);
 		p.streams = conf->ladder[step / 2];
 		p.direction = step % 2 ? RING__DIRECTION__DIR_B_TO_A
 				       : RING__DIRECTION__DIR_A_TO_B;
-		p.duration_ms = (uint32_t)conf->survey_duration_ms;
-		p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
 	} else if (step == SV_ST_TCP_LAT) {
-		p.kind = RING__TEST_KIND__TEST_TCP_LAT;
-		memcpy(sizes, conf->lat_sizes,
-		       conf->n_lat_sizes * sizeof(uint32_t));
-		p.n_sizes = conf->n_lat_sizes;
-		p.sizes = sizes;
-		p.iterations = conf->lat_iterations;
-		p.lat_warmup = conf->lat_iterations / 10 + 1;
+		sv_lat_params(&p, RING__TEST_KIND__TEST_TCP_LAT, sizes, conf);
 	}
 	l->sv = sv;
 	clock_gettime(CLOCK_MONOTONIC, &l->test_t0);

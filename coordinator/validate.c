@@ -2,24 +2,11 @@
 #include "validate.h"
 
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cfg.h"
-
-static int validate_fail(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int validate_fail(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "reason.h"
 
 int validate_text(const char *s, size_t max)
 {
@@ -101,7 +88,7 @@ static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
 	const char *base = (const char *)m;
 
 	if (depth > 8)
-		return validate_fail(why, len, "%s: nested too deep", d->name);
+		return reason_fail(why, len, "%s: nested too deep", d->name);
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		const void *slot = base + f->offset;
@@ -113,7 +100,7 @@ static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			n = *(const size_t *)(base + f->quantifier_offset);
 			if (n > VALIDATE_MAX_REPEATED)
-				return validate_fail(
+				return reason_fail(
 					why, len, "%s.%s: %zu entries (max %u)",
 					d->name, f->name, n,
 					VALIDATE_MAX_REPEATED);
@@ -128,7 +115,7 @@ static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
 
 				if (s && strnlen(s, VALIDATE_MAX_STRING + 1) >
 						 VALIDATE_MAX_STRING)
-					return validate_fail(
+					return reason_fail(
 						why, len,
 						"%s.%s: string longer than %u "
 						"bytes",
@@ -159,18 +146,17 @@ int validate_message(const ProtobufCMessage *m, char *why, size_t len)
 int validate_hello(const Ring__Hello *h, char *why, size_t len)
 {
 	if (!cfg_valid_node_name(h->node))
-		return validate_fail(why, len, "invalid node name");
+		return reason_fail(why, len, "invalid node name");
 	if (!validate_text(h->agent_version, 63))
-		return validate_fail(why, len, "invalid agent version");
+		return reason_fail(why, len, "invalid agent version");
 	if (h->n_capabilities > VALIDATE_MAX_CAPABILITIES)
-		return validate_fail(why, len, "%zu capabilities (max %u)",
-				     h->n_capabilities,
-				     VALIDATE_MAX_CAPABILITIES);
+		return reason_fail(why, len, "%zu capabilities (max %u)",
+				   h->n_capabilities,
+				   VALIDATE_MAX_CAPABILITIES);
 	for (size_t i = 0; i < h->n_capabilities; i++)
 		if (!validate_rdma_name(h->capabilities[i]) ||
 		    strlen(h->capabilities[i]) > 31)
-			return validate_fail(why, len,
-					     "invalid capability name");
+			return reason_fail(why, len, "invalid capability name");
 	return 0;
 }
 
@@ -178,11 +164,11 @@ static int validate_interface(const Ring__NetInterface *f, char *why,
 			      size_t len)
 {
 	if (!validate_ifname(f->name))
-		return validate_fail(why, len, "invalid interface name");
+		return reason_fail(why, len, "invalid interface name");
 	if (f->n_ipv4 > VALIDATE_MAX_IPV4)
-		return validate_fail(
-			why, len, "interface %s: %zu IPv4 addresses (max %u)",
-			f->name, f->n_ipv4, VALIDATE_MAX_IPV4);
+		return reason_fail(why, len,
+				   "interface %s: %zu IPv4 addresses (max %u)",
+				   f->name, f->n_ipv4, VALIDATE_MAX_IPV4);
 	/* Data ports become probe and test targets: unicast only. The
 	 * management port is reported, never aimed at (a coordinator on the
 	 * same host is reached over lo). */
@@ -191,21 +177,21 @@ static int validate_interface(const Ring__NetInterface *f, char *why,
 			      ? validate_ipv4(f->ipv4[i]->address)
 			      : validate_unicast_ipv4(f->ipv4[i]->address)) ||
 		    f->ipv4[i]->prefix > 32)
-			return validate_fail(
+			return reason_fail(
 				why, len,
 				"interface %s: invalid IPv4 address or prefix",
 				f->name);
 	if (*f->rdma_device && !validate_rdma_name(f->rdma_device))
-		return validate_fail(why, len,
-				     "interface %s: invalid RDMA device name",
-				     f->name);
+		return reason_fail(why, len,
+				   "interface %s: invalid RDMA device name",
+				   f->name);
 	if (!validate_text(f->mac, 64) || !validate_text(f->operstate, 32) ||
 	    !validate_text(f->pci_address, 32) ||
 	    !validate_text(f->pcie_link_speed, 64) ||
 	    !validate_text(f->pcie_max_link_speed, 64) ||
 	    !validate_text(f->driver, 64))
-		return validate_fail(
-			why, len, "interface %s: invalid text field", f->name);
+		return reason_fail(why, len, "interface %s: invalid text field",
+				   f->name);
 	return 0;
 }
 
@@ -213,13 +199,13 @@ static int validate_rdma_device(const Ring__RdmaDevice *dev, char *why,
 				size_t len)
 {
 	if (!validate_rdma_name(dev->name))
-		return validate_fail(why, len, "invalid RDMA device name");
+		return reason_fail(why, len, "invalid RDMA device name");
 	if (!validate_text(dev->node_guid, 64) ||
 	    !validate_text(dev->fw_ver, 64))
-		return validate_fail(why, len, "RDMA device %s: invalid text",
-				     dev->name);
+		return reason_fail(why, len, "RDMA device %s: invalid text",
+				   dev->name);
 	if (dev->n_ports > VALIDATE_MAX_RDMA_PORTS)
-		return validate_fail(
+		return reason_fail(
 			why, len, "RDMA device %s: %zu ports (max %u)",
 			dev->name, dev->n_ports, VALIDATE_MAX_RDMA_PORTS);
 	for (size_t i = 0; i < dev->n_ports; i++) {
@@ -228,11 +214,11 @@ static int validate_rdma_device(const Ring__RdmaDevice *dev, char *why,
 		if ((*p->netdev && !validate_ifname(p->netdev)) ||
 		    !validate_text(p->state, 32) ||
 		    !validate_text(p->link_layer, 32))
-			return validate_fail(why, len,
-					     "RDMA device %s: invalid port",
-					     dev->name);
+			return reason_fail(why, len,
+					   "RDMA device %s: invalid port",
+					   dev->name);
 		if (p->n_gids > VALIDATE_MAX_GIDS)
-			return validate_fail(
+			return reason_fail(
 				why, len, "RDMA device %s: %zu GIDs (max %u)",
 				dev->name, p->n_gids, VALIDATE_MAX_GIDS);
 		for (size_t j = 0; j < p->n_gids; j++) {
@@ -241,7 +227,7 @@ static int validate_rdma_device(const Ring__RdmaDevice *dev, char *why,
 			if (!validate_gid(g->gid) ||
 			    !validate_text(g->type, 16) ||
 			    (*g->netdev && !validate_ifname(g->netdev)))
-				return validate_fail(
+				return reason_fail(
 					why, len, "RDMA device %s: invalid GID",
 					dev->name);
 		}
@@ -254,30 +240,29 @@ int validate_inventory(const Ring__Inventory *inv, char *why, size_t len)
 	if (validate_message(&inv->base, why, len) < 0)
 		return -1;
 	if (inv->n_interfaces > VALIDATE_MAX_INTERFACES)
-		return validate_fail(why, len, "%zu interfaces (max %u)",
-				     inv->n_interfaces,
-				     VALIDATE_MAX_INTERFACES);
+		return reason_fail(why, len, "%zu interfaces (max %u)",
+				   inv->n_interfaces, VALIDATE_MAX_INTERFACES);
 	if (inv->n_rdma_devices > VALIDATE_MAX_RDMA_DEVICES)
-		return validate_fail(why, len, "%zu RDMA devices (max %u)",
-				     inv->n_rdma_devices,
-				     VALIDATE_MAX_RDMA_DEVICES);
+		return reason_fail(why, len, "%zu RDMA devices (max %u)",
+				   inv->n_rdma_devices,
+				   VALIDATE_MAX_RDMA_DEVICES);
 	if (!validate_text(inv->hostname, VALIDATE_MAX_TEXT) ||
 	    !validate_text(inv->mgmt_address, 64) ||
 	    !validate_text(inv->kernel, VALIDATE_MAX_TEXT) ||
 	    !validate_text(inv->rdma_error, VALIDATE_MAX_ERROR_TEXT))
-		return validate_fail(why, len, "invalid text field");
+		return reason_fail(why, len, "invalid text field");
 	if (*inv->mgmt_interface && !validate_ifname(inv->mgmt_interface))
-		return validate_fail(why, len,
-				     "invalid management interface name");
+		return reason_fail(why, len,
+				   "invalid management interface name");
 	for (size_t i = 0; i < inv->n_interfaces; i++) {
 		if (validate_interface(inv->interfaces[i], why, len) < 0)
 			return -1;
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(inv->interfaces[i]->name,
 				    inv->interfaces[j]->name))
-				return validate_fail(
-					why, len, "interface %s listed twice",
-					inv->interfaces[i]->name);
+				return reason_fail(why, len,
+						   "interface %s listed twice",
+						   inv->interfaces[i]->name);
 	}
 	for (size_t i = 0; i < inv->n_rdma_devices; i++)
 		if (validate_rdma_device(inv->rdma_devices[i], why, len) < 0)
@@ -291,24 +276,24 @@ int validate_neighbour_table(const Ring__NeighbourTable *t, char *why,
 	if (validate_message(&t->base, why, len) < 0)
 		return -1;
 	if (t->n_neighbours > VALIDATE_MAX_NEIGHBOURS)
-		return validate_fail(why, len, "%zu neighbours (max %u)",
-				     t->n_neighbours, VALIDATE_MAX_NEIGHBOURS);
+		return reason_fail(why, len, "%zu neighbours (max %u)",
+				   t->n_neighbours, VALIDATE_MAX_NEIGHBOURS);
 	if (!validate_text(t->beacons_error, VALIDATE_MAX_ERROR_TEXT) ||
 	    !validate_text(t->agent_id, 64))
-		return validate_fail(why, len, "invalid text field");
+		return reason_fail(why, len, "invalid text field");
 	return 0;
 }
 
 int validate_neighbour(const Ring__Neighbour *nb, char *why, size_t len)
 {
 	if (!validate_ifname(nb->local_interface))
-		return validate_fail(why, len, "invalid local interface");
+		return reason_fail(why, len, "invalid local interface");
 	if (!cfg_valid_node_name(nb->remote_node))
-		return validate_fail(why, len, "invalid remote node name");
+		return reason_fail(why, len, "invalid remote node name");
 	if (!validate_ifname(nb->remote_interface))
-		return validate_fail(why, len, "invalid remote interface");
+		return reason_fail(why, len, "invalid remote interface");
 	if (!validate_text(nb->remote_agent_id, 64) ||
 	    !validate_text(nb->remote_mac, 64))
-		return validate_fail(why, len, "invalid remote details");
+		return reason_fail(why, len, "invalid remote details");
 	return 0;
 }

@@ -3,25 +3,12 @@
 #include "testargs.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "reason.h"
 #include "testlimits.h"
-
-static int testargs_complain(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int testargs_complain(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int testargs_seconds_ms(const char *s, uint32_t *ms, double max)
 {
@@ -93,9 +80,8 @@ static int testargs_lat_iterations(Ring__TestParams *p, const char *val,
 {
 	if (testargs_count32(val, 1, TESTLIMITS_LAT_ITERATIONS_MAX,
 			     &p->iterations) < 0)
-		return testargs_complain(err, len,
-					 "--iterations: '%s' is not 1..%u", val,
-					 TESTLIMITS_LAT_ITERATIONS_MAX);
+		return reason_fail(err, len, "--iterations: '%s' is not 1..%u",
+				   val, TESTLIMITS_LAT_ITERATIONS_MAX);
 	p->lat_warmup = p->iterations / 10;
 	return 0;
 }
@@ -108,16 +94,16 @@ static int testargs_window(Ring__TestParams *p, const char *opt,
 					TESTLIMITS_DURATION_MAX_MS / 1000.0) <
 			    0 ||
 		    p->duration_ms < TESTLIMITS_DURATION_MIN_MS)
-			return testargs_complain(
+			return reason_fail(
 				err, len,
 				"--duration: '%s' is not %g..%u seconds", val,
 				TESTLIMITS_DURATION_MIN_MS / 1000.0,
 				TESTLIMITS_DURATION_MAX_MS / 1000);
 	} else if (testargs_seconds_ms(val, &p->warmup_ms,
 				       TESTLIMITS_WARMUP_MAX_MS / 1000.0) < 0) {
-		return testargs_complain(err, len,
-					 "--warmup: '%s' is not 0..%u seconds",
-					 val, TESTLIMITS_WARMUP_MAX_MS / 1000);
+		return reason_fail(err, len,
+				   "--warmup: '%s' is not 0..%u seconds", val,
+				   TESTLIMITS_WARMUP_MAX_MS / 1000);
 	}
 	return 0;
 }
@@ -128,7 +114,7 @@ static int testargs_lat_sizes(struct testargs *t, const char *val, uint32_t max,
 	char m[32];
 
 	if (testargs_sizes(val, max, t) < 0)
-		return testargs_complain(
+		return reason_fail(
 			err, len,
 			"--sizes: '%s' is not a list of up to %d sizes of 1 "
 			"byte..%s (K and M suffixes accepted)",
@@ -146,9 +132,9 @@ static int testargs_tcp_option(struct testargs *t, int bw, const char *opt,
 	if (bw && !strcmp(opt, "--streams")) {
 		if (testargs_count32(val, 1, TESTLIMITS_STREAMS_MAX,
 				     &p->streams) < 0)
-			return testargs_complain(err, len,
-						 "--streams: '%s' is not 1..%d",
-						 val, TESTLIMITS_STREAMS_MAX);
+			return reason_fail(err, len,
+					   "--streams: '%s' is not 1..%d", val,
+					   TESTLIMITS_STREAMS_MAX);
 	} else if (bw &&
 		   (!strcmp(opt, "--duration") || !strcmp(opt, "--warmup"))) {
 		return testargs_window(p, opt, val, err, len);
@@ -160,19 +146,17 @@ static int testargs_tcp_option(struct testargs *t, int bw, const char *opt,
 		else if (!strcmp(val, "both"))
 			p->direction = RING__DIRECTION__DIR_BOTH;
 		else
-			return testargs_complain(
-				err, len,
-				"--direction: '%s' is not a-to-b, "
-				"b-to-a or both",
-				val);
+			return reason_fail(err, len,
+					   "--direction: '%s' is not a-to-b, "
+					   "b-to-a or both",
+					   val);
 	} else if (!bw && !strcmp(opt, "--iterations")) {
 		return testargs_lat_iterations(p, val, err, len);
 	} else if (!bw && !strcmp(opt, "--sizes")) {
 		return testargs_lat_sizes(t, val, TESTLIMITS_TCP_LAT_SIZE_MAX,
 					  err, len);
 	} else {
-		return testargs_complain(err, len, "unknown test option '%s'",
-					 opt);
+		return reason_fail(err, len, "unknown test option '%s'", opt);
 	}
 	return 0;
 }
@@ -182,9 +166,9 @@ static int testargs_gid(const char *opt, const char *val,
 			size_t len)
 {
 	if (testargs_count32(val, 0, TESTLIMITS_GID_INDEX_MAX, idx) < 0)
-		return testargs_complain(err, len,
-					 "%s: '%s' is not a GID index 0..%d",
-					 opt, val, TESTLIMITS_GID_INDEX_MAX);
+		return reason_fail(err, len,
+				   "%s: '%s' is not a GID index 0..%d", opt,
+				   val, TESTLIMITS_GID_INDEX_MAX);
 	*set = 1;
 	return 0;
 }
@@ -194,8 +178,8 @@ static int testargs_count_opt(const char *opt, const char *val, uint32_t max,
 			      uint32_t *out, char *err, size_t len)
 {
 	if (testargs_count32(val, 1, max, out) < 0)
-		return testargs_complain(err, len, "%s: '%s' is not 1..%u", opt,
-					 val, max);
+		return reason_fail(err, len, "%s: '%s' is not 1..%u", opt, val,
+				   max);
 	return 0;
 }
 
@@ -212,7 +196,7 @@ static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
 	if (!strcmp(opt, "--size")) {
 		if (testlimits_parse_size(val, 1, TESTLIMITS_RDMA_SIZE_MAX,
 					  &v) < 0)
-			return testargs_complain(
+			return reason_fail(
 				err, len,
 				"--size: '%s' is not a size of 1 byte..%s (K "
 				"and M suffixes accepted)",
@@ -227,7 +211,7 @@ static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
 	if (!strcmp(opt, "--iterations")) {
 		if (testargs_count(val, 1, TESTLIMITS_RDMA_ITERATIONS_MAX,
 				   &r->iterations) < 0)
-			return testargs_complain(
+			return reason_fail(
 				err, len,
 				"--iterations: '%s' is not 1..%llu messages "
 				"per QP",
@@ -249,14 +233,13 @@ static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
 	if (!strcmp(opt, "--mtu")) {
 		if (testargs_count32(val, 256, 4096, &r->mtu) < 0 ||
 		    (r->mtu & (r->mtu - 1)))
-			return testargs_complain(
-				err, len,
-				"--mtu: '%s' is not 256, 512, 1024, "
-				"2048 or 4096",
-				val);
+			return reason_fail(err, len,
+					   "--mtu: '%s' is not 256, 512, 1024, "
+					   "2048 or 4096",
+					   val);
 		return 0;
 	}
-	return testargs_complain(err, len, "unknown rdma-bw option '%s'", opt);
+	return reason_fail(err, len, "unknown rdma-bw option '%s'", opt);
 }
 
 static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
@@ -270,9 +253,9 @@ static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 		else if (!strcmp(val, "read"))
 			r->op = RING__RDMA_OP__RDMA_OP_READ;
 		else
-			return testargs_complain(
-				err, len, "--op: '%s' is not write or read",
-				val);
+			return reason_fail(err, len,
+					   "--op: '%s' is not write or read",
+					   val);
 		return 0;
 	}
 	if (!strcmp(opt, "--gid-a"))
@@ -288,7 +271,7 @@ static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 					  err, len);
 	if (!strcmp(opt, "--iterations"))
 		return testargs_lat_iterations(&t->params, val, err, len);
-	return testargs_complain(err, len, "unknown rdma-lat option '%s'", opt);
+	return reason_fail(err, len, "unknown rdma-lat option '%s'", opt);
 }
 
 int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
@@ -305,9 +288,9 @@ int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 	ring__rdma_params__init(&t->rdma);
 	if (argc < 3 || (strcmp(kind, "bw") && strcmp(kind, "lat") &&
 			 strcmp(kind, "rdma-bw") && strcmp(kind, "rdma-lat")))
-		return testargs_complain(err, errlen,
-					 "test needs 'bw A B', 'lat A B', "
-					 "'rdma-bw A B' or 'rdma-lat A B'");
+		return reason_fail(err, errlen,
+				   "test needs 'bw A B', 'lat A B', "
+				   "'rdma-bw A B' or 'rdma-lat A B'");
 	t->a = argv[1];
 	t->b = argv[2];
 	if (bw) {
@@ -333,20 +316,20 @@ int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!val)
-			return testargs_complain(
-				err, errlen, "option '%s' needs a value", opt);
+			return reason_fail(err, errlen,
+					   "option '%s' needs a value", opt);
 		if (rdma ? testargs_rdma_option(t, bw, opt, val, err, errlen)
 			 : testargs_tcp_option(t, bw, opt, val, err, errlen))
 			return -1;
 		op_given |= !strcmp(opt, "--op");
 	}
 	if (rdma && !op_given)
-		return testargs_complain(
-			err, errlen, "%s needs --op write or --op read", kind);
+		return reason_fail(err, errlen,
+				   "%s needs --op write or --op read", kind);
 	/* What the options cannot say alone (an odd --streams with
 	 * --direction both, a --cq-mod that does not divide the tx depth,
 	 * an RDMA latency size given twice), in the agent's words. */
 	if (testlimits_check(p, why, sizeof(why)) < 0)
-		return testargs_complain(err, errlen, "%s", why);
+		return reason_fail(err, errlen, "%s", why);
 	return 0;
 }
