@@ -1325,17 +1325,6 @@ static int test_ns_child(void)
 	return rc;
 }
 
-static void test_namespace(void **state)
-{
-	int rc = testns_run(test_ns_child);
-
-	(void)state;
-	if (rc == 77)
-		skip();
-	else
-		assert_int_equal(rc, 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1359,7 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_table_stale_makes_room),
 		cmocka_unit_test(test_table_coalesced_pushes),
 		cmocka_unit_test(test_table_input_errors),
-		cmocka_unit_test(test_namespace),
+		TESTNS_UNIT_TEST(test_ns_child),
 	};
 
 	log_init("test_lldp", NULL, 1);

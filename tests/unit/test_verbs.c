@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "testsock.h"
 #include "verbs.h"
 
 static struct verbs_params bw(enum verbs_op op)
@@ -93,41 +94,90 @@ static void endpoints(struct verbs_endpoint *l, struct verbs_endpoint *r)
 	strcpy(r->gid_str, "::ffff:10.9.3.2");
 }
 
+/* The texts for a failed work completion (wc) or a failed move to RTR, and
+ * whether they are typed as not adjacent (ERROR_NOT_ADJACENT on the
+ * wire): each has all of has[] and none of lacks. */
 static void test_explain(void **state)
 {
+	static const struct {
+		const char *what;
+		int rtr, status; /* rtr: status is an errno */
+		unsigned messages;
+		const char *peer;
+		int not_adjacent;
+		const char *has[4], *lacks;
+	} cases[] = {
+		/* Never worked: the rank-order failure of the field notes. */
+		{"retry, never worked",
+		 0,
+		 IBV_WC_RETRY_EXC_ERR,
+		 0,
+		 "n3",
+		 1,
+		 {"transport retry exceeded", "r1b", "::ffff:10.9.3.2",
+		  "not ring neighbours"},
+		 NULL},
+		/* Worked, then stopped: the peer went away, not the
+		 * topology. */
+		{"retry after 120",
+		 0,
+		 IBV_WC_RETRY_EXC_ERR,
+		 120,
+		 "n2",
+		 0,
+		 {"after 120 messages", "n2 stopped answering"},
+		 "not ring neighbours"},
+		{"remote access",
+		 0,
+		 IBV_WC_REM_ACCESS_ERR,
+		 0,
+		 "n2",
+		 0,
+		 {"remote access"},
+		 NULL},
+		{"RTR timed out",
+		 1,
+		 ETIMEDOUT,
+		 0,
+		 "n3",
+		 1,
+		 {"ibv_modify_qp(RTR)", "not ring neighbours"},
+		 NULL},
+		{"RTR invalid",
+		 1,
+		 EINVAL,
+		 0,
+		 "n3",
+		 0,
+		 {NULL},
+		 "not ring neighbours"},
+	};
 	struct verbs_endpoint l, r;
 	char out[400];
 
 	(void)state;
 	endpoints(&l, &r);
-	/* Never worked: the rank-order failure of the field notes. */
-	/* ... and typed as such (ERROR_NOT_ADJACENT on the wire). */
-	assert_int_equal(verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 0, &l, &r, "n3",
-					  out, sizeof(out)),
-			 1);
-	assert_non_null(strstr(out, "transport retry exceeded"));
-	assert_non_null(strstr(out, "r1b"));
-	assert_non_null(strstr(out, "::ffff:10.9.3.2"));
-	assert_non_null(strstr(out, "not ring neighbours"));
-	/* Worked, then stopped: the peer went away, not the topology. */
-	assert_int_equal(verbs_explain_wc(IBV_WC_RETRY_EXC_ERR, 120, &l, &r,
-					  "n2", out, sizeof(out)),
-			 0);
-	assert_non_null(strstr(out, "after 120 messages"));
-	assert_non_null(strstr(out, "n2 stopped answering"));
-	assert_null(strstr(out, "not ring neighbours"));
-	assert_int_equal(verbs_explain_wc(IBV_WC_REM_ACCESS_ERR, 0, &l, &r,
-					  "n2", out, sizeof(out)),
-			 0);
-	assert_non_null(strstr(out, "remote access"));
-	assert_int_equal(
-		verbs_explain_rtr(ETIMEDOUT, &l, &r, "n3", out, sizeof(out)),
-		1);
-	assert_non_null(strstr(out, "ibv_modify_qp(RTR)"));
-	assert_non_null(strstr(out, "not ring neighbours"));
-	assert_int_equal(
-		verbs_explain_rtr(EINVAL, &l, &r, "n3", out, sizeof(out)), 0);
-	assert_null(strstr(out, "not ring neighbours"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc;
+
+		print_message("    %s\n", cases[i].what);
+		if (cases[i].rtr)
+			rc = verbs_explain_rtr(cases[i].status, &l, &r,
+					       cases[i].peer, out, sizeof(out));
+		else
+			rc = verbs_explain_wc(
+				(enum ibv_wc_status)cases[i].status,
+				cases[i].messages, &l, &r, cases[i].peer, out,
+				sizeof(out));
+		assert_int_equal(rc, cases[i].not_adjacent);
+		for (size_t k = 0; k < 4 && cases[i].has[k]; k++)
+			if (!strstr(out, cases[i].has[k]))
+				fail_msg("%s: '%s' lacks '%s'", cases[i].what,
+					 out, cases[i].has[k]);
+		if (cases[i].lacks && strstr(out, cases[i].lacks))
+			fail_msg("%s: '%s' has '%s'", cases[i].what, out,
+				 cases[i].lacks);
+	}
 }
 
 static void never_cb(struct verbs_test *t, int err, const char *why, void *arg)
@@ -186,31 +236,10 @@ static void test_setup_refusals(void **state)
 
 /* ---- what concurrent requests may hold (ops) ---------------------------- */
 
-struct sent {
-	int n;
-	Ring__Envelope__BodyCase type;
-	char text[320];
-};
-
-static void ops_sent(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
-		     void *body)
-{
-	struct sent *s = arg;
-
-	(void)id;
-	s->n++;
-	s->type = type;
-	s->text[0] = '\0';
-	if (type == RING__ENVELOPE__BODY_ERROR)
-		snprintf(s->text, sizeof(s->text), "%s",
-			 ((Ring__Error *)body)->text);
-}
-
 /* An RdmaSetup for a bandwidth test of qps x size bytes. */
-static void rdma_setup(struct ops *o, struct sent *s, uint8_t id, unsigned qps,
+static void rdma_setup(struct testsock_agent *a, uint8_t id, unsigned qps,
 		       unsigned size)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
 	Ring__RdmaSetup rs = RING__RDMA_SETUP__INIT;
 	Ring__TestParams tp = RING__TEST_PARAMS__INIT;
 	Ring__RdmaParams rp = RING__RDMA_PARAMS__INIT;
@@ -230,12 +259,8 @@ static void rdma_setup(struct ops *o, struct sent *s, uint8_t id, unsigned qps,
 	rs.device = "nosuchdev9";
 	rs.peer = "n2";
 	rs.deadline_ms = 5000;
-	env.request_id = id;
-	env.body_case = RING__ENVELOPE__BODY_RDMA_SETUP;
-	env.rdma_setup = &rs;
-	memset(s, 0, sizeof(*s));
-	assert_int_equal(ops_handle(o, &env), 1);
-	assert_int_equal(s->n, 1);
+	testsock_agent_handle(a, id, RING__ENVELOPE__BODY_RDMA_SETUP, &rs);
+	assert_int_equal(a->s.n, 1);
 }
 
 /* All RDMA tests of an agent share rdma_max_total_memory: a test that
@@ -244,42 +269,35 @@ static void rdma_setup(struct ops *o, struct sent *s, uint8_t id, unsigned qps,
  * budget at once need a device: tests/rdma.) */
 static void test_ops_rdma_budget(void **state)
 {
-	struct event_base *base = event_base_new();
-	struct agent_conf conf;
-	struct sent s;
-	struct ops *o;
+	struct testsock_agent a;
 
 	(void)state;
-	agent_conf_defaults(&conf);
-	conf.rdma_max_total_memory = 64ull << 20;
-	o = ops_new(base, &conf, ops_sent, &s);
-	assert_non_null(o);
-	rdma_setup(o, &s, 1, 2, 64u << 20);
-	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
-	assert_non_null(strstr(s.text, "needs 128 MiB"));
-	assert_non_null(strstr(s.text, "hold 0 MiB of the 64 MiB"));
-	assert_non_null(strstr(s.text, "rdma_max_total_memory"));
+	assert_int_equal(testsock_agent_open(&a, NULL), 0);
+	a.conf.rdma_max_total_memory = 64ull << 20;
+	rdma_setup(&a, 1, 2, 64u << 20);
+	assert_int_equal(a.s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(a.s.text, "needs 128 MiB"));
+	assert_non_null(strstr(a.s.text, "hold 0 MiB of the 64 MiB"));
+	assert_non_null(strstr(a.s.text, "rdma_max_total_memory"));
 	/* Fits: refused by the device, twice (nothing stays reserved). */
 	for (uint8_t i = 2; i < 4; i++) {
-		rdma_setup(o, &s, i, 1, 64u << 20);
-		assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
-		assert_null(strstr(s.text, "busy"));
-		assert_true(strstr(s.text, "nosuchdev9") ||
-			    strstr(s.text, "no RDMA"));
+		rdma_setup(&a, i, 1, 64u << 20);
+		assert_int_equal(a.s.type, RING__ENVELOPE__BODY_ERROR);
+		assert_null(strstr(a.s.text, "busy"));
+		assert_true(strstr(a.s.text, "nosuchdev9") ||
+			    strstr(a.s.text, "no RDMA"));
 	}
-	assert_int_equal(ops_running(o), 0);
+	assert_int_equal(ops_running(a.o), 0);
 	/* The default: twice rdma_max_memory. */
-	conf.rdma_max_total_memory = 0;
-	conf.rdma_max_memory = 16ull << 20;
-	rdma_setup(o, &s, 5, 3, 16u << 20);
-	assert_non_null(strstr(s.text, "of the 32 MiB"));
-	ops_free(o);
-	event_base_free(base);
+	a.conf.rdma_max_total_memory = 0;
+	a.conf.rdma_max_memory = 16ull << 20;
+	rdma_setup(&a, 5, 3, 16u << 20);
+	assert_non_null(strstr(a.s.text, "of the 32 MiB"));
+	testsock_agent_close(&a);
 }
 
-static void tcp_listen(struct ops *o, struct sent *s, uint64_t id)
+static void tcp_listen(struct testsock_agent *a, uint64_t id)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
 	Ring__TestListenRequest lr = RING__TEST_LISTEN_REQUEST__INIT;
 	Ring__TestParams tp = RING__TEST_PARAMS__INIT;
 	uint8_t token[16] = "0123456789abcdef";
@@ -292,48 +310,41 @@ static void tcp_listen(struct ops *o, struct sent *s, uint64_t id)
 	lr.token.data = token;
 	lr.token.len = sizeof(token);
 	lr.accept_timeout_ms = 5000;
-	env.request_id = id;
-	env.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST;
-	env.test_listen_request = &lr;
-	memset(s, 0, sizeof(*s));
-	assert_int_equal(ops_handle(o, &env), 1);
-	assert_int_equal(s->n, 1);
+	testsock_agent_handle(a, id, RING__ENVELOPE__BODY_TEST_LISTEN_REQUEST,
+			      &lr);
+	assert_int_equal(a->s.n, 1);
 }
 
 /* TCP listeners, TCP runs and RDMA tests together: at most OPS_MAX_TESTS;
  * the next is refused at once, and nothing was started for it. */
 static void test_ops_tests_cap(void **state)
 {
-	struct event_base *base = event_base_new();
-	struct agent_conf conf;
-	struct sent s;
-	struct ops *o;
+	struct testsock_agent a;
 
 	(void)state;
-	agent_conf_defaults(&conf);
-	o = ops_new(base, &conf, ops_sent, &s);
-	assert_non_null(o);
+	assert_int_equal(testsock_agent_open(&a, NULL), 0);
 	for (unsigned i = 0; i < OPS_MAX_TESTS; i++) {
-		tcp_listen(o, &s, i + 1);
-		assert_int_equal(s.type,
+		tcp_listen(&a, i + 1);
+		assert_int_equal(a.s.type,
 				 RING__ENVELOPE__BODY_TEST_LISTEN_REPLY);
 	}
-	assert_int_equal(ops_running(o), OPS_MAX_TESTS);
-	tcp_listen(o, &s, 10);
-	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
-	assert_non_null(strstr(s.text, "busy: 4 tests in flight"));
-	rdma_setup(o, &s, 11, 1, 1u << 20);
-	assert_int_equal(s.type, RING__ENVELOPE__BODY_ERROR);
-	assert_non_null(strstr(s.text, "busy: 4 tests in flight"));
-	assert_int_equal(ops_running(o), OPS_MAX_TESTS);
+	assert_int_equal(ops_running(a.o), OPS_MAX_TESTS);
+	tcp_listen(&a, 10);
+	assert_int_equal(a.s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(a.s.text, "busy: 4 tests in flight"));
+	rdma_setup(&a, 11, 1, 1u << 20);
+	assert_int_equal(a.s.type, RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(a.s.text, "busy: 4 tests in flight"));
+	assert_int_equal(ops_running(a.o), OPS_MAX_TESTS);
 	/* Cancelled (the session went away): room again. */
-	ops_cancel_all(o);
-	tcp_listen(o, &s, 12);
-	assert_int_equal(s.type, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY);
-	ops_free(o);
+	ops_cancel_all(a.o);
+	tcp_listen(&a, 12);
+	assert_int_equal(a.s.type, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY);
+	ops_free(a.o);
+	a.o = NULL;
 	/* Freed listeners finish in the loop once their threads are done. */
-	event_base_dispatch(base);
-	event_base_free(base);
+	event_base_dispatch(a.base);
+	testsock_agent_close(&a);
 }
 
 int main(void)

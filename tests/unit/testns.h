@@ -1,6 +1,7 @@
 /* Shared by the unit tests that need real sockets in a private network
  * namespace (test_probe, test_lldp): a checked shell step, a check that
- * returns from the child, and running the child in a fork. Header-only, so
+ * returns from the child, and running the child in a fork (as a cmocka
+ * test: TESTNS_UNIT_TEST). Header-only, so
  * each test program stays one source file. */
 #ifndef RING_TESTNS_H
 #define RING_TESTNS_H
@@ -75,5 +76,26 @@ static inline int testns_run(int (*child)(void))
 			"set RINGD_ALLOW_SKIP=1 to skip\n");
 	return 1;
 }
+
+/* The cmocka test around a namespace child: a skip where testns_run
+ * allows one, otherwise the child must pass. Include <cmocka.h> first;
+ * list it with TESTNS_UNIT_TEST(child). */
+struct testns_child {
+	int (*run)(void);
+};
+
+static inline void test_namespace(void **state)
+{
+	const struct testns_child *c = *state;
+	int rc = testns_run(c->run);
+
+	if (rc == 77)
+		skip();
+	else
+		assert_int_equal(rc, 0);
+}
+
+#define TESTNS_UNIT_TEST(child)                                                \
+	cmocka_unit_test_prestate(test_namespace, &(struct testns_child){child})
 
 #endif
