@@ -83,6 +83,12 @@ static void test_deadline(void **state)
 	assert_int_equal(testlimits_rdma_deadline_ms(&p), 10000 + 5 * 1100);
 }
 
+/* A request with these fields, all others zero (the agent's defaults). */
+#define PARAMS(...)                                                            \
+	((Ring__TestParams){                                                   \
+		PROTOBUF_C_MESSAGE_INIT(&ring__test_params__descriptor),       \
+		__VA_ARGS__})
+
 static void expect(const Ring__TestParams *p, const char *want)
 {
 	char why[256] = "";
@@ -99,48 +105,50 @@ static void expect(const Ring__TestParams *p, const char *want)
 
 static void test_check_tcp(void **state)
 {
-	Ring__TestParams p = RING__TEST_PARAMS__INIT, q;
+	Ring__TestParams p, q;
 	uint32_t sizes[TESTLIMITS_LAT_SIZES_MAX + 1];
 
 	(void)state;
 	expect(NULL, "missing test parameters");
-	p.kind = RING__TEST_KIND__TEST_TCP_BW;
-	p.streams = TESTLIMITS_STREAMS_DEFAULT;
-	p.duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
-	p.warmup_ms = TESTLIMITS_WARMUP_DEFAULT_MS;
+/* The valid request p with one field changed. */
+#define TQ(field, val, want)                                                   \
+	do {                                                                   \
+		q = p;                                                         \
+		q.field = (val);                                               \
+		expect(&q, (want));                                            \
+	} while (0)
+	p = PARAMS(.kind = RING__TEST_KIND__TEST_TCP_BW,
+		   .streams = TESTLIMITS_STREAMS_DEFAULT,
+		   .duration_ms = TESTLIMITS_DURATION_DEFAULT_MS,
+		   .warmup_ms = TESTLIMITS_WARMUP_DEFAULT_MS);
 	expect(&p, NULL);
-	q = p, q.streams = 0, expect(&q, "streams 0 out of range 1..64");
-	q = p, q.streams = TESTLIMITS_STREAMS_MAX + 1, expect(&q, "streams");
-	q = p, q.streams = TESTLIMITS_STREAMS_MAX, expect(&q, NULL);
+	TQ(streams, 0, "streams 0 out of range 1..64");
+	TQ(streams, TESTLIMITS_STREAMS_MAX + 1, "streams");
+	TQ(streams, TESTLIMITS_STREAMS_MAX, NULL);
 	q = p, q.direction = RING__DIRECTION__DIR_BOTH, q.streams = 3;
 	expect(&q, "direction both needs an even number of streams");
 	q.streams = 2, expect(&q, NULL);
-	q = p, q.direction = 7, expect(&q, "unknown direction 7");
-	q = p, q.duration_ms = TESTLIMITS_DURATION_MIN_MS - 1;
-	expect(&q, "duration 99 ms out of range 100 ms..600 s");
-	q = p, q.duration_ms = TESTLIMITS_DURATION_MAX_MS, expect(&q, NULL);
-	q = p, q.duration_ms = TESTLIMITS_DURATION_MAX_MS + 1;
-	expect(&q, "duration");
-	q = p, q.warmup_ms = TESTLIMITS_WARMUP_MAX_MS + 1;
-	expect(&q, "warm-up 60001 ms out of range 0..60 s");
+	TQ(direction, 7, "unknown direction 7");
+	TQ(duration_ms, TESTLIMITS_DURATION_MIN_MS - 1,
+	   "duration 99 ms out of range 100 ms..600 s");
+	TQ(duration_ms, TESTLIMITS_DURATION_MAX_MS, NULL);
+	TQ(duration_ms, TESTLIMITS_DURATION_MAX_MS + 1, "duration");
+	TQ(warmup_ms, TESTLIMITS_WARMUP_MAX_MS + 1,
+	   "warm-up 60001 ms out of range 0..60 s");
 
 	memset(sizes, 0, sizeof(sizes));
 	memcpy(sizes, testlimits_lat_sizes_default,
 	       sizeof(testlimits_lat_sizes_default));
-	ring__test_params__init(&p);
-	p.kind = RING__TEST_KIND__TEST_TCP_LAT;
-	p.sizes = sizes;
-	p.n_sizes = TESTLIMITS_LAT_SIZES_DEFAULT_N;
-	p.iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT;
+	p = PARAMS(.kind = RING__TEST_KIND__TEST_TCP_LAT, .sizes = sizes,
+		   .n_sizes = TESTLIMITS_LAT_SIZES_DEFAULT_N,
+		   .iterations = TESTLIMITS_LAT_ITERATIONS_DEFAULT);
 	expect(&p, NULL);
-	q = p, q.n_sizes = 0, expect(&q, "0 latency sizes, expected 1..16");
-	q = p, q.n_sizes = TESTLIMITS_LAT_SIZES_MAX + 1;
-	expect(&q, "17 latency sizes");
-	q = p, q.iterations = 0, expect(&q, "iterations 0 out of range");
-	q = p, q.iterations = TESTLIMITS_LAT_ITERATIONS_MAX + 1;
-	expect(&q, "iterations 1000001 out of range 1..1000000");
-	q = p, q.lat_warmup = TESTLIMITS_LAT_WARMUP_MAX + 1;
-	expect(&q, "latency warm-up");
+	TQ(n_sizes, 0, "0 latency sizes, expected 1..16");
+	TQ(n_sizes, TESTLIMITS_LAT_SIZES_MAX + 1, "17 latency sizes");
+	TQ(iterations, 0, "iterations 0 out of range");
+	TQ(iterations, TESTLIMITS_LAT_ITERATIONS_MAX + 1,
+	   "iterations 1000001 out of range 1..1000000");
+	TQ(lat_warmup, TESTLIMITS_LAT_WARMUP_MAX + 1, "latency warm-up");
 	sizes[1] = TESTLIMITS_TCP_LAT_SIZE_MAX + 1;
 	expect(&p, "latency size 1048577 bytes out of range 1..1048576");
 	/* TCP may repeat a size; RDMA may not (below). */
@@ -148,18 +156,18 @@ static void test_check_tcp(void **state)
 	expect(&p, NULL);
 	p.kind = 99;
 	expect(&p, "unsupported test kind 99");
+#undef TQ
 }
 
 static void test_check_rdma(void **state)
 {
-	Ring__TestParams p = RING__TEST_PARAMS__INIT, q;
+	Ring__TestParams p, q;
 	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT, s;
 	uint32_t sizes[2] = {64, 4096};
 
 	(void)state;
-	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
-	p.duration_ms = TESTLIMITS_DURATION_DEFAULT_MS;
-	p.rdma = &r;
+	p = PARAMS(.kind = RING__TEST_KIND__TEST_RDMA_BW,
+		   .duration_ms = TESTLIMITS_DURATION_DEFAULT_MS, .rdma = &r);
 	/* Zero fields are the agent's defaults, and fine. */
 	expect(&p, NULL);
 	q = p, q.rdma = NULL, expect(&q, NULL);
@@ -206,11 +214,8 @@ static void test_check_rdma(void **state)
 	s = r, s.iterations = 10, q = p, q.rdma = &s;
 	q.duration_ms = TESTLIMITS_DURATION_MAX_MS + 1, expect(&q, NULL);
 
-	ring__test_params__init(&p);
-	p.kind = RING__TEST_KIND__TEST_RDMA_LAT;
-	p.rdma = &r;
-	p.sizes = sizes;
-	p.n_sizes = 2;
+	p = PARAMS(.kind = RING__TEST_KIND__TEST_RDMA_LAT, .rdma = &r,
+		   .sizes = sizes, .n_sizes = 2);
 	/* Iterations 0: the agent's default. */
 	expect(&p, NULL);
 	sizes[1] = TESTLIMITS_RDMA_LAT_SIZE_MAX;
