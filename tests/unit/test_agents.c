@@ -23,11 +23,10 @@
 #include "agents.h"
 #include "frame.h"
 #include "log.h"
+#include "testsock.h"
 
 struct fixture {
-	struct coord_conf conf;
-	struct event_base *base;
-	struct nodes *nodes;
+	struct testsock_coord c;
 	struct agents *agents;
 	const struct call_iface *calls;
 };
@@ -41,14 +40,12 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	signal(SIGPIPE, SIG_IGN);
-	log_init("test_agents", NULL, 1);
-	coord_conf_defaults(&f->conf);
-	snprintf(f->conf.listen_host, sizeof(f->conf.listen_host), "127.0.0.1");
-	f->conf.listen_port = 0;
-	f->base = event_base_new();
-	f->nodes = nodes_new();
-	f->agents = agents_new(f->base, NULL, &f->conf, f->nodes);
+	assert_non_null(f);
+	testsock_coord_open(&f->c, "test_agents");
+	snprintf(f->c.conf.listen_host, sizeof(f->c.conf.listen_host),
+		 "127.0.0.1");
+	f->c.conf.listen_port = 0;
+	f->agents = agents_new(f->c.base, NULL, &f->c.conf, f->c.nodes);
 	assert_non_null(f->agents);
 	f->calls = agents_calls(f->agents);
 	*state = f;
@@ -60,17 +57,14 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	agents_free(f->agents);
-	nodes_free(f->nodes);
-	event_base_free(f->base);
-	coord_conf_free(&f->conf);
+	testsock_coord_close(&f->c);
 	free(f);
 	return 0;
 }
 
 static void spin(struct fixture *f)
 {
-	for (int i = 0; i < 8; i++)
-		event_base_loop(f->base, EVLOOP_NONBLOCK);
+	testsock_spin(f->c.base);
 }
 
 /* A session for identity from addr; returns the agent's end. */
@@ -81,24 +75,13 @@ static int attach(struct fixture *f, const char *addr, const char *identity)
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	evutil_make_socket_nonblocking(sv[0]);
-	bev = bufferevent_socket_new(f->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	bev = bufferevent_socket_new(f->c.base, sv[0], BEV_OPT_CLOSE_ON_FREE);
 	assert_non_null(bev);
 	if (agents_attach(f->agents, bev, addr, identity) < 0) {
 		close(sv[1]);
 		return -1;
 	}
 	return sv[1];
-}
-
-static void send_body(int fd, uint64_t id, Ring__Envelope__BodyCase type,
-		      void *body)
-{
-	Ring__Envelope env = RING__ENVELOPE__INIT;
-
-	env.request_id = id;
-	env.body_case = type;
-	env.error = body; /* every body shares this slot */
-	assert_int_equal(frame_write_fd(fd, &env, 1000), 0);
 }
 
 /* The next frame from the coordinator, after letting it run. */
@@ -119,10 +102,20 @@ static void hello(struct fixture *f, int fd, const char *node,
 
 	h.node = (char *)node;
 	h.agent_version = "test";
-	send_body(fd, 1, RING__ENVELOPE__BODY_HELLO, &h);
+	testsock_send(fd, 1, RING__ENVELOPE__BODY_HELLO, &h);
 	env = next_msg(f, fd);
 	assert_int_equal(env->body_case, expect);
 	frame_free(env);
+}
+
+/* A session for identity that says Hello as node, and its end. */
+static void hello_once(struct fixture *f, const char *identity,
+		       const char *node, Ring__Envelope__BodyCase expect)
+{
+	int fd = attach(f, "192.0.2.1", identity);
+
+	hello(f, fd, node, expect);
+	close(fd);
 }
 
 static void on_reply(const Ring__Envelope *env, int err, void *arg)
@@ -170,49 +163,40 @@ static void test_hello_checks(void **state)
 
 	/* Nothing before Hello. */
 	fd = attach(f, "192.0.2.1", "n1");
-	send_body(fd, 0, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
+	testsock_send(fd, 0, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
 	env = next_msg(f, fd);
 	assert_int_equal(env->body_case, RING__ENVELOPE__BODY_ERROR);
 	assert_int_equal(env->error->code, RING__ERROR_CODE__ERROR_PROTOCOL);
 	frame_free(env);
 	close(fd);
 	/* A name the certificate does not prove, an invalid one. */
-	fd = attach(f, "192.0.2.1", "n1");
-	hello(f, fd, "n2", RING__ENVELOPE__BODY_ERROR);
-	close(fd);
-	fd = attach(f, "192.0.2.1", "n1");
-	hello(f, fd, "n1;reboot", RING__ENVELOPE__BODY_ERROR);
-	close(fd);
+	hello_once(f, "n1", "n2", RING__ENVELOPE__BODY_ERROR);
+	hello_once(f, "n1", "n1;reboot", RING__ENVELOPE__BODY_ERROR);
 	spin(f);
-	assert_null(nodes_find(f->nodes, "n2"));
+	assert_null(nodes_find(f->c.nodes, "n2"));
 	/* The real one. */
 	fd = attach(f, "192.0.2.1", "n1");
 	hello(f, fd, "n1", RING__ENVELOPE__BODY_HELLO_ACK);
 	assert_int_equal(agents_active(f->agents), 1);
 	assert_int_equal(agents_pending(f->agents), 0);
-	assert_int_equal(nodes_find(f->nodes, "n1")->state, NODE_UP);
+	assert_int_equal(nodes_find(f->c.nodes, "n1")->state, NODE_UP);
 	close(fd);
 	spin(f);
 	assert_int_equal(agents_active(f->agents), 0);
-	assert_int_equal(nodes_find(f->nodes, "n1")->state, NODE_DOWN);
+	assert_int_equal(nodes_find(f->c.nodes, "n1")->state, NODE_DOWN);
 }
 
 static void test_membership(void **state)
 {
 	struct fixture *f = *state;
-	int fd;
 
-	f->conf.expect = calloc(1, sizeof(*f->conf.expect));
-	snprintf(f->conf.expect[0], sizeof(f->conf.expect[0]), "n1");
-	f->conf.n_expect = 1;
-	fd = attach(f, "192.0.2.1", "n9");
-	hello(f, fd, "n9", RING__ENVELOPE__BODY_ERROR);
-	close(fd);
-	fd = attach(f, "192.0.2.1", "n1");
-	hello(f, fd, "n1", RING__ENVELOPE__BODY_HELLO_ACK);
-	close(fd);
+	f->c.conf.expect = calloc(1, sizeof(*f->c.conf.expect));
+	snprintf(f->c.conf.expect[0], sizeof(f->c.conf.expect[0]), "n1");
+	f->c.conf.n_expect = 1;
+	hello_once(f, "n9", "n9", RING__ENVELOPE__BODY_ERROR);
+	hello_once(f, "n1", "n1", RING__ENVELOPE__BODY_HELLO_ACK);
 	spin(f);
-	assert_null(nodes_find(f->nodes, "n9"));
+	assert_null(nodes_find(f->c.nodes, "n9"));
 }
 
 static void test_inventory_validated(void **state)
@@ -232,23 +216,25 @@ static void test_inventory_validated(void **state)
 	/* Over the limit: refused, nothing stored. */
 	inv.n_interfaces = 300;
 	inv.interfaces = p;
-	send_body(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
+	testsock_send(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
 	env = next_msg(f, fd);
 	assert_int_equal(env->body_case, RING__ENVELOPE__BODY_ERROR);
 	assert_int_equal(env->error->code, RING__ERROR_CODE__ERROR_BAD_REQUEST);
 	assert_non_null(strstr(env->error->text, "300 interfaces (max 256)"));
 	frame_free(env);
-	assert_null(nodes_find(f->nodes, "n1")->inventory);
+	assert_null(nodes_find(f->c.nodes, "n1")->inventory);
 	/* Valid, claiming another node and none: stored as n1 both times. */
 	inv.n_interfaces = 1;
 	inv.node = "n2";
-	send_body(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
+	testsock_send(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
 	spin(f);
-	assert_string_equal(nodes_find(f->nodes, "n1")->inventory->node, "n1");
+	assert_string_equal(nodes_find(f->c.nodes, "n1")->inventory->node,
+			    "n1");
 	inv.node = (char *)protobuf_c_empty_string;
-	send_body(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
+	testsock_send(fd, 0, RING__ENVELOPE__BODY_INVENTORY, &inv);
 	spin(f);
-	assert_string_equal(nodes_find(f->nodes, "n1")->inventory->node, "n1");
+	assert_string_equal(nodes_find(f->c.nodes, "n1")->inventory->node,
+			    "n1");
 	close(fd);
 	spin(f);
 }
@@ -256,26 +242,26 @@ static void test_inventory_validated(void **state)
 static void test_one_outcome_per_call(void **state)
 {
 	struct fixture *f = *state;
+	int fd = attach(f, "192.0.2.1", "n1");
+	struct outcome o = {0};
+	uint64_t id;
 	Ring__TestListenReply lr = RING__TEST_LISTEN_REPLY__INIT;
 	Ring__TestResult res = RING__TEST_RESULT__INIT;
 	Ring__ProbeReply pr = RING__PROBE_REPLY__INIT;
-	struct outcome o = {0};
-	int fd = attach(f, "192.0.2.1", "n1");
-	uint64_t id;
 
 	hello(f, fd, "n1", RING__ENVELOPE__BODY_HELLO_ACK);
 	id = start_test_call(f, fd, &o, 60000);
 	/* Twice each, a type the call does not take, and an id never
 	 * used: one interim, one final, nothing else. */
-	send_body(fd, id, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY, &lr);
-	send_body(fd, id, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY, &lr);
-	send_body(fd, id, RING__ENVELOPE__BODY_PROBE_REPLY, &pr);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY, &lr);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY, &lr);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_PROBE_REPLY, &pr);
 	spin(f);
 	assert_int_equal(o.interims, 1);
 	assert_int_equal(o.finals, 0);
-	send_body(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
-	send_body(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
-	send_body(fd, id + 100, RING__ENVELOPE__BODY_TEST_RESULT, &res);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
+	testsock_send(fd, id + 100, RING__ENVELOPE__BODY_TEST_RESULT, &res);
 	spin(f);
 	assert_int_equal(o.interims, 1);
 	assert_int_equal(o.finals, 1);
@@ -303,7 +289,7 @@ static void test_timeout_and_lost_session(void **state)
 	assert_int_equal(slow.finals, 1);
 	assert_int_equal(slow.err, -ETIMEDOUT);
 	/* The late answer finds nothing. */
-	send_body(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
+	testsock_send(fd, id, RING__ENVELOPE__BODY_TEST_RESULT, &res);
 	spin(f);
 	assert_int_equal(slow.finals, 1);
 	start_test_call(f, fd, &cut, 60000);

@@ -22,12 +22,11 @@
 #include "control.h"
 #include "frame.h"
 #include "log.h"
+#include "testsock.h"
 
 struct fixture {
-	struct coord_conf conf;
+	struct testsock_coord c;
 	char dir[64];
-	struct event_base *base;
-	struct nodes *nodes;
 	struct survey *survey;
 	struct control *ctl;
 };
@@ -55,23 +54,22 @@ static const struct call_iface no_calls = {no_start, no_cancel, NULL};
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
+	struct coord_conf *conf;
 	struct node *n;
 
-	signal(SIGPIPE, SIG_IGN);
-	log_init("test_control", NULL, 1);
+	assert_non_null(f);
+	testsock_coord_open(&f->c, "test_control");
+	conf = &f->c.conf;
 	snprintf(f->dir, sizeof(f->dir), "/tmp/test_control.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
-	coord_conf_defaults(&f->conf);
-	snprintf(f->conf.control_socket, sizeof(f->conf.control_socket),
+	snprintf(conf->control_socket, sizeof(conf->control_socket),
 		 "%s/c.sock", f->dir);
-	snprintf(f->conf.control_group, sizeof(f->conf.control_group), "root");
-	f->base = event_base_new();
-	f->nodes = nodes_new();
-	n = nodes_get(f->nodes, "n1", 8);
+	snprintf(conf->control_group, sizeof(conf->control_group), "root");
+	n = nodes_get(f->c.nodes, "n1", 8);
 	n->expected = 1;
-	nodes_get(f->nodes, "n2", 8);
-	f->survey = survey_new(f->base, &f->conf, f->nodes, &no_calls);
-	f->ctl = control_new(f->base, &f->conf, f->nodes, f->survey);
+	nodes_get(f->c.nodes, "n2", 8);
+	f->survey = survey_new(f->c.base, conf, f->c.nodes, &no_calls);
+	f->ctl = control_new(f->c.base, conf, f->c.nodes, f->survey);
 	assert_non_null(f->ctl);
 	*state = f;
 	return 0;
@@ -83,9 +81,7 @@ static int teardown(void **state)
 
 	control_free(f->ctl);
 	survey_free(f->survey);
-	nodes_free(f->nodes);
-	event_base_free(f->base);
-	coord_conf_free(&f->conf);
+	testsock_coord_close(&f->c);
 	rmdir(f->dir);
 	free(f);
 	return 0;
@@ -93,8 +89,7 @@ static int teardown(void **state)
 
 static void spin(struct fixture *f)
 {
-	for (int i = 0; i < 8; i++)
-		event_base_loop(f->base, EVLOOP_NONBLOCK);
+	testsock_spin(f->c.base);
 }
 
 static int client(struct fixture *f)
@@ -102,9 +97,9 @@ static int client(struct fixture *f)
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-	assert_true(strlen(f->conf.control_socket) < sizeof(sun.sun_path));
-	memcpy(sun.sun_path, f->conf.control_socket,
-	       strlen(f->conf.control_socket) + 1);
+	assert_true(strlen(f->c.conf.control_socket) < sizeof(sun.sun_path));
+	memcpy(sun.sun_path, f->c.conf.control_socket,
+	       strlen(f->c.conf.control_socket) + 1);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	spin(f); /* accepted */
 	return fd;
@@ -114,12 +109,9 @@ static int client(struct fixture *f)
 static Ring__Envelope *ask(struct fixture *f, int fd,
 			   Ring__Envelope__BodyCase type, void *body)
 {
-	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+	Ring__Envelope *rep = NULL;
 
-	req.request_id = 42;
-	req.body_case = type;
-	req.error = body; /* every body shares this slot */
-	assert_int_equal(frame_write_fd(fd, &req, 1000), 0);
+	testsock_send(fd, 42, type, body);
 	spin(f);
 	if (frame_read_fd(fd, FRAME_MAX_DEFAULT, 1000, &rep) < 0)
 		return NULL;
@@ -209,7 +201,7 @@ static void test_refusals(void **state)
 		assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_ACK);
 		frame_free(rep);
 	}
-	assert_null(nodes_find(f->nodes, "n2"));
+	assert_null(nodes_find(f->c.nodes, "n2"));
 	close(fd);
 	spin(f);
 }
