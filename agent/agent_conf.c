@@ -13,8 +13,6 @@ _Static_assert(sizeof(((struct agent_conf *)0)->coordinator_name) ==
 		       sizeof(((struct agent_conf *)0)->coordinator_host),
 	       "coordinator_name defaults to a copy of coordinator_host");
 
-#define AGENT_CONF_FIELD(c, off) ((char *)(c) + (off))
-
 void agent_conf_defaults(struct agent_conf *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -57,16 +55,8 @@ static int agent_conf_coordinator(struct cfg_ctx *ctx, int argc, char **argv,
 		sizeof(c->coordinator_host), &c->coordinator_port);
 }
 
-/* Plain string directives, located by offset so one handler serves all.
- * line: where the line that set it is kept (0 = not kept); path: must be
- * absolute. */
-static const struct {
-	const char *name;
-	size_t off;
-	size_t len;
-	size_t line;
-	int path;
-} agent_conf_strings[] = {
+/* line: kept for agent_conf_verify()'s messages; path: absolute. */
+static const struct cfg_string_field agent_conf_strings[] = {
 	{"coordinator_name", offsetof(struct agent_conf, coordinator_name),
 	 sizeof(((struct agent_conf *)0)->coordinator_name), 0, 0},
 	{"ca", offsetof(struct agent_conf, ca),
@@ -88,28 +78,9 @@ static int agent_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
 			     void *arg)
 {
 	(void)argc;
-	for (size_t i = 0;
-	     i < sizeof(agent_conf_strings) / sizeof(agent_conf_strings[0]);
-	     i++) {
-		char *dst = AGENT_CONF_FIELD(arg, agent_conf_strings[i].off);
-
-		if (strcmp(argv[0], agent_conf_strings[i].name))
-			continue;
-		if (agent_conf_strings[i].line)
-			*(unsigned *)(void *)AGENT_CONF_FIELD(
-				arg, agent_conf_strings[i].line) = ctx->line;
-		if ((agent_conf_strings[i].path
-			     ? cfg_copy_path(ctx, argv[0], argv[1], dst,
-					     agent_conf_strings[i].len)
-			     : cfg_copy_string(ctx, argv[0], argv[1], dst,
-					       agent_conf_strings[i].len)) == 0)
-			return 0;
-		/* Reported here: agent_conf_verify() must not report the
-		 * default in its place. */
-		dst[0] = '\0';
-		return -1;
-	}
-	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
+	return cfg_set_string_field(ctx, argv, arg, agent_conf_strings,
+				    sizeof(agent_conf_strings) /
+					    sizeof(agent_conf_strings[0]));
 }
 
 /* Interface names end up in paths under /sys/class/net, so refuse what the
@@ -185,12 +156,7 @@ static int agent_conf_speed(struct cfg_ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	size_t off;
-	uint64_t min_ms;
-	uint64_t max_ms;
-} agent_conf_durations[] = {
+static const struct cfg_duration_field agent_conf_durations[] = {
 	{"reconnect_min", offsetof(struct agent_conf, reconnect_min_ms), 100,
 	 3600000},
 	{"reconnect_max", offsetof(struct agent_conf, reconnect_max_ms), 100,
@@ -207,17 +173,9 @@ static int agent_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
 			       void *arg)
 {
 	(void)argc;
-	for (size_t i = 0;
-	     i < sizeof(agent_conf_durations) / sizeof(agent_conf_durations[0]);
-	     i++)
-		if (!strcmp(argv[0], agent_conf_durations[i].name))
-			return cfg_parse_duration_ms(
-				ctx, argv[0], argv[1],
-				agent_conf_durations[i].min_ms,
-				agent_conf_durations[i].max_ms,
-				(uint64_t *)(void *)AGENT_CONF_FIELD(
-					arg, agent_conf_durations[i].off));
-	return cfg_error(ctx, "'%s': no such duration setting", argv[0]);
+	return cfg_set_duration_field(ctx, argv, arg, agent_conf_durations,
+				      sizeof(agent_conf_durations) /
+					      sizeof(agent_conf_durations[0]));
 }
 
 static int agent_conf_max_frame(struct cfg_ctx *ctx, int argc, char **argv,
@@ -342,29 +300,18 @@ int agent_conf_check(struct agent_conf *c, struct cfg_ctx *ctx)
 			  "could run",
 			  (unsigned long long)(c->rdma_max_total_memory >> 20),
 			  (unsigned long long)(c->rdma_max_memory >> 20));
-	if (ctx->errors != before) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-static int agent_conf_check_cb(void *conf, struct cfg_ctx *ctx)
-{
-	return agent_conf_check(conf, ctx);
+	return cfg_ctx_result(ctx, before);
 }
 
 int agent_conf_load(struct agent_conf *c, const char *path, struct cfg_ctx *ctx)
 {
-	return cfg_load_file(path, agent_conf_directives, c,
-			     agent_conf_check_cb, ctx);
+	return cfg_load_file(path, &agent_conf_type, c, ctx);
 }
 
 int agent_conf_load_buffer(struct agent_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
-	return cfg_load_buffer(name, buf, len, agent_conf_directives, c,
-			       agent_conf_check_cb, ctx);
+	return cfg_load_buffer(name, buf, len, &agent_conf_type, c, ctx);
 }
 
 int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx)
@@ -378,12 +325,24 @@ int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx)
 	cfg_check_tls_files(ctx, 0, c->ca, c->line_ca, c->cert, c->line_cert,
 			    c->key, c->line_key);
 	ctx->line = 0;
-	if (ctx->errors != before) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
+	return cfg_ctx_result(ctx, before);
 }
+
+static int agent_conf_check_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return agent_conf_check(conf, ctx);
+}
+
+static int agent_conf_verify_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return agent_conf_verify(conf, ctx);
+}
+
+const struct cfg_conf_type agent_conf_type = {
+	.directives = agent_conf_directives,
+	.check = agent_conf_check_cb,
+	.verify = agent_conf_verify_cb,
+};
 
 static int agent_conf_match_any(const char (*globs)[IFNAMSIZ * 2], unsigned n,
 				const char *ifname)

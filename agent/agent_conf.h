@@ -56,6 +56,8 @@ struct agent_conf {
 };
 
 void agent_conf_defaults(struct agent_conf *c);
+/* For cfg_load_daemon(): agent.conf's directives and checks. */
+extern const struct cfg_conf_type agent_conf_type;
 /* Parse path into c (which holds defaults). ctx may be NULL. -1 on any
  * error, all reported as file:line: errno EINVAL when the file had errors,
  * another errno when it could not be read. Runs agent_conf_check() at the

@@ -23,6 +23,9 @@
 #define OPS_MAX_RDMA_MS TESTLIMITS_RDMA_DEADLINE_MAX_MS
 #define OPS_TEST_ID_LEN 16
 #define OPS_WARN_MS 10000
+/* A constant into a message at compile time. */
+#define OPS_STR_(x) #x
+#define OPS_STR(x) OPS_STR_(x)
 
 enum op_kind {
 	OP_PROBE = 1,
@@ -185,6 +188,27 @@ static int ops_admit(struct ops *o, uint64_t id, enum op_kind kind)
 	return 0;
 }
 
+/* A new operation, or NULL after telling the coordinator (what: the
+ * request's name in the message) that memory ran out. */
+static struct op *ops_op_new(struct ops *o, uint64_t id, enum op_kind kind,
+			     const char *what)
+{
+	struct op *op = op_new(o, id, kind);
+
+	if (!op)
+		ops_error(o, id, "%s: out of memory", what);
+	return op;
+}
+
+/* Admitted under the cap and allocated, or NULL after answering. */
+static struct op *ops_start(struct ops *o, uint64_t id, enum op_kind kind,
+			    const char *what)
+{
+	if (ops_admit(o, id, kind) < 0)
+		return NULL;
+	return ops_op_new(o, id, kind, what);
+}
+
 void ops_set_mgmt_interface(struct ops *o, const char *ifname)
 {
 	snprintf(o->mgmt_if, sizeof(o->mgmt_if), "%s", ifname ? ifname : "");
@@ -272,13 +296,9 @@ static void ops_probe(struct ops *o, uint64_t id, const Ring__ProbeRequest *r)
 			  want);
 		return;
 	}
-	if (ops_admit(o, id, OP_PROBE) < 0)
+	op = ops_start(o, id, OP_PROBE, "probe");
+	if (!op)
 		return;
-	op = op_new(o, id, OP_PROBE);
-	if (!op) {
-		ops_error(o, id, "probe: out of memory");
-		return;
-	}
 	op->route_err = probe_route_get(r->peer_address, &op->route);
 	if (op->route_err == -EINVAL) {
 		ops_error(o, id, "probe: bad address '%.64s'", r->peer_address);
@@ -439,36 +459,51 @@ static void ops_test_done(struct tcptest *t, const struct engine_result *r,
 	op_unlink(op);
 }
 
+/* The wait for the peer of a TCP test: 5 s unless asked, and bounded. */
+static unsigned ops_timeout_ms(unsigned asked_ms)
+{
+	unsigned ms = asked_ms ? asked_ms : 5000;
+
+	return ms > OPS_MAX_ACCEPT_MS ? OPS_MAX_ACCEPT_MS : ms;
+}
+
+/* What listen and run check before they start a TCP test: its parameters
+ * into p, then the request's own fields (bad: what is wrong with them, or
+ * NULL), then the cap. The op, or NULL after answering with the error. */
+static struct op *ops_test_start(struct ops *o, uint64_t id,
+				 const Ring__TestParams *params,
+				 struct tcptest_params *p, const char *bad)
+{
+	char why[256];
+
+	if (ops_params(params, p, why, sizeof(why)) < 0) {
+		ops_error(o, id, "test: %s", why);
+		return NULL;
+	}
+	if (bad) {
+		ops_error(o, id, "test: %s", bad);
+		return NULL;
+	}
+	return ops_start(o, id, OP_TEST, "test");
+}
+
 static void ops_listen(struct ops *o, uint64_t id,
 		       const Ring__TestListenRequest *r)
 {
 	Ring__TestListenReply rep = RING__TEST_LISTEN_REPLY__INIT;
 	struct tcptest_params p;
-	unsigned accept_ms = r->accept_timeout_ms ? r->accept_timeout_ms : 5000;
-	char why[256];
+	const char *bad = NULL;
 	uint16_t port = 0;
 	struct op *op;
 
-	if (ops_params(r->params, &p, why, sizeof(why)) < 0) {
-		ops_error(o, id, "test: %s", why);
+	if (r->token.len != TCPTEST_TOKEN_LEN)
+		bad = "token must be " OPS_STR(TCPTEST_TOKEN_LEN) " bytes";
+	op = ops_test_start(o, id, r->params, &p, bad);
+	if (!op)
 		return;
-	}
-	if (r->token.len != TCPTEST_TOKEN_LEN) {
-		ops_error(o, id, "test: token must be %d bytes",
-			  TCPTEST_TOKEN_LEN);
-		return;
-	}
-	if (accept_ms > OPS_MAX_ACCEPT_MS)
-		accept_ms = OPS_MAX_ACCEPT_MS;
-	if (ops_admit(o, id, OP_TEST) < 0)
-		return;
-	op = op_new(o, id, OP_TEST);
-	if (!op) {
-		ops_error(o, id, "test: out of memory");
-		return;
-	}
 	op->test = tcptest_listen(o->base, r->bind_address, r->token.data, &p,
-				  accept_ms, ops_test_done, op, &port);
+				  ops_timeout_ms(r->accept_timeout_ms),
+				  ops_test_done, op, &port);
 	if (!op->test) {
 		ops_error(o, id, "test: cannot listen on %.64s: %s",
 			  r->bind_address, strerror(errno));
@@ -483,31 +518,19 @@ static void ops_listen(struct ops *o, uint64_t id,
 static void ops_run(struct ops *o, uint64_t id, const Ring__TestRunRequest *r)
 {
 	struct tcptest_params p;
-	unsigned conn_ms = r->connect_timeout_ms ? r->connect_timeout_ms : 5000;
-	char why[256];
+	const char *bad = NULL;
 	struct op *op;
 
-	if (ops_params(r->params, &p, why, sizeof(why)) < 0) {
-		ops_error(o, id, "test: %s", why);
-		return;
-	}
 	if (r->token.len != TCPTEST_TOKEN_LEN || r->port == 0 ||
-	    r->port > 65535) {
-		ops_error(o, id, "test: bad token or port");
+	    r->port > 65535)
+		bad = "bad token or port";
+	op = ops_test_start(o, id, r->params, &p, bad);
+	if (!op)
 		return;
-	}
-	if (conn_ms > OPS_MAX_ACCEPT_MS)
-		conn_ms = OPS_MAX_ACCEPT_MS;
-	if (ops_admit(o, id, OP_TEST) < 0)
-		return;
-	op = op_new(o, id, OP_TEST);
-	if (!op) {
-		ops_error(o, id, "test: out of memory");
-		return;
-	}
 	op->test = tcptest_connect(o->base, r->peer_address, (uint16_t)r->port,
 				   r->local_interface, r->token.data, &p,
-				   conn_ms, ops_test_done, op);
+				   ops_timeout_ms(r->connect_timeout_ms),
+				   ops_test_done, op);
 	if (!op->test) {
 		ops_error(o, id, "test: cannot start towards %.64s: %s",
 			  r->peer_address, strerror(errno));
@@ -747,11 +770,9 @@ static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
 	}
 	if (ops_admit(o, id, OP_TEST) < 0 || ops_rdma_reserve(o, id, &p) < 0)
 		return;
-	op = op_new(o, id, OP_TEST);
-	if (!op) {
-		ops_error(o, id, "rdma: out of memory");
+	op = ops_op_new(o, id, OP_TEST, "rdma");
+	if (!op)
 		return;
-	}
 	op->rdma_mem = ops_rdma_need(&p);
 	o->rdma_mem += op->rdma_mem;
 	o->n_rdma++;

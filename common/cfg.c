@@ -665,39 +665,97 @@ void cfg_debug_names(enum cfg_daemon daemon, char *buf, size_t len)
 		snprintf(buf + used, len - used, "all");
 }
 
-int cfg_load_file(const char *path, const struct cfg_directive *tab, void *conf,
-		  cfg_check_fn check, struct cfg_ctx *ctx)
+/* The cross-directive check after a parse that returned rc. */
+static int cfg_load_check(const struct cfg_conf_type *type, void *conf,
+			  struct cfg_ctx *ctx, int rc)
 {
-	struct cfg_ctx local = {0};
-	int rc;
-
-	if (!ctx)
-		ctx = &local;
-	rc = cfg_parse_file(path, tab, conf, ctx);
-	if (rc < 0 && errno != EINVAL)
-		return -1;
-	if (check(conf, ctx) < 0 || rc < 0) {
+	if (type->check(conf, ctx) < 0 || rc < 0) {
 		errno = EINVAL;
 		return -1;
 	}
 	return 0;
 }
 
-int cfg_load_buffer(const char *name, const char *buf, size_t len,
-		    const struct cfg_directive *tab, void *conf,
-		    cfg_check_fn check, struct cfg_ctx *ctx)
+int cfg_load_file(const char *path, const struct cfg_conf_type *type,
+		  void *conf, struct cfg_ctx *ctx)
 {
 	struct cfg_ctx local = {0};
 	int rc;
 
 	if (!ctx)
 		ctx = &local;
-	rc = cfg_parse_buffer(name, buf, len, tab, conf, ctx);
-	if (check(conf, ctx) < 0 || rc < 0) {
+	rc = cfg_parse_file(path, type->directives, conf, ctx);
+	if (rc < 0 && errno != EINVAL)
+		return -1;
+	return cfg_load_check(type, conf, ctx, rc);
+}
+
+int cfg_load_buffer(const char *name, const char *buf, size_t len,
+		    const struct cfg_conf_type *type, void *conf,
+		    struct cfg_ctx *ctx)
+{
+	struct cfg_ctx local = {0};
+
+	if (!ctx)
+		ctx = &local;
+	return cfg_load_check(
+		type, conf, ctx,
+		cfg_parse_buffer(name, buf, len, type->directives, conf, ctx));
+}
+
+int cfg_load_daemon(const char *prog, const char *path,
+		    const struct cfg_conf_type *type, void *conf)
+{
+	struct cfg_ctx ctx = {0};
+
+	cfg_ctx_to_stderr(&ctx, prog);
+	if (cfg_load_file(path, type, conf, &ctx) == 0 || errno == EINVAL)
+		type->verify(conf, &ctx);
+	return cfg_ctx_summary(&ctx, prog, path);
+}
+
+int cfg_ctx_result(const struct cfg_ctx *ctx, unsigned before)
+{
+	if (ctx->errors != before) {
 		errno = EINVAL;
 		return -1;
 	}
 	return 0;
+}
+
+int cfg_set_string_field(struct cfg_ctx *ctx, char **argv, void *conf,
+			 const struct cfg_string_field *tab, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *dst = (char *)conf + tab[i].off;
+
+		if (strcmp(argv[0], tab[i].name))
+			continue;
+		if (tab[i].line)
+			*(unsigned *)(void *)((char *)conf + tab[i].line) =
+				ctx->line;
+		if ((tab[i].path ? cfg_copy_path(ctx, argv[0], argv[1], dst,
+						 tab[i].len)
+				 : cfg_copy_string(ctx, argv[0], argv[1], dst,
+						   tab[i].len)) == 0)
+			return 0;
+		dst[0] = '\0';
+		return -1;
+	}
+	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
+}
+
+int cfg_set_duration_field(struct cfg_ctx *ctx, char **argv, void *conf,
+			   const struct cfg_duration_field *tab, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[0], tab[i].name))
+			return cfg_parse_duration_ms(
+				ctx, argv[0], argv[1], tab[i].min_ms,
+				tab[i].max_ms,
+				(uint64_t *)(void *)((char *)conf +
+						     tab[i].off));
+	return cfg_error(ctx, "'%s': no such duration setting", argv[0]);
 }
 
 struct cfg_tls_lines {

@@ -45,16 +45,62 @@ int cfg_parse_buffer(const char *name, const char *buf, size_t len,
 		     const struct cfg_directive *tab, void *arg,
 		     struct cfg_ctx *ctx);
 
+/* A kind of configuration file (agent.conf, coordinator.conf): its
+ * directives, the cross-directive check run after parsing, and the checks
+ * of what the service will find at start (-n). Both checks return 0, or -1
+ * (errno EINVAL) after reporting through ctx. */
+typedef int (*cfg_check_fn)(void *conf, struct cfg_ctx *ctx);
+struct cfg_conf_type {
+	const struct cfg_directive *directives;
+	cfg_check_fn check;
+	cfg_check_fn verify;
+};
+
 /* Parse then run the cross-directive check (it runs even after bad lines,
  * so one pass reports everything). 0, or -1 with errno EINVAL (errors
  * reported through ctx, NULL for the default reporter) or the errno of a
  * file that could not be read. */
-typedef int (*cfg_check_fn)(void *conf, struct cfg_ctx *ctx);
-int cfg_load_file(const char *path, const struct cfg_directive *tab, void *conf,
-		  cfg_check_fn check, struct cfg_ctx *ctx);
+int cfg_load_file(const char *path, const struct cfg_conf_type *type,
+		  void *conf, struct cfg_ctx *ctx);
 int cfg_load_buffer(const char *name, const char *buf, size_t len,
-		    const struct cfg_directive *tab, void *conf,
-		    cfg_check_fn check, struct cfg_ctx *ctx);
+		    const struct cfg_conf_type *type, void *conf,
+		    struct cfg_ctx *ctx);
+/* The daemons' -n and their start, the same so that what -n passes the
+ * start accepts: load path into conf (which holds the defaults), verify
+ * it unless it could not be read, errors and warnings on stderr one per
+ * line, then the summary of cfg_ctx_summary(), whose result it returns. */
+int cfg_load_daemon(const char *prog, const char *path,
+		    const struct cfg_conf_type *type, void *conf);
+
+/* The result of a check that began with before = ctx->errors: 0, or -1
+ * with errno EINVAL when it reported errors. */
+int cfg_ctx_result(const struct cfg_ctx *ctx, unsigned before);
+
+/* Plain string settings, located in the configuration by offset so that
+ * one handler serves them all. line: the offset of an unsigned that keeps
+ * the line that set it (0 = not kept); path: must be absolute. */
+struct cfg_string_field {
+	const char *name;
+	size_t off;
+	size_t len;
+	size_t line;
+	int path;
+};
+/* Set the field of tab (n entries) named argv[0] to argv[1]. On error the
+ * field is emptied, so that a later check does not report the default in
+ * its place. 0 or -1 (reported). */
+int cfg_set_string_field(struct cfg_ctx *ctx, char **argv, void *conf,
+			 const struct cfg_string_field *tab, size_t n);
+
+/* Duration settings (uint64_t milliseconds), likewise by offset. */
+struct cfg_duration_field {
+	const char *name;
+	size_t off;
+	uint64_t min_ms;
+	uint64_t max_ms;
+};
+int cfg_set_duration_field(struct cfg_ctx *ctx, char **argv, void *conf,
+			   const struct cfg_duration_field *tab, size_t n);
 
 /* Open the CA, certificate and key as the daemon would (tls_check_files;
  * server: the coordinator's role) and report each problem at the line that

@@ -349,6 +349,33 @@ static int pki_mkdir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* DIR/NAME.key and DIR/NAME.crt (each PATH_MAX bytes). */
+static int pki_paths(const char *dir, const char *name, char *keypath,
+		     char *crtpath, char *err, size_t errlen)
+{
+	if (pki_path(keypath, PATH_MAX, dir, name, "key", err, errlen) < 0 ||
+	    pki_path(crtpath, PATH_MAX, dir, name, "crt", err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* A new key and its certificate for cn (serial: its 16 random bytes), not
+ * yet issued or signed, for paths that must not exist yet. On failure what
+ * was made is left in *key and *x for the caller to free. */
+static int pki_pair_new(const char *keypath, const char *crtpath,
+			const char *cn, unsigned days, unsigned char serial[16],
+			EVP_PKEY **key, X509 **x, char *err, size_t errlen)
+{
+	if (pki_check_absent(keypath, err, errlen) < 0 ||
+	    pki_check_absent(crtpath, err, errlen) < 0)
+		return -1;
+	*key = pki_key_new(err, errlen);
+	if (!*key)
+		return -1;
+	*x = pki_cert_new(*key, cn, days, serial, err, errlen);
+	return *x ? 0 : -1;
+}
+
 int pki_init(const char *dir, const char *cn, unsigned days, char *err,
 	     size_t errlen)
 {
@@ -367,19 +394,10 @@ int pki_init(const char *dir, const char *cn, unsigned days, char *err,
 		goto out;
 	}
 	if (pki_check_days(days, err, errlen) < 0 ||
-	    pki_path(keypath, sizeof(keypath), dir, "ca", "key", err, errlen) <
-		    0 ||
-	    pki_path(crtpath, sizeof(crtpath), dir, "ca", "crt", err, errlen) <
-		    0 ||
+	    pki_paths(dir, "ca", keypath, crtpath, err, errlen) < 0 ||
 	    pki_mkdir(dir, err, errlen) < 0 ||
-	    pki_check_absent(keypath, err, errlen) < 0 ||
-	    pki_check_absent(crtpath, err, errlen) < 0)
-		goto out;
-	key = pki_key_new(err, errlen);
-	if (!key)
-		goto out;
-	x = pki_cert_new(key, cn, days, serial, err, errlen);
-	if (!x)
+	    pki_pair_new(keypath, crtpath, cn, days, serial, &key, &x, err,
+			 errlen) < 0)
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(x))) {
 		pki_ossl_err(err, errlen, "cannot build certificate");
@@ -489,19 +507,10 @@ int pki_issue(const char *dir, const char *name, enum pki_role role,
 		goto out;
 	}
 	if (pki_check_days(days, err, errlen) < 0 ||
-	    pki_path(keypath, sizeof(keypath), dir, name, "key", err, errlen) <
-		    0 ||
-	    pki_path(crtpath, sizeof(crtpath), dir, name, "crt", err, errlen) <
-		    0 ||
+	    pki_paths(dir, name, keypath, crtpath, err, errlen) < 0 ||
 	    pki_load_ca(dir, &cakey, &ca, err, errlen) < 0 ||
-	    pki_check_absent(keypath, err, errlen) < 0 ||
-	    pki_check_absent(crtpath, err, errlen) < 0)
-		goto out;
-	key = pki_key_new(err, errlen);
-	if (!key)
-		goto out;
-	x = pki_cert_new(key, name, days, sn, err, errlen);
-	if (!x)
+	    pki_pair_new(keypath, crtpath, name, days, sn, &key, &x, err,
+			 errlen) < 0)
 		goto out;
 	if (!X509_set_issuer_name(x, X509_get_subject_name(ca)) ||
 	    /* A leaf outliving its CA would only fail later, confusingly. */

@@ -95,15 +95,8 @@ static int coord_conf_grow(void **list, unsigned n, size_t elem)
 	return 0;
 }
 
-/* line: where the line that set it is kept (0 = not kept); path: must be
- * absolute. */
-static const struct {
-	const char *name;
-	size_t off;
-	size_t len;
-	size_t line;
-	int path;
-} coord_conf_strings[] = {
+/* line: kept for coord_conf_verify()'s messages; path: absolute. */
+static const struct cfg_string_field coord_conf_strings[] = {
 	{"name", offsetof(struct coord_conf, name), COORD_CONF_SIZEOF(name), 0,
 	 0},
 	{"ca", offsetof(struct coord_conf, ca), COORD_CONF_SIZEOF(ca),
@@ -126,28 +119,9 @@ static int coord_conf_string(struct cfg_ctx *ctx, int argc, char **argv,
 			     void *arg)
 {
 	(void)argc;
-	for (size_t i = 0;
-	     i < sizeof(coord_conf_strings) / sizeof(coord_conf_strings[0]);
-	     i++) {
-		char *dst = COORD_CONF_FIELD(arg, coord_conf_strings[i].off);
-
-		if (strcmp(argv[0], coord_conf_strings[i].name))
-			continue;
-		if (coord_conf_strings[i].line)
-			*(unsigned *)(void *)COORD_CONF_FIELD(
-				arg, coord_conf_strings[i].line) = ctx->line;
-		if ((coord_conf_strings[i].path
-			     ? cfg_copy_path(ctx, argv[0], argv[1], dst,
-					     coord_conf_strings[i].len)
-			     : cfg_copy_string(ctx, argv[0], argv[1], dst,
-					       coord_conf_strings[i].len)) == 0)
-			return 0;
-		/* Reported here: coord_conf_verify() must not report the
-		 * default in its place. */
-		dst[0] = '\0';
-		return -1;
-	}
-	return cfg_error(ctx, "'%s': no such string setting", argv[0]);
+	return cfg_set_string_field(ctx, argv, arg, coord_conf_strings,
+				    sizeof(coord_conf_strings) /
+					    sizeof(coord_conf_strings[0]));
 }
 
 static int coord_conf_listen(struct cfg_ctx *ctx, int argc, char **argv,
@@ -311,12 +285,7 @@ int coord_conf_admit(const struct coord_conf *c, const char *node,
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	size_t off;
-	uint64_t min_ms;
-	uint64_t max_ms;
-} coord_conf_durations[] = {
+static const struct cfg_duration_field coord_conf_durations[] = {
 	{"heartbeat_interval",
 	 offsetof(struct coord_conf, heartbeat_interval_ms), 100, 600000},
 	{"handshake_timeout", offsetof(struct coord_conf, handshake_timeout_ms),
@@ -337,17 +306,9 @@ static int coord_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
 			       void *arg)
 {
 	(void)argc;
-	for (size_t i = 0;
-	     i < sizeof(coord_conf_durations) / sizeof(coord_conf_durations[0]);
-	     i++)
-		if (!strcmp(argv[0], coord_conf_durations[i].name))
-			return cfg_parse_duration_ms(
-				ctx, argv[0], argv[1],
-				coord_conf_durations[i].min_ms,
-				coord_conf_durations[i].max_ms,
-				(uint64_t *)(void *)COORD_CONF_FIELD(
-					arg, coord_conf_durations[i].off));
-	return cfg_error(ctx, "'%s': no such duration setting", argv[0]);
+	return cfg_set_duration_field(ctx, argv, arg, coord_conf_durations,
+				      sizeof(coord_conf_durations) /
+					      sizeof(coord_conf_durations[0]));
 }
 
 static const struct {
@@ -565,29 +526,18 @@ int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
 	if (c->n_expect > c->max_agents)
 		cfg_error(ctx, "%u expected nodes exceed max_agents %u",
 			  c->n_expect, c->max_agents);
-	if (ctx->errors != before) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
-static int coord_conf_check_cb(void *conf, struct cfg_ctx *ctx)
-{
-	return coord_conf_check(conf, ctx);
+	return cfg_ctx_result(ctx, before);
 }
 
 int coord_conf_load(struct coord_conf *c, const char *path, struct cfg_ctx *ctx)
 {
-	return cfg_load_file(path, coord_conf_directives, c,
-			     coord_conf_check_cb, ctx);
+	return cfg_load_file(path, &coord_conf_type, c, ctx);
 }
 
 int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx)
 {
-	return cfg_load_buffer(name, buf, len, coord_conf_directives, c,
-			       coord_conf_check_cb, ctx);
+	return cfg_load_buffer(name, buf, len, &coord_conf_type, c, ctx);
 }
 
 int coord_conf_verify(const struct coord_conf *c, struct cfg_ctx *ctx)
@@ -608,9 +558,21 @@ int coord_conf_verify(const struct coord_conf *c, struct cfg_ctx *ctx)
 			    c->control_group);
 	}
 	ctx->line = 0;
-	if (ctx->errors != before) {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
+	return cfg_ctx_result(ctx, before);
 }
+
+static int coord_conf_check_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return coord_conf_check(conf, ctx);
+}
+
+static int coord_conf_verify_cb(void *conf, struct cfg_ctx *ctx)
+{
+	return coord_conf_verify(conf, ctx);
+}
+
+const struct cfg_conf_type coord_conf_type = {
+	.directives = coord_conf_directives,
+	.check = coord_conf_check_cb,
+	.verify = coord_conf_verify_cb,
+};

@@ -84,6 +84,8 @@ enum coord_survey_method {
 const char *coord_survey_method_name(int m);
 
 void coord_conf_defaults(struct coord_conf *c);
+/* For cfg_load_daemon(): coordinator.conf's directives and checks. */
+extern const struct cfg_conf_type coord_conf_type;
 void coord_conf_free(struct coord_conf *c);
 /* Parse path into c (which holds defaults), then coord_conf_check(), which
  * runs even after bad lines so that one run reports every mistake. ctx may
