@@ -136,22 +136,29 @@ static void test_frame_in_one_byte_pieces(void **state)
 	free(buf);
 }
 
-static void test_two_frames_in_one_write(void **state)
+/* Two hello frames with request id id, in one write. */
+static void write_two_hellos(struct fixture *f, uint64_t id)
 {
-	struct fixture *f = *state;
 	Ring__Envelope env;
 	Ring__Hello h;
 	uint8_t *buf, two[512];
 	size_t len;
 
-	make_hello(&env, &h, 7);
+	make_hello(&env, &h, id);
 	assert_int_equal(frame_encode(&env, &buf, &len), 0);
 	memcpy(two, buf, len);
 	memcpy(two + len, buf, len);
 	raw_write(f->raw, two, 2 * len);
+	free(buf);
+}
+
+static void test_two_frames_in_one_write(void **state)
+{
+	struct fixture *f = *state;
+
+	write_two_hellos(f, 7);
 	LOOP_UNTIL(f, f->a.n_msgs == 2);
 	assert_int_equal(f->a.n_msgs, 2);
-	free(buf);
 }
 
 static void test_bad_magic_closes(void **state)
@@ -241,23 +248,14 @@ static void test_unknown_type_answered(void **state)
 static void test_free_inside_callback(void **state)
 {
 	struct fixture *f = *state;
-	Ring__Envelope env;
-	Ring__Hello h;
-	uint8_t *buf, two[512];
-	size_t len;
 
 	f->a.free_in_cb = 1;
-	make_hello(&env, &h, 1);
-	assert_int_equal(frame_encode(&env, &buf, &len), 0);
-	memcpy(two, buf, len);
-	memcpy(two + len, buf, len);
-	raw_write(f->raw, two, 2 * len);
+	write_two_hellos(f, 1);
 	LOOP_UNTIL(f, f->a.n_msgs >= 1);
 	LOOP_UNTIL(f, 0);
 	/* Freed after the first: the second frame is never delivered. */
 	assert_int_equal(f->a.n_msgs, 1);
 	assert_null(f->a.c);
-	free(buf);
 }
 
 static void test_send_and_close_after_flush(void **state)
