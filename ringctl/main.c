@@ -60,11 +60,13 @@ static void ringctl_usage(FILE *f)
 		"               test adds its own length)\n"
 		"  -h, --help   this help;  -V, --version  the version\n"
 		"commands:\n"
-		"  status                      topology of the last survey and health\n"
-		"                              of every node\n"
+		"  status [-v]                 topology of the last survey and health\n"
+		"                              of every node (-v, --verbose: every\n"
+		"                              figure; else about 100 columns)\n"
 		"  inventory NODE              one node's full inventory\n"
 		"  forget NODE                 drop a node that is down (root)\n"
-		"  survey [--wait]             survey the data plane now (root)\n"
+		"  survey [--wait [-v]]        survey the data plane now (root); --wait:\n"
+		"                              then print status\n"
 		"  ranks                       rank order from the last survey\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
@@ -167,7 +169,12 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 	return rep;
 }
 
-static int ringctl_status(const struct ringctl *rc)
+static int ringctl_verbose_flag(const char *arg)
+{
+	return !strcmp(arg, "-v") || !strcmp(arg, "--verbose");
+}
+
+static int ringctl_status(const struct ringctl *rc, int verbose)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
@@ -180,7 +187,7 @@ static int ringctl_status(const struct ringctl *rc)
 	if (!rep)
 		return EXIT_TROUBLE;
 	w = writer_new(stdout, rc->fmt);
-	render_status(w, rep->status_reply);
+	render_status(w, rep->status_reply, verbose);
 	writer_finish(w);
 	health = render_status_health(rep->status_reply);
 	frame_free(rep);
@@ -306,10 +313,21 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	Ring__SurveyRequest sr = RING__SURVEY_REQUEST__INIT;
 	Ring__Topology *t;
 	uint64_t since = 0;
-	int wait = argc == 1 && !strcmp(argv[0], "--wait");
+	int wait = 0, verbose = 0;
 
-	if (argc > 1 || (argc == 1 && !wait))
-		return ringctl_bad_usage("survey takes only --wait");
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait"))
+			wait = 1;
+		else if (ringctl_verbose_flag(argv[i]))
+			verbose = 1;
+		else
+			return ringctl_bad_usage(
+				"survey takes --wait and, with "
+				"it, -v; not '%s'",
+				argv[i]);
+	}
+	if (verbose && !wait)
+		return ringctl_bad_usage("survey -v goes with --wait");
 	if (wait) {
 		/* Quietly: there may be no earlier survey. */
 		struct ringctl quiet = *rc;
@@ -334,7 +352,7 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 		return 0;
 	if (ringctl_wait_survey(rc, since, 3600) < 0)
 		return EXIT_TROUBLE;
-	return ringctl_status(rc);
+	return ringctl_status(rc, verbose);
 }
 
 static int ringctl_test(const struct ringctl *rc, int argc, char **argv)
@@ -555,13 +573,21 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_survey(rc, argc, argv);
 	if (!strcmp(cmd, "test"))
 		return ringctl_test(rc, argc, argv);
-	if (!strcmp(cmd, "status") || !strcmp(cmd, "ranks")) {
+	if (!strcmp(cmd, "status")) {
+		for (int i = 0; i < argc; i++)
+			if (!ringctl_verbose_flag(argv[i]))
+				return ringctl_bad_usage(
+					"status takes only -v, "
+					"not '%s'",
+					argv[i]);
+		return ringctl_status(rc, argc > 0);
+	}
+	if (!strcmp(cmd, "ranks")) {
 		if (argc)
-			return ringctl_bad_usage("%s takes no arguments, not "
-						 "'%s'",
-						 cmd, argv[0]);
-		return !strcmp(cmd, "status") ? ringctl_status(rc)
-					      : ringctl_ranks(rc);
+			return ringctl_bad_usage("ranks takes no arguments, "
+						 "not '%s'",
+						 argv[0]);
+		return ringctl_ranks(rc);
 	}
 	if (!strcmp(cmd, "inventory") || !strcmp(cmd, "forget")) {
 		if (argc != 1)

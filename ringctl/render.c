@@ -74,12 +74,60 @@ static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	writer_uint(w, "mem_available_kib_heartbeat", n->mem_available_kib);
 }
 
-void render_status(struct writer *w, const Ring__StatusReply *r)
+/* "16s", "3m12s", "2h05m", "3d04h": how long a node has been in its state,
+ * short enough for the default status table. */
+static void render_age(unsigned long long since_ms, unsigned long long now_ms,
+		       char *buf, size_t len)
 {
+	unsigned long long s;
+
+	if (!since_ms || now_ms < since_ms) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	s = (now_ms - since_ms) / 1000;
+	if (s < 60)
+		snprintf(buf, len, "%llus", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%llum%02llus", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lluh%02llum", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, len, "%llud%02lluh", s / 86400, s / 3600 % 24);
+}
+
+/* The default status table's columns: what an operator scans for. */
+static void render_node_brief(struct writer *w, const Ring__NodeStatus *n,
+			      unsigned long long now_ms)
+{
+	int up = !strcmp(n->state, "up");
+	char t[32];
+
+	writer_str(w, "node", n->node);
+	writer_str(w, "state", n->state);
+	writer_bool(w, "expected", n->expected);
+	writer_str(w, "mgmt_address", n->mgmt_address);
+	render_age(up ? n->connected_since_ms : n->down_since_ms, now_ms, t,
+		   sizeof(t));
+	writer_str(w, "for", t);
+	writer_str(w, "version", n->agent_version);
+	writer_uint(w, "data_ifs", n->n_interfaces);
+	writer_uint(w, "rdma", n->n_rdma_devices);
+	writer_list_start(w, "unaddressed");
+	for (size_t i = 0; i < n->n_unaddressed_up; i++)
+		writer_str(w, NULL, n->unaddressed_up[i]);
+	writer_list_end(w);
+	writer_double(w, "mem_gib", render_gib(n->mem_total_kib), 1);
+}
+
+void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
+{
+	int brief = !verbose && writer_get_format(w) == WRITER_PLAIN;
 	uint64_t mem = 0;
+	size_t down = 0;
 
 	if (r->topology)
-		render_topology(w, r->topology, r->now_ms);
+		render_topology(w, r->topology, r->now_ms, verbose);
 	writer_str(w, "survey", r->survey_state);
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
@@ -94,11 +142,28 @@ void render_status(struct writer *w, const Ring__StatusReply *r)
 	writer_double(w, "mem_total_gib_up_nodes", render_gib(mem), 1);
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
-		writer_obj_start(w, NULL);
-		render_node_status(w, r->nodes[i], 0, 0);
+		writer_obj_start_named(w, r->nodes[i]->node);
+		if (brief)
+			render_node_brief(w, r->nodes[i], r->now_ms);
+		else
+			render_node_status(w, r->nodes[i], 0, 0);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
+	if (!brief)
+		return;
+	/* Reasons are prose of any length: below the table, wrapped. */
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		if (!strcmp(r->nodes[i]->state, "up"))
+			continue;
+		if (!down++)
+			writer_list_start(w, "down");
+		writer_obj_start(w, NULL);
+		writer_str(w, r->nodes[i]->node, r->nodes[i]->down_reason);
+		writer_obj_end(w);
+	}
+	if (down)
+		writer_list_end(w);
 }
 
 static void render_interface(struct writer *w, const Ring__NetInterface *f)
@@ -140,8 +205,10 @@ static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 	writer_list_start(w, "ports");
 	for (size_t i = 0; i < d->n_ports; i++) {
 		const Ring__RdmaPort *p = d->ports[i];
+		char id[16];
 
-		writer_obj_start(w, NULL);
+		snprintf(id, sizeof(id), "%u", p->port);
+		writer_obj_start_named(w, id);
 		writer_uint(w, "port", p->port);
 		writer_str(w, "state", p->state);
 		writer_str(w, "link_layer", p->link_layer);
@@ -151,7 +218,8 @@ static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 		writer_uint(w, "active_mtu", p->active_mtu);
 		writer_list_start(w, "gids");
 		for (size_t k = 0; k < p->n_gids; k++) {
-			writer_obj_start(w, NULL);
+			snprintf(id, sizeof(id), "%u", p->gids[k]->index);
+			writer_obj_start_named(w, id);
 			writer_uint(w, "index", p->gids[k]->index);
 			writer_str(w, "gid", p->gids[k]->gid);
 			writer_str(w, "type", p->gids[k]->type);
@@ -177,14 +245,14 @@ void render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	writer_str(w, "mgmt_interface", inv->mgmt_interface);
 	writer_list_start(w, "interfaces");
 	for (size_t i = 0; i < inv->n_interfaces; i++) {
-		writer_obj_start(w, NULL);
+		writer_obj_start_named(w, inv->interfaces[i]->name);
 		render_interface(w, inv->interfaces[i]);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
 	writer_list_start(w, "rdma_devices");
 	for (size_t i = 0; i < inv->n_rdma_devices; i++) {
-		writer_obj_start(w, NULL);
+		writer_obj_start_named(w, inv->rdma_devices[i]->name);
 		render_rdma(w, inv->rdma_devices[i]);
 		writer_obj_end(w);
 	}
@@ -300,7 +368,8 @@ static void render_lat_ladder(struct writer *w, const char *key,
 			writer_str(w, NULL, buf);
 			continue;
 		}
-		writer_obj_start(w, NULL);
+		snprintf(buf, sizeof(buf), "%u", lat[i]->size);
+		writer_obj_start_named(w, buf);
 		writer_uint(w, "size", lat[i]->size);
 		writer_double(w, "p50_us", lat[i]->p50_us, 1);
 		writer_obj_end(w);
@@ -378,10 +447,147 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 		writer_str(w, "rdma_error", e->rdma_error);
 }
 
-void render_topology(struct writer *w, const Ring__Topology *t,
-		     unsigned long long now_ms)
+/* Edges in ring order (n1-n2, n2-n4, ... back to n1), then any edge the
+ * order does not walk (a line's missing cable, a switch's extra ports):
+ * the order an operator traces the cables in. idx gets t->n_edges entries. */
+static void render_edge_order(const Ring__Topology *t, size_t *idx)
 {
-	char pic[2048], ts[32];
+	size_t n = 0;
+	int ring = !strcmp(t->kind, "ring");
+
+	for (size_t i = 0; i < t->n_order; i++) {
+		const char *next = i + 1 < t->n_order	    ? t->order[i + 1]
+				   : ring && t->n_order > 2 ? t->order[0]
+							    : NULL;
+		const Ring__Edge *e =
+			next ? render_edge_between(t, t->order[i], next) : NULL;
+
+		for (size_t k = 0; e && k < t->n_edges; k++) {
+			int seen = 0;
+
+			if (t->edges[k] != e)
+				continue;
+			for (size_t j = 0; j < n; j++)
+				seen |= idx[j] == k;
+			if (!seen)
+				idx[n++] = k;
+		}
+	}
+	for (size_t k = 0; k < t->n_edges && n < t->n_edges; k++) {
+		int seen = 0;
+
+		for (size_t j = 0; j < n; j++)
+			seen |= idx[j] == k;
+		if (!seen)
+			idx[n++] = k;
+	}
+}
+
+/* The default view of an edge: one short row; -v has every figure. */
+static void render_edge_brief(struct writer *w, const Ring__Edge *e,
+			      unsigned long long now_ms)
+{
+	char buf[256];
+	double top = render_edge_top(e);
+
+	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
+	writer_str(w, "edge", buf);
+	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
+		 e->b_interface);
+	writer_str(w, "ports", buf);
+	/* Top of the stream ladder, worse direction, as in the picture. */
+	render_opt_double(w, "gbps", top);
+	if (e->nominal_gbps > 0 && top >= 0)
+		writer_double(w, "pct_nominal", 100.0 * top / e->nominal_gbps,
+			      1);
+	else
+		writer_none(w, "pct_nominal", "");
+	if (render_edge_has_rdma(e)) {
+		double a = e->rdma_write_gbps_a_to_b,
+		       b = e->rdma_write_gbps_b_to_a;
+
+		render_opt_double(w, "rdma_gbps",
+				  a >= 0 && b >= 0 && b < a ? b
+				  : a >= 0		    ? a
+							    : b);
+	}
+	if (e->n_latency) {
+		snprintf(buf, sizeof(buf), "%.1f@%uB", e->latency[0]->p50_us,
+			 e->latency[0]->size);
+		writer_str(w, "lat_p50_us", buf);
+	} else {
+		writer_none(w, "lat_p50_us", "");
+	}
+	writer_uint(w, "age_s",
+		    e->measured_ms && now_ms > e->measured_ms
+			    ? (now_ms - e->measured_ms) / 1000
+			    : 0);
+	writer_bool(w, "verified", e->verified);
+	snprintf(buf, sizeof(buf), "%s%s", e->method,
+		 render_edge_has_rdma(e) && !strncmp(e->method, "tcp", 3)
+			 ? "+rdma"
+			 : "");
+	writer_str(w, "method", buf);
+	if (*e->error || *e->rdma_error)
+		writer_str(w, "error", *e->error ? e->error : e->rdma_error);
+}
+
+/* The short verdict: the text before its parenthesised reasons. */
+static void render_verdict_brief(const char *v, char *buf, size_t len)
+{
+	const char *paren = strstr(v, " (");
+	int n = paren ? (int)(paren - v) : (int)strlen(v);
+
+	snprintf(buf, len, "%.*s", n, v);
+}
+
+/* One row per diagonal pair: a path on any address is what matters. */
+static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
+{
+	writer_table_start(w, "diagonals");
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i], *show = d;
+		char pair[140], verdict[256];
+		size_t n = 0;
+		int first = 1;
+
+		for (size_t k = 0; k < t->n_diagonals; k++) {
+			const Ring__DiagonalCheck *o = t->diagonals[k];
+
+			if (strcmp(o->a, d->a) || strcmp(o->b, d->b))
+				continue;
+			first &= k >= i;
+			n++;
+			if (o->path && !show->path)
+				show = o;
+		}
+		if (!first)
+			continue;
+		writer_obj_start(w, NULL);
+		snprintf(pair, sizeof(pair), "%s-%s", d->a, d->b);
+		writer_str(w, "pair", pair);
+		writer_uint(w, "addresses", n);
+		writer_bool(w, "path", show->path);
+		render_verdict_brief(show->verdict, verdict, sizeof(verdict));
+		writer_str(w, "verdict", verdict);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+}
+
+/* keyvalue names a diagonal check by its pair and address. */
+static void render_diagonal_id(const Ring__DiagonalCheck *d, char *buf,
+			       size_t len)
+{
+	snprintf(buf, len, "%s-%s@%s", d->a, d->b, d->b_address);
+}
+
+void render_topology(struct writer *w, const Ring__Topology *t,
+		     unsigned long long now_ms, int verbose)
+{
+	int brief = !verbose && writer_get_format(w) == WRITER_PLAIN;
+	char pic[2048], ts[32], id[WRITER_ID_MAX + 1];
+	size_t *idx = calloc(t->n_edges ? t->n_edges : 1, sizeof(*idx));
 
 	writer_obj_start(w, "topology");
 	writer_str(w, "kind", t->kind);
@@ -397,45 +603,86 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	for (size_t i = 0; i < t->n_order; i++)
 		writer_str(w, NULL, t->order[i]);
 	writer_list_end(w);
+	if (idx)
+		render_edge_order(t, idx);
 	writer_table_start(w, "edges");
 	for (size_t i = 0; i < t->n_edges; i++) {
-		writer_obj_start(w, NULL);
-		render_edge(w, t->edges[i], now_ms);
-		writer_obj_end(w);
-	}
-	writer_table_end(w);
-	writer_table_start(w, "diagonals");
-	for (size_t i = 0; i < t->n_diagonals; i++) {
-		const Ring__DiagonalCheck *d = t->diagonals[i];
-		char pair[140];
+		const Ring__Edge *e = t->edges[idx ? idx[i] : i];
 
-		writer_obj_start(w, NULL);
-		snprintf(pair, sizeof(pair), "%s-%s", d->a, d->b);
-		writer_str(w, "pair", pair);
-		writer_str(w, "address", d->b_address);
-		writer_str(w, "route", d->route_kind);
-		writer_str(w, "route_interface", d->route_interface);
-		writer_bool(w, "path", d->path);
-		writer_str(w, "verdict", d->verdict);
+		snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
+		writer_obj_start_named(w, id);
+		if (brief)
+			render_edge_brief(w, e, now_ms);
+		else
+			render_edge(w, e, now_ms);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
-	writer_table_start(w, "findings");
+	free(idx);
+	if (brief) {
+		render_diagonals_brief(w, t);
+	} else {
+		writer_table_start(w, "diagonals");
+		for (size_t i = 0; i < t->n_diagonals; i++) {
+			const Ring__DiagonalCheck *d = t->diagonals[i];
+			char pair[140];
+
+			render_diagonal_id(d, id, sizeof(id));
+			writer_obj_start_named(w, id);
+			snprintf(pair, sizeof(pair), "%s-%s", d->a, d->b);
+			writer_str(w, "pair", pair);
+			writer_str(w, "address", d->b_address);
+			writer_str(w, "route", d->route_kind);
+			writer_str(w, "route_interface", d->route_interface);
+			writer_bool(w, "path", d->path);
+			writer_str(w, "verdict", d->verdict);
+			writer_obj_end(w);
+		}
+		writer_table_end(w);
+	}
+	/* Plain by default: one "- level: text" line each, wrapped by the
+	 * writer; -v and the machine formats: the table's columns. */
+	if (brief)
+		writer_list_start(w, "findings");
+	else
+		writer_table_start(w, "findings");
 	for (size_t i = 0; i < t->n_findings; i++) {
 		writer_obj_start(w, NULL);
-		writer_str(w, "level", t->findings[i]->level);
-		writer_str(w, "finding", t->findings[i]->text);
+		if (brief) {
+			writer_str(w, t->findings[i]->level,
+				   t->findings[i]->text);
+		} else {
+			writer_str(w, "level", t->findings[i]->level);
+			writer_str(w, "finding", t->findings[i]->text);
+		}
 		writer_obj_end(w);
 	}
-	writer_table_end(w);
-	writer_table_start(w, "anomalies");
+	if (brief)
+		writer_list_end(w);
+	else
+		writer_table_end(w);
+	if (brief)
+		writer_list_start(w, "anomalies");
+	else
+		writer_table_start(w, "anomalies");
 	for (size_t i = 0; i < t->n_anomalies; i++) {
 		writer_obj_start(w, NULL);
-		writer_str(w, "kind", t->anomalies[i]->code);
-		writer_str(w, "anomaly", t->anomalies[i]->text);
+		if (brief) {
+			writer_str(w,
+				   *t->anomalies[i]->code
+					   ? t->anomalies[i]->code
+					   : "anomaly",
+				   t->anomalies[i]->text);
+		} else {
+			writer_str(w, "kind", t->anomalies[i]->code);
+			writer_str(w, "anomaly", t->anomalies[i]->text);
+		}
 		writer_obj_end(w);
 	}
-	writer_table_end(w);
+	if (brief)
+		writer_list_end(w);
+	else
+		writer_table_end(w);
 	writer_double(w, "survey_wall_s", t->survey_wall_s, 1);
 	/* Computed: what the same tests would take one after another. */
 	writer_double(w, "tests_sum_s_computed", t->tests_sum_s, 1);
@@ -453,8 +700,10 @@ static void render_lat(struct writer *w, const Ring__TestResult *s,
 	writer_table_start(w, "latency");
 	for (size_t i = 0; i < s->n_lat; i++) {
 		const Ring__LatResult *l = s->lat[i];
+		char id[16];
 
-		writer_obj_start(w, NULL);
+		snprintf(id, sizeof(id), "%u", l->size);
+		writer_obj_start_named(w, id);
 		writer_uint(w, "size", l->size);
 		writer_uint(w, "n", l->n);
 		writer_double(w, "min_us", l->min_us, 1);

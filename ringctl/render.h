@@ -9,7 +9,9 @@
 #include "ring.pb-c.h"
 #include "writer.h"
 
-void render_status(struct writer *w, const Ring__StatusReply *r);
+/* verbose: plain text shows every figure (the machine formats always
+ * do); otherwise a view that fits about 100 columns. */
+void render_status(struct writer *w, const Ring__StatusReply *r, int verbose);
 void render_inventory(struct writer *w, const Ring__InventoryReply *r);
 /* 0 when every expected node is up, 1 otherwise. */
 int render_status_health(const Ring__StatusReply *r);
@@ -19,8 +21,9 @@ void render_format_time(unsigned long long ms, char *buf, size_t len);
 /* "n1 =0.95= n2 =0.95= n4 =0.48= n3 =0.95= (n1)": each edge with its
  * measured top-of-ladder Gbps, worse direction. */
 void render_ring_picture(const Ring__Topology *t, char *buf, size_t len);
+/* Edges in ring order; verbose as for render_status. */
 void render_topology(struct writer *w, const Ring__Topology *t,
-		     unsigned long long now_ms);
+		     unsigned long long now_ms, int verbose);
 void render_report(struct writer *w, const Ring__TestReport *r);
 
 void render_ranks(struct writer *w, const Ring__Topology *t);

@@ -62,8 +62,10 @@ struct writer {
 	size_t n_levels, levels_cap;
 	char *keys; /* NUL-terminated keys of every open object, in order */
 	size_t keys_len, keys_cap;
-	size_t skip;	   /* > 0: inside a container being left out */
-	size_t duplicates; /* members left out */
+	const char *next_id; /* keyvalue: the path component of the next
+			      * list element (writer_obj_start_named) */
+	size_t skip;	     /* > 0: inside a container being left out */
+	size_t duplicates;   /* members left out */
 };
 
 struct writer_level {
@@ -202,6 +204,44 @@ static void writer_indent(struct writer *w, int n)
 	fprintf(w->out, "%*s", n, "");
 }
 
+/* Plain: the width a member's line wraps at, so that prose (findings,
+ * errors, verdicts) stays readable in a terminal. Tables do not wrap. */
+#define WRITER_PLAIN_WIDTH 100
+
+/* Plain: text starting at column col, wrapped at spaces to the width with
+ * continuation lines under its start. A word longer than a line stays
+ * whole. Columns are counted in bytes: close enough for the ASCII that
+ * reports are made of, and never more than the width for it. */
+static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
+{
+	size_t room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
+	size_t n = strlen(text);
+
+	if (room < 30) {
+		writer_put_textn(w->out, text, n);
+		return;
+	}
+	while (n > room) {
+		size_t cut = room;
+
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (!cut) {
+			const char *sp = memchr(text, ' ', n);
+
+			if (!sp)
+				break;
+			cut = (size_t)(sp - text);
+		}
+		writer_put_textn(w->out, text, cut);
+		putc('\n', w->out);
+		writer_indent(w, (int)col);
+		text += cut + 1;
+		n -= cut + 1;
+	}
+	writer_put_textn(w->out, text, n);
+}
+
 static struct writer_frame *writer_top(struct writer *w)
 {
 	return &w->stack[w->depth - 1];
@@ -237,7 +277,9 @@ static int writer_path_push(struct writer *w, const char *key, size_t *key_off)
 	const char *comp;
 	size_t n;
 
-	if (top->kind == WRITER_LIST) {
+	if (top->kind == WRITER_LIST && w->next_id) {
+		comp = w->next_id;
+	} else if (top->kind == WRITER_LIST) {
 		snprintf(idx, sizeof(idx), "%zu", top->count);
 		comp = idx;
 	} else {
@@ -870,7 +912,12 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 		break;
 	case WRITER_PLAIN:
 		writer_plain_scalar_prefix(w, key ? key : "");
-		writer_put_text(w, text);
+		if (top->kind == WRITER_OBJ && text)
+			writer_put_wrapped(w, text,
+					   (size_t)top->indent +
+						   strlen(key ? key : "") + 2);
+		else
+			writer_put_text(w, text);
 		if (top->kind == WRITER_OBJ || top->mode == WRITER_LIST_RECORDS)
 			putc('\n', w->out);
 		break;
@@ -1002,6 +1049,67 @@ void writer_obj_start(struct writer *w, const char *key)
 {
 	if (!writer_key_admit(w, key, 1))
 		writer_open(w, key, WRITER_OBJ);
+}
+
+/* keyvalue: the id as a path component: what is not a safe word character
+ * becomes '_' (a '.' would read as a level, '=' as the value), so that
+ * "gb10-1.lab" is "gb10-1_lab". Returns 0, or -1 when it is no name. */
+static int writer_id_component(const char *id, char *buf, size_t len)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (!n || n >= len || n > WRITER_ID_MAX)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)id[i];
+
+		buf[i] = isalnum(c) || strchr("_-+:@", c) ? (char)c : '_';
+	}
+	buf[n] = '\0';
+	return strspn(buf, "_") == n ? -1 : 0; /* nothing left of it */
+}
+
+void writer_obj_start_named(struct writer *w, const char *id)
+{
+	struct writer_level *top;
+	char comp[WRITER_ID_MAX + 1], idx[24];
+	size_t n;
+	int used = 0;
+
+	if (!w || w->failed || w->fmt != WRITER_KEYVALUE || w->skip) {
+		writer_obj_start(w, NULL);
+		return;
+	}
+	top = &w->levels[w->n_levels - 1];
+	if (top->is_obj) {
+		writer_obj_start(w, NULL); /* not a list element: no name */
+		return;
+	}
+	if (writer_id_component(id, comp, sizeof(comp)) < 0) {
+		used = 1;
+	} else {
+		/* A list level keeps its elements' names where an object
+		 * keeps its keys: a second element of one name is no name. */
+		for (size_t off = top->keys_off; off < w->keys_len && !used;
+		     off += strlen(w->keys + off) + 1)
+			used = !strcmp(w->keys + off, comp);
+	}
+	if (used) {
+		/* Its index, marked, so that it meets no element's name. */
+		snprintf(idx, sizeof(idx), "#%zu", writer_top(w)->count);
+		w->next_id = idx;
+		writer_obj_start(w, NULL);
+		w->next_id = NULL;
+		return;
+	}
+	n = strlen(comp) + 1;
+	if (writer_keys_reserve(w, n) < 0)
+		return;
+	memcpy(w->keys + w->keys_len, comp, n);
+	w->keys_len += n;
+	w->next_id = comp;
+	writer_obj_start(w, NULL);
+	w->next_id = NULL;
 }
 
 void writer_obj_end(struct writer *w)

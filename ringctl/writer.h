@@ -27,6 +27,13 @@ void writer_finish(struct writer *w);
 /* key is NULL for an element directly inside a list. */
 void writer_obj_start(struct writer *w, const char *key);
 void writer_obj_end(struct writer *w);
+/* A list element with a name: keyvalue paths use it instead of the index
+ * ("nodes.n1.state", not "nodes.3.state"); JSON and plain are as for
+ * writer_obj_start(w, NULL), so the caller writes the name as a member too.
+ * Characters other than letters, digits and "_-+:@" become '_'; a name
+ * that an earlier element of the list has, or none at all, gives "#INDEX". */
+#define WRITER_ID_MAX 128
+void writer_obj_start_named(struct writer *w, const char *id);
 void writer_list_start(struct writer *w, const char *key);
 void writer_list_end(struct writer *w);
 /* A list of records (writer_obj_start(w, NULL)) whose members are scalars

@@ -92,14 +92,43 @@ def strict_keyvalue(text, what):
     return out
 
 
-def leaves(doc, path=""):
+# keyvalue names a list's records by a member (ringctl.8, FORMATS): the
+# list's key -> that member. Diagonal checks: pair@address.
+KV_NAME = {"nodes": "node", "edges": "edge", "interfaces": "name",
+           "rdma_devices": "name", "ports": "port", "gids": "index",
+           "lat_p50_us_measured": "size", "latency": "size",
+           "rdma_write_lat_p50_us_measured": "size"}
+
+
+def kv_component(key, elem, i, used):
+    """The keyvalue path component of a list's element i, as ringctl
+    writes it: the name with '_' for what a path cannot hold, '#i' for
+    none or one the list already had, the index for unnamed lists."""
+    if not isinstance(elem, dict):
+        return str(i)
+    if key == "diagonals":
+        name = "%s@%s" % (elem["pair"], elem["address"])
+    elif key in KV_NAME:
+        name = str(elem[KV_NAME[key]])
+    else:
+        return str(i)
+    comp = re.sub(r"[^A-Za-z0-9_+:@-]", "_", name)
+    if not comp.strip("_") or comp in used or len(comp) > 128:
+        return "#%d" % i
+    used.add(comp)
+    return comp
+
+
+def leaves(doc, path="", key=""):
     """The keyvalue paths of a JSON document's scalars."""
     if isinstance(doc, dict):
         for k, v in doc.items():
-            yield from leaves(v, "%s.%s" % (path, k) if path else k)
+            yield from leaves(v, "%s.%s" % (path, k) if path else k, k)
     elif isinstance(doc, list):
+        used = set()
         for i, v in enumerate(doc):
-            yield from leaves(v, "%s.%d" % (path, i) if path else str(i))
+            c = kv_component(key, v, i, used)
+            yield from leaves(v, "%s.%s" % (path, c) if path else c)
     else:
         yield path, doc
 
@@ -172,10 +201,13 @@ def test_status(ringd):
             assert isinstance(x["size"], int) and x["size"] > 0, x
             assert is_number(x["p50_us"]) and x["p50_us"] > 0, x
         # keyvalue spells the ladder out the same way.
-        i = top["edges"].index(e)
-        assert kv["topology.edges.%d.lat_p50_us_measured.0.size" % i] == \
-            str(lat[0]["size"])
+        assert kv["topology.edges.%s.lat_p50_us_measured.%d.p50_us" % (
+            e["edge"], lat[0]["size"])] == "%.1f" % lat[0]["p50_us"]
     assert {n["node"] for n in doc["nodes"]} == set(ORDER)
+    # keyvalue keys by name, not by index.
+    for n in ORDER:
+        assert kv["nodes.%s.state" % n] == "up", kv
+    assert not any(k.startswith("nodes.0.") for k in kv), kv
     for n in doc["nodes"]:
         assert n["rdma_devices"] == 0 and is_number(n["mem_total_gib"]), n
 

@@ -90,7 +90,7 @@ else
 fi
 
 # Each agent owns its two ports and two devices, no more (ring-agent -r).
-devs=$(rc -f keyvalue status | grep -c '^nodes\.[0-9]*\.rdma_devices=2$' || true)
+devs=$(rc -f keyvalue status | grep -c '^nodes\.[^.]*\.rdma_devices=2$' || true)
 [ "$devs" = "$N" ] && pass "every agent reports just its 2 RDMA devices" ||
 	{ fail "RDMA devices per node"; rc -f keyvalue status | grep rdma_devices; }
 
@@ -114,9 +114,9 @@ for s in "$fwd$fwd" "$rev$rev"; do
 	case "$s" in *"$order"*) ok=1 ;; esac
 done
 [ -n "$order" ] && [ $ok = 1 ] && pass "ring order: $order" || fail "ring order '$order' is not the cabled ring"
-edges=$(grep -c '^topology\.edges\.[0-9]*\.edge=' $W/status.kv || true)
+edges=$(grep -c '^topology\.edges\.[^.]*\.edge=' $W/status.kv || true)
 [ "$edges" = "$N" ] && pass "$N edges" || fail "$edges edges, expected $N"
-rdma_edges=$(grep '^topology\.edges\.[0-9]*\.method=' $W/status.kv | grep -c 'rdma' || true)
+rdma_edges=$(grep '^topology\.edges\.[^.]*\.method=' $W/status.kv | grep -c 'rdma' || true)
 [ "$rdma_edges" = "$N" ] && pass "every edge measured over RDMA" || fail "$rdma_edges of $N edges over RDMA"
 for f in rdma_write_gbps_a_to_b_measured rdma_write_gbps_b_to_a_measured \
 	rdma_read_gbps_a_reads_b_measured rdma_read_gbps_b_reads_a_measured; do
@@ -124,14 +124,14 @@ for f in rdma_write_gbps_a_to_b_measured rdma_write_gbps_b_to_a_measured \
 	# tests at once on two vCPUs can starve soft-RoCE down to nothing in
 	# a 1 s window, so zero is a figure too; the single tests below must
 	# move data.
-	got=$(grep "^topology\.edges\.[0-9]*\.$f=[0-9]" $W/status.kv | wc -l)
-	moved=$(grep "^topology\.edges\.[0-9]*\.$f=" $W/status.kv |
+	got=$(grep "^topology\.edges\.[^.]*\.$f=[0-9]" $W/status.kv | wc -l)
+	moved=$(grep "^topology\.edges\.[^.]*\.$f=" $W/status.kv |
 		awk -F= '$2 + 0 > 0' | wc -l)
 	[ "$got" = "$N" ] && pass "$f measured on every edge ($moved above zero)" ||
 		fail "$f measured on $got of $N edges"
 done
 # one SIZE and P50_US per ladder step: ...measured.0.p50_us=31.2
-lat=$(grep '^topology\.edges\.[0-9]*\.rdma_write_lat_p50_us_measured\.[0-9]*\.p50_us=' $W/status.kv |
+lat=$(grep '^topology\.edges\.[^.]*\.rdma_write_lat_p50_us_measured\.[0-9]*\.p50_us=' $W/status.kv |
 	grep -c '=[0-9.]*[1-9]' || true)
 [ "$lat" -ge "$N" ] && pass "RDMA write latency on every edge ($lat figures)" || fail "RDMA latency figures: $lat"
 if grep -q 'rdma_error=' $W/status.kv; then
@@ -257,8 +257,8 @@ COORD=$!
 wait_until 60 "agents back on the restarted coordinator" all_up || fail "agents did not reconnect"
 rc survey --wait >/dev/null 2>&1
 rc -f keyvalue status >$W/both.kv 2>&1
-both=$(grep '^topology\.edges\.[0-9]*\.method=tcp+rdma' $W/both.kv | wc -l)
-tcp=$(grep '^topology\.edges\.[0-9]*\.gbps_a_to_b_measured' $W/both.kv | grep -c '=[0-9.]*[1-9]' || true)
+both=$(grep '^topology\.edges\.[^.]*\.method=tcp+rdma' $W/both.kv | wc -l)
+tcp=$(grep '^topology\.edges\.[^.]*\.gbps_a_to_b_measured' $W/both.kv | grep -c '=[0-9.]*[1-9]' || true)
 [ "$both" = "$N" ] && pass "survey_method both: every edge tcp+rdma" || { fail "survey_method both: $both edges tcp+rdma"; grep 'method=' $W/both.kv; }
 [ "$tcp" -ge "$N" ] && pass "survey_method both: TCP figures next to the RDMA ones" || fail "survey_method both: TCP figures on $tcp edges"
 rc status | grep -A6 'edges:' || true

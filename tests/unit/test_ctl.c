@@ -669,6 +669,9 @@ static void replies_init(struct replies *x)
 	x->inv.n_interfaces = 1;
 	x->inv.interfaces = x->nifp;
 	x->gidp[0] = &x->gid;
+	x->dev.name = "mlx5_0";
+	x->port.port = 1;
+	x->gid.index = 3;
 	x->port.n_gids = 1;
 	x->port.gids = x->gidp;
 	x->portp[0] = &x->port;
@@ -710,7 +713,13 @@ static void replies_init(struct replies *x)
 	x->report.b_side = &x->side[1];
 }
 
-enum reply_kind { REPLY_STATUS, REPLY_INVENTORY, REPLY_RANKS, REPLY_TEST };
+enum reply_kind {
+	REPLY_STATUS,
+	REPLY_STATUS_VERBOSE,
+	REPLY_INVENTORY,
+	REPLY_RANKS,
+	REPLY_TEST,
+};
 
 /* Render one reply in fmt into a string (caller frees); no member of it
  * may have been refused as a duplicate key. */
@@ -727,7 +736,8 @@ static char *render_reply(const struct replies *x, enum reply_kind kind,
 	assert_non_null(w);
 	switch (kind) {
 	case REPLY_STATUS:
-		render_status(w, &x->status);
+	case REPLY_STATUS_VERBOSE:
+		render_status(w, &x->status, kind == REPLY_STATUS_VERBOSE);
 		break;
 	case REPLY_INVENTORY:
 		render_inventory(w, &x->inv_reply);
@@ -820,7 +830,10 @@ static void test_inventory_keys(void **state)
 	assert_non_null(strstr(out, "\nmem_available_kib_heartbeat=524288\n"));
 	assert_non_null(strstr(out, "\nmemory.available_kib=262144\n"));
 	assert_null(strstr(out, "\nrdma_devices="));
-	assert_non_null(strstr(out, "\nrdma_devices.0.name="));
+	assert_non_null(strstr(out, "\nrdma_devices.mlx5_0.name=mlx5_0\n"));
+	assert_non_null(strstr(out, "\nrdma_devices.mlx5_0.ports.1.gids.3."
+				    "index=3\n"));
+	assert_non_null(strstr(out, "\ninterfaces.eth1.ipv4.0.address="));
 	free(out);
 	/* Without an inventory the count is all there is. */
 	x->inv_reply.inventory = NULL;
@@ -857,16 +870,114 @@ static void test_edge_numbers(void **state)
 	assert_non_null(strstr(out, "\"a_interface\": \"eth1\""));
 	assert_null(strstr(out, "_measured\": \"\""));
 	free(out);
+	/* keyvalue names edges and ladder steps; the second edge of the same
+	 * name gets its index. */
 	out = render_reply(x, REPLY_STATUS, WRITER_KEYVALUE);
-	assert_non_null(strstr(out, "\ntopology.edges.0.rdma_write_lat_p50_us_"
-				    "measured.1.p50_us=12.2"));
-	assert_non_null(strstr(out, "\ntopology.edges.1.rdma_write_gbps_a_to_b_"
-				    "measured=\n"));
+	assert_non_null(strstr(out, "\ntopology.edges.n1-n2.rdma_write_lat_p50_"
+				    "us_measured.4096.p50_us=12.2"));
+	assert_non_null(strstr(out, "\ntopology.edges.#1.rdma_write_gbps_a_to_"
+				    "b_measured=\n"));
+	assert_non_null(strstr(out, "\nnodes.n1.state=up\n"));
+	assert_non_null(strstr(out, "\nnodes.n2.state=down\n"));
 	free(out);
-	out = render_reply(x, REPLY_STATUS, WRITER_PLAIN);
+	out = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
 	assert_non_null(strstr(out, "  64B:8.6,4096B:12.2  "));
 	/* The parts of "ports" are no column of the table. */
 	assert_null(strstr(out, "  A INTERFACE  "));
+	free(out);
+	free(x);
+}
+
+/* Default plain status: edges in ring order, one row per diagonal pair
+ * (a path on any of its addresses shows), prose wrapped, every line within
+ * 100 columns; -v keeps every figure. */
+static void test_status_brief(void **state)
+{
+	static const char *const ring[] = {"n1", "n2", "n4", "n3"};
+	/* Listed out of ring order: the view walks n1 n2 n4 n3 (n1). */
+	static const char *const ends[][2] = {
+		{"n1", "n3"}, {"n3", "n4"}, {"n1", "n2"}, {"n2", "n4"}};
+	struct replies *x = calloc(1, sizeof(*x));
+	Ring__Edge edge[4];
+	Ring__Edge *edgep[4];
+	Ring__DiagonalCheck diag[3];
+	Ring__DiagonalCheck *diagp[3];
+	char *out, *v;
+	const char *line, *p;
+
+	(void)state;
+	assert_non_null(x);
+	replies_init(x);
+	x->top.kind = "ring";
+	x->top.line_gap = "";
+	x->top.n_order = 4;
+	x->top.order = (char **)ring;
+	for (int i = 0; i < 4; i++) {
+		edge[i] = *x->edgep[0];
+		edge[i].a = (char *)ends[i][0];
+		edge[i].b = (char *)ends[i][1];
+		edgep[i] = &edge[i];
+	}
+	x->top.n_edges = 4;
+	x->top.edges = edgep;
+	for (int i = 0; i < 3; i++) {
+		ring__diagonal_check__init(&diag[i]);
+		diag[i].a = i < 2 ? "n1" : "n2";
+		diag[i].b = i < 2 ? "n4" : "n3";
+		diag[i].b_address = i ? "10.0.1.2" : "10.0.0.2";
+		diag[i].path = i == 1;
+		diag[i].verdict = i == 1 ? "UNEXPECTED path (ping answered)"
+					 : "no data-plane path, as expected "
+					   "(route gateway via mgmt0)";
+		diagp[i] = &diag[i];
+	}
+	x->top.n_diagonals = 3;
+	x->top.diagonals = diagp;
+	x->finding.text =
+		"every edge tops out at 48% of its 2 Gbps nominal (1.0 Gbps "
+		"median, spread 0%): a uniform ceiling - a link-layer or host "
+		"limit, not a bad cable; check the host link (PCIe)";
+	out = render_reply(x, REPLY_STATUS, WRITER_PLAIN);
+	for (line = out; *line; line = strchr(line, '\n') + 1)
+		if ((size_t)(strchr(line, '\n') - line) > 100)
+			fail_msg("wider than 100 columns: %.*s",
+				 (int)(strchr(line, '\n') - line), line);
+	p = strstr(out, "\n    n1-n2  ");
+	assert_non_null(p);
+	p = strstr(p, "\n    n2-n4  ");
+	assert_non_null(p);
+	p = strstr(p, "\n    n3-n4  ");
+	assert_non_null(p);
+	assert_non_null(strstr(p, "\n    n1-n3  "));
+	assert_non_null(strstr(out,
+			       "    PAIR   ADDRESSES  PATH  VERDICT\n"
+			       "    n1-n4  2          yes   UNEXPECTED path\n"
+			       "    n2-n3  1          no    no data-plane "
+			       "path, as expected\n"));
+	assert_non_null(strstr(out, "    - warn: every edge tops out at 48% "));
+	assert_non_null(strstr(out, "  8.6@64B  "));
+	assert_non_null(
+		strstr(out, "\n  n1    up     no        -             5s"));
+	assert_non_null(strstr(out, "\ndown:\n  - n2: heartbeat timeout\n"));
+	assert_null(strstr(out, "64B:8.6"));
+	/* Verbose: the full ladders and every diagonal address. */
+	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
+	assert_non_null(strstr(v, "  64B:8.6,4096B:12.2  "));
+	assert_non_null(strstr(v, "10.0.1.2"));
+	assert_non_null(strstr(v, "(route gateway via mgmt0)"));
+	free(v);
+	free(out);
+	/* The machine formats ignore -v: the same document either way. */
+	out = render_reply(x, REPLY_STATUS, WRITER_JSON);
+	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_JSON);
+	assert_string_equal(out, v);
+	assert_true(strstr(out, "\"n1-n2\"") < strstr(out, "\"n2-n4\""));
+	free(v);
+	free(out);
+	out = render_reply(x, REPLY_STATUS, WRITER_KEYVALUE);
+	assert_keys_unique(out);
+	assert_non_null(strstr(out, "\ntopology.diagonals.n1-n4@10_0_1_2.path="
+				    "yes\n"));
 	free(out);
 	free(x);
 }
@@ -886,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_replies_unique_keys),
 		cmocka_unit_test(test_inventory_keys),
 		cmocka_unit_test(test_edge_numbers),
+		cmocka_unit_test(test_status_brief),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

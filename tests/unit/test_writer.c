@@ -951,6 +951,108 @@ static void absent(struct writer *w)
 	writer_table_end(w);
 }
 
+/* keyvalue names list elements: by their name, '_' for what a path cannot
+ * hold, "#INDEX" for a repeated or empty name; JSON and plain as before. */
+static void named(struct writer *w)
+{
+	static const char *const ids[] = {"n1", "gb10-1.lab", "n1",
+					  "",	"a=b c",      "#"};
+
+	writer_list_start(w, "nodes");
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		writer_obj_start_named(w, ids[i]);
+		writer_uint(w, "i", i);
+		writer_list_start(w, "ports");
+		writer_obj_start_named(w, "1");
+		writer_str(w, "state", "up");
+		writer_obj_end(w);
+		writer_list_end(w);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	/* Not a list element: no name to give, a plain object. */
+	writer_obj_start_named(w, "stray");
+	writer_obj_end(w);
+}
+
+static void test_named_keyvalue(void **state)
+{
+	(void)state;
+	check(WRITER_KEYVALUE, named,
+	      "nodes.n1.i=0\n"
+	      "nodes.n1.ports.1.state=up\n"
+	      "nodes.gb10-1_lab.i=1\n"
+	      "nodes.gb10-1_lab.ports.1.state=up\n"
+	      "nodes.#2.i=2\n"
+	      "nodes.#2.ports.1.state=up\n"
+	      "nodes.#3.i=3\n"
+	      "nodes.#3.ports.1.state=up\n"
+	      "nodes.a_b_c.i=4\n"
+	      "nodes.a_b_c.ports.1.state=up\n"
+	      "nodes.#5.i=5\n"
+	      "nodes.#5.ports.1.state=up\n");
+}
+
+static void test_named_json_plain(void **state)
+{
+	char *json, *plain;
+
+	(void)state;
+	json = render(WRITER_JSON, named);
+	plain = render(WRITER_PLAIN, named);
+	/* A list in JSON, as for writer_obj_start(w, NULL). */
+	assert_non_null(strstr(json, "\"nodes\": [\n    {\n      \"i\": 0,"));
+	assert_null(strstr(json, "n1"));
+	assert_null(strstr(plain, "n1"));
+	assert_non_null(strstr(plain, "nodes:\n  - i: 0\n    ports:\n"));
+	free(json);
+	free(plain);
+}
+
+/* Plain prose wraps at 100 columns under its start; a word longer than
+ * the room stays whole; tables do not wrap. */
+static void wrapped(struct writer *w)
+{
+	char word[120];
+
+	writer_str(w, "finding",
+		   "every edge tops out at 48% of its 2 Gbps nominal (1.0 "
+		   "Gbps median, spread 0%): a uniform ceiling - a link-layer "
+		   "or host limit, not a bad cable");
+	memset(word, 'x', sizeof(word) - 1);
+	word[sizeof(word) - 1] = '\0';
+	writer_str(w, "long", word);
+	writer_str(w, "short", "fits");
+}
+
+static void test_wrap_plain(void **state)
+{
+	char *out;
+	const char *line;
+
+	(void)state;
+	/* keyvalue: one line a value, whatever its length. */
+	out = render(WRITER_KEYVALUE, wrapped);
+	assert_non_null(strstr(out, "spread 0%): a uniform ceiling - a "
+				    "link-layer or host limit, not a bad "
+				    "cable\nlong=xxx"));
+	free(out);
+	out = render(WRITER_PLAIN, wrapped);
+	assert_non_null(strstr(
+		out, "finding: every edge tops out at 48% of its 2 Gbps "
+		     "nominal (1.0 Gbps median, spread 0%): a uniform\n"
+		     "         ceiling - a link-layer or host limit, not "
+		     "a bad cable\nlong: xxx"));
+	assert_non_null(strstr(out, "\nshort: fits\n"));
+	for (line = out; *line; line = strchr(line, '\n') + 1) {
+		size_t n = (size_t)(strchr(line, '\n') - line);
+
+		if (strncmp(line, "long: ", 6))
+			assert_true(n <= 100);
+	}
+	free(out);
+}
+
 static void test_none(void **state)
 {
 	(void)state;
@@ -1001,6 +1103,9 @@ int main(void)
 		cmocka_unit_test(test_deep),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_named_keyvalue),
+		cmocka_unit_test(test_named_json_plain),
+		cmocka_unit_test(test_wrap_plain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
