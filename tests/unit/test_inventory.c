@@ -242,9 +242,29 @@ static void test_gb10_interfaces(void **state)
 	inventory_free(inv);
 }
 
-static void test_gb10_globs(void **state)
+/* The GB10 inventory with test_gb10_conf's ignore glob (docker*) and
+ * data, a second ignore glob, and n_ignore of them in force. */
+static Ring__Inventory *test_collect_globs(const struct test_addrs *l,
+					   const char *data,
+					   const char *ignore2,
+					   unsigned n_ignore)
 {
 	struct agent_conf c;
+
+	test_gb10_conf(&c);
+	if (data) {
+		snprintf(c.data_globs[0], sizeof(c.data_globs[0]), "%s", data);
+		c.n_data_globs = 1;
+	}
+	if (ignore2)
+		snprintf(c.ignore_globs[1], sizeof(c.ignore_globs[1]), "%s",
+			 ignore2);
+	c.n_ignore_globs = n_ignore;
+	return test_collect_gb10(&c, l);
+}
+
+static void test_gb10_globs(void **state)
+{
 	struct test_addrs l;
 	Ring__Inventory *inv;
 
@@ -252,9 +272,7 @@ static void test_gb10_globs(void **state)
 	test_gb10_addrs(&l);
 
 	/* No ignore glob: the docker bridge counts, lo never does. */
-	test_gb10_conf(&c);
-	c.n_ignore_globs = 0;
-	inv = test_collect_gb10(&c, &l);
+	inv = test_collect_globs(&l, NULL, NULL, 0);
 	assert_int_equal(inv->n_interfaces, 6);
 	assert_non_null(test_iface(inv, "docker0"));
 	assert_null(test_iface(inv, "lo"));
@@ -264,20 +282,14 @@ static void test_gb10_globs(void **state)
 	inventory_free(inv);
 
 	/* Ignoring the PCIe domain 2 twins. */
-	test_gb10_conf(&c);
-	snprintf(c.ignore_globs[1], sizeof(c.ignore_globs[1]), "enP2p*");
-	c.n_ignore_globs = 2;
-	inv = test_collect_gb10(&c, &l);
+	inv = test_collect_globs(&l, NULL, "enP2p*", 2);
 	assert_int_equal(inv->n_interfaces, 3);
 	assert_null(test_iface(inv, "enP2p1s0f0np0"));
 	assert_null(test_iface(inv, "enP2p1s0f1np1"));
 	inventory_free(inv);
 
 	/* Data globs select; the management NIC is listed regardless. */
-	test_gb10_conf(&c);
-	snprintf(c.data_globs[0], sizeof(c.data_globs[0]), "enp*");
-	c.n_data_globs = 1;
-	inv = test_collect_gb10(&c, &l);
+	inv = test_collect_globs(&l, "enp*", NULL, 1);
 	assert_int_equal(inv->n_interfaces, 3);
 	assert_string_equal(inv->interfaces[0]->name, "enP7s7");
 	assert_true(inv->interfaces[0]->management);
@@ -393,21 +405,38 @@ static void test_changed(void **state)
 
 static void test_pcie_gbps(void **state)
 {
+	static const struct {
+		const char *speed;
+		uint32_t width;
+		double gbps;
+	} cases[] = {
+		{"2.5 GT/s PCIe", 1, 2.0},
+		{"2.5 GT/s", 4, 8.0},
+		{"5.0 GT/s PCIe", 8, 32.0},
+		{"8.0 GT/s PCIe", 16, 126.0},
+		{"16.0 GT/s PCIe", 4, 63.0},
+		{"16.0 GT/s PCIe", 1, 15.8},
+		{"32.0 GT/s PCIe", 4, 126.0},
+		{"32.0 GT/s PCIe", 16, 504.1},
+		{"64.0 GT/s PCIe", 1, 63.0},
+		{"Unknown", 4, 0},
+		{"20.0 GT/s PCIe", 4, 0},
+		{"", 4, 0},
+		{NULL, 4, 0},
+		{"32.0 GT/s PCIe", 0, 0},
+	};
+
 	(void)state;
-	assert_true(inventory_pcie_gbps("2.5 GT/s PCIe", 1) == 2.0);
-	assert_true(inventory_pcie_gbps("2.5 GT/s", 4) == 8.0);
-	assert_true(inventory_pcie_gbps("5.0 GT/s PCIe", 8) == 32.0);
-	assert_true(inventory_pcie_gbps("8.0 GT/s PCIe", 16) == 126.0);
-	assert_true(inventory_pcie_gbps("16.0 GT/s PCIe", 4) == 63.0);
-	assert_true(inventory_pcie_gbps("16.0 GT/s PCIe", 1) == 15.8);
-	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 4) == 126.0);
-	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 16) == 504.1);
-	assert_true(inventory_pcie_gbps("64.0 GT/s PCIe", 1) == 63.0);
-	assert_true(inventory_pcie_gbps("Unknown", 4) == 0);
-	assert_true(inventory_pcie_gbps("20.0 GT/s PCIe", 4) == 0);
-	assert_true(inventory_pcie_gbps("", 4) == 0);
-	assert_true(inventory_pcie_gbps(NULL, 4) == 0);
-	assert_true(inventory_pcie_gbps("32.0 GT/s PCIe", 0) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double got =
+			inventory_pcie_gbps(cases[i].speed, cases[i].width);
+
+		if (got != cases[i].gbps)
+			print_error("case '%s' x%u: %g, want %g\n",
+				    cases[i].speed ? cases[i].speed : "(null)",
+				    cases[i].width, got, cases[i].gbps);
+		assert_true(got == cases[i].gbps);
+	}
 }
 
 static void test_iface_of_address(void **state)
