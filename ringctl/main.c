@@ -9,7 +9,9 @@
 #include "client.h"
 #include "testlimits.h"
 #include "pki.h"
+#include "ranks.h"
 #include "render.h"
+#include "report.h"
 #include "testargs.h"
 #include "writer.h"
 
@@ -267,17 +269,16 @@ static int ringctl_ranks(const struct ringctl *rc)
 			t->kind);
 		ret = EXIT_DEGRADED;
 	} else if (rc->fmt_name &&
-		   render_ranks_check(t, rc->fmt_name, err, sizeof(err)) < 0) {
+		   ranks_check(t, rc->fmt_name, err, sizeof(err)) < 0) {
 		/* Agent-supplied names outside the safe set: print nothing
 		 * an operator might source. */
 		fprintf(stderr, "ringctl: %s\n", err);
 		ret = EXIT_DEGRADED;
-	} else if (rc->fmt_name &&
-		   render_ranks_text(stdout, t, rc->fmt_name) == 0) {
+	} else if (rc->fmt_name && ranks_text(stdout, t, rc->fmt_name) == 0) {
 		ret = 0;
 	} else {
 		w = writer_new(stdout, rc->fmt);
-		render_ranks(w, t);
+		ranks_render(w, t);
 		writer_finish(w);
 	}
 	frame_free(hold);
@@ -388,7 +389,7 @@ static int ringctl_test(const struct ringctl *rc, int argc, char **argv)
 	if (!rep)
 		return EXIT_TROUBLE;
 	w = writer_new(stdout, rc->fmt);
-	render_report(w, rep->test_report);
+	report_render(w, rep->test_report);
 	writer_finish(w);
 	ret = *rep->test_report->error ? EXIT_DEGRADED : 0;
 	frame_free(rep);

@@ -24,22 +24,5 @@ void render_ring_picture(const Ring__Topology *t, char *buf, size_t len);
 /* Edges in ring order; verbose as for render_status. */
 void render_topology(struct writer *w, const Ring__Topology *t,
 		     unsigned long long now_ms, int verbose);
-void render_report(struct writer *w, const Ring__TestReport *r);
-
-void render_ranks(struct writer *w, const Ring__Topology *t);
-/* Punctuation allowed, besides ASCII letters and digits, in every value
- * the text formats print (IPv6 with a zone, "mlx5_0,mlx5_1"). */
-#define RENDER_SAFE_PUNCT "._:,/+@%-"
-/* 0 when every value `format` (hostfile, rankfile, torchrun, env) would
- * print is a non-empty word of the safe set (optional fields may be
- * empty), or for another format (the writer escapes); -1 with
- * "node 'N' (rank R): FIELD '...' ..." in err otherwise.
- * Node data come from agents: a newline in an interface name would
- * otherwise become a line of its own in an env file someone sources. */
-int render_ranks_check(const Ring__Topology *t, const char *format, char *err,
-		       size_t errlen);
-/* hostfile, rankfile, torchrun, env. -1 (nothing printed) for another
- * format, no ranks, or a value render_ranks_check refuses. */
-int render_ranks_text(FILE *out, const Ring__Topology *t, const char *format);
 
 #endif

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ranks.h"
 #include "render.h"
+#include "report.h"
 #include "testargs.h"
 
 /* ringctl ranks' text formats with names an agent chose: what reaches an
@@ -53,7 +55,7 @@ static void topo_init(struct topo *tp)
 	tp->t.ranks = tp->rp;
 }
 
-/* render_ranks_text into a string (caller frees); *rc its return. */
+/* ranks_text into a string (caller frees); *rc its return. */
 static char *text(const struct topo *tp, const char *fmt, int *rc)
 {
 	char *buf = NULL;
@@ -61,7 +63,7 @@ static char *text(const struct topo *tp, const char *fmt, int *rc)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	*rc = render_ranks_text(f, &tp->t, fmt);
+	*rc = ranks_text(f, &tp->t, fmt);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
@@ -88,8 +90,7 @@ static void test_safe_printed(void **state)
 	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++) {
 		err[0] = '\0';
 		assert_int_equal(
-			render_ranks_check(&tp.t, formats[i], err, sizeof(err)),
-			0);
+			ranks_check(&tp.t, formats[i], err, sizeof(err)), 0);
 		out = text(&tp, formats[i], &rc);
 		assert_int_equal(rc, 0);
 		assert_true(strlen(out) > 0);
@@ -125,7 +126,7 @@ static void test_empty_optional(void **state)
 	tp.r[1].mgmt_interface = "";
 	tp.r[1].next_rdma = "";
 	tp.r[1].prev_rdma = "";
-	assert_int_equal(render_ranks_check(&tp.t, "env", err, sizeof(err)), 0);
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), 0);
 	out = text(&tp, "env", &rc);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "NODE_RANK=1\nMASTER_ADDR=10.0.0.1\n"
@@ -135,12 +136,10 @@ static void test_empty_optional(void **state)
 	tp.r[1].node = "";
 	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
 		assert_int_equal(
-			render_ranks_check(&tp.t, formats[i], err, sizeof(err)),
-			-1);
+			ranks_check(&tp.t, formats[i], err, sizeof(err)), -1);
 	topo_init(&tp);
 	tp.r[2].mgmt_address = "";
-	assert_int_equal(
-		render_ranks_check(&tp.t, "hostfile", err, sizeof(err)), -1);
+	assert_int_equal(ranks_check(&tp.t, "hostfile", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "mgmt_address '' is empty"));
 }
 
@@ -155,8 +154,7 @@ static void test_env_injection_refused(void **state)
 	(void)state;
 	topo_init(&tp);
 	tp.r[1].mgmt_interface = "x\nLD_PRELOAD=/a";
-	assert_int_equal(render_ranks_check(&tp.t, "env", err, sizeof(err)),
-			 -1);
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
 	assert_string_equal(
 		err, "node 'n2' (rank 1): mgmt_interface 'x\\x0aLD_PRELOAD=/a' "
 		     "has characters outside [A-Za-z0-9._:,/+@%-]; refusing "
@@ -167,10 +165,8 @@ static void test_env_injection_refused(void **state)
 	assert_string_equal(out, "");
 	free(out);
 	/* The writer's formats escape: nothing to refuse there. */
-	assert_int_equal(render_ranks_check(&tp.t, "json", err, sizeof(err)),
-			 0);
-	assert_int_equal(render_ranks_check(&tp.t, "plain", err, sizeof(err)),
-			 0);
+	assert_int_equal(ranks_check(&tp.t, "json", err, sizeof(err)), 0);
+	assert_int_equal(ranks_check(&tp.t, "plain", err, sizeof(err)), 0);
 	/* hostfile, rankfile and torchrun do not print the interface. */
 	for (size_t i = 0; i < 3; i++) {
 		out = text(&tp, formats[i], &rc);
@@ -199,8 +195,8 @@ static void test_hostile_values(void **state)
 		tp.r[2].node = (char *)bad[b];
 		for (size_t i = 0; i < sizeof(formats) / sizeof(*formats);
 		     i++) {
-			assert_int_equal(render_ranks_check(&tp.t, formats[i],
-							    err, sizeof(err)),
+			assert_int_equal(ranks_check(&tp.t, formats[i], err,
+						     sizeof(err)),
 					 -1);
 			assert_non_null(strstr(err, "(rank 2): node '"));
 			/* The message itself is safe to print. */
@@ -214,8 +210,8 @@ static void test_hostile_values(void **state)
 		topo_init(&tp);
 		tp.r[0].mgmt_address = (char *)bad[b];
 		for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)
-			assert_int_equal(render_ranks_check(&tp.t, formats[i],
-							    err, sizeof(err)),
+			assert_int_equal(ranks_check(&tp.t, formats[i], err,
+						     sizeof(err)),
 					 -1);
 		assert_non_null(
 			strstr(err, "node 'n1' (rank 0): mgmt_address"));
@@ -223,25 +219,21 @@ static void test_hostile_values(void **state)
 		topo_init(&tp);
 		tp.r[1].mgmt_address = (char *)bad[b];
 		assert_int_equal(
-			render_ranks_check(&tp.t, "hostfile", err, sizeof(err)),
-			-1);
+			ranks_check(&tp.t, "hostfile", err, sizeof(err)), -1);
 		assert_int_equal(
-			render_ranks_check(&tp.t, "rankfile", err, sizeof(err)),
-			-1);
+			ranks_check(&tp.t, "rankfile", err, sizeof(err)), -1);
 		assert_int_equal(
-			render_ranks_check(&tp.t, "torchrun", err, sizeof(err)),
-			0);
-		assert_int_equal(
-			render_ranks_check(&tp.t, "env", err, sizeof(err)), 0);
+			ranks_check(&tp.t, "torchrun", err, sizeof(err)), 0);
+		assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)),
+				 0);
 		/* RDMA device names reach NCCL_IB_HCA. */
 		topo_init(&tp);
 		tp.r[2].prev_rdma = (char *)bad[b];
-		assert_int_equal(
-			render_ranks_check(&tp.t, "env", err, sizeof(err)), -1);
+		assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)),
+				 -1);
 		assert_non_null(strstr(err, "prev_rdma '"));
 		assert_int_equal(
-			render_ranks_check(&tp.t, "hostfile", err, sizeof(err)),
-			0);
+			ranks_check(&tp.t, "hostfile", err, sizeof(err)), 0);
 	}
 }
 
@@ -256,8 +248,7 @@ static void test_message_bounded(void **state)
 	big[sizeof(big) - 1] = '\0';
 	topo_init(&tp);
 	tp.r[0].node = big;
-	assert_int_equal(render_ranks_check(&tp.t, "env", err, sizeof(err)),
-			 -1);
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
 	/* Node and value: 40 bytes each, escaped, and the explanation. */
 	assert_true(strlen(err) < 500);
 	assert_non_null(strstr(err, "one safe word)"));
@@ -743,10 +734,10 @@ static char *render_reply(const struct replies *x, enum reply_kind kind,
 		render_inventory(w, &x->inv_reply);
 		break;
 	case REPLY_RANKS:
-		render_ranks(w, &x->top);
+		ranks_render(w, &x->top);
 		break;
 	case REPLY_TEST:
-		render_report(w, &x->report);
+		report_render(w, &x->report);
 		break;
 	}
 	if (writer_duplicates(w))
