@@ -103,13 +103,117 @@ static void fb_end(struct fb *f)
 	fb_tlv(f, 0, NULL, 0);
 }
 
+/* A frame as data: the steps after the LLDP Ethernet header, up to the
+ * first FB_DONE (so a table of cases can hold its frames). */
+enum fb_op {
+	FB_DONE,
+	FB_ID,	      /* type, sub: subtype, s */
+	FB_ID_REP,    /* type, sub: subtype, n times c */
+	FB_TLV,	      /* type, s of n octets */
+	FB_TLV_N,     /* type, sub: claimed length, s of n octets */
+	FB_TTL,	      /* sub: seconds */
+	FB_AGENT,     /* s */
+	FB_AGENT_REP, /* n times c */
+	FB_RAW,	      /* s of n octets */
+	FB_END,
+};
+
+struct fb_step {
+	enum fb_op op;
+	unsigned type, sub;
+	const char *s;
+	size_t n;
+	char c;
+};
+
+#define S_ID(t, sub, str)                                                      \
+	{                                                                      \
+		FB_ID, t, sub, str, 0, 0                                       \
+	}
+#define S_CH(str) S_ID(1, 7, str)
+#define S_PORT(str) S_ID(2, 5, str)
+#define S_ID_REP(t, sub, ch, count)                                            \
+	{                                                                      \
+		FB_ID_REP, t, sub, NULL, count, ch                             \
+	}
+#define S_TLV(t, str, len)                                                     \
+	{                                                                      \
+		FB_TLV, t, 0, str, len, 0                                      \
+	}
+#define S_TLV_N(t, claim, str, len)                                            \
+	{                                                                      \
+		FB_TLV_N, t, claim, str, len, 0                                \
+	}
+#define S_TTL(v)                                                               \
+	{                                                                      \
+		FB_TTL, 3, v, NULL, 0, 0                                       \
+	}
+#define S_AGENT(str)                                                           \
+	{                                                                      \
+		FB_AGENT, 127, 0, str, 0, 0                                    \
+	}
+#define S_AGENT_REP(ch, count)                                                 \
+	{                                                                      \
+		FB_AGENT_REP, 127, 0, NULL, count, ch                          \
+	}
+#define S_RAW(str, len)                                                        \
+	{                                                                      \
+		FB_RAW, 0, 0, str, len, 0                                      \
+	}
+#define S_END                                                                  \
+	{                                                                      \
+		FB_END, 0, 0, NULL, 0, 0                                       \
+	}
+#define S_DONE                                                                 \
+	{                                                                      \
+		FB_DONE, 0, 0, NULL, 0, 0                                      \
+	}
 /* The three mandatory TLVs of a minimal valid frame. */
-static void fb_mandatory(struct fb *f)
+#define S_MANDATORY S_CH("n2"), S_PORT("eth1"), S_TTL(120)
+
+static void fb_build(struct fb *f, const struct fb_step *st)
 {
+	char rep[600];
+
 	fb_eth(f, LLDP_ETHERTYPE);
-	fb_id(f, 1, 7, "n2");
-	fb_id(f, 2, 5, "eth1");
-	fb_ttl(f, 120);
+	for (; st->op != FB_DONE; st++) {
+		if (st->op == FB_ID_REP || st->op == FB_AGENT_REP) {
+			assert_true(st->n < sizeof(rep));
+			memset(rep, st->c, st->n);
+			rep[st->n] = '\0';
+		}
+		switch (st->op) {
+		case FB_ID:
+			fb_id(f, st->type, (uint8_t)st->sub, st->s);
+			break;
+		case FB_ID_REP:
+			fb_id(f, st->type, (uint8_t)st->sub, rep);
+			break;
+		case FB_TLV:
+			fb_tlv(f, st->type, st->s, st->n);
+			break;
+		case FB_TLV_N:
+			fb_tlv_n(f, st->type, st->sub, st->s, st->n);
+			break;
+		case FB_TTL:
+			fb_ttl(f, (uint16_t)st->sub);
+			break;
+		case FB_AGENT:
+			fb_agent(f, st->s);
+			break;
+		case FB_AGENT_REP:
+			fb_agent(f, rep);
+			break;
+		case FB_RAW:
+			fb_raw(f, st->s, st->n);
+			break;
+		case FB_END:
+			fb_end(f);
+			break;
+		case FB_DONE:
+			break;
+		}
+	}
 }
 
 /* Decode from an exact-size heap copy, so that ASan sees any over-read. */
@@ -128,17 +232,47 @@ static int decode_copy(const uint8_t *frame, size_t len, struct lldp_info *out)
 	return rc;
 }
 
-static void expect_err(const struct fb *f, int err)
+/* The frame of steps decodes (err 0), or fails with err; what says which
+ * case failed. */
+static void expect_steps(const char *what, const struct fb_step *steps, int err,
+			 struct lldp_info *info)
+{
+	struct fb f;
+	int rc;
+
+	fb_build(&f, steps);
+	rc = decode_copy(f.b, f.n, info);
+	if (err ? rc != -1 || errno != err : rc != 0)
+		fail_msg("%s: decode gave %d (%s), want %s", what, rc,
+			 rc ? strerror(errno) : "no error",
+			 err ? strerror(err) : "no error");
+}
+
+/* Accepted frames and what must come out of them (NULL, -1: not
+ * checked). */
+struct accepted {
+	const char *what;
+	struct fb_step steps[12];
+	const char *chassis, *port, *agent;
+	int ttl;
+};
+
+static void expect_accepted(const struct accepted *c, size_t n)
 {
 	struct lldp_info info;
 
-	assert_int_equal(decode_copy(f->b, f->n, &info), -1);
-	assert_int_equal(errno, err);
-}
-
-static void expect_ok(const struct fb *f, struct lldp_info *info)
-{
-	assert_int_equal(decode_copy(f->b, f->n, info), 0);
+	for (size_t i = 0; i < n; i++) {
+		print_message("    %s\n", c[i].what);
+		expect_steps(c[i].what, c[i].steps, 0, &info);
+		if (c[i].chassis)
+			assert_string_equal(info.chassis_id, c[i].chassis);
+		if (c[i].port)
+			assert_string_equal(info.port_id, c[i].port);
+		if (c[i].agent)
+			assert_string_equal(info.agent_id, c[i].agent);
+		if (c[i].ttl >= 0)
+			assert_int_equal(info.ttl, c[i].ttl);
+	}
 }
 
 /* ---- encoder ------------------------------------------------------------ */
@@ -325,7 +459,7 @@ static void test_decode_switch(void **state)
 	fb_tlv(&f, 127, pvid, sizeof(pvid));
 	fb_tlv(&f, 127, macphy, sizeof(macphy));
 	fb_end(&f);
-	expect_ok(&f, &info);
+	assert_int_equal(decode_copy(f.b, f.n, &info), 0);
 	assert_string_equal(info.chassis_id, "00:1c:73:aa:bb:cc");
 	assert_string_equal(info.port_id, "Ethernet1/1");
 	assert_int_equal(info.ttl, 120);
@@ -337,106 +471,96 @@ static void test_decode_switch(void **state)
 
 static void test_decode_subtypes(void **state)
 {
-	static const uint8_t v4[] = {0x05, 0x01, 192, 0, 2, 1};
-	static const uint8_t v6[] = {0x04, 0x02, 0x20, 0x01, 0x0d, 0xb8,
-				     0,	   0,	 0,    0,    0,	   0,
-				     0,	   0,	 0,    0,    0,	   1};
-	static const uint8_t pmac[] = {0x03, 0xde, 0xad, 0xbe,
-				       0xef, 0x00, 0x01};
-	static const uint8_t odd[] = {0x05, 0x09, 'a', 'b'};
-	static const uint8_t bin[] = {0x01, 'a',  0x00, 'b',
-				      0x1f, 0x80, 0xff, '~'};
-	struct lldp_info info;
-	struct fb f;
+	static const char v4[] = {0x05, 0x01, (char)192, 0, 2, 1};
+	static const char v6[] = {0x04, 0x02, 0x20, 0x01, 0x0d, (char)0xb8,
+				  0,	0,    0,    0,	  0,	0,
+				  0,	0,    0,    0,	  0,	1};
+	static const char pmac[] = {0x03,	(char)0xde, (char)0xad,
+				    (char)0xbe, (char)0xef, 0x00,
+				    0x01};
+	static const char odd[] = {0x05, 0x09, 'a', 'b'};
+	static const char bin[] = {0x01, 'a',	     0x00,	 'b',
+				   0x1f, (char)0x80, (char)0xff, '~'};
+	static const struct accepted cases[] = {
+		{"chassis IPv4, port IPv6",
+		 {S_TLV(1, v4, sizeof(v4)), S_TLV(2, v6, sizeof(v6)), S_TTL(1),
+		  S_END},
+		 "192.0.2.1",
+		 "2001:db8::1",
+		 NULL,
+		 -1},
+		/* Port MAC; chassis network address of an unknown family as
+		 * text; non-printable bytes as '?'. */
+		{"port MAC, chassis of unknown family",
+		 {S_TLV(1, odd, sizeof(odd)), S_TLV(2, pmac, sizeof(pmac)),
+		  S_TTL(1), S_END},
+		 "?ab",
+		 "de:ad:be:ef:00:01",
+		 NULL,
+		 -1},
+		{"non-printable octets",
+		 {S_TLV(1, bin, sizeof(bin)), S_ID(2, 7, "p\tq"), S_TTL(1),
+		  S_AGENT("id\x01x"), S_END},
+		 "a?b???~",
+		 "p?q",
+		 "id?x",
+		 -1},
+	};
 
 	(void)state;
-	/* Chassis network address (IPv4), port network address (IPv6). */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_tlv(&f, 1, v4, sizeof(v4));
-	fb_tlv(&f, 2, v6, sizeof(v6));
-	fb_ttl(&f, 1);
-	fb_end(&f);
-	expect_ok(&f, &info);
-	assert_string_equal(info.chassis_id, "192.0.2.1");
-	assert_string_equal(info.port_id, "2001:db8::1");
-
-	/* Port MAC; chassis network address of an unknown family as text;
-	 * non-printable bytes as '?'. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_tlv(&f, 1, odd, sizeof(odd));
-	fb_tlv(&f, 2, pmac, sizeof(pmac));
-	fb_ttl(&f, 1);
-	fb_end(&f);
-	expect_ok(&f, &info);
-	assert_string_equal(info.chassis_id, "?ab");
-	assert_string_equal(info.port_id, "de:ad:be:ef:00:01");
-
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_tlv(&f, 1, bin, sizeof(bin));
-	fb_id(&f, 2, 7, "p\tq");
-	fb_ttl(&f, 1);
-	fb_agent(&f, "id\x01x");
-	fb_end(&f);
-	expect_ok(&f, &info);
-	assert_string_equal(info.chassis_id, "a?b???~");
-	assert_string_equal(info.port_id, "p?q");
-	assert_string_equal(info.agent_id, "id?x");
+	expect_accepted(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* Frames that are fine though not what we send. */
 static void test_decode_lenient(void **state)
 {
-	static const uint8_t other_sub[] = {0x02, 0x72, 0x64, 0x02, 'z'};
-	static const uint8_t other_oui[] = {0x00, 0x80, 0xc2, 0x01, 'z', 'z'};
+	static const char other_sub[] = {0x02, 0x72, 0x64, 0x02, 'z'};
+	static const char other_oui[] = {0x00, (char)0x80, (char)0xc2,
+					 0x01, 'z',	   'z'};
+	static const struct accepted cases[] = {
+		/* No End TLV: the TLVs end exactly at the end of the frame. */
+		{"no End", {S_MANDATORY}, "n2", "eth1", NULL, 120},
+		{"no End, agent",
+		 {S_MANDATORY, S_AGENT("ag")},
+		 NULL,
+		 NULL,
+		 "ag",
+		 -1},
+		/* Whatever follows End is padding, even if it is not zero. */
+		{"padding not zero",
+		 {S_MANDATORY, S_END, S_RAW("\xff\xff\x01", 3)},
+		 NULL,
+		 NULL,
+		 NULL,
+		 -1},
+		/* Unknown and reserved TLV types, other organisations' TLVs
+		 * and our OUI with another subtype are skipped; TTL 0 is a
+		 * valid shutdown. */
+		{"skipped TLVs, TTL 0",
+		 {S_CH("n2"), S_PORT("eth1"), S_TTL(0),
+		  S_TLV(100, "whatever", 8), S_TLV(9, NULL, 0),
+		  S_TLV(127, other_sub, sizeof(other_sub)),
+		  S_TLV(127, other_oui, sizeof(other_oui)), S_AGENT("ag"),
+		  S_END},
+		 NULL,
+		 NULL,
+		 "ag",
+		 0},
+	};
 	struct lldp_info info;
-	struct fb f;
+	char s[256];
 
 	(void)state;
-	/* No End TLV: the TLVs end exactly at the end of the frame. */
-	fb_mandatory(&f);
-	expect_ok(&f, &info);
-	assert_string_equal(info.chassis_id, "n2");
-	assert_string_equal(info.port_id, "eth1");
-	assert_int_equal(info.ttl, 120);
-	fb_agent(&f, "ag");
-	expect_ok(&f, &info);
-	assert_string_equal(info.agent_id, "ag");
-
-	/* Whatever follows End is padding, even if it is not zero. */
-	fb_mandatory(&f);
-	fb_end(&f);
-	fb_raw(&f, "\xff\xff\x01", 3);
-	expect_ok(&f, &info);
-
-	/* Unknown and reserved TLV types, other organisations' TLVs and our
-	 * OUI with another subtype are skipped; TTL 0 is a valid
-	 * shutdown. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 0);
-	fb_tlv(&f, 100, "whatever", 8);
-	fb_tlv(&f, 9, NULL, 0);
-	fb_tlv(&f, 127, other_sub, sizeof(other_sub));
-	fb_tlv(&f, 127, other_oui, sizeof(other_oui));
-	fb_agent(&f, "ag");
-	fb_end(&f);
-	expect_ok(&f, &info);
-	assert_string_equal(info.agent_id, "ag");
-	assert_int_equal(info.ttl, 0);
-
+	expect_accepted(cases, sizeof(cases) / sizeof(cases[0]));
 	/* Longest ids: 255 octets. */
 	{
-		char s[256];
+		static const struct fb_step longest[] = {
+			S_ID_REP(1, 1, 'q', 255), S_ID_REP(2, 2, 'q', 255),
+			S_TTL(5), S_END, S_DONE};
 
 		memset(s, 'q', 255);
 		s[255] = '\0';
-		fb_eth(&f, LLDP_ETHERTYPE);
-		fb_id(&f, 1, 1, s);
-		fb_id(&f, 2, 2, s);
-		fb_ttl(&f, 5);
-		fb_end(&f);
-		expect_ok(&f, &info);
+		expect_steps("longest ids", longest, 0, &info);
 		assert_string_equal(info.chassis_id, s);
 		assert_string_equal(info.port_id, s);
 	}
@@ -469,209 +593,111 @@ static void test_decode_not_lldp(void **state)
 	fb_id(&f, 2, 5, "eth1");
 	fb_ttl(&f, 120);
 	fb_end(&f);
-	expect_err(&f, ENOENT);
+	assert_int_equal(decode_copy(f.b, f.n, &info), -1);
+	assert_int_equal(errno, ENOENT);
 }
 
+/* Every one refused with EBADMSG. */
 static void test_decode_malformed(void **state)
 {
+	static const struct {
+		const char *what;
+		struct fb_step steps[8];
+	} cases[] = {
+		{"nothing after the Ethernet header", {{FB_DONE}}},
+		/* Truncated TLV header: one octet left. */
+		{"half a TLV header after TTL",
+		 {S_MANDATORY, S_RAW("\x00", 1)}},
+		{"half a TLV header first", {S_RAW("\x02", 1)}},
+		/* TLV length past the end, in a mandatory and an optional
+		 * TLV. */
+		{"port past the end",
+		 {S_CH("n2"), S_TLV_N(2, 20,
+				      "\x05"
+				      "eth1",
+				      5)}},
+		{"optional past the end",
+		 {S_MANDATORY, S_TLV_N(5, 9, "leaf", 4)}},
+		{"org TLV past the end",
+		 {S_MANDATORY, S_TLV_N(127, 511, "\x02\x72\x64\x01", 4)}},
+		/* Missing chassis / port / TTL. */
+		{"no chassis", {S_PORT("eth1"), S_TTL(120), S_END}},
+		{"no port", {S_CH("n2"), S_TTL(120), S_END}},
+		{"no TTL", {S_CH("n2"), S_PORT("eth1"), S_END}},
+		/* ... and the frame just stopping before TTL. */
+		{"stops before TTL", {S_CH("n2"), S_PORT("eth1")}},
+		/* Wrong order. */
+		{"port first", {S_PORT("eth1"), S_CH("n2"), S_TTL(120), S_END}},
+		{"TTL before port",
+		 {S_CH("n2"), S_TTL(120), S_PORT("eth1"), S_END}},
+		/* An optional TLV before the mandatory ones are complete. */
+		{"optional too early",
+		 {S_CH("n2"), S_TLV(5, "leaf", 4), S_PORT("eth1"), S_TTL(120),
+		  S_END}},
+		/* Mandatory TLVs twice. */
+		{"chassis twice", {S_MANDATORY, S_CH("n3"), S_END}},
+		{"port twice", {S_MANDATORY, S_PORT("eth2"), S_END}},
+		{"TTL twice", {S_MANDATORY, S_TTL(1), S_END}},
+		/* Zero-length chassis / port ids: no octets, or a subtype
+		 * only. */
+		{"chassis of no octets",
+		 {S_TLV(1, NULL, 0), S_PORT("eth1"), S_TTL(120), S_END}},
+		{"chassis subtype only",
+		 {S_CH(""), S_PORT("eth1"), S_TTL(120), S_END}},
+		{"port subtype only",
+		 {S_CH("n2"), S_PORT(""), S_TTL(120), S_END}},
+		/* Oversized ids: 256 octets after the subtype. */
+		{"chassis of 256",
+		 {S_ID_REP(1, 7, 'x', 256), S_PORT("eth1"), S_TTL(120), S_END}},
+		{"port of 256",
+		 {S_CH("n2"), S_ID_REP(2, 5, 'x', 256), S_TTL(120), S_END}},
+		/* A MAC id too long to print in the field (86 octets). */
+		{"MAC chassis of 86",
+		 {S_ID_REP(1, 4, 'x', 86), S_PORT("eth1"), S_TTL(120), S_END}},
+		/* TTL of the wrong length. */
+		{"TTL of 1 octet",
+		 {S_CH("n2"), S_PORT("eth1"), S_TLV(3, "\x01", 1), S_END}},
+		{"TTL of 3 octets",
+		 {S_CH("n2"), S_PORT("eth1"), S_TLV(3, "\x00\x01\x02", 3),
+		  S_END}},
+		/* End with a length; End before the mandatory TLVs. */
+		{"End with a length", {S_MANDATORY, S_TLV(0, "\x00", 1)}},
+		{"End too early",
+		 {S_CH("n2"), S_END, S_PORT("eth1"), S_TTL(120)}},
+		/* Our TLV: empty, oversized (64), twice; an org TLV without
+		 * room for OUI and subtype. */
+		{"empty agent id", {S_MANDATORY, S_AGENT(""), S_END}},
+		{"agent id of 64", {S_MANDATORY, S_AGENT_REP('a', 64), S_END}},
+		{"agent id twice",
+		 {S_MANDATORY, S_AGENT("a"), S_AGENT("b"), S_END}},
+		{"org TLV without subtype",
+		 {S_MANDATORY, S_TLV(127, "\x02\x72\x64", 3), S_END}},
+	};
+	static const struct fb_step mac85[] = {S_ID_REP(1, 4, 'x', 85),
+					       S_PORT("eth1"), S_TTL(120),
+					       S_END, S_DONE};
+	static const struct fb_step agent63[] = {
+		S_MANDATORY, S_AGENT_REP('a', 63), S_END, S_DONE};
+	static const struct fb_step bad_ttl[] = {
+		S_MANDATORY, S_TLV(3, "\x00\x01", 2), S_DONE};
 	struct lldp_info info;
 	struct fb f;
-	char s[600];
+	char s[64];
 
 	(void)state;
-	/* Nothing after the Ethernet header. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	expect_err(&f, EBADMSG);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_steps(cases[i].what, cases[i].steps, EBADMSG, &info);
 
-	/* Truncated TLV header: one octet left. */
-	fb_mandatory(&f);
-	fb_raw(&f, "\x00", 1);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_raw(&f, "\x02", 1);
-	expect_err(&f, EBADMSG);
-
-	/* TLV length past the end, in a mandatory and an optional TLV. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_tlv_n(&f, 2, 20,
-		 "\x05"
-		 "eth1",
-		 5);
-	expect_err(&f, EBADMSG);
-	fb_mandatory(&f);
-	fb_tlv_n(&f, 5, 9, "leaf", 4);
-	expect_err(&f, EBADMSG);
-	fb_mandatory(&f);
-	fb_tlv_n(&f, 127, 511, "\x02\x72\x64\x01", 4);
-	expect_err(&f, EBADMSG);
-
-	/* Missing chassis / port / TTL. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "eth1");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	/* ... and the frame just stopping before TTL. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "eth1");
-	expect_err(&f, EBADMSG);
-
-	/* Wrong order. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 2, 5, "eth1");
-	fb_id(&f, 1, 7, "n2");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_ttl(&f, 120);
-	fb_id(&f, 2, 5, "eth1");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	/* An optional TLV before the mandatory ones are complete. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_tlv(&f, 5, "leaf", 4);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-
-	/* Mandatory TLVs twice. */
-	fb_mandatory(&f);
-	fb_id(&f, 1, 7, "n3");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_mandatory(&f);
-	fb_id(&f, 2, 5, "eth2");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_mandatory(&f);
-	fb_ttl(&f, 1);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-
-	/* Zero-length chassis / port ids: no octets, or a subtype only. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_tlv(&f, 1, NULL, 0);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "");
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-
-	/* Oversized ids: 256 octets after the subtype. */
-	memset(s, 'x', 256);
-	s[256] = '\0';
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, s);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, s);
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	/* A MAC id too long to print in the field (86 octets). */
-	s[86] = '\0';
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 4, s);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	s[85] = '\0';
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 4, s);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	fb_end(&f);
-	expect_ok(&f, &info);
+	/* One octet less than the refused cases above: fine. */
+	expect_steps("MAC chassis of 85", mac85, 0, &info);
 	assert_int_equal(strlen(info.chassis_id), 85 * 3 - 1);
-
-	/* TTL of the wrong length. */
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "eth1");
-	fb_tlv(&f, 3, "\x01", 1);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_id(&f, 2, 5, "eth1");
-	fb_tlv(&f, 3, "\x00\x01\x02", 3);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-
-	/* End with a length; End before the mandatory TLVs. */
-	fb_mandatory(&f);
-	fb_tlv(&f, 0, "\x00", 1);
-	expect_err(&f, EBADMSG);
-	fb_eth(&f, LLDP_ETHERTYPE);
-	fb_id(&f, 1, 7, "n2");
-	fb_end(&f);
-	fb_id(&f, 2, 5, "eth1");
-	fb_ttl(&f, 120);
-	expect_err(&f, EBADMSG);
-
-	/* Our TLV: empty, oversized (64), twice; an org TLV without room
-	 * for OUI and subtype. */
-	fb_mandatory(&f);
-	fb_agent(&f, "");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	memset(s, 'a', 64);
-	s[64] = '\0';
-	fb_mandatory(&f);
-	fb_agent(&f, s);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
+	expect_steps("agent id of 63", agent63, 0, &info);
+	memset(s, 'a', 63);
 	s[63] = '\0';
-	fb_mandatory(&f);
-	fb_agent(&f, s);
-	fb_end(&f);
-	expect_ok(&f, &info);
 	assert_string_equal(info.agent_id, s);
-	fb_mandatory(&f);
-	fb_agent(&f, "a");
-	fb_agent(&f, "b");
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
-	fb_mandatory(&f);
-	fb_tlv(&f, 127, "\x02\x72\x64", 3);
-	fb_end(&f);
-	expect_err(&f, EBADMSG);
 
 	/* A failed decode leaves nothing half-filled behind. */
-	fb_mandatory(&f);
-	fb_tlv(&f, 3, "\x00\x01", 2);
+	fb_build(&f, bad_ttl);
 	assert_int_equal(decode_copy(f.b, f.n, &info), -1);
 	assert_string_equal(info.chassis_id, "");
 	assert_string_equal(info.port_id, "");
@@ -962,26 +988,32 @@ static void test_table_flood(void **state)
  * that is longer (a cluster with a long lldp_interval). */
 static void test_table_ttl_clamp(void **state)
 {
+	static const struct {
+		const char *what;
+		unsigned interval_ms;
+		const char *n3_if, *n3_port;
+		uint16_t n3_ttl;
+		unsigned want[2];
+	} cases[] = {
+		{"clamped", 1000, "eth2", "eth1", 20, {LLDP_MAX_TTL_S, 20}},
+		/* we send TTL 400 s */
+		{"our own TTL", 100000, "eth1", "eth2", 400, {400, 400}},
+	};
 	struct tbl t;
 
 	(void)state;
-	tbl_open(&t, 1000);
-	tbl_hear(&t, "eth1", "n2", "eth2", "a2", 2, 65535);
-	tbl_hear(&t, "eth2", "n3", "eth1", "a3", 3, 20);
-	tbl_read(&t);
-	assert_int_equal(t.n, 2);
-	assert_int_equal(t.nb[0].ttl, LLDP_MAX_TTL_S);
-	assert_int_equal(t.nb[1].ttl, 20);
-	tbl_close(&t);
-
-	tbl_open(&t, 100000); /* we send TTL 400 s */
-	tbl_hear(&t, "eth1", "n2", "eth2", "a2", 2, 65535);
-	tbl_hear(&t, "eth1", "n3", "eth2", "a3", 3, 400);
-	tbl_read(&t);
-	assert_int_equal(t.n, 2);
-	assert_int_equal(t.nb[0].ttl, 400);
-	assert_int_equal(t.nb[1].ttl, 400);
-	tbl_close(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("    %s\n", cases[i].what);
+		tbl_open(&t, cases[i].interval_ms);
+		tbl_hear(&t, "eth1", "n2", "eth2", "a2", 2, 65535);
+		tbl_hear(&t, cases[i].n3_if, "n3", cases[i].n3_port, "a3", 3,
+			 cases[i].n3_ttl);
+		tbl_read(&t);
+		assert_int_equal(t.n, 2);
+		assert_int_equal(t.nb[0].ttl, cases[i].want[0]);
+		assert_int_equal(t.nb[1].ttl, cases[i].want[1]);
+		tbl_close(&t);
+	}
 }
 
 /* Two senders claiming the same node and port on one cable are both
@@ -1111,36 +1143,17 @@ static void test_table_input_errors(void **state)
 	tbl_close(&t);
 }
 
-struct peer {
-	struct lldp *l;
-	int changes;
-	struct lldp_neighbour nb[LLDP_MAX_NEIGHBOURS];
-	size_t n;
-};
-
-static void test_peer_cb(void *arg)
-{
-	struct peer *p = arg;
-
-	p->changes++;
-}
-
-static void test_peer_read(struct peer *p)
-{
-	p->n = lldp_neighbours(p->l, p->nb, LLDP_MAX_NEIGHBOURS);
-}
-
 /* Run the loop until a and b have na and nb neighbours (-1: any), at most
  * max_ms. Returns the time it took, or -1. */
-static long test_wait(struct event_base *base, struct peer *a, long na,
-		      struct peer *b, long nb, unsigned max_ms)
+static long test_wait(struct event_base *base, struct tbl *a, long na,
+		      struct tbl *b, long nb, unsigned max_ms)
 {
 	uint64_t t0 = test_now_ms();
 
 	for (;;) {
-		test_peer_read(a);
+		tbl_read(a);
 		if (b)
-			test_peer_read(b);
+			tbl_read(b);
 		if ((na < 0 || (long)a->n == na) &&
 		    (!b || nb < 0 || (long)b->n == nb))
 			return (long)(test_now_ms() - t0);
@@ -1191,7 +1204,7 @@ static int test_ns_veth(struct event_base *base)
 {
 	char ifa[IFNAMSIZ], ifb[IFNAMSIZ];
 	const char *pa_if[1] = {ifa}, *pb_if[1] = {ifb};
-	struct peer a = {0}, b = {0};
+	struct tbl a = {0}, b = {0};
 	uint8_t mac_a[6], mac_b[6];
 	uint64_t t_a, t0;
 	long t;
@@ -1206,8 +1219,8 @@ static int test_ns_veth(struct event_base *base)
 
 	/* A long period (TTL 40 s): discovery must come from the first,
 	 * immediate frames, not from the period. */
-	a.l = lldp_new(base, "na", "agent-a", 10000, test_peer_cb, &a);
-	b.l = lldp_new(base, "nb", "agent-b", 10000, test_peer_cb, &b);
+	a.l = lldp_new(base, "na", "agent-a", 10000, tbl_cb, &a);
+	b.l = lldp_new(base, "nb", "agent-b", 10000, tbl_cb, &b);
 	NS_CHECK(a.l && b.l);
 	t_a = test_now_ms();
 	NS_CHECK(lldp_set_interfaces(a.l, pa_if, 1) == 0);
@@ -1222,7 +1235,7 @@ static int test_ns_veth(struct event_base *base)
 		 a.nb[0].last_heard_ms <= test_now_ms());
 	/* Repeats (the fast-start frames) refresh, they are no change. */
 	test_run_for(base, 700);
-	test_peer_read(&a);
+	tbl_read(&a);
 	NS_CHECK(a.n == 1 && a.changes == 1);
 
 	/* b leaves: its shutdown frame (TTL 0) removes it at once rather
@@ -1235,7 +1248,7 @@ static int test_ns_veth(struct event_base *base)
 
 	/* b comes back with a short period (TTL 1 s) and a new agent id: a,
 	 * long past its fast start, answers at once rather than in 10 s. */
-	b.l = lldp_new(base, "nb", "agent-b2", 250, test_peer_cb, &b);
+	b.l = lldp_new(base, "nb", "agent-b2", 250, tbl_cb, &b);
 	NS_CHECK(b.l);
 	NS_CHECK(lldp_set_interfaces(b.l, pb_if, 1) == 0);
 	t = test_wait(base, &a, 1, &b, 1, 5000);
@@ -1254,7 +1267,7 @@ static int test_ns_veth(struct event_base *base)
 	fprintf(stderr, "test_lldp: neighbour expired %ld ms after link down\n",
 		t);
 	NS_CHECK(t >= 500 && t <= 2000);
-	test_peer_read(&b);
+	tbl_read(&b);
 	NS_CHECK(b.n == 1);
 
 	/* The interfaces disappear: both sides close them quietly and
@@ -1276,18 +1289,18 @@ static int test_ns_veth(struct event_base *base)
 static int test_ns_loopback(struct event_base *base)
 {
 	static const char *const lo[] = {"lo"};
-	struct peer x = {0}, y = {0};
+	struct tbl x = {0}, y = {0};
 	int before;
 
-	x.l = lldp_new(base, "nx", "ax", 250, test_peer_cb, &x);
-	y.l = lldp_new(base, "ny", "ay", 250, test_peer_cb, &y);
+	x.l = lldp_new(base, "nx", "ax", 250, tbl_cb, &x);
+	y.l = lldp_new(base, "ny", "ay", 250, tbl_cb, &y);
 	NS_CHECK(x.l && y.l);
 	NS_CHECK(lldp_set_interfaces(x.l, lo, 1) == 0);
 	NS_CHECK(lldp_set_interfaces(y.l, lo, 1) == 0);
 	NS_CHECK(test_wait(base, &x, 1, &y, 1, 5000) >= 0);
 	test_run_for(base, 800);
-	test_peer_read(&x);
-	test_peer_read(&y);
+	tbl_read(&x);
+	tbl_read(&y);
 	NS_CHECK(x.n == 1 && y.n == 1);
 	NS_CHECK(test_is(&x.nb[0], "lo", "ny", "lo", "ay", 1, NULL));
 	NS_CHECK(test_is(&y.nb[0], "lo", "nx", "lo", "ax", 1, NULL));
@@ -1295,7 +1308,7 @@ static int test_ns_loopback(struct event_base *base)
 
 	before = x.changes;
 	NS_CHECK(lldp_set_interfaces(x.l, NULL, 0) == 0);
-	test_peer_read(&x);
+	tbl_read(&x);
 	NS_CHECK(x.n == 0);
 	NS_CHECK(x.changes == before); /* not from inside the call */
 	event_base_loop(base, EVLOOP_NONBLOCK);
