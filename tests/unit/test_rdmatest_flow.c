@@ -806,6 +806,19 @@ static void test_session_lost_inside_send(void **state)
 	fx_result(f, fx_setup(f, "n2"), 0, "stopped", 0);
 	fx_over(f);
 	expect_error(f, "n1: " LOST, 0);
+
+	/* The STOP after A's result loses B: both sides end inside the
+	 * driver's own callback, which must finish once, after it. */
+	fx_reset(f);
+	fx_start(f, 1);
+	fx_run(f);
+	f->tc.lose = "n2";
+	fx_result(f, fx_setup(f, "n1"), 30.0, NULL, 0);
+	assert_int_equal(fx_stops(f, "n2"), 0);
+	fx_over(f);
+	expect_error(f, "n2: " LOST, 0);
+	assert_true(f->rep->gbps_a_to_b == 30.0);
+	assert_null(f->rep->b_side);
 }
 
 /* ------------------------------------------------------------ codes */
