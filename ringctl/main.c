@@ -176,21 +176,50 @@ static int ringctl_verbose_flag(const char *arg)
 	return !strcmp(arg, "-v") || !strcmp(arg, "--verbose");
 }
 
+/* Send a request and render its reply of type want; NULL: why not is
+ * printed. The caller frees the reply (frame_free). */
+static Ring__Envelope *
+ringctl_show(const struct ringctl *rc, Ring__Envelope *req,
+	     Ring__Envelope__BodyCase want,
+	     void (*show)(struct writer *, const Ring__Envelope *, int),
+	     int verbose)
+{
+	Ring__Envelope *rep = ringctl_call(rc, req, want);
+	struct writer *w;
+
+	if (!rep)
+		return NULL;
+	w = writer_new(stdout, rc->fmt);
+	show(w, rep, verbose);
+	writer_finish(w);
+	return rep;
+}
+
+static void ringctl_show_status(struct writer *w, const Ring__Envelope *rep,
+				int verbose)
+{
+	render_status(w, rep->status_reply, verbose);
+}
+
+static void ringctl_show_inventory(struct writer *w, const Ring__Envelope *rep,
+				   int verbose)
+{
+	(void)verbose;
+	render_inventory(w, rep->inventory_reply);
+}
+
 static int ringctl_status(const struct ringctl *rc, int verbose)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
-	struct writer *w;
 	int health;
 
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
-	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_STATUS_REPLY);
+	rep = ringctl_show(rc, &req, RING__ENVELOPE__BODY_STATUS_REPLY,
+			   ringctl_show_status, verbose);
 	if (!rep)
 		return EXIT_TROUBLE;
-	w = writer_new(stdout, rc->fmt);
-	render_status(w, rep->status_reply, verbose);
-	writer_finish(w);
 	health = render_status_health(rep->status_reply);
 	frame_free(rep);
 	return health ? EXIT_DEGRADED : 0;
@@ -200,17 +229,14 @@ static int ringctl_inventory(const struct ringctl *rc, const char *node)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__InventoryRequest ir = RING__INVENTORY_REQUEST__INIT;
-	struct writer *w;
 
 	ir.node = (char *)node;
 	req.body_case = RING__ENVELOPE__BODY_INVENTORY_REQUEST;
 	req.inventory_request = &ir;
-	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_INVENTORY_REPLY);
+	rep = ringctl_show(rc, &req, RING__ENVELOPE__BODY_INVENTORY_REPLY,
+			   ringctl_show_inventory, 0);
 	if (!rep)
 		return EXIT_TROUBLE;
-	w = writer_new(stdout, rc->fmt);
-	render_inventory(w, rep->inventory_reply);
-	writer_finish(w);
 	frame_free(rep);
 	return 0;
 }

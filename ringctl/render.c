@@ -28,50 +28,11 @@ int render_status_health(const Ring__StatusReply *r)
 	return 0;
 }
 
-/* Member order is the column order of `ringctl status`; the fields written
- * only for a node that is not up keep their column (see writer.h). */
 /* Unified memory is what a ring adds per node (the field notes' point), so
  * status shows it, in GiB, as computed from the agent's MemTotal. */
 static double render_gib(uint64_t kib)
 {
 	return (double)kib / (1024.0 * 1024.0);
-}
-
-/* full: inventory's view (every timestamp and figure); otherwise the
- * columns of the status table. rdma_list: the inventory's list of RDMA
- * devices follows under the same key, so the count is left to it. */
-static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
-			       int full, int rdma_list)
-{
-	int up = !strcmp(n->state, "up");
-	char t[32];
-
-	writer_str(w, "node", n->node);
-	writer_str(w, "state", n->state);
-	writer_bool(w, "expected", n->expected);
-	writer_str(w, "mgmt_address", n->mgmt_address);
-	render_format_time(up ? n->connected_since_ms : n->down_since_ms, t,
-			   sizeof(t));
-	writer_str(w, up ? "connected_since" : "down_since", t);
-	writer_str(w, "agent_version", n->agent_version);
-	writer_uint(w, "data_interfaces", n->n_interfaces);
-	if (!rdma_list)
-		writer_uint(w, "rdma_devices", n->n_rdma_devices);
-	writer_list_start(w, "unaddressed_up");
-	for (size_t i = 0; i < n->n_unaddressed_up; i++)
-		writer_str(w, NULL, n->unaddressed_up[i]);
-	writer_list_end(w);
-	writer_double(w, "mem_total_gib", render_gib(n->mem_total_kib), 1);
-	if (!up)
-		writer_str(w, "down_reason", n->down_reason);
-	if (!full)
-		return;
-	render_format_time(n->last_seen_ms, t, sizeof(t));
-	writer_str(w, "last_seen", t);
-	writer_uint(w, "mem_total_kib", n->mem_total_kib);
-	/* The latest heartbeat's figure (the inventory's, until the first
-	 * heartbeat): fresher than the inventory's memory.available_kib. */
-	writer_uint(w, "mem_available_kib_heartbeat", n->mem_available_kib);
 }
 
 /* "16s", "3m12s", "2h05m", "3d04h": how long a node has been in its state,
@@ -96,28 +57,56 @@ static void render_age(unsigned long long since_ms, unsigned long long now_ms,
 		snprintf(buf, len, "%llud%02lluh", s / 86400, s / 3600 % 24);
 }
 
-/* The default status table's columns: what an operator scans for. */
-static void render_node_brief(struct writer *w, const Ring__NodeStatus *n,
-			      unsigned long long now_ms)
+/* How much of a node's status to show. */
+enum render_node_view {
+	RENDER_NODE_BRIEF = 1, /* the default plain table: short columns */
+	RENDER_NODE_FULL = 2,  /* inventory: every timestamp and figure */
+	/* the inventory's list of RDMA devices follows under the same key,
+	 * so the count is left to it */
+	RENDER_NODE_NO_RDMA_COUNT = 4,
+};
+
+/* Member order is the column order of `ringctl status`; the fields written
+ * only for a node that is not up keep their column (see writer.h). */
+static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
+			       int view, unsigned long long now_ms)
 {
-	int up = !strcmp(n->state, "up");
+	int up = !strcmp(n->state, "up"), brief = view & RENDER_NODE_BRIEF;
+	unsigned long long since =
+		up ? n->connected_since_ms : n->down_since_ms;
 	char t[32];
 
 	writer_str(w, "node", n->node);
 	writer_str(w, "state", n->state);
 	writer_bool(w, "expected", n->expected);
 	writer_str(w, "mgmt_address", n->mgmt_address);
-	render_age(up ? n->connected_since_ms : n->down_since_ms, now_ms, t,
-		   sizeof(t));
-	writer_str(w, "for", t);
-	writer_str(w, "version", n->agent_version);
-	writer_uint(w, "data_ifs", n->n_interfaces);
-	writer_uint(w, "rdma", n->n_rdma_devices);
-	writer_list_start(w, "unaddressed");
+	if (brief)
+		render_age(since, now_ms, t, sizeof(t));
+	else
+		render_format_time(since, t, sizeof(t));
+	writer_str(w, brief ? "for" : up ? "connected_since" : "down_since", t);
+	writer_str(w, brief ? "version" : "agent_version", n->agent_version);
+	writer_uint(w, brief ? "data_ifs" : "data_interfaces", n->n_interfaces);
+	if (!(view & RENDER_NODE_NO_RDMA_COUNT))
+		writer_uint(w, brief ? "rdma" : "rdma_devices",
+			    n->n_rdma_devices);
+	writer_list_start(w, brief ? "unaddressed" : "unaddressed_up");
 	for (size_t i = 0; i < n->n_unaddressed_up; i++)
 		writer_str(w, NULL, n->unaddressed_up[i]);
 	writer_list_end(w);
-	writer_double(w, "mem_gib", render_gib(n->mem_total_kib), 1);
+	writer_double(w, brief ? "mem_gib" : "mem_total_gib",
+		      render_gib(n->mem_total_kib), 1);
+	/* Brief: the reason follows the table (render_status). */
+	if (!up && !brief)
+		writer_str(w, "down_reason", n->down_reason);
+	if (!(view & RENDER_NODE_FULL))
+		return;
+	render_format_time(n->last_seen_ms, t, sizeof(t));
+	writer_str(w, "last_seen", t);
+	writer_uint(w, "mem_total_kib", n->mem_total_kib);
+	/* The latest heartbeat's figure (the inventory's, until the first
+	 * heartbeat): fresher than the inventory's memory.available_kib. */
+	writer_uint(w, "mem_available_kib_heartbeat", n->mem_available_kib);
 }
 
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
@@ -143,10 +132,8 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start_named(w, r->nodes[i]->node);
-		if (brief)
-			render_node_brief(w, r->nodes[i], r->now_ms);
-		else
-			render_node_status(w, r->nodes[i], 0, 0);
+		render_node_status(w, r->nodes[i],
+				   brief ? RENDER_NODE_BRIEF : 0, r->now_ms);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
@@ -237,7 +224,11 @@ void render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	const Ring__Inventory *inv = r->inventory;
 
 	if (r->status)
-		render_node_status(w, r->status, 1, inv != NULL);
+		render_node_status(
+			w, r->status,
+			RENDER_NODE_FULL |
+				(inv ? RENDER_NODE_NO_RDMA_COUNT : 0),
+			0);
 	if (!inv)
 		return;
 	writer_str(w, "hostname", inv->hostname);
@@ -575,6 +566,40 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 	writer_table_end(w);
 }
 
+/* Findings (anomalies: by_code) in plain by default: one "- level: text"
+ * line each, wrapped by the writer; -v and the machine formats: the
+ * table's columns (level, finding / kind, anomaly). */
+static void render_notes(struct writer *w, const char *key,
+			 Ring__Finding *const *v, size_t n, int brief,
+			 int by_code)
+{
+	if (brief)
+		writer_list_start(w, key);
+	else
+		writer_table_start(w, key);
+	for (size_t i = 0; i < n; i++) {
+		const char *tag = by_code ? v[i]->code : v[i]->level;
+
+		writer_obj_start(w, NULL);
+		if (brief) {
+			writer_str(w,
+				   *tag	     ? tag
+				   : by_code ? "anomaly"
+					     : "note",
+				   v[i]->text);
+		} else {
+			writer_str(w, by_code ? "kind" : "level", tag);
+			writer_str(w, by_code ? "anomaly" : "finding",
+				   v[i]->text);
+		}
+		writer_obj_end(w);
+	}
+	if (brief)
+		writer_list_end(w);
+	else
+		writer_table_end(w);
+}
+
 /* keyvalue names a diagonal check by its pair and address. */
 static void render_diagonal_id(const Ring__DiagonalCheck *d, char *buf,
 			       size_t len)
@@ -640,49 +665,8 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 		}
 		writer_table_end(w);
 	}
-	/* Plain by default: one "- level: text" line each, wrapped by the
-	 * writer; -v and the machine formats: the table's columns. */
-	if (brief)
-		writer_list_start(w, "findings");
-	else
-		writer_table_start(w, "findings");
-	for (size_t i = 0; i < t->n_findings; i++) {
-		writer_obj_start(w, NULL);
-		if (brief) {
-			writer_str(w, t->findings[i]->level,
-				   t->findings[i]->text);
-		} else {
-			writer_str(w, "level", t->findings[i]->level);
-			writer_str(w, "finding", t->findings[i]->text);
-		}
-		writer_obj_end(w);
-	}
-	if (brief)
-		writer_list_end(w);
-	else
-		writer_table_end(w);
-	if (brief)
-		writer_list_start(w, "anomalies");
-	else
-		writer_table_start(w, "anomalies");
-	for (size_t i = 0; i < t->n_anomalies; i++) {
-		writer_obj_start(w, NULL);
-		if (brief) {
-			writer_str(w,
-				   *t->anomalies[i]->code
-					   ? t->anomalies[i]->code
-					   : "anomaly",
-				   t->anomalies[i]->text);
-		} else {
-			writer_str(w, "kind", t->anomalies[i]->code);
-			writer_str(w, "anomaly", t->anomalies[i]->text);
-		}
-		writer_obj_end(w);
-	}
-	if (brief)
-		writer_list_end(w);
-	else
-		writer_table_end(w);
+	render_notes(w, "findings", t->findings, t->n_findings, brief, 0);
+	render_notes(w, "anomalies", t->anomalies, t->n_anomalies, brief, 1);
 	writer_double(w, "survey_wall_s", t->survey_wall_s, 1);
 	/* Computed: what the same tests would take one after another. */
 	writer_double(w, "tests_sum_s_computed", t->tests_sum_s, 1);
