@@ -5,7 +5,8 @@
  * until the deadline, a lost session, a late or duplicate reply. Every
  * case checks the one callback, the report, and that no call of the
  * driver outlives it. Then the rules in front of it (survey_lookup.c):
- * which ports, which nodes can run a test. */
+ * which ports, which nodes can run a test; and the whole way from a
+ * ringctl request on the control socket to its TestReport. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,13 +14,18 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
 #include "clock.h"
+#include "control.h"
 #include "coord_conf.h"
 #include "frame.h"
 #include "nodes.h"
@@ -1109,6 +1115,210 @@ static void test_rules_endpoints(void **state)
 	coord_conf_free(&conf);
 }
 
+/* ------------------------------------------------------------ control */
+
+struct cfx {
+	struct coord_conf conf;
+	char dir[64];
+	struct event_base *base;
+	struct survey *sv;
+	struct control *ctl;
+	int fd;
+};
+
+static void cfx_spin(struct cfx *c)
+{
+	for (int i = 0; i < 8; i++)
+		event_base_loop(c->base, EVLOOP_NONBLOCK);
+}
+
+/* The fixture's n1 and n2 as agents with an active RDMA port on p2, and
+ * a ringctl client connected to a real control socket. */
+static void cfx_open(struct fx *f, struct cfx *c)
+{
+	static const char *const ifs[] = {"p1", "p2"}, *const st[] = {NULL,
+								      "ACTIVE"};
+	char *caps[] = {"inventory", "tcp_test", "rdma_test"};
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < 2; i++) {
+		struct node *n = nodes_find(f->table, i ? "n2" : "n1");
+
+		nodes_set_inventory(n, inv_new(ifs, st, 2));
+		nodes_set_capabilities(n, caps, 3);
+	}
+	snprintf(c->dir, sizeof(c->dir), "/tmp/test_rdmaflow.XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	coord_conf_defaults(&c->conf);
+	snprintf(c->conf.control_socket, sizeof(c->conf.control_socket),
+		 "%s/c.sock", c->dir);
+	snprintf(c->conf.control_group, sizeof(c->conf.control_group), "root");
+	c->base = event_base_new();
+	assert_non_null(c->base);
+	c->sv = survey_new(c->base, &c->conf, f->table, &f->tc.ci);
+	assert_non_null(c->sv);
+	c->ctl = control_new(c->base, &c->conf, f->table, c->sv);
+	assert_non_null(c->ctl);
+	c->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(c->fd >= 0);
+	memcpy(sun.sun_path, c->conf.control_socket,
+	       strlen(c->conf.control_socket) + 1);
+	assert_int_equal(connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)),
+			 0);
+	cfx_spin(c);
+}
+
+static void cfx_close(struct cfx *c)
+{
+	close(c->fd);
+	cfx_spin(c);
+	control_free(c->ctl);
+	survey_free(c->sv);
+	event_base_free(c->base);
+	coord_conf_free(&c->conf);
+	rmdir(c->dir);
+}
+
+static void cfx_send(struct cfx *c, Ring__TestParams *p)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__TestRequest tr = RING__TEST_REQUEST__INIT;
+
+	tr.a = "n1";
+	tr.b = "n2";
+	tr.params = p;
+	req.request_id = 7;
+	req.body_case = RING__ENVELOPE__BODY_TEST_REQUEST;
+	req.test_request = &tr;
+	assert_int_equal(frame_write_fd(c->fd, &req, 1000), 0);
+	cfx_spin(c);
+}
+
+/* The one reply to the last request. */
+static Ring__Envelope *cfx_reply(struct cfx *c)
+{
+	Ring__Envelope *rep = NULL;
+
+	cfx_spin(c);
+	assert_int_equal(frame_read_fd(c->fd, FRAME_MAX_DEFAULT, 1000, &rep),
+			 0);
+	assert_true(rep->request_id == 7);
+	return rep;
+}
+
+static void cfx_refused(struct cfx *c, Ring__TestParams *p, const char *text)
+{
+	Ring__Envelope *rep;
+
+	cfx_send(c, p);
+	rep = cfx_reply(c);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(rep->error->code, RING__ERROR_CODE__ERROR_BAD_REQUEST);
+	if (!strstr(rep->error->text, text))
+		fail_msg("'%s' not in '%s'", text, rep->error->text);
+	frame_free(rep);
+}
+
+/* Bad parameters are refused with the agents' own words before any agent
+ * is asked; a node that is down or has no RDMA port too. */
+static void test_control_refusals(void **state)
+{
+	struct fx *f = *state;
+	struct cfx c;
+	Ring__Envelope *rep;
+
+	/* Test requests are root's (SO_PEERCRED). */
+	if (geteuid() != 0)
+		skip();
+	cfx_open(f, &c);
+	f->params.direction = RING__DIRECTION__DIR_B_TO_A;
+	cfx_refused(&c, &f->params, "RDMA tests run with A as the requester");
+	f->params.direction = RING__DIRECTION__DIR_A_TO_B;
+	f->rdma.qps = 65;
+	cfx_refused(&c, &f->params, "qps 65 out of range (1..64)");
+	f->rdma.qps = 4;
+	f->params.duration_ms = 10;
+	cfx_refused(&c, &f->params, "duration");
+	f->params.duration_ms = 2000;
+	nodes_set_inventory(nodes_find(f->table, "n2"), NULL);
+	cfx_refused(&c, &f->params,
+		    "n2: no data interface has an active RDMA port");
+	nodes_mark_down(nodes_find(f->table, "n2"), "gone", 2);
+	cfx_send(&c, &f->params);
+	rep = cfx_reply(&c);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(rep->error->code, RING__ERROR_CODE__ERROR_NOT_FOUND);
+	assert_string_equal(rep->error->text, "n2 is not up");
+	frame_free(rep);
+	assert_int_equal(f->tc.n_calls, 0);
+	cfx_close(&c);
+}
+
+/* A request runs the test on the ports the rules pick and gets the
+ * driver's report; an agent's NOT_ADJACENT reaches ringctl with its code
+ * and its own words (no second hint). */
+static void test_control_report(void **state)
+{
+	struct fx *f = *state;
+	struct cfx c;
+	Ring__Envelope *rep;
+
+	/* Test requests are root's (SO_PEERCRED). */
+	if (geteuid() != 0)
+		skip();
+	cfx_open(f, &c);
+	cfx_send(&c, &f->params);
+	assert_string_equal(fx_setup(f, "n2")->req->rdma_setup->interface,
+			    "p2");
+	fx_run(f);
+	fx_result(f, fx_setup(f, "n1"), 77.0, NULL, 0);
+	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
+	rep = cfx_reply(&c);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_TEST_REPORT);
+	assert_string_equal(rep->test_report->error, "");
+	assert_string_equal(rep->test_report->method, "rdma");
+	assert_string_equal(rep->test_report->a_interface, "p2");
+	assert_true(rep->test_report->gbps_a_to_b == 77.0);
+	frame_free(rep);
+	/* Only B's STOP is out; its Ack comes after the report. */
+	assert_int_equal(tc_pending(&f->tc), 1);
+	assert_int_equal(
+		tc_ack(&f->tc,
+		       fx_find_ctl(f, "n2", RING__RDMA_ACTION__RDMA_STOP, 1)),
+		1);
+
+	cfx_send(&c, &f->params);
+	assert_non_null(tc_find(&f->tc, "n2", SETUP, 2));
+	fx_endpoint(f, tc_get(&f->tc, "n2", SETUP, 2), 1, NULL, NULL, 1);
+	fx_endpoint(f, tc_get(&f->tc, "n1", SETUP, 2), 0, NULL, NULL, 1);
+	assert_int_equal(
+		tc_ack(&f->tc, fx_find_ctl(f, "n2",
+					   RING__RDMA_ACTION__RDMA_CONNECT, 2)),
+		1);
+	assert_int_equal(
+		tc_ack(&f->tc, fx_find_ctl(f, "n1",
+					   RING__RDMA_ACTION__RDMA_CONNECT, 2)),
+		1);
+	fx_result(f, tc_get(&f->tc, "n1", SETUP, 2), 0,
+		  "n1 and n2 are not ring neighbours",
+		  RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+	fx_result(f, tc_get(&f->tc, "n2", SETUP, 2), 0, NULL, 0);
+	rep = cfx_reply(&c);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_TEST_REPORT);
+	assert_string_equal(rep->test_report->error,
+			    "n1: n1 and n2 are not ring neighbours");
+	assert_int_equal(rep->test_report->error_code,
+			 RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+	frame_free(rep);
+	assert_int_equal(tc_pending(&f->tc), 1);
+	tc_fail(fx_find_ctl(f, "n2", RING__RDMA_ACTION__RDMA_STOP, 2),
+		-ETIMEDOUT);
+	cfx_close(&c);
+	/* fx_done was not the callback: nothing for the fixture to free. */
+	assert_int_equal(f->n_cb, 0);
+}
+
 int main(void)
 {
 #define T(x) cmocka_unit_test_setup_teardown(x, setup, teardown)
@@ -1130,6 +1340,8 @@ int main(void)
 		T(test_gid_mismatch),
 		T(test_cancel),
 		T(test_rules_endpoints),
+		T(test_control_refusals),
+		T(test_control_report),
 	};
 #undef T
 
