@@ -66,54 +66,67 @@ static size_t count_newlines(const char *s)
 
 /* An agent's error text that would forge a second log line, clear the
  * terminal and carry bytes that are not UTF-8. */
-static void test_forged_line(void **state)
+static void emit_forged_line(void)
 {
-	char *out;
-
-	(void)state;
-	capture_start();
 	log_warnx("agent n1: %s",
 		  "boom\n12:00:00.000 ring-coordinator[1] warning: node n2 "
 		  "is up\r\x1b[2J\tx\x7f\xff\xc3(\xc2\x9b"
 		  "1m");
-	out = capture_end();
-	assert_int_equal(count_newlines(out), 1);
-	assert_string_equal(message(out),
-			    "agent n1: boom\\n12:00:00.000 ring-coordinator[1] "
-			    "warning: node n2 is up\\r\\x1b[2J\\tx\\x7f\\xff"
-			    "\\xc3(\\u009b1m\n");
-	free(out);
 }
 
 /* Valid UTF-8 and plain text pass untouched; backslashes too. */
-static void test_text_kept(void **state)
+static void emit_text_kept(void)
 {
-	char *out;
-
-	(void)state;
-	capture_start();
 	log_warnx("n\xc3\xa9ud %s \xf0\x9f\x94\x97 C:\\path %d%%",
 		  "caf\xc3\xa9", 7);
-	out = capture_end();
-	assert_string_equal(message(out), "n\xc3\xa9ud caf\xc3\xa9 "
-					  "\xf0\x9f\x94\x97 C:\\path 7%\n");
-	free(out);
 }
 
 /* log_warn's errno text still follows, and errno survives. */
-static void test_errno_kept(void **state)
+static void emit_errno_kept(void)
 {
-	char *out;
-
-	(void)state;
-	capture_start();
 	errno = ENOENT;
 	log_warn("open %s", "a\nb");
-	assert_int_equal(errno, ENOENT);
-	out = capture_end();
-	assert_string_equal(message(out),
-			    "open a\\nb: No such file or directory\n");
-	free(out);
+}
+
+/* One line logged by emit, its message as want; errno, when err is set,
+ * still err after the call. */
+static const struct {
+	const char *name;
+	void (*emit)(void);
+	int err;
+	const char *want;
+} log_cases[] = {
+	{"forged line", emit_forged_line, 0,
+	 "agent n1: boom\\n12:00:00.000 ring-coordinator[1] "
+	 "warning: node n2 is up\\r\\x1b[2J\\tx\\x7f\\xff"
+	 "\\xc3(\\u009b1m\n"},
+	{"text kept", emit_text_kept, 0,
+	 "n\xc3\xa9ud caf\xc3\xa9 "
+	 "\xf0\x9f\x94\x97 C:\\path 7%\n"},
+	{"errno kept", emit_errno_kept, ENOENT,
+	 "open a\\nb: No such file or directory\n"},
+};
+
+static void test_escaping(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(log_cases) / sizeof(log_cases[0]); i++) {
+		const char *m;
+		char *out;
+
+		capture_start();
+		log_cases[i].emit();
+		if (log_cases[i].err)
+			assert_int_equal(errno, log_cases[i].err);
+		out = capture_end();
+		m = message(out);
+		if (count_newlines(out) != 1 || strcmp(m, log_cases[i].want))
+			print_error("case '%s': logged '%s'\n",
+				    log_cases[i].name, out);
+		assert_int_equal(count_newlines(out), 1);
+		assert_string_equal(m, log_cases[i].want);
+		free(out);
+	}
 }
 
 /* A message of nothing but control bytes: four times as long once
@@ -141,9 +154,7 @@ static void test_long_message(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_forged_line),
-		cmocka_unit_test(test_text_kept),
-		cmocka_unit_test(test_errno_kept),
+		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_long_message),
 	};
 
