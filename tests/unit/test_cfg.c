@@ -7,7 +7,6 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "cfg.h"
 #include "coord_conf.h"
 #include "pki.h"
+#include "testutil.h"
 
 #define CAP_MAX 64
 
@@ -1630,15 +1630,6 @@ static void test_one_pass(void **state)
 	coord_conf_free(&c);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 /* What -n and every start find on disk, with real files from the pki
  * module: the CA, certificate and key at the lines that named them, the
  * defaults without a line; an unknown control_group is a warning. */
@@ -1718,7 +1709,7 @@ static void test_verify(void **state)
 		"t.conf: cert /etc/ringd/agent.crt: No such file or directory");
 	snprintf(want[2], sizeof(want[2]),
 		 "t.conf:3: key %s/n2.key: No such file or directory", dir);
-	nftw(top, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_tree(top);
 	if (access("/etc/ringd/ca.crt", F_OK) == 0 ||
 	    access("/etc/ringd/agent.crt", F_OK) == 0)
 		skip(); /* a host with ringd installed */

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 
 #include "log.h"
 #include "pki.h"
+#include "testutil.h"
 #include "tls.h"
 
 /* Each test gets a fresh temporary directory; the PKI lives in DIR/pki,
@@ -51,20 +51,11 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	nftw(fx->top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_rm_tree(fx->top);
 	free(fx);
 	return 0;
 }
@@ -79,28 +70,30 @@ static const char *path_of(struct fixture *fx, const char *file)
 	return p;
 }
 
-static X509 *load_cert(const char *path)
+/* A certificate (key 0) or a private key (key 1) from a PEM file. */
+static void *load_pem(const char *path, int key)
 {
 	FILE *f = fopen(path, "r");
-	X509 *x;
+	void *x;
 
 	assert_non_null(f);
-	x = PEM_read_X509(f, NULL, NULL, NULL);
+	if (key)
+		x = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	else
+		x = PEM_read_X509(f, NULL, NULL, NULL);
 	fclose(f);
 	assert_non_null(x);
 	return x;
 }
 
+static X509 *load_cert(const char *path)
+{
+	return load_pem(path, 0);
+}
+
 static EVP_PKEY *load_key(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	EVP_PKEY *k;
-
-	assert_non_null(f);
-	k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-	fclose(f);
-	assert_non_null(k);
-	return k;
+	return load_pem(path, 1);
 }
 
 static unsigned file_mode(const char *path)
@@ -587,6 +580,14 @@ static void tls_pair_close(struct tls_pair *p)
 	ERR_clear_error();
 }
 
+/* A CA with a coordinator "coord" and a node "node1", for handshakes. */
+static void init_coord_node1(struct fixture *fx)
+{
+	init_ok(fx);
+	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
+	issue_ok(fx, "node1", 10);
+}
+
 static void test_tls_handshake(void **state)
 {
 	struct fixture *fx = *state;
@@ -594,9 +595,7 @@ static void test_tls_handshake(void **state)
 	char buf[16] = "";
 	int n = -1, i;
 
-	init_ok(fx);
-	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
-	issue_ok(fx, "node1", 10);
+	init_coord_node1(fx);
 	tls_pair_open(&p, fx, fx->dir, "node1", "coord");
 	assert_int_equal(handshake(p.c, p.s), 1);
 	assert_int_equal(SSL_version(p.c), TLS1_3_VERSION);
@@ -631,9 +630,7 @@ static void test_tls_rejects(void **state)
 	char other[128], err[256];
 	struct tls_pair p;
 
-	init_ok(fx);
-	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
-	issue_ok(fx, "node1", 10);
+	init_coord_node1(fx);
 
 	tls_pair_open(&p, fx, fx->dir, "node1", "coord2");
 	assert_int_equal(handshake(p.c, p.s), 0);
@@ -959,9 +956,7 @@ static void test_tls_roles(void **state)
 	char *log;
 	size_t i;
 
-	init_ok(fx);
-	issue_role(fx, "coord", PKI_ROLE_COORDINATOR, 10, NULL);
-	issue_ok(fx, "node1", 10);
+	init_coord_node1(fx);
 	issue_ok(fx, "node2", 10);
 	issue_legacy(fx, "both", "serverAuth,clientAuth");
 	issue_legacy(fx, "none", NULL);
