@@ -14,23 +14,47 @@
 #include "frame.h"
 #include "validate.h"
 
+/* A string and whether the check accepts it. */
+struct str_case {
+	const char *s;
+	int ok;
+};
+
+static void check_strings(const char *check, int (*fn)(const char *s),
+			  const struct str_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fn(c[i].s) != !c[i].ok)
+			fail_msg("%s(\"%s\") should be %s", check, c[i].s,
+				 c[i].ok ? "accepted" : "refused");
+}
+
 static void test_names(void **state)
 {
+	static const struct str_case ifnames[] = {
+		{"enP2p1s0f0np0", 1},
+		{"eth1", 1},
+		{"", 0},
+		{".", 0},
+		{"..", 0},
+		{"0123456789abcdef", 0}, /* 16 bytes */
+		{"x\nLD_PRELOAD", 0},
+		{"a/b", 0},
+		{"eth0:1", 0},
+		{"a b", 0},
+	};
+	static const struct str_case rdma_names[] = {
+		{"roceP2p1s0f0", 1},
+		{"rxe_eth1", 1},
+		{"mlx5;rm", 0},
+		{"", 0},
+	};
+
 	(void)state;
-	assert_true(validate_ifname("enP2p1s0f0np0"));
-	assert_true(validate_ifname("eth1"));
-	assert_false(validate_ifname(""));
-	assert_false(validate_ifname("."));
-	assert_false(validate_ifname(".."));
-	assert_false(validate_ifname("0123456789abcdef")); /* 16 bytes */
-	assert_false(validate_ifname("x\nLD_PRELOAD"));
-	assert_false(validate_ifname("a/b"));
-	assert_false(validate_ifname("eth0:1"));
-	assert_false(validate_ifname("a b"));
-	assert_true(validate_rdma_name("roceP2p1s0f0"));
-	assert_true(validate_rdma_name("rxe_eth1"));
-	assert_false(validate_rdma_name("mlx5;rm"));
-	assert_false(validate_rdma_name(""));
+	check_strings("validate_ifname", validate_ifname, ifnames,
+		      sizeof(ifnames) / sizeof(ifnames[0]));
+	check_strings("validate_rdma_name", validate_rdma_name, rdma_names,
+		      sizeof(rdma_names) / sizeof(rdma_names[0]));
 	assert_true(validate_text("6.1.0-28-arm64", 64));
 	assert_false(validate_text("a\x1b[2J", 64));
 	assert_false(validate_text("abcdef", 5));
@@ -38,17 +62,25 @@ static void test_names(void **state)
 
 static void test_addresses(void **state)
 {
+	static const struct str_case addrs[] = {
+		{"10.0.12.1", 1}, {"192.0.2.1", 1},  {"127.0.0.1", 0},
+		{"0.1.2.3", 0},	  {"224.0.0.1", 0},  {"255.255.255.255", 0},
+		{"240.0.0.1", 0}, {"10.0.0.256", 0}, {"banana", 0},
+		{"", 0},
+	};
+
 	(void)state;
-	assert_true(validate_unicast_ipv4("10.0.12.1"));
-	assert_true(validate_unicast_ipv4("192.0.2.1"));
-	assert_false(validate_unicast_ipv4("127.0.0.1"));
-	assert_false(validate_unicast_ipv4("0.1.2.3"));
-	assert_false(validate_unicast_ipv4("224.0.0.1"));
-	assert_false(validate_unicast_ipv4("255.255.255.255"));
-	assert_false(validate_unicast_ipv4("240.0.0.1"));
-	assert_false(validate_unicast_ipv4("10.0.0.256"));
-	assert_false(validate_unicast_ipv4("banana"));
-	assert_false(validate_unicast_ipv4(""));
+	check_strings("validate_unicast_ipv4", validate_unicast_ipv4, addrs,
+		      sizeof(addrs) / sizeof(addrs[0]));
+}
+
+/* A formatted copy on the heap. */
+static char *strdupf(const char *fmt, unsigned a, unsigned b)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), fmt, a, b);
+	return strdup(buf);
 }
 
 /* An inventory with n interfaces of k addresses each. */
@@ -61,21 +93,17 @@ static Ring__Inventory *inv_new(size_t n, size_t k)
 	inv->interfaces = calloc(n + 1, sizeof(*inv->interfaces));
 	for (size_t i = 0; i < n; i++) {
 		Ring__NetInterface *f = calloc(1, sizeof(*f));
-		char name[16];
 
 		ring__net_interface__init(f);
-		snprintf(name, sizeof(name), "eth%u", (unsigned)(i % 1000));
-		f->name = strdup(name);
+		f->name = strdupf("eth%u", (unsigned)(i % 1000), 0);
 		f->n_ipv4 = k;
 		f->ipv4 = calloc(k + 1, sizeof(*f->ipv4));
 		for (size_t j = 0; j < k; j++) {
 			Ring__Ipv4Address *a = calloc(1, sizeof(*a));
-			char addr[32];
 
 			ring__ipv4_address__init(a);
-			snprintf(addr, sizeof(addr), "10.%u.%u.1",
-				 (unsigned)(i % 256), (unsigned)(j % 256));
-			a->address = strdup(addr);
+			a->address = strdupf("10.%u.%u.1", (unsigned)(i % 256),
+					     (unsigned)(j % 256));
 			a->prefix = 24;
 			f->ipv4[j] = a;
 		}
@@ -156,6 +184,16 @@ static void test_inventory_limits(void **state)
 
 static void test_neighbours(void **state)
 {
+	/* rc, and the reason where one is checked. */
+	static const struct {
+		const char *node, *rif;
+		int rc;
+		const char *why;
+	} cases[] = {
+		{"n2", "eth2", 0, NULL},
+		{"n2;reboot", "eth2", -1, "invalid remote node name"},
+		{"n2", "", -1, NULL},
+	};
 	Ring__Neighbour nb = RING__NEIGHBOUR__INIT;
 	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
 	Ring__Neighbour *many[VALIDATE_MAX_NEIGHBOURS + 1];
@@ -163,15 +201,16 @@ static void test_neighbours(void **state)
 
 	(void)state;
 	nb.local_interface = "eth1";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("    %s %s\n", cases[i].node, cases[i].rif);
+		nb.remote_node = (char *)cases[i].node;
+		nb.remote_interface = (char *)cases[i].rif;
+		assert_int_equal(validate_neighbour(&nb, why, sizeof(why)),
+				 cases[i].rc);
+		if (cases[i].why)
+			assert_string_equal(why, cases[i].why);
+	}
 	nb.remote_node = "n2";
-	nb.remote_interface = "eth2";
-	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), 0);
-	nb.remote_node = "n2;reboot";
-	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), -1);
-	assert_string_equal(why, "invalid remote node name");
-	nb.remote_node = "n2";
-	nb.remote_interface = "";
-	assert_int_equal(validate_neighbour(&nb, why, sizeof(why)), -1);
 	nb.remote_interface = "eth2";
 	for (size_t i = 0; i <= VALIDATE_MAX_NEIGHBOURS; i++)
 		many[i] = &nb;
@@ -189,16 +228,26 @@ static void test_hello(void **state)
 	char *caps[VALIDATE_MAX_CAPABILITIES + 1];
 	char why[200];
 
+	static const struct {
+		const char *node, *version;
+		int rc;
+	} cases[] = {
+		{"n1", "0.1.0", 0},
+		{"n1", "0.1\n0", -1},
+		{"", "0.1.0", -1},
+	};
+
 	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("    '%s' '%s'\n", cases[i].node,
+			      cases[i].version);
+		h.node = (char *)cases[i].node;
+		h.agent_version = (char *)cases[i].version;
+		assert_int_equal(validate_hello(&h, why, sizeof(why)),
+				 cases[i].rc);
+	}
 	h.node = "n1";
 	h.agent_version = "0.1.0";
-	assert_int_equal(validate_hello(&h, why, sizeof(why)), 0);
-	h.agent_version = "0.1\n0";
-	assert_int_equal(validate_hello(&h, why, sizeof(why)), -1);
-	h.agent_version = "0.1.0";
-	h.node = "";
-	assert_int_equal(validate_hello(&h, why, sizeof(why)), -1);
-	h.node = "n1";
 	for (size_t i = 0; i <= VALIDATE_MAX_CAPABILITIES; i++)
 		caps[i] = "rdma_test";
 	h.capabilities = caps;
