@@ -25,6 +25,7 @@ costs ~10 ms, so one per namespace keeps 256 nodes near 10 s.
 """
 
 import ctypes
+import dataclasses
 import json
 import os
 import re
@@ -293,15 +294,15 @@ def cleanup_dead_test_clusters(base="rgt"):
     return sorted(dead)
 
 
+# eq=False: a port is itself (hashable by identity); its cable refers back.
+@dataclasses.dataclass(eq=False, repr=False)
 class Port:
-    def __init__(self, node, name, addr=None, plen=None, cable=None,
-                 wire_end=None):
-        self.node = node
-        self.name = name
-        self.addr = addr
-        self.plen = plen
-        self.cable = cable
-        self.wire_end = wire_end
+    node: str
+    name: str
+    addr: object = None
+    plen: object = None
+    cable: object = None
+    wire_end: object = None
 
     def __repr__(self):
         return "Port(%s.%s %s)" % (self.node, self.name, self.addr)
@@ -867,6 +868,19 @@ def _icmp_checksum(data):
     return ~s & 0xffff
 
 
+def recv_by(s, deadline, recv):
+    """recv() (a call on socket s) with what is left until deadline
+    (time.monotonic()); None once that has passed. Other errors raise."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return None
+    s.settimeout(left)
+    try:
+        return recv()
+    except socket.timeout:
+        return None
+
+
 def icmp_ping(ns, addr, timeout=1.0):
     """One ICMP echo from netns ns to addr; True if answered in time."""
     s = socket_in(ns, socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
@@ -883,14 +897,10 @@ def icmp_ping(ns, addr, timeout=1.0):
             return False  # e.g. no route
         deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            got = recv_by(s, deadline, lambda: s.recvfrom(2048))
+            if got is None:
                 return False
-            s.settimeout(left)
-            try:
-                data, src = s.recvfrom(2048)
-            except socket.timeout:
-                return False
+            data, src = got
             ihl = (data[0] & 0x0f) * 4
             icmp = data[ihl:ihl + 8]
             if len(icmp) < 8 or src[0] != addr:

@@ -1,10 +1,12 @@
 """Helpers for the survey tests (test_ring.py): fast survey settings, shaped
-clusters, waiting for surveys, the expected canonical order and ports.
+clusters, waiting for surveys, the expected canonical order and ports; and
+for every daemon test: the checked teardown (down_and_check) and LogMark.
 
 Bandwidth figures are only ever compared with a tc tbf rate set on the
 wire (goodput lands near 95% of it); unshaped veth throughput depends on
 the box and is never asserted."""
 
+import contextlib
 import json
 import os
 import re
@@ -260,15 +262,57 @@ def stop_and_check(cl, r):
                      "the survey to finish before teardown", interval=0.25)
         except (TimeoutError, AssertionError):
             pass
-    stubborn = stop_agents_one_by_one(r) if r else []
-    stubborn += r.stop() if r else []
+    down_and_check(cl, r, stop_agents_one_by_one(r) if r else [])
+
+
+def down_and_check(cl, r, stubborn=(), tail_lines=20, report_chars=None):
+    """Stop r's daemons (r may be None: the set-up failed early), tear the
+    cluster down and fail on sanitizer reports or on daemons that ignored
+    SIGTERM (stubborn: those found so far); the work dir is kept then, or
+    with RINGD_KEEP. report_chars: each report cut to that length."""
+    stubborn = list(stubborn) + (r.stop() if r else [])
     probs = r.sanitizer_problems() if r else []
-    tails = r.log_tails(20) if r and (probs or stubborn) else ""
+    tails = r.log_tails(tail_lines) if r and (probs or stubborn) else ""
     keep = bool(probs or stubborn or os.environ.get("RINGD_KEEP"))
     cl.down(keep_workdir=keep)
     assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
-        cl.workdir, "\n".join(probs))
+        cl.workdir, "\n".join(p[:report_chars] for p in probs))
     assert not stubborn, "ignored SIGTERM: %s\n%s" % (stubborn, tails)
+
+
+@contextlib.contextmanager
+def ringd_up(c, bindir, report_chars=None, tail_lines=20, **kw):
+    """c brought up and a Ringd (kw) made on it, for the caller to start;
+    on the way out down_and_check (report_chars, tail_lines)."""
+    c.up()
+    r = None
+    try:
+        r = Ringd(c, bindir, **kw)
+        yield r
+    finally:
+        down_and_check(c, r, tail_lines=tail_lines,
+                       report_chars=report_chars)
+
+
+@contextlib.contextmanager
+def surveyed(cl, bindir, prepare=None, quiet=False, **kw):
+    """cl brought up, prepare(cl) run, a SurveyRingd (kw) started on it and
+    its first survey done (then, with quiet, its traffic settled); stopped
+    and checked (stop_and_check) on the way out."""
+    cl.up()
+    r = None
+    try:
+        if prepare:
+            prepare(cl)
+        r = SurveyRingd(cl, bindir, **kw)
+        r.setup_pki()
+        r.start_all(timeout=30)
+        r.wait_survey()
+        if quiet:
+            r.wait_quiet()
+        yield r
+    finally:
+        stop_and_check(cl, r)
 
 
 class LogMark:
@@ -283,10 +327,10 @@ class LogMark:
             f.seek(self.pos)
             return f.read().decode(errors="replace")
 
-    def wait(self, pattern, timeout):
+    def wait(self, pattern, timeout, what=None):
         rx = re.compile(pattern)
         return wait_for(lambda: rx.search(self.new()), timeout,
-                        "log %s to show /%s/" % (self.path, pattern),
+                        what or "log %s to show /%s/" % (self.path, pattern),
                         interval=0.05)
 
 

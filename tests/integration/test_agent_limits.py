@@ -17,7 +17,7 @@ import pytest
 import cluster as cl
 from conftest import new_prefix
 from daemons import SANITIZER_ENV, Ringd
-from ringtest import LogMark
+from ringtest import LogMark, ringd_up
 
 ORDER = ["n1", "n2", "n3"]
 LLDP_MS = 500          # real neighbours' TTL: 4 periods, 2 s
@@ -48,12 +48,10 @@ def port_toward(c, node, peer):
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
     c = cl.Cluster(ORDER, new_prefix())
-    r = None
-    c.up()
-    try:
-        r = Ringd(c, ringd_bin, heartbeat_ms=500, misses=3,
+    with ringd_up(c, ringd_bin, heartbeat_ms=500, misses=3,
                   agent_extra=["lldp_interval %dms" % LLDP_MS,
-                               "reconnect_min 200ms", "reconnect_max 1s"])
+                               "reconnect_min 200ms",
+                               "reconnect_max 1s"]) as r:
         r.setup_pki()
         r.start_coordinator()
         mark = LogMark(r.coord.log)
@@ -69,14 +67,6 @@ def ringd(root, ringd_bin):
         r.wait_all_up(20)
         mark.wait(r"node n1: 2 LLDP neighbours", 20)
         yield r
-    finally:
-        stubborn = r.stop() if r else []
-        probs = r.sanitizer_problems() if r else []
-        keep = bool(probs or stubborn or os.environ.get("RINGD_KEEP"))
-        c.down(keep_workdir=keep)
-        assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
-            c.workdir, "\n".join(probs))
-        assert not stubborn, "ignored SIGTERM: %s" % stubborn
 
 
 def n1_counts(text):

@@ -19,6 +19,7 @@ import fakeagent as fa
 from conftest import new_prefix
 import daemons
 from daemons import Ringd
+from ringtest import LogMark, ringd_up
 
 ORDER = ["n1", "n2", "n4", "n3"]
 FAKES = ["evil", "evil2", "evil3", "evil4", "evil5"]
@@ -28,18 +29,16 @@ HANDSHAKE_S = 3
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    c = cl.Cluster(ORDER, new_prefix())
-    r = None
-    c.up()
-    try:
-        # No automatic survey: the tests that want one ask for it.
-        r = Ringd(c, ringd_bin, heartbeat_ms=HB_MS,
+    # No automatic survey: the tests that want one ask for it.
+    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
+                  report_chars=3000, heartbeat_ms=HB_MS,
                   coord_extra=["handshake_timeout %ds" % HANDSHAKE_S,
                                "admit_unexpected yes",
                                "survey_settle 3600s", "survey_interval 0",
                                "survey_duration 200ms", "survey_warmup 0",
                                "latency_iterations 20"],
-                  agent_extra=["reconnect_min 200ms", "reconnect_max 1s"])
+                  agent_extra=["reconnect_min 200ms",
+                               "reconnect_max 1s"]) as r:
         r.setup_pki(names=["coordinator"] + ORDER + FAKES)
         # A small ASan quarantine, so that RSS shows what is held, not
         # what was freed recently.
@@ -51,29 +50,6 @@ def ringd(root, ringd_bin):
             daemons.SANITIZER_ENV.clear()
             daemons.SANITIZER_ENV.update(saved)
         yield r
-    finally:
-        stubborn = r.stop() if r else []
-        probs = r.sanitizer_problems() if r else []
-        keep = bool(probs or stubborn or os.environ.get("RINGD_KEEP"))
-        c.down(keep_workdir=keep)
-        assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
-            c.workdir, "\n".join(p[:3000] for p in probs))
-        assert not stubborn, "ignored SIGTERM: %s" % stubborn
-
-
-class LogMark:
-    def __init__(self, path):
-        self.path = path
-        self.pos = os.path.getsize(path)
-
-    def new(self):
-        with open(self.path, "rb") as f:
-            f.seek(self.pos)
-            return f.read().decode(errors="replace")
-
-    def wait(self, pattern, timeout, what=None):
-        return cl.wait_for(lambda: re.search(pattern, self.new()), timeout,
-                           what or "coordinator log: %s" % pattern)
 
 
 def real_agents_served(r):

@@ -23,6 +23,7 @@ import pytest
 import cluster as cl
 from conftest import new_prefix
 from daemons import Ringd
+from fakeagent import varint
 
 # coordinator/control.c
 REQUEST_MS = 5000
@@ -366,15 +367,7 @@ def frame(typ, payload):
 
 
 def status_request(rid):
-    out = b""
-    v = rid
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        out += bytes([b | 0x80]) if v else bytes([b])
-        if not v:
-            break
-    return frame(21, b"\x08" + out + b"\xaa\x01\x00")
+    return frame(21, b"\x08" + varint(rid) + b"\xaa\x01\x00")
 
 
 def read_frame(s):
@@ -522,15 +515,8 @@ def test_oversized_control_frame_refused(coord):
     pad = MAX_FRAME - 16
     # StatusRequest with request_id 5 and an unknown field 15 (bytes)
     # padding it out: unknown fields are skipped.
-    lenv = b""
-    v = pad
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        lenv += bytes([b | 0x80]) if v else bytes([b])
-        if not v:
-            break
-    payload = b"\x08\x05" + b"\x7a" + lenv + b"x" * pad + b"\xaa\x01\x00"
+    payload = (b"\x08\x05" + b"\x7a" + varint(pad) + b"x" * pad +
+               b"\xaa\x01\x00")
     assert len(payload) <= MAX_FRAME
     s.sendall(frame(21, payload))
     f = read_frame(s)

@@ -15,6 +15,7 @@ import pytest
 import cluster as cl
 from conftest import new_prefix
 from daemons import Ringd
+from ringtest import LogMark, ringd_up
 
 ORDER = ["n1", "n2", "n4", "n3"]
 HB_MS = 500
@@ -28,25 +29,14 @@ TYPE_HEARTBEAT = 19
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    c = cl.Cluster(ORDER, new_prefix(), extra_unaddressed_ports=1)
-    r = None
-    c.up()
-    try:
-        r = Ringd(c, ringd_bin, heartbeat_ms=HB_MS, misses=MISSES,
+    with ringd_up(cl.Cluster(ORDER, new_prefix(), extra_unaddressed_ports=1),
+                  ringd_bin, tail_lines=15, heartbeat_ms=HB_MS, misses=MISSES,
                   coord_extra=["handshake_timeout %ds" % HANDSHAKE_TIMEOUT_S],
-                  agent_extra=["reconnect_min 200ms", "reconnect_max 1s"])
+                  agent_extra=["reconnect_min 200ms",
+                               "reconnect_max 1s"]) as r:
         r.setup_pki()
         r.start_all(timeout=20)
         yield r
-    finally:
-        stubborn = r.stop() if r else []
-        probs = r.sanitizer_problems() if r else []
-        tails = r.log_tails(15) if r and (probs or stubborn) else ""
-        keep = bool(probs or stubborn or os.environ.get("RINGD_KEEP"))
-        c.down(keep_workdir=keep)
-        assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
-            c.workdir, "\n".join(probs))
-        assert not stubborn, "ignored SIGTERM: %s\n%s" % (stubborn, tails)
 
 
 @pytest.fixture(autouse=True)
@@ -72,20 +62,14 @@ def up_lines(r, node):
         return len(re.findall(r"node %s up\b" % re.escape(node), f.read()))
 
 
-class LogMark:
-    """Text a log gained since the mark was taken."""
-
-    def __init__(self, path):
-        self.path = path
-        self.pos = os.path.getsize(path) if os.path.exists(path) else 0
-
-    def new(self):
-        with open(self.path, "rb") as f:
-            f.seek(self.pos)
-            return f.read().decode(errors="replace")
+def baseline(r):
+    """Every node's connection time and "up" log lines now: what
+    assert_undisturbed compares with."""
+    return snapshot(r), {n: up_lines(r, n) for n in ORDER}
 
 
-def assert_undisturbed(r, before, ups_before):
+def assert_undisturbed(r, base):
+    before, ups_before = base
     rc, doc, err = r.status()
     assert rc == 0, "cluster degraded: rc %d %s\n%s" % (rc, err,
                                                         r.log_tails())
@@ -253,8 +237,7 @@ def test_agent_from_foreign_ca_is_refused(ringd):
     # but holds a certificate the cluster CA never signed.
     conf = r.write("agent-rogue.conf", r.agent_conf_text(
         "rogue", pki=rogue_pki, ca=os.path.join(r.pki, "ca.crt")))
-    before = snapshot(r)
-    ups = {n: up_lines(r, n) for n in ORDER}
+    base = baseline(r)
     mark = LogMark(r.coord.log)
     p = r.spawn_agent("rogue", conf, where="n1", label="agent-rogue")
     try:
@@ -262,7 +245,7 @@ def test_agent_from_foreign_ca_is_refused(ringd):
                     "the coordinator to log a certificate verify failure")
         rc, doc, _ = r.status()
         assert "rogue" not in entries(doc)
-        assert_undisturbed(r, before, ups)
+        assert_undisturbed(r, base)
     finally:
         p.stop()
 
@@ -273,8 +256,7 @@ def test_agent_claiming_another_name_is_refused(ringd):
     r = ringd
     conf = r.write("agent-impostor.conf",
                    r.agent_conf_text("n2", cert_name="n1"))
-    before = snapshot(r)
-    ups = {n: up_lines(r, n) for n in ORDER}
+    base = baseline(r)
     mark = LogMark(r.coord.log)
     p = r.spawn_agent("n2", conf, where="n2", label="agent-impostor")
     try:
@@ -282,10 +264,10 @@ def test_agent_claiming_another_name_is_refused(ringd):
         cl.wait_for(lambda: len(re.findall(r"refuse|reject", mark.new(),
                                            re.I)) >= 2, 10,
                     "the coordinator to refuse the impostor twice")
-        assert_undisturbed(r, before, ups)
+        assert_undisturbed(r, base)
     finally:
         p.stop()
-    assert_undisturbed(r, before, ups)
+    assert_undisturbed(r, base)
 
 
 # ---------------------------------------------------------------- bad peers
@@ -301,18 +283,24 @@ def closed_by_peer(s, timeout):
     """True once the peer closes (EOF, reset, TLS alert) within timeout."""
     deadline = time.monotonic() + timeout
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        s.settimeout(left)
         try:
-            data = s.recv(65536)
-        except socket.timeout:
-            return False
+            data = cl.recv_by(s, deadline, lambda: s.recv(65536))
         except (ssl.SSLError, OSError):
             return True
+        if data is None:
+            return False
         if not data:
             return True
+
+
+def sent_then_dropped(s, data, what):
+    """Send data on s: the coordinator must close s within 5 s (s is
+    closed either way)."""
+    try:
+        s.sendall(data)
+        assert closed_by_peer(s, 5), what
+    finally:
+        s.close()
 
 
 def tls_session(r, cert_name="n1", where="n1"):
@@ -339,15 +327,11 @@ def header(version=1, typ=TYPE_HELLO, length=0, magic=FRAME_MAGIC):
 
 def test_plaintext_garbage_is_dropped(ringd):
     r = ringd
-    before = snapshot(r)
-    ups = {n: up_lines(r, n) for n in ORDER}
-    s = probe_socket(r)
-    try:
-        s.sendall(b"GET / HTTP/1.0\r\n\r\n" + bytes(range(256)) * 16)
-        assert closed_by_peer(s, 5), "coordinator kept a plaintext peer"
-    finally:
-        s.close()
-    assert_undisturbed(r, before, ups)
+    base = baseline(r)
+    sent_then_dropped(probe_socket(r), b"GET / HTTP/1.0\r\n\r\n" +
+                      bytes(range(256)) * 16,
+                      "coordinator kept a plaintext peer")
+    assert_undisturbed(r, base)
 
 
 def test_silent_connection_times_out(ringd):
@@ -374,8 +358,7 @@ BAD_FRAMES = {
 @pytest.mark.parametrize("kind", sorted(BAD_FRAMES))
 def test_malformed_frame_closes_only_that_session(ringd, kind):
     r = ringd
-    before = snapshot(r)
-    ups = {n: up_lines(r, n) for n in ORDER}
+    base = baseline(r)
     data = BAD_FRAMES[kind]
     if data is None:
         # Heartbeat{seq=1}: field 1 varint -> 08 01, wrapped as Envelope
@@ -383,20 +366,14 @@ def test_malformed_frame_closes_only_that_session(ringd, kind):
         body = b"\x08\x01"
         env = b"\x9a\x01" + bytes([len(body)]) + body
         data = header(typ=TYPE_HEARTBEAT, length=len(env)) + env
-    s = tls_session(r)
-    try:
-        s.sendall(data)
-        assert closed_by_peer(s, 5), "coordinator kept the session after %s" \
-            % kind
-    finally:
-        s.close()
-    assert_undisturbed(r, before, ups)
+    sent_then_dropped(tls_session(r), data,
+                      "coordinator kept the session after %s" % kind)
+    assert_undisturbed(r, base)
 
 
 def test_truncated_frame_then_close(ringd):
     r = ringd
-    before = snapshot(r)
-    ups = {n: up_lines(r, n) for n in ORDER}
+    base = baseline(r)
     s = tls_session(r)
     s.sendall(header(length=100) + b"\x0a" * 10)
     s.close()
@@ -406,7 +383,7 @@ def test_truncated_frame_then_close(ringd):
     s.close()
     # The coordinator must notice and survive; let it process the EOFs.
     cl.wait_for(lambda: r.status()[0] == 0, 5, "status after truncation")
-    assert_undisturbed(r, before, ups)
+    assert_undisturbed(r, base)
 
 
 # ---------------------------------------------------------------- CLI

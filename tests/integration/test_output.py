@@ -4,14 +4,13 @@ every keyvalue key appears once, and a figure the keyvalue text shows as a
 number is a JSON number (latency ladders are objects, not "64B:8.6")."""
 
 import json
-import os
 import re
 
 import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from daemons import Ringd
+from ringtest import ringd_up
 
 ORDER = ["n1", "n2", "n3"]
 NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
@@ -19,17 +18,14 @@ NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    c = cl.Cluster(ORDER, new_prefix())
-    r = None
-    c.up()
-    try:
-        # No automatic survey: the module asks for one, kept short.
-        r = Ringd(c, ringd_bin, heartbeat_ms=500,
+    # No automatic survey: the module asks for one, kept short.
+    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
+                  report_chars=3000, heartbeat_ms=500,
                   coord_extra=["survey_settle 3600s", "survey_interval 0",
                                "survey_duration 200ms", "survey_warmup 0",
                                "latency_iterations 20"],
                   agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
-                               "reconnect_max 1s"])
+                               "reconnect_max 1s"]) as r:
         r.setup_pki()
         r.start_all(timeout=20)
         # Survey once every node heard both neighbours' beacons, or the
@@ -40,14 +36,6 @@ def ringd(root, ringd_bin):
         assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
             p.returncode, p.stderr, r.log_tails())
         yield r
-    finally:
-        stubborn = r.stop() if r else []
-        probs = r.sanitizer_problems() if r else []
-        keep = bool(probs or stubborn or os.environ.get("RINGD_KEEP"))
-        c.down(keep_workdir=keep)
-        assert not probs, "sanitizer reports (logs kept in %s):\n%s" % (
-            c.workdir, "\n".join(p[:3000] for p in probs))
-        assert not stubborn, "ignored SIGTERM: %s" % stubborn
 
 
 def neighbours_heard(r):

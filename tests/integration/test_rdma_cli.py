@@ -8,23 +8,15 @@ import pytest
 
 from cluster import Cluster
 from conftest import new_prefix
-from ringtest import SurveyRingd, edges_by_name, facing_port, stop_and_check
+from ringtest import edges_by_name, facing_port, surveyed
 
 
 @pytest.fixture(scope="module")
 def pair(root, ringd_bin):
     """A 3-node ring (one cable per pair of nodes) surveyed over RDMA."""
     cl = Cluster(["n1", "n2", "n3"], new_prefix())
-    cl.up()
-    r = None
-    try:
-        r = SurveyRingd(cl, ringd_bin, coord_extra=["survey_method rdma"])
-        r.setup_pki()
-        r.start_all(timeout=30)
-        r.wait_survey()
+    with surveyed(cl, ringd_bin, coord_extra=["survey_method rdma"]) as r:
         yield cl, r
-    finally:
-        stop_and_check(cl, r)
 
 
 def test_rdma_survey_reports_why_not(pair):

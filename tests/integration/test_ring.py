@@ -22,7 +22,7 @@ from ringtest import (LAT_SIZES, RATE_HI, RATE_LO, LogMark, SurveyRingd,
                       anomalies, assert_edge_measured, canonical_ring,
                       edge_name, edges_by_name, elapsed, facing_port,
                       findings, rate_gbps, ring_pairs, shape_ring,
-                      shape_switch_ports, stop_and_check)
+                      shape_switch_ports, stop_and_check, surveyed)
 
 FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
 FN_RATE = "1gbit"
@@ -186,18 +186,9 @@ def fn(root, ringd_bin):
     unaddressed port per node, every cable at 1 Gbit. A long grace keeps
     a node that is down from starting a partial survey."""
     cl = Cluster(FN_ORDER, new_prefix(), extra_unaddressed_ports=1)
-    cl.up()
-    r = None
-    try:
-        shape_ring(cl, FN_RATE)
-        r = SurveyRingd(cl, ringd_bin, grace="600s")
-        r.setup_pki()
-        r.start_all(timeout=30)
-        r.wait_survey()
-        r.wait_quiet()
+    with surveyed(cl, ringd_bin, prepare=lambda c: shape_ring(c, FN_RATE),
+                  quiet=True, grace="600s") as r:
         yield cl, r
-    finally:
-        stop_and_check(cl, r)
 
 
 def test_field_notes_ring_recovered(fn):
