@@ -38,24 +38,44 @@ static struct findings_edge findings_test_edge(unsigned i, double g8)
 	return e;
 }
 
+/* Edges 0..3 with these 8-stream figures. */
+static void findings_test_four(struct findings_edge e[4], const double g8[4])
+{
+	for (unsigned i = 0; i < 4; i++)
+		e[i] = findings_test_edge(i, g8[i]);
+}
+
+/* The rules on n edges, room for max findings, must say exactly one, with
+ * this code (NULL: any); the finding, for the caller's further checks. */
+static const struct finding *findings_test_one(const struct findings_ladder *l,
+					       const struct findings_edge *e,
+					       unsigned n, unsigned max,
+					       const char *code)
+{
+	static struct finding f[8];
+
+	assert_true(max <= 8);
+	assert_int_equal(findings_compute(l, e, n, f, max), 1);
+	if (code)
+		assert_string_equal(f[0].code, code);
+	return &f[0];
+}
+
 /* The field notes: 105.2, 95.6, 99.9, 110.7 Gbps at 8 streams against
  * 200G: one uniform ceiling, nothing degraded. */
 static void test_field_notes_ceiling(void **state)
 {
 	const double g8[] = {105.2, 95.6, 99.9, 110.7};
 	struct findings_edge e[4];
-	struct finding f[8];
-	unsigned n;
+	const struct finding *f;
+	struct finding none[8];
 
 	(void)state;
-	for (unsigned i = 0; i < 4; i++)
-		e[i] = findings_test_edge(i, g8[i]);
-	n = findings_compute(&ladder148, e, 4, f, 8);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "uniform_ceiling");
-	assert_string_equal(f[0].level, "warn");
+	findings_test_four(e, g8);
+	f = findings_test_one(&ladder148, e, 4, 8, "uniform_ceiling");
+	assert_string_equal(f->level, "warn");
 	assert_string_equal(
-		f[0].text,
+		f->text,
 		"every edge tops out at 51% of its 200 Gbps nominal (102.6 "
 		"Gbps median, spread 16%): a uniform ceiling - a link-layer or "
 		"host limit, not a bad cable; check the host link (PCIe), "
@@ -64,15 +84,13 @@ static void test_field_notes_ceiling(void **state)
 	/* The reverse directions a little faster: still the lower counts. */
 	for (unsigned i = 0; i < 4; i++)
 		e[i].gbps[1][2] = g8[i] + 5.0;
-	n = findings_compute(&ladder148, e, 4, f, 8);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "uniform_ceiling");
-	assert_non_null(strstr(f[0].text, "51% of its 200 Gbps"));
+	f = findings_test_one(&ladder148, e, 4, 8, "uniform_ceiling");
+	assert_non_null(strstr(f->text, "51% of its 200 Gbps"));
 
 	/* Nominal unknown: "well under nominal" cannot be said. */
 	for (unsigned i = 0; i < 4; i++)
 		e[i].nominal_gbps = 0.0;
-	assert_int_equal(findings_compute(&ladder148, e, 4, f, 8), 0);
+	assert_int_equal(findings_compute(&ladder148, e, 4, none, 8), 0);
 }
 
 /* The same edges near nominal: no ceiling to report. */
@@ -83,8 +101,7 @@ static void test_near_nominal(void **state)
 	struct finding f[8];
 
 	(void)state;
-	for (unsigned i = 0; i < 4; i++)
-		e[i] = findings_test_edge(i, g8[i]);
+	findings_test_four(e, g8);
 	assert_int_equal(findings_compute(&ladder148, e, 4, f, 8), 0);
 }
 
@@ -94,17 +111,15 @@ static void test_degraded(void **state)
 {
 	const double g8[] = {105.2, 52.0, 99.9, 110.7};
 	struct findings_edge e[4];
+	const struct finding *one;
 	struct finding f[8];
 	unsigned n;
 
 	(void)state;
-	for (unsigned i = 0; i < 4; i++)
-		e[i] = findings_test_edge(i, g8[i]);
-	n = findings_compute(&ladder148, e, 4, f, 8);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "degraded_edge");
-	assert_string_equal(f[0].level, "warn");
-	assert_string_equal(f[0].text,
+	findings_test_four(e, g8);
+	one = findings_test_one(&ladder148, e, 4, 8, "degraded_edge");
+	assert_string_equal(one->level, "warn");
+	assert_string_equal(one->text,
 			    "edge n2-n4 tops out at 52.0 Gbps with 8 streams, "
 			    "49% of the other edges' median 105.2 Gbps: a "
 			    "degraded edge; check its cable, both ports and "
@@ -126,39 +141,34 @@ static void test_degraded(void **state)
 static void test_saturation(void **state)
 {
 	struct findings_edge e;
-	struct finding f[4];
-	unsigned n;
+	struct finding none[4];
 
 	(void)state;
 	e = findings_test_edge(0, 110.9);
 	e.gbps[0][0] = 40.0;
 	e.gbps[0][1] = 102.3;
 	e.gbps[1][2] = -1.0;
-	n = findings_compute(&ladder148, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "saturation");
-	assert_string_equal(f[0].text,
-			    "1 stream reaches 36% of 8 streams (median over 1 "
-			    "edge); use at least 4 channels: 4 streams reach "
-			    "92%");
+	assert_string_equal(
+		findings_test_one(&ladder148, &e, 1, 4, "saturation")->text,
+		"1 stream reaches 36% of 8 streams (median over 1 "
+		"edge); use at least 4 channels: 4 streams reach "
+		"92%");
 
 	/* 4 streams short of 90%: 8 channels. */
 	e.gbps[0][1] = 90.0;
-	n = findings_compute(&ladder148, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_non_null(strstr(f[0].text, "use at least 8 channels"));
+	assert_non_null(
+		strstr(findings_test_one(&ladder148, &e, 1, 4, NULL)->text,
+		       "use at least 8 channels"));
 
 	/* 4 streams not measured: 8 channels, no 4-stream figure. */
 	e.gbps[0][1] = -1.0;
-	n = findings_compute(&ladder148, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].text,
+	assert_string_equal(findings_test_one(&ladder148, &e, 1, 4, NULL)->text,
 			    "1 stream reaches 36% of 8 streams (median over 1 "
 			    "edge); use at least 8 channels");
 
 	/* 1 stream at 85% of 8: nothing to say. */
 	e.gbps[0][0] = 0.85 * 110.9;
-	assert_int_equal(findings_compute(&ladder148, &e, 1, f, 4), 0);
+	assert_int_equal(findings_compute(&ladder148, &e, 1, none, 4), 0);
 }
 
 /* The ladder on four edges, both directions: median over edges, next to
@@ -195,18 +205,16 @@ static void test_saturation_many(void **state)
 
 static void test_asymmetric(void **state)
 {
+	const struct finding *one;
 	struct findings_edge e;
 	struct finding f[4];
-	unsigned n;
 
 	(void)state;
 	e = findings_test_edge(0, 110.0);
 	e.gbps[1][2] = 60.0;
-	n = findings_compute(&ladder148, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "asymmetric");
-	assert_string_equal(f[0].level, "warn");
-	assert_string_equal(f[0].text,
+	one = findings_test_one(&ladder148, &e, 1, 4, "asymmetric");
+	assert_string_equal(one->level, "warn");
+	assert_string_equal(one->text,
 			    "edge n1-n2 is asymmetric: n1->n2 110.0 Gbps, "
 			    "n2->n1 60.0 Gbps with 8 streams (the slower "
 			    "direction 45% below the faster); check both ends' "
@@ -266,7 +274,6 @@ static void test_ladder_1_2_4_8(void **state)
 	const struct findings_ladder down = {{8, 4, 2, 1}, 4, NULL};
 	struct findings_edge e, r;
 	struct finding f[4];
-	unsigned n;
 
 	(void)state;
 	e = findings_test_edge(0, -1.0);
@@ -276,30 +283,26 @@ static void test_ladder_1_2_4_8(void **state)
 		e.gbps[d][2] = 102.3;
 		e.gbps[d][3] = 110.9;
 	}
-	n = findings_compute(&up, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_string_equal(f[0].code, "saturation");
-	assert_string_equal(f[0].text,
-			    "1 stream reaches 36% of 8 streams (median over 1 "
-			    "edge); use at least 4 channels: 2 streams reach "
-			    "63%, 4 streams reach 92%");
+	assert_string_equal(
+		findings_test_one(&up, &e, 1, 4, "saturation")->text,
+		"1 stream reaches 36% of 8 streams (median over 1 "
+		"edge); use at least 4 channels: 2 streams reach "
+		"63%, 4 streams reach 92%");
 	/* The same figures in the reverse ladder order. */
 	r = e;
 	for (int d = 0; d < 2; d++)
 		for (int s = 0; s < 4; s++)
 			r.gbps[d][s] = e.gbps[d][3 - s];
-	n = findings_compute(&down, &r, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_non_null(strstr(f[0].text, "use at least 4 channels: 2 "
-					  "streams reach 63%, 4 streams "
-					  "reach 92%"));
+	assert_non_null(strstr(findings_test_one(&down, &r, 1, 4, NULL)->text,
+			       "use at least 4 channels: 2 "
+			       "streams reach 63%, 4 streams "
+			       "reach 92%"));
 	/* 2 streams are enough already. */
 	e.gbps[0][1] = e.gbps[1][1] = 105.0;
-	n = findings_compute(&up, &e, 1, f, 4);
-	assert_int_equal(n, 1);
-	assert_non_null(strstr(f[0].text, "use at least 2 channels: 2 "
-					  "streams reach 95%, 4 streams "
-					  "reach 92%"));
+	assert_non_null(strstr(findings_test_one(&up, &e, 1, 4, NULL)->text,
+			       "use at least 2 channels: 2 "
+			       "streams reach 95%, 4 streams "
+			       "reach 92%"));
 	/* One count, or a count missing: no saturation, the rest stands. */
 	{
 		const struct findings_ladder one = {{4}, 1, "4 RDMA QPs"};
@@ -307,10 +310,9 @@ static void test_ladder_1_2_4_8(void **state)
 
 		q.gbps[0][0] = 110.0;
 		q.gbps[1][0] = 60.0;
-		n = findings_compute(&one, &q, 1, f, 4);
-		assert_int_equal(n, 1);
-		assert_string_equal(f[0].code, "asymmetric");
-		assert_non_null(strstr(f[0].text, "with 4 RDMA QPs"));
+		assert_non_null(strstr(
+			findings_test_one(&one, &q, 1, 4, "asymmetric")->text,
+			"with 4 RDMA QPs"));
 	}
 	/* A ladder the rules cannot take. */
 	{
