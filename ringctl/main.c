@@ -78,7 +78,7 @@ static void ringctl_usage(FILE *f)
 		"              [--duration S] [--warmup S] [--iterations 1-%llu]\n"
 		"              [--tx-depth 1-%d] [--cq-mod N] [--post-list 1-%d]\n"
 		"              [--gid-a 0-%d] [--gid-b 0-%d] [--mtu 256-4096]\n"
-		"              --cq-mod must divide the tx depth (default %d)\n"
+		"              --cq-mod must divide the tx depth (tx depth default %d)\n"
 		"                              RDMA bandwidth, A posts (root)\n"
 		"  test rdma-lat A B --op write|read [--sizes S,...]\n"
 		"              [--iterations 1-%u] [--gid-a IDX] [--gid-b IDX]\n"
