@@ -627,76 +627,74 @@ static void check_hello(Ring__Envelope *env)
 	assert_string_equal(env->hello->agent_version, "0.1.0");
 }
 
-static void test_read_fd_bytewise(void **state)
+/* A hello frame fed in pieces (the last piece size repeats), pause_ms
+ * apart: read whole. */
+static void test_read_fd_pieces(void **state)
 {
-	static const size_t one[] = {1};
-	Ring__Envelope *env = NULL;
-	struct feeder f = {.pieces = one, .n_pieces = 1, .pause_ms = 1};
-	int sv[2];
+	static const size_t one[] = {1}, split[] = {5, 7, 1000};
+	static const struct {
+		const char *name;
+		const size_t *pieces;
+		size_t n_pieces;
+		int pause_ms;
+	} cases[] = {
+		{"bytewise", one, 1, 1},
+		{"split header", split, 3, 30},
+	};
 
 	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	f.fd = sv[1];
-	f.data = hello_frame(&f.len);
-	feeder_start(&f);
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 10000, &env),
-			 0);
-	feeder_join(&f);
-	check_hello(env);
-	frame_free(env);
-	free((void *)f.data);
-	close(sv[0]);
-	close(sv[1]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		Ring__Envelope *env = NULL;
+		struct feeder f = {.pieces = cases[i].pieces,
+				   .n_pieces = cases[i].n_pieces,
+				   .pause_ms = cases[i].pause_ms};
+		int sv[2];
+
+		print_message("case '%s'\n", cases[i].name);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		f.fd = sv[1];
+		f.data = hello_frame(&f.len);
+		feeder_start(&f);
+		assert_int_equal(
+			frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 10000, &env),
+			0);
+		feeder_join(&f);
+		check_hello(env);
+		frame_free(env);
+		free((void *)f.data);
+		close(sv[0]);
+		close(sv[1]);
+	}
 }
 
-static void test_read_fd_split_header(void **state)
+/* frame_read_fd on fd with a 100 ms deadline times out after about that. */
+static void expect_read_timeout(int fd, Ring__Envelope **env)
 {
-	static const size_t split[] = {5, 7, 1000};
-	Ring__Envelope *env = NULL;
-	struct feeder f = {.pieces = split, .n_pieces = 3, .pause_ms = 30};
-	int sv[2];
+	int64_t t0 = mono_ms(), dt;
 
-	(void)state;
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	f.fd = sv[1];
-	f.data = hello_frame(&f.len);
-	feeder_start(&f);
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 10000, &env),
-			 0);
-	feeder_join(&f);
-	check_hello(env);
-	frame_free(env);
-	free((void *)f.data);
-	close(sv[0]);
-	close(sv[1]);
+	assert_int_equal(frame_read_fd(fd, FRAME_MAX_DEFAULT, 100, env),
+			 -ETIMEDOUT);
+	dt = mono_ms() - t0;
+	assert_true(dt >= 95 && dt < 2000);
 }
 
 static void test_read_fd_timeout(void **state)
 {
 	Ring__Envelope *env = NULL;
-	int64_t t0, dt;
 	uint8_t *buf;
 	size_t len;
 	int sv[2];
 
 	(void)state;
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	t0 = mono_ms();
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 100, &env),
-			 -ETIMEDOUT);
-	dt = mono_ms() - t0;
-	assert_true(dt >= 95 && dt < 2000);
+	expect_read_timeout(sv[0], &env);
 	assert_null(env);
 
 	/* The deadline covers the whole frame, not each read. */
 	buf = hello_frame(&len);
 	assert_int_equal(write(sv[1], buf, FRAME_HEADER_LEN + 1),
 			 FRAME_HEADER_LEN + 1);
-	t0 = mono_ms();
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 100, &env),
-			 -ETIMEDOUT);
-	dt = mono_ms() - t0;
-	assert_true(dt >= 95 && dt < 2000);
+	expect_read_timeout(sv[0], &env);
 	free(buf);
 	close(sv[0]);
 	close(sv[1]);
@@ -713,27 +711,23 @@ static void test_read_fd_eof(void **state)
 
 	(void)state;
 	buf = hello_frame(&len);
-
-	/* Closed mid-payload. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	f.fd = sv[1];
 	f.data = buf;
-	f.len = len - 2;
-	feeder_start(&f);
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
-			 -ECONNRESET);
-	feeder_join(&f);
-	close(sv[0]);
 
-	/* Closed mid-header. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	f.fd = sv[1];
-	f.len = 5;
-	feeder_start(&f);
-	assert_int_equal(frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
-			 -ECONNRESET);
-	feeder_join(&f);
-	close(sv[0]);
+	/* Closed mid-payload, then mid-header. */
+	const size_t cut[] = {len - 2, 5};
+
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		print_message("closed after %zu bytes\n", cut[i]);
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		f.fd = sv[1];
+		f.len = cut[i];
+		feeder_start(&f);
+		assert_int_equal(
+			frame_read_fd(sv[0], FRAME_MAX_DEFAULT, 5000, &env),
+			-ECONNRESET);
+		feeder_join(&f);
+		close(sv[0]);
+	}
 
 	/* Closed before anything. */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
@@ -859,8 +853,7 @@ int main(void)
 		cmocka_unit_test(test_error_roundtrip),
 		cmocka_unit_test(test_inventory_roundtrip),
 		cmocka_unit_test(test_status_reply_roundtrip),
-		cmocka_unit_test(test_read_fd_bytewise),
-		cmocka_unit_test(test_read_fd_split_header),
+		cmocka_unit_test(test_read_fd_pieces),
 		cmocka_unit_test(test_read_fd_timeout),
 		cmocka_unit_test(test_read_fd_eof),
 		cmocka_unit_test(test_read_fd_oversized),
