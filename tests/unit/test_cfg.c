@@ -87,29 +87,67 @@ static int coord_parse(struct coord_conf *c, const char *text)
 	return coord_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx);
 }
 
-/* Agent config whose only error is the given line, on line 2. */
-static void agent_bad(const char *line, const char *want)
+/* An agent (coord 0) or coordinator config whose only error is the given
+ * line, on line 2 between two good ones. */
+static void conf_bad(int coord, const char *line, const char *want)
 {
-	struct agent_conf c;
+	struct agent_conf a;
+	struct coord_conf c;
 	char buf[4096];
 
-	snprintf(buf, sizeof(buf), "coordinator c1\n%s\nnode n1\n", line);
-	assert_int_equal(agent_parse(&c, buf), -1);
+	snprintf(buf, sizeof(buf), "%s\n%s\n%s\n",
+		 coord ? "name c" : "coordinator c1", line,
+		 coord ? "state_dir /s" : "node n1");
+	assert_int_equal(coord ? coord_parse(&c, buf) : agent_parse(&a, buf),
+			 -1);
 	assert_msgs(1, want);
 	/* Parsing went on past the bad line. */
-	assert_string_equal(c.node, "n1");
+	if (!coord) {
+		assert_string_equal(a.node, "n1");
+		return;
+	}
+	assert_string_equal(c.state_dir, "/s");
+	coord_conf_free(&c);
+}
+
+static void agent_bad(const char *line, const char *want)
+{
+	conf_bad(0, line, want);
 }
 
 static void coord_bad(const char *line, const char *want)
 {
-	struct coord_conf c;
-	char buf[4096];
+	conf_bad(1, line, want);
+}
 
-	snprintf(buf, sizeof(buf), "name c\n%s\nstate_dir /s\n", line);
-	assert_int_equal(coord_parse(&c, buf), -1);
-	assert_msgs(1, want);
-	assert_string_equal(c.state_dir, "/s");
-	coord_conf_free(&c);
+/* The defaults that the shipped agent.conf shows as well. */
+static void assert_agent_shown_defaults(const struct agent_conf *c)
+{
+	assert_string_equal(c->ca, "/etc/ringd/ca.crt");
+	assert_string_equal(c->cert, "/etc/ringd/agent.crt");
+	assert_string_equal(c->key, "/etc/ringd/agent.key");
+	assert_int_equal(c->reconnect_min_ms, 1000);
+	assert_int_equal(c->reconnect_max_ms, 60000);
+	assert_int_equal(c->inventory_interval_ms, 30000);
+	assert_int_equal(c->connect_timeout_ms, 10000);
+	assert_int_equal(c->max_frame, 1024 * 1024);
+}
+
+/* The defaults that the shipped coordinator.conf shows as well. */
+static void assert_coord_shown_defaults(const struct coord_conf *c)
+{
+	assert_string_equal(c->listen_host, "0.0.0.0");
+	assert_int_equal(c->listen_port, 7420);
+	assert_string_equal(c->cert, "/etc/ringd/coordinator.crt");
+	assert_string_equal(c->control_socket, "/run/ringd/coordinator.sock");
+	assert_string_equal(c->control_group, "ringctl");
+	assert_string_equal(c->state_dir, "/var/lib/ringd");
+	assert_int_equal(c->admit_unexpected, 0);
+	assert_int_equal(c->heartbeat_interval_ms, 5000);
+	assert_int_equal(c->heartbeat_misses, 3);
+	assert_int_equal(c->handshake_timeout_ms, 10000);
+	assert_int_equal(c->max_frame, 1024 * 1024);
+	assert_int_equal(c->max_agents, 4096);
 }
 
 static void short_hostname(char *buf, size_t len)
@@ -807,20 +845,13 @@ static void test_agent_defaults(void **state)
 	assert_string_equal(c.coordinator_host, "coord.lan");
 	assert_int_equal(c.coordinator_port, RING_DEFAULT_PORT);
 	assert_string_equal(c.coordinator_name, "coord.lan");
-	assert_string_equal(c.ca, "/etc/ringd/ca.crt");
-	assert_string_equal(c.cert, "/etc/ringd/agent.crt");
-	assert_string_equal(c.key, "/etc/ringd/agent.key");
+	assert_agent_shown_defaults(&c);
 	assert_string_equal(c.mgmt_interface, "");
 	assert_int_equal(c.n_data_globs, 0);
 	assert_int_equal(c.n_ignore_globs, 0);
 	assert_int_equal(c.n_speeds, 0);
 	assert_string_equal(c.sysfs_root, "");
 	assert_string_equal(c.procfs_root, "");
-	assert_int_equal(c.reconnect_min_ms, 1000);
-	assert_int_equal(c.reconnect_max_ms, 60000);
-	assert_int_equal(c.inventory_interval_ms, 30000);
-	assert_int_equal(c.connect_timeout_ms, 10000);
-	assert_int_equal(c.max_frame, 1024 * 1024);
 	assert_int_equal(c.n_rdma_globs, 0);
 	assert_int_equal(c.rdma_max_memory, 1ull << 30);
 	assert_int_equal(c.rdma_max_total_memory, 2ull << 30);
@@ -1130,26 +1161,15 @@ static void test_coord_defaults(void **state)
 	assert_int_equal(coord_parse(&c, "# nothing\n\n"), 0);
 	assert_msgs(0);
 	assert_string_equal(c.name, host);
-	assert_string_equal(c.listen_host, "0.0.0.0");
-	assert_int_equal(c.listen_port, 7420);
+	assert_coord_shown_defaults(&c);
 	assert_string_equal(c.ca, "/etc/ringd/ca.crt");
-	assert_string_equal(c.cert, "/etc/ringd/coordinator.crt");
 	assert_string_equal(c.key, "/etc/ringd/coordinator.key");
-	assert_string_equal(c.control_socket, "/run/ringd/coordinator.sock");
-	assert_string_equal(c.control_group, "ringctl");
-	assert_string_equal(c.state_dir, "/var/lib/ringd");
 	assert_null(c.expect);
 	assert_int_equal(c.n_expect, 0);
-	assert_int_equal(c.admit_unexpected, 0);
 	assert_null(c.deny);
 	assert_int_equal(c.n_deny, 0);
 	assert_null(c.deny_serial);
 	assert_int_equal(c.n_deny_serial, 0);
-	assert_int_equal(c.heartbeat_interval_ms, 5000);
-	assert_int_equal(c.heartbeat_misses, 3);
-	assert_int_equal(c.handshake_timeout_ms, 10000);
-	assert_int_equal(c.max_frame, 1024 * 1024);
-	assert_int_equal(c.max_agents, 4096);
 	coord_conf_free(&c);
 }
 
@@ -1468,19 +1488,12 @@ static void test_examples(void **state)
 	/* The shown values are the real defaults. */
 	assert_string_equal(a.node, "spark-1");
 	assert_string_equal(a.coordinator_name, "coordinator.example.net");
-	assert_string_equal(a.ca, "/etc/ringd/ca.crt");
-	assert_string_equal(a.cert, "/etc/ringd/agent.crt");
-	assert_string_equal(a.key, "/etc/ringd/agent.key");
+	assert_agent_shown_defaults(&a);
 	assert_int_equal(a.n_data_globs, 2);
 	assert_int_equal(a.n_ignore_globs, 4);
 	assert_int_equal(a.n_speeds, 2);
 	assert_int_equal(agent_conf_nominal_mbps(&a, "enP2p1s0f1np1"), 200000);
 	assert_int_equal(agent_conf_is_data_interface(&a, "enP2p1s0f1np1"), 1);
-	assert_int_equal(a.reconnect_min_ms, 1000);
-	assert_int_equal(a.reconnect_max_ms, 60000);
-	assert_int_equal(a.inventory_interval_ms, 30000);
-	assert_int_equal(a.connect_timeout_ms, 10000);
-	assert_int_equal(a.max_frame, 1024 * 1024);
 
 	example_path(path, sizeof(path), "coordinator.conf");
 	coord_conf_defaults(&c);
@@ -1495,24 +1508,13 @@ static void test_examples(void **state)
 	assert_int_equal(coord_conf_load_buffer(&c, path, text, len, &ctx), 0);
 	assert_msgs(0);
 	free(text);
-	assert_string_equal(c.listen_host, "0.0.0.0");
-	assert_int_equal(c.listen_port, 7420);
-	assert_string_equal(c.cert, "/etc/ringd/coordinator.crt");
-	assert_string_equal(c.control_socket, "/run/ringd/coordinator.sock");
-	assert_string_equal(c.control_group, "ringctl");
-	assert_string_equal(c.state_dir, "/var/lib/ringd");
+	assert_coord_shown_defaults(&c);
 	assert_int_equal(c.n_expect, 4);
-	assert_int_equal(c.admit_unexpected, 0);
 	assert_int_equal(c.n_deny, 1);
 	assert_string_equal(c.deny[0], "spark-9");
 	assert_int_equal(c.n_deny_serial, 1);
 	assert_string_equal(c.deny_serial[0],
 			    "4a1f0c9e2b7d8e6f5a4b3c2d1e0f9a8b");
-	assert_int_equal(c.heartbeat_interval_ms, 5000);
-	assert_int_equal(c.heartbeat_misses, 3);
-	assert_int_equal(c.handshake_timeout_ms, 10000);
-	assert_int_equal(c.max_frame, 1024 * 1024);
-	assert_int_equal(c.max_agents, 4096);
 	coord_conf_free(&c);
 }
 
