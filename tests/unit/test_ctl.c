@@ -12,6 +12,7 @@
 #include "render.h"
 #include "report.h"
 #include "testargs.h"
+#include "testwriter.h"
 
 /* ringctl ranks' text formats with names an agent chose: what reaches an
  * operator's shell, hostfile or rankfile. */
@@ -58,14 +59,43 @@ static void topo_init(struct topo *tp)
 /* ranks_text into a string (caller frees); *rc its return. */
 static char *text(const struct topo *tp, const char *fmt, int *rc)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	struct testwriter t;
 
-	assert_non_null(f);
-	*rc = ranks_text(f, &tp->t, fmt);
-	assert_int_equal(fclose(f), 0);
-	return buf;
+	*rc = ranks_text(testwriter_stream(&t), &tp->t, fmt);
+	return testwriter_close(&t);
+}
+
+/* fmt prints nothing at all for tp, not even the ranks before a bad one. */
+static void assert_text_refused(const struct topo *tp, const char *fmt)
+{
+	int rc;
+	char *out = text(tp, fmt, &rc);
+
+	assert_int_equal(rc, -1);
+	assert_string_equal(out, "");
+	free(out);
+}
+
+/* Each of want (up to NULL) is in out; a missing one is named. */
+static void assert_has(const char *out, const char *const *want)
+{
+	for (; *want; want++) {
+		if (!strstr(out, *want))
+			print_error("--- not found:\n%s\n--- in:\n%s---\n",
+				    *want, out);
+		assert_non_null(strstr(out, *want));
+	}
+}
+
+/* None of unwanted (up to NULL) is in out; a present one is named. */
+static void assert_lacks(const char *out, const char *const *unwanted)
+{
+	for (; *unwanted; unwanted++) {
+		if (strstr(out, *unwanted))
+			print_error("--- unexpected:\n%s\n--- in:\n%s---\n",
+				    *unwanted, out);
+		assert_null(strstr(out, *unwanted));
+	}
 }
 
 /* Nothing a terminal or shell acts on: printable ASCII and newlines. */
@@ -107,10 +137,7 @@ static void test_safe_printed(void **state)
 	assert_non_null(strstr(out, "fe80::3%mgmt0 slots=1  # rank 2: n3\n"));
 	free(out);
 	/* Not a text format: the caller renders it with the writer. */
-	out = text(&tp, "json", &rc);
-	assert_int_equal(rc, -1);
-	assert_string_equal(out, "");
-	free(out);
+	assert_text_refused(&tp, "json");
 }
 
 /* Optional fields may be empty: env leaves them out or uses a default. */
@@ -160,10 +187,7 @@ static void test_env_injection_refused(void **state)
 		     "has characters outside [A-Za-z0-9._:,/+@%-]; refusing "
 		     "to print env (it would not be one safe word)");
 	/* Nothing at all is printed, not the ranks before the bad one. */
-	out = text(&tp, "env", &rc);
-	assert_int_equal(rc, -1);
-	assert_string_equal(out, "");
-	free(out);
+	assert_text_refused(&tp, "env");
 	/* The writer's formats escape: nothing to refuse there. */
 	assert_int_equal(ranks_check(&tp.t, "json", err, sizeof(err)), 0);
 	assert_int_equal(ranks_check(&tp.t, "plain", err, sizeof(err)), 0);
@@ -185,8 +209,6 @@ static void test_hostile_values(void **state)
 	};
 	struct topo tp;
 	char err[512];
-	int rc;
-	char *out;
 
 	(void)state;
 	for (size_t b = 0; b < sizeof(bad) / sizeof(*bad); b++) {
@@ -201,10 +223,7 @@ static void test_hostile_values(void **state)
 			assert_non_null(strstr(err, "(rank 2): node '"));
 			/* The message itself is safe to print. */
 			assert_plain_ascii(err);
-			out = text(&tp, formats[i], &rc);
-			assert_int_equal(rc, -1);
-			assert_string_equal(out, "");
-			free(out);
+			assert_text_refused(&tp, formats[i]);
 		}
 		/* Rank 0's address is every launcher's rendezvous point. */
 		topo_init(&tp);
@@ -315,93 +334,155 @@ static void test_parse_rdma_bw(void **state)
 	assert_int_equal(t.params.direction, RING__DIRECTION__DIR_A_TO_B);
 }
 
-static void test_parse_rdma_errors(void **state)
+/* One command line: what parse returns and, when it fails, what it says. */
+struct parse_case {
+	const char *argv[16]; /* up to NULL */
+	int rc;
+	const char *err;  /* the whole message, or NULL */
+	const char *part; /* a part of it, or NULL */
+};
+
+/* Each case in turn; a failing one is named by its index and line. */
+static void check_parse(const struct parse_case *c, size_t n)
 {
 	struct testargs t;
-	char err[256];
+	char err[256], line[256];
+
+	for (size_t i = 0; i < n; i++, c++) {
+		int argc = 0, rc;
+		size_t used = 0;
+
+		for (; c->argv[argc]; argc++)
+			used += (size_t)snprintf(line + used,
+						 sizeof(line) - used, " %s",
+						 c->argv[argc]);
+		err[0] = '\0';
+		rc = testargs_parse(argc, (char **)c->argv, &t, err,
+				    sizeof(err));
+		if (rc != c->rc || (c->err && strcmp(err, c->err)) ||
+		    (c->part && !strstr(err, c->part)))
+			print_error("case %zu:%s: returned %d, said '%s'\n", i,
+				    line, rc, err);
+		assert_int_equal(rc, c->rc);
+		if (c->err)
+			assert_string_equal(err, c->err);
+		if (c->part)
+			assert_non_null(strstr(err, c->part));
+	}
+}
+
+static void test_parse_rdma_errors(void **state)
+{
+	static const struct parse_case cases[] = {
+		{{"rdma-bw", "n1", "n2"},
+		 -1,
+		 "rdma-bw needs --op write or --op read",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "send"},
+		 -1,
+		 "--op: 'send' is not write or read",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--qps", "0"},
+		 -1,
+		 "--qps: '0' is not 1..64",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "2G"},
+		 -1,
+		 NULL,
+		 "--size: '2G'"},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--mtu", "1500"},
+		 -1,
+		 NULL,
+		 "--mtu: '1500'"},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--gid-a", "x"},
+		 -1,
+		 "--gid-a: 'x' is not a GID index 0..255",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--tx-depth", "8",
+		  "--cq-mod", "16"},
+		 -1,
+		 "cq moderation 16 must divide the tx depth 8",
+		 NULL},
+		/* What the agent refuses, ringctl refuses, in the same words. */
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--cq-mod", "3"},
+		 -1,
+		 "cq moderation 3 must divide the tx depth 128",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--tx-depth",
+		  "16384"},
+		 -1,
+		 "--tx-depth: '16384' is not 1..8192",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--post-list", "65"},
+		 -1,
+		 "--post-list: '65' is not 1..64",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--iterations",
+		  "100000001"},
+		 -1,
+		 "--iterations: '100000001' is not 1..100000000 messages per QP",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "65M"},
+		 -1,
+		 "--size: '65M' is not a size of 1 byte..64M (K and M suffixes "
+		 "accepted)",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "64M",
+		  "--post-list", "64", "--tx-depth", "32", "--duration", "nan"},
+		 -1,
+		 "--duration: 'nan' is not 0.1..600 seconds",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op", "write", "--streams", "4"},
+		 -1,
+		 "unknown rdma-bw option '--streams'",
+		 NULL},
+		{{"rdma-bw", "n1", "n2", "--op"},
+		 -1,
+		 "option '--op' needs a value",
+		 NULL},
+		/* Bandwidth knobs are not latency knobs. */
+		{{"rdma-lat", "n1", "n2", "--op", "write", "--qps", "2"},
+		 -1,
+		 "unknown rdma-lat option '--qps'",
+		 NULL},
+		{{"rdma-xx", "n1", "n2"}, -1, NULL, "'rdma-bw A B'"},
+		{{"rdma-bw", "n1"}, -1, NULL, NULL},
+	};
 
 	(void)state;
-	assert_int_equal(
-		parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2", NULL), -1);
-	assert_string_equal(err, "rdma-bw needs --op write or --op read");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "send", NULL),
-			 -1);
-	assert_string_equal(err, "--op: 'send' is not write or read");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--qps", "0", NULL),
-			 -1);
-	assert_string_equal(err, "--qps: '0' is not 1..64");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--size", "2G", NULL),
-			 -1);
-	assert_non_null(strstr(err, "--size: '2G'"));
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--mtu", "1500", NULL),
-			 -1);
-	assert_non_null(strstr(err, "--mtu: '1500'"));
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--gid-a", "x", NULL),
-			 -1);
-	assert_string_equal(err, "--gid-a: 'x' is not a GID index 0..255");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--tx-depth", "8", "--cq-mod",
-			       "16", NULL),
-			 -1);
-	assert_string_equal(err, "cq moderation 16 must divide the tx depth 8");
-	/* What the agent refuses, ringctl refuses, in the same words. */
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--cq-mod", "3", NULL),
-			 -1);
-	assert_string_equal(err,
-			    "cq moderation 3 must divide the tx depth 128");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--tx-depth", "16384", NULL),
-			 -1);
-	assert_string_equal(err, "--tx-depth: '16384' is not 1..8192");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--post-list", "65", NULL),
-			 -1);
-	assert_string_equal(err, "--post-list: '65' is not 1..64");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--iterations", "100000001",
-			       NULL),
-			 -1);
-	assert_string_equal(err, "--iterations: '100000001' is not "
-				 "1..100000000 messages per QP");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--size", "65M", NULL),
-			 -1);
-	assert_string_equal(err, "--size: '65M' is not a size of 1 byte..64M "
-				 "(K and M suffixes accepted)");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--size", "64M", "--post-list",
-			       "64", "--tx-depth", "32", "--duration", "nan",
-			       NULL),
-			 -1);
-	assert_string_equal(err, "--duration: 'nan' is not 0.1..600 seconds");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", "write", "--streams", "4", NULL),
-			 -1);
-	assert_string_equal(err, "unknown rdma-bw option '--streams'");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
-			       "--op", NULL),
-			 -1);
-	assert_string_equal(err, "option '--op' needs a value");
-	/* Bandwidth knobs are not latency knobs. */
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "write", "--qps", "2", NULL),
-			 -1);
-	assert_string_equal(err, "unknown rdma-lat option '--qps'");
-	assert_int_equal(
-		parse(&t, err, sizeof(err), "rdma-xx", "n1", "n2", NULL), -1);
-	assert_non_null(strstr(err, "'rdma-bw A B'"));
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", NULL),
-			 -1);
+	check_parse(cases, sizeof(cases) / sizeof(*cases));
 }
 
 static void test_parse_rdma_lat(void **state)
 {
+	static const struct parse_case sizes[] = {
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,,32M"},
+		 -1,
+		 NULL,
+		 "--sizes: '64,,32M'"},
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,8M"},
+		 0,
+		 NULL,
+		 NULL},
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,9M"},
+		 -1,
+		 "--sizes: '64,9M' is not a list of up to 16 sizes of 1 "
+		 "byte..8M (K and M suffixes accepted)",
+		 NULL},
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,64"},
+		 -1,
+		 "latency size 64 given twice",
+		 NULL},
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,"},
+		 -1,
+		 NULL,
+		 NULL},
+		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes",
+		  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"},
+		 -1,
+		 NULL,
+		 NULL},
+	};
 	struct testargs t;
 	char err[256];
 
@@ -427,36 +508,37 @@ static void test_parse_rdma_lat(void **state)
 	assert_int_equal(t.params.lat_warmup, 50);
 	assert_true(t.rdma.b_gid_set);
 	assert_int_equal(t.rdma.b_gid_index, 7);
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes", "64,,32M", NULL),
-			 -1);
-	assert_non_null(strstr(err, "--sizes: '64,,32M'"));
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes", "64,8M", NULL),
-			 0);
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes", "64,9M", NULL),
-			 -1);
-	assert_string_equal(err, "--sizes: '64,9M' is not a list of up to 16 "
-				 "sizes of 1 byte..8M (K and M suffixes "
-				 "accepted)");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes", "64,64", NULL),
-			 -1);
-	assert_string_equal(err, "latency size 64 given twice");
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes", "64,", NULL),
-			 -1);
-	assert_int_equal(parse(&t, err, sizeof(err), "rdma-lat", "n1", "n2",
-			       "--op", "read", "--sizes",
-			       "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
-			       NULL),
-			 -1);
+	check_parse(sizes, sizeof(sizes) / sizeof(*sizes));
 }
 
 /* The TCP kinds parse as ringctl always did. */
 static void test_parse_tcp(void **state)
 {
+	static const struct parse_case limits[] = {
+		{{"bw", "n1", "n2", "--streams", "3", "--direction", "both"},
+		 -1,
+		 "direction both needs an even number of streams (>= 2), not 3",
+		 NULL},
+		{{"bw", "n1", "n2", "--op", "write"},
+		 -1,
+		 "unknown test option '--op'",
+		 NULL},
+		{{"lat", "n1", "n2", "--sizes", "2M"},
+		 -1,
+		 "--sizes: '2M' is not a list of up to 16 sizes of 1 byte..1M "
+		 "(K and M suffixes accepted)",
+		 NULL},
+		/* The agent's limits: 1 iteration is enough for it. */
+		{{"lat", "n1", "n2", "--iterations", "1"}, 0, NULL, NULL},
+		{{"lat", "n1", "n2", "--iterations", "1000001"},
+		 -1,
+		 "--iterations: '1000001' is not 1..1000000",
+		 NULL},
+		{{"bw", "n1", "n2", "--duration", "0.05"},
+		 -1,
+		 "--duration: '0.05' is not 0.1..600 seconds",
+		 NULL},
+	};
 	struct testargs t;
 	char err[256];
 
@@ -470,15 +552,6 @@ static void test_parse_tcp(void **state)
 			       "--streams", "4", "--direction", "both", NULL),
 			 0);
 	assert_int_equal(t.params.direction, RING__DIRECTION__DIR_BOTH);
-	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
-			       "--streams", "3", "--direction", "both", NULL),
-			 -1);
-	assert_string_equal(err, "direction both needs an even number of "
-				 "streams (>= 2), not 3");
-	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2", "--op",
-			       "write", NULL),
-			 -1);
-	assert_string_equal(err, "unknown test option '--op'");
 	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
 			       "--sizes", "64,4096", "--iterations", "100",
 			       NULL),
@@ -493,24 +566,7 @@ static void test_parse_tcp(void **state)
 	assert_int_equal(t.sizes[0], 1024);
 	assert_int_equal(t.sizes[1], 65536);
 	assert_int_equal(t.sizes[2], 1048576);
-	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
-			       "--sizes", "2M", NULL),
-			 -1);
-	assert_string_equal(err, "--sizes: '2M' is not a list of up to 16 "
-				 "sizes of 1 byte..1M (K and M suffixes "
-				 "accepted)");
-	/* The agent's limits: 1 iteration is enough for it. */
-	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
-			       "--iterations", "1", NULL),
-			 0);
-	assert_int_equal(parse(&t, err, sizeof(err), "lat", "n1", "n2",
-			       "--iterations", "1000001", NULL),
-			 -1);
-	assert_string_equal(err, "--iterations: '1000001' is not 1..1000000");
-	assert_int_equal(parse(&t, err, sizeof(err), "bw", "n1", "n2",
-			       "--duration", "0.05", NULL),
-			 -1);
-	assert_string_equal(err, "--duration: '0.05' is not 0.1..600 seconds");
+	check_parse(limits, sizeof(limits) / sizeof(*limits));
 }
 
 /* ---- every reply rendered: no duplicate key, numbers as numbers ---- */
@@ -644,51 +700,53 @@ static void replies_init(struct replies *x)
 	x->top.ranks = x->rankp;
 	x->status.topology = &x->top;
 
-	ring__inventory_reply__init(&x->inv_reply);
-	ring__inventory__init(&x->inv);
-	ring__net_interface__init(&x->nif);
+	/* The inventory, each part built from the inside out. */
 	ring__ipv4_address__init(&x->ip);
-	ring__rdma_device__init(&x->dev);
-	ring__rdma_port__init(&x->port);
-	ring__gid__init(&x->gid);
-	ring__memory__init(&x->mem);
-	x->nif.name = "eth1";
 	x->ipp[0] = &x->ip;
+	ring__net_interface__init(&x->nif);
+	x->nif.name = "eth1";
 	x->nif.n_ipv4 = 1;
 	x->nif.ipv4 = x->ipp;
 	x->nifp[0] = &x->nif;
-	x->inv.n_interfaces = 1;
-	x->inv.interfaces = x->nifp;
-	x->gidp[0] = &x->gid;
-	x->dev.name = "mlx5_0";
-	x->port.port = 1;
+	ring__gid__init(&x->gid);
 	x->gid.index = 3;
+	x->gidp[0] = &x->gid;
+	ring__rdma_port__init(&x->port);
+	x->port.port = 1;
 	x->port.n_gids = 1;
 	x->port.gids = x->gidp;
 	x->portp[0] = &x->port;
+	ring__rdma_device__init(&x->dev);
+	x->dev.name = "mlx5_0";
 	x->dev.n_ports = 1;
 	x->dev.ports = x->portp;
 	x->devp[0] = &x->dev;
+	ring__memory__init(&x->mem);
+	x->mem.total_kib = 1 << 20;
+	x->mem.available_kib = 1 << 18;
+	ring__inventory__init(&x->inv);
+	x->inv.n_interfaces = 1;
+	x->inv.interfaces = x->nifp;
 	x->inv.n_rdma_devices = 1;
 	x->inv.rdma_devices = x->devp;
 	x->inv.rdma_error = "partly";
-	x->mem.total_kib = 1 << 20;
-	x->mem.available_kib = 1 << 18;
 	x->inv.memory = &x->mem;
+	ring__inventory_reply__init(&x->inv_reply);
 	x->inv_reply.status = &x->node[0];
 	x->inv_reply.inventory = &x->inv;
 
-	ring__test_report__init(&x->report);
-	ring__test_params__init(&x->params);
+	/* A test report with both sides, every part present. */
 	ring__rdma_params__init(&x->rdma);
+	ring__test_params__init(&x->params);
+	x->params.streams = 1;
 	ring__stream_result__init(&x->stream);
+	x->streamp[0] = &x->stream;
 	ring__rdma_endpoint__init(&x->endpoint);
+	ring__test_report__init(&x->report);
 	x->report.a = "n1";
 	x->report.b = "n2";
 	x->report.error = "b: gone";
 	x->report.params = &x->params;
-	x->params.streams = 1;
-	x->streamp[0] = &x->stream;
 	for (int i = 0; i < 2; i++) {
 		Ring__TestResult *t = &x->side[i];
 
@@ -704,6 +762,23 @@ static void replies_init(struct replies *x)
 	x->report.b_side = &x->side[1];
 }
 
+/* Each test that renders replies gets its own, freed by replies_teardown. */
+static int replies_setup(void **state)
+{
+	struct replies *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	replies_init(x);
+	*state = x;
+	return 0;
+}
+
+static int replies_teardown(void **state)
+{
+	free(*state);
+	return 0;
+}
+
 enum reply_kind {
 	REPLY_STATUS,
 	REPLY_STATUS_VERBOSE,
@@ -717,14 +792,9 @@ enum reply_kind {
 static char *render_reply(const struct replies *x, enum reply_kind kind,
 			  enum writer_format fmt)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct writer *w;
+	struct testwriter t;
+	struct writer *w = testwriter_open(&t, fmt);
 
-	assert_non_null(f);
-	w = writer_new(f, fmt);
-	assert_non_null(w);
 	switch (kind) {
 	case REPLY_STATUS:
 	case REPLY_STATUS_VERBOSE:
@@ -743,9 +813,7 @@ static char *render_reply(const struct replies *x, enum reply_kind kind,
 	if (writer_duplicates(w))
 		fail_msg("reply %d in format %d: %zu duplicate keys", kind, fmt,
 			 writer_duplicates(w));
-	writer_finish(w);
-	assert_int_equal(fclose(f), 0);
-	return buf;
+	return testwriter_close(&t);
 }
 
 /* Each key=value line's key appears once. */
@@ -775,11 +843,8 @@ static void test_replies_unique_keys(void **state)
 		RING__TEST_KIND__TEST_RDMA_BW,
 		RING__TEST_KIND__TEST_RDMA_LAT,
 	};
-	struct replies *x = calloc(1, sizeof(*x));
+	struct replies *x = *state;
 
-	(void)state;
-	assert_non_null(x);
-	replies_init(x);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		x->params.kind = kinds[k];
 		x->params.rdma = k >= 2 ? &x->rdma : NULL;
@@ -804,79 +869,78 @@ static void test_replies_unique_keys(void **state)
 			free(out);
 		}
 	}
-	free(x);
 }
 
 /* The inventory says where each memory figure comes from, and lists the
  * RDMA devices under one key. */
 static void test_inventory_keys(void **state)
 {
-	struct replies *x = calloc(1, sizeof(*x));
+	struct replies *x = *state;
 	char *out;
 
-	(void)state;
-	assert_non_null(x);
-	replies_init(x);
 	out = render_reply(x, REPLY_INVENTORY, WRITER_KEYVALUE);
-	assert_non_null(strstr(out, "\nmem_available_kib_heartbeat=524288\n"));
-	assert_non_null(strstr(out, "\nmemory.available_kib=262144\n"));
-	assert_null(strstr(out, "\nrdma_devices="));
-	assert_non_null(strstr(out, "\nrdma_devices.mlx5_0.name=mlx5_0\n"));
-	assert_non_null(strstr(out, "\nrdma_devices.mlx5_0.ports.1.gids.3."
-				    "index=3\n"));
-	assert_non_null(strstr(out, "\ninterfaces.eth1.ipv4.0.address="));
+	assert_has(out,
+		   (const char *const[]){
+			   "\nmem_available_kib_heartbeat=524288\n",
+			   "\nmemory.available_kib=262144\n",
+			   "\nrdma_devices.mlx5_0.name=mlx5_0\n",
+			   "\nrdma_devices.mlx5_0.ports.1.gids.3.index=3\n",
+			   "\ninterfaces.eth1.ipv4.0.address=",
+			   NULL,
+		   });
+	assert_lacks(out, (const char *const[]){"\nrdma_devices=", NULL});
 	free(out);
 	/* Without an inventory the count is all there is. */
 	x->inv_reply.inventory = NULL;
 	out = render_reply(x, REPLY_INVENTORY, WRITER_KEYVALUE);
 	assert_non_null(strstr(out, "\nrdma_devices=1\n"));
 	free(out);
-	free(x);
 }
 
 /* Latencies: objects in the machine formats, "SIZE B:P50" in the table;
  * an RDMA figure not measured is null in JSON. */
 static void test_edge_numbers(void **state)
 {
-	struct replies *x = calloc(1, sizeof(*x));
+	struct replies *x = *state;
 	char *out;
 
-	(void)state;
-	assert_non_null(x);
-	replies_init(x);
 	out = render_reply(x, REPLY_STATUS, WRITER_JSON);
-	assert_non_null(strstr(out, "\"lat_p50_us_measured\": [\n"
-				    "          {\n"
-				    "            \"size\": 64,\n"
-				    "            \"p50_us\": 8.6\n"
-				    "          },\n"
-				    "          {\n"
-				    "            \"size\": 4096,\n"
-				    "            \"p50_us\": 12.25\n"));
-	assert_null(strstr(out, "B:"));
-	assert_non_null(strstr(out, "\"rdma_read_gbps_b_reads_a_measured\": "
-				    "null"));
-	assert_non_null(strstr(out, "\"pct_of_nominal_computed\": null"));
-	assert_non_null(strstr(out, "\"pct_of_nominal_computed\": 15,"));
-	assert_non_null(strstr(out, "\"a_interface\": \"eth1\""));
-	assert_null(strstr(out, "_measured\": \"\""));
+	assert_has(out, (const char *const[]){
+				"\"lat_p50_us_measured\": [\n"
+				"          {\n"
+				"            \"size\": 64,\n"
+				"            \"p50_us\": 8.6\n"
+				"          },\n"
+				"          {\n"
+				"            \"size\": 4096,\n"
+				"            \"p50_us\": 12.25\n",
+				"\"rdma_read_gbps_b_reads_a_measured\": null",
+				"\"pct_of_nominal_computed\": null",
+				"\"pct_of_nominal_computed\": 15,",
+				"\"a_interface\": \"eth1\"",
+				NULL,
+			});
+	assert_lacks(out,
+		     (const char *const[]){"B:", "_measured\": \"\"", NULL});
 	free(out);
 	/* keyvalue names edges and ladder steps; the second edge of the same
 	 * name gets its index. */
 	out = render_reply(x, REPLY_STATUS, WRITER_KEYVALUE);
-	assert_non_null(strstr(out, "\ntopology.edges.n1-n2.rdma_write_lat_p50_"
-				    "us_measured.4096.p50_us=12.2"));
-	assert_non_null(strstr(out, "\ntopology.edges.#1.rdma_write_gbps_a_to_"
-				    "b_measured=\n"));
-	assert_non_null(strstr(out, "\nnodes.n1.state=up\n"));
-	assert_non_null(strstr(out, "\nnodes.n2.state=down\n"));
+	assert_has(out, (const char *const[]){
+				"\ntopology.edges.n1-n2.rdma_write_lat_p50_"
+				"us_measured.4096.p50_us=12.2",
+				"\ntopology.edges.#1.rdma_write_gbps_a_to_"
+				"b_measured=\n",
+				"\nnodes.n1.state=up\n",
+				"\nnodes.n2.state=down\n",
+				NULL,
+			});
 	free(out);
 	out = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
-	assert_non_null(strstr(out, "  64B:8.6,4096B:12.2  "));
+	assert_has(out, (const char *const[]){"  64B:8.6,4096B:12.2  ", NULL});
 	/* The parts of "ports" are no column of the table. */
-	assert_null(strstr(out, "  A INTERFACE  "));
+	assert_lacks(out, (const char *const[]){"  A INTERFACE  ", NULL});
 	free(out);
-	free(x);
 }
 
 /* Default plain status: edges in ring order, one row per diagonal pair
@@ -888,7 +952,7 @@ static void test_status_brief(void **state)
 	/* Listed out of ring order: the view walks n1 n2 n4 n3 (n1). */
 	static const char *const ends[][2] = {
 		{"n1", "n3"}, {"n3", "n4"}, {"n1", "n2"}, {"n2", "n4"}};
-	struct replies *x = calloc(1, sizeof(*x));
+	struct replies *x = *state;
 	Ring__Edge edge[4];
 	Ring__Edge *edgep[4];
 	Ring__DiagonalCheck diag[3];
@@ -896,9 +960,6 @@ static void test_status_brief(void **state)
 	char *out, *v;
 	const char *line, *p;
 
-	(void)state;
-	assert_non_null(x);
-	replies_init(x);
 	x->top.kind = "ring";
 	x->top.line_gap = "";
 	x->top.n_order = 4;
@@ -940,22 +1001,26 @@ static void test_status_brief(void **state)
 	p = strstr(p, "\n    n3-n4  ");
 	assert_non_null(p);
 	assert_non_null(strstr(p, "\n    n1-n3  "));
-	assert_non_null(strstr(out,
-			       "    PAIR   ADDRESSES  PATH  VERDICT\n"
-			       "    n1-n4  2          yes   UNEXPECTED path\n"
-			       "    n2-n3  1          no    no data-plane "
-			       "path, as expected\n"));
-	assert_non_null(strstr(out, "    - warn: every edge tops out at 48% "));
-	assert_non_null(strstr(out, "  8.6@64B  "));
-	assert_non_null(
-		strstr(out, "\n  n1    up     no        -             5s"));
-	assert_non_null(strstr(out, "\ndown:\n  - n2: heartbeat timeout\n"));
-	assert_null(strstr(out, "64B:8.6"));
+	assert_has(out, (const char *const[]){
+				"    PAIR   ADDRESSES  PATH  VERDICT\n"
+				"    n1-n4  2          yes   UNEXPECTED path\n"
+				"    n2-n3  1          no    no data-plane "
+				"path, as expected\n",
+				"    - warn: every edge tops out at 48% ",
+				"  8.6@64B  ",
+				"\n  n1    up     no        -             5s",
+				"\ndown:\n  - n2: heartbeat timeout\n",
+				NULL,
+			});
+	assert_lacks(out, (const char *const[]){"64B:8.6", NULL});
 	/* Verbose: the full ladders and every diagonal address. */
 	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
-	assert_non_null(strstr(v, "  64B:8.6,4096B:12.2  "));
-	assert_non_null(strstr(v, "10.0.1.2"));
-	assert_non_null(strstr(v, "(route gateway via mgmt0)"));
+	assert_has(v, (const char *const[]){
+			      "  64B:8.6,4096B:12.2  ",
+			      "10.0.1.2",
+			      "(route gateway via mgmt0)",
+			      NULL,
+		      });
 	free(v);
 	free(out);
 	/* The machine formats ignore -v: the same document either way. */
@@ -970,7 +1035,6 @@ static void test_status_brief(void **state)
 	assert_non_null(strstr(out, "\ntopology.diagonals.n1-n4@10_0_1_2.path="
 				    "yes\n"));
 	free(out);
-	free(x);
 }
 
 int main(void)
@@ -985,10 +1049,15 @@ int main(void)
 		cmocka_unit_test(test_parse_rdma_errors),
 		cmocka_unit_test(test_parse_rdma_lat),
 		cmocka_unit_test(test_parse_tcp),
-		cmocka_unit_test(test_replies_unique_keys),
-		cmocka_unit_test(test_inventory_keys),
-		cmocka_unit_test(test_edge_numbers),
-		cmocka_unit_test(test_status_brief),
+		cmocka_unit_test_setup_teardown(test_replies_unique_keys,
+						replies_setup,
+						replies_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_inventory_keys, replies_setup, replies_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_edge_numbers, replies_setup, replies_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_status_brief, replies_setup, replies_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,23 +11,31 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "testwriter.h"
 #include "writer.h"
+
+static const char *const format_names[] = {
+	[WRITER_PLAIN] = "plain",
+	[WRITER_KEYVALUE] = "keyvalue",
+	[WRITER_JSON] = "json",
+};
 
 /* Render with fn into a string (caller frees). */
 static char *render(enum writer_format fmt, void (*fn)(struct writer *))
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct writer *w;
+	struct testwriter t;
 
-	assert_non_null(f);
-	w = writer_new(f, fmt);
-	assert_non_null(w);
-	fn(w);
-	writer_finish(w);
-	assert_int_equal(fclose(f), 0);
-	return buf;
+	fn(testwriter_open(&t, fmt));
+	return testwriter_close(&t);
+}
+
+/* got is want; a difference shows both, under the case's name. */
+static void assert_output(const char *name, const char *got, const char *want)
+{
+	if (strcmp(got, want))
+		print_error("--- %s: want\n%s--- got\n%s---\n", name, want,
+			    got);
+	assert_string_equal(got, want);
 }
 
 static void check(enum writer_format fmt, void (*fn)(struct writer *),
@@ -35,10 +43,17 @@ static void check(enum writer_format fmt, void (*fn)(struct writer *),
 {
 	char *got = render(fmt, fn);
 
-	if (strcmp(got, want))
-		print_error("--- want\n%s--- got\n%s---\n", want, got);
-	assert_string_equal(got, want);
+	assert_output(format_names[fmt], got, want);
 	free(got);
+}
+
+/* fn's output in each format. */
+static void check_formats(void (*fn)(struct writer *), const char *plain,
+			  const char *keyvalue, const char *json)
+{
+	check(WRITER_PLAIN, fn, plain);
+	check(WRITER_KEYVALUE, fn, keyvalue);
+	check(WRITER_JSON, fn, json);
 }
 
 /* The shared tree: every kind of node once. */
@@ -349,12 +364,15 @@ static void test_table_json(void **state)
 	      "}\n");
 }
 
-static void check_same(enum writer_format fmt, void (*a)(struct writer *),
-		       void (*b)(struct writer *))
+/* a renders as b does in fmt; name says which case on a difference. */
+static void check_same(const char *name, enum writer_format fmt,
+		       void (*a)(struct writer *), void (*b)(struct writer *))
 {
 	char *want = render(fmt, b);
+	char *got = render(fmt, a);
 
-	check(fmt, a, want);
+	assert_output(name, got, want);
+	free(got);
 	free(want);
 }
 
@@ -362,8 +380,8 @@ static void check_same(enum writer_format fmt, void (*a)(struct writer *),
 static void test_table_machine_same_as_list(void **state)
 {
 	(void)state;
-	check_same(WRITER_JSON, table, table_as_list);
-	check_same(WRITER_KEYVALUE, table, table_as_list);
+	check_same("json", WRITER_JSON, table, table_as_list);
+	check_same("keyvalue", WRITER_KEYVALUE, table, table_as_list);
 }
 
 static void empty_table(struct writer *w)
@@ -381,12 +399,11 @@ static void empty_list(struct writer *w)
 static void test_table_empty(void **state)
 {
 	(void)state;
-	check(WRITER_PLAIN, empty_table, "nodes: (none)\n");
-	check(WRITER_KEYVALUE, empty_table, "");
-	check(WRITER_JSON, empty_table, "{\n  \"nodes\": []\n}\n");
-	check_same(WRITER_PLAIN, empty_table, empty_list);
-	check_same(WRITER_KEYVALUE, empty_table, empty_list);
-	check_same(WRITER_JSON, empty_table, empty_list);
+	check_formats(empty_table, "nodes: (none)\n", "",
+		      "{\n  \"nodes\": []\n}\n");
+	for (int fmt = WRITER_PLAIN; fmt <= WRITER_JSON; fmt++)
+		check_same(format_names[fmt], (enum writer_format)fmt,
+			   empty_table, empty_list);
 }
 
 /* A table keeps the indentation of its depth; one left open (with its last
@@ -457,35 +474,37 @@ static void bad_rows(struct writer *w, int table, int how)
 	writer_str(w, "after", "x");
 }
 
-static void bad_table0(struct writer *w)
+/* Which of bad_rows' cases bad_table and bad_list draw. */
+static int bad_how;
+
+static void bad_table(struct writer *w)
 {
-	bad_rows(w, 1, 0);
+	bad_rows(w, 1, bad_how);
 }
-static void bad_list0(struct writer *w)
+
+static void bad_list(struct writer *w)
 {
-	bad_rows(w, 0, 0);
-}
-static void bad_table1(struct writer *w)
-{
-	bad_rows(w, 1, 1);
-}
-static void bad_list1(struct writer *w)
-{
-	bad_rows(w, 0, 1);
-}
-static void bad_table2(struct writer *w)
-{
-	bad_rows(w, 1, 2);
-}
-static void bad_list2(struct writer *w)
-{
-	bad_rows(w, 0, 2);
+	bad_rows(w, 0, bad_how);
 }
 
 static void test_table_fallback(void **state)
 {
+	/* The table falls back to exactly the list's output. */
+	static const struct {
+		const char *name;
+		enum writer_format fmt;
+		int how;
+	} same[] = {
+		{"plain, object in a row", WRITER_PLAIN, 0},
+		{"plain, object in a row's list", WRITER_PLAIN, 1},
+		{"plain, scalar and list in the table", WRITER_PLAIN, 2},
+		{"json, object in a row's list", WRITER_JSON, 1},
+		{"keyvalue, scalar and list in the table", WRITER_KEYVALUE, 2},
+	};
+
 	(void)state;
-	check(WRITER_PLAIN, bad_table0,
+	bad_how = 0;
+	check(WRITER_PLAIN, bad_table,
 	      "nodes:\n"
 	      "  - node: n1\n"
 	      "\n"
@@ -495,11 +514,10 @@ static void test_table_fallback(void **state)
 	      "      total: 2\n"
 	      "    state: up\n"
 	      "after: x\n");
-	check_same(WRITER_PLAIN, bad_table0, bad_list0);
-	check_same(WRITER_PLAIN, bad_table1, bad_list1);
-	check_same(WRITER_PLAIN, bad_table2, bad_list2);
-	check_same(WRITER_JSON, bad_table1, bad_list1);
-	check_same(WRITER_KEYVALUE, bad_table2, bad_list2);
+	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++) {
+		bad_how = same[i].how;
+		check_same(same[i].name, same[i].fmt, bad_table, bad_list);
+	}
 }
 
 static void empty_rows(struct writer *w)
@@ -549,9 +567,7 @@ static void nothing(struct writer *w)
 static void test_empty_root(void **state)
 {
 	(void)state;
-	check(WRITER_JSON, nothing, "{}\n");
-	check(WRITER_PLAIN, nothing, "");
-	check(WRITER_KEYVALUE, nothing, "");
+	check_formats(nothing, "", "", "{}\n");
 }
 
 /* finish closes what the caller left open; stray ends are ignored. */
@@ -567,16 +583,14 @@ static void unbalanced(struct writer *w)
 static void test_unbalanced(void **state)
 {
 	(void)state;
-	check(WRITER_JSON, unbalanced,
-	      "{\n"
-	      "  \"a\": {\n"
-	      "    \"b\": [\n"
-	      "      1\n"
-	      "    ]\n"
-	      "  }\n"
-	      "}\n");
-	check(WRITER_PLAIN, unbalanced, "a:\n  b: 1\n");
-	check(WRITER_KEYVALUE, unbalanced, "a.b.0=1\n");
+	check_formats(unbalanced, "a:\n  b: 1\n", "a.b.0=1\n",
+		      "{\n"
+		      "  \"a\": {\n"
+		      "    \"b\": [\n"
+		      "      1\n"
+		      "    ]\n"
+		      "  }\n"
+		      "}\n");
 }
 
 static void numbers(struct writer *w)
@@ -907,23 +921,15 @@ static void test_duplicate_keys(void **state)
 	fflush(stderr);
 	assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
 	for (int fmt = WRITER_PLAIN; fmt <= WRITER_JSON; fmt++) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		struct writer *w;
+		struct testwriter t;
+		struct writer *w = testwriter_open(&t, (enum writer_format)fmt);
+		char *buf;
 
-		assert_non_null(f);
-		w = writer_new(f, (enum writer_format)fmt);
-		assert_non_null(w);
 		dups(w);
 		/* a, m.x (the list), m (the object), rows' n and ok twice */
 		assert_int_equal(writer_duplicates(w), 7);
-		writer_finish(w);
-		assert_int_equal(fclose(f), 0);
-		if (strcmp(buf, want[fmt]))
-			print_error("--- want\n%s--- got\n%s---\n", want[fmt],
-				    buf);
-		assert_string_equal(buf, want[fmt]);
+		buf = testwriter_close(&t);
+		assert_output(format_names[fmt], buf, want[fmt]);
 		free(buf);
 	}
 	fflush(stderr);
@@ -1056,25 +1062,23 @@ static void test_wrap_plain(void **state)
 static void test_none(void **state)
 {
 	(void)state;
-	check(WRITER_JSON, absent,
-	      "{\n"
-	      "  \"size\": null,\n"
-	      "  \"edges\": [\n"
-	      "    {\n"
-	      "      \"edge\": \"n1-n2\",\n"
-	      "      \"pct\": null\n"
-	      "    }\n"
-	      "  ]\n"
-	      "}\n");
-	check(WRITER_KEYVALUE, absent,
-	      "size=agent default\n"
-	      "edges.0.edge=n1-n2\n"
-	      "edges.0.pct=\n");
-	check(WRITER_PLAIN, absent,
-	      "size: agent default\n"
-	      "edges:\n"
-	      "  EDGE   PCT\n"
-	      "  n1-n2  -\n");
+	check_formats(absent,
+		      "size: agent default\n"
+		      "edges:\n"
+		      "  EDGE   PCT\n"
+		      "  n1-n2  -\n",
+		      "size=agent default\n"
+		      "edges.0.edge=n1-n2\n"
+		      "edges.0.pct=\n",
+		      "{\n"
+		      "  \"size\": null,\n"
+		      "  \"edges\": [\n"
+		      "    {\n"
+		      "      \"edge\": \"n1-n2\",\n"
+		      "      \"pct\": null\n"
+		      "    }\n"
+		      "  ]\n"
+		      "}\n");
 }
 
 int main(void)
