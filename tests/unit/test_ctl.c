@@ -336,7 +336,7 @@ static void test_parse_rdma_bw(void **state)
 
 /* One command line: what parse returns and, when it fails, what it says. */
 struct parse_case {
-	const char *argv[16]; /* up to NULL */
+	const char *line; /* the arguments, split at each space */
 	int rc;
 	const char *err;  /* the whole message, or NULL */
 	const char *part; /* a part of it, or NULL */
@@ -346,23 +346,24 @@ struct parse_case {
 static void check_parse(const struct parse_case *c, size_t n)
 {
 	struct testargs t;
-	char err[256], line[256];
+	char err[256], words[256];
 
 	for (size_t i = 0; i < n; i++, c++) {
+		char *argv[16], *save = NULL;
 		int argc = 0, rc;
-		size_t used = 0;
 
-		for (; c->argv[argc]; argc++)
-			used += (size_t)snprintf(line + used,
-						 sizeof(line) - used, " %s",
-						 c->argv[argc]);
+		if (strlen(c->line) >= sizeof(words))
+			fail_msg("case %zu: line too long", i);
+		strcpy(words, c->line);
+		for (char *w = strtok_r(words, " ", &save); w && argc < 16;
+		     w = strtok_r(NULL, " ", &save))
+			argv[argc++] = w;
 		err[0] = '\0';
-		rc = testargs_parse(argc, (char **)c->argv, &t, err,
-				    sizeof(err));
+		rc = testargs_parse(argc, argv, &t, err, sizeof(err));
 		if (rc != c->rc || (c->err && strcmp(err, c->err)) ||
 		    (c->part && !strstr(err, c->part)))
-			print_error("case %zu:%s: returned %d, said '%s'\n", i,
-				    line, rc, err);
+			print_error("case %zu (%s): returned %d, said '%s'\n",
+				    i, c->line, rc, err);
 		assert_int_equal(rc, c->rc);
 		if (c->err)
 			assert_string_equal(err, c->err);
@@ -374,79 +375,44 @@ static void check_parse(const struct parse_case *c, size_t n)
 static void test_parse_rdma_errors(void **state)
 {
 	static const struct parse_case cases[] = {
-		{{"rdma-bw", "n1", "n2"},
-		 -1,
-		 "rdma-bw needs --op write or --op read",
+		{"rdma-bw n1 n2", -1, "rdma-bw needs --op write or --op read",
 		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "send"},
-		 -1,
-		 "--op: 'send' is not write or read",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--qps", "0"},
-		 -1,
-		 "--qps: '0' is not 1..64",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "2G"},
-		 -1,
-		 NULL,
+		{"rdma-bw n1 n2 --op send", -1,
+		 "--op: 'send' is not write or read", NULL},
+		{"rdma-bw n1 n2 --op write --qps 0", -1,
+		 "--qps: '0' is not 1..64", NULL},
+		{"rdma-bw n1 n2 --op write --size 2G", -1, NULL,
 		 "--size: '2G'"},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--mtu", "1500"},
-		 -1,
-		 NULL,
+		{"rdma-bw n1 n2 --op write --mtu 1500", -1, NULL,
 		 "--mtu: '1500'"},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--gid-a", "x"},
-		 -1,
-		 "--gid-a: 'x' is not a GID index 0..255",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--tx-depth", "8",
-		  "--cq-mod", "16"},
-		 -1,
-		 "cq moderation 16 must divide the tx depth 8",
-		 NULL},
+		{"rdma-bw n1 n2 --op write --gid-a x", -1,
+		 "--gid-a: 'x' is not a GID index 0..255", NULL},
+		{"rdma-bw n1 n2 --op write --tx-depth 8 --cq-mod 16", -1,
+		 "cq moderation 16 must divide the tx depth 8", NULL},
 		/* What the agent refuses, ringctl refuses, in the same words. */
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--cq-mod", "3"},
-		 -1,
-		 "cq moderation 3 must divide the tx depth 128",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--tx-depth",
-		  "16384"},
-		 -1,
-		 "--tx-depth: '16384' is not 1..8192",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--post-list", "65"},
-		 -1,
-		 "--post-list: '65' is not 1..64",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--iterations",
-		  "100000001"},
-		 -1,
+		{"rdma-bw n1 n2 --op write --cq-mod 3", -1,
+		 "cq moderation 3 must divide the tx depth 128", NULL},
+		{"rdma-bw n1 n2 --op write --tx-depth 16384", -1,
+		 "--tx-depth: '16384' is not 1..8192", NULL},
+		{"rdma-bw n1 n2 --op write --post-list 65", -1,
+		 "--post-list: '65' is not 1..64", NULL},
+		{"rdma-bw n1 n2 --op write --iterations 100000001", -1,
 		 "--iterations: '100000001' is not 1..100000000 messages per QP",
 		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "65M"},
-		 -1,
+		{"rdma-bw n1 n2 --op write --size 65M", -1,
 		 "--size: '65M' is not a size of 1 byte..64M (K and M suffixes "
 		 "accepted)",
 		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--size", "64M",
-		  "--post-list", "64", "--tx-depth", "32", "--duration", "nan"},
-		 -1,
-		 "--duration: 'nan' is not 0.1..600 seconds",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op", "write", "--streams", "4"},
-		 -1,
-		 "unknown rdma-bw option '--streams'",
-		 NULL},
-		{{"rdma-bw", "n1", "n2", "--op"},
-		 -1,
-		 "option '--op' needs a value",
-		 NULL},
+		{"rdma-bw n1 n2 --op write --size 64M --post-list 64 --tx-depth 32 --duration nan",
+		 -1, "--duration: 'nan' is not 0.1..600 seconds", NULL},
+		{"rdma-bw n1 n2 --op write --streams 4", -1,
+		 "unknown rdma-bw option '--streams'", NULL},
+		{"rdma-bw n1 n2 --op", -1, "option '--op' needs a value", NULL},
 		/* Bandwidth knobs are not latency knobs. */
-		{{"rdma-lat", "n1", "n2", "--op", "write", "--qps", "2"},
-		 -1,
-		 "unknown rdma-lat option '--qps'",
-		 NULL},
-		{{"rdma-xx", "n1", "n2"}, -1, NULL, "'rdma-bw A B'"},
-		{{"rdma-bw", "n1"}, -1, NULL, NULL},
+		{"rdma-lat n1 n2 --op write --qps 2", -1,
+		 "unknown rdma-lat option '--qps'", NULL},
+		{"rdma-xx n1 n2", -1, NULL, "'rdma-bw A B'"},
+		{"rdma-bw n1", -1, NULL, NULL},
 	};
 
 	(void)state;
@@ -456,32 +422,18 @@ static void test_parse_rdma_errors(void **state)
 static void test_parse_rdma_lat(void **state)
 {
 	static const struct parse_case sizes[] = {
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,,32M"},
-		 -1,
-		 NULL,
+		{"rdma-lat n1 n2 --op read --sizes 64,,32M", -1, NULL,
 		 "--sizes: '64,,32M'"},
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,8M"},
-		 0,
-		 NULL,
-		 NULL},
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,9M"},
-		 -1,
+		{"rdma-lat n1 n2 --op read --sizes 64,8M", 0, NULL, NULL},
+		{"rdma-lat n1 n2 --op read --sizes 64,9M", -1,
 		 "--sizes: '64,9M' is not a list of up to 16 sizes of 1 "
 		 "byte..8M (K and M suffixes accepted)",
 		 NULL},
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,64"},
-		 -1,
-		 "latency size 64 given twice",
-		 NULL},
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes", "64,"},
-		 -1,
-		 NULL,
-		 NULL},
-		{{"rdma-lat", "n1", "n2", "--op", "read", "--sizes",
-		  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"},
-		 -1,
-		 NULL,
-		 NULL},
+		{"rdma-lat n1 n2 --op read --sizes 64,64", -1,
+		 "latency size 64 given twice", NULL},
+		{"rdma-lat n1 n2 --op read --sizes 64,", -1, NULL, NULL},
+		{"rdma-lat n1 n2 --op read --sizes 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+		 -1, NULL, NULL},
 	};
 	struct testargs t;
 	char err[256];
@@ -515,29 +467,20 @@ static void test_parse_rdma_lat(void **state)
 static void test_parse_tcp(void **state)
 {
 	static const struct parse_case limits[] = {
-		{{"bw", "n1", "n2", "--streams", "3", "--direction", "both"},
-		 -1,
+		{"bw n1 n2 --streams 3 --direction both", -1,
 		 "direction both needs an even number of streams (>= 2), not 3",
 		 NULL},
-		{{"bw", "n1", "n2", "--op", "write"},
-		 -1,
-		 "unknown test option '--op'",
-		 NULL},
-		{{"lat", "n1", "n2", "--sizes", "2M"},
-		 -1,
+		{"bw n1 n2 --op write", -1, "unknown test option '--op'", NULL},
+		{"lat n1 n2 --sizes 2M", -1,
 		 "--sizes: '2M' is not a list of up to 16 sizes of 1 byte..1M "
 		 "(K and M suffixes accepted)",
 		 NULL},
 		/* The agent's limits: 1 iteration is enough for it. */
-		{{"lat", "n1", "n2", "--iterations", "1"}, 0, NULL, NULL},
-		{{"lat", "n1", "n2", "--iterations", "1000001"},
-		 -1,
-		 "--iterations: '1000001' is not 1..1000000",
-		 NULL},
-		{{"bw", "n1", "n2", "--duration", "0.05"},
-		 -1,
-		 "--duration: '0.05' is not 0.1..600 seconds",
-		 NULL},
+		{"lat n1 n2 --iterations 1", 0, NULL, NULL},
+		{"lat n1 n2 --iterations 1000001", -1,
+		 "--iterations: '1000001' is not 1..1000000", NULL},
+		{"bw n1 n2 --duration 0.05", -1,
+		 "--duration: '0.05' is not 0.1..600 seconds", NULL},
 	};
 	struct testargs t;
 	char err[256];
