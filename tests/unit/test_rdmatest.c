@@ -120,6 +120,133 @@ static void ep_init(Ring__RdmaEndpoint *e, unsigned idx, const char *type,
 	e->prefix = prefix;
 }
 
+/* One rules_gid_check case: A is always index 1, RoCE v2, 10.9.1.1/24 on
+ * r1b; B is as given. */
+struct gid_case {
+	const char *name;
+	unsigned idx;
+	const char *type, *gid, *netdev, *ipv4;
+	unsigned prefix;
+	int adjacent; /* 1 on a cable, 0 across a diagonal, -1 unknown */
+	int rc;
+	const char *why_is;	/* the whole message, or NULL */
+	const char *why_has[2]; /* parts of it, or NULL */
+};
+
+static const struct gid_case gid_cases[] = {
+	{"same subnet",
+	 1,
+	 "RoCE v2",
+	 "::ffff:10.9.1.2",
+	 "r2a",
+	 "10.9.1.2",
+	 24,
+	 1,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	{"type mismatch on a cable",
+	 0,
+	 "RoCE v1",
+	 "fe80::1",
+	 "r2a",
+	 "",
+	 0,
+	 1,
+	 -1,
+	 "GID type mismatch: n1 uses index 1 (RoCE v2 ::ffff:10.9.1.1 on "
+	 "r1b), n2 uses index 0 (RoCE v1 fe80::1 on r2a); choose matching "
+	 "indices with --gid-a/--gid-b",
+	 {NULL, NULL}},
+	/* A type mismatch is refused between any two nodes. */
+	{"type mismatch across a diagonal",
+	 0,
+	 "RoCE v1",
+	 "fe80::1",
+	 "r2a",
+	 "",
+	 0,
+	 0,
+	 -1,
+	 NULL,
+	 {NULL, NULL}},
+	/* Different subnets: refused on a cable, run across a diagonal
+	 * (where its failure says "not ring neighbours"). */
+	{"subnet mismatch on a cable",
+	 3,
+	 "RoCE v2",
+	 "::ffff:10.9.2.2",
+	 "r2a",
+	 "10.9.2.2",
+	 24,
+	 1,
+	 -1,
+	 NULL,
+	 {"GID subnet mismatch: n1 uses index 1 (RoCE v2 ::ffff:10.9.1.1 on "
+	  "r1b, 10.9.1.1/24), n2 uses index 3",
+	  "--gid-a/--gid-b"}},
+	{"subnet mismatch across a diagonal",
+	 3,
+	 "RoCE v2",
+	 "::ffff:10.9.2.2",
+	 "r2a",
+	 "10.9.2.2",
+	 24,
+	 0,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	{"subnet mismatch, adjacency unknown",
+	 3,
+	 "RoCE v2",
+	 "::ffff:10.9.2.2",
+	 "r2a",
+	 "10.9.2.2",
+	 24,
+	 -1,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	/* Prefixes that differ but contain each other's address. */
+	{"prefixes that contain each other",
+	 1,
+	 "RoCE v2",
+	 "::ffff:10.9.1.2",
+	 "r2a",
+	 "10.9.1.2",
+	 16,
+	 1,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	/* No IPv4 on one side (a link-local RoCE v2 GID): nothing to
+	 * compare. */
+	{"no IPv4 on B",
+	 0,
+	 "RoCE v2",
+	 "fe80::2",
+	 "r2a",
+	 "",
+	 0,
+	 1,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	/* Type case and missing types do not matter. */
+	{"type in another case",
+	 1,
+	 "roce V2",
+	 "::ffff:10.9.1.2",
+	 "r2a",
+	 "10.9.1.2",
+	 24,
+	 1,
+	 0,
+	 NULL,
+	 {NULL, NULL}},
+	{"no type", 1, "", "", "", "", 0, 1, 0, NULL, {NULL, NULL}},
+};
+
 static void test_gid_check(void **state)
 {
 	Ring__RdmaEndpoint a, b;
@@ -127,51 +254,26 @@ static void test_gid_check(void **state)
 
 	(void)state;
 	ep_init(&a, 1, "RoCE v2", "::ffff:10.9.1.1", "r1b", "10.9.1.1", 24);
-	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+	for (size_t i = 0; i < sizeof(gid_cases) / sizeof(gid_cases[0]); i++) {
+		const struct gid_case *k = &gid_cases[i];
+		int rc;
 
-	ep_init(&b, 0, "RoCE v1", "fe80::1", "r2a", "", 0);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), -1);
-	assert_string_equal(why, "GID type mismatch: n1 uses index 1 (RoCE v2 "
-				 "::ffff:10.9.1.1 on r1b), n2 uses index 0 "
-				 "(RoCE v1 fe80::1 on r2a); choose matching "
-				 "indices with --gid-a/--gid-b");
-	/* A type mismatch is refused between any two nodes. */
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), -1);
-
-	/* Different subnets: refused on a cable, run across a diagonal
-	 * (where its failure says "not ring neighbours"). */
-	ep_init(&b, 3, "RoCE v2", "::ffff:10.9.2.2", "r2a", "10.9.2.2", 24);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), -1);
-	assert_non_null(strstr(why, "GID subnet mismatch: n1 uses index 1 "
-				    "(RoCE v2 ::ffff:10.9.1.1 on r1b, "
-				    "10.9.1.1/24), n2 uses index 3"));
-	assert_non_null(strstr(why, "--gid-a/--gid-b"));
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 0, why, sizeof(why)), 0);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, -1, why, sizeof(why)), 0);
-
-	/* Prefixes that differ but contain each other's address. */
-	ep_init(&b, 1, "RoCE v2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 16);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
-	/* No IPv4 on one side (a link-local RoCE v2 GID): nothing to
-	 * compare. */
-	ep_init(&b, 0, "RoCE v2", "fe80::2", "r2a", "", 0);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
-	/* Type case and missing types do not matter. */
-	ep_init(&b, 1, "roce V2", "::ffff:10.9.1.2", "r2a", "10.9.1.2", 24);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
-	ep_init(&b, 1, "", "", "", "", 0);
-	assert_int_equal(
-		rules_gid_check("n1", &a, "n2", &b, 1, why, sizeof(why)), 0);
+		ep_init(&b, k->idx, k->type, k->gid, k->netdev, k->ipv4,
+			k->prefix);
+		why[0] = '\0';
+		rc = rules_gid_check("n1", &a, "n2", &b, k->adjacent, why,
+				     sizeof(why));
+		if (rc != k->rc)
+			fail_msg("%s: rules_gid_check gave %d, want %d (%s)",
+				 k->name, rc, k->rc, why);
+		if (k->why_is && strcmp(why, k->why_is))
+			fail_msg("%s: '%s', want '%s'", k->name, why,
+				 k->why_is);
+		for (int j = 0; j < 2; j++)
+			if (k->why_has[j] && !strstr(why, k->why_has[j]))
+				fail_msg("%s: '%s' lacks '%s'", k->name, why,
+					 k->why_has[j]);
+	}
 }
 
 static int conf_load(struct coord_conf *c, const char *text)
