@@ -120,35 +120,92 @@ static void coord_bad(const char *line, const char *want)
 	conf_bad(1, line, want);
 }
 
-/* The defaults that the shipped agent.conf shows as well. */
-static void assert_agent_shown_defaults(const struct agent_conf *c)
+/* A field of a parsed configuration and the value it must hold: a string
+ * (str set) or an unsigned integer as wide as the field. */
+struct want_field {
+	const char *name;
+	size_t off, size;
+	const char *str;
+	uint64_t num;
+};
+
+#define WANT_STR(type, field, s)                                               \
+	{                                                                      \
+		.name = #field, .off = offsetof(type, field), .str = (s)       \
+	}
+#define WANT_NUM(type, field, n)                                               \
+	{                                                                      \
+		.name = #field, .off = offsetof(type, field),                  \
+		.size = sizeof(((type *)0)->field), .num = (n)                 \
+	}
+#define AGENT_STR(field, s) WANT_STR(struct agent_conf, field, s)
+#define AGENT_NUM(field, n) WANT_NUM(struct agent_conf, field, n)
+#define COORD_STR(field, s) WANT_STR(struct coord_conf, field, s)
+#define COORD_NUM(field, n) WANT_NUM(struct coord_conf, field, n)
+#define N_WANT(tab) (sizeof(tab) / sizeof((tab)[0]))
+
+/* Every field of the table, naming the one that differs (cmocka names
+ * only the line of the loop). */
+static void assert_fields(const void *conf, const struct want_field *want,
+			  size_t n)
 {
-	assert_string_equal(c->ca, "/etc/ringd/ca.crt");
-	assert_string_equal(c->cert, "/etc/ringd/agent.crt");
-	assert_string_equal(c->key, "/etc/ringd/agent.key");
-	assert_int_equal(c->reconnect_min_ms, 1000);
-	assert_int_equal(c->reconnect_max_ms, 60000);
-	assert_int_equal(c->inventory_interval_ms, 30000);
-	assert_int_equal(c->connect_timeout_ms, 10000);
-	assert_int_equal(c->max_frame, 1024 * 1024);
+	for (size_t i = 0; i < n; i++) {
+		const char *p = (const char *)conf + want[i].off;
+		uint64_t v = 0;
+
+		if (want[i].str) {
+			if (strcmp(p, want[i].str))
+				print_error("field %s\n", want[i].name);
+			assert_string_equal(p, want[i].str);
+			continue;
+		}
+		if (want[i].size == sizeof(uint16_t)) {
+			uint16_t v16;
+
+			memcpy(&v16, p, sizeof(v16));
+			v = v16;
+		} else if (want[i].size == sizeof(uint32_t)) {
+			uint32_t v32;
+
+			memcpy(&v32, p, sizeof(v32));
+			v = v32;
+		} else {
+			assert_int_equal(want[i].size, sizeof(v));
+			memcpy(&v, p, sizeof(v));
+		}
+		if (v != want[i].num)
+			print_error("field %s\n", want[i].name);
+		assert_int_equal(v, want[i].num);
+	}
 }
 
+/* The defaults that the shipped agent.conf shows as well. */
+static const struct want_field agent_shown_defaults[] = {
+	AGENT_STR(ca, "/etc/ringd/ca.crt"),
+	AGENT_STR(cert, "/etc/ringd/agent.crt"),
+	AGENT_STR(key, "/etc/ringd/agent.key"),
+	AGENT_NUM(reconnect_min_ms, 1000),
+	AGENT_NUM(reconnect_max_ms, 60000),
+	AGENT_NUM(inventory_interval_ms, 30000),
+	AGENT_NUM(connect_timeout_ms, 10000),
+	AGENT_NUM(max_frame, 1024 * 1024),
+};
+
 /* The defaults that the shipped coordinator.conf shows as well. */
-static void assert_coord_shown_defaults(const struct coord_conf *c)
-{
-	assert_string_equal(c->listen_host, "0.0.0.0");
-	assert_int_equal(c->listen_port, 7420);
-	assert_string_equal(c->cert, "/etc/ringd/coordinator.crt");
-	assert_string_equal(c->control_socket, "/run/ringd/coordinator.sock");
-	assert_string_equal(c->control_group, "ringctl");
-	assert_string_equal(c->state_dir, "/var/lib/ringd");
-	assert_int_equal(c->admit_unexpected, 0);
-	assert_int_equal(c->heartbeat_interval_ms, 5000);
-	assert_int_equal(c->heartbeat_misses, 3);
-	assert_int_equal(c->handshake_timeout_ms, 10000);
-	assert_int_equal(c->max_frame, 1024 * 1024);
-	assert_int_equal(c->max_agents, 4096);
-}
+static const struct want_field coord_shown_defaults[] = {
+	COORD_STR(listen_host, "0.0.0.0"),
+	COORD_NUM(listen_port, 7420),
+	COORD_STR(cert, "/etc/ringd/coordinator.crt"),
+	COORD_STR(control_socket, "/run/ringd/coordinator.sock"),
+	COORD_STR(control_group, "ringctl"),
+	COORD_STR(state_dir, "/var/lib/ringd"),
+	COORD_NUM(admit_unexpected, 0),
+	COORD_NUM(heartbeat_interval_ms, 5000),
+	COORD_NUM(heartbeat_misses, 3),
+	COORD_NUM(handshake_timeout_ms, 10000),
+	COORD_NUM(max_frame, 1024 * 1024),
+	COORD_NUM(max_agents, 4096),
+};
 
 static void short_hostname(char *buf, size_t len)
 {
@@ -769,6 +826,37 @@ static void test_copy_string(void **state)
 
 /* ---- agent ---- */
 
+/* What test_agent_full's configuration sets, field by field. */
+static const struct want_field agent_full[] = {
+	AGENT_STR(node, "spark-3"),
+	AGENT_STR(coordinator_host, "10.1.2.3"),
+	AGENT_NUM(coordinator_port, 7999),
+	AGENT_STR(coordinator_name, "coord.example.net"),
+	AGENT_STR(ca, "/etc/x/ca.pem"),
+	AGENT_STR(cert, "/etc/x/a.pem"),
+	AGENT_STR(key, "/etc/x/a.key"),
+	AGENT_STR(mgmt_interface, "enP7s7"),
+	AGENT_NUM(n_data_globs, 3),
+	AGENT_STR(data_globs[0], "enp1s0f*np*"),
+	AGENT_STR(data_globs[1], "enP2p1s0f*np*"),
+	AGENT_STR(data_globs[2], "rdma[0-9]"),
+	AGENT_NUM(n_ignore_globs, 2),
+	AGENT_STR(ignore_globs[0], "docker*"),
+	AGENT_STR(ignore_globs[1], "veth*"),
+	AGENT_NUM(n_speeds, 2),
+	AGENT_STR(speeds[0].glob, "enp1s0f0np0"),
+	AGENT_NUM(speeds[0].mbps, 100000),
+	AGENT_STR(speeds[1].glob, "en*np*"),
+	AGENT_NUM(speeds[1].mbps, 200000),
+	AGENT_STR(sysfs_root, "tests/fixtures/sys"),
+	AGENT_STR(procfs_root, "/host/proc"),
+	AGENT_NUM(reconnect_min_ms, 250),
+	AGENT_NUM(reconnect_max_ms, 120000),
+	AGENT_NUM(inventory_interval_ms, 3600000),
+	AGENT_NUM(connect_timeout_ms, 100),
+	AGENT_NUM(max_frame, 64 * 1024 * 1024),
+};
+
 static void test_agent_full(void **state)
 {
 	struct agent_conf c;
@@ -796,34 +884,7 @@ static void test_agent_full(void **state)
 	(void)state;
 	assert_int_equal(agent_parse(&c, in), 0);
 	assert_msgs(0);
-	assert_string_equal(c.node, "spark-3");
-	assert_string_equal(c.coordinator_host, "10.1.2.3");
-	assert_int_equal(c.coordinator_port, 7999);
-	assert_string_equal(c.coordinator_name, "coord.example.net");
-	assert_string_equal(c.ca, "/etc/x/ca.pem");
-	assert_string_equal(c.cert, "/etc/x/a.pem");
-	assert_string_equal(c.key, "/etc/x/a.key");
-	assert_string_equal(c.mgmt_interface, "enP7s7");
-	assert_int_equal(c.n_data_globs, 3);
-	assert_string_equal(c.data_globs[0], "enp1s0f*np*");
-	assert_string_equal(c.data_globs[1], "enP2p1s0f*np*");
-	assert_string_equal(c.data_globs[2], "rdma[0-9]");
-	assert_int_equal(c.n_ignore_globs, 2);
-	assert_string_equal(c.ignore_globs[0], "docker*");
-	assert_string_equal(c.ignore_globs[1], "veth*");
-	assert_int_equal(c.n_speeds, 2);
-	assert_string_equal(c.speeds[0].glob, "enp1s0f0np0");
-	assert_int_equal(c.speeds[0].mbps, 100000);
-	assert_string_equal(c.speeds[1].glob, "en*np*");
-	assert_int_equal(c.speeds[1].mbps, 200000);
-	assert_string_equal(c.sysfs_root, "tests/fixtures/sys");
-	assert_string_equal(c.procfs_root, "/host/proc");
-	assert_int_equal(c.reconnect_min_ms, 250);
-	assert_int_equal(c.reconnect_max_ms, 120000);
-	assert_int_equal(c.inventory_interval_ms, 3600000);
-	assert_int_equal(c.connect_timeout_ms, 100);
-	assert_int_equal(c.max_frame, 64 * 1024 * 1024);
-
+	assert_fields(&c, agent_full, N_WANT(agent_full));
 	/* The last of a repeated scalar directive wins. */
 	assert_int_equal(agent_parse(&c, "coordinator a\ncoordinator b:1\n"),
 			 0);
@@ -845,7 +906,7 @@ static void test_agent_defaults(void **state)
 	assert_string_equal(c.coordinator_host, "coord.lan");
 	assert_int_equal(c.coordinator_port, RING_DEFAULT_PORT);
 	assert_string_equal(c.coordinator_name, "coord.lan");
-	assert_agent_shown_defaults(&c);
+	assert_fields(&c, agent_shown_defaults, N_WANT(agent_shown_defaults));
 	assert_string_equal(c.mgmt_interface, "");
 	assert_int_equal(c.n_data_globs, 0);
 	assert_int_equal(c.n_ignore_globs, 0);
@@ -1103,6 +1164,29 @@ static void test_agent_interfaces(void **state)
 
 /* ---- coordinator ---- */
 
+/* What test_coord_full's configuration sets, field by field. */
+static const struct want_field coord_full[] = {
+	COORD_STR(name, "ringmaster"),
+	COORD_STR(listen_host, "fd00::1"),
+	COORD_NUM(listen_port, 7500),
+	COORD_STR(ca, "/c/ca.pem"),
+	COORD_STR(cert, "/c/c.pem"),
+	COORD_STR(key, "/c/c.key"),
+	COORD_STR(control_socket, "/tmp/ring.sock"),
+	COORD_STR(control_group, "wheel"),
+	COORD_STR(state_dir, "/srv/ringd"),
+	COORD_NUM(n_expect, 4),
+	COORD_NUM(heartbeat_interval_ms, 250),
+	COORD_NUM(heartbeat_misses, 100),
+	COORD_NUM(handshake_timeout_ms, 300000),
+	COORD_NUM(max_frame, 4096),
+	COORD_NUM(max_agents, 100000),
+};
+
+/* Its expect list (behind a pointer, so not in the table), in order. */
+static const char *const coord_full_expect[] = {"spark-1", "spark-2", "spark-4",
+						"spark-3"};
+
 static void test_coord_full(void **state)
 {
 	struct coord_conf c;
@@ -1125,25 +1209,9 @@ static void test_coord_full(void **state)
 	(void)state;
 	assert_int_equal(coord_parse(&c, in), 0);
 	assert_msgs(0);
-	assert_string_equal(c.name, "ringmaster");
-	assert_string_equal(c.listen_host, "fd00::1");
-	assert_int_equal(c.listen_port, 7500);
-	assert_string_equal(c.ca, "/c/ca.pem");
-	assert_string_equal(c.cert, "/c/c.pem");
-	assert_string_equal(c.key, "/c/c.key");
-	assert_string_equal(c.control_socket, "/tmp/ring.sock");
-	assert_string_equal(c.control_group, "wheel");
-	assert_string_equal(c.state_dir, "/srv/ringd");
-	assert_int_equal(c.n_expect, 4);
-	assert_string_equal(c.expect[0], "spark-1");
-	assert_string_equal(c.expect[1], "spark-2");
-	assert_string_equal(c.expect[2], "spark-4");
-	assert_string_equal(c.expect[3], "spark-3");
-	assert_int_equal(c.heartbeat_interval_ms, 250);
-	assert_int_equal(c.heartbeat_misses, 100);
-	assert_int_equal(c.handshake_timeout_ms, 300000);
-	assert_int_equal(c.max_frame, 4096);
-	assert_int_equal(c.max_agents, 100000);
+	assert_fields(&c, coord_full, N_WANT(coord_full));
+	for (unsigned i = 0; i < N_WANT(coord_full_expect); i++)
+		assert_string_equal(c.expect[i], coord_full_expect[i]);
 	coord_conf_free(&c);
 	assert_null(c.expect);
 	assert_int_equal(c.n_expect, 0);
@@ -1161,7 +1229,7 @@ static void test_coord_defaults(void **state)
 	assert_int_equal(coord_parse(&c, "# nothing\n\n"), 0);
 	assert_msgs(0);
 	assert_string_equal(c.name, host);
-	assert_coord_shown_defaults(&c);
+	assert_fields(&c, coord_shown_defaults, N_WANT(coord_shown_defaults));
 	assert_string_equal(c.ca, "/etc/ringd/ca.crt");
 	assert_string_equal(c.key, "/etc/ringd/coordinator.key");
 	assert_null(c.expect);
@@ -1488,7 +1556,7 @@ static void test_examples(void **state)
 	/* The shown values are the real defaults. */
 	assert_string_equal(a.node, "spark-1");
 	assert_string_equal(a.coordinator_name, "coordinator.example.net");
-	assert_agent_shown_defaults(&a);
+	assert_fields(&a, agent_shown_defaults, N_WANT(agent_shown_defaults));
 	assert_int_equal(a.n_data_globs, 2);
 	assert_int_equal(a.n_ignore_globs, 4);
 	assert_int_equal(a.n_speeds, 2);
@@ -1508,7 +1576,7 @@ static void test_examples(void **state)
 	assert_int_equal(coord_conf_load_buffer(&c, path, text, len, &ctx), 0);
 	assert_msgs(0);
 	free(text);
-	assert_coord_shown_defaults(&c);
+	assert_fields(&c, coord_shown_defaults, N_WANT(coord_shown_defaults));
 	assert_int_equal(c.n_expect, 4);
 	assert_int_equal(c.n_deny, 1);
 	assert_string_equal(c.deny[0], "spark-9");
