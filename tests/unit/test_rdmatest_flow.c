@@ -227,13 +227,47 @@ static unsigned fx_stops(struct fx *f, const char *node)
 	return fx_n_ctl(f, node, RING__RDMA_ACTION__RDMA_STOP);
 }
 
+/* Start, and B's endpoint in: A's setup is out. */
+static void fx_start_b(struct fx *f, int adjacent)
+{
+	fx_start(f, adjacent);
+	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+}
+
+/* Both endpoints in, B's as given (NULL: the usual): B's CONNECT is
+ * out. */
+static void fx_endpoints_with(struct fx *f, const char *b_gid_type,
+			      const char *b_ipv4)
+{
+	fx_endpoint(f, fx_setup(f, "n2"), 1, b_gid_type, b_ipv4, 1);
+	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+}
+
+static void fx_start_ab(struct fx *f, int adjacent)
+{
+	fx_start(f, adjacent);
+	fx_endpoints_with(f, NULL, NULL);
+}
+
 /* Up to a running test: both endpoints in, both sides connected. */
 static void fx_run(struct fx *f)
 {
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_endpoints_with(f, NULL, NULL);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n2")), 1);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n1")), 1);
+}
+
+/* An agent refuses node's setup with an Error. */
+static void fx_refuse(struct fx *f, const char *node, Ring__ErrorCode code,
+		      const char *text)
+{
+	assert_int_equal(tc_error(&f->tc, fx_setup(f, node), code, text), 1);
+}
+
+static void expect_stops(struct fx *f, unsigned n1, unsigned n2)
+{
+	assert_int_equal(fx_stops(f, "n1"), n1);
+	assert_int_equal(fx_stops(f, "n2"), n2);
 }
 
 /* The agents' side of an ending test: a STOP is acknowledged and the
@@ -269,6 +303,18 @@ static void fx_agents_wind_down(struct fx *f)
 	}
 }
 
+/* Every call still pending is a STOP. */
+static void expect_only_stops_pending(struct fx *f)
+{
+	for (struct tc_call *c = f->tc.calls; c; c = c->next) {
+		if (c->state != TC_PENDING)
+			continue;
+		assert_int_equal(c->req->body_case, CONTROL);
+		assert_int_equal(fx_ctl(c)->action,
+				 RING__RDMA_ACTION__RDMA_STOP);
+	}
+}
+
 /* The test is over: one report, and nothing of the driver's is pending
  * but the STOPs nobody waits for, which may be answered (or not) after
  * the driver is gone. */
@@ -277,13 +323,7 @@ static void fx_over(struct fx *f)
 	assert_int_equal(f->n_cb, 1);
 	assert_null(f->t);
 	assert_non_null(f->rep);
-	for (struct tc_call *c = f->tc.calls; c; c = c->next) {
-		if (c->state != TC_PENDING)
-			continue;
-		assert_int_equal(c->req->body_case, CONTROL);
-		assert_int_equal(fx_ctl(c)->action,
-				 RING__RDMA_ACTION__RDMA_STOP);
-	}
+	expect_only_stops_pending(f);
 	/* Their replies touch nothing freed (ASan would say). */
 	for (struct tc_call *c = f->tc.calls; c; c = c->next)
 		if (c->state == TC_PENDING) {
@@ -308,6 +348,33 @@ static void expect_error(struct fx *f, const char *error, Ring__ErrorCode code)
 	assert_string_equal(f->rep->b, "n2");
 }
 
+/* A's result (gbps), then B's: one report without an error. */
+static void fx_finish_ok(struct fx *f, double gbps)
+{
+	fx_result(f, fx_setup(f, "n1"), gbps, NULL, 0);
+	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
+	fx_over(f);
+	expect_error(f, "", 0);
+}
+
+/* The agents end what they were told to stop: one report. */
+static void fx_wind_down_over(struct fx *f)
+{
+	fx_agents_wind_down(f);
+	fx_over(f);
+}
+
+/* The side that did not fail was stopped once, the report waits for its
+ * result, then keeps the first error. */
+static void fx_other_stopped(struct fx *f, const char *other, const char *error)
+{
+	assert_int_equal(fx_stops(f, other), 1);
+	assert_int_equal(f->n_cb, 0);
+	fx_result(f, fx_setup(f, other), 0, "stopped", 0);
+	fx_over(f);
+	expect_error(f, error, 0);
+}
+
 static void same_id(const ProtobufCBinaryData *x, const ProtobufCBinaryData *y)
 {
 	assert_int_equal(x->len, 16);
@@ -330,6 +397,18 @@ static void fx_reset(struct fx *f)
 
 /* ------------------------------------------------------------ success */
 
+/* A side's RdmaSetup as the driver sent it. */
+static void expect_setup(const Ring__RdmaSetup *s, int requester,
+			 const char *ifname, const char *dev, const char *peer,
+			 int gid_set)
+{
+	assert_int_equal(!!s->requester, requester);
+	assert_string_equal(s->interface, ifname);
+	assert_string_equal(s->device, dev);
+	assert_string_equal(s->peer, peer);
+	assert_int_equal(!!s->gid_set, gid_set);
+}
+
 /* RDMA WRITE bandwidth: every request as the agents get it, in order, and
  * the report field by field. */
 static void test_write_bw(void **state)
@@ -345,11 +424,7 @@ static void test_write_bw(void **state)
 	assert_int_equal(f->tc.n_calls, 1);
 	b = fx_setup(f, "n2");
 	sb = b->req->rdma_setup;
-	assert_false(sb->requester);
-	assert_string_equal(sb->interface, "r2a");
-	assert_string_equal(sb->device, "");
-	assert_string_equal(sb->peer, "n1");
-	assert_true(sb->gid_set);
+	expect_setup(sb, 0, "r2a", "", "n1", 1);
 	assert_int_equal(sb->gid_index, 3);
 	assert_int_equal(sb->params->kind, RING__TEST_KIND__TEST_RDMA_BW);
 	assert_int_equal(sb->params->rdma->qps, 4);
@@ -366,11 +441,7 @@ static void test_write_bw(void **state)
 	assert_int_equal(f->tc.n_calls, 2);
 	a = fx_setup(f, "n1");
 	sa = a->req->rdma_setup;
-	assert_true(sa->requester);
-	assert_string_equal(sa->interface, "r1b");
-	assert_string_equal(sa->device, "rxe1");
-	assert_string_equal(sa->peer, "n2");
-	assert_false(sa->gid_set);
+	expect_setup(sa, 1, "r1b", "rxe1", "n2", 0);
 	assert_int_equal(sa->deadline_ms, deadline);
 	same_id(&sa->test_id, &sb->test_id);
 
@@ -438,14 +509,10 @@ static void test_read_bw(void **state)
 
 	f->rdma.op = RING__RDMA_OP__RDMA_OP_READ;
 	fx_start(f, -1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, "", 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_endpoints_with(f, NULL, "");
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n2")), 1);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n1")), 1);
-	fx_result(f, fx_setup(f, "n1"), 41.0, NULL, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
-	fx_over(f);
-	expect_error(f, "", 0);
+	fx_finish_ok(f, 41.0);
 	assert_string_equal(f->rep->b_address, "fe80::2");
 	assert_int_equal(f->rep->params->rdma->op, RING__RDMA_OP__RDMA_OP_READ);
 	assert_true(f->rep->gbps_b_to_a == 41.0);
@@ -470,10 +537,7 @@ static void test_lat(void **state)
 	assert_int_equal(fx_setup(f, "n2")->req->rdma_setup->params->n_sizes,
 			 16);
 	fx_run(f);
-	fx_result(f, fx_setup(f, "n1"), 7.0, NULL, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
-	fx_over(f);
-	expect_error(f, "", 0);
+	fx_finish_ok(f, 7.0);
 	assert_int_equal(f->rep->params->kind, RING__TEST_KIND__TEST_RDMA_LAT);
 	assert_int_equal(f->rep->params->direction,
 			 RING__DIRECTION__DIR_A_TO_B);
@@ -496,10 +560,8 @@ static void test_b_refuses_setup(void **state)
 	struct fx *f = *state;
 
 	fx_start(f, 1);
-	assert_int_equal(tc_error(&f->tc, fx_setup(f, "n2"),
-				  RING__ERROR_CODE__ERROR_INTERNAL,
-				  "rxe2: no such device"),
-			 1);
+	fx_refuse(f, "n2", RING__ERROR_CODE__ERROR_INTERNAL,
+		  "rxe2: no such device");
 	fx_over(f);
 	expect_error(f, "n2: rxe2: no such device", 0);
 	assert_int_equal(tc_count(&f->tc, "n1", SETUP), 0);
@@ -516,18 +578,11 @@ static void test_a_refuses_setup(void **state)
 {
 	struct fx *f = *state;
 
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
-	assert_int_equal(tc_error(&f->tc, fx_setup(f, "n1"),
-				  RING__ERROR_CODE__ERROR_BAD_REQUEST,
-				  "busy with another test"),
-			 1);
-	assert_int_equal(fx_stops(f, "n2"), 1);
+	fx_start_b(f, 1);
+	fx_refuse(f, "n1", RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		  "busy with another test");
 	assert_int_equal(fx_stops(f, "n1"), 0);
-	assert_int_equal(f->n_cb, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, "stopped", 0);
-	fx_over(f);
-	expect_error(f, "n1: busy with another test", 0);
+	fx_other_stopped(f, "n2", "n1: busy with another test");
 	assert_int_equal(tc_count(&f->tc, NULL, CONTROL), 1); /* the STOP */
 	assert_null(f->rep->a_side);
 	assert_non_null(f->rep->b_side);
@@ -542,14 +597,10 @@ static void test_b_fails_while_a_sets_up(void **state)
 {
 	struct fx *f = *state;
 
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
-	assert_int_equal(tc_error(&f->tc, fx_setup(f, "n2"),
-				  RING__ERROR_CODE__ERROR_INTERNAL,
-				  "QP creation failed"),
-			 1);
-	assert_int_equal(fx_stops(f, "n1"), 1);
-	assert_int_equal(fx_stops(f, "n2"), 0);
+	fx_start_b(f, 1);
+	fx_refuse(f, "n2", RING__ERROR_CODE__ERROR_INTERNAL,
+		  "QP creation failed");
+	expect_stops(f, 1, 0);
 	assert_int_equal(f->n_cb, 0);
 	/* The late interim: A had answered before it read the STOP. */
 	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
@@ -557,8 +608,7 @@ static void test_b_fails_while_a_sets_up(void **state)
 	/* Nor is B, whose side has ended: no next step once an error is
 	 * recorded. */
 	assert_int_equal(fx_n_ctl(f, "n2", RING__RDMA_ACTION__RDMA_CONNECT), 0);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	fx_wind_down_over(f);
 	expect_error(f, "n2: QP creation failed", 0);
 	assert_string_equal(f->rep->a_side->error, "stopped");
 	assert_null(f->rep->b_side);
@@ -582,12 +632,10 @@ static void test_interim_missing(void **state)
 	assert_string_equal(f->rep->b_side->error, "no GID at index 3");
 
 	fx_reset(f);
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+	fx_start_b(f, 1);
 	fx_result(f, fx_setup(f, "n1"), 0, "no RDMA device on r1b", 0);
 	assert_int_equal(fx_stops(f, "n2"), 1);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	fx_wind_down_over(f);
 	expect_error(f, "n1: no RDMA device on r1b", 0);
 	assert_int_equal(tc_count(&f->tc, NULL, SETUP), 2);
 }
@@ -598,8 +646,7 @@ static void test_interim_duplicate(void **state)
 {
 	struct fx *f = *state;
 
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+	fx_start_b(f, 1);
 	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 0);
 	assert_int_equal(tc_count(&f->tc, "n1", SETUP), 1);
 	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
@@ -609,11 +656,8 @@ static void test_interim_duplicate(void **state)
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n2")), 0);
 	assert_int_equal(fx_n_ctl(f, "n1", RING__RDMA_ACTION__RDMA_CONNECT), 1);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n1")), 1);
-	fx_result(f, fx_setup(f, "n1"), 12.0, NULL, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
-	assert_int_equal(f->tc.dropped, 3);
-	fx_over(f);
-	expect_error(f, "", 0);
+	fx_finish_ok(f, 12.0);
+	assert_int_equal(f->tc.dropped, 3); /* fx_over drops nothing */
 	assert_true(f->rep->gbps_a_to_b == 12.0);
 	assert_int_equal(tc_count(&f->tc, NULL, SETUP), 2);
 	assert_int_equal(tc_count(&f->tc, NULL, CONTROL), 3);
@@ -651,10 +695,11 @@ enum step {
 /* Drive a test up to step s; return the call that is then waiting. */
 static struct tc_call *fx_to_step(struct fx *f, enum step s)
 {
-	fx_start(f, 1);
-	if (s == ST_B_SETUP)
+	if (s == ST_B_SETUP) {
+		fx_start(f, 1);
 		return fx_setup(f, "n2");
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+	}
+	fx_start_b(f, 1);
 	if (s == ST_A_SETUP)
 		return fx_setup(f, "n1");
 	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
@@ -694,14 +739,11 @@ static void test_timeout_each_step(void **state)
 		struct tc_call *c = fx_to_step(f, (enum step)s);
 
 		tc_fail(c, -ETIMEDOUT);
-		fx_agents_wind_down(f);
-		fx_over(f);
+		fx_wind_down_over(f);
 		step_error((enum step)s, DEADLINE, want, sizeof(want));
 		expect_error(f, want, 0);
 		/* B always set up and stopped; A stopped whenever set up. */
-		assert_int_equal(fx_stops(f, "n2"), 1);
-		assert_int_equal(fx_stops(f, "n1"),
-				 s == ST_B_SETUP || s == ST_B_RESULT ? 0 : 1);
+		expect_stops(f, s == ST_B_SETUP || s == ST_B_RESULT ? 0 : 1, 1);
 		if (s == ST_B_RESULT) {
 			/* A's measurement survives B's silence. */
 			assert_true(f->rep->a_side->gbps_sent == 50.0);
@@ -725,8 +767,7 @@ static void test_node_down_each_step(void **state)
 
 		fx_to_step(f, st);
 		tc_node_down(&f->tc, step_node[s]);
-		fx_agents_wind_down(f);
-		fx_over(f);
+		fx_wind_down_over(f);
 		if (st == ST_B_CONNECT || st == ST_A_CONNECT)
 			/* The setup call fails first: the side's own
 			 * error, not its CONNECT's. */
@@ -770,12 +811,10 @@ static void test_node_not_up(void **state)
 
 	fx_reset(f);
 	nodes_mark_down(nodes_find(f->table, "n1"), "gone", 2);
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+	fx_start_b(f, 1);
 	assert_int_equal(tc_count(&f->tc, "n1", SETUP), 0);
 	assert_int_equal(fx_stops(f, "n2"), 1);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	fx_wind_down_over(f);
 	expect_error(f, "n1: not connected", 0);
 	assert_non_null(f->rep->b_side);
 }
@@ -787,29 +826,18 @@ static void test_session_lost_inside_send(void **state)
 {
 	struct fx *f = *state;
 
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
+	fx_start_b(f, 1);
 	f->tc.lose = "n2";
 	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
 	assert_int_equal(fx_n_ctl(f, "n2", RING__RDMA_ACTION__RDMA_CONNECT), 0);
-	assert_int_equal(fx_stops(f, "n1"), 1);
-	assert_int_equal(f->n_cb, 0);
-	fx_result(f, fx_setup(f, "n1"), 0, "stopped", 0);
-	fx_over(f);
-	expect_error(f, "n2: " LOST, 0);
+	fx_other_stopped(f, "n1", "n2: " LOST);
 
 	/* The same when A's session goes with A's CONNECT. */
 	fx_reset(f);
-	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_start_ab(f, 1);
 	f->tc.lose = "n1";
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n2")), 1);
-	assert_int_equal(fx_stops(f, "n2"), 1);
-	assert_int_equal(f->n_cb, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, "stopped", 0);
-	fx_over(f);
-	expect_error(f, "n1: " LOST, 0);
+	fx_other_stopped(f, "n2", "n1: " LOST);
 
 	/* The STOP after A's result loses B: both sides end inside the
 	 * driver's own callback, which must finish once, after it. */
@@ -847,15 +875,12 @@ static void test_not_adjacent_code(void **state)
 		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 
 	fx_reset(f);
-	fx_start(f, 0);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, NULL, 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_start_ab(f, 0);
 	assert_int_equal(tc_error(&f->tc, fx_connect(f, "n2"),
 				  RING__ERROR_CODE__ERROR_NOT_ADJACENT,
 				  "no path to n1"),
 			 1);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	fx_wind_down_over(f);
 	expect_error(f, "n2: no path to n1",
 		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 
@@ -879,13 +904,10 @@ static void test_gid_mismatch(void **state)
 	struct fx *f = *state;
 
 	fx_start(f, 0);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, "RoCE v1", NULL, 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_endpoints_with(f, "RoCE v1", NULL);
 	assert_int_equal(tc_count(&f->tc, NULL, CONTROL), 2);
-	assert_int_equal(fx_stops(f, "n1"), 1);
-	assert_int_equal(fx_stops(f, "n2"), 1);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	expect_stops(f, 1, 1);
+	fx_wind_down_over(f);
 	assert_non_null(strstr(f->rep->error, "GID type mismatch: n1 uses "
 					      "index 3"));
 	assert_non_null(strstr(f->rep->error, "--gid-a/--gid-b"));
@@ -893,27 +915,20 @@ static void test_gid_mismatch(void **state)
 
 	fx_reset(f);
 	fx_start(f, 1);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, "10.9.2.2", 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_endpoints_with(f, NULL, "10.9.2.2");
 	assert_int_equal(fx_n_ctl(f, "n2", RING__RDMA_ACTION__RDMA_CONNECT), 0);
-	assert_int_equal(fx_stops(f, "n1"), 1);
-	assert_int_equal(fx_stops(f, "n2"), 1);
-	fx_agents_wind_down(f);
-	fx_over(f);
+	expect_stops(f, 1, 1);
+	fx_wind_down_over(f);
 	assert_non_null(strstr(f->rep->error, "GID subnet mismatch"));
 
 	fx_reset(f);
 	fx_start(f, 0);
-	fx_endpoint(f, fx_setup(f, "n2"), 1, NULL, "10.9.2.2", 1);
-	fx_endpoint(f, fx_setup(f, "n1"), 0, NULL, NULL, 1);
+	fx_endpoints_with(f, NULL, "10.9.2.2");
 	assert_int_equal(fx_n_ctl(f, "n2", RING__RDMA_ACTION__RDMA_CONNECT), 1);
 	assert_int_equal(fx_stops(f, "n2"), 0);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n2")), 1);
 	assert_int_equal(tc_ack(&f->tc, fx_connect(f, "n1")), 1);
-	fx_result(f, fx_setup(f, "n1"), 9.0, NULL, 0);
-	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
-	fx_over(f);
-	expect_error(f, "", 0);
+	fx_finish_ok(f, 9.0);
 }
 
 /* ------------------------------------------------------------ cancel */
@@ -936,17 +951,12 @@ static void test_cancel(void **state)
 		assert_int_equal(f->n_cb, 0);
 		/* One STOP per side at most: B stopped after A's result
 		 * gets no second one. */
-		assert_int_equal(fx_stops(f, "n2"), 1);
-		assert_int_equal(fx_stops(f, "n1"),
-				 st == ST_B_SETUP || st == ST_B_RESULT ? 0 : 1);
-		for (struct tc_call *c = f->tc.calls; c; c = c->next) {
-			if (c->state != TC_PENDING)
-				continue;
-			assert_int_equal(c->req->body_case, CONTROL);
-			assert_int_equal(fx_ctl(c)->action,
-					 RING__RDMA_ACTION__RDMA_STOP);
-			assert_int_equal(tc_ack(&f->tc, c), 1);
-		}
+		expect_stops(f, st == ST_B_SETUP || st == ST_B_RESULT ? 0 : 1,
+			     1);
+		expect_only_stops_pending(f);
+		for (struct tc_call *c = f->tc.calls; c; c = c->next)
+			if (c->state == TC_PENDING)
+				assert_int_equal(tc_ack(&f->tc, c), 1);
 		/* The agents' results find no call. */
 		for (struct tc_call *c = f->tc.calls; c; c = c->next)
 			if (c->req->body_case == SETUP)
@@ -1132,7 +1142,8 @@ static void cfx_spin(struct cfx *c)
 }
 
 /* The fixture's n1 and n2 as agents with an active RDMA port on p2, and
- * a ringctl client connected to a real control socket. */
+ * a ringctl client connected to a real control socket. Skips the test
+ * unless root: test requests are root's (SO_PEERCRED). */
 static void cfx_open(struct fx *f, struct cfx *c)
 {
 	static const char *const ifs[] = {"p1", "p2"}, *const st[] = {NULL,
@@ -1140,6 +1151,8 @@ static void cfx_open(struct fx *f, struct cfx *c)
 	char *caps[] = {"inventory", "tcp_test", "rdma_test"};
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 
+	if (geteuid() != 0)
+		skip();
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 0; i < 2; i++) {
 		struct node *n = nodes_find(f->table, i ? "n2" : "n1");
@@ -1227,9 +1240,6 @@ static void test_control_refusals(void **state)
 	struct cfx c;
 	Ring__Envelope *rep;
 
-	/* Test requests are root's (SO_PEERCRED). */
-	if (geteuid() != 0)
-		skip();
 	cfx_open(f, &c);
 	f->params.direction = RING__DIRECTION__DIR_B_TO_A;
 	cfx_refused(&c, &f->params, "RDMA tests run with A as the requester");
@@ -1263,9 +1273,6 @@ static void test_control_report(void **state)
 	struct cfx c;
 	Ring__Envelope *rep;
 
-	/* Test requests are root's (SO_PEERCRED). */
-	if (geteuid() != 0)
-		skip();
 	cfx_open(f, &c);
 	cfx_send(&c, &f->params);
 	assert_string_equal(fx_setup(f, "n2")->req->rdma_setup->interface,
