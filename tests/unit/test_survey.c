@@ -1,7 +1,8 @@
 /* The survey driven end to end with scripted agents: a real node table
  * filled with hand-built inventories and neighbour tables, a real
- * event_base, and a test double of the call interface (call.h) that
- * answers probes and tests the way agents do, or fails them on cue. */
+ * event_base, and the call double of testcall.h, through which the
+ * agents scripted here answer probes and tests the way agents do, or fail
+ * them on cue. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,12 +16,12 @@
 
 #include <event2/event.h>
 
-#include "call.h"
 #include "coord_conf.h"
 #include "frame.h"
 #include "nodes.h"
 #include "survey.h"
 #include "survey_int.h"
+#include "testcall.h"
 
 /* ------------------------------------------------------------ cluster */
 
@@ -38,24 +39,9 @@ struct tnode {
 	struct tif ifs[TI_MAX];
 	unsigned n_ifs;
 	int beacons;
-	int down; /* calls to it fail to start (not connected) */
 };
 
-/* ------------------------------------------------------------ the double */
-
-enum fc_state { FC_NEW, FC_LISTENING, FC_HELD, FC_DONE };
-
-struct fcall {
-	unsigned id;
-	char node[16];
-	Ring__Envelope *req; /* a deep copy */
-	Ring__Envelope__BodyCase interim, final;
-	call_reply_cb cb;
-	void *arg;
-	enum fc_state state;
-	int cancelled;
-	struct fcall *next;
-};
+/* ------------------------------------------------------------ the agents */
 
 /* A failure on cue: the nth (from 1) request of kind body to node gets
  * action instead of its answer. */
@@ -65,7 +51,7 @@ enum fail_action {
 	FA_RESET,      /* the session ended: -ECONNRESET */
 	FA_HOLD,       /* no answer until released */
 	FA_RESULT_ERR, /* a TestResult whose error is text */
-	FA_DOWN	       /* answer, but node text is no longer connected */
+	FA_DOWN	       /* answer, but node text's session is gone first */
 };
 
 struct fail {
@@ -75,6 +61,7 @@ struct fail {
 	enum fail_action action;
 	const char *text;
 	unsigned seen;
+	struct tc_call *held; /* FA_HOLD: the call left waiting */
 };
 
 struct fake {
@@ -87,11 +74,9 @@ struct fake {
 	int b_first;		     /* B's test result before A's */
 	struct fail fails[8];
 	unsigned n_fails;
-	struct fcall *calls, **tail;
-	unsigned n_calls;
+	struct tc tc;
 	unsigned busy[TN_MAX]; /* tests each node is in */
 	unsigned busy_max;
-	struct call_iface ci;
 	/* The system under test. */
 	struct event_base *base;
 	struct nodes *table;
@@ -119,68 +104,38 @@ static int fake_addr(const struct fake *f, const char *addr, int *ifx)
 	return -1;
 }
 
-static struct call *fake_start(void *ctx, const char *node, Ring__Envelope *req,
-			       unsigned timeout_ms,
-			       Ring__Envelope__BodyCase interim,
-			       Ring__Envelope__BodyCase final, call_reply_cb cb,
-			       void *arg)
+/* Not answered yet, nor held. */
+static int fake_is_new(const struct fake *f, const struct tc_call *c)
 {
-	struct fake *f = ctx;
-	int x = fake_node(f, node);
-	struct fcall *c;
-
-	assert_true(timeout_ms > 0);
-	if (x < 0 || f->n[x].down) {
-		errno = ENOTCONN;
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	assert_non_null(c);
-	c->id = ++f->n_calls;
-	snprintf(c->node, sizeof(c->node), "%s", node);
-	c->req = frame_copy(&req->base);
-	assert_non_null(c->req);
-	c->interim = interim;
-	c->final = final;
-	c->cb = cb;
-	c->arg = arg;
-	*f->tail = c;
-	f->tail = &c->next;
-	return (struct call *)c;
+	if (c->state != TC_PENDING || c->got_interim)
+		return 0;
+	for (unsigned i = 0; i < f->n_fails; i++)
+		if (f->fails[i].held == c)
+			return 0;
+	return 1;
 }
 
-static void fake_cancel(void *ctx, struct call *call)
+/* A listener that sent its port and waits for the test. */
+static int fake_is_listening(const struct tc_call *c)
 {
-	struct fcall *c = (struct fcall *)call;
-
-	(void)ctx;
-	/* The contract: only pending calls are cancelled. */
-	assert_int_not_equal(c->state, FC_DONE);
-	c->state = FC_DONE;
-	c->cancelled = 1;
+	return c->state == TC_PENDING && c->got_interim;
 }
 
-static void fake_deliver(struct fcall *c, Ring__Envelope *env, int err)
+/* An agent's reply: never one that agents.c would drop. */
+static void fake_deliver(struct fake *f, struct tc_call *c,
+			 const Ring__Envelope *env)
 {
-	assert_int_not_equal(c->state, FC_DONE);
-	if (!env || env->body_case != c->interim)
-		c->state = FC_DONE;
-	c->cb(env, err, c->arg);
+	if (!tc_reply(&f->tc, c, env))
+		fail_msg("reply to call %u to %s dropped", c->seq, c->node);
 }
 
-static void fake_error(struct fcall *c, const char *text)
+static void fake_error(struct fake *f, struct tc_call *c, const char *text)
 {
-	Ring__Envelope env = RING__ENVELOPE__INIT;
-	Ring__Error e = RING__ERROR__INIT;
-
-	e.code = RING__ERROR_CODE__ERROR_INTERNAL;
-	e.text = (char *)text;
-	env.body_case = RING__ENVELOPE__BODY_ERROR;
-	env.error = &e;
-	fake_deliver(c, &env, 0);
+	if (!tc_error(&f->tc, c, RING__ERROR_CODE__ERROR_INTERNAL, text))
+		fail_msg("Error to call %u to %s dropped", c->seq, c->node);
 }
 
-static struct fail *fake_fail_for(struct fake *f, const struct fcall *c)
+static struct fail *fake_fail_for(struct fake *f, const struct tc_call *c)
 {
 	for (unsigned i = 0; i < f->n_fails; i++) {
 		struct fail *x = &f->fails[i];
@@ -192,7 +147,7 @@ static struct fail *fake_fail_for(struct fake *f, const struct fcall *c)
 	return NULL;
 }
 
-static void fake_probe(struct fake *f, struct fcall *c)
+static void fake_probe(struct fake *f, struct tc_call *c)
 {
 	const Ring__ProbeRequest *pr = c->req->probe_request;
 	Ring__Envelope env = RING__ENVELOPE__INIT;
@@ -217,15 +172,15 @@ static void fake_probe(struct fake *f, struct fcall *c)
 	rep.route_kind = ok ? "direct" : "unreachable";
 	env.body_case = RING__ENVELOPE__BODY_PROBE_REPLY;
 	env.probe_reply = &rep;
-	fake_deliver(c, &env, 0);
+	fake_deliver(f, c, &env);
 }
 
 /* The listen call of the test a run call belongs to (same token). */
-static struct fcall *fake_listen_of(struct fake *f, const struct fcall *run)
+static struct tc_call *fake_listen_of(struct fake *f, const struct tc_call *run)
 {
 	const ProtobufCBinaryData *tok = &run->req->test_run_request->token;
 
-	for (struct fcall *c = f->calls; c; c = c->next) {
+	for (struct tc_call *c = f->tc.calls; c; c = c->next) {
 		const Ring__TestListenRequest *l;
 
 		if (c->req->body_case !=
@@ -239,7 +194,8 @@ static struct fcall *fake_listen_of(struct fake *f, const struct fcall *run)
 	return NULL;
 }
 
-static void fake_result(struct fcall *c, const Ring__TestParams *p, double sent,
+static void fake_result(struct fake *f, struct tc_call *c,
+			const Ring__TestParams *p, double sent,
 			const char *error)
 {
 	Ring__Envelope env = RING__ENVELOPE__INIT;
@@ -262,7 +218,7 @@ static void fake_result(struct fcall *c, const Ring__TestParams *p, double sent,
 	}
 	env.body_case = RING__ENVELOPE__BODY_TEST_RESULT;
 	env.test_result = &r;
-	fake_deliver(c, &env, 0);
+	fake_deliver(f, c, &env);
 }
 
 static double fake_figure(const struct fake *f, int from, int to,
@@ -273,7 +229,8 @@ static double fake_figure(const struct fake *f, int from, int to,
 	return streams <= 2 ? g * f->one_stream : streams < 8 ? g * 0.95 : g;
 }
 
-static void fake_test_end(struct fake *f, struct fcall *run, struct fcall *lis)
+static void fake_test_end(struct fake *f, struct tc_call *run,
+			  struct tc_call *lis)
 {
 	const Ring__TestParams *p = run->req->test_run_request->params;
 	int a = fake_node(f, run->node), b = fake_node(f, lis->node);
@@ -286,61 +243,62 @@ static void fake_test_end(struct fake *f, struct fcall *run, struct fcall *lis)
 	}
 	f->busy[a]--;
 	f->busy[b]--;
-	if (f->b_first && lis->state == FC_LISTENING) {
-		fake_result(lis, p, gb, NULL);
-		if (run->state != FC_DONE)
-			fake_result(run, p, ga, NULL);
+	if (f->b_first && fake_is_listening(lis)) {
+		fake_result(f, lis, p, gb, NULL);
+		if (run->state == TC_PENDING)
+			fake_result(f, run, p, ga, NULL);
 		return;
 	}
-	fake_result(run, p, ga, NULL);
-	if (lis->state == FC_LISTENING)
-		fake_result(lis, p, gb, NULL);
+	fake_result(f, run, p, ga, NULL);
+	if (fake_is_listening(lis))
+		fake_result(f, lis, p, gb, NULL);
 }
 
 /* Act on one call; 0 when it was left waiting. */
-static int fake_act(struct fake *f, struct fcall *c)
+static int fake_act(struct fake *f, struct tc_call *c)
 {
-	struct fail *x = c->state == FC_NEW ? fake_fail_for(f, c) : NULL;
+	struct fail *x = fake_is_new(f, c) ? fake_fail_for(f, c) : NULL;
 
 	if (x && x->action == FA_DOWN) {
-		f->n[fake_node(f, x->text)].down = 1;
+		tc_node_down(&f->tc, x->text);
 		x = NULL;
 	}
 	/* A's failure: B's accept timeout ends its side, before or after. */
 	if (x && f->b_first &&
 	    c->req->body_case == RING__ENVELOPE__BODY_TEST_RUN_REQUEST) {
-		struct fcall *lis = fake_listen_of(f, c);
+		struct tc_call *lis = fake_listen_of(f, c);
 
-		if (lis->state == FC_LISTENING)
-			fake_result(lis, lis->req->test_listen_request->params,
-				    0,
+		if (fake_is_listening(lis))
+			fake_result(f, lis,
+				    lis->req->test_listen_request->params, 0,
 				    "no connection before the accept timeout");
 	}
 	if (x) {
 		switch (x->action) {
 		case FA_ERROR:
-			fake_error(c, x->text);
+			fake_error(f, c, x->text);
 			return 1;
 		case FA_TIMEOUT:
-			fake_deliver(c, NULL, -ETIMEDOUT);
+			tc_fail(c, -ETIMEDOUT);
 			return 1;
 		case FA_RESET:
-			fake_deliver(c, NULL, -ECONNRESET);
+			tc_fail(c, -ECONNRESET);
 			return 1;
 		case FA_HOLD:
-			c->state = FC_HELD;
+			x->held = c;
 			return 0;
 		case FA_DOWN:
 			break;
 		case FA_RESULT_ERR:
 			if (c->req->body_case ==
 			    RING__ENVELOPE__BODY_TEST_RUN_REQUEST) {
-				fake_result(c, c->req->test_run_request->params,
-					    0, x->text);
+				fake_result(f, c,
+					    c->req->test_run_request->params, 0,
+					    x->text);
 				return 1;
 			}
-			fake_result(c, c->req->test_listen_request->params, 0,
-				    x->text);
+			fake_result(f, c, c->req->test_listen_request->params,
+				    0, x->text);
 			return 1;
 		}
 	}
@@ -352,17 +310,16 @@ static int fake_act(struct fake *f, struct fcall *c)
 		Ring__Envelope env = RING__ENVELOPE__INIT;
 		Ring__TestListenReply rep = RING__TEST_LISTEN_REPLY__INIT;
 
-		if (c->state != FC_NEW)
+		if (!fake_is_new(f, c))
 			return 0; /* its result comes with the run */
-		rep.port = 40000 + c->id;
+		rep.port = 40000 + c->seq;
 		env.body_case = RING__ENVELOPE__BODY_TEST_LISTEN_REPLY;
 		env.test_listen_reply = &rep;
-		c->state = FC_LISTENING;
-		fake_deliver(c, &env, 0);
+		fake_deliver(f, c, &env);
 		return 1;
 	}
 	case RING__ENVELOPE__BODY_TEST_RUN_REQUEST: {
-		struct fcall *lis = fake_listen_of(f, c);
+		struct tc_call *lis = fake_listen_of(f, c);
 		int a = fake_node(f, c->node), b;
 
 		assert_non_null(lis);
@@ -384,12 +341,12 @@ static int fake_act(struct fake *f, struct fcall *c)
 }
 
 /* Is a run call still to come for this listening call? */
-static int fake_run_pending(struct fake *f, const struct fcall *lis)
+static int fake_run_pending(struct fake *f, const struct tc_call *lis)
 {
-	for (struct fcall *c = f->calls; c; c = c->next)
+	for (struct tc_call *c = f->tc.calls; c; c = c->next)
 		if (c->req->body_case ==
 			    RING__ENVELOPE__BODY_TEST_RUN_REQUEST &&
-		    fake_listen_of(f, c) == lis && c->state != FC_DONE)
+		    fake_listen_of(f, c) == lis && c->state == TC_PENDING)
 			return 1;
 	return 0;
 }
@@ -404,13 +361,12 @@ static unsigned fake_pump(struct fake *f)
 
 	while (moved) {
 		moved = 0;
-		for (struct fcall *c = f->calls; c && !moved; c = c->next)
-			if (c->state == FC_NEW && fake_act(f, c))
+		for (struct tc_call *c = f->tc.calls; c && !moved; c = c->next)
+			if (fake_is_new(f, c) && fake_act(f, c))
 				moved = 1;
-		for (struct fcall *c = f->calls; c && !moved; c = c->next)
-			if (c->state == FC_LISTENING &&
-			    !fake_run_pending(f, c)) {
-				fake_result(c,
+		for (struct tc_call *c = f->tc.calls; c && !moved; c = c->next)
+			if (fake_is_listening(c) && !fake_run_pending(f, c)) {
+				fake_result(f, c,
 					    c->req->test_listen_request->params,
 					    0,
 					    "no connection before the accept "
@@ -422,20 +378,12 @@ static unsigned fake_pump(struct fake *f)
 	return acted;
 }
 
-static unsigned fake_pending(const struct fake *f)
+/* The call an FA_HOLD left waiting, if it still is. */
+static struct tc_call *fake_held(struct fake *f)
 {
-	unsigned n = 0;
-
-	for (const struct fcall *c = f->calls; c; c = c->next)
-		n += c->state != FC_DONE;
-	return n;
-}
-
-static struct fcall *fake_held(struct fake *f)
-{
-	for (struct fcall *c = f->calls; c; c = c->next)
-		if (c->state == FC_HELD)
-			return c;
+	for (unsigned i = 0; i < f->n_fails; i++)
+		if (f->fails[i].held && f->fails[i].held->state == TC_PENDING)
+			return f->fails[i].held;
 	return NULL;
 }
 
@@ -445,7 +393,7 @@ static void fake_fail(struct fake *f, const char *node,
 {
 	assert_true(f->n_fails < 8);
 	f->fails[f->n_fails++] =
-		(struct fail){node, body, nth, action, text, 0};
+		(struct fail){node, body, nth, action, text, 0, NULL};
 }
 
 /* ------------------------------------------------------------ setup */
@@ -561,19 +509,16 @@ static struct fake *fake_new(void)
 	struct fake *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	f->tail = &f->calls;
 	f->one_stream = 0.40;
-	f->ci.start = fake_start;
-	f->ci.cancel = fake_cancel;
-	f->ci.ctx = f;
 	f->base = event_base_new();
 	f->table = nodes_new();
 	assert_non_null(f->base);
 	assert_non_null(f->table);
+	tc_init(&f->tc, f->table);
 	coord_conf_defaults(&f->conf);
 	f->conf.survey_method = COORD_SURVEY_TCP;
 	f->conf.survey_interval_ms = 0;
-	f->sv = survey_new(f->base, &f->conf, f->table, &f->ci);
+	f->sv = survey_new(f->base, &f->conf, f->table, &f->tc.ci);
 	assert_non_null(f->sv);
 	return f;
 }
@@ -581,15 +526,11 @@ static struct fake *fake_new(void)
 static void fake_free(struct fake *f)
 {
 	survey_free(f->sv);
-	/* No call outlives the survey. */
-	assert_int_equal(fake_pending(f), 0);
-	while (f->calls) {
-		struct fcall *c = f->calls;
-
-		f->calls = c->next;
-		ring__envelope__free_unpacked(c->req, NULL);
-		free(c);
-	}
+	/* No call outlives the survey, and the agents scripted here never
+	 * answer what agents.c would drop. */
+	assert_int_equal(tc_pending(&f->tc), 0);
+	assert_int_equal(f->tc.dropped, 0);
+	tc_release(&f->tc);
 	nodes_free(f->table);
 	event_base_free(f->base);
 	coord_conf_free(&f->conf);
@@ -617,7 +558,7 @@ static const Ring__Topology *fake_survey(struct fake *f)
 	assert_string_equal(survey_state(f->sv), "running");
 	fake_pump(f);
 	assert_false(survey_running(f->sv));
-	assert_int_equal(fake_pending(f), 0);
+	assert_int_equal(tc_pending(&f->tc), 0);
 	assert_true(f->busy_max <= 1);
 	assert_non_null(survey_topology(f->sv));
 	return survey_topology(f->sv);
@@ -920,7 +861,7 @@ static void test_node_gone(void **state)
 	struct fake *f = fake_pair1();
 	const Ring__Topology *t;
 	const Ring__Edge *e;
-	struct fcall *held;
+	struct tc_call *held;
 	unsigned calls;
 
 	(void)state;
@@ -935,11 +876,12 @@ static void test_node_gone(void **state)
 	/* A second survey, or a manual test, waits for this one. */
 	assert_int_equal(survey_start(f->sv, "again"), -1);
 	assert_int_equal(errno, EBUSY);
-	nodes_mark_down(nodes_find(f->table, "n1"), "gone", 2);
-	calls = f->n_calls;
-	fake_deliver(held, NULL, -ECONNRESET);
+	calls = f->tc.n_calls;
+	/* n1 down in the table, and its held call fails with the session. */
+	tc_node_down(&f->tc, "n1");
+	assert_int_equal(held->state, TC_DONE);
 	fake_pump(f);
-	assert_int_equal(f->n_calls, calls); /* nothing more was asked */
+	assert_int_equal(f->tc.n_calls, calls); /* nothing more was asked */
 	assert_false(survey_running(f->sv));
 	t = survey_topology(f->sv);
 	assert_non_null(t);
@@ -963,7 +905,7 @@ static void test_free_in_flight(void **state)
 	assert_int_equal(survey_start(f->sv, "test"), 0);
 	fake_pump(f);
 	assert_non_null(fake_held(f));
-	assert_true(fake_pending(f) > 0);
+	assert_true(tc_pending(&f->tc) > 0);
 	fake_free(f);
 }
 
@@ -1027,7 +969,7 @@ static void test_alloc_failures(void **state)
 		if (rc < 0) {
 			assert_int_equal(errno, ENOMEM);
 			assert_int_equal(sv_alloc_fail_at, 0);
-			assert_int_equal(f->n_calls, 0);
+			assert_int_equal(f->tc.n_calls, 0);
 			start_fails++;
 		} else {
 			fake_pump(f);
@@ -1062,12 +1004,13 @@ static void test_alloc_failure_at_once(void **state)
 
 	(void)state;
 	tn_publish(f);
-	for (unsigned i = 0; i < f->n_nodes; i++)
-		f->n[i].down = 1;
+	f->tc.refuse_all = 1;
 	sv_alloc_fail_at = 11;
 	assert_int_equal(survey_start(f->sv, "test"), -1);
 	assert_int_equal(errno, ENOMEM);
 	assert_int_equal(sv_alloc_fail_at, 0);
+	assert_true(f->tc.refused > 0);
+	assert_int_equal(f->tc.n_calls, 0);
 	assert_false(survey_running(f->sv));
 	assert_null(survey_topology(f->sv));
 	fake_free(f);

@@ -45,6 +45,10 @@ struct tc {
 	unsigned dropped; /* replies agents.c would have dropped */
 	unsigned refused; /* starts refused with ENOTCONN */
 	const char *lose; /* a start to this node loses its session */
+	/* Every start is refused though the table still has the node up: its
+	 * connection is failing (conn_send refuses) and the session is not
+	 * torn down yet. */
+	int refuse_all;
 	struct call_iface ci;
 };
 
@@ -97,7 +101,7 @@ static inline struct call *tc_start(void *ctx, const char *node,
 		t->lose = NULL;
 		tc_node_down(t, node);
 	}
-	if (!n || n->state != NODE_UP) {
+	if (t->refuse_all || !n || n->state != NODE_UP) {
 		t->refused++;
 		errno = ENOTCONN;
 		return NULL;
