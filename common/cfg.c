@@ -550,6 +550,72 @@ int cfg_parse_hostport(struct cfg_ctx *ctx, const char *what, const char *s,
 	return 0;
 }
 
+static int cfg_url_fail(char *err, size_t errlen, int e, const char *why)
+{
+	snprintf(err, errlen, "%s", why);
+	errno = e;
+	return -1;
+}
+
+int cfg_split_http_url(const char *url, char *host, size_t hostlen,
+		       uint16_t *port, char *path, size_t pathlen, char *err,
+		       size_t errlen)
+{
+	const char *h, *end, *slash, *colon = NULL;
+	size_t hn;
+
+	if (!strncmp(url, "https://", 8))
+		return cfg_url_fail(err, errlen, EINVAL,
+				    "https is not supported: use plain http "
+				    "to a receiver or a local relay");
+	if (strncmp(url, "http://", 7))
+		return cfg_url_fail(err, errlen, EINVAL,
+				    "not http://HOST[:PORT]/PATH");
+	h = url + 7;
+	slash = strchr(h, '/');
+	end = slash ? slash : h + strlen(h);
+	if (*h == '[') {
+		const char *rb = memchr(h, ']', (size_t)(end - h));
+
+		if (!rb || (rb + 1 != end && rb[1] != ':'))
+			return cfg_url_fail(err, errlen, EINVAL,
+					    "bad [IPv6] host");
+		colon = rb + 1 != end ? rb + 1 : NULL;
+		hn = (size_t)(rb - h - 1);
+		h++;
+	} else {
+		colon = memchr(h, ':', (size_t)(end - h));
+		hn = (size_t)((colon ? colon : end) - h);
+	}
+	if (!hn)
+		return cfg_url_fail(err, errlen, EINVAL, "no host");
+	for (size_t i = 0; i < hn; i++)
+		if ((unsigned char)h[i] <= ' ' || strchr("@?#/", h[i]))
+			return cfg_url_fail(err, errlen, EINVAL,
+					    "bad character in the host");
+	*port = 80;
+	if (colon) {
+		char *e;
+		unsigned long v = strtoul(colon + 1, &e, 10);
+
+		if (e == colon + 1 || e != end || v < 1 || v > 65535)
+			return cfg_url_fail(err, errlen, EINVAL,
+					    "port is not 1..65535");
+		*port = (uint16_t)v;
+	}
+	for (const char *p = end; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return cfg_url_fail(err, errlen, EINVAL,
+					    "space or control character in "
+					    "the path");
+	if (hn >= hostlen || strlen(slash ? slash : "/") >= pathlen)
+		return cfg_url_fail(err, errlen, ENAMETOOLONG, "URL too long");
+	memcpy(host, h, hn);
+	host[hn] = '\0';
+	snprintf(path, pathlen, "%s", slash ? slash : "/");
+	return 0;
+}
+
 /* Returns 1 when s is a valid node name, 0 otherwise. */
 int cfg_valid_node_name(const char *s)
 {

@@ -157,6 +157,14 @@ int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
 int cfg_parse_hostport(struct cfg_ctx *ctx, const char *what, const char *s,
 		       uint16_t default_port, char *host, size_t hostlen,
 		       uint16_t *port);
+/* http://HOST[:PORT][/PATH] into its parts (port 80 by default, path "/"
+ * when none; [v6] hosts without brackets). 0, or -1 with errno EINVAL and
+ * the reason in err ("not http://HOST[:PORT]/PATH", "https is not
+ * supported: use a local relay"), or ENAMETOOLONG when a part does not fit
+ * its buffer. */
+int cfg_split_http_url(const char *url, char *host, size_t hostlen,
+		       uint16_t *port, char *path, size_t pathlen, char *err,
+		       size_t errlen);
 /* Node names: 1-63 chars of [A-Za-z0-9._-], not starting with '-' or '.'. */
 int cfg_valid_node_name(const char *s);
 /* Copy a string argument into a fixed buffer, reporting if it is too long. */

@@ -55,6 +55,14 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->survey_method = COORD_SURVEY_AUTO;
 	c->survey_rdma_qps = TESTLIMITS_RDMA_QPS_DEFAULT;
 	c->survey_rdma_size = TESTLIMITS_RDMA_SIZE_DEFAULT_WRITE;
+	c->alert_hold_down_ms = 30000;
+	c->alert_command_timeout_ms = 10000;
+	c->alert_webhook_timeout_ms = 5000;
+	c->alert_webhook_retries = 5;
+	c->watchdog_interval_ms = 60000;
+	c->health_report_interval_ms = 86400000;
+	c->history_max_age_ms = 30ull * 86400000;
+	c->history_max_rows = 1000000;
 }
 
 static const char *const coord_survey_methods[] = {"auto", "tcp", "rdma",
@@ -300,6 +308,19 @@ static const struct cfg_duration_field coord_conf_durations[] = {
 	 86400000},
 	{"survey_interval", offsetof(struct coord_conf, survey_interval_ms), 0,
 	 30ull * 86400000},
+	{"alert_hold_down", offsetof(struct coord_conf, alert_hold_down_ms), 0,
+	 3600000},
+	{"alert_command_timeout",
+	 offsetof(struct coord_conf, alert_command_timeout_ms), 100, 600000},
+	{"alert_webhook_timeout",
+	 offsetof(struct coord_conf, alert_webhook_timeout_ms), 100, 600000},
+	{"watchdog_interval", offsetof(struct coord_conf, watchdog_interval_ms),
+	 0, 86400000},
+	{"health_report_interval",
+	 offsetof(struct coord_conf, health_report_interval_ms), 0,
+	 30ull * 86400000},
+	{"history_max_age", offsetof(struct coord_conf, history_max_age_ms),
+	 3600000, 3650ull * 86400000},
 };
 
 static int coord_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
@@ -328,6 +349,10 @@ static const struct {
 	 100000},
 	{"survey_rdma_qps", offsetof(struct coord_conf, survey_rdma_qps), 1,
 	 TESTLIMITS_RDMA_QPS_MAX},
+	{"alert_webhook_retries",
+	 offsetof(struct coord_conf, alert_webhook_retries), 0, 100},
+	{"history_max_rows", offsetof(struct coord_conf, history_max_rows),
+	 1000, 100000000},
 };
 
 static int coord_conf_uint(struct cfg_ctx *ctx, int argc, char **argv,
@@ -459,7 +484,84 @@ static int coord_conf_rdma_size(struct cfg_ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
+/* alert_command PATH [ARG...]: exec'd as given, no shell. */
+static int coord_conf_alert_command(struct cfg_ctx *ctx, int argc, char **argv,
+				    void *arg)
+{
+	struct coord_conf *c = arg;
+
+	if (argv[1][0] != '/')
+		return cfg_error(ctx,
+				 "alert_command: '%s' is not an absolute path",
+				 argv[1]);
+	if (argc - 1 > COORD_CONF_MAX_ARGS)
+		return cfg_error(ctx, "alert_command: more than %d words",
+				 COORD_CONF_MAX_ARGS);
+	for (int i = 1; i < argc; i++)
+		if (strlen(argv[i]) >= sizeof(c->alert_argv[0]))
+			return cfg_error(ctx,
+					 "alert_command: '%.40s...' is "
+					 "too long",
+					 argv[i]);
+	for (int i = 1; i < argc; i++)
+		snprintf(c->alert_argv[i - 1], sizeof(c->alert_argv[0]), "%s",
+			 argv[i]);
+	c->n_alert_argv = (unsigned)argc - 1;
+	return 0;
+}
+
+/* alert_webhook http://HOST[:PORT]/PATH (plain HTTP: a receiver on the
+ * management network or a local relay). */
+static int coord_conf_webhook(struct cfg_ctx *ctx, int argc, char **argv,
+			      void *arg)
+{
+	struct coord_conf *c = arg;
+	char err[160], host[256], path[COORD_CONF_PATH_LEN];
+	uint16_t port;
+
+	(void)argc;
+	if (cfg_split_http_url(argv[1], host, sizeof(host), &port, path,
+			       sizeof(path), err, sizeof(err)) < 0)
+		return cfg_error(ctx, "alert_webhook: %s", err);
+	if (strlen(argv[1]) >= sizeof(c->alert_webhook))
+		return cfg_error(ctx, "alert_webhook: URL too long");
+	snprintf(c->alert_webhook, sizeof(c->alert_webhook), "%s", argv[1]);
+	return 0;
+}
+
+/* metrics_listen ADDR:PORT: off unless set (the figures are for the
+ * monitoring network, not for anyone). */
+static int coord_conf_metrics(struct cfg_ctx *ctx, int argc, char **argv,
+			      void *arg)
+{
+	struct coord_conf *c = arg;
+	char host[256];
+	uint16_t port = 0;
+
+	(void)argc;
+	if (cfg_parse_hostport(ctx, argv[0], argv[1], 0, host, sizeof(host),
+			       &port) < 0)
+		return -1;
+	if (!port)
+		return cfg_error(ctx, "metrics_listen: '%s' needs a port",
+				 argv[1]);
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen),
+		 strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+	return 0;
+}
+
 static const struct cfg_directive coord_conf_directives[] = {
+	{"alert_hold_down", 1, 1, coord_conf_duration},
+	{"alert_command", 1, COORD_CONF_MAX_ARGS + 1, coord_conf_alert_command},
+	{"alert_command_timeout", 1, 1, coord_conf_duration},
+	{"alert_webhook", 1, 1, coord_conf_webhook},
+	{"alert_webhook_timeout", 1, 1, coord_conf_duration},
+	{"alert_webhook_retries", 1, 1, coord_conf_uint},
+	{"watchdog_interval", 1, 1, coord_conf_duration},
+	{"health_report_interval", 1, 1, coord_conf_duration},
+	{"metrics_listen", 1, 1, coord_conf_metrics},
+	{"history_max_age", 1, 1, coord_conf_duration},
+	{"history_max_rows", 1, 1, coord_conf_uint},
 	{"survey_method", 1, 1, coord_conf_method},
 	{"survey_rdma_qps", 1, 1, coord_conf_uint},
 	{"survey_rdma_size", 1, 1, coord_conf_rdma_size},

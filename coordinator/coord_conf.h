@@ -12,6 +12,8 @@
 #define COORD_CONF_MAX_DENY 4096
 /* A serial as deny_serial keeps it: up to 20 bytes in hex (RFC 5280). */
 #define COORD_CONF_SERIAL_LEN 41
+/* alert_command: the program and its arguments, at most. */
+#define COORD_CONF_MAX_ARGS 16
 
 struct coord_conf {
 	char name[256];	       /* name; default: hostname */
@@ -66,6 +68,24 @@ struct coord_conf {
 	uint32_t survey_rdma_qps;  /* survey_rdma_qps, 1..64, default 4 */
 	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M,
 				      at most TESTLIMITS_RDMA_SIZE_MAX */
+	/* Watching (issue 10) */
+	uint64_t alert_hold_down_ms; /* alert_hold_down: clear this long before
+					an alert resolves, default 30s */
+	/* alert_command PATH [ARG...]: run for every alert transition, no
+	 * shell; PATH absolute */
+	char alert_argv[COORD_CONF_MAX_ARGS][COORD_CONF_PATH_LEN];
+	unsigned n_alert_argv;
+	uint64_t alert_command_timeout_ms; /* alert_command_timeout, 10s */
+	char alert_webhook[COORD_CONF_PATH_LEN]; /* alert_webhook URL, "" */
+	uint64_t alert_webhook_timeout_ms;	 /* default 5s */
+	uint32_t alert_webhook_retries;		 /* default 5 */
+	uint64_t watchdog_interval_ms;	    /* watchdog_interval: the Watchdog
+					  alert to the sinks, 1m, 0 = off */
+	uint64_t health_report_interval_ms; /* health_report_interval, 24h,
+					       0 = off */
+	char metrics_listen[256];    /* metrics_listen ADDR:PORT, "" = off */
+	uint64_t history_max_age_ms; /* history_max_age, default 30d */
+	uint32_t history_max_rows;   /* history_max_rows, default 1000000 */
 	/* The line that set ca, cert, key, control_group (0: the default),
 	 * for coord_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key, line_control_group;

@@ -1,0 +1,108 @@
+/* Health alerts: one table of alerts keyed by (rule, subject), each with a
+ * lifecycle (firing, then resolved), deduplicated, with first and last
+ * seen, and a hold-down that makes a flapping condition one alert with a
+ * flap count instead of one per flap. The module decides nothing about the
+ * cluster: watch.c says which conditions hold; time comes from the caller
+ * and transitions go to one callback (the sinks, the store). */
+#ifndef RING_ALERTS_H
+#define RING_ALERTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ALERTS_RULE_LEN 32
+#define ALERTS_SUBJECT_LEN 160
+#define ALERTS_NODE_LEN 64
+#define ALERTS_EDGE_LEN 140
+#define ALERTS_MESSAGE_LEN 512
+
+/* The values of ring.proto's Severity. */
+enum alert_severity {
+	ALERT_INFO = 0,
+	ALERT_WARNING = 1,
+	ALERT_CRITICAL = 2,
+};
+
+struct alert {
+	char rule[ALERTS_RULE_LEN];	  /* stable id: "node_down", ... */
+	char subject[ALERTS_SUBJECT_LEN]; /* "n3", "n1-n2", "ring" */
+	char node[ALERTS_NODE_LEN];	  /* "" where none */
+	char edge[ALERTS_EDGE_LEN];	  /* "" where none */
+	enum alert_severity severity;
+	int firing; /* as published: 0 once resolved */
+	char message[ALERTS_MESSAGE_LEN];
+	uint64_t first_seen_ms; /* this episode's start */
+	uint64_t last_seen_ms;	/* the condition last held */
+	uint64_t resolved_ms;	/* 0 while firing */
+	uint32_t flaps;		/* cleared and back within the hold-down */
+};
+
+enum alert_event {
+	ALERT_EV_FIRED,	   /* a new episode */
+	ALERT_EV_RESOLVED, /* clear for the whole hold-down */
+	ALERT_EV_CHANGED,  /* still firing: message or severity changed */
+};
+
+/* Called on every transition, from within alerts_raise/clear/tick/
+ * round_end; it must not call back into the table. */
+typedef void (*alerts_notify_fn)(const struct alert *a, enum alert_event ev,
+				 void *arg);
+
+struct alerts_conf {
+	uint64_t hold_down_ms; /* clear this long before resolved */
+	/* Resolved alerts kept for `alerts --all` (and for a condition that
+	 * returns: a new episode), oldest dropped first. */
+	size_t max_resolved;
+	uint64_t keep_resolved_ms; /* and not longer than this */
+	size_t max_firing;	   /* distinct firing alerts, at most */
+};
+
+struct alerts;
+
+struct alerts *alerts_new(const struct alerts_conf *conf,
+			  alerts_notify_fn notify, void *arg);
+void alerts_free(struct alerts *t);
+
+/* The condition (rule, subject) holds at now_ms: a new alert fires (notify
+ * FIRED), or the firing one is refreshed (last_seen; message or severity
+ * changed: notify CHANGED), or one clearing within its hold-down fires on
+ * (flaps + 1, no notification). node and edge may be NULL. 0, or -1 with
+ * errno ENOSPC when max_firing distinct alerts already fire (the rule's
+ * existing alerts still refresh) or ENOMEM. */
+int alerts_raise(struct alerts *t, const char *rule, const char *subject,
+		 const char *node, const char *edge,
+		 enum alert_severity severity, const char *message,
+		 uint64_t now_ms);
+/* The condition no longer holds: resolved (notify RESOLVED) once it stays
+ * clear for the hold-down; at once when hold_down_ms is 0. Unknown
+ * alerts are ignored. */
+void alerts_clear(struct alerts *t, const char *rule, const char *subject,
+		  uint64_t now_ms);
+
+/* An evaluation round: every alert of the given rules that was not raised
+ * between begin and end is cleared at end (conditions that went away). */
+void alerts_round_begin(struct alerts *t);
+void alerts_round_end(struct alerts *t, const char *const *rules,
+		      size_t n_rules, uint64_t now_ms);
+
+/* Resolve the alerts whose hold-down has passed, drop resolved ones past
+ * the keep limits. Returns the ms until the next hold-down ends, 0 when
+ * none is pending (the caller arms its timer with it). */
+uint64_t alerts_tick(struct alerts *t, uint64_t now_ms);
+
+/* "healthy" when nothing fires, else "degraded" or "critical" by the most
+ * severe firing alert; ALERT_INFO alerts do not count. */
+const char *alerts_health(const struct alerts *t);
+size_t alerts_firing(const struct alerts *t);
+
+/* The alerts in order (firing first, most severe first, then oldest
+ * first): all = resolved ones too. Returns how many there are; fills at
+ * most max pointers (valid until the next call that changes the table). */
+size_t alerts_list(const struct alerts *t, int all, const struct alert **out,
+		   size_t max);
+
+/* Put back an alert saved before a restart (no notification): a firing
+ * one fires on without a second FIRED. 0 or -1 (errno). */
+int alerts_restore(struct alerts *t, const struct alert *a);
+
+#endif

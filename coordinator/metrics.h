@@ -1,0 +1,42 @@
+/* The Prometheus text endpoint (metrics_listen, off by default): GET
+ * /metrics on libevent's HTTP server. The exposition is rendered from
+ * explicit inputs (the node table, the last topology, the alerts), so that
+ * it is unit-tested without a server; names follow Prometheus' rules (base
+ * units, _total counters, _info metadata) and labels stay bounded (nodes,
+ * edges, directions, ladder steps, sizes: never free text). */
+#ifndef RING_METRICS_H
+#define RING_METRICS_H
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "nodes.h"
+#include "ring.pb-c.h"
+
+/* What the exposition is made of; any pointer may be NULL. */
+struct metrics_src {
+	struct nodes *nodes;
+	const Ring__Topology *topology; /* the last survey, with overlay */
+	const struct alerts *alerts;
+	const char *coordinator; /* name */
+	const char *version;
+	uint64_t now_ms;
+};
+
+/* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
+int metrics_render(struct evbuffer *out, const struct metrics_src *src);
+
+/* Fills *src at each scrape. */
+typedef void (*metrics_src_fn)(struct metrics_src *src, void *arg);
+
+struct metrics;
+
+/* Listen on "ADDR:PORT" ("[v6]:PORT"); NULL with errno on failure. Bounded:
+ * connections, request size, and a timeout per request. */
+struct metrics *metrics_new(struct event_base *base, const char *listen,
+			    metrics_src_fn fn, void *arg);
+void metrics_free(struct metrics *m);
+
+#endif

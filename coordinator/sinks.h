@@ -1,0 +1,48 @@
+/* Where alerts go: journald (structured fields RING_ALERT, RING_SEVERITY,
+ * RING_STATE, RING_EDGE, RING_NODE; stderr when not under systemd), an
+ * alert_command run without a shell (the alert in environment variables
+ * and as JSON on its stdin, killed after a timeout), and a webhook that
+ * receives Prometheus Alertmanager's webhook JSON over HTTP, retried with
+ * backoff. No sink blocks the event loop; a failing or slow one is logged
+ * and retried, and the queue of what waits for it is bounded. */
+#ifndef RING_SINKS_H
+#define RING_SINKS_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "alerts.h"
+
+struct sinks_conf {
+	const char *coordinator; /* this coordinator's name (labels) */
+	/* alert_command PATH [ARG...]: argv[0] absolute; NULL: none */
+	char *const *command_argv;
+	uint64_t command_timeout_ms;
+	/* alert_webhook http://HOST[:PORT]/PATH (cfg_split_http_url() has
+	 * checked it); "" or NULL: none */
+	const char *webhook_url;
+	uint64_t webhook_timeout_ms;
+	unsigned webhook_retries;      /* attempts after the first */
+	uint64_t webhook_backoff_ms;   /* first retry; doubles each time */
+	size_t queue_max;	       /* alerts waiting per sink, at most */
+	uint64_t watchdog_interval_ms; /* Watchdog alert to the webhook and
+					  command this often; 0 = off */
+};
+
+struct sinks;
+
+struct sinks *sinks_new(struct event_base *base, const struct sinks_conf *conf);
+void sinks_free(struct sinks *s);
+
+/* Hand one transition to every sink (copies what it needs). */
+void sinks_alert(struct sinks *s, const struct alert *a, enum alert_event ev);
+
+/* For tests and `ringctl status`: deliveries that failed for good, and
+ * the alerts still queued. */
+struct sinks_stats {
+	uint64_t delivered, retried, dropped, failed;
+	size_t queued;
+};
+void sinks_stats(const struct sinks *s, struct sinks_stats *out);
+
+#endif

@@ -1,0 +1,64 @@
+/* The coordinator's durable state under state_dir: one SQLite database in
+ * WAL mode (ringd.db). It keeps what a restart must not lose: the last
+ * topology and published rank order (as the wire's packed messages), the
+ * alerts, and the history of every measured figure, thinned by age and
+ * row count. Every write is one transaction: after a crash (kill -9
+ * included) what was committed is there, and nothing half-written. */
+#ifndef RING_STORE_H
+#define RING_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alerts.h"
+
+#define STORE_FILE "ringd.db"
+
+struct store;
+
+/* One measured figure of an edge. */
+struct store_sample {
+	uint64_t ts_ms;
+	char edge[ALERTS_EDGE_LEN]; /* "a-b" as the topology names it */
+	char kind[32];		    /* "tcp_bw", "rdma_write_bw", "tcp_lat",
+				       "rdma_write_lat", ... */
+	char direction[8];	    /* "a_to_b", "b_to_a", "" */
+	uint32_t param;		    /* streams, QPs, or message size */
+	double value;		    /* Gbps, or microseconds */
+};
+
+/* Open (creating) dir/ringd.db: WAL, synchronous FULL, a schema version
+ * checked (a newer schema is refused, not overwritten), and
+ * PRAGMA quick_check. NULL with the reason in err (and errno). */
+struct store *store_open(const char *dir, char *err, size_t errlen);
+void store_close(struct store *s);
+
+/* Named blobs ("topology", "ranks"): replaced whole, in one transaction.
+ * get: *buf malloc'ed (caller frees), *saved_ms when it was written; -1
+ * with errno ENOENT when there is none. */
+int store_put_blob(struct store *s, const char *key, const void *buf,
+		   size_t len, uint64_t now_ms);
+int store_get_blob(struct store *s, const char *key, void **buf, size_t *len,
+		   uint64_t *saved_ms);
+
+/* Alerts by (rule, subject): the latest state of each. */
+int store_alert_save(struct store *s, const struct alert *a);
+/* fn for every saved alert (firing first); stops at fn's non-zero return,
+ * which it returns. */
+int store_alerts_load(struct store *s,
+		      int (*fn)(const struct alert *a, void *arg), void *arg);
+/* Forget resolved alerts older than before_ms. */
+int store_alerts_prune(struct store *s, uint64_t before_ms);
+
+/* History: n samples in one transaction. */
+int store_history_add(struct store *s, const struct store_sample *v, size_t n);
+/* fn for each sample of edge (all edges: NULL) since since_ms, oldest
+ * first; stops at fn's non-zero return, which it returns. */
+int store_history_query(struct store *s, const char *edge, uint64_t since_ms,
+			int (*fn)(const struct store_sample *v, void *arg),
+			void *arg);
+/* Drop samples older than max_age_ms, then the oldest beyond max_rows. */
+int store_history_thin(struct store *s, uint64_t now_ms, uint64_t max_age_ms,
+		       uint64_t max_rows);
+
+#endif
