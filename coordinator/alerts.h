@@ -33,7 +33,9 @@ struct alert {
 	char message[ALERTS_MESSAGE_LEN];
 	uint64_t first_seen_ms; /* this episode's start */
 	uint64_t last_seen_ms;	/* the condition last held */
-	uint64_t resolved_ms;	/* 0 while firing */
+	uint64_t resolved_ms;	/* 0 while firing; then when the condition
+				   went away (the clear that began the
+				   hold-down), not when the hold-down ended */
 	uint32_t flaps;		/* cleared and back within the hold-down */
 };
 
@@ -44,7 +46,10 @@ enum alert_event {
 };
 
 /* Called on every transition, from within alerts_raise/clear/tick/
- * round_end; it must not call back into the table. */
+ * round_end, with the table already consistent; it may read the table
+ * (alerts_list, alerts_health, alerts_firing) but must not change it (no
+ * raise, clear, round, tick, restore or free). a is valid only during the
+ * call. */
 typedef void (*alerts_notify_fn)(const struct alert *a, enum alert_event ev,
 				 void *arg);
 
@@ -56,6 +61,8 @@ struct alerts_conf {
 	uint64_t keep_resolved_ms; /* and not longer than this */
 	size_t max_firing;	   /* distinct firing alerts, at most */
 };
+/* max_firing 0 is refused (EINVAL); max_resolved 0 keeps none, and
+ * keep_resolved_ms 0 drops resolved ones at the next alerts_tick. */
 
 struct alerts;
 
@@ -66,21 +73,29 @@ void alerts_free(struct alerts *t);
 /* The condition (rule, subject) holds at now_ms: a new alert fires (notify
  * FIRED), or the firing one is refreshed (last_seen; message or severity
  * changed: notify CHANGED), or one clearing within its hold-down fires on
- * (flaps + 1, no notification). node and edge may be NULL. 0, or -1 with
- * errno ENOSPC when max_firing distinct alerts already fire (the rule's
+ * (flaps + 1, no notification unless message or severity changed). One
+ * whose hold-down has passed but that no tick has resolved yet is resolved
+ * first (RESOLVED, then FIRED: a new episode). node, edge and message may
+ * be NULL (""); every string is cut to its field's size at a UTF-8
+ * character boundary, never refused, and the key is (rule, subject) as
+ * cut. 0, or -1 with errno EINVAL (no rule or subject, bad severity),
+ * ENOSPC when max_firing distinct alerts already fire (the rule's
  * existing alerts still refresh) or ENOMEM. */
 int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		 const char *node, const char *edge,
 		 enum alert_severity severity, const char *message,
 		 uint64_t now_ms);
 /* The condition no longer holds: resolved (notify RESOLVED) once it stays
- * clear for the hold-down; at once when hold_down_ms is 0. Unknown
- * alerts are ignored. */
+ * clear for the hold-down; at once when hold_down_ms is 0. A second clear
+ * keeps the first one's time. Unknown or resolved alerts are ignored.
+ * Also resolves any other alert whose hold-down has passed by now_ms. */
 void alerts_clear(struct alerts *t, const char *rule, const char *subject,
 		  uint64_t now_ms);
 
 /* An evaluation round: every alert of the given rules that was not raised
- * between begin and end is cleared at end (conditions that went away). */
+ * between begin and end is cleared at end (conditions that went away);
+ * alerts of other rules are left alone. A raise outside a round counts
+ * for the round that came before it. */
 void alerts_round_begin(struct alerts *t);
 void alerts_round_end(struct alerts *t, const char *const *rules,
 		      size_t n_rules, uint64_t now_ms);
@@ -91,18 +106,24 @@ void alerts_round_end(struct alerts *t, const char *const *rules,
 uint64_t alerts_tick(struct alerts *t, uint64_t now_ms);
 
 /* "healthy" when nothing fires, else "degraded" or "critical" by the most
- * severe firing alert; ALERT_INFO alerts do not count. */
+ * severe firing alert; ALERT_INFO alerts do not count, nor does the
+ * "watchdog" rule (it fires while all is well). alerts_firing counts every
+ * firing alert (clearing ones within their hold-down included). */
 const char *alerts_health(const struct alerts *t);
 size_t alerts_firing(const struct alerts *t);
 
 /* The alerts in order (firing first, most severe first, then oldest
- * first): all = resolved ones too. Returns how many there are; fills at
- * most max pointers (valid until the next call that changes the table). */
+ * first, then by rule and subject): all = resolved ones too. Returns how
+ * many there are; fills at most max pointers (valid until the next call
+ * that changes the table). Never allocates. */
 size_t alerts_list(const struct alerts *t, int all, const struct alert **out,
 		   size_t max);
 
 /* Put back an alert saved before a restart (no notification): a firing
- * one fires on without a second FIRED. 0 or -1 (errno). */
+ * one fires on without a second FIRED (a later clear resolves it and
+ * notifies as usual; it counts as not raised in the current round). It
+ * replaces an alert of the same key. 0 or -1 (errno EINVAL: no rule, bad
+ * severity; ENOSPC: max_firing already fire; ENOMEM). */
 int alerts_restore(struct alerts *t, const struct alert *a);
 
 #endif
