@@ -19,7 +19,8 @@ UNITDIR ?= /lib/systemd/system
 DESTDIR ?=
 PYTHON ?= /usr/bin/python3
 
-PKGS := libevent libevent_openssl libprotobuf-c libsystemd openssl libibverbs
+PKGS := libevent libevent_openssl libprotobuf-c libsystemd openssl libibverbs \
+	sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -33,7 +34,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_BENCH  the tools make bench compares against
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
-	ibverbs-providers python3 iproute2 procps
+	ibverbs-providers libsqlite3-dev python3 iproute2 procps
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
 	valgrind util-linux systemd
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \

@@ -29,7 +29,12 @@ struct store_sample {
 
 /* Open (creating) dir/ringd.db: WAL, synchronous FULL, a schema version
  * checked (a newer schema is refused, not overwritten), and
- * PRAGMA quick_check. NULL with the reason in err (and errno). */
+ * PRAGMA quick_check. dir must exist. One process at a time: an flock on
+ * dir/ringd.lock, held until store_close, refuses a second coordinator
+ * ("another coordinator uses DIR", EBUSY). NULL with the reason in err
+ * (and errno: EIO for a corrupt file or one that is not ours, EPROTO for
+ * a newer schema). The other calls return -1 with errno (ENOSPC for a
+ * full disk, EIO, ...) and log the database's message once. */
 struct store *store_open(const char *dir, char *err, size_t errlen);
 void store_close(struct store *s);
 
@@ -44,7 +49,8 @@ int store_get_blob(struct store *s, const char *key, void **buf, size_t *len,
 /* Alerts by (rule, subject): the latest state of each. */
 int store_alert_save(struct store *s, const struct alert *a);
 /* fn for every saved alert (firing first); stops at fn's non-zero return,
- * which it returns. */
+ * which it returns. fn must not call into the store (-1, EBUSY); nor
+ * may store_history_query's. */
 int store_alerts_load(struct store *s,
 		      int (*fn)(const struct alert *a, void *arg), void *arg);
 /* Forget resolved alerts older than before_ms. */
@@ -57,7 +63,10 @@ int store_history_add(struct store *s, const struct store_sample *v, size_t n);
 int store_history_query(struct store *s, const char *edge, uint64_t since_ms,
 			int (*fn)(const struct store_sample *v, void *arg),
 			void *arg);
-/* Drop samples older than max_age_ms, then the oldest beyond max_rows. */
+/* Drop samples older than max_age_ms, then the oldest beyond max_rows
+ * (0: no such limit). Bounded work: at most 10000 rows go per limit and
+ * call; 1 when that bound was hit and more may remain (call again), else
+ * 0, or -1. */
 int store_history_thin(struct store *s, uint64_t now_ms, uint64_t max_age_ms,
 		       uint64_t max_rows);
 

@@ -1,0 +1,820 @@
+/* The coordinator's durable state: one SQLite database in WAL mode under
+ * state_dir, used by this process alone (an flock on ringd.lock keeps a
+ * second coordinator out) from the event loop (no mutexes). Every write
+ * is one BEGIN IMMEDIATE ... COMMIT; synchronous=FULL makes a commit
+ * durable before it returns. The file is trusted no further than any
+ * input: text is copied truncated, numbers are clamped. */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define STORE_LOCK_FILE "ringd.lock"
+#define STORE_SCHEMA_VERSION 1
+/* Only this process uses the file: a lock held longer is a fault. */
+#define STORE_BUSY_MS 1000
+/* Rows that one store_history_thin call deletes per limit, at most: the
+ * event loop is never held long; later calls catch up. */
+#define STORE_THIN_MAX 10000
+
+enum store_stmt {
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_BLOB_PUT,
+	ST_BLOB_GET,
+	ST_ALERT_SAVE,
+	ST_ALERTS_LOAD,
+	ST_ALERTS_PRUNE,
+	ST_HIST_ADD,
+	ST_HIST_QUERY_EDGE,
+	ST_HIST_QUERY_ALL,
+	ST_HIST_THIN_AGE,
+	ST_HIST_COUNT,
+	ST_HIST_THIN_ROWS,
+	ST_N
+};
+
+static const char *const store_sql[ST_N] = {
+	[ST_BEGIN] = "BEGIN IMMEDIATE",
+	[ST_COMMIT] = "COMMIT",
+	[ST_ROLLBACK] = "ROLLBACK",
+	[ST_BLOB_PUT] = "INSERT OR REPLACE INTO blobs(key, saved_ms, data) "
+			"VALUES (?1, ?2, ?3)",
+	[ST_BLOB_GET] = "SELECT saved_ms, data FROM blobs WHERE key = ?1",
+	[ST_ALERT_SAVE] =
+		"INSERT OR REPLACE INTO alerts(rule, subject, node, edge, "
+		"severity, firing, message, first_seen_ms, last_seen_ms, "
+		"resolved_ms, flaps) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	/* The order of alerts_list: firing, most severe, oldest first. */
+	[ST_ALERTS_LOAD] =
+		"SELECT rule, subject, node, edge, severity, firing, message, "
+		"first_seen_ms, last_seen_ms, resolved_ms, flaps FROM alerts "
+		"ORDER BY firing DESC, severity DESC, first_seen_ms, rule, "
+		"subject",
+	[ST_ALERTS_PRUNE] =
+		"DELETE FROM alerts WHERE firing = 0 AND resolved_ms < ?1",
+	[ST_HIST_ADD] = "INSERT INTO history(ts_ms, edge, kind, direction, "
+			"param, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_HIST_QUERY_EDGE] =
+		"SELECT ts_ms, edge, kind, direction, param, value FROM "
+		"history WHERE edge = ?1 AND ts_ms >= ?2 ORDER BY ts_ms, id",
+	[ST_HIST_QUERY_ALL] =
+		"SELECT ts_ms, edge, kind, direction, param, value FROM "
+		"history WHERE ts_ms >= ?1 ORDER BY ts_ms, id",
+	[ST_HIST_THIN_AGE] = "DELETE FROM history WHERE id IN (SELECT id FROM "
+			     "history WHERE ts_ms < ?1 ORDER BY ts_ms, id "
+			     "LIMIT ?2)",
+	[ST_HIST_COUNT] = "SELECT count(*) FROM history",
+	[ST_HIST_THIN_ROWS] = "DELETE FROM history WHERE id IN (SELECT id FROM "
+			      "history ORDER BY ts_ms, id LIMIT ?1)",
+};
+
+/* Version 1. history_ts serves the age limit, the row limit (oldest
+ * first) and the all-edges query; history_edge the per-edge query. */
+static const char store_schema[] =
+	"CREATE TABLE IF NOT EXISTS blobs(key TEXT PRIMARY KEY, "
+	"saved_ms INTEGER NOT NULL, data BLOB NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS alerts(rule TEXT NOT NULL, "
+	"subject TEXT NOT NULL, node TEXT NOT NULL, edge TEXT NOT NULL, "
+	"severity INTEGER NOT NULL, firing INTEGER NOT NULL, "
+	"message TEXT NOT NULL, first_seen_ms INTEGER NOT NULL, "
+	"last_seen_ms INTEGER NOT NULL, resolved_ms INTEGER NOT NULL, "
+	"flaps INTEGER NOT NULL, PRIMARY KEY(rule, subject));"
+	"CREATE TABLE IF NOT EXISTS history(id INTEGER PRIMARY KEY, "
+	"ts_ms INTEGER NOT NULL, edge TEXT NOT NULL, kind TEXT NOT NULL, "
+	"direction TEXT NOT NULL, param INTEGER NOT NULL, "
+	"value REAL NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS history_edge ON history(edge, ts_ms);"
+	"CREATE INDEX IF NOT EXISTS history_ts ON history(ts_ms);"
+	"PRAGMA user_version = 1;";
+
+struct store {
+	sqlite3 *db;
+	int lock_fd;
+	int busy; /* inside a load/query callback: no re-entry */
+	sqlite3_stmt *st[ST_N];
+};
+
+/* errno for an SQLite result code. */
+static int store_errno(sqlite3 *db, int rc)
+{
+	int sys = db ? sqlite3_system_errno(db) : 0;
+
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+		return ENOSPC;
+	case SQLITE_NOMEM:
+		return ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return EBUSY;
+	case SQLITE_READONLY:
+		return EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return EACCES;
+	case SQLITE_TOOBIG:
+		return EMSGSIZE;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+		return EINVAL;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+		return sys > 0 ? sys : EIO;
+	default:
+		return EIO;
+	}
+}
+
+/* A failed operation: its one warning, errno set; -1. */
+static int store_fail(struct store *s, const char *what, int rc)
+{
+	int e = store_errno(s->db, rc);
+
+	/* A reset statement may have cleared the connection's message. */
+	log_warnx("store: %s: %s", what,
+		  sqlite3_errcode(s->db) == SQLITE_OK ? sqlite3_errstr(rc)
+						      : sqlite3_errmsg(s->db));
+	errno = e;
+	return -1;
+}
+
+static void store_reset(sqlite3_stmt *st)
+{
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+}
+
+/* Run a statement that returns no rows (or whose rows don't matter). */
+static int store_exec(struct store *s, enum store_stmt i)
+{
+	sqlite3_stmt *st = s->st[i];
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int store_begin(struct store *s, const char *what)
+{
+	int rc;
+
+	if (s->busy) {
+		log_warnx("store: %s: called back from a load or query", what);
+		errno = EBUSY;
+		return -1;
+	}
+	rc = store_exec(s, ST_BEGIN);
+	if (rc != SQLITE_OK)
+		return store_fail(s, what, rc);
+	return 0;
+}
+
+/* Commit, or on rc != SQLITE_OK (or a failed commit) warn once and roll
+ * back. */
+static int store_end(struct store *s, const char *what, int rc)
+{
+	int ret, e;
+
+	if (rc == SQLITE_OK) {
+		rc = store_exec(s, ST_COMMIT);
+		if (rc == SQLITE_OK)
+			return 0;
+	}
+	ret = store_fail(s, what, rc);
+	e = errno;
+	/* Some errors (SQLITE_FULL, IOERR) have rolled back already. */
+	if (!sqlite3_get_autocommit(s->db))
+		store_exec(s, ST_ROLLBACK);
+	errno = e;
+	return ret;
+}
+
+static int store_bind_text(sqlite3_stmt *st, int idx, const char *str,
+			   size_t max)
+{
+	/* Our fixed fields need not end in a NUL: never read past them. */
+	return sqlite3_bind_text(st, idx, str, (int)strnlen(str, max),
+				 SQLITE_STATIC);
+}
+
+static int store_bind_ms(sqlite3_stmt *st, int idx, uint64_t ms)
+{
+	return sqlite3_bind_int64(
+		st, idx, ms > INT64_MAX ? INT64_MAX : (sqlite3_int64)ms);
+}
+
+/* Column text into a fixed field, truncated; the file may say anything. */
+static void store_col_text(sqlite3_stmt *st, int col, char *dst, size_t size)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	int n = sqlite3_column_bytes(st, col);
+	size_t len = t && n > 0 ? (size_t)n : 0;
+
+	if (len >= size)
+		len = size - 1;
+	if (len)
+		memcpy(dst, t, len);
+	dst[len] = '\0';
+}
+
+static uint64_t store_col_u64(sqlite3_stmt *st, int col)
+{
+	sqlite3_int64 v = sqlite3_column_int64(st, col);
+
+	return v < 0 ? 0 : (uint64_t)v;
+}
+
+static uint32_t store_col_u32(sqlite3_stmt *st, int col)
+{
+	sqlite3_int64 v = sqlite3_column_int64(st, col);
+
+	if (v < 0)
+		return 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The first row's text of a pragma into out; SQLite's rc. */
+static int store_pragma(sqlite3 *db, const char *sql, char *out, size_t size)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	out[0] = '\0';
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		store_col_text(st, 0, out, size);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static void store_errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void store_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* The lock that keeps a second coordinator off this state_dir. */
+static int store_lock(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+			     STORE_LOCK_FILE) >= sizeof(path)) {
+		store_errf(err, errlen, "%s: path too long", dir);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		store_errf(err, errlen, "%s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno == EWOULDBLOCK ? EBUSY : errno;
+
+		if (e == EBUSY)
+			store_errf(err, errlen, "another coordinator uses %s",
+				   dir);
+		else
+			store_errf(err, errlen, "%s: lock: %s", path,
+				   strerror(e));
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* A database that is not ours, corrupt, or newer than us is refused
+ * before anything writes to it. */
+static int store_check(struct store *s, const char *path, int *version,
+		       char *err, size_t errlen)
+{
+	char buf[256];
+	int rc;
+
+	rc = store_pragma(s->db, "PRAGMA user_version", buf, sizeof(buf));
+	if (rc != SQLITE_OK)
+		goto fail;
+	*version = atoi(buf);
+	if (*version > STORE_SCHEMA_VERSION) {
+		store_errf(err, errlen,
+			   "%s: schema version %d is newer than this "
+			   "ring-coordinator's (%d): refusing to change it",
+			   path, *version, STORE_SCHEMA_VERSION);
+		errno = EPROTO;
+		return -1;
+	}
+	if (*version < 0) {
+		store_errf(err, errlen, "%s: bad schema version %d", path,
+			   *version);
+		errno = EPROTO;
+		return -1;
+	}
+	rc = store_pragma(s->db, "PRAGMA quick_check", buf, sizeof(buf));
+	if (rc != SQLITE_OK)
+		goto fail;
+	if (strcmp(buf, "ok")) {
+		store_errf(err, errlen, "%s: corrupt (quick_check: %s)", path,
+			   buf);
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+fail:
+	if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
+		store_errf(err, errlen,
+			   "%s: %s: corrupt, or not a ring-coordinator "
+			   "database; refusing it (move it away to start "
+			   "afresh)",
+			   path, sqlite3_errmsg(s->db));
+		errno = EIO;
+		return -1;
+	}
+	store_errf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+	errno = store_errno(s->db, rc);
+	return -1;
+}
+
+static int store_setup(struct store *s, const char *path, int version,
+		       char *err, size_t errlen)
+{
+	char buf[64], *msg = NULL;
+	int rc;
+
+	rc = store_pragma(s->db, "PRAGMA journal_mode = WAL", buf, sizeof(buf));
+	if (rc != SQLITE_OK)
+		goto fail;
+	if (strcmp(buf, "wal")) {
+		store_errf(err, errlen, "%s: cannot use WAL (journal mode %s)",
+			   path, buf);
+		errno = EIO;
+		return -1;
+	}
+	rc = sqlite3_exec(s->db,
+			  "PRAGMA synchronous = FULL;"
+			  "PRAGMA foreign_keys = ON;"
+			  /* The WAL shrinks back to 64 MiB after a large
+			     transaction. */
+			  "PRAGMA journal_size_limit = 67108864;",
+			  NULL, NULL, &msg);
+	if (rc != SQLITE_OK)
+		goto fail;
+	if (version == 0) {
+		rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(s->db, store_schema, NULL, NULL,
+					  &msg);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg);
+		if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db))
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			goto fail;
+	}
+	for (int i = 0; i < ST_N; i++) {
+		rc = sqlite3_prepare_v3(s->db, store_sql[i], -1,
+					SQLITE_PREPARE_PERSISTENT, &s->st[i],
+					NULL);
+		if (rc != SQLITE_OK)
+			goto fail;
+	}
+	return 0;
+fail:
+	store_errf(err, errlen, "%s: %s", path,
+		   msg ? msg : sqlite3_errmsg(s->db));
+	sqlite3_free(msg);
+	errno = store_errno(s->db, rc);
+	return -1;
+}
+
+struct store *store_open(const char *dir, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct store *s;
+	int fd, rc, version, e;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE) >=
+	    sizeof(path)) {
+		store_errf(err, errlen, "%s: path too long", dir);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		store_errf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	s->lock_fd = -1;
+	s->lock_fd = store_lock(dir, err, errlen);
+	if (s->lock_fd < 0)
+		goto fail;
+	/* SQLite would create it 0644 (less the umask), and its -wal and
+	 * -shm files take the database's mode: the history is ours alone. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		e = errno;
+		store_errf(err, errlen, "%s: %s", path, strerror(e));
+		errno = e;
+		goto fail;
+	}
+	close(fd);
+	rc = sqlite3_open_v2(path, &s->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_NOMUTEX,
+			     NULL);
+	if (rc != SQLITE_OK) {
+		store_errf(err, errlen, "%s: %s", path,
+			   s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		errno = store_errno(s->db, rc);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	if (store_check(s, path, &version, err, errlen) < 0)
+		goto fail;
+	if (store_setup(s, path, version, err, errlen) < 0)
+		goto fail;
+	return s;
+fail:
+	e = errno;
+	store_close(s);
+	errno = e;
+	return NULL;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(s->st[i]);
+	if (s->db && sqlite3_close(s->db) != SQLITE_OK)
+		log_warnx("store: close: %s", sqlite3_errmsg(s->db));
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	free(s);
+}
+
+int store_put_blob(struct store *s, const char *key, const void *buf,
+		   size_t len, uint64_t now_ms)
+{
+	sqlite3_stmt *st = s->st[ST_BLOB_PUT];
+	int rc;
+
+	if (!key || (!buf && len)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_begin(s, "put blob") < 0)
+		return -1;
+	rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 2, now_ms);
+	/* A NULL pointer would bind SQL NULL: an empty blob is a zeroblob. */
+	if (rc == SQLITE_OK)
+		rc = len ? sqlite3_bind_blob64(st, 3, buf, len, SQLITE_STATIC)
+			 : sqlite3_bind_zeroblob(st, 3, 0);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	store_reset(st);
+	return store_end(s, "put blob", rc);
+}
+
+int store_get_blob(struct store *s, const char *key, void **buf, size_t *len,
+		   uint64_t *saved_ms)
+{
+	sqlite3_stmt *st = s->st[ST_BLOB_GET];
+	const void *data;
+	size_t n;
+	int rc, ret = -1;
+
+	*buf = NULL;
+	*len = 0;
+	if (s->busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	rc = sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		errno = ENOENT;
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		store_fail(s, "get blob", rc);
+		goto out;
+	}
+	if (saved_ms)
+		*saved_ms = store_col_u64(st, 0);
+	data = sqlite3_column_blob(st, 1);
+	n = (size_t)sqlite3_column_bytes(st, 1);
+	if (!data && sqlite3_errcode(s->db) == SQLITE_NOMEM) {
+		errno = ENOMEM;
+		goto out;
+	}
+	*buf = malloc(n ? n : 1);
+	if (!*buf)
+		goto out;
+	if (n)
+		memcpy(*buf, data, n);
+	*len = n;
+	ret = 0;
+out:
+	store_reset(st);
+	return ret;
+}
+
+int store_alert_save(struct store *s, const struct alert *a)
+{
+	sqlite3_stmt *st = s->st[ST_ALERT_SAVE];
+	int rc;
+
+	if (store_begin(s, "save alert") < 0)
+		return -1;
+	rc = store_bind_text(st, 1, a->rule, sizeof(a->rule));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 2, a->subject, sizeof(a->subject));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 3, a->node, sizeof(a->node));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 4, a->edge, sizeof(a->edge));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(st, 5, (int)a->severity);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(st, 6, a->firing ? 1 : 0);
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 7, a->message, sizeof(a->message));
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 8, a->first_seen_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 9, a->last_seen_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 10, a->resolved_ms);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 11, a->flaps);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	store_reset(st);
+	return store_end(s, "save alert", rc);
+}
+
+static void store_row_alert(sqlite3_stmt *st, struct alert *a)
+{
+	sqlite3_int64 sev = sqlite3_column_int64(st, 4);
+
+	memset(a, 0, sizeof(*a));
+	store_col_text(st, 0, a->rule, sizeof(a->rule));
+	store_col_text(st, 1, a->subject, sizeof(a->subject));
+	store_col_text(st, 2, a->node, sizeof(a->node));
+	store_col_text(st, 3, a->edge, sizeof(a->edge));
+	a->severity = sev <= ALERT_INFO	      ? ALERT_INFO
+		      : sev >= ALERT_CRITICAL ? ALERT_CRITICAL
+					      : ALERT_WARNING;
+	a->firing = sqlite3_column_int64(st, 5) != 0;
+	store_col_text(st, 6, a->message, sizeof(a->message));
+	a->first_seen_ms = store_col_u64(st, 7);
+	a->last_seen_ms = store_col_u64(st, 8);
+	a->resolved_ms = store_col_u64(st, 9);
+	a->flaps = store_col_u32(st, 10);
+}
+
+static void store_row_sample(sqlite3_stmt *st, struct store_sample *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->ts_ms = store_col_u64(st, 0);
+	store_col_text(st, 1, v->edge, sizeof(v->edge));
+	store_col_text(st, 2, v->kind, sizeof(v->kind));
+	store_col_text(st, 3, v->direction, sizeof(v->direction));
+	v->param = store_col_u32(st, 4);
+	v->value = sqlite3_column_double(st, 5);
+}
+
+/* Step st, handing each row to each() (which converts it and calls fn);
+ * fn's non-zero return stops it and is returned. */
+static int store_each(struct store *s, sqlite3_stmt *st, const char *what,
+		      int (*each)(sqlite3_stmt *st, void *fn, void *arg),
+		      void *fn, void *arg)
+{
+	int rc, ret = 0;
+
+	s->busy = 1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ret = each(st, fn, arg);
+		if (ret)
+			break;
+	}
+	s->busy = 0;
+	if (!ret && rc != SQLITE_DONE)
+		ret = store_fail(s, what, rc);
+	store_reset(st);
+	return ret;
+}
+
+typedef int (*store_alert_fn)(const struct alert *a, void *arg);
+typedef int (*store_sample_fn)(const struct store_sample *v, void *arg);
+
+static int store_each_alert(sqlite3_stmt *st, void *fn, void *arg)
+{
+	struct alert a;
+
+	store_row_alert(st, &a);
+	return (*(store_alert_fn *)fn)(&a, arg);
+}
+
+static int store_each_sample(sqlite3_stmt *st, void *fn, void *arg)
+{
+	struct store_sample v;
+
+	store_row_sample(st, &v);
+	return (*(store_sample_fn *)fn)(&v, arg);
+}
+
+int store_alerts_load(struct store *s,
+		      int (*fn)(const struct alert *a, void *arg), void *arg)
+{
+	store_alert_fn f = fn;
+
+	if (s->busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	return store_each(s, s->st[ST_ALERTS_LOAD], "load alerts",
+			  store_each_alert, &f, arg);
+}
+
+int store_alerts_prune(struct store *s, uint64_t before_ms)
+{
+	sqlite3_stmt *st = s->st[ST_ALERTS_PRUNE];
+	int rc;
+
+	if (store_begin(s, "prune alerts") < 0)
+		return -1;
+	rc = store_bind_ms(st, 1, before_ms);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	store_reset(st);
+	return store_end(s, "prune alerts", rc);
+}
+
+int store_history_add(struct store *s, const struct store_sample *v, size_t n)
+{
+	sqlite3_stmt *st = s->st[ST_HIST_ADD];
+	int rc = SQLITE_OK;
+
+	if (!n)
+		return 0;
+	if (store_begin(s, "add history") < 0)
+		return -1;
+	for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+		rc = store_bind_ms(st, 1, v[i].ts_ms);
+		if (rc == SQLITE_OK)
+			rc = store_bind_text(st, 2, v[i].edge,
+					     sizeof(v[i].edge));
+		if (rc == SQLITE_OK)
+			rc = store_bind_text(st, 3, v[i].kind,
+					     sizeof(v[i].kind));
+		if (rc == SQLITE_OK)
+			rc = store_bind_text(st, 4, v[i].direction,
+					     sizeof(v[i].direction));
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int64(st, 5, v[i].param);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_double(st, 6, v[i].value);
+		if (rc == SQLITE_OK) {
+			rc = sqlite3_step(st);
+			rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+		}
+		store_reset(st);
+	}
+	return store_end(s, "add history", rc);
+}
+
+int store_history_query(struct store *s, const char *edge, uint64_t since_ms,
+			int (*fn)(const struct store_sample *v, void *arg),
+			void *arg)
+{
+	sqlite3_stmt *st = s->st[edge ? ST_HIST_QUERY_EDGE : ST_HIST_QUERY_ALL];
+	store_sample_fn f = fn;
+	int rc;
+
+	if (s->busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (edge) {
+		rc = sqlite3_bind_text(st, 1, edge, -1, SQLITE_STATIC);
+		if (rc == SQLITE_OK)
+			rc = store_bind_ms(st, 2, since_ms);
+	} else {
+		rc = store_bind_ms(st, 1, since_ms);
+	}
+	if (rc != SQLITE_OK) {
+		store_reset(st);
+		return store_fail(s, "query history", rc);
+	}
+	return store_each(s, st, "query history", store_each_sample, &f, arg);
+}
+
+/* Run a thinning DELETE; *more when it hit its bound. */
+static int store_thin_step(struct store *s, sqlite3_stmt *st, int *more)
+{
+	int rc = sqlite3_step(st);
+
+	store_reset(st);
+	if (rc != SQLITE_DONE)
+		return rc;
+	if (sqlite3_changes(s->db) >= STORE_THIN_MAX)
+		*more = 1;
+	return SQLITE_OK;
+}
+
+int store_history_thin(struct store *s, uint64_t now_ms, uint64_t max_age_ms,
+		       uint64_t max_rows)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 count = 0;
+	int rc = SQLITE_OK, more = 0;
+
+	if (store_begin(s, "thin history") < 0)
+		return -1;
+	if (max_age_ms && now_ms > max_age_ms) {
+		st = s->st[ST_HIST_THIN_AGE];
+		rc = store_bind_ms(st, 1, now_ms - max_age_ms);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int(st, 2, STORE_THIN_MAX);
+		if (rc == SQLITE_OK)
+			rc = store_thin_step(s, st, &more);
+		else
+			store_reset(st);
+	}
+	if (rc == SQLITE_OK && max_rows) {
+		st = s->st[ST_HIST_COUNT];
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			count = sqlite3_column_int64(st, 0);
+			rc = SQLITE_OK;
+		}
+		store_reset(st);
+	}
+	if (rc == SQLITE_OK && max_rows && (uint64_t)count > max_rows) {
+		uint64_t excess = (uint64_t)count - max_rows;
+
+		st = s->st[ST_HIST_THIN_ROWS];
+		rc = sqlite3_bind_int64(st, 1,
+					excess > STORE_THIN_MAX
+						? STORE_THIN_MAX
+						: (sqlite3_int64)excess);
+		if (rc == SQLITE_OK)
+			rc = store_thin_step(s, st, &more);
+		else
+			store_reset(st);
+		if (excess > STORE_THIN_MAX)
+			more = 1;
+	}
+	if (store_end(s, "thin history", rc) < 0)
+		return -1;
+	return more;
+}
