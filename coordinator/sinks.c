@@ -195,14 +195,14 @@ static void sinks_time(char *buf, size_t len, uint64_t ms, const char *zero)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
+	size_t n;
 
 	if (!ms || !gmtime_r(&t, &tm)) {
 		snprintf(buf, len, "%s", zero ? zero : "");
 		return;
 	}
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (unsigned)(ms % 1000));
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03uZ", (unsigned)(ms % 1000));
 }
 
 static uint64_t sinks_now_ms(void)
@@ -885,8 +885,9 @@ static void sinks_hook_result(struct sinks *s)
 		snprintf(why, sizeof(why), "HTTP status %d", h->code);
 	else if (h->code < 0)
 		snprintf(why, sizeof(why), "no reply in time");
-	else
-		snprintf(why, sizeof(why), "connection failed or closed");
+	else /* libevent's errno here is that of its cleanup, not why */
+		snprintf(why, sizeof(why),
+			 "no HTTP reply (refused, reset or closed)");
 	if (it->attempts > s->conf.webhook_retries) {
 		log_warnx("alert_webhook %s:%u%s (%s %s): %s; given up after "
 			  "%u attempts",
