@@ -23,6 +23,10 @@ struct metrics_src {
 	const char *coordinator; /* name */
 	const char *version;
 	uint64_t now_ms;
+	/* The queue pairs of the survey's RDMA bandwidth tests
+	 * (survey_rdma_qps): the streams label of the RDMA figures that are
+	 * not the edge's ladder; 0 = not known (the label is left empty). */
+	uint32_t rdma_qps;
 };
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
@@ -33,10 +37,19 @@ typedef void (*metrics_src_fn)(struct metrics_src *src, void *arg);
 
 struct metrics;
 
-/* Listen on "ADDR:PORT" ("[v6]:PORT"); NULL with errno on failure. Bounded:
- * connections, request size, and a timeout per request. */
+/* At most this many connections are served at once; further ones wait in
+ * the listen backlog until one closes (libevent 2.1 has no limit of its
+ * own). Each request must arrive within METRICS_TIMEOUT_S. */
+#define METRICS_MAX_CONNECTIONS 8
+#define METRICS_TIMEOUT_S 10
+
+/* Listen on "ADDR:PORT" ("[v6]:PORT"; port 0: any free one, see
+ * metrics_port); NULL with errno on failure. Bounded: connections, request
+ * size, and a timeout per request. */
 struct metrics *metrics_new(struct event_base *base, const char *listen,
 			    metrics_src_fn fn, void *arg);
+/* The port it listens on (host order). */
+uint16_t metrics_port(const struct metrics *m);
 void metrics_free(struct metrics *m);
 
 #endif

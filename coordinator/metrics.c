@@ -1,0 +1,873 @@
+/* The Prometheus endpoint: the exposition (text format 0.0.4) rendered from
+ * the node table, the last topology and the alerts, served by libevent's
+ * HTTP server on GET /metrics.
+ *
+ * Families (all gauges; a family's HELP and TYPE are written once, even
+ * when it has no sample):
+ *
+ *   ringd_coordinator_info{coordinator,version}            1
+ *   ringd_health{state}               1 for the coordinator's health
+ *                                     ("healthy", "degraded", "critical"),
+ *                                     0 for the others (a state set)
+ *   ringd_alerts_firing{rule,severity}                     alerts firing
+ *   ringd_node_up{node}                                    1 up, 0 not
+ *   ringd_node_expected{node}                              1 by `expect`
+ *   ringd_node_info{node,version}     1, per connected-once agent version
+ *   ringd_node_last_seen_timestamp_seconds{node}
+ *   ringd_node_memory_total_bytes{node}          up nodes with inventory
+ *   ringd_node_memory_available_bytes{node}
+ *   ringd_interface_up{node,interface}           carrier, up nodes only
+ *   ringd_interface_speed_bytes_per_second{node,interface}   when known
+ *   ringd_interface_mtu_bytes{node,interface}
+ *   ringd_rdma_port_active{node,device,port}     1 when state ACTIVE
+ *   ringd_topology_info{kind,live_kind}          1 (live_kind "" before
+ *                                                the live overlay)
+ *   ringd_topology_surveyed_timestamp_seconds
+ *   ringd_topology_order_valid        1 while the published rank order
+ *                                     holds; only with a published order
+ *   ringd_topology_not_surveyed_nodes expected nodes the survey left out
+ *   ringd_rank{node}                  the node's rank in the published order
+ *   ringd_edge_bandwidth_bytes_per_second{a,a_interface,b,b_interface,
+ *       direction,streams,transport}  measured figures only (< 0 in the
+ *                                     topology = not measured: no sample);
+ *                                     direction is the way the data flows
+ *                                     ("a_to_b", "b_to_a": an RDMA read by
+ *                                     a from b flows b_to_a); transport
+ *                                     "tcp", "rdma_write", "rdma_read";
+ *                                     streams: TCP streams or RDMA queue
+ *                                     pairs
+ *   ringd_edge_latency_seconds{a,a_interface,b,b_interface,transport,size,
+ *       quantile}                     half round trip at size bytes;
+ *                                     quantile 0.5, 0.99, 0.999
+ *   ringd_edge_nominal_bytes_per_second{a,a_interface,b,b_interface}
+ *   ringd_edge_measured_timestamp_seconds{a,a_interface,b,b_interface}
+ *   ringd_edge_verified{a,a_interface,b,b_interface}  probes both ways
+ *   ringd_edge_up{a,a_interface,b,b_interface}  live state: 1 up or
+ *                                     degraded, 0 down; absent without one
+ *   ringd_edge_state{a,a_interface,b,b_interface,state}  state set of the
+ *                                     live state: up, down, degraded,
+ *                                     unverified
+ *   ringd_edge_state_since_timestamp_seconds{a,a_interface,b,b_interface}
+ *
+ * Edges carry their interfaces besides their nodes so that two cables
+ * between one pair of nodes are two series. Labels are names (validated on
+ * arrival, and here again where a name could be anything) or values from
+ * fixed sets; a value outside its set is dropped or mapped, never passed
+ * through, so that cardinality stays bounded. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "validate.h"
+
+#define METRICS_BACKLOG 16
+#define METRICS_MAX_HEADERS 8192
+#define METRICS_MAX_BODY 1024
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* One rendering: the output and whether anything failed. */
+struct mr {
+	struct evbuffer *b;
+	int err;
+	const struct metrics_src *src;
+	struct node **nodes; /* sorted */
+	unsigned n_nodes;
+};
+
+static void mr_head(struct mr *r, const char *name, const char *help)
+{
+	if (evbuffer_add_printf(r->b, "# HELP %s %s\n# TYPE %s gauge\n", name,
+				help, name) < 0)
+		r->err = 1;
+}
+
+/* A label value as the text format wants it: \\, \" and \n escaped. */
+static void mr_label_value(struct mr *r, const char *v)
+{
+	while (*v) {
+		size_t n = strcspn(v, "\\\"\n");
+
+		if (n && evbuffer_add(r->b, v, n) < 0)
+			r->err = 1;
+		v += n;
+		if (!*v)
+			break;
+		if (evbuffer_add(r->b,
+				 *v == '\\'  ? "\\\\"
+				 : *v == '"' ? "\\\""
+					     : "\\n",
+				 2) < 0)
+			r->err = 1;
+		v++;
+	}
+}
+
+/* One sample: name{k1="v1",...} value; the labels are pairs of strings
+ * ended by NULL. A value that is not finite is no sample. */
+__attribute__((sentinel)) static void mr_sample(struct mr *r, const char *name,
+						double v, ...);
+
+static void mr_sample(struct mr *r, const char *name, double v, ...)
+{
+	va_list ap;
+	const char *k;
+	int first = 1;
+
+	if (!isfinite(v))
+		return;
+	if (evbuffer_add_printf(r->b, "%s", name) < 0)
+		r->err = 1;
+	va_start(ap, v);
+	while ((k = va_arg(ap, const char *)) != NULL) {
+		const char *val = va_arg(ap, const char *);
+
+		if (evbuffer_add_printf(r->b, "%s%s=\"", first ? "{" : ",", k) <
+		    0)
+			r->err = 1;
+		mr_label_value(r, val ? val : "");
+		if (evbuffer_add(r->b, "\"", 1) < 0)
+			r->err = 1;
+		first = 0;
+	}
+	va_end(ap);
+	/* 15 digits: every figure we have, without binary noise
+	 * (9.41 Gbit/s is 1176250000, not 1176250000.0000002). */
+	if (evbuffer_add_printf(r->b, "%s %.15g\n", first ? "" : "}", v) < 0)
+		r->err = 1;
+}
+
+static const char *mr_str(const char *s)
+{
+	return s ? s : "";
+}
+
+/* s if it is one of the NULL-ended set, else dflt. */
+static const char *mr_in_set(const char *s, const char *const *set,
+			     const char *dflt)
+{
+	for (size_t i = 0; s && set[i]; i++)
+		if (!strcmp(s, set[i]))
+			return set[i];
+	return dflt;
+}
+
+static const char *const mr_kinds[] = {
+	"ring", "pair", "line", "switch", "split", "other", "unknown", NULL,
+};
+static const char *const mr_edge_states[] = {
+	"up", "down", "degraded", "unverified", NULL,
+};
+static const char *const mr_health[] = {
+	"healthy",
+	"degraded",
+	"critical",
+	NULL,
+};
+
+static void mr_coordinator(struct mr *r)
+{
+	const struct metrics_src *s = r->src;
+
+	mr_head(r, "ringd_coordinator_info",
+		"The coordinator's name and version (value 1).");
+	mr_sample(r, "ringd_coordinator_info", 1, "coordinator",
+		  mr_str(s->coordinator), "version", mr_str(s->version), NULL);
+}
+
+static const char *mr_severity(enum alert_severity s)
+{
+	switch (s) {
+	case ALERT_CRITICAL:
+		return "critical";
+	case ALERT_WARNING:
+		return "warning";
+	default:
+		return "info";
+	}
+}
+
+static int mr_alert_cmp(const void *x, const void *y)
+{
+	const struct alert *a = *(const struct alert *const *)x;
+	const struct alert *b = *(const struct alert *const *)y;
+	int c = strcmp(a->rule, b->rule);
+
+	return c ? c : (int)a->severity - (int)b->severity;
+}
+
+/* Health as a state set, and the firing alerts counted by rule and
+ * severity (their subjects and messages are not labels: free text). */
+static void mr_alerts(struct mr *r)
+{
+	const struct alerts *t = r->src->alerts;
+	const struct alert **v = NULL;
+	size_t n = 0, got;
+
+	mr_head(r, "ringd_health",
+		"1 for the coordinator's health by the firing alerts, 0 for "
+		"the other states.");
+	if (t) {
+		const char *h = alerts_health(t);
+
+		for (size_t i = 0; mr_health[i]; i++)
+			mr_sample(r, "ringd_health", !strcmp(h, mr_health[i]),
+				  "state", mr_health[i], NULL);
+	}
+	mr_head(r, "ringd_alerts_firing",
+		"Alerts firing, by rule and severity.");
+	if (!t)
+		return;
+	n = alerts_firing(t);
+	if (!n)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v) {
+		r->err = 1;
+		return;
+	}
+	got = alerts_list(t, 0, v, n);
+	if (got < n)
+		n = got;
+	qsort(v, n, sizeof(*v), mr_alert_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !mr_alert_cmp(&v[i], &v[j]); j++)
+			;
+		mr_sample(r, "ringd_alerts_firing", (double)(j - i), "rule",
+			  v[i]->rule, "severity", mr_severity(v[i]->severity),
+			  NULL);
+	}
+	free(v);
+}
+
+static void mr_nodes(struct mr *r)
+{
+	mr_head(r, "ringd_node_up", "1 while the node's agent is connected.");
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		mr_sample(r, "ringd_node_up", r->nodes[i]->state == NODE_UP,
+			  "node", r->nodes[i]->name, NULL);
+	mr_head(r, "ringd_node_expected",
+		"1 for a node named by an expect line.");
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		mr_sample(r, "ringd_node_expected", r->nodes[i]->expected != 0,
+			  "node", r->nodes[i]->name, NULL);
+	mr_head(r, "ringd_node_info",
+		"The version of the node's agent (value 1).");
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		if (r->nodes[i]->agent_version[0])
+			mr_sample(r, "ringd_node_info", 1, "node",
+				  r->nodes[i]->name, "version",
+				  r->nodes[i]->agent_version, NULL);
+	mr_head(r, "ringd_node_last_seen_timestamp_seconds",
+		"When the node's agent was last heard from (Unix time).");
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		if (r->nodes[i]->last_seen_ms)
+			mr_sample(r, "ringd_node_last_seen_timestamp_seconds",
+				  (double)r->nodes[i]->last_seen_ms / 1e3,
+				  "node", r->nodes[i]->name, NULL);
+}
+
+/* The inventory of an up node: a down node's last report is history, not
+ * the state of its ports. */
+static const Ring__Inventory *mr_inventory(const struct node *n)
+{
+	return n->state == NODE_UP ? n->inventory : NULL;
+}
+
+static void mr_memory(struct mr *r)
+{
+	const char *total = "ringd_node_memory_total_bytes";
+	const char *avail = "ringd_node_memory_available_bytes";
+
+	mr_head(r, total, "The node's memory (MemTotal).");
+	for (unsigned i = 0; i < r->n_nodes; i++) {
+		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
+
+		if (inv && inv->memory)
+			mr_sample(r, total,
+				  (double)inv->memory->total_kib * 1024, "node",
+				  r->nodes[i]->name, NULL);
+	}
+	mr_head(r, avail, "The node's available memory (MemAvailable).");
+	for (unsigned i = 0; i < r->n_nodes; i++) {
+		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
+
+		if (inv && inv->memory)
+			mr_sample(r, avail,
+				  (double)r->nodes[i]->mem_available_kib * 1024,
+				  "node", r->nodes[i]->name, NULL);
+	}
+}
+
+enum mr_if_fig { MR_IF_UP, MR_IF_SPEED, MR_IF_MTU };
+
+static void mr_interfaces_one(struct mr *r, const char *name,
+			      enum mr_if_fig fig)
+{
+	for (unsigned i = 0; i < r->n_nodes; i++) {
+		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
+
+		for (size_t k = 0; inv && k < inv->n_interfaces; k++) {
+			const Ring__NetInterface *f = inv->interfaces[k];
+			double v = fig == MR_IF_UP     ? f->carrier
+				   : fig == MR_IF_MTU  ? f->mtu
+				   : f->speed_mbps > 0 ? f->speed_mbps * 1e6 / 8
+						       : NAN;
+
+			if (validate_ifname(f->name))
+				mr_sample(r, name, v, "node", r->nodes[i]->name,
+					  "interface", f->name, NULL);
+		}
+	}
+}
+
+static void mr_interfaces(struct mr *r)
+{
+	mr_head(r, "ringd_interface_up",
+		"1 while the interface has carrier (a cable with a live "
+		"peer).");
+	mr_interfaces_one(r, "ringd_interface_up", MR_IF_UP);
+	mr_head(r, "ringd_interface_speed_bytes_per_second",
+		"The interface's link speed.");
+	mr_interfaces_one(r, "ringd_interface_speed_bytes_per_second",
+			  MR_IF_SPEED);
+	mr_head(r, "ringd_interface_mtu_bytes", "The interface's MTU.");
+	mr_interfaces_one(r, "ringd_interface_mtu_bytes", MR_IF_MTU);
+	mr_head(r, "ringd_rdma_port_active",
+		"1 while the RDMA port's state is ACTIVE.");
+	for (unsigned i = 0; i < r->n_nodes; i++) {
+		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
+
+		for (size_t d = 0; inv && d < inv->n_rdma_devices; d++) {
+			const Ring__RdmaDevice *dev = inv->rdma_devices[d];
+
+			if (!validate_rdma_name(dev->name))
+				continue;
+			for (size_t p = 0; p < dev->n_ports; p++) {
+				char port[16];
+
+				snprintf(port, sizeof(port), "%" PRIu32,
+					 dev->ports[p]->port);
+				mr_sample(r, "ringd_rdma_port_active",
+					  !strcmp(mr_str(dev->ports[p]->state),
+						  "ACTIVE"),
+					  "node", r->nodes[i]->name, "device",
+					  dev->name, "port", port, NULL);
+			}
+		}
+	}
+}
+static void mr_topology(struct mr *r)
+{
+	const Ring__Topology *t = r->src->topology;
+
+	mr_head(r, "ringd_topology_info",
+		"The class of the surveyed topology and, from the live "
+		"overlay, of the cables as they are now (value 1).");
+	if (t)
+		mr_sample(r, "ringd_topology_info", 1, "kind",
+			  mr_in_set(t->kind, mr_kinds, "other"), "live_kind",
+			  t->live_kind && *t->live_kind
+				  ? mr_in_set(t->live_kind, mr_kinds, "other")
+				  : "",
+			  NULL);
+	mr_head(r, "ringd_topology_surveyed_timestamp_seconds",
+		"When the last survey finished (Unix time).");
+	if (t && t->surveyed_ms)
+		mr_sample(r, "ringd_topology_surveyed_timestamp_seconds",
+			  (double)t->surveyed_ms / 1e3, NULL);
+	mr_head(r, "ringd_topology_order_valid",
+		"1 while the published rank order holds: every node up, every "
+		"cable between consecutive ranks up.");
+	if (t && t->n_ranks)
+		mr_sample(r, "ringd_topology_order_valid", t->order_valid != 0,
+			  NULL);
+	mr_head(r, "ringd_topology_not_surveyed_nodes",
+		"Expected nodes the last survey could not include.");
+	if (t)
+		mr_sample(r, "ringd_topology_not_surveyed_nodes",
+			  (double)t->n_not_surveyed, NULL);
+	mr_head(r, "ringd_rank", "The node's rank in the published order.");
+	for (size_t i = 0; t && i < t->n_ranks; i++)
+		mr_sample(r, "ringd_rank", t->ranks[i]->rank, "node",
+			  mr_str(t->ranks[i]->node), NULL);
+}
+
+/* The labels that name an edge: its nodes and the ports of its cable. */
+#define MR_EDGE(e)                                                             \
+	"a", mr_str((e)->a), "a_interface", mr_str((e)->a_interface), "b",     \
+		mr_str((e)->b), "b_interface", mr_str((e)->b_interface)
+
+/* A measured figure in Gbit/s (< 0 = not measured: no sample). */
+static void mr_bw(struct mr *r, const Ring__Edge *e, const char *direction,
+		  const char *streams, const char *transport, double gbps)
+{
+	if (!(gbps >= 0))
+		return;
+	mr_sample(r, "ringd_edge_bandwidth_bytes_per_second", gbps * 1e9 / 8,
+		  MR_EDGE(e), "direction", direction, "streams", streams,
+		  "transport", transport, NULL);
+}
+
+/* The ladder came from RDMA WRITE queue pairs (survey_method rdma, or
+ * auto with RDMA ports): then it is the RDMA write figure itself. */
+static int mr_ladder_rdma(const Ring__Edge *e)
+{
+	return e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_RDMA;
+}
+
+static void mr_edge_bw(struct mr *r, const Ring__Edge *e)
+{
+	const char *ladder = mr_ladder_rdma(e) ? "rdma_write" : "tcp";
+	char streams[16] = "";
+
+	for (size_t s = 0; s < e->n_ladder; s++) {
+		snprintf(streams, sizeof(streams), "%" PRIu32, e->ladder[s]);
+		if (s < e->n_gbps_a_to_b)
+			mr_bw(r, e, "a_to_b", streams, ladder,
+			      e->gbps_a_to_b[s]);
+		if (s < e->n_gbps_b_to_a)
+			mr_bw(r, e, "b_to_a", streams, ladder,
+			      e->gbps_b_to_a[s]);
+	}
+	streams[0] = '\0';
+	if (mr_ladder_rdma(e) && e->n_ladder)
+		snprintf(streams, sizeof(streams), "%" PRIu32, e->ladder[0]);
+	else if (r->src->rdma_qps)
+		snprintf(streams, sizeof(streams), "%" PRIu32,
+			 r->src->rdma_qps);
+	if (!mr_ladder_rdma(e)) {
+		mr_bw(r, e, "a_to_b", streams, "rdma_write",
+		      e->rdma_write_gbps_a_to_b);
+		mr_bw(r, e, "b_to_a", streams, "rdma_write",
+		      e->rdma_write_gbps_b_to_a);
+	}
+	/* Named by the requester: a_to_b is a reading from b, the data
+	 * flowing from b to a. */
+	mr_bw(r, e, "b_to_a", streams, "rdma_read", e->rdma_read_gbps_a_to_b);
+	mr_bw(r, e, "a_to_b", streams, "rdma_read", e->rdma_read_gbps_b_to_a);
+}
+
+static void mr_lat(struct mr *r, const Ring__Edge *e, const char *transport,
+		   Ring__LatResult *const *lat, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct {
+			const char *q;
+			double us;
+		} qs[] = {
+			{"0.5", lat[i]->p50_us},
+			{"0.99", lat[i]->p99_us},
+			{"0.999", lat[i]->p999_us},
+		};
+		char size[16];
+
+		if (!lat[i]->n)
+			continue;
+		snprintf(size, sizeof(size), "%" PRIu32, lat[i]->size);
+		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
+			if (qs[k].us >= 0)
+				mr_sample(r, "ringd_edge_latency_seconds",
+					  qs[k].us * 1e-6, MR_EDGE(e),
+					  "transport", transport, "size", size,
+					  "quantile", qs[k].q, NULL);
+	}
+}
+
+static void mr_edge_lat(struct mr *r, const Ring__Edge *e)
+{
+	mr_lat(r, e, "tcp", e->latency, e->n_latency);
+	mr_lat(r, e, "rdma_write", e->rdma_write_lat, e->n_rdma_write_lat);
+}
+
+static void mr_edge_nominal(struct mr *r, const Ring__Edge *e)
+{
+	if (e->nominal_gbps > 0)
+		mr_sample(r, "ringd_edge_nominal_bytes_per_second",
+			  e->nominal_gbps * 1e9 / 8, MR_EDGE(e), NULL);
+}
+
+static void mr_edge_measured(struct mr *r, const Ring__Edge *e)
+{
+	if (e->measured_ms)
+		mr_sample(r, "ringd_edge_measured_timestamp_seconds",
+			  (double)e->measured_ms / 1e3, MR_EDGE(e), NULL);
+}
+
+static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
+{
+	mr_sample(r, "ringd_edge_verified", e->verified != 0, MR_EDGE(e), NULL);
+}
+
+/* The live state, if it is one we know; NULL otherwise. */
+static const char *mr_edge_live(const Ring__Edge *e)
+{
+	return mr_in_set(e->live_state, mr_edge_states, NULL);
+}
+
+static void mr_edge_up(struct mr *r, const Ring__Edge *e)
+{
+	const char *st = mr_edge_live(e);
+
+	if (st && strcmp(st, "unverified"))
+		mr_sample(r, "ringd_edge_up", strcmp(st, "down") != 0,
+			  MR_EDGE(e), NULL);
+}
+
+static void mr_edge_state(struct mr *r, const Ring__Edge *e)
+{
+	const char *st = mr_edge_live(e);
+
+	for (size_t i = 0; st && mr_edge_states[i]; i++)
+		mr_sample(r, "ringd_edge_state", st == mr_edge_states[i],
+			  MR_EDGE(e), "state", mr_edge_states[i], NULL);
+}
+
+static void mr_edge_since(struct mr *r, const Ring__Edge *e)
+{
+	if (mr_edge_live(e) && e->live_since_ms)
+		mr_sample(r, "ringd_edge_state_since_timestamp_seconds",
+			  (double)e->live_since_ms / 1e3, MR_EDGE(e), NULL);
+}
+
+static void mr_edges(struct mr *r)
+{
+	static const struct {
+		const char *name;
+		const char *help;
+		void (*one)(struct mr *r, const Ring__Edge *e);
+	} fams[] = {
+		{"ringd_edge_bandwidth_bytes_per_second",
+		 "Measured throughput over the edge, by the direction the data "
+		 "flows, streams (TCP streams or RDMA queue pairs) and "
+		 "transport.",
+		 mr_edge_bw},
+		{"ringd_edge_latency_seconds",
+		 "Measured half round trip latency over the edge, by message "
+		 "size.",
+		 mr_edge_lat},
+		{"ringd_edge_nominal_bytes_per_second",
+		 "The edge's nominal speed (its slower port).",
+		 mr_edge_nominal},
+		{"ringd_edge_measured_timestamp_seconds",
+		 "When the edge's figures were measured (Unix time).",
+		 mr_edge_measured},
+		{"ringd_edge_verified",
+		 "1 when data-plane probes crossed the edge both ways.",
+		 mr_edge_verified},
+		{"ringd_edge_up",
+		 "The live state of the edge: 1 up (or degraded), 0 down.",
+		 mr_edge_up},
+		{"ringd_edge_state",
+		 "1 for the live state of the edge, 0 for the other states.",
+		 mr_edge_state},
+		{"ringd_edge_state_since_timestamp_seconds",
+		 "When the edge's live state began (Unix time).",
+		 mr_edge_since},
+	};
+	const Ring__Topology *t = r->src->topology;
+
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+		mr_head(r, fams[f].name, fams[f].help);
+		for (size_t i = 0; t && i < t->n_edges; i++)
+			fams[f].one(r, t->edges[i]);
+	}
+}
+
+int metrics_render(struct evbuffer *out, const struct metrics_src *src)
+{
+	struct mr r = {.b = out, .src = src};
+
+	if (src->nodes && nodes_count(src->nodes)) {
+		r.nodes = nodes_sorted(src->nodes, &r.n_nodes);
+		if (!r.nodes) {
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	mr_coordinator(&r);
+	mr_alerts(&r);
+	mr_nodes(&r);
+	mr_memory(&r);
+	mr_interfaces(&r);
+	mr_topology(&r);
+	mr_edges(&r);
+	free(r.nodes);
+	if (r.err) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- The server ---- */
+
+struct metrics {
+	struct event_base *base;
+	struct evhttp *http;
+	struct evconnlistener *lev; /* owned by http */
+	metrics_src_fn fn;
+	void *arg;
+	uint16_t port;
+	unsigned conns; /* accepted and not closed */
+	int paused;	/* accepting stopped at METRICS_MAX_CONNECTIONS */
+	int closing;
+	/* Connections accepted whose evhttp connection is not yet known:
+	 * libevent 2.1 names it only once the accept has returned. */
+	struct bufferevent *pending[METRICS_MAX_CONNECTIONS];
+	unsigned n_pending;
+	struct event *adopt;
+};
+
+/* A connection closed (evhttp frees it): make room for the next. */
+static void metrics_conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct metrics *m = arg;
+
+	(void)evcon;
+	if (m->conns)
+		m->conns--;
+	if (m->closing || !m->paused || m->conns >= METRICS_MAX_CONNECTIONS)
+		return;
+	if (evconnlistener_enable(m->lev) < 0)
+		log_warn("metrics: resuming accepts");
+	else
+		m->paused = 0;
+}
+
+/* Right after the accepts: hear of each new connection's close. The extra
+ * reference taken at accept keeps its bufferevent readable even if evhttp
+ * already dropped the connection (its callbacks are then NULL). */
+static void metrics_adopt(evutil_socket_t fd, short what, void *arg)
+{
+	struct metrics *m = arg;
+
+	(void)fd;
+	(void)what;
+	for (unsigned i = 0; i < m->n_pending; i++) {
+		struct bufferevent *bev = m->pending[i];
+		bufferevent_data_cb rcb = NULL;
+		void *evcon = NULL;
+
+		bufferevent_getcb(bev, &rcb, NULL, NULL, &evcon);
+		if (rcb && evcon)
+			evhttp_connection_set_closecb(evcon,
+						      metrics_conn_closed, m);
+		else
+			metrics_conn_closed(NULL, m);
+		bufferevent_decref(bev);
+	}
+	m->n_pending = 0;
+}
+
+/* evhttp's hook for a new connection's bufferevent: count it, and stop
+ * accepting at the limit (further clients wait in the backlog). */
+static struct bufferevent *metrics_bev(struct event_base *base, void *arg)
+{
+	struct metrics *m = arg;
+	struct bufferevent *bev;
+
+	if (m->n_pending >= METRICS_MAX_CONNECTIONS)
+		return NULL; /* not reached: accepting stops first */
+	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!bev)
+		return NULL;
+	bufferevent_incref(bev);
+	m->pending[m->n_pending++] = bev;
+	event_active(m->adopt, EV_TIMEOUT, 1);
+	if (++m->conns >= METRICS_MAX_CONNECTIONS && !m->paused) {
+		if (evconnlistener_disable(m->lev) < 0)
+			log_warn("metrics: pausing accepts");
+		else
+			m->paused = 1;
+		log_debug("metrics", "%u connections: accepting paused",
+			  m->conns);
+	}
+	return bev;
+}
+
+static void metrics_reply_text(struct evhttp_request *req, int code,
+			       const char *reason, const char *text)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+			  "Content-Type", "text/plain; charset=utf-8");
+	if (b && evbuffer_add_printf(b, "%s\n", text) < 0) {
+		evbuffer_free(b);
+		b = NULL;
+	}
+	evhttp_send_reply(req, code, reason, b);
+	if (b)
+		evbuffer_free(b);
+}
+
+static void metrics_handle(struct evhttp_request *req, void *arg)
+{
+	struct metrics *m = arg;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+	struct metrics_src src;
+	struct evbuffer *b;
+
+	if (!path || strcmp(path, "/metrics")) {
+		metrics_reply_text(req, HTTP_NOTFOUND, "Not Found",
+				   "not found: the metrics are at /metrics");
+		return;
+	}
+	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(oh, "Allow", "GET, HEAD");
+		metrics_reply_text(req, 405, "Method Not Allowed",
+				   "method not allowed: GET or HEAD");
+		return;
+	}
+	memset(&src, 0, sizeof(src));
+	m->fn(&src, m->arg);
+	b = evbuffer_new();
+	if (!b || metrics_render(b, &src) < 0) {
+		log_warnx("metrics: out of memory rendering the metrics");
+		if (b)
+			evbuffer_free(b);
+		metrics_reply_text(req, HTTP_INTERNAL, "Internal Server Error",
+				   "out of memory");
+		return;
+	}
+	log_debug("metrics", "scrape: %zu bytes", evbuffer_get_length(b));
+	evhttp_add_header(oh, "Content-Type", METRICS_CONTENT_TYPE);
+	if (cmd == EVHTTP_REQ_HEAD) {
+		/* libevent 2.1 would send a HEAD reply's body: the length
+		 * alone */
+		char len[32];
+
+		snprintf(len, sizeof(len), "%zu", evbuffer_get_length(b));
+		evhttp_add_header(oh, "Content-Length", len);
+		evhttp_send_reply(req, HTTP_OK, "OK", NULL);
+	} else {
+		evhttp_send_reply(req, HTTP_OK, "OK", b);
+	}
+	evbuffer_free(b);
+}
+
+/* "ADDR:PORT" or "[ADDR]:PORT"; libevent refuses an explicit port 0,
+ * which asks for any free port: it is parsed as the address alone. */
+static int metrics_parse(const char *listen, struct sockaddr *sa, int *len)
+{
+	char addr[256];
+	size_t n = strlen(listen);
+
+	if (n < 3 || n >= sizeof(addr) || strcmp(listen + n - 2, ":0"))
+		return evutil_parse_sockaddr_port(listen, sa, len);
+	memcpy(addr, listen, n - 2);
+	addr[n - 2] = '\0';
+	/* "::0" unbracketed is an IPv6 address, not a port */
+	if (addr[n - 3] != ']' && strchr(addr, ':'))
+		return -1;
+	return evutil_parse_sockaddr_port(addr, sa, len);
+}
+
+struct metrics *metrics_new(struct event_base *base, const char *listen,
+			    metrics_src_fn fn, void *arg)
+{
+	struct metrics *m;
+	struct sockaddr_storage ss;
+	int sslen = sizeof(ss);
+	struct evconnlistener *lev = NULL;
+	struct sockaddr *sa = (struct sockaddr *)&ss;
+	socklen_t len = sizeof(ss);
+	int saved;
+
+	memset(&ss, 0, sizeof(ss));
+	if (metrics_parse(listen, sa, &sslen) < 0 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6)) {
+		log_warnx("metrics: '%s': not ADDR:PORT or [ADDR]:PORT",
+			  listen);
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->base = base;
+	m->fn = fn;
+	m->arg = arg;
+	m->adopt = event_new(base, -1, 0, metrics_adopt, m);
+	m->http = evhttp_new(base);
+	if (!m->adopt || !m->http) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	lev = evconnlistener_new_bind(base, NULL, NULL,
+				      LEV_OPT_CLOSE_ON_FREE |
+					      LEV_OPT_CLOSE_ON_EXEC |
+					      LEV_OPT_REUSEABLE,
+				      METRICS_BACKLOG, sa, sslen);
+	if (!lev) {
+		log_warn("metrics: listening on %s", listen);
+		goto fail;
+	}
+	if (!evhttp_bind_listener(m->http, lev)) {
+		evconnlistener_free(lev);
+		errno = ENOMEM;
+		goto fail;
+	}
+	m->lev = lev;
+	if (getsockname(evconnlistener_get_fd(lev), sa, &len) < 0)
+		goto fail;
+	m->port = ntohs(ss.ss_family == AF_INET6
+				? ((struct sockaddr_in6 *)sa)->sin6_port
+				: ((struct sockaddr_in *)sa)->sin_port);
+	/* A scrape is a small GET: anything larger is not one of ours;
+	 * POST and the like are allowed through to get a 405. */
+	evhttp_set_timeout(m->http, METRICS_TIMEOUT_S);
+	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS);
+	evhttp_set_max_body_size(m->http, METRICS_MAX_BODY);
+	evhttp_set_allowed_methods(
+		m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+				 EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+				 EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_bevcb(m->http, metrics_bev, m);
+	evhttp_set_gencb(m->http, metrics_handle, m);
+	log_info("metrics: serving /metrics on %s (port %u)", listen, m->port);
+	return m;
+fail:
+	saved = errno;
+	metrics_free(m);
+	errno = saved;
+	return NULL;
+}
+
+uint16_t metrics_port(const struct metrics *m)
+{
+	return m->port;
+}
+
+void metrics_free(struct metrics *m)
+{
+	if (!m)
+		return;
+	/* evhttp_free closes every connection (their close callbacks come
+	 * back here, to a table that is closing). */
+	m->closing = 1;
+	if (m->http)
+		evhttp_free(m->http);
+	for (unsigned i = 0; i < m->n_pending; i++)
+		bufferevent_decref(m->pending[i]);
+	if (m->adopt)
+		event_free(m->adopt);
+	free(m);
+}

@@ -1,0 +1,954 @@
+/* metrics: the exposition rendered from a real node table, a hand-built
+ * topology and a real alert table, checked line by line and parsed as the
+ * text format; then the endpoint served on loopback and asked over raw
+ * sockets driven by the test's own event loop. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "alerts.h"
+#include "metrics.h"
+#include "nodes.h"
+
+/* ---- The inputs ---- */
+
+static Ring__Inventory *inv_new(const char *node)
+{
+	Ring__NetInterface ifs[2] = {RING__NET_INTERFACE__INIT,
+				     RING__NET_INTERFACE__INIT};
+	Ring__NetInterface *pifs[2] = {&ifs[0], &ifs[1]};
+	Ring__Gid gid = RING__GID__INIT;
+	Ring__Gid *pgid = &gid;
+	Ring__RdmaPort port = RING__RDMA_PORT__INIT;
+	Ring__RdmaPort *pport = &port;
+	Ring__RdmaDevice dev = RING__RDMA_DEVICE__INIT;
+	Ring__RdmaDevice *pdev = &dev;
+	Ring__Memory mem = RING__MEMORY__INIT;
+	Ring__Inventory inv = RING__INVENTORY__INIT;
+	uint8_t buf[2048];
+	size_t len;
+
+	ifs[0].name = "eth1";
+	ifs[0].carrier = 1;
+	ifs[0].admin_up = 1;
+	ifs[0].mtu = 9000;
+	ifs[0].speed_mbps = 100000;
+	ifs[1].name = "eth2";
+	ifs[1].mtu = 1500;
+	ifs[1].speed_mbps = -1;
+	port.port = 1;
+	port.state = "ACTIVE";
+	port.n_gids = 1;
+	port.gids = &pgid;
+	dev.name = "mlx5_0";
+	dev.n_ports = 1;
+	dev.ports = &pport;
+	mem.total_kib = 1048576;
+	mem.available_kib = 524288;
+	inv.node = (char *)node;
+	inv.n_interfaces = 2;
+	inv.interfaces = pifs;
+	inv.n_rdma_devices = 1;
+	inv.rdma_devices = &pdev;
+	inv.memory = &mem;
+	/* Through the wire: the table frees what it owns as unpacked. */
+	len = ring__inventory__get_packed_size(&inv);
+	assert_true(len <= sizeof(buf));
+	ring__inventory__pack(&inv, buf);
+	return ring__inventory__unpack(NULL, len, buf);
+}
+
+#define HOSTILE "ev\"il\\node\nx"
+
+static struct nodes *nodes_fixture(void)
+{
+	struct nodes *t = nodes_new();
+	struct node *n;
+	static int session;
+
+	assert_non_null(t);
+	n = nodes_get(t, "n1", 16);
+	n->expected = 1;
+	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1764756000000ULL);
+	nodes_set_inventory(n, inv_new("n1"));
+	n = nodes_get(t, "n2", 16);
+	n->expected = 1;
+	nodes_mark_up(n, &session, "10.0.0.2", "0.1.0", 1764756000000ULL);
+	n = nodes_get(t, "n3", 16);
+	n->expected = 1;
+	/* Down, with the inventory it had: history, not exported. */
+	n = nodes_get(t, "n4", 16);
+	nodes_mark_up(n, &session, "10.0.0.4", "0.0.9", 1764756000000ULL);
+	nodes_set_inventory(n, inv_new("n4"));
+	nodes_mark_down(n, "heartbeat timeout", 1764756001000ULL);
+	assert_non_null(nodes_get(t, HOSTILE, 16));
+	return t;
+}
+
+/* Three edges: a TCP ladder with RDMA figures beside it (one direction of
+ * the ladder not measured), an RDMA ladder (its write figures are the
+ * ladder's own), and one with nothing measured at all. */
+struct topo_fixture {
+	Ring__Topology t;
+	Ring__Edge e[3];
+	Ring__Edge *pe[3];
+	Ring__LatResult lat, rlat;
+	Ring__LatResult *plat, *prlat;
+	Ring__Rank rk[3];
+	Ring__Rank *prk[3];
+	uint32_t ladder1[2], ladder2[1], ladder3[1];
+	double ab1[2], ba1[2], ab2[1], ba2[1], ab3[1], ba3[1];
+};
+
+static void topo_fixture_init(struct topo_fixture *f)
+{
+	static const char *const names[3] = {"n1", "n2", "n3"};
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	Ring__Edge e = RING__EDGE__INIT;
+	Ring__LatResult l = RING__LAT_RESULT__INIT;
+	Ring__Rank r = RING__RANK__INIT;
+
+	memset(f, 0, sizeof(*f));
+	f->t = t;
+	for (int i = 0; i < 3; i++) {
+		f->e[i] = e;
+		f->pe[i] = &f->e[i];
+		f->e[i].a = (char *)names[i];
+		f->e[i].b = (char *)names[(i + 1) % 3];
+		f->e[i].a_interface = i ? "eth2" : "eth1";
+		f->e[i].b_interface = "eth1";
+		f->e[i].rdma_write_gbps_a_to_b = -1;
+		f->e[i].rdma_write_gbps_b_to_a = -1;
+		f->e[i].rdma_read_gbps_a_to_b = -1;
+		f->e[i].rdma_read_gbps_b_to_a = -1;
+		f->rk[i] = r;
+		f->prk[i] = &f->rk[i];
+		f->rk[i].rank = (uint32_t)i;
+		f->rk[i].node = (char *)names[i];
+	}
+	f->e[2].b_interface = "eth2";
+	/* n1-n2 */
+	f->ladder1[0] = 1;
+	f->ladder1[1] = 4;
+	f->ab1[0] = 9.41;
+	f->ab1[1] = 23.5;
+	f->ba1[0] = 9.4;
+	f->ba1[1] = -1;
+	f->e[0].n_ladder = f->e[0].n_gbps_a_to_b = f->e[0].n_gbps_b_to_a = 2;
+	f->e[0].ladder = f->ladder1;
+	f->e[0].gbps_a_to_b = f->ab1;
+	f->e[0].gbps_b_to_a = f->ba1;
+	f->e[0].method = "tcp";
+	f->e[0].method_kind = RING__EDGE_METHOD__EDGE_METHOD_TCP;
+	f->e[0].nominal_gbps = 100;
+	f->e[0].measured_ms = 1764756000123ULL;
+	f->e[0].verified = 1;
+	f->e[0].rdma_write_gbps_a_to_b = 90;
+	f->e[0].rdma_read_gbps_a_to_b = 80;
+	f->lat = l;
+	f->lat.size = 64;
+	f->lat.n = 1000;
+	f->lat.p50_us = 8.6;
+	f->lat.p99_us = 12;
+	f->lat.p999_us = 20;
+	f->plat = &f->lat;
+	f->e[0].n_latency = 1;
+	f->e[0].latency = &f->plat;
+	f->rlat = l;
+	f->rlat.size = 8;
+	f->rlat.n = 100;
+	f->rlat.p50_us = 2.5;
+	f->rlat.p99_us = 3;
+	f->rlat.p999_us = 4;
+	f->prlat = &f->rlat;
+	f->e[0].n_rdma_write_lat = 1;
+	f->e[0].rdma_write_lat = &f->prlat;
+	f->e[0].live_state = "up";
+	f->e[0].live_since_ms = 1764756002000ULL;
+	/* n2-n3, over RDMA queue pairs */
+	f->ladder2[0] = 4;
+	f->ab2[0] = 95;
+	f->ba2[0] = 96;
+	f->e[1].n_ladder = f->e[1].n_gbps_a_to_b = f->e[1].n_gbps_b_to_a = 1;
+	f->e[1].ladder = f->ladder2;
+	f->e[1].gbps_a_to_b = f->ab2;
+	f->e[1].gbps_b_to_a = f->ba2;
+	f->e[1].method = "rdma";
+	f->e[1].method_kind = RING__EDGE_METHOD__EDGE_METHOD_RDMA;
+	f->e[1].rdma_write_gbps_a_to_b = 95;
+	f->e[1].rdma_write_gbps_b_to_a = 96;
+	f->e[1].live_state = "down";
+	f->e[1].live_since_ms = 1764756003000ULL;
+	/* n3-n1: nothing measured; a state we do not know */
+	f->ladder3[0] = 1;
+	f->ab3[0] = -1;
+	f->ba3[0] = NAN;
+	f->e[2].n_ladder = f->e[2].n_gbps_a_to_b = f->e[2].n_gbps_b_to_a = 1;
+	f->e[2].ladder = f->ladder3;
+	f->e[2].gbps_a_to_b = f->ab3;
+	f->e[2].gbps_b_to_a = f->ba3;
+	f->e[2].nominal_gbps = NAN;
+	f->e[2].live_state = "sideways";
+	f->t.kind = "ring";
+	f->t.live_kind = "line";
+	f->t.n_edges = 3;
+	f->t.edges = f->pe;
+	f->t.n_ranks = 3;
+	f->t.ranks = f->prk;
+	f->t.order_valid = 0;
+	f->t.surveyed_ms = 1764756000500ULL;
+}
+
+static void no_notify(const struct alert *a, enum alert_event ev, void *arg)
+{
+	(void)a;
+	(void)ev;
+	(void)arg;
+}
+
+static struct alerts *alerts_fixture(void)
+{
+	struct alerts_conf conf = {
+		.hold_down_ms = 0,
+		.max_resolved = 16,
+		.keep_resolved_ms = 3600000,
+		.max_firing = 16,
+	};
+	struct alerts *t = alerts_new(&conf, no_notify, NULL);
+	uint64_t now = 1764756000000ULL;
+
+	assert_non_null(t);
+	assert_int_equal(alerts_raise(t, "node_down", "n3", "n3", NULL,
+				      ALERT_CRITICAL, "n3 is down", now),
+			 0);
+	assert_int_equal(alerts_raise(t, "cable_down", "n1-n2", NULL, "n1-n2",
+				      ALERT_CRITICAL,
+				      "cut at XYZZY: \"text\"\n", now),
+			 0);
+	assert_int_equal(alerts_raise(t, "cable_down", "n2-n3", NULL, "n2-n3",
+				      ALERT_CRITICAL, "cut", now),
+			 0);
+	assert_int_equal(alerts_raise(t, "mtu_mismatch", "n1-n2", NULL, "n1-n2",
+				      ALERT_WARNING, "mtu", now),
+			 0);
+	/* Resolved: not firing, not counted. */
+	assert_int_equal(alerts_raise(t, "gid_change", "n1", "n1", NULL,
+				      ALERT_WARNING, "gid", now),
+			 0);
+	alerts_clear(t, "gid_change", "n1", now + 1);
+	assert_int_equal(alerts_firing(t), 4);
+	return t;
+}
+
+/* ---- Reading the exposition ---- */
+
+static char *render(const struct metrics_src *src)
+{
+	struct evbuffer *b = evbuffer_new();
+	size_t len;
+	char *s;
+
+	assert_non_null(b);
+	assert_int_equal(metrics_render(b, src), 0);
+	len = evbuffer_get_length(b);
+	s = malloc(len + 1);
+	assert_non_null(s);
+	assert_int_equal(evbuffer_remove(b, s, len), (int)len);
+	s[len] = '\0';
+	evbuffer_free(b);
+	return s;
+}
+
+static int has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return 1;
+	return 0;
+}
+
+static void expect_line(const char *text, const char *line)
+{
+	if (!has_line(text, line))
+		fail_msg("line missing: %s", line);
+}
+
+static void expect_no_line(const char *text, const char *line)
+{
+	if (has_line(text, line))
+		fail_msg("line present: %s", line);
+}
+
+/* Lines that start with prefix. */
+static unsigned count_prefix(const char *text, const char *prefix)
+{
+	unsigned k = 0;
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; *p; p = strchr(p, '\n') + 1) {
+		if (!strncmp(p, prefix, n))
+			k++;
+		if (!strchr(p, '\n'))
+			break;
+	}
+	return k;
+}
+
+static int name_char(int c, int first)
+{
+	return isalpha(c) || c == '_' || c == ':' || (!first && isdigit(c));
+}
+
+/* One sample line: name{label="value",...} value. Returns the length of
+ * the series (name and labels) or fails naming the line. */
+static size_t parse_sample(const char *line, size_t len, const char *family)
+{
+	size_t i = 0, series;
+	char labels[16][64];
+	unsigned n_labels = 0;
+	char num[64];
+	char *end;
+	double v;
+
+	while (i < len && name_char((unsigned char)line[i], i == 0))
+		i++;
+	if (!i || strlen(family) != i || strncmp(line, family, i))
+		fail_msg("sample not of family %s: %.*s", family, (int)len,
+			 line);
+	if (i < len && line[i] == '{') {
+		i++;
+		while (i < len && line[i] != '}') {
+			size_t s = i;
+
+			while (i < len &&
+			       name_char((unsigned char)line[i], i == s) &&
+			       line[i] != ':')
+				i++;
+			if (i == s || i - s >= 64 || i + 1 >= len ||
+			    line[i] != '=' || line[i + 1] != '"')
+				fail_msg("bad label name: %.*s", (int)len,
+					 line);
+			assert_true(n_labels < 16);
+			snprintf(labels[n_labels], 64, "%.*s", (int)(i - s),
+				 line + s);
+			for (unsigned k = 0; k < n_labels; k++)
+				if (!strcmp(labels[k], labels[n_labels]))
+					fail_msg("label twice: %.*s", (int)len,
+						 line);
+			n_labels++;
+			for (i += 2; i < len && line[i] != '"'; i++)
+				if (line[i] == '\\') {
+					i++;
+					if (i >= len ||
+					    !strchr("\\\"n", line[i]))
+						fail_msg("bad escape: %.*s",
+							 (int)len, line);
+				}
+			if (i >= len)
+				fail_msg("unterminated value: %.*s", (int)len,
+					 line);
+			i++;
+			if (i < len && line[i] == ',')
+				i++;
+		}
+		if (i >= len)
+			fail_msg("unterminated labels: %.*s", (int)len, line);
+		i++;
+	}
+	series = i;
+	if (i >= len || line[i] != ' ' || len - i - 1 >= sizeof(num))
+		fail_msg("no value: %.*s", (int)len, line);
+	snprintf(num, sizeof(num), "%.*s", (int)(len - i - 1), line + i + 1);
+	v = strtod(num, &end);
+	if (end == num || *end || !isfinite(v))
+		fail_msg("bad value: %.*s", (int)len, line);
+	return series;
+}
+
+/* The whole exposition: each family's HELP and TYPE once, before its
+ * samples, which follow together; every sample parses; no series twice.
+ * Returns the number of samples. */
+static unsigned check_format(const char *text)
+{
+	char fams[64][80];
+	unsigned n_fams = 0, n_samples = 0;
+	const char *family = "";
+	char **series = NULL;
+	unsigned n_series = 0;
+
+	assert_true(*text);
+	assert_int_equal(text[strlen(text) - 1], '\n');
+	for (const char *p = text; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = (size_t)(nl - p);
+		char name[80];
+
+		if (!strncmp(p, "# HELP ", 7)) {
+			assert_int_equal(
+				sscanf(p + 7, "%79[a-zA-Z0-9_:]", name), 1);
+			for (unsigned k = 0; k < n_fams; k++)
+				if (!strcmp(fams[k], name))
+					fail_msg("family twice: %s", name);
+			assert_true(n_fams < 64);
+			snprintf(fams[n_fams++], sizeof(fams[0]), "%s", name);
+			p = nl + 1;
+			nl = strchr(p, '\n');
+			assert_non_null(nl);
+			if (strncmp(p, "# TYPE ", 7) ||
+			    strncmp(p + 7, name, strlen(name)) ||
+			    strncmp(p + 7 + strlen(name), " gauge\n", 7))
+				fail_msg("no TYPE after HELP of %s", name);
+			family = fams[n_fams - 1];
+		} else if (*p == '#') {
+			fail_msg("stray comment: %.*s", (int)len, p);
+		} else {
+			size_t s = parse_sample(p, len, family);
+
+			series = realloc(series,
+					 (n_series + 1) * sizeof(*series));
+			assert_non_null(series);
+			series[n_series] = strndup(p, s);
+			for (unsigned k = 0; k < n_series; k++)
+				if (!strcmp(series[k], series[n_series]))
+					fail_msg("series twice: %s", series[k]);
+			n_series++;
+			n_samples++;
+		}
+		p = nl + 1;
+	}
+	for (unsigned k = 0; k < n_series; k++)
+		free(series[k]);
+	free(series);
+	return n_samples;
+}
+
+/* ---- Rendering ---- */
+
+#define E1 "a=\"n1\",a_interface=\"eth1\",b=\"n2\",b_interface=\"eth1\""
+#define E2 "a=\"n2\",a_interface=\"eth2\",b=\"n3\",b_interface=\"eth1\""
+#define E3 "a=\"n3\",a_interface=\"eth2\",b=\"n1\",b_interface=\"eth2\""
+#define BW "ringd_edge_bandwidth_bytes_per_second{"
+#define LAT "ringd_edge_latency_seconds{"
+
+static void test_render_full(void **state)
+{
+	struct topo_fixture f;
+	struct nodes *nodes = nodes_fixture();
+	struct alerts *alerts = alerts_fixture();
+	struct metrics_src src = {
+		.nodes = nodes,
+		.topology = &f.t,
+		.alerts = alerts,
+		.coordinator = "coord1",
+		.version = "0.1.0",
+		.now_ms = 1764756010000ULL,
+		.rdma_qps = 2,
+	};
+	char *s;
+
+	(void)state;
+	topo_fixture_init(&f);
+	s = render(&src);
+	assert_true(check_format(s) > 60);
+	expect_line(s, "ringd_coordinator_info{coordinator=\"coord1\","
+		       "version=\"0.1.0\"} 1");
+	/* health and alerts: by rule and severity, resolved ones left out */
+	expect_line(s, "ringd_health{state=\"critical\"} 1");
+	expect_line(s, "ringd_health{state=\"healthy\"} 0");
+	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
+		       "severity=\"critical\"} 2");
+	expect_line(s, "ringd_alerts_firing{rule=\"node_down\","
+		       "severity=\"critical\"} 1");
+	expect_line(s, "ringd_alerts_firing{rule=\"mtu_mismatch\","
+		       "severity=\"warning\"} 1");
+	assert_int_equal(count_prefix(s, "ringd_alerts_firing{"), 3);
+	assert_null(strstr(s, "XYZZY"));
+	/* nodes */
+	expect_line(s, "ringd_node_up{node=\"n1\"} 1");
+	expect_line(s, "ringd_node_up{node=\"n3\"} 0");
+	expect_line(s, "ringd_node_up{node=\"n4\"} 0");
+	expect_line(s, "ringd_node_expected{node=\"n3\"} 1");
+	expect_line(s, "ringd_node_expected{node=\"n4\"} 0");
+	expect_line(s, "ringd_node_info{node=\"n4\",version=\"0.0.9\"} 1");
+	expect_line(s, "ringd_node_last_seen_timestamp_seconds{node=\"n1\"} "
+		       "1764756000");
+	expect_line(s, "ringd_node_memory_total_bytes{node=\"n1\"} 1073741824");
+	expect_line(s,
+		    "ringd_node_memory_available_bytes{node=\"n1\"} 536870912");
+	/* the hostile name, escaped */
+	expect_line(s, "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\"} 0");
+	assert_int_equal(count_prefix(s, "ringd_node_up{"), 5);
+	/* interfaces of up nodes only */
+	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth1\"} 1");
+	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth2\"} 0");
+	expect_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
+		       "interface=\"eth1\"} 12500000000");
+	expect_no_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
+			  "interface=\"eth2\"} -125000");
+	assert_int_equal(
+		count_prefix(s, "ringd_interface_speed_bytes_per_second{"), 1);
+	expect_line(s, "ringd_interface_mtu_bytes{node=\"n1\","
+		       "interface=\"eth1\"} 9000");
+	expect_line(s, "ringd_rdma_port_active{node=\"n1\",device=\"mlx5_0\","
+		       "port=\"1\"} 1");
+	assert_null(strstr(s, "node=\"n4\",interface"));
+	assert_null(strstr(s, "ringd_node_memory_total_bytes{node=\"n4\""));
+	/* topology */
+	expect_line(s,
+		    "ringd_topology_info{kind=\"ring\",live_kind=\"line\"} 1");
+	expect_line(s, "ringd_topology_order_valid 0");
+	expect_line(s, "ringd_topology_surveyed_timestamp_seconds "
+		       "1764756000.5");
+	expect_line(s, "ringd_topology_not_surveyed_nodes 0");
+	expect_line(s, "ringd_rank{node=\"n2\"} 1");
+	/* bandwidth: the TCP ladder, RDMA beside it, read named by the way
+	 * the data flows */
+	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"1\","
+			     "transport=\"tcp\"} 1176250000");
+	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"4\","
+			     "transport=\"tcp\"} 2937500000");
+	expect_line(s, BW E1 ",direction=\"b_to_a\",streams=\"1\","
+			     "transport=\"tcp\"} 1175000000");
+	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"2\","
+			     "transport=\"rdma_write\"} 11250000000");
+	expect_line(s, BW E1 ",direction=\"b_to_a\",streams=\"2\","
+			     "transport=\"rdma_read\"} 10000000000");
+	assert_int_equal(count_prefix(s, BW E1), 5);
+	/* the RDMA ladder once, not again as the write figures */
+	expect_line(s, BW E2 ",direction=\"a_to_b\",streams=\"4\","
+			     "transport=\"rdma_write\"} 11875000000");
+	expect_line(s, BW E2 ",direction=\"b_to_a\",streams=\"4\","
+			     "transport=\"rdma_write\"} 12000000000");
+	assert_int_equal(count_prefix(s, BW E2), 2);
+	/* not measured (-1, NaN): no sample */
+	assert_int_equal(count_prefix(s, BW E3), 0);
+	/* (check_format took every value for a finite number) */
+	assert_null(strstr(s, "} -"));
+	/* latency */
+	expect_line(s, LAT E1 ",transport=\"tcp\",size=\"64\","
+			      "quantile=\"0.5\"} 8.6e-06");
+	expect_line(s, LAT E1 ",transport=\"tcp\",size=\"64\","
+			      "quantile=\"0.99\"} 1.2e-05");
+	expect_line(s, LAT E1 ",transport=\"rdma_write\",size=\"8\","
+			      "quantile=\"0.5\"} 2.5e-06");
+	assert_int_equal(count_prefix(s, LAT), 6);
+	/* edge facts and live state */
+	expect_line(s,
+		    "ringd_edge_nominal_bytes_per_second{" E1 "} 12500000000");
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_nominal_bytes_per_second{"), 1);
+	expect_line(s, "ringd_edge_measured_timestamp_seconds{" E1
+		       "} 1764756000.123");
+	expect_line(s, "ringd_edge_verified{" E1 "} 1");
+	expect_line(s, "ringd_edge_verified{" E3 "} 0");
+	expect_line(s, "ringd_edge_up{" E1 "} 1");
+	expect_line(s, "ringd_edge_up{" E2 "} 0");
+	assert_int_equal(count_prefix(s, "ringd_edge_up{"), 2);
+	expect_line(s, "ringd_edge_state{" E2 ",state=\"down\"} 1");
+	expect_line(s, "ringd_edge_state{" E2 ",state=\"up\"} 0");
+	assert_int_equal(count_prefix(s, "ringd_edge_state{"), 8);
+	expect_line(s, "ringd_edge_state_since_timestamp_seconds{" E2
+		       "} 1764756003");
+	free(s);
+	alerts_free(alerts);
+	nodes_free(nodes);
+}
+
+/* Nothing known yet: every family still named once, no sample made up. */
+static void test_render_empty(void **state)
+{
+	struct metrics_src src = {0};
+	struct nodes *nodes = nodes_new();
+	char *s;
+
+	(void)state;
+	s = render(&src);
+	assert_int_equal(check_format(s), 1);
+	expect_line(s,
+		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
+	assert_int_equal(count_prefix(s, "# TYPE "), 26);
+	free(s);
+	src.nodes = nodes;
+	s = render(&src);
+	assert_int_equal(check_format(s), 1);
+	free(s);
+	nodes_free(nodes);
+}
+
+/* A topology not yet overlaid, and a kind from outside the known set:
+ * mapped, not passed through. */
+static void test_render_kinds(void **state)
+{
+	struct topo_fixture f;
+	struct metrics_src src = {.topology = &f.t};
+	char *s;
+
+	(void)state;
+	topo_fixture_init(&f);
+	f.t.kind = "hexagon\"";
+	f.t.live_kind = "";
+	f.t.n_ranks = 0;
+	s = render(&src);
+	check_format(s);
+	expect_line(s, "ringd_topology_info{kind=\"other\",live_kind=\"\"} 1");
+	assert_int_equal(count_prefix(s, "ringd_topology_order_valid "), 0);
+	assert_int_equal(count_prefix(s, "ringd_rank{"), 0);
+	/* without the queue pair count, the RDMA figures' streams is
+	 * empty */
+	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"\","
+			     "transport=\"rdma_write\"} 11250000000");
+	free(s);
+}
+
+/* ---- The server ---- */
+
+struct server {
+	struct event_base *base;
+	struct metrics *m;
+	struct nodes *nodes;
+	unsigned scrapes;
+};
+
+static void fill_src(struct metrics_src *src, void *arg)
+{
+	struct server *sv = arg;
+
+	sv->scrapes++;
+	src->nodes = sv->nodes;
+	src->coordinator = "coord1";
+	src->version = "0.1.0";
+}
+
+struct client {
+	struct bufferevent *bev;
+	struct evbuffer *in;
+	int eof;
+};
+
+static void client_read(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+
+	evbuffer_add_buffer(c->in, bufferevent_get_input(bev));
+}
+
+static void client_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct client *c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		c->eof = 1;
+}
+
+static struct client *client_open(struct server *sv, const char *req)
+{
+	struct client *c = calloc(1, sizeof(*c));
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+
+	assert_non_null(c);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(metrics_port(sv->m));
+	c->in = evbuffer_new();
+	c->bev = bufferevent_socket_new(sv->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	assert_non_null(c->in);
+	assert_non_null(c->bev);
+	bufferevent_setcb(c->bev, client_read, NULL, client_event, c);
+	assert_int_equal(bufferevent_socket_connect(
+				 c->bev, (struct sockaddr *)&sin, sizeof(sin)),
+			 0);
+	assert_int_equal(bufferevent_write(c->bev, req, strlen(req)), 0);
+	assert_int_equal(bufferevent_enable(c->bev, EV_READ), 0);
+	return c;
+}
+
+static void client_close(struct client *c)
+{
+	bufferevent_free(c->bev);
+	evbuffer_free(c->in);
+	free(c);
+}
+
+/* What the client has read, as a string (malloc'd). */
+static char *client_str(struct client *c)
+{
+	size_t n = evbuffer_get_length(c->in);
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	assert_int_equal(evbuffer_copyout(c->in, s, n), (ev_ssize_t)n);
+	s[n] = '\0';
+	return s;
+}
+
+static int client_headers_done(struct client *c)
+{
+	size_t len = evbuffer_get_length(c->in);
+	const char *p = (const char *)evbuffer_pullup(c->in, -1);
+
+	return p && memmem(p, len, "\r\n\r\n", 4) != NULL;
+}
+
+static void set_flag(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	*(int *)arg = 1;
+}
+
+/* Run the loop until done(c) or ms have passed; done(c) at the end. */
+static int run_until(struct server *sv, struct client *c,
+		     int (*done)(struct client *), unsigned ms)
+{
+	int expired = 0;
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	struct event *tm = evtimer_new(sv->base, set_flag, &expired);
+
+	assert_non_null(tm);
+	evtimer_add(tm, &tv);
+	while (!done(c) && !expired)
+		event_base_loop(sv->base, EVLOOP_ONCE);
+	event_free(tm);
+	return done(c);
+}
+
+static int client_eof(struct client *c)
+{
+	return c->eof;
+}
+
+/* One request on its own connection, read to the server's close. The
+ * reply text is returned (malloc'd). */
+static char *http(struct server *sv, const char *req)
+{
+	struct client *c = client_open(sv, req);
+	char *s;
+
+	assert_true(run_until(sv, c, client_eof, 5000));
+	s = client_str(c);
+	client_close(c);
+	return s;
+}
+
+static int status_of(const char *reply)
+{
+	int code = 0;
+
+	if (sscanf(reply, "HTTP/1.%*d %d", &code) != 1)
+		return -1;
+	return code;
+}
+
+static int client_status(struct client *c)
+{
+	char *s = client_str(c);
+	int code = status_of(s);
+
+	free(s);
+	return code;
+}
+
+static int server_setup(void **state)
+{
+	struct server *sv = calloc(1, sizeof(*sv));
+
+	assert_non_null(sv);
+	sv->base = event_base_new();
+	sv->nodes = nodes_fixture();
+	sv->m = metrics_new(sv->base, "127.0.0.1:0", fill_src, sv);
+	assert_non_null(sv->m);
+	assert_int_not_equal(metrics_port(sv->m), 0);
+	*state = sv;
+	return 0;
+}
+
+static int server_teardown(void **state)
+{
+	struct server *sv = *state;
+
+	metrics_free(sv->m);
+	nodes_free(sv->nodes);
+	event_base_free(sv->base);
+	free(sv);
+	return 0;
+}
+
+static void test_http_get(void **state)
+{
+	struct server *sv = *state;
+	char *r = http(sv, "GET /metrics HTTP/1.1\r\nHost: x\r\n"
+			   "Connection: close\r\n\r\n");
+	const char *body = strstr(r, "\r\n\r\n");
+
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strcasestr(r, "\r\nContent-Type: text/plain; "
+				      "version=0.0.4; charset=utf-8\r\n"));
+	assert_non_null(body);
+	body += 4;
+	assert_true(check_format(body) > 10);
+	expect_line(body, "ringd_node_up{node=\"n1\"} 1");
+	expect_line(body, "ringd_coordinator_info{coordinator=\"coord1\","
+			  "version=\"0.1.0\"} 1");
+	assert_int_equal(sv->scrapes, 1);
+	free(r);
+	/* HTTP/1.0, and a query string: the same page */
+	r = http(sv, "GET /metrics?x=1 HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "\r\n\r\n# HELP ringd_coordinator_info "));
+	free(r);
+	/* HEAD: the headers alone */
+	r = http(sv, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n"
+		     "Connection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	body = strstr(r, "\r\n\r\n");
+	assert_non_null(body);
+	assert_string_equal(body, "\r\n\r\n");
+	assert_non_null(strcasestr(r, "\r\nContent-Length: "));
+	assert_true(atoi(strcasestr(r, "\r\nContent-Length: ") + 18) > 1000);
+	free(r);
+	assert_int_equal(sv->scrapes, 3);
+}
+
+static void test_http_refused(void **state)
+{
+	struct server *sv = *state;
+	char *big = malloc(20000);
+	char *r;
+
+	r = http(sv, "GET /other HTTP/1.1\r\nHost: x\r\n"
+		     "Connection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 404);
+	free(r);
+	r = http(sv, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 404);
+	free(r);
+	r = http(sv, "POST /metrics HTTP/1.1\r\nHost: x\r\n"
+		     "Content-Length: 3\r\nConnection: close\r\n\r\nabc");
+	assert_int_equal(status_of(r), 405);
+	assert_non_null(strcasestr(r, "\r\nAllow: GET, HEAD\r\n"));
+	free(r);
+	r = http(sv, "DELETE /metrics HTTP/1.1\r\nHost: x\r\n"
+		     "Connection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 405);
+	free(r);
+	/* A body larger than a scrape needs: refused, not read. */
+	r = http(sv, "POST /metrics HTTP/1.1\r\nHost: x\r\n"
+		     "Content-Length: 100000\r\nConnection: close\r\n\r\n");
+	assert_int_not_equal(status_of(r), 200);
+	assert_int_not_equal(status_of(r), 405);
+	free(r);
+	/* Headers past the limit: refused (or dropped), never served. */
+	assert_non_null(big);
+	snprintf(big, 20000, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ");
+	memset(big + strlen(big), 'a', 12000);
+	big[strlen("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: ") + 12000] =
+		'\0';
+	strcat(big, "\r\nConnection: close\r\n\r\n");
+	r = http(sv, big);
+	assert_int_not_equal(status_of(r), 200);
+	free(r);
+	free(big);
+	assert_int_equal(sv->scrapes, 0);
+}
+
+/* METRICS_MAX_CONNECTIONS kept open: the next client waits, unserved,
+ * until one of them closes; then it is served. */
+static void test_http_connection_bound(void **state)
+{
+	struct server *sv = *state;
+	struct client *held[METRICS_MAX_CONNECTIONS], *extra;
+	const char *head = "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+
+	for (unsigned i = 0; i < METRICS_MAX_CONNECTIONS; i++) {
+		held[i] = client_open(sv, head);
+		assert_true(run_until(sv, held[i], client_headers_done, 5000));
+		assert_int_equal(client_status(held[i]), 200);
+	}
+	extra = client_open(sv, head);
+	/* Loopback answers in well under a millisecond: 300 ms unanswered
+	 * is not being served. */
+	assert_false(run_until(sv, extra, client_headers_done, 300));
+	assert_false(extra->eof);
+	client_close(held[0]);
+	assert_true(run_until(sv, extra, client_headers_done, 5000));
+	assert_int_equal(client_status(extra), 200);
+	client_close(extra);
+	/* The others still held: the server frees them (teardown). */
+	for (unsigned i = 1; i < METRICS_MAX_CONNECTIONS; i++)
+		client_close(held[i]);
+}
+
+static void test_new_errors(void **state)
+{
+	struct server *sv = *state;
+	char addr[64];
+
+	(void)state;
+	errno = 0;
+	assert_null(metrics_new(sv->base, "not an address", fill_src, sv));
+	assert_int_equal(errno, EINVAL);
+	assert_null(metrics_new(sv->base, "/tmp/sock", fill_src, sv));
+	assert_int_equal(errno, EINVAL);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", metrics_port(sv->m));
+	errno = 0;
+	assert_null(metrics_new(sv->base, addr, fill_src, sv));
+	assert_int_equal(errno, EADDRINUSE);
+	metrics_free(NULL);
+}
+
+/* IPv6 loopback, bracketed. */
+static void test_new_v6(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct metrics *m;
+
+	(void)state;
+	m = metrics_new(base, "[::1]:0", fill_src, NULL);
+	if (!m && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT)) {
+		event_base_free(base);
+		skip(); /* no IPv6 here */
+	}
+	assert_non_null(m);
+	assert_int_not_equal(metrics_port(m), 0);
+	metrics_free(m);
+	event_base_free(base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_render_full),
+		cmocka_unit_test(test_render_empty),
+		cmocka_unit_test(test_render_kinds),
+		cmocka_unit_test_setup_teardown(test_http_get, server_setup,
+						server_teardown),
+		cmocka_unit_test_setup_teardown(test_http_refused, server_setup,
+						server_teardown),
+		cmocka_unit_test_setup_teardown(test_http_connection_bound,
+						server_setup, server_teardown),
+		cmocka_unit_test_setup_teardown(test_new_errors, server_setup,
+						server_teardown),
+		cmocka_unit_test(test_new_v6),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
