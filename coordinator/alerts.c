@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "text.h"
 
 /* Not counted by alerts_health: it fires while all is well, so that a
  * receiver notices a monitor that fell silent. */
@@ -41,26 +42,36 @@ struct alerts {
 	uint64_t round;
 };
 
-/* Copy src into dst of size len, cut where it does not fit; a cut never
- * splits a UTF-8 sequence (the strings go out in protobuf strings and
- * JSON, which must be valid UTF-8). At most srcmax bytes of src are read:
- * a restored alert's fields need not be terminated. */
+/* Copy src into dst of size len, cut where it does not fit: a cut never
+ * splits a UTF-8 sequence, and a byte that is not UTF-8 (a peer's name)
+ * becomes '?', since the strings go out in protobuf strings and JSON,
+ * which must be valid UTF-8. At most srcmax bytes of src are read: a
+ * restored alert's fields need not be terminated. */
 static void alerts_copy(char *dst, size_t len, const char *src, size_t srcmax)
 {
-	size_t n;
+	const unsigned char *s;
+	size_t n, i = 0, o = 0, k;
 
 	if (!src)
 		src = "";
+	s = (const unsigned char *)src;
 	n = strnlen(src, srcmax);
-	if (n >= len) {
-		/* src[n] is the first byte left out: while it continues a
-		 * sequence, leave out that sequence's earlier bytes too. */
-		n = len - 1;
-		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
-			n--;
+	while (i < n) {
+		k = text_utf8_len(s + i, n - i);
+		if (k == 0) {
+			if (o + 1 >= len)
+				break;
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (o + k >= len)
+			break;
+		memcpy(dst + o, s + i, k);
+		o += k;
+		i += k;
 	}
-	memcpy(dst, src, n);
-	dst[n] = '\0';
+	dst[o] = '\0';
 }
 
 static int alerts_severity_ok(enum alert_severity s)

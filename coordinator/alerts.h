@@ -77,8 +77,8 @@ void alerts_free(struct alerts *t);
  * whose hold-down has passed but that no tick has resolved yet is resolved
  * first (RESOLVED, then FIRED: a new episode). node, edge and message may
  * be NULL (""); every string is cut to its field's size at a UTF-8
- * character boundary, never refused, and the key is (rule, subject) as
- * cut. 0, or -1 with errno EINVAL (no rule or subject, bad severity),
+ * character boundary, never refused (a byte that is not UTF-8 becomes
+ * '?'), and the key is (rule, subject) as cut. 0, or -1 with errno EINVAL (no rule or subject, bad severity),
  * ENOSPC when max_firing distinct alerts already fire (the rule's
  * existing alerts still refresh) or ENOMEM. */
 int alerts_raise(struct alerts *t, const char *rule, const char *subject,

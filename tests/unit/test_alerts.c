@@ -257,12 +257,15 @@ static void test_hold_down_without_tick(void **state)
 	assert_int_equal(raise_w(t, "a", "x", "m", 1000), 0);
 	assert_int_equal(raise_w(t, "b", "y", "m", 1000), 0);
 	alerts_clear(t, "a", "x", 2000);
-	/* Clock back: not resolved. */
+	/* A second clear keeps the first one's time; the clock going back
+	 * resolves nothing. */
+	alerts_clear(t, "a", "x", 2500);
 	assert_int_equal(alerts_tick(t, 1500), 1000);
 	assert_int_equal(r.resolved, 0);
 	alerts_clear(t, "b", "y", 3000);
 	assert_int_equal(r.resolved, 1);
 	assert_string_equal(r.a[r.n - 1].rule, "a");
+	assert_int_equal(r.a[r.n - 1].resolved_ms, 2000);
 	alerts_round_begin(t);
 	alerts_round_end(t, rules, 1, 4000);
 	assert_int_equal(r.resolved, 2);
@@ -441,8 +444,11 @@ static void test_resolved_keep(void **state)
 	alerts_clear(t, "r", "s2", 2000);
 	alerts_clear(t, "r", "s0", 3000);
 	alerts_clear(t, "r", "s3", 4000);
+	/* Bounded between ticks too: s0 and s3 resolved, s1 and live fire. */
+	assert_int_equal(alerts_list(t, 1, l, 8), 4);
 	alerts_clear(t, "r", "s1", 5000);
 	assert_int_equal(r.resolved, 4);
+	assert_int_equal(alerts_list(t, 1, l, 8), 3);
 	assert_int_equal(alerts_tick(t, 5000), 0);
 	/* The two newest resolved, and the firing one. */
 	assert_int_equal(alerts_list(t, 1, l, 8), 3);
@@ -463,6 +469,20 @@ static void test_resolved_keep(void **state)
 	alerts_tick(t, 1000000);
 	assert_int_equal(alerts_list(t, 1, l, 8), 1);
 	assert_int_equal(r.resolved, 4);
+	/* Restored resolved ones obey the count at once: the newest two. */
+	for (unsigned i = 0; i < 3; i++) {
+		struct alert a;
+
+		memset(&a, 0, sizeof(a));
+		snprintf(a.rule, sizeof(a.rule), "r");
+		snprintf(a.subject, sizeof(a.subject), "old%u", i);
+		a.severity = ALERT_WARNING;
+		a.resolved_ms = 999000 + i;
+		assert_int_equal(alerts_restore(t, &a), 0);
+	}
+	assert_int_equal(alerts_list(t, 1, l, 8), 3);
+	assert_null(find(t, "r", "old0"));
+	assert_int_equal(r.n, 9); /* 5 FIRED, 4 RESOLVED: none more */
 	alerts_free(t);
 }
 
@@ -618,11 +638,20 @@ static void test_restore(void **state)
 	assert_string_equal(r.a[1].subject, "n1-n2");
 	assert_int_equal(alerts_firing(t), 0);
 
+	/* Restored within a round and not raised by it: cleared at its end. */
+	alerts_round_begin(t);
+	a = saved("cable_down", "n2-n4", 1, ALERT_WARNING);
+	assert_int_equal(alerts_restore(t, &a), 0);
+	alerts_round_end(t, rules, 1, 3500);
+	assert_int_equal(r.resolved, 3);
+	assert_string_equal(r.a[2].subject, "n2-n4");
+	assert_int_equal(alerts_firing(t), 0);
+
 	/* A duplicate key replaces, still without notification. */
 	a = saved("gid_change", "n2", 1, ALERT_WARNING);
 	snprintf(a.message, sizeof(a.message), "newer");
 	assert_int_equal(alerts_restore(t, &a), 0);
-	assert_int_equal(alerts_list(t, 1, NULL, 0), 4);
+	assert_int_equal(alerts_list(t, 1, NULL, 0), 5);
 	b = find(t, "gid_change", "n2");
 	assert_int_equal(b->firing, 1);
 	assert_int_equal(b->resolved_ms, 0);
@@ -633,7 +662,7 @@ static void test_restore(void **state)
 	assert_int_equal(alerts_restore(t, &a), 0);
 	assert_int_equal(alerts_firing(t), 0);
 	assert_int_equal(find(t, "gid_change", "n2")->resolved_ms, 200);
-	assert_int_equal(r.n, 2);
+	assert_int_equal(r.n, 3);
 
 	/* Bad ones: no rule, a severity out of range, NULL. */
 	a = saved("", "x", 1, ALERT_WARNING);
@@ -655,7 +684,7 @@ static void test_restore(void **state)
 	assert_int_equal(strlen(b->node), ALERTS_NODE_LEN - 1);
 	assert_int_equal(strlen(b->edge), ALERTS_EDGE_LEN - 1);
 	assert_int_equal(strlen(b->message), ALERTS_MESSAGE_LEN - 1);
-	assert_int_equal(r.n, 2);
+	assert_int_equal(r.n, 3);
 	alerts_free(t);
 }
 
@@ -709,6 +738,23 @@ static void test_long_strings(void **state)
 	assert_memory_equal(a->message + 507, "\xe2\x82\xac", 3);
 	alerts_clear(t, rule, subject, 4000);
 	assert_int_equal(r.resolved, 1);
+	/* Bytes that are not UTF-8 (a bad lead, a sequence cut short at the
+	 * end, an overlong form) become '?'; the key is the clean one. */
+	assert_int_equal(raise_w(t, "node_down",
+				 "n\xff"
+				 "1",
+				 "abc\xc3", 5000),
+			 0);
+	a = find(t, "node_down", "n?1");
+	assert_non_null(a);
+	assert_string_equal(a->message, "abc?");
+	assert_int_equal(raise_w(t, "node_down",
+				 "n\xfe"
+				 "1",
+				 "\xc0\xaf", 5100),
+			 0);
+	assert_int_equal(r.fired, 3);
+	assert_string_equal(find(t, "node_down", "n?1")->message, "??");
 	alerts_free(t);
 }
 
