@@ -112,6 +112,8 @@ LIBS := $(PKG_LIBS)
 # ringctl is a client: the wire code and pki of libcommon, none of the
 # daemons' modules, libevent, libsystemd or libibverbs.
 RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
+# The agent keeps no state: no SQLite (the coordinator's store).
+AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
 .PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
 	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
@@ -144,7 +146,7 @@ $(LIBRINGCTL): $(call obj,$(RINGCTL_SRC)) | $(LIBCOMMON)
 
 $(BUILD)/bin/ring-agent: $(call obj,agent/main.c) $(LIBAGENT) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 $(BUILD)/bin/ring-coordinator: $(call obj,coordinator/main.c) $(LIBCOORD) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)

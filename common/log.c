@@ -18,6 +18,11 @@ static char log_ident[32] = "ringd";
 static char log_debug_list[256];
 static int log_use_journal;
 
+int log_to_journal(void)
+{
+	return log_use_journal;
+}
+
 void log_init(const char *ident, const char *debug, int force_stderr)
 {
 	snprintf(log_ident, sizeof(log_ident), "%s", ident ? ident : "ringd");

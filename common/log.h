@@ -10,6 +10,9 @@
  * Journald is used when $JOURNAL_STREAM or $INVOCATION_ID says systemd
  * started us; force_stderr overrides that. */
 void log_init(const char *ident, const char *debug, int force_stderr);
+/* 1 when log_init chose journald (run by systemd, not forced to
+ * stderr): structured records can go there too. */
+int log_to_journal(void);
 void log_fini(void);
 /* Enable debug output for more subsystems (comma-separated). */
 void log_set_debug(const char *debug);

@@ -68,6 +68,7 @@ struct control {
 	const struct coord_conf *conf;
 	struct nodes *nodes;
 	struct survey *survey;
+	const struct control_view *view;
 	struct evconnlistener *listener;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	LIST_HEAD(, client) clients;
@@ -161,11 +162,96 @@ static void client_send(struct client *cl, uint64_t id,
 	conn_send_body(cl->conn, id, type, body);
 }
 
+void control_set_view(struct control *ctl, const struct control_view *view)
+{
+	ctl->view = view;
+}
+
+static const Ring__Topology *control_topology(const struct control *co)
+{
+	if (co->view && co->view->topology)
+		return co->view->topology(co->view->arg);
+	return survey_topology(co->survey);
+}
+
+/* The alerts as the wire carries them: pointers into the table's strings,
+ * valid while the reply is packed. *out and *outp are malloc'ed (caller
+ * frees both); 0, or -1 (ENOMEM). */
+static int control_alerts_fill(const struct control *co, int all,
+			       Ring__Alert **out, Ring__Alert ***outp,
+			       size_t *n)
+{
+	const struct alert **v = NULL;
+	size_t total, got;
+
+	*out = NULL;
+	*outp = NULL;
+	*n = 0;
+	if (!co->view || !co->view->alerts)
+		return 0;
+	total = co->view->alerts(co->view->arg, all, NULL, 0);
+	v = calloc(total ? total : 1, sizeof(*v));
+	*out = calloc(total ? total : 1, sizeof(**out));
+	*outp = calloc(total ? total : 1, sizeof(**outp));
+	if (!v || !*out || !*outp) {
+		free(v);
+		free(*out);
+		free(*outp);
+		*out = NULL;
+		*outp = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	got = co->view->alerts(co->view->arg, all, v, total);
+	for (size_t i = 0; i < got && i < total; i++) {
+		Ring__Alert *a = &(*out)[i];
+
+		ring__alert__init(a);
+		a->rule = (char *)v[i]->rule;
+		a->severity = (Ring__Severity)v[i]->severity;
+		a->firing = v[i]->firing;
+		a->subject = (char *)v[i]->subject;
+		a->node = (char *)v[i]->node;
+		a->edge = (char *)v[i]->edge;
+		a->message = (char *)v[i]->message;
+		a->first_seen_ms = v[i]->first_seen_ms;
+		a->last_seen_ms = v[i]->last_seen_ms;
+		a->resolved_ms = v[i]->resolved_ms;
+		a->flaps = v[i]->flaps;
+		(*outp)[i] = a;
+		(*n)++;
+	}
+	free(v);
+	return 0;
+}
+
+static void control_alerts(struct client *cl, uint64_t id,
+			   const Ring__AlertsRequest *req)
+{
+	Ring__AlertsReply rep = RING__ALERTS_REPLY__INIT;
+	Ring__Alert *a, **ap;
+	size_t n;
+
+	if (control_alerts_fill(cl->ctl, req->all, &a, &ap, &n) < 0) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	rep.now_ms = clock_now_ms();
+	rep.n_alerts = n;
+	rep.alerts = ap;
+	client_send(cl, id, RING__ENVELOPE__BODY_ALERTS_REPLY, &rep);
+	free(ap);
+	free(a);
+}
+
 static void control_status(struct client *cl, uint64_t id)
 {
 	struct control *co = cl->ctl;
 	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
 	Ring__NodeStatus *st = NULL, **stp = NULL;
+	Ring__Alert *al = NULL, **alp = NULL;
+	size_t n_al = 0;
 	char ***unaddr = NULL;
 	struct node **v;
 	unsigned n, i;
@@ -190,8 +276,14 @@ static void control_status(struct client *cl, uint64_t id)
 		rep.n_expected += v[i]->expected;
 		rep.n_connected += v[i]->state == NODE_UP;
 	}
-	rep.topology = (Ring__Topology *)survey_topology(co->survey);
+	rep.topology = (Ring__Topology *)control_topology(co);
 	rep.survey_state = (char *)survey_state(co->survey);
+	if (co->view && co->view->health)
+		rep.health = (char *)co->view->health(co->view->arg);
+	if (control_alerts_fill(co, 0, &al, &alp, &n_al) < 0)
+		goto oom;
+	rep.n_alerts = n_al;
+	rep.alerts = alp;
 	rep.coordinator = (char *)co->conf->name;
 	rep.version = RING_VERSION;
 	rep.now_ms = clock_now_ms();
@@ -208,6 +300,8 @@ out:
 	free(unaddr);
 	free(stp);
 	free(st);
+	free(alp);
+	free(al);
 	free(v);
 }
 
@@ -411,7 +505,7 @@ static void control_ranks(struct client *cl, uint64_t id)
 	struct survey *sv = cl->ctl->survey;
 	Ring__RanksReply rep = RING__RANKS_REPLY__INIT;
 
-	rep.topology = (Ring__Topology *)survey_topology(sv);
+	rep.topology = (Ring__Topology *)control_topology(cl->ctl);
 	if (!rep.topology) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
 				"no survey has completed yet (survey %s)",
@@ -447,6 +541,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_RANKS_REQUEST:
 		control_ranks(cl, id);
+		break;
+	case RING__ENVELOPE__BODY_ALERTS_REQUEST:
+		control_alerts(cl, id, env->alerts_request);
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:

@@ -6,6 +6,7 @@
 
 #include <event2/event.h>
 
+#include "alerts.h"
 #include "coord_conf.h"
 #include "nodes.h"
 #include "survey.h"
@@ -17,5 +18,18 @@ struct control *control_new(struct event_base *base,
 			    const struct coord_conf *conf, struct nodes *nodes,
 			    struct survey *survey);
 void control_free(struct control *ctl);
+
+/* What status, ranks and alerts show beyond the node table: the topology
+ * with its live overlay, the health, the alerts (coord.c fills it from
+ * the watch and the alert table). Without a view: the survey's topology,
+ * no health (ringctl then judges from node states), no alerts. */
+struct control_view {
+	const Ring__Topology *(*topology)(void *arg);
+	const char *(*health)(void *arg);
+	size_t (*alerts)(void *arg, int all, const struct alert **out,
+			 size_t max);
+	void *arg;
+};
+void control_set_view(struct control *ctl, const struct control_view *view);
 
 #endif

@@ -13,10 +13,17 @@
 #include <systemd/sd-daemon.h>
 
 #include "agents.h"
+#include "alerts.h"
+#include "clock.h"
 #include "control.h"
+#include "frame.h"
 #include "log.h"
+#include "metrics.h"
+#include "sinks.h"
+#include "store.h"
 #include "survey.h"
 #include "tls.h"
+#include "watch.h"
 
 static void coord_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -69,6 +76,259 @@ static void coord_raise_nofile(unsigned want)
 			  (unsigned long long)rl.rlim_cur, want - 320, want);
 }
 
+/* Every alert transition: to the sinks, and to the store so that a
+ * restart neither forgets a firing alert nor fires it twice. */
+static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
+{
+	struct coord *co = arg;
+
+	sinks_alert(co->sinks, a, ev);
+	if (co->store && store_alert_save(co->store, a) < 0)
+		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
+}
+
+/* One figure of the history. */
+static void coord_sample(struct store_sample *v, size_t *n, size_t max,
+			 const Ring__Edge *e, const char *kind, const char *dir,
+			 uint32_t param, double value)
+{
+	if (*n >= max || value < 0)
+		return;
+	memset(&v[*n], 0, sizeof(v[*n]));
+	v[*n].ts_ms = e->measured_ms;
+	snprintf(v[*n].edge, sizeof(v[*n].edge), "%s-%s", e->a, e->b);
+	snprintf(v[*n].kind, sizeof(v[*n].kind), "%s", kind);
+	snprintf(v[*n].direction, sizeof(v[*n].direction), "%s", dir);
+	v[*n].param = param;
+	v[*n].value = value;
+	(*n)++;
+}
+
+/* A survey's figures into the history: the stream ladder both ways, the
+ * latency ladder, the RDMA figures. */
+static void coord_history(struct coord *co, const Ring__Topology *t)
+{
+	size_t max = 0, n = 0;
+	struct store_sample *v;
+
+	for (size_t i = 0; i < t->n_edges; i++)
+		max += 2 * t->edges[i]->n_ladder + t->edges[i]->n_latency +
+		       t->edges[i]->n_rdma_write_lat + 4;
+	v = calloc(max ? max : 1, sizeof(*v));
+	if (!v) {
+		log_warnx("store: out of memory saving the history");
+		return;
+	}
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		for (size_t k = 0; k < e->n_ladder; k++) {
+			if (k < e->n_gbps_a_to_b)
+				coord_sample(v, &n, max, e, "tcp_bw", "a_to_b",
+					     e->ladder[k], e->gbps_a_to_b[k]);
+			if (k < e->n_gbps_b_to_a)
+				coord_sample(v, &n, max, e, "tcp_bw", "b_to_a",
+					     e->ladder[k], e->gbps_b_to_a[k]);
+		}
+		for (size_t k = 0; k < e->n_latency; k++)
+			coord_sample(v, &n, max, e, "tcp_lat", "",
+				     e->latency[k]->size,
+				     e->latency[k]->p50_us);
+		for (size_t k = 0; k < e->n_rdma_write_lat; k++)
+			coord_sample(v, &n, max, e, "rdma_write_lat", "",
+				     e->rdma_write_lat[k]->size,
+				     e->rdma_write_lat[k]->p50_us);
+		coord_sample(v, &n, max, e, "rdma_write_bw", "a_to_b", 0,
+			     e->rdma_write_gbps_a_to_b);
+		coord_sample(v, &n, max, e, "rdma_write_bw", "b_to_a", 0,
+			     e->rdma_write_gbps_b_to_a);
+		coord_sample(v, &n, max, e, "rdma_read_bw", "a_to_b", 0,
+			     e->rdma_read_gbps_a_to_b);
+		coord_sample(v, &n, max, e, "rdma_read_bw", "b_to_a", 0,
+			     e->rdma_read_gbps_b_to_a);
+	}
+	if (n && store_history_add(co->store, v, n) < 0)
+		log_warnx("store: %zu history samples not saved", n);
+	free(v);
+}
+
+/* A survey published a topology: the live view starts from it, and the
+ * store keeps it (and its figures) for the next start. */
+static void coord_published(const Ring__Topology *t, void *arg)
+{
+	struct coord *co = arg;
+	size_t len = ring__topology__get_packed_size(t);
+	uint8_t *buf;
+
+	if (watch_set_topology(co->watch, t) < 0)
+		log_warnx("watch: out of memory: the live view keeps the "
+			  "previous topology");
+	if (!co->store)
+		return;
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		log_warnx("store: out of memory saving the topology");
+		return;
+	}
+	ring__topology__pack(t, buf);
+	if (store_put_blob(co->store, "topology", buf, len, clock_now_ms()) < 0)
+		log_warnx("store: the topology was not saved");
+	free(buf);
+	coord_history(co, t);
+}
+
+static void coord_nodes_changed(void *arg)
+{
+	struct coord *co = arg;
+
+	survey_nodes_changed(co->survey);
+	watch_nodes_changed(co->watch);
+}
+
+static const Ring__Topology *coord_view_topology(void *arg)
+{
+	struct coord *co = arg;
+	const Ring__Topology *t = watch_topology(co->watch);
+
+	return t ? t : survey_topology(co->survey);
+}
+
+static const char *coord_view_health(void *arg)
+{
+	return alerts_health(((struct coord *)arg)->alerts);
+}
+
+static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
+				size_t max)
+{
+	return alerts_list(((struct coord *)arg)->alerts, all, out, max);
+}
+
+static int coord_restore_alert(const struct alert *a, void *arg)
+{
+	struct coord *co = arg;
+
+	if (alerts_restore(co->alerts, a) < 0)
+		log_warnx("store: alert %s %s not restored", a->rule,
+			  a->subject);
+	return 0;
+}
+
+/* What the store kept: the alerts as they were, the last topology as
+ * the answer to status and ranks until a survey completes. */
+static void coord_restore(struct coord *co)
+{
+	Ring__Topology *t;
+	void *buf = NULL;
+	size_t len = 0;
+	uint64_t saved = 0;
+
+	store_alerts_load(co->store, coord_restore_alert, co);
+	if (store_get_blob(co->store, "topology", &buf, &len, &saved) < 0) {
+		if (errno != ENOENT)
+			log_warnx("store: cannot read the saved topology");
+		return;
+	}
+	t = ring__topology__unpack(NULL, len, buf);
+	free(buf);
+	if (!t) {
+		log_warnx("store: the saved topology does not decode; "
+			  "ignored");
+		return;
+	}
+	if (survey_restore(co->survey, t) < 0 ||
+	    watch_set_topology(co->watch, t) < 0)
+		log_warnx("store: out of memory restoring the topology");
+	else
+		log_info("restored the topology surveyed %llu s ago",
+			 (unsigned long long)(clock_now_ms() > t->surveyed_ms
+						      ? (clock_now_ms() -
+							 t->surveyed_ms) /
+								1000
+						      : 0));
+	ring__topology__free_unpacked(t, NULL);
+}
+
+static void coord_metrics_src(struct metrics_src *src, void *arg)
+{
+	struct coord *co = arg;
+
+	memset(src, 0, sizeof(*src));
+	src->nodes = co->nodes;
+	src->topology = coord_view_topology(co);
+	src->alerts = co->alerts;
+	src->coordinator = co->conf->name;
+	src->version = RING_VERSION;
+	src->now_ms = clock_now_ms();
+	src->rdma_qps = co->conf->survey_rdma_qps;
+}
+
+static void coord_thin(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *co = arg;
+	uint64_t now = clock_now_ms();
+
+	(void)fd;
+	(void)what;
+	/* 1: the bounded pass left more; the next hour goes on. */
+	if (store_history_thin(co->store, now, co->conf->history_max_age_ms,
+			       co->conf->history_max_rows) < 0 ||
+	    store_alerts_prune(co->store, now - co->conf->history_max_age_ms) <
+		    0)
+		log_warnx("store: thinning the history failed");
+}
+
+static int coord_watching(struct coord *co, const struct coord_conf *conf)
+{
+	struct alerts_conf ac = {
+		.hold_down_ms = conf->alert_hold_down_ms,
+		.max_resolved = 1024,
+		.keep_resolved_ms = 7ull * 86400000,
+		.max_firing = 4 * conf->max_agents + 64,
+	};
+	struct sinks_conf sc = {
+		.coordinator = conf->name,
+		.command_argv = conf->n_alert_argv ? co->alert_argv : NULL,
+		.command_timeout_ms = conf->alert_command_timeout_ms,
+		.webhook_url = conf->alert_webhook,
+		.webhook_timeout_ms = conf->alert_webhook_timeout_ms,
+		.webhook_retries = conf->alert_webhook_retries,
+		.webhook_backoff_ms = 1000,
+		.queue_max = 1024,
+		.watchdog_interval_ms = conf->watchdog_interval_ms,
+	};
+	struct timeval hour = {3600, 0};
+	char err[256];
+
+	for (unsigned i = 0; i < conf->n_alert_argv; i++)
+		co->alert_argv[i] = (char *)conf->alert_argv[i];
+	co->store = store_open(conf->state_dir, err, sizeof(err));
+	if (!co->store) {
+		log_warnx("state_dir %s: %s", conf->state_dir, err);
+		return -1;
+	}
+	co->sinks = sinks_new(co->base, &sc);
+	co->alerts = alerts_new(&ac, coord_alert, co);
+	if (!co->sinks || !co->alerts)
+		return -1;
+	co->watch = watch_new(co->base, conf, co->nodes, co->alerts);
+	if (!co->watch)
+		return -1;
+	coord_restore(co);
+	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
+	if (!co->thin_ev || event_add(co->thin_ev, &hour))
+		return -1;
+	if (conf->metrics_listen[0]) {
+		co->metrics = metrics_new(co->base, conf->metrics_listen,
+					  coord_metrics_src, co);
+		if (!co->metrics) {
+			log_warn("metrics_listen %s", conf->metrics_listen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int coord_init(struct coord *co, struct coord_conf *conf)
 {
 	memset(co, 0, sizeof(*co));
@@ -104,10 +364,18 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		survey_new(co->base, conf, co->nodes, agents_calls(co->agents));
 	if (!co->survey)
 		goto fail;
-	agents_set_change_cb(co->agents, survey_nodes_changed, co->survey);
+	if (coord_watching(co, conf) < 0)
+		goto fail;
+	survey_set_publish_cb(co->survey, coord_published, co);
+	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)
 		goto fail;
+	co->view.topology = coord_view_topology;
+	co->view.health = coord_view_health;
+	co->view.alerts = coord_view_alerts;
+	co->view.arg = co;
+	control_set_view(co->control, &co->view);
 	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);
 	co->sig_int = evsignal_new(co->base, SIGINT, coord_signal, co);
 	co->sig_hup = evsignal_new(co->base, SIGHUP, coord_signal, co);
@@ -154,6 +422,14 @@ void coord_fini(struct coord *co)
 	if (co->sig_hup)
 		event_free(co->sig_hup);
 	control_free(co->control);
+	metrics_free(co->metrics);
+	if (co->thin_ev)
+		event_free(co->thin_ev);
+	watch_free(co->watch);
+	/* The sinks first: alerts_free notifies nothing. */
+	sinks_free(co->sinks);
+	alerts_free(co->alerts);
+	store_close(co->store);
 	/* Before the agents: the survey cancels its calls to them. */
 	survey_free(co->survey);
 	agents_free(co->agents);

@@ -8,6 +8,7 @@
 #include <event2/event.h>
 #include <openssl/ssl.h>
 
+#include "control.h"
 #include "coord_conf.h"
 #include "nodes.h"
 
@@ -19,6 +20,14 @@ struct coord {
 	struct agents *agents;	 /* agent sessions (agents.h) */
 	struct control *control; /* ringctl socket (control.h) */
 	struct survey *survey;	 /* adjacency, tests, topology (survey.h) */
+	struct alerts *alerts;	 /* health alerts (alerts.h) */
+	struct watch *watch;	 /* live overlay and rules (watch.h) */
+	struct sinks *sinks;	 /* where alerts go (sinks.h) */
+	struct store *store;	 /* durable state (store.h) */
+	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
+	char *alert_argv[COORD_CONF_MAX_ARGS + 1];
+	struct event *thin_ev;	  /* history thinning, hourly */
+	struct control_view view; /* what control shows of the above */
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;
 };

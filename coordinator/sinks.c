@@ -293,11 +293,6 @@ static int sinks_queue_has_watchdog(const struct sinks_queue *q)
 /* ---- journald ---- */
 
 /* log.c's choice (log_init): journald when systemd started us. */
-static int sinks_under_systemd(void)
-{
-	return getenv("JOURNAL_STREAM") || getenv("INVOCATION_ID");
-}
-
 /* One "NAME=value" field for sd_journal_sendv; 0 or -1. */
 static int sinks_field(struct iovec *iov, size_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -332,7 +327,7 @@ static void sinks_journal(const struct alert *a, enum alert_event ev)
 	size_t n = 0;
 	int bad = 0;
 
-	if (!sinks_under_systemd()) {
+	if (!log_to_journal()) {
 		/* log_info escapes what it prints. */
 		log_info("alert %s: %s %s: %s", sinks_event(ev), a->rule,
 			 a->subject, a->message);

@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "frame.h"
 #include "log.h"
 #include "survey_int.h"
 
@@ -223,6 +224,24 @@ static void sv_auto(evutil_socket_t fd, short what, void *arg)
 	if (survey_start(sv, "automatic") < 0 && errno == EBUSY &&
 	    sv->phase == SV_IDLE)
 		sv_arm(sv, 5000); /* a manual test is running: soon */
+}
+
+void survey_set_publish_cb(struct survey *sv, survey_publish_fn fn, void *arg)
+{
+	sv->publish = fn;
+	sv->publish_arg = arg;
+}
+
+int survey_restore(struct survey *sv, const Ring__Topology *t)
+{
+	Ring__Topology *copy = (Ring__Topology *)frame_copy(&t->base);
+
+	if (!copy)
+		return -1;
+	if (sv->topology)
+		ring__topology__free_unpacked(sv->topology, NULL);
+	sv->topology = copy;
+	return 0;
 }
 
 void survey_nodes_changed(void *arg)

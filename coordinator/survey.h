@@ -36,6 +36,12 @@ int survey_running(const struct survey *sv);
  * a new one is under way. Owned by the survey. */
 const Ring__Topology *survey_topology(const struct survey *sv);
 const char *survey_state(const struct survey *sv);
+/* Told of every topology a survey publishes (valid during the call). */
+typedef void (*survey_publish_fn)(const Ring__Topology *t, void *arg);
+void survey_set_publish_cb(struct survey *sv, survey_publish_fn fn, void *arg);
+/* A topology kept from before a restart, as the last result until a
+ * survey completes (copied; not published again). 0 or -1 (ENOMEM). */
+int survey_restore(struct survey *sv, const Ring__Topology *t);
 /* Node up/down, inventory or neighbour table changed (agents_change_cb):
  * schedules automatic surveys (settle, grace, interval). */
 void survey_nodes_changed(void *arg);

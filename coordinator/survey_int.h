@@ -181,6 +181,8 @@ struct survey {
 	int dirty;  /* nodes changed while a survey ran */
 	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
+	survey_publish_fn publish; /* told of every new topology */
+	void *publish_arg;
 	struct event *auto_ev;
 };
 

@@ -481,6 +481,8 @@ static void sv_store(struct survey *sv, const Ring__Topology *top)
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	sv->topology = copy;
+	if (sv->publish)
+		sv->publish(sv->topology, sv->publish_arg);
 }
 void sv_report(struct survey *sv)
 {

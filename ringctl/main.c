@@ -69,7 +69,9 @@ static void ringctl_usage(FILE *f)
 		"  forget NODE                 drop a node that is down (root)\n"
 		"  survey [--wait [-v]]        survey the data plane now (root); --wait:\n"
 		"                              then print status\n"
-		"  ranks                       rank order from the last survey\n"
+		"  ranks                       rank order from the last survey (exit 1\n"
+		"                              while it no longer holds)\n"
+		"  alerts [--all]              firing alerts (--all: resolved ones too)\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
@@ -241,6 +243,43 @@ static int ringctl_inventory(const struct ringctl *rc, const char *node)
 	return 0;
 }
 
+static void ringctl_show_alerts(struct writer *w, const Ring__Envelope *rep,
+				int all)
+{
+	const Ring__AlertsReply *r = rep->alerts_reply;
+
+	(void)all;
+	render_alerts(w, "alerts", r->alerts, r->n_alerts, r->now_ms, 0);
+}
+
+/* Exit 1 while an alert fires, as status does for health. */
+static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	Ring__AlertsRequest ar = RING__ALERTS_REQUEST__INIT;
+	int firing = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--all"))
+			return ringctl_bad_usage("alerts takes only --all, "
+						 "not '%s'",
+						 argv[i]);
+		ar.all = 1;
+	}
+	req.body_case = RING__ENVELOPE__BODY_ALERTS_REQUEST;
+	req.alerts_request = &ar;
+	rep = ringctl_show(rc, &req, RING__ENVELOPE__BODY_ALERTS_REPLY,
+			   ringctl_show_alerts, ar.all);
+	if (!rep)
+		return EXIT_TROUBLE;
+	for (size_t i = 0; i < rep->alerts_reply->n_alerts; i++)
+		firing |= rep->alerts_reply->alerts[i]->firing &&
+			  rep->alerts_reply->alerts[i]->severity !=
+				  RING__SEVERITY__SEVERITY_INFO;
+	frame_free(rep);
+	return firing ? EXIT_DEGRADED : 0;
+}
+
 static int ringctl_forget(const struct ringctl *rc, const char *node)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
@@ -278,6 +317,8 @@ static Ring__Topology *ringctl_topology(const struct ringctl *rc,
 	return rep->ranks_reply->topology;
 }
 
+static int ringctl_text_format(const char *name);
+
 static int ringctl_ranks(const struct ringctl *rc)
 {
 	Ring__Envelope *hold = NULL;
@@ -288,6 +329,24 @@ static int ringctl_ranks(const struct ringctl *rc)
 
 	if (!t)
 		return EXIT_TROUBLE;
+	if (t->order_invalid && *t->order_invalid) {
+		/* Jobs started from this order hang or cross the wrong
+		 * cables: say so, and give a launcher nothing to source. */
+		fprintf(stderr,
+			"ringctl: the published rank order is no longer valid: "
+			"%s (now a %s%s%s; survey again once it is fixed)\n",
+			t->order_invalid, t->live_kind,
+			*t->live_gap ? " missing " : "", t->live_gap);
+		if (rc->fmt_name && ringctl_text_format(rc->fmt_name)) {
+			frame_free(hold);
+			return EXIT_DEGRADED;
+		}
+		w = writer_new(stdout, rc->fmt);
+		ranks_render(w, t);
+		writer_finish(w);
+		frame_free(hold);
+		return EXIT_DEGRADED;
+	}
 	if (!t->n_ranks) {
 		fprintf(stderr,
 			"ringctl: no rank order: the data plane is a %s, not a "
@@ -501,8 +560,15 @@ static int ringctl_text_format(const char *name)
  * 64"), so that word is never read as a global option; these take none. */
 static int ringctl_takes_value(const char *word)
 {
-	return !strncmp(word, "--", 2) && word[2] && strcmp(word, "--wait") &&
-	       strcmp(word, "--coordinator");
+	static const char *const flags[] = {"--wait", "--coordinator",
+					    "--verbose", "--all"};
+
+	if (strncmp(word, "--", 2) || !word[2])
+		return 0;
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!strcmp(word, flags[i]))
+			return 0;
+	return 1;
 }
 
 /* -s, -f, -t (value attached or next), -h/--help, -V/--version wherever
@@ -609,6 +675,8 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 					argv[i]);
 		return ringctl_status(rc, argc > 0);
 	}
+	if (!strcmp(cmd, "alerts"))
+		return ringctl_alerts(rc, argc, argv);
 	if (!strcmp(cmd, "ranks")) {
 		if (argc)
 			return ringctl_bad_usage("ranks takes no arguments, "

@@ -221,9 +221,19 @@ int ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 					"neighbours: NCCL_IB_HCA not set\n");
 			ranks_env_gid_index(out, r);
 			/* One stream per channel saturates nothing: the field
-			 * notes needed 4 (see the saturation finding). */
-			fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
-				     "NCCL_MAX_NCHANNELS=4\n\n");
+			 * notes needed 4 (see the saturation finding). A line
+			 * is no ring: NCCL's ring would cross the missing
+			 * cable through another path, or hang. */
+			if (!strcmp(t->kind, "ring"))
+				fprintf(out,
+					"NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
+					"NCCL_MAX_NCHANNELS=4\n\n");
+			else
+				fprintf(out,
+					"# a %s, not a ring: NCCL_ALGO "
+					"and the ring's channel settings "
+					"left out\n\n",
+					t->kind);
 		}
 	} else {
 		return -1;

@@ -20,8 +20,19 @@ void render_format_time(unsigned long long ms, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+const char *render_health(const Ring__StatusReply *r)
+{
+	/* The coordinator's, from its firing alerts; an older one sends
+	 * none: then judge from the node states. */
+	if (r->health && *r->health)
+		return r->health;
+	return render_status_health(r) ? "degraded" : "healthy";
+}
+
 int render_status_health(const Ring__StatusReply *r)
 {
+	if (r->health && *r->health)
+		return strcmp(r->health, "healthy") != 0;
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (r->nodes[i]->expected && strcmp(r->nodes[i]->state, "up"))
 			return 1;
@@ -65,6 +76,59 @@ enum render_node_view {
 	 * so the count is left to it */
 	RENDER_NODE_NO_RDMA_COUNT = 4,
 };
+
+static const char *render_severity(Ring__Severity s)
+{
+	switch (s) {
+	case RING__SEVERITY__SEVERITY_CRITICAL:
+		return "critical";
+	case RING__SEVERITY__SEVERITY_WARNING:
+		return "warning";
+	default:
+		return "info";
+	}
+}
+
+void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
+		   size_t n, unsigned long long now_ms, int brief)
+{
+	char t[32];
+
+	/* Brief: one "- severity rule: message" line each, wrapped. */
+	if (brief)
+		writer_list_start(w, key);
+	else
+		writer_table_start(w, key);
+	for (size_t i = 0; i < n; i++) {
+		const Ring__Alert *a = v[i];
+		char tag[96];
+
+		writer_obj_start(w, NULL);
+		if (brief) {
+			snprintf(tag, sizeof(tag), "%s %s",
+				 render_severity(a->severity), a->rule);
+			writer_str(w, tag, a->message);
+			writer_obj_end(w);
+			continue;
+		}
+		writer_str(w, "rule", a->rule);
+		writer_str(w, "severity", render_severity(a->severity));
+		writer_str(w, "state", a->firing ? "firing" : "resolved");
+		writer_str(w, "subject", a->subject);
+		render_format_time(a->first_seen_ms, t, sizeof(t));
+		writer_str(w, "since", t);
+		render_format_time(a->resolved_ms, t, sizeof(t));
+		writer_str(w, "resolved", t);
+		writer_uint(w, "flaps", a->flaps);
+		writer_str(w, "message", a->message);
+		writer_obj_end(w);
+	}
+	if (brief)
+		writer_list_end(w);
+	else
+		writer_table_end(w);
+	(void)now_ms;
+}
 
 /* Member order is the column order of `ringctl status`; the fields written
  * only for a node that is not up keep their column (see writer.h). */
@@ -115,13 +179,14 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 	uint64_t mem = 0;
 	size_t down = 0;
 
+	/* What an operator needs first: health, what fires, what is stale. */
+	writer_str(w, "health", render_health(r));
+	render_alerts(w, "alerts", r->alerts, r->n_alerts, r->now_ms, brief);
 	if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);
 	writer_str(w, "survey", r->survey_state);
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
-	writer_str(w, "health",
-		   render_status_health(r) ? "degraded" : "healthy");
 	writer_uint(w, "expected", r->n_expected);
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (!strcmp(r->nodes[i]->state, "up"))
@@ -380,6 +445,14 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
 		 e->b_interface);
 	writer_str(w, "ports", buf);
+	if (e->live_state && *e->live_state) {
+		char t[32];
+
+		writer_str(w, "live_state", e->live_state);
+		render_format_time(e->live_since_ms, t, sizeof(t));
+		writer_str(w, "live_since", t);
+		writer_str(w, "live_reason", e->live_reason);
+	}
 	if (writer_get_format(w) != WRITER_PLAIN) {
 		/* The parts of "ports", for scripts (not a table column). */
 		writer_str(w, "a", e->a);
@@ -486,6 +559,8 @@ static void render_edge_brief(struct writer *w, const Ring__Edge *e,
 	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
 		 e->b_interface);
 	writer_str(w, "ports", buf);
+	if (e->live_state && *e->live_state)
+		writer_str(w, "live", e->live_state);
 	/* Top of the stream ladder, worse direction, as in the picture. */
 	render_opt_double(w, "gbps", top);
 	if (e->nominal_gbps > 0 && top >= 0)
@@ -620,6 +695,21 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	writer_str(w, "surveyed", ts);
 	if (t->line_gap && *t->line_gap)
 		writer_str(w, "missing_cable", t->line_gap);
+	if (t->live_kind && *t->live_kind) {
+		/* Now, from what the agents push (no test traffic). */
+		writer_str(w, "live_kind", t->live_kind);
+		if (*t->live_gap)
+			writer_str(w, "live_gap", t->live_gap);
+		writer_bool(w, "order_valid", !*t->order_invalid);
+		if (*t->order_invalid)
+			writer_str(w, "order_invalid", t->order_invalid);
+	}
+	if (t->n_not_surveyed) {
+		writer_list_start(w, "not_surveyed");
+		for (size_t i = 0; i < t->n_not_surveyed; i++)
+			writer_str(w, NULL, t->not_surveyed[i]);
+		writer_list_end(w);
+	}
 	render_ring_picture(t, pic, sizeof(pic));
 	/* Each edge labelled with its measured top-of-ladder figure, the
 	 * worse direction, in Gbps. */

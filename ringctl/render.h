@@ -13,8 +13,14 @@
  * do); otherwise a view that fits about 100 columns. */
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose);
 void render_inventory(struct writer *w, const Ring__InventoryReply *r);
-/* 0 when every expected node is up, 1 otherwise. */
+/* 0 when healthy, 1 otherwise: the coordinator's health when it sends
+ * one, else every expected node up. */
 int render_status_health(const Ring__StatusReply *r);
+/* "healthy", "degraded", "critical": as render_status_health judges. */
+const char *render_health(const Ring__StatusReply *r);
+/* Alerts as a table (brief: one wrapped line each). */
+void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
+		   size_t n, unsigned long long now_ms, int brief);
 /* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */
 void render_format_time(unsigned long long ms, char *buf, size_t len);
 

@@ -1,0 +1,613 @@
+/* The live view over the published topology, and the health rules that
+ * read it (see watch.h). Facts come from the node table only: what the
+ * agents pushed (up or down, inventories with carrier, MTU and speeds,
+ * beacon tables); nothing here sends traffic. */
+#include "watch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+
+/* One edge of the published topology as the agents see it now. */
+struct watch_edge {
+	char state[16]; /* up, down, unverified */
+	uint64_t since_ms;
+	char reason[256];
+};
+
+struct watch {
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *table;
+	struct alerts *alerts;
+	struct event *eval_ev; /* a change: evaluate on the next pass */
+	struct event *tick_ev; /* the next hold-down to end */
+	Ring__Topology *top;   /* a copy of the published one */
+	struct watch_edge *edges;
+	char live_kind[16];
+	char live_gap[256];
+	char order_invalid[320];
+	char **not_surveyed; /* owned strings */
+	size_t n_not_surveyed;
+	int attached;	     /* the overlay's pointers are in top */
+	uint64_t started_ms; /* an expected node is missing after the grace */
+};
+
+const char *const watch_rules[] = {
+	"node_down",	   "cable_down",     "ring_broken",  "mtu_mismatch",
+	"speed_downshift", "pcie_downshift", "version_skew", "unexpected_path",
+};
+const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
+
+/* The overlay points into the watch's own buffers while attached; before
+ * the copy is freed or replaced, the pointers go back to protobuf-c's
+ * empty string so that free_unpacked frees only what it allocated. */
+static void watch_detach(struct watch *w)
+{
+	Ring__Topology *t = w->top;
+
+	if (!t || !w->attached)
+		return;
+	for (size_t i = 0; i < t->n_edges; i++) {
+		t->edges[i]->live_state = (char *)protobuf_c_empty_string;
+		t->edges[i]->live_reason = (char *)protobuf_c_empty_string;
+	}
+	t->live_kind = (char *)protobuf_c_empty_string;
+	t->live_gap = (char *)protobuf_c_empty_string;
+	t->order_invalid = (char *)protobuf_c_empty_string;
+	t->not_surveyed = NULL;
+	t->n_not_surveyed = 0;
+	w->attached = 0;
+}
+
+static void watch_attach(struct watch *w, uint64_t now_ms)
+{
+	Ring__Topology *t = w->top;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_edges; i++) {
+		t->edges[i]->live_state = w->edges[i].state;
+		t->edges[i]->live_since_ms = w->edges[i].since_ms;
+		t->edges[i]->live_reason = w->edges[i].reason;
+	}
+	t->live_kind = w->live_kind;
+	t->live_gap = w->live_gap;
+	t->live_ms = now_ms;
+	t->order_valid = !w->order_invalid[0];
+	t->order_invalid = w->order_invalid;
+	t->not_surveyed = w->not_surveyed;
+	t->n_not_surveyed = w->n_not_surveyed;
+	w->attached = 1;
+}
+
+static void watch_free_not_surveyed(struct watch *w)
+{
+	for (size_t i = 0; i < w->n_not_surveyed; i++)
+		free(w->not_surveyed[i]);
+	free(w->not_surveyed);
+	w->not_surveyed = NULL;
+	w->n_not_surveyed = 0;
+}
+
+static const Ring__NetInterface *watch_iface(const struct node *n,
+					     const char *name)
+{
+	const Ring__Inventory *inv = n ? n->inventory : NULL;
+
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
+/* Does node n's beacon table have peer on its port ifname? -1 when it has
+ * no beacons at all (nothing to judge by). */
+static int watch_hears(const struct node *n, const char *ifname,
+		       const char *peer)
+{
+	const Ring__NeighbourTable *t = n->neighbours;
+
+	if (!t || !t->beacons_available)
+		return -1;
+	for (size_t i = 0; i < t->n_neighbours; i++)
+		if (!strcmp(t->neighbours[i]->local_interface, ifname) &&
+		    !strcmp(t->neighbours[i]->remote_node, peer))
+			return 1;
+	return 0;
+}
+
+static int watch_node_up(const struct node *n)
+{
+	return n && n->state == NODE_UP;
+}
+
+/* Append "text" to buf, "; "-separated. */
+static void watch_add(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void watch_add(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used && used + 2 < len) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	if (used >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/* One end of a cable: why it is not up, added to why; 1 when it is. */
+static int watch_end_ok(const struct node *n, const char *node,
+			const char *ifname, char *why, size_t len)
+{
+	const Ring__NetInterface *f = watch_iface(n, ifname);
+
+	if (!f) {
+		watch_add(why, len, "%s has no interface %s", node, ifname);
+		return 0;
+	}
+	if (!f->admin_up) {
+		watch_add(why, len, "%s %s: administratively down", node,
+			  ifname);
+		return 0;
+	}
+	if (!f->carrier) {
+		watch_add(why, len, "%s %s: no carrier", node, ifname);
+		return 0;
+	}
+	return 1;
+}
+
+static void watch_edge_state(struct watch *w, const Ring__Edge *e,
+			     struct watch_edge *out, uint64_t now_ms)
+{
+	struct node *a = nodes_find(w->table, e->a);
+	struct node *b = nodes_find(w->table, e->b);
+	char state[16], why[256] = "";
+	int ok_a, ok_b, ha, hb;
+
+	if (!watch_node_up(a) || !watch_node_up(b)) {
+		/* A node that is down is not a missing cable. */
+		snprintf(state, sizeof(state), "unverified");
+		if (!watch_node_up(a))
+			watch_add(why, sizeof(why), "%s is down", e->a);
+		if (!watch_node_up(b))
+			watch_add(why, sizeof(why), "%s is down", e->b);
+	} else {
+		ok_a = watch_end_ok(a, e->a, e->a_interface, why, sizeof(why));
+		ok_b = watch_end_ok(b, e->b, e->b_interface, why, sizeof(why));
+		ha = watch_hears(a, e->a_interface, e->b);
+		hb = watch_hears(b, e->b_interface, e->a);
+		if (ok_a && ok_b && !ha && !hb)
+			watch_add(why, sizeof(why),
+				  "carrier, but no beacons either way");
+		snprintf(state, sizeof(state), "%s",
+			 ok_a && ok_b && (ha || hb) ? "up" : "down");
+	}
+	if (strcmp(out->state, state))
+		out->since_ms = now_ms;
+	snprintf(out->state, sizeof(out->state), "%s", state);
+	snprintf(out->reason, sizeof(out->reason), "%s", why);
+}
+
+/* The published edge between x and y, or -1. */
+static long watch_edge_index(const Ring__Topology *t, const char *x,
+			     const char *y)
+{
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if ((!strcmp(e->a, x) && !strcmp(e->b, y)) ||
+		    (!strcmp(e->a, y) && !strcmp(e->b, x)))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The class as the cables are now, from the published order: a ring with
+ * one cable down is a line missing that cable; a node down leaves a line
+ * of the others (no cable is invented between its neighbours); more
+ * breaks split it. */
+static void watch_live_kind(struct watch *w)
+{
+	const Ring__Topology *t = w->top;
+	int ring = !strcmp(t->kind, "ring"), line = !strcmp(t->kind, "line");
+	size_t n = t->n_order, pairs, broken = 0, down = 0;
+	char gap[256] = "", downs[256] = "";
+
+	snprintf(w->live_kind, sizeof(w->live_kind), "%s", t->kind);
+	snprintf(w->live_gap, sizeof(w->live_gap), "%s",
+		 t->line_gap ? t->line_gap : "");
+	if ((!ring && !line) || n < 2)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!watch_node_up(nodes_find(w->table, t->order[i]))) {
+			down++;
+			watch_add(downs, sizeof(downs), "%s down", t->order[i]);
+		}
+	pairs = ring ? n : n - 1;
+	for (size_t i = 0; i < pairs; i++) {
+		const char *x = t->order[i], *y = t->order[(i + 1) % n];
+		long k = watch_edge_index(t, x, y);
+
+		if (!watch_node_up(nodes_find(w->table, x)) ||
+		    !watch_node_up(nodes_find(w->table, y)))
+			continue; /* counted as a node down */
+		if (k < 0 || strcmp(w->edges[k].state, "up")) {
+			broken++;
+			watch_add(gap, sizeof(gap), "%s-%s", x, y);
+		}
+	}
+	if (!broken && !down)
+		return;
+	if (ring && ((broken == 1 && !down) || (!broken && down == 1))) {
+		snprintf(w->live_kind, sizeof(w->live_kind), "line");
+		snprintf(w->live_gap, sizeof(w->live_gap), "%s",
+			 broken ? gap : downs);
+		return;
+	}
+	snprintf(w->live_kind, sizeof(w->live_kind), "split");
+	snprintf(w->live_gap, sizeof(w->live_gap), "%s", gap);
+	if (*downs)
+		watch_add(w->live_gap, sizeof(w->live_gap), "%s", downs);
+}
+
+/* Does the published rank order still hold? Every rank's node up, and
+ * the cable between consecutive ranks (around the ring: the last to the
+ * first too) up. */
+static void watch_order(struct watch *w)
+{
+	const Ring__Topology *t = w->top;
+	int ring = !strcmp(t->kind, "ring");
+	size_t n = t->n_ranks;
+
+	w->order_invalid[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		const struct node *x = nodes_find(w->table, t->ranks[i]->node);
+
+		if (!watch_node_up(x))
+			watch_add(w->order_invalid, sizeof(w->order_invalid),
+				  "rank %zu (%s) is down", i,
+				  t->ranks[i]->node);
+	}
+	for (size_t i = 0; n > 1 && i < (ring ? n : n - 1); i++) {
+		const char *x = t->ranks[i]->node,
+			   *y = t->ranks[(i + 1) % n]->node;
+		long k = watch_edge_index(t, x, y);
+
+		if (!watch_node_up(nodes_find(w->table, x)) ||
+		    !watch_node_up(nodes_find(w->table, y)))
+			continue;
+		if (k < 0)
+			watch_add(w->order_invalid, sizeof(w->order_invalid),
+				  "no cable %s-%s", x, y);
+		else if (strcmp(w->edges[k].state, "up"))
+			watch_add(w->order_invalid, sizeof(w->order_invalid),
+				  "cable %s-%s is %s (%s)", x, y,
+				  w->edges[k].state, w->edges[k].reason);
+	}
+}
+
+/* Expected nodes the published topology does not include, and why. */
+static void watch_not_surveyed(struct watch *w)
+{
+	const Ring__Topology *t = w->top;
+	struct node **v;
+	unsigned n;
+
+	watch_free_not_surveyed(w);
+	v = nodes_sorted(w->table, &n);
+	if (!v)
+		return;
+	w->not_surveyed = calloc(n ? n : 1, sizeof(char *));
+	for (unsigned i = 0; w->not_surveyed && i < n; i++) {
+		int in = 0;
+		char buf[320];
+
+		if (!v[i]->expected)
+			continue;
+		for (size_t k = 0; k < t->n_order && !in; k++)
+			in = !strcmp(t->order[k], v[i]->name);
+		if (in)
+			continue;
+		snprintf(buf, sizeof(buf), "%s: %s%s%s%s", v[i]->name,
+			 nodes_state_name(v[i]->state),
+			 v[i]->down_reason[0] ? " (" : "", v[i]->down_reason,
+			 v[i]->down_reason[0] ? ")" : "");
+		w->not_surveyed[w->n_not_surveyed] = strdup(buf);
+		if (w->not_surveyed[w->n_not_surveyed])
+			w->n_not_surveyed++;
+	}
+	free(v);
+}
+
+static void watch_raise(struct watch *w, const char *rule, const char *subject,
+			const char *node, const char *edge,
+			enum alert_severity sev, uint64_t now_ms,
+			const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+static void watch_raise(struct watch *w, const char *rule, const char *subject,
+			const char *node, const char *edge,
+			enum alert_severity sev, uint64_t now_ms,
+			const char *fmt, ...)
+{
+	char msg[ALERTS_MESSAGE_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (alerts_raise(w->alerts, rule, subject, node, edge, sev, msg,
+			 now_ms) < 0 &&
+	    errno == ENOSPC)
+		log_debug("watch", "alert table full: %s %s not raised", rule,
+			  subject);
+}
+
+static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
+{
+	struct node **v;
+	unsigned n;
+
+	v = nodes_sorted(w->table, &n);
+	if (!v)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct node *x = v[i];
+
+		if (x->state == NODE_NEVER && x->expected &&
+		    now_ms >= w->started_ms + w->conf->survey_grace_ms)
+			watch_raise(
+				w, "node_down", x->name, x->name, NULL,
+				ALERT_CRITICAL, now_ms,
+				"%s has never connected (expected; %llu s "
+				"since the coordinator started)",
+				x->name,
+				(unsigned long long)(now_ms - w->started_ms) /
+					1000);
+		else if (x->state == NODE_DOWN)
+			watch_raise(w, "node_down", x->name, x->name, NULL,
+				    x->expected ? ALERT_CRITICAL
+						: ALERT_WARNING,
+				    now_ms, "%s is down: %s", x->name,
+				    x->down_reason[0] ? x->down_reason
+						      : "no reason given");
+		if (x->state == NODE_UP && x->agent_version[0] &&
+		    strcmp(x->agent_version, RING_VERSION))
+			watch_raise(w, "version_skew", x->name, x->name, NULL,
+				    ALERT_WARNING, now_ms,
+				    "%s runs agent %s, the coordinator is %s",
+				    x->name, x->agent_version, RING_VERSION);
+	}
+	free(v);
+}
+
+/* One end of a cable: a speed or PCIe width below what it should be. */
+static void watch_rules_port(struct watch *w, const char *node,
+			     const Ring__NetInterface *f, uint64_t now_ms)
+{
+	char subject[ALERTS_SUBJECT_LEN];
+
+	snprintf(subject, sizeof(subject), "%s %s", node, f->name);
+	if (f->carrier && f->speed_mbps > 0 && f->nominal_speed_mbps &&
+	    (uint32_t)f->speed_mbps < f->nominal_speed_mbps)
+		watch_raise(w, "speed_downshift", subject, node, NULL,
+			    ALERT_WARNING, now_ms,
+			    "%s %s links at %d Mb/s, below its nominal %u Mb/s",
+			    node, f->name, f->speed_mbps,
+			    f->nominal_speed_mbps);
+	if (f->pcie_link_width && f->pcie_max_link_width &&
+	    f->pcie_link_width < f->pcie_max_link_width)
+		watch_raise(w, "pcie_downshift", subject, node, NULL,
+			    ALERT_WARNING, now_ms,
+			    "%s %s: PCIe link x%u of x%u (%s of %s)", node,
+			    f->name, f->pcie_link_width, f->pcie_max_link_width,
+			    f->pcie_link_speed, f->pcie_max_link_speed);
+}
+
+static void watch_rules_edges(struct watch *w, uint64_t now_ms)
+{
+	const Ring__Topology *t = w->top;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		const struct node *a = nodes_find(w->table, e->a);
+		const struct node *b = nodes_find(w->table, e->b);
+		const Ring__NetInterface *fa = watch_iface(a, e->a_interface);
+		const Ring__NetInterface *fb = watch_iface(b, e->b_interface);
+		char edge[ALERTS_EDGE_LEN];
+
+		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		if (!strcmp(w->edges[i].state, "down"))
+			watch_raise(w, "cable_down", edge, NULL, edge,
+				    ALERT_CRITICAL, now_ms,
+				    "cable %s %s - %s %s is down: %s", e->a,
+				    e->a_interface, e->b, e->b_interface,
+				    w->edges[i].reason);
+		if (!watch_node_up(a) || !watch_node_up(b))
+			continue;
+		if (fa && fb && fa->mtu != fb->mtu)
+			watch_raise(w, "mtu_mismatch", edge, NULL, edge,
+				    ALERT_WARNING, now_ms,
+				    "MTU differs across cable %s: %s %s %u, "
+				    "%s %s %u",
+				    edge, e->a, e->a_interface, fa->mtu, e->b,
+				    e->b_interface, fb->mtu);
+		if (fa)
+			watch_rules_port(w, e->a, fa, now_ms);
+		if (fb)
+			watch_rules_port(w, e->b, fb, now_ms);
+	}
+	for (size_t i = 0; t && i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i];
+		char edge[ALERTS_EDGE_LEN];
+
+		if (!d->path)
+			continue;
+		snprintf(edge, sizeof(edge), "%s-%s", d->a, d->b);
+		watch_raise(w, "unexpected_path", edge, NULL, edge,
+			    ALERT_WARNING, now_ms,
+			    "%s reaches %s (%s) over the data plane although "
+			    "they are not ring neighbours: %s",
+			    d->a, d->b, d->b_address, d->verdict);
+	}
+}
+
+static void watch_arm_tick(struct watch *w, uint64_t now_ms)
+{
+	uint64_t next = alerts_tick(w->alerts, now_ms);
+	struct timeval tv;
+
+	if (!next)
+		return;
+	tv.tv_sec = (time_t)(next / 1000);
+	tv.tv_usec = (suseconds_t)(next % 1000) * 1000;
+	evtimer_add(w->tick_ev, &tv);
+}
+
+void watch_eval(struct watch *w)
+{
+	uint64_t now_ms = clock_now_ms();
+	const Ring__Topology *t = w->top;
+
+	watch_detach(w);
+	alerts_round_begin(w->alerts);
+	if (t) {
+		for (size_t i = 0; i < t->n_edges; i++)
+			watch_edge_state(w, t->edges[i], &w->edges[i], now_ms);
+		watch_live_kind(w);
+		watch_order(w);
+		watch_not_surveyed(w);
+		if (w->order_invalid[0] && t->n_ranks)
+			watch_raise(w, "ring_broken", "ring", NULL, NULL,
+				    ALERT_CRITICAL, now_ms,
+				    "the rank order deployed from the last "
+				    "survey is no longer valid: %s; the %s is "
+				    "now a %s%s%s",
+				    w->order_invalid, t->kind, w->live_kind,
+				    w->live_gap[0] ? " missing " : "",
+				    w->live_gap);
+		watch_attach(w, now_ms);
+	}
+	watch_rules_nodes(w, now_ms);
+	watch_rules_edges(w, now_ms);
+	alerts_round_end(w->alerts, watch_rules, watch_n_rules, now_ms);
+	watch_arm_tick(w, now_ms);
+}
+
+static void watch_eval_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	watch_eval(arg);
+}
+
+static void watch_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct watch *w = arg;
+
+	(void)fd;
+	(void)what;
+	watch_arm_tick(w, clock_now_ms());
+}
+
+void watch_nodes_changed(void *arg)
+{
+	struct watch *w = arg;
+	struct timeval zero = {0, 0};
+
+	evtimer_add(w->eval_ev, &zero);
+}
+
+int watch_set_topology(struct watch *w, const Ring__Topology *t)
+{
+	Ring__Topology *copy = NULL;
+	struct watch_edge *edges = NULL;
+
+	if (t) {
+		copy = (Ring__Topology *)frame_copy(&t->base);
+		edges = calloc(t->n_edges ? t->n_edges : 1, sizeof(*edges));
+		if (!copy || !edges) {
+			if (copy)
+				ring__topology__free_unpacked(copy, NULL);
+			free(edges);
+			errno = ENOMEM;
+			return -1;
+		}
+		/* Until the agents say otherwise: as the survey measured. */
+		for (size_t i = 0; i < t->n_edges; i++) {
+			snprintf(edges[i].state, sizeof(edges[i].state), "%s",
+				 t->edges[i]->verified ? "up" : "unverified");
+			edges[i].since_ms = t->edges[i]->measured_ms;
+		}
+	}
+	watch_detach(w);
+	if (w->top)
+		ring__topology__free_unpacked(w->top, NULL);
+	free(w->edges);
+	w->top = copy;
+	w->edges = edges;
+	watch_eval(w);
+	return 0;
+}
+
+const Ring__Topology *watch_topology(struct watch *w)
+{
+	return w->top;
+}
+
+struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,
+			struct nodes *table, struct alerts *alerts)
+{
+	struct watch *w = calloc(1, sizeof(*w));
+	struct timeval tv;
+
+	if (!w)
+		return NULL;
+	w->base = base;
+	w->conf = conf;
+	w->table = table;
+	w->alerts = alerts;
+	w->started_ms = clock_now_ms();
+	w->eval_ev = evtimer_new(base, watch_eval_cb, w);
+	w->tick_ev = evtimer_new(base, watch_tick_cb, w);
+	if (!w->eval_ev || !w->tick_ev) {
+		watch_free(w);
+		return NULL;
+	}
+	/* An expected node still missing when the grace ends is alerted:
+	 * look again then. */
+	tv.tv_sec = (time_t)(conf->survey_grace_ms / 1000) + 1;
+	tv.tv_usec = 0;
+	evtimer_add(w->eval_ev, &tv);
+	return w;
+}
+
+void watch_free(struct watch *w)
+{
+	if (!w)
+		return;
+	if (w->eval_ev)
+		event_free(w->eval_ev);
+	if (w->tick_ev)
+		event_free(w->tick_ev);
+	watch_detach(w);
+	if (w->top)
+		ring__topology__free_unpacked(w->top, NULL);
+	free(w->edges);
+	watch_free_not_surveyed(w);
+	free(w);
+}

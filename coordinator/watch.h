@@ -1,0 +1,46 @@
+/* The live view: the last published topology plus what the agents push
+ * now. On every change (a node up or down, a new inventory, a neighbour
+ * table) it recomputes, without test traffic, each edge's live state, the
+ * class of the ring as the cables are now, and whether the published rank
+ * order still holds; then it evaluates the health rules and raises or
+ * clears alerts. */
+#ifndef RING_WATCH_H
+#define RING_WATCH_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "coord_conf.h"
+#include "nodes.h"
+#include "ring.pb-c.h"
+
+struct watch;
+
+/* Reads the node table, writes alerts. */
+struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,
+			struct nodes *table, struct alerts *alerts);
+void watch_free(struct watch *w);
+
+/* A change in the node table (agents' change callback): evaluated on the
+ * next loop pass, so that a burst of changes is one evaluation. */
+void watch_nodes_changed(void *arg);
+/* Evaluate now (tests, and after a new topology). */
+void watch_eval(struct watch *w);
+
+/* A survey published t (copied; NULL: none), or the store gave it back
+ * after a restart; evaluates at once. 0 or -1 (ENOMEM: the old one
+ * stays). */
+int watch_set_topology(struct watch *w, const Ring__Topology *t);
+
+/* The published topology with the live overlay filled in (edges'
+ * live_state, live_since_ms, live_reason; live_kind, live_gap, live_ms,
+ * order_valid, order_invalid, not_surveyed), or NULL before any. Owned
+ * by the watch; valid until the next evaluation or watch_set_topology. */
+const Ring__Topology *watch_topology(struct watch *w);
+
+/* The rules this module evaluates (alert rule ids). */
+extern const char *const watch_rules[];
+extern const size_t watch_n_rules;
+
+#endif

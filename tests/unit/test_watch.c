@@ -1,0 +1,418 @@
+/* watch: the live overlay and the health rules over a real node table and
+ * alert table, on the field notes' ring n1-n2-n4-n3. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "alerts.h"
+#include "coord_conf.h"
+#include "nodes.h"
+#include "watch.h"
+
+static const char *const ring[] = {"n1", "n2", "n4", "n3"};
+
+/* Cables in the field notes' wiring: rank k's eth2 to rank k+1's eth1. */
+struct cable {
+	const char *a, *a_if, *b, *b_if;
+};
+static const struct cable cables[] = {
+	{"n1", "eth2", "n2", "eth1"},
+	{"n2", "eth2", "n4", "eth1"},
+	{"n4", "eth2", "n3", "eth1"},
+	{"n3", "eth2", "n1", "eth1"},
+};
+#define N_CABLES (sizeof(cables) / sizeof(cables[0]))
+
+struct fx {
+	struct event_base *base;
+	struct coord_conf conf;
+	struct nodes *table;
+	struct alerts *alerts;
+	struct watch *w;
+	int fired, resolved, changed;
+	int session; /* a non-NULL session pointer for nodes_mark_up */
+	/* Per node and port: carrier, MTU, heard by beacons. */
+	int carrier[4][2], mtu[4][2], hears[4][2];
+};
+
+static int node_idx(const char *n)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(ring[i], n))
+			return i;
+	fail_msg("no node %s", n);
+	return -1;
+}
+
+static void notify(const struct alert *a, enum alert_event ev, void *arg)
+{
+	struct fx *f = arg;
+
+	(void)a;
+	f->fired += ev == ALERT_EV_FIRED;
+	f->resolved += ev == ALERT_EV_RESOLVED;
+	f->changed += ev == ALERT_EV_CHANGED;
+}
+
+/* The peer node n's port p (0 eth1, 1 eth2) is cabled to. */
+static const char *peer_of(const char *n, int p)
+{
+	for (size_t i = 0; i < N_CABLES; i++) {
+		if (!strcmp(cables[i].a, n) &&
+		    (p == 1) == !strcmp(cables[i].a_if, "eth2"))
+			return cables[i].b;
+		if (!strcmp(cables[i].b, n) &&
+		    (p == 1) == !strcmp(cables[i].b_if, "eth2"))
+			return cables[i].a;
+	}
+	return "";
+}
+
+/* Push node i's facts as an agent would: an inventory and a beacon table
+ * (heap copies, which the table owns). */
+static void push(struct fx *f, int i)
+{
+	struct node *n = nodes_find(f->table, ring[i]);
+	Ring__Inventory inv = RING__INVENTORY__INIT;
+	Ring__NetInterface nif[2], *nifp[2];
+	Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
+	Ring__Neighbour nb[2], *nbp[2];
+	uint8_t buf[4096];
+	size_t len;
+
+	inv.node = (char *)ring[i];
+	for (int p = 0; p < 2; p++) {
+		ring__net_interface__init(&nif[p]);
+		nif[p].name = p ? "eth2" : "eth1";
+		nif[p].admin_up = 1;
+		nif[p].carrier = f->carrier[i][p];
+		nif[p].mtu = (uint32_t)f->mtu[i][p];
+		nif[p].speed_mbps = 200000;
+		nifp[p] = &nif[p];
+	}
+	inv.n_interfaces = 2;
+	inv.interfaces = nifp;
+	len = ring__inventory__pack(&inv, buf);
+	nodes_set_inventory(n, ring__inventory__unpack(NULL, len, buf));
+	nt.beacons_available = 1;
+	for (int p = 0; p < 2; p++) {
+		if (!f->hears[i][p])
+			continue;
+		ring__neighbour__init(&nb[nt.n_neighbours]);
+		nb[nt.n_neighbours].local_interface = p ? "eth2" : "eth1";
+		nb[nt.n_neighbours].remote_node = (char *)peer_of(ring[i], p);
+		nbp[nt.n_neighbours] = &nb[nt.n_neighbours];
+		nt.n_neighbours++;
+	}
+	nt.neighbours = nbp;
+	len = ring__neighbour_table__pack(&nt, buf);
+	nodes_set_neighbours(n, ring__neighbour_table__unpack(NULL, len, buf));
+}
+
+/* The topology the survey published for the wiring above. */
+static void publish(struct fx *f)
+{
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	Ring__Edge e[N_CABLES], *ep[N_CABLES];
+	Ring__Rank r[4], *rp[4];
+
+	t.kind = "ring";
+	t.order = (char **)ring;
+	t.n_order = 4;
+	for (size_t i = 0; i < N_CABLES; i++) {
+		ring__edge__init(&e[i]);
+		e[i].a = (char *)cables[i].a;
+		e[i].a_interface = (char *)cables[i].a_if;
+		e[i].b = (char *)cables[i].b;
+		e[i].b_interface = (char *)cables[i].b_if;
+		e[i].verified = 1;
+		ep[i] = &e[i];
+	}
+	t.edges = ep;
+	t.n_edges = N_CABLES;
+	for (int i = 0; i < 4; i++) {
+		ring__rank__init(&r[i]);
+		r[i].rank = (uint32_t)i;
+		r[i].node = (char *)ring[i];
+		rp[i] = &r[i];
+	}
+	t.ranks = rp;
+	t.n_ranks = 4;
+	assert_int_equal(watch_set_topology(f->w, &t), 0);
+}
+
+static struct fx *fx_new(uint64_t hold_down_ms)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct alerts_conf ac = {.hold_down_ms = hold_down_ms,
+				 .max_resolved = 64,
+				 .keep_resolved_ms = 86400000,
+				 .max_firing = 64};
+
+	assert_non_null(f);
+	f->base = event_base_new();
+	coord_conf_defaults(&f->conf);
+	f->table = nodes_new();
+	f->alerts = alerts_new(&ac, notify, f);
+	f->w = watch_new(f->base, &f->conf, f->table, f->alerts);
+	assert_non_null(f->base);
+	assert_non_null(f->w);
+	for (int i = 0; i < 4; i++) {
+		struct node *n = nodes_get(f->table, ring[i], 100);
+
+		assert_non_null(n);
+		n->expected = 1;
+		nodes_mark_up(n, &f->session, "10.88.0.1", RING_VERSION, 1000);
+		for (int p = 0; p < 2; p++) {
+			f->carrier[i][p] = 1;
+			f->mtu[i][p] = 9000;
+			f->hears[i][p] = 1;
+		}
+		push(f, i);
+	}
+	publish(f);
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	watch_free(f->w);
+	alerts_free(f->alerts);
+	nodes_free(f->table);
+	coord_conf_free(&f->conf);
+	event_base_free(f->base);
+	free(f);
+}
+
+/* Cut (on 0) or mend the cable of the edge a-b: both ends lose carrier
+ * and stop hearing beacons, as a pulled cable does. */
+static void cable(struct fx *f, size_t k, int on)
+{
+	int a = node_idx(cables[k].a), b = node_idx(cables[k].b);
+	int pa = !strcmp(cables[k].a_if, "eth2"),
+	    pb = !strcmp(cables[k].b_if, "eth2");
+
+	f->carrier[a][pa] = f->carrier[b][pb] = on;
+	f->hears[a][pa] = f->hears[b][pb] = on;
+	push(f, a);
+	push(f, b);
+	watch_eval(f->w);
+}
+
+static const Ring__Edge *edge(const Ring__Topology *t, const char *a,
+			      const char *b)
+{
+	for (size_t i = 0; i < t->n_edges; i++)
+		if (!strcmp(t->edges[i]->a, a) && !strcmp(t->edges[i]->b, b))
+			return t->edges[i];
+	fail_msg("no edge %s-%s", a, b);
+	return NULL;
+}
+
+static int firing(struct fx *f, const char *rule, const char *subject)
+{
+	const struct alert *v[64];
+	size_t n = alerts_list(f->alerts, 0, v, 64);
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (!strcmp(v[i]->rule, rule) &&
+		    !strcmp(v[i]->subject, subject))
+			return 1;
+	return 0;
+}
+
+static void test_all_up(void **state)
+{
+	struct fx *f = fx_new(0);
+	const Ring__Topology *t = watch_topology(f->w);
+
+	(void)state;
+	assert_string_equal(t->live_kind, "ring");
+	assert_string_equal(t->live_gap, "");
+	assert_true(t->order_valid);
+	for (size_t i = 0; i < t->n_edges; i++)
+		assert_string_equal(t->edges[i]->live_state, "up");
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	assert_string_equal(alerts_health(f->alerts), "healthy");
+	assert_int_equal(t->n_not_surveyed, 0);
+	fx_free(f);
+}
+
+/* A pulled cable: the ring is a line missing it at once, the published
+ * order is invalid, cable_down and ring_broken fire; mended, both
+ * resolve. No survey, no test traffic: only what the agents pushed. */
+static void test_cable_cut_and_mended(void **state)
+{
+	struct fx *f = fx_new(0);
+	const Ring__Topology *t;
+	uint8_t buf[8192];
+
+	(void)state;
+	cable(f, 0, 0);
+	t = watch_topology(f->w);
+	assert_string_equal(edge(t, "n1", "n2")->live_state, "down");
+	assert_non_null(strstr(edge(t, "n1", "n2")->live_reason,
+			       "n1 eth2: no carrier"));
+	assert_non_null(strstr(edge(t, "n1", "n2")->live_reason,
+			       "n2 eth1: no carrier"));
+	assert_string_equal(edge(t, "n2", "n4")->live_state, "up");
+	assert_string_equal(t->live_kind, "line");
+	assert_string_equal(t->live_gap, "n1-n2");
+	assert_false(t->order_valid);
+	assert_non_null(strstr(t->order_invalid, "cable n1-n2 is down"));
+	assert_true(firing(f, "cable_down", "n1-n2"));
+	assert_true(firing(f, "ring_broken", "ring"));
+	assert_false(firing(f, "cable_down", "n2-n4"));
+	assert_string_equal(alerts_health(f->alerts), "critical");
+	assert_int_equal(f->fired, 2);
+	/* The overlay travels: it packs (and the copy frees cleanly). */
+	assert_true(ring__topology__get_packed_size(t) < sizeof(buf));
+	ring__topology__pack(t, buf);
+
+	cable(f, 0, 1);
+	t = watch_topology(f->w);
+	assert_string_equal(edge(t, "n1", "n2")->live_state, "up");
+	assert_string_equal(t->live_kind, "ring");
+	assert_true(t->order_valid);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	assert_int_equal(f->resolved, 2);
+	assert_string_equal(alerts_health(f->alerts), "healthy");
+	fx_free(f);
+}
+
+/* Carrier without beacons either way is no working cable either. */
+static void test_carrier_without_beacons(void **state)
+{
+	struct fx *f = fx_new(0);
+	int a = node_idx("n2"), b = node_idx("n4");
+
+	(void)state;
+	f->hears[a][1] = f->hears[b][0] = 0;
+	push(f, a);
+	push(f, b);
+	watch_eval(f->w);
+	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
+			    "down");
+	assert_true(firing(f, "cable_down", "n2-n4"));
+	/* One direction heard is enough. */
+	f->hears[b][0] = 1;
+	push(f, b);
+	watch_eval(f->w);
+	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
+			    "up");
+	fx_free(f);
+}
+
+/* A node that is down is not a missing cable: its edges are unverified,
+ * no cable_down fires, the ring is a line of the others, the order that
+ * includes it is invalid, and node_down names it. */
+static void test_node_down(void **state)
+{
+	struct fx *f = fx_new(0);
+	const Ring__Topology *t;
+
+	(void)state;
+	nodes_mark_down(nodes_find(f->table, "n4"), "heartbeat timeout", 2000);
+	watch_eval(f->w);
+	t = watch_topology(f->w);
+	assert_string_equal(edge(t, "n2", "n4")->live_state, "unverified");
+	assert_string_equal(edge(t, "n4", "n3")->live_state, "unverified");
+	assert_non_null(strstr(edge(t, "n2", "n4")->live_reason, "n4 is down"));
+	assert_false(firing(f, "cable_down", "n2-n4"));
+	assert_true(firing(f, "node_down", "n4"));
+	assert_true(firing(f, "ring_broken", "ring"));
+	assert_string_equal(t->live_kind, "line");
+	assert_string_equal(t->live_gap, "n4 down");
+	assert_non_null(strstr(t->order_invalid, "rank 2 (n4) is down"));
+	nodes_mark_up(nodes_find(f->table, "n4"), &f->session, "10.88.0.14",
+		      RING_VERSION, 3000);
+	watch_eval(f->w);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	fx_free(f);
+}
+
+/* An expected node the survey never saw: named with why, and alerted. */
+static void test_not_surveyed(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct node *n5 = nodes_get(f->table, "n5", 100);
+	const Ring__Topology *t;
+
+	(void)state;
+	n5->expected = 1;
+	watch_eval(f->w);
+	t = watch_topology(f->w);
+	assert_int_equal(t->n_not_surveyed, 1);
+	assert_string_equal(t->not_surveyed[0], "n5: never");
+	/* Not alerted within the grace a cluster gets to come up. */
+	assert_false(firing(f, "node_down", "n5"));
+	f->conf.survey_grace_ms = 0;
+	watch_eval(f->w);
+	t = watch_topology(f->w);
+	assert_true(firing(f, "node_down", "n5"));
+	/* The order of the four surveyed nodes still holds. */
+	assert_true(t->order_valid);
+	fx_free(f);
+}
+
+static void test_mtu_and_version(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct node *n3 = nodes_find(f->table, "n3");
+
+	(void)state;
+	f->mtu[node_idx("n1")][1] = 1500;
+	push(f, node_idx("n1"));
+	snprintf(n3->agent_version, sizeof(n3->agent_version), "0.0.1");
+	watch_eval(f->w);
+	assert_true(firing(f, "mtu_mismatch", "n1-n2"));
+	assert_true(firing(f, "version_skew", "n3"));
+	assert_string_equal(alerts_health(f->alerts), "degraded");
+	assert_true(watch_topology(f->w)->order_valid);
+	fx_free(f);
+}
+
+/* Twenty cuts and mends inside the hold-down: one alert per rule, each
+ * flap counted, nothing resolved while it flaps. */
+static void test_flapping_cable(void **state)
+{
+	struct fx *f = fx_new(30000);
+	const struct alert *v[8];
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		cable(f, 1, 0);
+		cable(f, 1, 1);
+	}
+	assert_int_equal(f->fired, 2); /* cable_down, ring_broken */
+	assert_int_equal(f->resolved, 0);
+	n = alerts_list(f->alerts, 0, v, 8);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i]->flaps, 19);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_up),
+		cmocka_unit_test(test_cable_cut_and_mended),
+		cmocka_unit_test(test_carrier_without_beacons),
+		cmocka_unit_test(test_node_down),
+		cmocka_unit_test(test_not_surveyed),
+		cmocka_unit_test(test_mtu_and_version),
+		cmocka_unit_test(test_flapping_cable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
