@@ -666,14 +666,17 @@ static const struct {
 } cfg_debug_subsystems[] = {
 	{"agent", CFG_DAEMON_AGENT},
 	{"agents", CFG_DAEMON_COORDINATOR},
+	{"alerts", CFG_DAEMON_COORDINATOR},
 	{"conn", CFG_DAEMON_AGENT | CFG_DAEMON_COORDINATOR},
 	{"control", CFG_DAEMON_COORDINATOR},
 	{"lldp", CFG_DAEMON_AGENT},
+	{"metrics", CFG_DAEMON_COORDINATOR},
 	{"ops", CFG_DAEMON_AGENT},
 	{"probe", CFG_DAEMON_AGENT},
 	{"rdmatest", CFG_DAEMON_COORDINATOR},
 	{"tcptest", CFG_DAEMON_AGENT},
 	{"verbs", CFG_DAEMON_AGENT},
+	{"watch", CFG_DAEMON_COORDINATOR},
 };
 
 static int cfg_debug_known(enum cfg_daemon daemon, const char *name, size_t len)

@@ -265,8 +265,10 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 	e = alerts_find(t, rule, subject);
 	if (e && e->a.firing) {
 		alerts_copy(msg, sizeof(msg), message, (size_t)-1);
-		changed =
-			strcmp(msg, e->a.message) || severity != e->a.severity;
+		/* Receivers hear of a new severity; a message that only
+		 * follows the facts (one end's carrier, then both) updates
+		 * the table quietly, or each flap would be a notification. */
+		changed = severity != e->a.severity;
 		if (e->clearing) {
 			e->clearing = 0;
 			e->a.flaps++;
@@ -275,8 +277,8 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		e->round = t->round;
 		alerts_copy(e->a.node, sizeof(e->a.node), node, (size_t)-1);
 		alerts_copy(e->a.edge, sizeof(e->a.edge), edge, (size_t)-1);
+		memcpy(e->a.message, msg, sizeof(msg));
 		if (changed) {
-			memcpy(e->a.message, msg, sizeof(msg));
 			e->a.severity = severity;
 			alerts_notify(t, e, ALERT_EV_CHANGED);
 		}
@@ -404,7 +406,11 @@ const char *alerts_health(const struct alerts *t)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct alert *a = &t->v[i]->a;
 
-		if (alerts_counts(a) && a->severity > worst)
+		/* Health is the present: a condition that has cleared does
+		 * not count while its alert waits out the hold-down (which
+		 * only spares receivers a resolve/fire pair per flap). */
+		if (alerts_counts(a) && !t->v[i]->clearing &&
+		    a->severity > worst)
 			worst = a->severity;
 	}
 	if (worst == ALERT_CRITICAL)

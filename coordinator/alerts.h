@@ -42,7 +42,7 @@ struct alert {
 enum alert_event {
 	ALERT_EV_FIRED,	   /* a new episode */
 	ALERT_EV_RESOLVED, /* clear for the whole hold-down */
-	ALERT_EV_CHANGED,  /* still firing: message or severity changed */
+	ALERT_EV_CHANGED,  /* still firing: the severity changed */
 };
 
 /* Called on every transition, from within alerts_raise/clear/tick/
@@ -71,9 +71,9 @@ struct alerts *alerts_new(const struct alerts_conf *conf,
 void alerts_free(struct alerts *t);
 
 /* The condition (rule, subject) holds at now_ms: a new alert fires (notify
- * FIRED), or the firing one is refreshed (last_seen; message or severity
- * changed: notify CHANGED), or one clearing within its hold-down fires on
- * (flaps + 1, no notification unless message or severity changed). One
+ * FIRED), or the firing one is refreshed (last_seen and message, quietly;
+ * a new severity: notify CHANGED), or one clearing within its hold-down
+ * fires on (flaps + 1, no notification unless the severity changed). One
  * whose hold-down has passed but that no tick has resolved yet is resolved
  * first (RESOLVED, then FIRED: a new episode). node, edge and message may
  * be NULL (""); every string is cut to its field's size at a UTF-8
@@ -106,8 +106,9 @@ void alerts_round_end(struct alerts *t, const char *const *rules,
 uint64_t alerts_tick(struct alerts *t, uint64_t now_ms);
 
 /* "healthy" when nothing fires, else "degraded" or "critical" by the most
- * severe firing alert; ALERT_INFO alerts do not count, nor does the
- * "watchdog" rule (it fires while all is well). alerts_firing counts every
+ * severe firing alert whose condition holds now: ALERT_INFO alerts do not
+ * count, nor does the "watchdog" rule (it fires while all is well), nor
+ * an alert clearing within its hold-down. alerts_firing counts every
  * firing alert (clearing ones within their hold-down included). */
 const char *alerts_health(const struct alerts *t);
 size_t alerts_firing(const struct alerts *t);

@@ -82,6 +82,8 @@ static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 {
 	struct coord *co = arg;
 
+	co->fired += ev == ALERT_EV_FIRED;
+	co->resolved += ev == ALERT_EV_RESOLVED;
 	sinks_alert(co->sinks, a, ev);
 	if (co->store && store_alert_save(co->store, a) < 0)
 		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
@@ -193,9 +195,23 @@ static const Ring__Topology *coord_view_topology(void *arg)
 	return t ? t : survey_topology(co->survey);
 }
 
+/* From the firing alerts; and an expected node that is not up (still
+ * within the grace, before its alert) is never healthy either. */
 static const char *coord_view_health(void *arg)
 {
-	return alerts_health(((struct coord *)arg)->alerts);
+	struct coord *co = arg;
+	const char *h = alerts_health(co->alerts);
+	struct node **v;
+	unsigned n;
+	int missing = 0;
+
+	if (strcmp(h, "healthy"))
+		return h;
+	v = nodes_sorted(co->nodes, &n);
+	for (unsigned i = 0; v && i < n; i++)
+		missing |= v[i]->expected && v[i]->state != NODE_UP;
+	free(v);
+	return missing || !v ? "degraded" : h;
 }
 
 static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
@@ -278,6 +294,36 @@ static void coord_thin(evutil_socket_t fd, short what, void *arg)
 		log_warnx("store: thinning the history failed");
 }
 
+/* The periodic health report: one line in the journal with the state of
+ * every edge and what fired and resolved since the last one. */
+static void coord_report(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *co = arg;
+	const Ring__Topology *t = coord_view_topology(co);
+	char edges[2048] = "";
+	size_t used = 0;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; t && i < t->n_edges && used < sizeof(edges); i++) {
+		int n = snprintf(
+			edges + used, sizeof(edges) - used, "%s%s-%s %s",
+			i ? ", " : "", t->edges[i]->a, t->edges[i]->b,
+			*t->edges[i]->live_state ? t->edges[i]->live_state
+						 : "unknown");
+
+		used += n > 0 ? (size_t)n : 0;
+	}
+	log_info("health report: %s; %s%s%s; edges: %s; %zu alerts firing; "
+		 "since the last report %u fired, %u resolved",
+		 alerts_health(co->alerts),
+		 t ? (*t->live_kind ? t->live_kind : t->kind) : "no survey yet",
+		 t && *t->live_gap ? " missing " : "",
+		 t && *t->live_gap ? t->live_gap : "", *edges ? edges : "none",
+		 alerts_firing(co->alerts), co->fired, co->resolved);
+	co->fired = co->resolved = 0;
+}
+
 static int coord_watching(struct coord *co, const struct coord_conf *conf)
 {
 	struct alerts_conf ac = {
@@ -318,6 +364,20 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
 	if (!co->thin_ev || event_add(co->thin_ev, &hour))
 		return -1;
+	if (conf->health_report_interval_ms) {
+		struct timeval tv = {
+			.tv_sec = (time_t)(conf->health_report_interval_ms /
+					   1000),
+			.tv_usec =
+				(suseconds_t)(conf->health_report_interval_ms %
+					      1000) *
+				1000};
+
+		co->report_ev =
+			event_new(co->base, -1, EV_PERSIST, coord_report, co);
+		if (!co->report_ev || event_add(co->report_ev, &tv))
+			return -1;
+	}
 	if (conf->metrics_listen[0]) {
 		co->metrics = metrics_new(co->base, conf->metrics_listen,
 					  coord_metrics_src, co);
@@ -425,6 +485,8 @@ void coord_fini(struct coord *co)
 	metrics_free(co->metrics);
 	if (co->thin_ev)
 		event_free(co->thin_ev);
+	if (co->report_ev)
+		event_free(co->report_ev);
 	watch_free(co->watch);
 	/* The sinks first: alerts_free notifies nothing. */
 	sinks_free(co->sinks);

@@ -27,6 +27,8 @@ struct coord {
 	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
 	char *alert_argv[COORD_CONF_MAX_ARGS + 1];
 	struct event *thin_ev;	  /* history thinning, hourly */
+	struct event *report_ev;  /* health report, health_report_interval */
+	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;

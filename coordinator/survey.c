@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "log.h"
 #include "survey_int.h"
@@ -155,6 +156,29 @@ static void sv_next(struct survey *sv)
 	}
 }
 
+/* Remember who this survey includes, and when it began. */
+static void sv_note_surveyed(struct survey *sv)
+{
+	char(*v)[64] = calloc(sv->n_nodes ? sv->n_nodes : 1, sizeof(*v));
+
+	sv->started_ms = clock_now_ms();
+	if (!v)
+		return; /* the next change looks as if nothing were known */
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		snprintf(v[i], sizeof(v[i]), "%s", sv->nodes[i].name);
+	free(sv->surveyed);
+	sv->surveyed = v;
+	sv->n_surveyed = sv->n_nodes;
+}
+
+static int sv_was_surveyed(const struct survey *sv, const char *name)
+{
+	for (unsigned i = 0; i < sv->n_surveyed; i++)
+		if (!strcmp(sv->surveyed[i], name))
+			return 1;
+	return 0;
+}
+
 int survey_start(struct survey *sv, const char *reason)
 {
 	if (sv->phase != SV_IDLE || sv->manual_tests) {
@@ -173,6 +197,7 @@ int survey_start(struct survey *sv, const char *reason)
 		return -1;
 	}
 	snprintf(sv->reason, sizeof(sv->reason), "%s", reason);
+	sv_note_surveyed(sv);
 	sv->dirty = 0;
 	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
 	sv->tests_sum_s = 0;
@@ -241,6 +266,21 @@ int survey_restore(struct survey *sv, const Ring__Topology *t)
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	sv->topology = copy;
+	/* Its nodes count as surveyed: agents reconnecting to a restarted
+	 * coordinator are no change in the cluster. */
+	free(sv->surveyed);
+	sv->n_surveyed = 0;
+	sv->surveyed =
+		calloc(t->n_order + 2 * t->n_edges + 1, sizeof(*sv->surveyed));
+	for (size_t i = 0; sv->surveyed && i < t->n_order; i++)
+		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s", t->order[i]);
+	for (size_t i = 0; sv->surveyed && i < t->n_edges; i++) {
+		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s",
+			 t->edges[i]->a);
+		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s",
+			 t->edges[i]->b);
+	}
+	sv->started_ms = t->surveyed_ms;
 	return 0;
 }
 
@@ -249,7 +289,7 @@ void survey_nodes_changed(void *arg)
 	struct survey *sv = arg;
 	const struct coord_conf *conf = sv->conf;
 	struct node **v;
-	unsigned n, up = 0, missing = 0;
+	unsigned n, up = 0, missing = 0, fresh = 0;
 
 	if (sv->phase != SV_IDLE) {
 		sv->dirty = 1; /* look again once this survey is done */
@@ -264,9 +304,13 @@ void survey_nodes_changed(void *arg)
 
 		up += ready;
 		missing += v[i]->expected && !ready;
+		/* New to the survey, or back after being down since it. */
+		fresh += ready &&
+			 (!sv->topology || !sv_was_surveyed(sv, v[i]->name) ||
+			  v[i]->down_since_ms >= sv->started_ms);
 	}
 	free(v);
-	if (up < 2)
+	if (up < 2 || !fresh)
 		return;
 	sv_arm(sv, missing ? conf->survey_grace_ms : conf->survey_settle_ms);
 }
@@ -299,6 +343,7 @@ void survey_free(struct survey *sv)
 	while (sv->tests)
 		sv_test_free(sv->tests);
 	event_free(sv->auto_ev);
+	free(sv->surveyed);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);

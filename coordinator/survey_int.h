@@ -181,6 +181,12 @@ struct survey {
 	int dirty;  /* nodes changed while a survey ran */
 	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
+	/* Who the last survey included, and when it started: a node that
+	 * joins or comes back after it brings the next automatic survey;
+	 * a cable or node going away does not (the live view reports it). */
+	char (*surveyed)[64];
+	unsigned n_surveyed;
+	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
 	struct event *auto_ev;

@@ -189,7 +189,10 @@ def test_killed_agent_goes_down_and_comes_back(ringd):
     took = time.monotonic() - t0
     rc, doc, _ = r.status()
     assert rc == 1, "status exit %d with %s down" % (rc, victim)
-    assert doc["health"] == "degraded"
+    # An expected node down: the coordinator's node_down alert, critical.
+    assert doc["health"] == "critical"
+    assert ("node_down", victim) in {(a["rule"], a["subject"])
+                                     for a in doc["alerts"]}, doc["alerts"]
     assert doc["expected"] == 4 and doc["connected"] == 3
     e = entries(doc)
     assert e[victim]["state"] == "down" and e[victim]["down_reason"]
@@ -213,7 +216,7 @@ def test_frozen_agent_goes_down_by_missed_heartbeats(ringd):
         r.wait_state(victim, "down", MISSES * HB_MS / 1000 + SLACK_S)
         took = time.monotonic() - t0
         rc, doc, _ = r.status()
-        assert rc == 1 and doc["health"] == "degraded"
+        assert rc == 1 and doc["health"] == "critical"  # node_down
         reason = entries(doc)[victim]["down_reason"]
         assert reason
         # No TCP close happened: only silence can have done this, and not

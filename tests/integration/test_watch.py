@@ -1,0 +1,280 @@
+"""Watching the ring (issue 10) on the field notes' ring n1-n2-n4-n3: a
+cut cable is seen live (no survey, no test traffic), alerted to a hook
+and a webhook receiver and resolved when mended; a flapping cable is one
+alert; a killed agent is a node down, not a missing cable; the store
+serves status and ranks after a coordinator kill -9 without a survey;
+the Prometheus endpoint answers."""
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import sys
+import tempfile
+
+import pytest
+
+import cluster as cl
+from conftest import new_prefix
+from ringtest import LogMark, surveyed
+
+ORDER = ["n1", "n2", "n4", "n3"]
+WEBHOOK_PORT = 9093
+METRICS_PORT = 9464
+HOLD_DOWN_S = 5
+# Carrier loss reaches the coordinator through the agent's netlink watch
+# and one inventory push: well under a second; the deadline leaves room
+# for an ASan build on a loaded two-core machine.
+SEEN_S = 5
+RESOLVED_S = HOLD_DOWN_S + SEEN_S
+
+
+@pytest.fixture(scope="module")
+def ring(root, ringd_bin):
+    d = tempfile.mkdtemp(prefix="ringd-watch-")
+    os.chmod(d, 0o755)
+    f = {"hook": os.path.join(d, "hook.sh"),
+         "hook_out": os.path.join(d, "hook.out"),
+         "webhook_out": os.path.join(d, "webhook.out"),
+         "webhook_fail": os.path.join(d, "webhook.fail")}
+    with open(f["hook"], "w") as h:
+        h.write("#!/bin/sh\n{ env | grep '^RING_' | sort; cat; echo; "
+                "echo '--'; } >> %s\n" % f["hook_out"])
+    os.chmod(f["hook"], stat.S_IRWXU)
+
+    def receiver(c):
+        c.spawn("coord", [sys.executable,
+                          os.path.join(os.path.dirname(__file__),
+                                       "webhook_rx.py"),
+                          str(WEBHOOK_PORT), f["webhook_out"],
+                          f["webhook_fail"]],
+                os.path.join(d, "webhook_rx.log"), name="webhook-rx")
+    extra = ["alert_hold_down %ds" % HOLD_DOWN_S,
+             "alert_command %s" % f["hook"],
+             "alert_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
+             "alert_webhook_timeout 1s",
+             "watchdog_interval 0",
+             "metrics_listen 127.0.0.1:%d" % METRICS_PORT]
+    c = cl.Cluster(ORDER, new_prefix())
+    try:
+        # veth links at 10G: a nominal above it is a speed downshift.
+        with surveyed(c, ringd_bin, prepare=receiver, quiet=True,
+                      coord_extra=extra, nominal="10G") as r:
+            yield c, r, f
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def status(r):
+    rc, doc, err = r.json("status")
+    assert doc is not None, (rc, err)
+    return doc
+
+
+def firing(doc):
+    return {(a["rule"], a["subject"]) for a in doc.get("alerts", [])}
+
+
+def edge(top, a, b):
+    for e in top["edges"]:
+        if {e["a"], e["b"]} == {a, b}:
+            return e
+    raise AssertionError("no edge %s-%s in %r" % (a, b, top["edges"]))
+
+
+def read(path):
+    try:
+        with open(path) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+
+
+def hook_events(f, rule):
+    """(RING_STATE, RING_EVENT) of each hook run for rule, in order."""
+    out = []
+    for run in read(f["hook_out"]).split("--\n"):
+        env = dict(ln.split("=", 1) for ln in run.splitlines()
+                   if ln.startswith("RING_") and "=" in ln)
+        if env.get("RING_ALERT") == rule:
+            out.append((env.get("RING_STATE"), env.get("RING_EVENT")))
+    return out
+
+
+def webhook_alerts(f, rule):
+    """(status, alertname) of each alert posted for rule."""
+    out = []
+    for ln in read(f["webhook_out"]).splitlines():
+        doc = json.loads(ln)
+        for a in doc["alerts"]:
+            if a["labels"]["alertname"] == rule:
+                out.append(a["status"])
+    return out
+
+
+def wait_healthy(r, timeout=RESOLVED_S + 10):
+    cl.wait_for(lambda: status(r)["health"] == "healthy", timeout,
+                "health back to healthy")
+
+
+def test_healthy_after_survey(ring):
+    c, r, f = ring
+    doc = status(r)
+    assert doc["health"] == "healthy", doc.get("alerts")
+    assert doc.get("alerts", []) == []
+    top = doc["topology"]
+    assert top["live_kind"] == "ring" and top["order_valid"] is True
+    assert all(e["live_state"] == "up" for e in top["edges"]), top["edges"]
+    p = r.ringctl("alerts")
+    assert p.returncode == 0, (p.stdout, p.stderr)
+
+
+def test_cut_cable_seen_alerted_and_resolved(ring):
+    """n1-n2 pulled: the ring is a line missing n1-n2 at once, cable_down
+    and ring_broken fire (hook and webhook), ranks refuses the old order;
+    mended: both resolve after the hold-down. No survey meanwhile."""
+    c, r, f = ring
+    mark = LogMark(r.coord.log)
+    c.cut("n1", "n2")
+    try:
+        doc = cl.wait_for(
+            lambda: (lambda d: d if {("cable_down", "n1-n2"),
+                                     ("ring_broken", "ring")} <=
+                     firing(d) else None)(status(r)),
+            SEEN_S, "cable_down and ring_broken for n1-n2")
+        assert doc["health"] == "critical"
+        top = doc["topology"]
+        assert top["live_kind"] == "line" and top["live_gap"] == "n1-n2"
+        assert top["order_valid"] is False
+        assert "n1-n2" in top["order_invalid"]
+        e = edge(top, "n1", "n2")
+        assert e["live_state"] == "down"
+        assert "no carrier" in e["live_reason"], e
+        assert all(x["live_state"] == "up" for x in top["edges"]
+                   if x is not e), top["edges"]
+        # The published order no longer holds: said, and not printed for
+        # a launcher.
+        p = r.ringctl("ranks", fmt="env")
+        assert p.returncode == 1 and p.stdout == "", (p.returncode,
+                                                      p.stdout)
+        assert "no longer valid" in p.stderr, p.stderr
+        p = r.ringctl("status", fmt="plain")
+        assert p.returncode == 1
+        assert p.stdout.startswith("health: critical\nalerts:\n"), \
+            p.stdout[:300]
+        cl.wait_for(lambda: ("firing", "fired") in
+                    hook_events(f, "cable_down"), SEEN_S,
+                    "the hook to run for cable_down")
+        cl.wait_for(lambda: "firing" in webhook_alerts(f, "cable_down"),
+                    SEEN_S, "the webhook to receive cable_down")
+    finally:
+        c.restore("n1", "n2")
+    wait_healthy(r)
+    doc = status(r)
+    assert doc["topology"]["live_kind"] == "ring"
+    assert edge(doc["topology"], "n1", "n2")["live_state"] == "up"
+    # Health is the present; the resolution waits out the hold-down.
+    cl.wait_for(lambda: ("resolved", "resolved") in
+                hook_events(f, "cable_down"), RESOLVED_S,
+                "the hook to run for the resolution")
+    cl.wait_for(lambda: "resolved" in webhook_alerts(f, "cable_down"),
+                SEEN_S, "the webhook to receive the resolution")
+    p = r.ringctl("alerts", "--all", fmt="json")
+    rules = {(a["rule"], a["state"]) for a in json.loads(p.stdout)["alerts"]}
+    assert ("cable_down", "resolved") in rules, rules
+    # The cut loaded no cable: no survey started.
+    assert "survey started" not in mark.new(), mark.new()[-2000:]
+
+
+def test_flapping_cable_is_one_alert(ring):
+    c, r, f = ring
+    before = len(hook_events(f, "cable_down"))
+    for _ in range(10):
+        c.cut("n2", "n4")
+        # Seen down (the alert itself fires on through the hold-down).
+        cl.wait_for(lambda: edge(status(r)["topology"], "n2", "n4")
+                    ["live_state"] == "down", SEEN_S, "n2-n4 down")
+        assert ("cable_down", "n2-n4") in firing(status(r))
+        c.restore("n2", "n4")
+        cl.wait_for(lambda: edge(status(r)["topology"], "n2", "n4")
+                    ["live_state"] == "up", SEEN_S, "n2-n4 up again")
+    wait_healthy(r)
+    cl.wait_for(lambda: len(hook_events(f, "cable_down")) >= before + 2,
+                RESOLVED_S, "the hook runs for the flapping cable")
+    runs = hook_events(f, "cable_down")[before:]
+    assert runs == [("firing", "fired"), ("resolved", "resolved")], runs
+    p = r.ringctl("alerts", "--all", fmt="json")
+    a = [x for x in json.loads(p.stdout)["alerts"]
+         if x["rule"] == "cable_down" and x["subject"] == "n2-n4"]
+    assert a and a[0]["flaps"] == 9, a
+
+
+def test_killed_agent_is_a_node_down(ring):
+    """Not a missing cable: n4's edges unverified, node_down fires, no
+    cable_down; back, everything resolves."""
+    c, r, f = ring
+    r.agents["n4"].signal(9)
+    try:
+        doc = cl.wait_for(
+            lambda: (lambda d: d if ("node_down", "n4") in firing(d)
+                     else None)(status(r)), 15, "node_down for n4")
+        top = doc["topology"]
+        assert not any(a == "cable_down" for a, _ in firing(doc)), doc
+        assert edge(top, "n2", "n4")["live_state"] == "unverified"
+        assert edge(top, "n4", "n3")["live_state"] == "unverified"
+        assert top["live_kind"] == "line" and top["live_gap"] == "n4 down"
+        assert top["order_valid"] is False
+        p = r.ringctl("ranks", fmt="hostfile")
+        assert p.returncode == 1 and p.stdout == ""
+    finally:
+        r.agents["n4"].wait(10)
+        r.start_agent("n4")
+    r.wait_all_up(30)
+    wait_healthy(r, timeout=60)
+
+
+def test_restart_serves_from_the_store(ring):
+    """kill -9, start again: status and ranks answer at once from the
+    store, the same topology, no survey; the database checks ok."""
+    c, r, f = ring
+    r.wait_quiet()
+    before = status(r)["topology"]
+    rc, ranks_before, _ = r.json("ranks")
+    assert rc == 0
+    r.coord.signal(9)
+    r.coord.wait(10)
+    db = os.path.join(r.state_dir, "ringd.db")
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        con.close()
+    mark = LogMark(r.coord.log)
+    r.start_coordinator()
+    doc = status(r)
+    assert doc["topology"]["surveyed"] == before["surveyed"]
+    assert doc["topology"]["order"] == before["order"]
+    rc, ranks_after, err = r.json("ranks")
+    assert rc in (0, 1), err
+    assert [x["node"] for x in ranks_after["ranks"]] == \
+        [x["node"] for x in ranks_before["ranks"]]
+    r.wait_all_up(30)
+    wait_healthy(r, timeout=30)
+    assert r.json("ranks")[0] == 0
+    assert "survey started" not in mark.new(), mark.new()[-2000:]
+
+
+def test_metrics_endpoint(ring):
+    c, r, f = ring
+    p = c.exec("coord", [sys.executable, "-c",
+                         "import urllib.request,sys;"
+                         "sys.stdout.write(urllib.request.urlopen("
+                         "'http://127.0.0.1:%d/metrics',timeout=5)"
+                         ".read().decode())" % METRICS_PORT])
+    assert p.returncode == 0, p.stderr
+    text = p.stdout
+    assert 'ringd_node_up{node="n1"} 1' in text, text[:2000]
+    assert "# TYPE ringd_edge_bandwidth_bytes_per_second gauge" in text
+    assert 'ringd_edge_bandwidth_bytes_per_second{a="n1"' in text
+    assert "ringd_topology_info{" in text
