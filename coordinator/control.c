@@ -245,6 +245,180 @@ static void control_alerts(struct client *cl, uint64_t id,
 	free(a);
 }
 
+/* A history reply holds at most this many samples, the newest: some 50
+ * bytes each packed, well within ringctl's frame and the output
+ * watermark. */
+#define CONTROL_HISTORY_MAX 10000
+
+struct control_hist_sample {
+	uint64_t ts_ms;
+	char kind[sizeof(((struct store_sample *)0)->kind)];
+	char direction[sizeof(((struct store_sample *)0)->direction)];
+	uint32_t param;
+	double value;
+};
+
+/* The last CONTROL_HISTORY_MAX samples seen, as a ring. */
+struct control_hist {
+	struct control_hist_sample *v;
+	size_t n; /* seen in all */
+};
+
+static int control_history_keep(const struct store_sample *s, void *arg)
+{
+	struct control_hist *h = arg;
+	struct control_hist_sample *d = &h->v[h->n % CONTROL_HISTORY_MAX];
+
+	d->ts_ms = s->ts_ms;
+	memcpy(d->kind, s->kind, sizeof(d->kind));
+	d->kind[sizeof(d->kind) - 1] = 0;
+	memcpy(d->direction, s->direction, sizeof(d->direction));
+	d->direction[sizeof(d->direction) - 1] = 0;
+	d->param = s->param;
+	d->value = s->value;
+	h->n++;
+	return 0;
+}
+
+static int control_history_any(const struct store_sample *s, void *arg)
+{
+	(void)s;
+	*(int *)arg = 1;
+	return 1; /* one is enough */
+}
+
+/* The edge as the topology or the history names it ("a-b" for "b-a"
+ * too; node names may hold '-', so every split is tried): 0 and name
+ * set, 1 when nothing knows it, -1 when the store fails. */
+static int control_history_edge(const struct control *co, const char *edge,
+				char *name, size_t len)
+{
+	const Ring__Topology *t = control_topology(co);
+	size_t n = strlen(edge);
+	char rev[ALERTS_EDGE_LEN];
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		size_t la = strlen(e->a), lb = strlen(e->b);
+
+		if (la + lb + 1 != n)
+			continue;
+		if ((!strncmp(edge, e->a, la) && edge[la] == '-' &&
+		     !strcmp(edge + la + 1, e->b)) ||
+		    (!strncmp(edge, e->b, lb) && edge[lb] == '-' &&
+		     !strcmp(edge + lb + 1, e->a))) {
+			snprintf(name, len, "%s-%s", e->a, e->b);
+			return 0;
+		}
+	}
+	/* An edge no longer in the topology keeps its history. */
+	for (size_t i = 0; i <= n; i++) {
+		int any = 0;
+
+		if (i < n && edge[i] != '-')
+			continue;
+		if (i == n)
+			snprintf(rev, sizeof(rev), "%s", edge);
+		else
+			snprintf(rev, sizeof(rev), "%s-%.*s", edge + i + 1,
+				 (int)i, edge);
+		if (co->view->history(co->view->arg, rev, 0,
+				      control_history_any, &any) < 0)
+			return -1;
+		if (any) {
+			snprintf(name, len, "%s", rev);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void control_history(struct client *cl, uint64_t id,
+			    const Ring__HistoryRequest *req)
+{
+	struct control *co = cl->ctl;
+	Ring__HistoryReply rep = RING__HISTORY_REPLY__INIT;
+	Ring__HistorySample *smp = NULL, **smpp = NULL;
+	struct control_hist h = {0};
+	char name[ALERTS_EDGE_LEN];
+	size_t n, first;
+	int rc;
+
+	if (!co->view || !co->view->history) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"this coordinator keeps no history");
+		return;
+	}
+	for (const char *p = req->edge; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			conn_send_error(cl->conn, id,
+					RING__ERROR_CODE__ERROR_BAD_REQUEST,
+					"an edge name holds no control "
+					"characters");
+			return;
+		}
+	if (!strchr(req->edge, '-') || strlen(req->edge) >= sizeof(name)) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"history needs an edge as A-B (e.g. n1-n2), "
+				"not '%.64s'",
+				req->edge);
+		return;
+	}
+	rc = control_history_edge(co, req->edge, name, sizeof(name));
+	if (rc > 0) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"no edge '%.64s' in the topology or the "
+				"history",
+				req->edge);
+		return;
+	}
+	h.v = rc ? NULL : calloc(CONTROL_HISTORY_MAX, sizeof(*h.v));
+	if (!rc && !h.v) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	if (rc < 0 || co->view->history(co->view->arg, name, req->since_ms,
+					control_history_keep, &h) < 0) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"the history could not be read (see the "
+				"coordinator's log)");
+		goto out;
+	}
+	n = h.n < CONTROL_HISTORY_MAX ? h.n : CONTROL_HISTORY_MAX;
+	first = h.n < CONTROL_HISTORY_MAX ? 0 : h.n % CONTROL_HISTORY_MAX;
+	smp = calloc(n ? n : 1, sizeof(*smp));
+	smpp = calloc(n ? n : 1, sizeof(*smpp));
+	if (!smp || !smpp) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct control_hist_sample *d =
+			&h.v[(first + i) % CONTROL_HISTORY_MAX];
+
+		ring__history_sample__init(&smp[i]);
+		smp[i].ts_ms = d->ts_ms;
+		smp[i].kind = d->kind;
+		smp[i].direction = d->direction;
+		smp[i].param = d->param;
+		smp[i].value = d->value;
+		smpp[i] = &smp[i];
+	}
+	rep.edge = name;
+	rep.n_samples = n;
+	rep.samples = smpp;
+	rep.now_ms = clock_now_ms();
+	rep.truncated = h.n > CONTROL_HISTORY_MAX;
+	client_send(cl, id, RING__ENVELOPE__BODY_HISTORY_REPLY, &rep);
+out:
+	free(smpp);
+	free(smp);
+	free(h.v);
+}
+
 static void control_status(struct client *cl, uint64_t id)
 {
 	struct control *co = cl->ctl;
@@ -544,6 +718,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_ALERTS_REQUEST:
 		control_alerts(cl, id, env->alerts_request);
+		break;
+	case RING__ENVELOPE__BODY_HISTORY_REQUEST:
+		control_history(cl, id, env->history_request);
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:

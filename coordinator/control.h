@@ -9,6 +9,7 @@
 #include "alerts.h"
 #include "coord_conf.h"
 #include "nodes.h"
+#include "store.h"
 #include "survey.h"
 
 struct control;
@@ -19,15 +20,20 @@ struct control *control_new(struct event_base *base,
 			    struct survey *survey);
 void control_free(struct control *ctl);
 
-/* What status, ranks and alerts show beyond the node table: the topology
- * with its live overlay, the health, the alerts (coord.c fills it from
- * the watch and the alert table). Without a view: the survey's topology,
- * no health (ringctl then judges from node states), no alerts. */
+/* What status, ranks, alerts and history show beyond the node table:
+ * the topology with its live overlay, the health, the alerts (coord.c
+ * fills it from the watch and the alert table), the measured figures
+ * (store_history_query's contract). Without a view: the survey's
+ * topology, no health (ringctl then judges from node states), no alerts,
+ * no history. */
 struct control_view {
 	const Ring__Topology *(*topology)(void *arg);
 	const char *(*health)(void *arg);
 	size_t (*alerts)(void *arg, int all, const struct alert **out,
 			 size_t max);
+	int (*history)(void *arg, const char *edge, uint64_t since_ms,
+		       int (*fn)(const struct store_sample *v, void *fnarg),
+		       void *fnarg);
 	void *arg;
 };
 void control_set_view(struct control *ctl, const struct control_view *view);

@@ -220,6 +220,15 @@ static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 	return alerts_list(((struct coord *)arg)->alerts, all, out, max);
 }
 
+static int coord_view_history(void *arg, const char *edge, uint64_t since_ms,
+			      int (*fn)(const struct store_sample *v,
+					void *fnarg),
+			      void *fnarg)
+{
+	return store_history_query(((struct coord *)arg)->store, edge, since_ms,
+				   fn, fnarg);
+}
+
 static int coord_restore_alert(const struct alert *a, void *arg)
 {
 	struct coord *co = arg;
@@ -434,6 +443,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.topology = coord_view_topology;
 	co->view.health = coord_view_health;
 	co->view.alerts = coord_view_alerts;
+	co->view.history = coord_view_history;
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
 	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "clock.h"
+#include "history.h"
 #include "testlimits.h"
 #include "pki.h"
 #include "ranks.h"
@@ -72,6 +74,10 @@ static void ringctl_usage(FILE *f)
 		"  ranks                       rank order from the last survey (exit 1\n"
 		"                              while it no longer holds)\n"
 		"  alerts [--all]              firing alerts (--all: resolved ones too)\n"
+		"  history EDGE [--since DURATION]\n"
+		"                              an edge's measured figures over time\n"
+		"                              (EDGE a-b; DURATION e.g. 30m, 6h, 7d;\n"
+		"                              plain: a sparkline per series)\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
@@ -278,6 +284,52 @@ static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
 				  RING__SEVERITY__SEVERITY_INFO;
 	frame_free(rep);
 	return firing ? EXIT_DEGRADED : 0;
+}
+
+/* history EDGE [--since DURATION]: exit 0 with what the store has (none
+ * included), 2 for an edge nobody knows. */
+static int ringctl_history(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	Ring__HistoryRequest hr = RING__HISTORY_REQUEST__INIT;
+	const char *edge = NULL, *since = NULL;
+	uint64_t ms = 0, now = clock_now_ms();
+	struct writer *w;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--since") && i + 1 < argc)
+			since = argv[++i];
+		else if (!strncmp(argv[i], "--since=", 8))
+			since = argv[i] + 8;
+		else if (!strcmp(argv[i], "--since"))
+			return ringctl_bad_usage("--since needs a duration "
+						 "(e.g. 30m, 6h, 7d)");
+		else if (argv[i][0] != '-' && !edge)
+			edge = argv[i];
+		else
+			return ringctl_bad_usage("history takes one EDGE and "
+						 "--since, not '%s'",
+						 argv[i]);
+	}
+	if (!edge)
+		return ringctl_bad_usage("history needs an EDGE (e.g. n1-n2)");
+	if (since && history_parse_duration(since, &ms) < 0)
+		return ringctl_bad_usage(
+			"--since: '%s' is not a duration from 1s to 3650d "
+			"(e.g. 90s, 30m, 6h, 7d, 2w)",
+			since);
+	hr.edge = (char *)edge;
+	hr.since_ms = since ? (now > ms ? now - ms : 1) : 0;
+	req.body_case = RING__ENVELOPE__BODY_HISTORY_REQUEST;
+	req.history_request = &hr;
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_HISTORY_REPLY);
+	if (!rep)
+		return EXIT_TROUBLE;
+	w = writer_new(stdout, rc->fmt);
+	history_render(w, rep->history_reply, hr.since_ms);
+	writer_finish(w);
+	frame_free(rep);
+	return 0;
 }
 
 static int ringctl_forget(const struct ringctl *rc, const char *node)
@@ -563,7 +615,7 @@ static int ringctl_takes_value(const char *word)
 	static const char *const flags[] = {"--wait", "--coordinator",
 					    "--verbose", "--all"};
 
-	if (strncmp(word, "--", 2) || !word[2])
+	if (strncmp(word, "--", 2) || !word[2] || strchr(word, '='))
 		return 0;
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (!strcmp(word, flags[i]))
@@ -677,6 +729,8 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "alerts"))
 		return ringctl_alerts(rc, argc, argv);
+	if (!strcmp(cmd, "history"))
+		return ringctl_history(rc, argc, argv);
 	if (!strcmp(cmd, "ranks")) {
 		if (argc)
 			return ringctl_bad_usage("ranks takes no arguments, "

@@ -1,0 +1,159 @@
+"""ringctl history on a real 3-node ring after two short surveys: the
+store's samples of both surveys come back for an edge named either way,
+match what status shows for the last survey, --since leaves the older
+ones out, an unknown edge is refused with exit status 2, and plain text
+draws a sparkline within 100 columns."""
+
+import json
+import re
+import time
+
+import pytest
+
+import cluster as cl
+from conftest import new_prefix
+from ringtest import ringd_up
+from test_output import neighbours_heard
+
+ORDER = ["n1", "n2", "n3"]
+BLOCKS = set("▁▂▃▄▅▆▇█")
+
+
+@pytest.fixture(scope="module")
+def ringd(root, ringd_bin):
+    # No automatic survey: the module asks for two, kept short.
+    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
+                  report_chars=3000, heartbeat_ms=500,
+                  coord_extra=["survey_settle 3600s", "survey_interval 0",
+                               "survey_duration 200ms", "survey_warmup 0",
+                               "latency_iterations 20"],
+                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
+                               "reconnect_max 1s"]) as r:
+        r.setup_pki()
+        r.start_all(timeout=20)
+        cl.wait_for(lambda: neighbours_heard(r), 60,
+                    "every node to hear its two neighbours")
+        for i in range(2):
+            p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
+            assert p.returncode == 0, "survey %d --wait: rc %d %s\n%s" % (
+                i + 1, p.returncode, p.stderr, r.log_tails())
+        yield r
+
+
+def ringctl_json(r, *args):
+    p = r.ringctl(*args)
+    assert p.returncode == 0, (args, p.returncode, p.stderr)
+    return json.loads(p.stdout)
+
+
+def history(r, *args):
+    return ringctl_json(r, "history", *args)
+
+
+def series(doc, kind, direction):
+    """{param: [(ts_ms, value), ...]} of one kind and direction."""
+    out = {}
+    for s in doc["samples"]:
+        if s["kind"] == kind and s["direction"] == direction:
+            out.setdefault(s["param"], []).append((s["ts_ms"], s["value"]))
+    return out
+
+
+def edge_of(r, a, b):
+    doc = ringctl_json(r, "status")
+    for e in doc["topology"]["edges"]:
+        if {e["a"], e["b"]} == {a, b}:
+            return e
+    raise AssertionError("no edge %s-%s in %r" % (a, b, doc["topology"]))
+
+
+def test_both_surveys_either_name(ringd):
+    e = edge_of(ringd, "n1", "n2")
+    doc = history(ringd, "n1-n2")
+    assert doc["edge"] == e["edge"]
+    assert doc["truncated"] is False
+    assert doc["n_samples"] == len(doc["samples"]) > 0
+    bw = series(doc, "tcp_bw", "a_to_b")
+    assert sorted(bw) == sorted(e["streams"]), (bw, e["streams"])
+    for param, pts in bw.items():
+        # One sample per survey, oldest first.
+        assert len(pts) == 2 and pts[0][0] < pts[1][0], (param, pts)
+    assert doc["n_surveys"] == 2
+    # The newest samples are the last survey's figures, as status has them.
+    for param, gbps in zip(e["streams"], e["gbps_a_to_b_measured"]):
+        assert bw[param][-1][1] == pytest.approx(gbps, abs=0.01), \
+            (param, bw[param], gbps)
+    back = series(doc, "tcp_bw", "b_to_a")
+    for param, gbps in zip(e["streams"], e["gbps_b_to_a_measured"]):
+        assert back[param][-1][1] == pytest.approx(gbps, abs=0.01)
+    assert series(doc, "tcp_lat", ""), doc["series"]
+    for s in doc["series"]:
+        assert s["min"] <= s["median"] <= s["max"], s
+    # The other order names the same edge, with the same samples.
+    rev = history(ringd, "n2-n1")
+    assert rev["edge"] == doc["edge"]
+    assert rev["samples"] == doc["samples"]
+    # keyvalue: one key per line, each once.
+    p = ringd.ringctl("history", "n2-n1", fmt="keyvalue")
+    assert p.returncode == 0, p.stderr
+    keys = [line.split("=", 1)[0] for line in p.stdout.splitlines()]
+    assert keys and len(keys) == len(set(keys)), p.stdout[:2000]
+    assert "edge" in keys
+
+
+def test_unknown_edge_and_bad_usage(ringd):
+    p = ringd.ringctl("history", "n9-n1")
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "no edge 'n9-n1' in the topology or the history" in p.stderr
+    assert p.stdout == ""
+    p = ringd.ringctl("history", "n1")
+    assert p.returncode == 2
+    assert "needs an edge as A-B" in p.stderr, p.stderr
+    for args, why in ((["history"], "needs an EDGE"),
+                      (["history", "n1-n2", "--since", "5x"],
+                       "--since: '5x' is not a duration"),
+                      (["history", "n1-n2", "--since=0"],
+                       "--since: '0' is not a duration"),
+                      (["history", "n1-n2", "n2-n3"], "not 'n2-n3'")):
+        p = ringd.ringctl(*args)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert why in p.stderr, (args, p.stderr)
+
+
+def test_since(ringd):
+    whole = history(ringd, "n1-n2", "--since", "1h")
+    last = max(s["ts_ms"] for s in whole["samples"])
+    assert whole["samples"] == history(ringd, "n1-n2")["samples"]
+    # Once the last survey's measurement is over a second old, --since 1s
+    # has nothing; the edge is still known, so that is no error.
+    cl.wait_for(lambda: time.time() * 1000 > last + 1500, 10,
+                "the last sample to be 1.5 s old")
+    doc = history(ringd, "n1-n2", "--since=1s")
+    assert doc["samples"] == [] and doc["n_samples"] == 0
+    assert doc["series"] == []
+    assert "since" in doc
+    # Since the first survey's figures: only the second survey's.
+    first = min(s["ts_ms"] for s in whole["samples"])
+    ago = int((time.time() * 1000 - (first + last) / 2) / 1000)
+    doc = history(ringd, "n1-n2", "--since", "%ds" % max(ago, 1))
+    assert doc["samples"], doc
+    assert {s["ts_ms"] for s in doc["samples"]} == {last}
+
+
+def test_plain_sparkline(ringd):
+    p = ringd.ringctl("history", "n1-n2", fmt="plain")
+    assert p.returncode == 0, p.stderr
+    assert "edge: " in p.stdout
+    lines = p.stdout.splitlines()
+    rows = [x for x in lines if re.match(r"\s+tcp_bw a_to_b \d+ stream", x)]
+    assert rows, p.stdout
+    for row in rows:
+        # Two surveys: two points of the sparkline.
+        spark = [ch for ch in row if ch in BLOCKS]
+        assert len(spark) == 2, row
+    assert all(len(x) <= 100 for x in lines), p.stdout
+    # -f after the command, as every command takes it.
+    q = ringd.run(["ringctl", "-s", ringd.sock, "history", "n2-n1",
+                   "--since", "7d", "-f", "plain"], timeout=20)
+    assert q.returncode == 0, q.stderr
+    assert any(ch in BLOCKS for ch in q.stdout)
