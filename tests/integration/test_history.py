@@ -2,10 +2,15 @@
 store's samples of both surveys come back for an edge named either way,
 match what status shows for the last survey, --since leaves the older
 ones out, an unknown edge is refused with exit status 2, and plain text
-draws a sparkline within 100 columns."""
+draws a sparkline within 100 columns; a user of the socket's group who
+is not root may ask."""
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 import time
 
 import pytest
@@ -21,6 +26,16 @@ BLOCKS = set("▁▂▃▄▅▆▇█")
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
+    # The socket in a directory a user of its group can reach.
+    ctl_dir = tempfile.mkdtemp(prefix="rgt-hist-")
+    os.chmod(ctl_dir, 0o755)
+    try:
+        yield from surveyed_twice(ringd_bin, ctl_dir)
+    finally:
+        shutil.rmtree(ctl_dir, ignore_errors=True)
+
+
+def surveyed_twice(ringd_bin, ctl_dir):
     # No automatic survey: the module asks for two, kept short.
     with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
                   report_chars=3000, heartbeat_ms=500,
@@ -29,6 +44,7 @@ def ringd(root, ringd_bin):
                                "latency_iterations 20"],
                   agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
                                "reconnect_max 1s"]) as r:
+        r.sock = os.path.join(ctl_dir, "coord.sock")
         r.setup_pki()
         r.start_all(timeout=20)
         cl.wait_for(lambda: neighbours_heard(r), 60,
@@ -157,3 +173,21 @@ def test_plain_sparkline(ringd):
                    "--since", "7d", "-f", "plain"], timeout=20)
     assert q.returncode == 0, q.stderr
     assert any(ch in BLOCKS for ch in q.stdout)
+
+
+def test_open_to_the_control_group(ringd):
+    """history only reads: a user of the socket's group (root here, as
+    the harness configures control_group) who is not root gets it; a
+    survey stays root's."""
+    if not shutil.which("setpriv"):
+        pytest.skip("needs setpriv")
+    base = ["setpriv", "--reuid=65534", "--regid=0", "--clear-groups",
+            ringd.path("ringctl"), "-s", ringd.sock]
+    p = subprocess.run(base + ["-f", "json", "history", "n2-n1"],
+                       capture_output=True, text=True, timeout=30,
+                       env=ringd.env())
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert json.loads(p.stdout)["samples"]
+    p = subprocess.run(base + ["survey"], capture_output=True, text=True,
+                       timeout=30, env=ringd.env())
+    assert p.returncode == 2 and "needs root" in p.stderr, p.stderr
