@@ -23,6 +23,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "conn.h"
+#include "counters.h"
 #include "inventory.h"
 #include "lldp.h"
 #include "log.h"
@@ -54,12 +55,14 @@ struct agent {
 	Ring__Inventory *sent; /* last inventory the coordinator has */
 	struct lldp *lldp;
 	struct ops *ops;
+	struct counters *counters; /* NULL: counters_interval 0 */
 	char agent_id[33]; /* random per start: tells our own beacons apart */
 	char mgmt_address[64];
 	char mgmt_interface[IFNAMSIZ];
 	int nl_fd;
 	struct event *reconnect_ev, *deadline_ev, *heartbeat_ev, *rescan_ev;
 	struct event *nl_ev, *sig_term, *sig_int, *sig_hup, *watchdog_ev;
+	struct event *counters_ev;
 };
 
 static void agent_connect(struct agent *a);
@@ -290,6 +293,26 @@ static void agent_heartbeat(evutil_socket_t fd, short what, void *arg)
 	hb.mem_available_kib =
 		inventory_mem_available_kib(a->conf->procfs_root);
 	agent_send(a, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
+}
+
+/* Port counters of the data interfaces the coordinator knows of (the last
+ * inventory sent), while the session is up. */
+static void agent_counters(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	const Ring__CountersReport *r;
+	struct timespec now;
+
+	(void)fd;
+	(void)what;
+	if (a->state != AGENT_ACTIVE || !a->sent)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	r = counters_sample(a->counters, a->sent,
+			    (uint64_t)now.tv_sec * 1000 +
+				    (uint64_t)now.tv_nsec / 1000000);
+	log_debug("agent", "sending counters of %zu ports", r->n_ports);
+	agent_send(a, RING__ENVELOPE__BODY_COUNTERS_REPORT, (void *)r);
 }
 
 static void agent_hello_ack(struct agent *a, const Ring__HelloAck *ack)
@@ -591,6 +614,16 @@ struct agent *agent_new(const struct agent_conf *conf)
 	a->ops = ops_new(a->base, a->conf, agent_reply, a);
 	if (!a->lldp || !a->ops)
 		goto fail;
+	if (conf->counters_interval_ms) {
+		struct timeval tv = agent_tv(conf->counters_interval_ms);
+
+		a->counters = counters_new(conf->sysfs_root);
+		a->counters_ev =
+			event_new(a->base, -1, EV_PERSIST, agent_counters, a);
+		if (!a->counters || !a->counters_ev ||
+		    event_add(a->counters_ev, &tv))
+			goto fail;
+	}
 	if (sd_watchdog_enabled(0, &wd_usec) > 0) {
 		struct timeval tv = {.tv_sec = wd_usec / 2000000,
 				     .tv_usec = (wd_usec / 2) % 1000000};
@@ -627,7 +660,8 @@ void agent_free(struct agent *a)
 {
 	struct event *evs[] = {a->reconnect_ev, a->deadline_ev, a->heartbeat_ev,
 			       a->rescan_ev,	a->nl_ev,	a->sig_term,
-			       a->sig_int,	a->sig_hup,	a->watchdog_ev};
+			       a->sig_int,	a->sig_hup,	a->watchdog_ev,
+			       a->counters_ev};
 
 	if (!a)
 		return;
@@ -635,6 +669,7 @@ void agent_free(struct agent *a)
 	inventory_free(a->sent);
 	ops_free(a->ops);
 	lldp_free(a->lldp);
+	counters_free(a->counters);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);

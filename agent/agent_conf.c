@@ -25,6 +25,7 @@ void agent_conf_defaults(struct agent_conf *c)
 	c->inventory_interval_ms = 30000;
 	c->lldp_interval_ms = 5000;
 	c->connect_timeout_ms = 10000;
+	c->counters_interval_ms = 10000;
 	c->max_frame = 1024 * 1024;
 	c->rdma_max_memory = 1ull << 30;
 }
@@ -178,6 +179,26 @@ static int agent_conf_duration(struct cfg_ctx *ctx, int argc, char **argv,
 					      sizeof(agent_conf_durations[0]));
 }
 
+/* counters_interval: 0 turns the counters off; else 1s..1h (a faster
+ * one is load on every agent and on the coordinator for no operator). */
+static int agent_conf_counters(struct cfg_ctx *ctx, int argc, char **argv,
+			       void *arg)
+{
+	struct agent_conf *c = arg;
+	uint64_t v;
+
+	(void)argc;
+	if (cfg_parse_duration_ms(ctx, argv[0], argv[1], 0, 3600000, &v) < 0)
+		return -1;
+	if (v && v < 1000)
+		return cfg_error(ctx,
+				 "'%s': %llums is too short (0 = off, or 1s "
+				 "to 1h)",
+				 argv[0], (unsigned long long)v);
+	c->counters_interval_ms = v;
+	return 0;
+}
+
 static int agent_conf_max_frame(struct cfg_ctx *ctx, int argc, char **argv,
 				void *arg)
 {
@@ -245,6 +266,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"inventory_interval", 1, 1, agent_conf_duration},
 	{"lldp_interval", 1, 1, agent_conf_duration},
 	{"connect_timeout", 1, 1, agent_conf_duration},
+	{"counters_interval", 1, 1, agent_conf_counters},
 	{"max_frame", 1, 1, agent_conf_max_frame},
 	{"rdma_device", 1, -1, agent_conf_rdma_globs},
 	{"rdma_max_memory", 1, 1, agent_conf_rdma_memory},

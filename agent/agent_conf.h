@@ -44,6 +44,9 @@ struct agent_conf {
 	uint64_t lldp_interval_ms;   /* lldp_interval, default 5s, 100ms..1h */
 	uint64_t connect_timeout_ms; /* connect_timeout, default 10s */
 	uint32_t max_frame;	     /* max_frame BYTES, default 1 MiB */
+	/* counters_interval: port counters to the coordinator, default 10s,
+	 * 1s..1h; 0 = off */
+	uint64_t counters_interval_ms;
 	char rdma_globs[AGENT_CONF_MAX_GLOBS][64]; /* rdma_device GLOB... */
 	unsigned n_rdma_globs;
 	uint64_t rdma_max_memory; /* rdma_max_memory SIZE, default 1 GiB */

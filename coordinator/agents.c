@@ -393,6 +393,30 @@ static void session_neighbours(struct session *s, Ring__Envelope *env)
 	agents_changed(s->owner);
 }
 
+/* Keep the latest port counters. Metrics read them when scraped; the
+ * change callback (the watch, and the survey's settle timer) hears only
+ * when a port starts or stops showing errors or drops, not every report:
+ * reports come every few seconds from every node. */
+static void session_counters(struct session *s, Ring__Envelope *env)
+{
+	struct node *n = s->node;
+	Ring__CountersReport *r = env->counters_report;
+	char why[200];
+	int changed;
+
+	if (validate_counters_report(r, why, sizeof(why)) < 0) {
+		session_bad_report(s, env, "counters report", why);
+		return;
+	}
+	env->body_case = RING__ENVELOPE__BODY__NOT_SET;
+	env->counters_report = NULL;
+	changed = nodes_set_counters(n, r, clock_now_ms());
+	log_debug("agents", "node %s: counters of %zu ports%s", n->name,
+		  r->n_ports, changed ? "; errors or drops changed" : "");
+	if (changed)
+		agents_changed(s->owner);
+}
+
 static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 {
 	struct session *s = arg;
@@ -435,6 +459,9 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_NEIGHBOUR_TABLE:
 		session_neighbours(s, env);
+		break;
+	case RING__ENVELOPE__BODY_COUNTERS_REPORT:
+		session_counters(s, env);
 		break;
 	case RING__ENVELOPE__BODY_ERROR:
 		log_warnx("node %s reports error %d: %s", n->name,

@@ -2,8 +2,8 @@
  * the node table, the last topology and the alerts, served by libevent's
  * HTTP server on GET /metrics.
  *
- * Families (all gauges; a family's HELP and TYPE are written once, even
- * when it has no sample):
+ * Families (gauges but for the _total counters; a family's HELP and TYPE
+ * are written once, even when it has no sample):
  *
  *   ringd_coordinator_info{coordinator,version}            1
  *   ringd_health{state}               1 for the coordinator's health
@@ -20,6 +20,17 @@
  *   ringd_interface_speed_bytes_per_second{node,interface}   when known
  *   ringd_interface_mtu_bytes{node,interface}
  *   ringd_rdma_port_active{node,device,port}     1 when state ACTIVE
+ *   ringd_interface_{receive,transmit}_bytes_total{node,interface}
+ *   ringd_interface_{receive,transmit}_errors_total{node,interface}
+ *   ringd_interface_{receive,transmit}_drops_total{node,interface}
+ *                                     counters, from the agents' last
+ *                                     counters report; up nodes only
+ *   ringd_interface_{receive,transmit}_bytes_per_second{node,interface}
+ *                                     over the agent's last interval (none
+ *                                     before a second sample)
+ *   ringd_rdma_port_{receive,transmit}_bytes_total{node,device,port}
+ *                                     counters (the port's data counters,
+ *                                     4-byte words converted)
  *   ringd_topology_info{kind,live_kind}          1 (live_kind "" before
  *                                                the live overlay)
  *   ringd_topology_surveyed_timestamp_seconds
@@ -88,11 +99,17 @@ struct mr {
 	unsigned n_nodes;
 };
 
+static void mr_head_type(struct mr *r, const char *name, const char *help,
+			 const char *type)
+{
+	if (evbuffer_add_printf(r->b, "# HELP %s %s\n# TYPE %s %s\n", name,
+				help, name, type) < 0)
+		r->err = 1;
+}
+
 static void mr_head(struct mr *r, const char *name, const char *help)
 {
-	if (evbuffer_add_printf(r->b, "# HELP %s %s\n# TYPE %s gauge\n", name,
-				help, name) < 0)
-		r->err = 1;
+	mr_head_type(r, name, help, "gauge");
 }
 
 /* A label value as the text format wants it: \\, \" and \n escaped. */
@@ -370,6 +387,123 @@ static void mr_interfaces(struct mr *r)
 		}
 	}
 }
+/* The last counters report of an up node, as for inventories. */
+static const Ring__CountersReport *mr_counters(const struct node *n)
+{
+	return n->state == NODE_UP ? n->counters : NULL;
+}
+
+enum mr_ctr {
+	MR_RX_BYTES,
+	MR_TX_BYTES,
+	MR_RX_ERRORS,
+	MR_TX_ERRORS,
+	MR_RX_DROPS,
+	MR_TX_DROPS,
+	MR_RX_RATE,
+	MR_TX_RATE,
+};
+
+static double mr_ctr_value(const Ring__CountersReport *c,
+			   const Ring__PortCounters *p, enum mr_ctr fig)
+{
+	switch (fig) {
+	case MR_RX_BYTES:
+		return (double)p->rx_bytes;
+	case MR_TX_BYTES:
+		return (double)p->tx_bytes;
+	case MR_RX_ERRORS:
+		return (double)p->rx_errors;
+	case MR_TX_ERRORS:
+		return (double)p->tx_errors;
+	case MR_RX_DROPS:
+		return (double)p->rx_dropped;
+	case MR_TX_DROPS:
+		return (double)p->tx_dropped;
+	case MR_RX_RATE:
+		/* The first sample has no rate: no sample, not a 0. */
+		return c->interval_ms ? p->rx_bytes_per_s : NAN;
+	default:
+		return c->interval_ms ? p->tx_bytes_per_s : NAN;
+	}
+}
+
+static void mr_port_counters(struct mr *r)
+{
+	static const struct {
+		const char *name, *help;
+		enum mr_ctr fig;
+	} fams[] = {
+		{"ringd_interface_receive_bytes_total",
+		 "Bytes the interface received (kernel statistics).",
+		 MR_RX_BYTES},
+		{"ringd_interface_transmit_bytes_total",
+		 "Bytes the interface sent (kernel statistics).", MR_TX_BYTES},
+		{"ringd_interface_receive_errors_total",
+		 "Receive errors on the interface.", MR_RX_ERRORS},
+		{"ringd_interface_transmit_errors_total",
+		 "Transmit errors on the interface.", MR_TX_ERRORS},
+		{"ringd_interface_receive_drops_total",
+		 "Received packets the interface dropped.", MR_RX_DROPS},
+		{"ringd_interface_transmit_drops_total",
+		 "Packets to send the interface dropped.", MR_TX_DROPS},
+		{"ringd_interface_receive_bytes_per_second",
+		 "Receive rate over the agent's last counters interval.",
+		 MR_RX_RATE},
+		{"ringd_interface_transmit_bytes_per_second",
+		 "Transmit rate over the agent's last counters interval.",
+		 MR_TX_RATE},
+	};
+
+	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+		mr_head_type(r, fams[f].name, fams[f].help,
+			     fams[f].fig >= MR_RX_RATE ? "gauge" : "counter");
+		for (unsigned i = 0; i < r->n_nodes; i++) {
+			const Ring__CountersReport *c =
+				mr_counters(r->nodes[i]);
+
+			for (size_t k = 0; c && k < c->n_ports; k++)
+				if (validate_ifname(c->ports[k]->interface))
+					mr_sample(r, fams[f].name,
+						  mr_ctr_value(c, c->ports[k],
+							       fams[f].fig),
+						  "node", r->nodes[i]->name,
+						  "interface",
+						  c->ports[k]->interface, NULL);
+		}
+	}
+	for (int tx = 0; tx < 2; tx++) {
+		const char *name = tx ? "ringd_rdma_port_transmit_bytes_total"
+				      : "ringd_rdma_port_receive_bytes_total";
+
+		mr_head_type(r, name,
+			     tx ? "Bytes the RDMA port sent (port_xmit_data "
+				  "x 4)."
+				: "Bytes the RDMA port received (port_rcv_data "
+				  "x 4).",
+			     "counter");
+		for (unsigned i = 0; i < r->n_nodes; i++) {
+			const Ring__CountersReport *c =
+				mr_counters(r->nodes[i]);
+
+			for (size_t k = 0; c && k < c->n_ports; k++) {
+				const Ring__PortCounters *p = c->ports[k];
+				char port[16];
+
+				if (!validate_rdma_name(p->rdma_device))
+					continue;
+				snprintf(port, sizeof(port), "%" PRIu32,
+					 p->rdma_port);
+				mr_sample(r, name,
+					  (double)(tx ? p->rdma_xmit_bytes
+						      : p->rdma_rcv_bytes),
+					  "node", r->nodes[i]->name, "device",
+					  p->rdma_device, "port", port, NULL);
+			}
+		}
+	}
+}
+
 static void mr_topology(struct mr *r)
 {
 	const Ring__Topology *t = r->src->topology;
@@ -603,6 +737,7 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 	mr_nodes(&r);
 	mr_memory(&r);
 	mr_interfaces(&r);
+	mr_port_counters(&r);
 	mr_topology(&r);
 	mr_edges(&r);
 	free(r.nodes);

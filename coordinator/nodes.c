@@ -34,6 +34,9 @@ static void nodes_free_one(struct node *n)
 		ring__inventory__free_unpacked(n->inventory, NULL);
 	if (n->neighbours)
 		ring__neighbour_table__free_unpacked(n->neighbours, NULL);
+	if (n->counters)
+		ring__counters_report__free_unpacked(n->counters, NULL);
+	free(n->counters_rise);
 	free(n);
 }
 
@@ -152,6 +155,73 @@ void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t)
 	if (n->neighbours)
 		ring__neighbour_table__free_unpacked(n->neighbours, NULL);
 	n->neighbours = t;
+}
+
+int nodes_port_rising(const struct node_port_rise *r)
+{
+	return r->rx_errors || r->tx_errors || r->rx_dropped || r->tx_dropped;
+}
+
+static uint64_t nodes_rise(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+/* Is interface name rising in report r (rise array rise)? */
+static int nodes_rising_in(const Ring__CountersReport *r,
+			   const struct node_port_rise *rise, const char *name)
+{
+	for (size_t i = 0; r && rise && i < r->n_ports; i++)
+		if (!strcmp(r->ports[i]->interface, name))
+			return nodes_port_rising(&rise[i]);
+	return 0;
+}
+
+int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
+{
+	Ring__CountersReport *old = n->counters;
+	struct node_port_rise *old_rise = n->counters_rise, *rise = NULL;
+	int changed = 0;
+
+	if (r && r->n_ports)
+		rise = calloc(r->n_ports, sizeof(*rise));
+	for (size_t i = 0; rise && old && i < r->n_ports; i++) {
+		const Ring__PortCounters *p = r->ports[i];
+
+		for (size_t k = 0; k < old->n_ports; k++) {
+			const Ring__PortCounters *q = old->ports[k];
+
+			if (strcmp(p->interface, q->interface))
+				continue;
+			rise[i].rx_errors =
+				nodes_rise(p->rx_errors, q->rx_errors);
+			rise[i].tx_errors =
+				nodes_rise(p->tx_errors, q->tx_errors);
+			rise[i].rx_dropped =
+				nodes_rise(p->rx_dropped, q->rx_dropped);
+			rise[i].tx_dropped =
+				nodes_rise(p->tx_dropped, q->tx_dropped);
+			break;
+		}
+	}
+	/* Out of memory: no rises known, which is a change only if some
+	 * were. */
+	for (size_t i = 0; rise && r && i < r->n_ports && !changed; i++)
+		changed =
+			nodes_port_rising(&rise[i]) !=
+			nodes_rising_in(old, old_rise, r->ports[i]->interface);
+	for (size_t k = 0; old && old_rise && k < old->n_ports && !changed; k++)
+		changed = nodes_port_rising(&old_rise[k]) &&
+			  !nodes_rising_in(r, rise, old->ports[k]->interface);
+	n->counters_span_ms =
+		old && now_ms > n->counters_ms ? now_ms - n->counters_ms : 0;
+	n->counters_ms = now_ms;
+	n->counters = r;
+	n->counters_rise = rise;
+	if (old)
+		ring__counters_report__free_unpacked(old, NULL);
+	free(old_rise);
+	return changed;
 }
 
 void nodes_mark_up(struct node *n, void *session, const char *addr,

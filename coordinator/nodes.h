@@ -16,6 +16,13 @@ enum node_state {
 	NODE_DOWN,
 };
 
+/* How much a port's error and drop counters rose since the node's
+ * previous counters report (0 without one, or where a counter went back:
+ * a reset is no rise). */
+struct node_port_rise {
+	uint64_t rx_errors, tx_errors, rx_dropped, tx_dropped;
+};
+
 struct node {
 	char name[64];
 	int expected;
@@ -32,6 +39,12 @@ struct node {
 	unsigned n_caps;
 	Ring__Inventory *inventory;	  /* last report, owned */
 	Ring__NeighbourTable *neighbours; /* last LLDP table, owned */
+	/* The last port counters report (owned), each port's rise against
+	 * the one before (per counters->ports[i]; NULL: not known), when it
+	 * arrived (Unix ms) and how long after the one before (0: none). */
+	Ring__CountersReport *counters;
+	struct node_port_rise *counters_rise;
+	uint64_t counters_ms, counters_span_ms;
 	struct node *hash_next;
 };
 
@@ -52,6 +65,14 @@ struct node **nodes_sorted(struct nodes *t, unsigned *n);
 void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
 /* Replace the stored neighbour table (takes ownership). */
 void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);
+/* Replace the stored counters report (takes ownership), arrived at now_ms,
+ * and compute each port's rise against the one it replaces. 1 when the
+ * set of ports whose errors or drops rise changed (one started or stopped
+ * rising): the health rule has something new to say; else 0. */
+int nodes_set_counters(struct node *n, Ring__CountersReport *r,
+		       uint64_t now_ms);
+/* 1 if any of the port's error or drop counters rose. */
+int nodes_port_rising(const struct node_port_rise *r);
 void nodes_mark_up(struct node *n, void *session, const char *addr,
 		   const char *version, uint64_t now_ms);
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms);

@@ -2,6 +2,7 @@
 #include "validate.h"
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -281,6 +282,39 @@ int validate_neighbour_table(const Ring__NeighbourTable *t, char *why,
 	if (!validate_text(t->beacons_error, VALIDATE_MAX_ERROR_TEXT) ||
 	    !validate_text(t->agent_id, 64))
 		return reason_fail(why, len, "invalid text field");
+	return 0;
+}
+
+int validate_counters_report(const Ring__CountersReport *r, char *why,
+			     size_t len)
+{
+	if (validate_message(&r->base, why, len) < 0)
+		return -1;
+	if (r->n_ports > VALIDATE_MAX_COUNTER_PORTS)
+		return reason_fail(why, len, "%zu ports (max %u)", r->n_ports,
+				   VALIDATE_MAX_COUNTER_PORTS);
+	for (size_t i = 0; i < r->n_ports; i++) {
+		const Ring__PortCounters *p = r->ports[i];
+
+		if (!validate_ifname(p->interface))
+			return reason_fail(why, len,
+					   "port %zu: invalid interface name",
+					   i);
+		/* Rates become metrics and alert text: finite, >= 0. */
+		if (!isfinite(p->rx_bytes_per_s) || p->rx_bytes_per_s < 0 ||
+		    !isfinite(p->tx_bytes_per_s) || p->tx_bytes_per_s < 0)
+			return reason_fail(why, len, "%s: invalid rate",
+					   p->interface);
+		if (*p->rdma_device && !validate_rdma_name(p->rdma_device))
+			return reason_fail(why, len,
+					   "%s: invalid RDMA device name",
+					   p->interface);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->interface, r->ports[j]->interface))
+				return reason_fail(why, len,
+						   "interface %s listed twice",
+						   p->interface);
+	}
 	return 0;
 }
 

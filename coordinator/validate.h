@@ -21,6 +21,8 @@
 #define VALIDATE_MAX_ERROR_TEXT 1024 /* error texts */
 #define VALIDATE_MAX_REPEATED 1024   /* any repeated field, any message */
 #define VALIDATE_MAX_STRING 4096     /* any string, any message */
+/* Ports per counters report. */
+#define VALIDATE_MAX_COUNTER_PORTS 256
 
 /* Any message from an agent: repeated fields and strings within the
  * generic bounds above, strings without NUL bytes. */
@@ -33,6 +35,10 @@ int validate_inventory(const Ring__Inventory *inv, char *why, size_t len);
 int validate_neighbour_table(const Ring__NeighbourTable *t, char *why,
 			     size_t len);
 int validate_neighbour(const Ring__Neighbour *nb, char *why, size_t len);
+/* Interfaces (at most VALIDATE_MAX_COUNTER_PORTS, valid names, each
+ * once), rates finite and not negative, RDMA device names valid. */
+int validate_counters_report(const Ring__CountersReport *r, char *why,
+			     size_t len);
 
 /* A Linux interface name: 1-15 bytes, printable, no '/', ':' or spaces,
  * not "." or "..". */

@@ -40,8 +40,9 @@ struct watch {
 };
 
 const char *const watch_rules[] = {
-	"node_down",	   "cable_down",     "ring_broken",  "mtu_mismatch",
-	"speed_downshift", "pcie_downshift", "version_skew", "unexpected_path",
+	"node_down",	"cable_down",	   "ring_broken",
+	"mtu_mismatch", "speed_downshift", "pcie_downshift",
+	"version_skew", "unexpected_path", "port_errors",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -466,6 +467,59 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 	}
 }
 
+/* Error or drop counters that rose between an up node's last two counters
+ * reports (nodes_set_counters computed by how much). */
+static void watch_rules_counters(struct watch *w, uint64_t now_ms)
+{
+	struct node **v;
+	unsigned n;
+
+	v = nodes_sorted(w->table, &n);
+	if (!v)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const struct node *x = v[i];
+		const Ring__CountersReport *c = x->counters;
+
+		if (!watch_node_up(x) || !c || !x->counters_rise)
+			continue;
+		for (size_t k = 0; k < c->n_ports; k++) {
+			const struct node_port_rise *r = &x->counters_rise[k];
+			const char *f = c->ports[k]->interface;
+			char subject[ALERTS_SUBJECT_LEN], what[200] = "";
+			const struct {
+				const char *name;
+				uint64_t rise;
+			} figs[] = {{"rx_errors", r->rx_errors},
+				    {"tx_errors", r->tx_errors},
+				    {"rx_dropped", r->rx_dropped},
+				    {"tx_dropped", r->tx_dropped}};
+			size_t used = 0;
+
+			if (!nodes_port_rising(r))
+				continue;
+			for (size_t j = 0; j < 4 && used < sizeof(what); j++)
+				if (figs[j].rise)
+					used += (size_t)snprintf(
+						what + used,
+						sizeof(what) - used,
+						"%s%s +%llu", used ? ", " : "",
+						figs[j].name,
+						(unsigned long long)figs[j]
+							.rise);
+			snprintf(subject, sizeof(subject), "%s %s", x->name, f);
+			watch_raise(w, "port_errors", subject, x->name, NULL,
+				    ALERT_WARNING, now_ms,
+				    "%s %s: %s in the last %llu s", x->name, f,
+				    what,
+				    (unsigned long long)(x->counters_span_ms +
+							 500) /
+					    1000);
+		}
+	}
+	free(v);
+}
+
 static void watch_arm_tick(struct watch *w, uint64_t now_ms)
 {
 	uint64_t next = alerts_tick(w->alerts, now_ms);
@@ -504,6 +558,7 @@ void watch_eval(struct watch *w)
 	}
 	watch_rules_nodes(w, now_ms);
 	watch_rules_edges(w, now_ms);
+	watch_rules_counters(w, now_ms);
 	alerts_round_end(w->alerts, watch_rules, watch_n_rules, now_ms);
 	watch_arm_tick(w, now_ms);
 }

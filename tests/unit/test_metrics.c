@@ -75,6 +75,40 @@ static Ring__Inventory *inv_new(const char *node)
 	return ring__inventory__unpack(NULL, len, buf);
 }
 
+/* Port counters as an agent sends them: eth1 with figures (and an RDMA
+ * port), eth2 all zero; interval 0 is a first sample (no rates). */
+static Ring__CountersReport *ctr_new(uint64_t interval_ms)
+{
+	Ring__PortCounters p[2] = {RING__PORT_COUNTERS__INIT,
+				   RING__PORT_COUNTERS__INIT};
+	Ring__PortCounters *pp[2] = {&p[0], &p[1]};
+	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
+	uint8_t buf[1024];
+	size_t len;
+
+	p[0].interface = "eth1";
+	p[0].rx_bytes = 123456789012ULL;
+	p[0].tx_bytes = 2000;
+	p[0].rx_errors = 3;
+	p[0].tx_errors = 4;
+	p[0].rx_dropped = 5;
+	p[0].tx_dropped = 6;
+	p[0].rx_bytes_per_s = 1250000.5;
+	p[0].tx_bytes_per_s = 42;
+	p[0].rdma_device = "mlx5_0";
+	p[0].rdma_port = 1;
+	p[0].rdma_rcv_bytes = 4096;
+	p[0].rdma_xmit_bytes = 8192;
+	p[1].interface = "eth2";
+	r.interval_ms = interval_ms;
+	r.n_ports = 2;
+	r.ports = pp;
+	len = ring__counters_report__get_packed_size(&r);
+	assert_true(len <= sizeof(buf));
+	ring__counters_report__pack(&r, buf);
+	return ring__counters_report__unpack(NULL, len, buf);
+}
+
 #define HOSTILE "ev\"il\\node\nx"
 
 static struct nodes *nodes_fixture(void)
@@ -88,15 +122,18 @@ static struct nodes *nodes_fixture(void)
 	n->expected = 1;
 	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1764756000000ULL);
 	nodes_set_inventory(n, inv_new("n1"));
+	nodes_set_counters(n, ctr_new(10000), 1764756000000ULL);
 	n = nodes_get(t, "n2", 16);
 	n->expected = 1;
 	nodes_mark_up(n, &session, "10.0.0.2", "0.1.0", 1764756000000ULL);
+	nodes_set_counters(n, ctr_new(0), 1764756000000ULL);
 	n = nodes_get(t, "n3", 16);
 	n->expected = 1;
 	/* Down, with the inventory it had: history, not exported. */
 	n = nodes_get(t, "n4", 16);
 	nodes_mark_up(n, &session, "10.0.0.4", "0.0.9", 1764756000000ULL);
 	nodes_set_inventory(n, inv_new("n4"));
+	nodes_set_counters(n, ctr_new(10000), 1764756000000ULL);
 	nodes_mark_down(n, "heartbeat timeout", 1764756001000ULL);
 	assert_non_null(nodes_get(t, HOSTILE, 16));
 	return t;
@@ -384,6 +421,13 @@ static size_t parse_sample(const char *line, size_t len, const char *family)
 	return series;
 }
 
+static int is_total(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 6 && !strcmp(name + n - 6, "_total");
+}
+
 /* The whole exposition: each family's HELP and TYPE once, before its
  * samples, which follow together; every sample parses; no series twice.
  * Returns the number of samples. */
@@ -413,9 +457,12 @@ static unsigned check_format(const char *text)
 			p = nl + 1;
 			nl = strchr(p, '\n');
 			assert_non_null(nl);
+			/* Counters are the _total families, and only they. */
 			if (strncmp(p, "# TYPE ", 7) ||
 			    strncmp(p + 7, name, strlen(name)) ||
-			    strncmp(p + 7 + strlen(name), " gauge\n", 7))
+			    strncmp(p + 7 + strlen(name),
+				    is_total(name) ? " counter\n" : " gauge\n",
+				    is_total(name) ? 9 : 7))
 				fail_msg("no TYPE after HELP of %s", name);
 			family = fams[n_fams - 1];
 		} else if (*p == '#') {
@@ -512,6 +559,40 @@ static void test_render_full(void **state)
 		       "port=\"1\"} 1");
 	assert_null(strstr(s, "node=\"n4\",interface"));
 	assert_null(strstr(s, "ringd_node_memory_total_bytes{node=\"n4\""));
+	/* port counters of up nodes; rates only after a first interval */
+	expect_line(s, "ringd_interface_receive_bytes_total{node=\"n1\","
+		       "interface=\"eth1\"} 123456789012");
+	expect_line(s, "ringd_interface_transmit_bytes_total{node=\"n1\","
+		       "interface=\"eth1\"} 2000");
+	expect_line(s, "ringd_interface_receive_errors_total{node=\"n1\","
+		       "interface=\"eth1\"} 3");
+	expect_line(s, "ringd_interface_transmit_errors_total{node=\"n1\","
+		       "interface=\"eth1\"} 4");
+	expect_line(s, "ringd_interface_receive_drops_total{node=\"n1\","
+		       "interface=\"eth1\"} 5");
+	expect_line(s, "ringd_interface_transmit_drops_total{node=\"n1\","
+		       "interface=\"eth1\"} 6");
+	expect_line(s, "ringd_interface_receive_bytes_per_second{node=\"n1\","
+		       "interface=\"eth1\"} 1250000.5");
+	expect_line(s, "ringd_interface_transmit_bytes_per_second{node=\"n1\","
+		       "interface=\"eth1\"} 42");
+	expect_line(s, "ringd_interface_transmit_drops_total{node=\"n2\","
+		       "interface=\"eth2\"} 0");
+	expect_line(s, "ringd_rdma_port_receive_bytes_total{node=\"n1\","
+		       "device=\"mlx5_0\",port=\"1\"} 4096");
+	expect_line(s, "ringd_rdma_port_transmit_bytes_total{node=\"n1\","
+		       "device=\"mlx5_0\",port=\"1\"} 8192");
+	assert_int_equal(
+		count_prefix(s, "ringd_interface_receive_bytes_total{"), 4);
+	/* n2's first sample: totals, no rate */
+	assert_int_equal(
+		count_prefix(s, "ringd_interface_receive_bytes_per_second{"),
+		2);
+	assert_int_equal(
+		count_prefix(s, "ringd_rdma_port_receive_bytes_total{"), 2);
+	assert_null(strstr(s, "_total{node=\"n4\""));
+	expect_line(s, "# TYPE ringd_interface_receive_bytes_total counter");
+	expect_line(s, "# TYPE ringd_interface_receive_bytes_per_second gauge");
 	/* topology */
 	expect_line(s,
 		    "ringd_topology_info{kind=\"ring\",live_kind=\"line\"} 1");
@@ -585,7 +666,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 1);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 26);
+	assert_int_equal(count_prefix(s, "# TYPE "), 36);
 	free(s);
 	src.nodes = nodes;
 	s = render(&src);

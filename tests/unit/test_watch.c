@@ -402,6 +402,96 @@ static void test_flapping_cable(void **state)
 	fx_free(f);
 }
 
+/* A counters report for one node, through the wire: eth1 and eth2 with
+ * the given error and drop totals. */
+static int counters(struct fx *f, const char *node, uint64_t rx_errors,
+		    uint64_t rx_dropped, uint64_t now_ms)
+{
+	Ring__PortCounters p[2] = {RING__PORT_COUNTERS__INIT,
+				   RING__PORT_COUNTERS__INIT};
+	Ring__PortCounters *pp[2] = {&p[0], &p[1]};
+	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
+	uint8_t buf[512];
+	size_t len;
+	int changed;
+
+	p[0].interface = "eth1";
+	p[0].tx_errors = 7; /* constant: never a rise */
+	p[1].interface = "eth2";
+	p[1].rx_errors = rx_errors;
+	p[1].rx_dropped = rx_dropped;
+	r.interval_ms = 10000;
+	r.n_ports = 2;
+	r.ports = pp;
+	len = ring__counters_report__get_packed_size(&r);
+	assert_true(len <= sizeof(buf));
+	ring__counters_report__pack(&r, buf);
+	changed = nodes_set_counters(
+		nodes_find(f->table, node),
+		ring__counters_report__unpack(NULL, len, buf), now_ms);
+	watch_eval(f->w);
+	return changed;
+}
+
+static const struct alert *alert_of(struct fx *f, const char *rule,
+				    const char *subject)
+{
+	const struct alert *v[64];
+	size_t n = alerts_list(f->alerts, 0, v, 64);
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (!strcmp(v[i]->rule, rule) &&
+		    !strcmp(v[i]->subject, subject))
+			return v[i];
+	return NULL;
+}
+
+/* Error or drop counters rising on a port: port_errors for that port,
+ * saying by how much over how long; cleared by a report with no rise. A
+ * first report, constant counters and a counter reset are no rise; the
+ * change is reported (for the change callback) only when a port starts
+ * or stops rising. */
+static void test_port_errors(void **state)
+{
+	struct fx *f = fx_new(0);
+	const struct alert *a;
+
+	(void)state;
+	/* First report: nothing to compare with, even with errors. */
+	assert_int_equal(counters(f, "n2", 100, 50, 10000), 0);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	assert_int_equal(counters(f, "n2", 100, 50, 20000), 0);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	/* Rising: +5 errors, +2 drops in 10 s. */
+	assert_int_equal(counters(f, "n2", 105, 52, 30000), 1);
+	a = alert_of(f, "port_errors", "n2 eth2");
+	assert_non_null(a);
+	assert_int_equal(a->severity, ALERT_WARNING);
+	assert_string_equal(a->node, "n2");
+	assert_string_equal(a->message, "n2 eth2: rx_errors +5, rx_dropped "
+					"+2 in the last 10 s");
+	assert_false(firing(f, "port_errors", "n2 eth1"));
+	assert_string_equal(alerts_health(f->alerts), "degraded");
+	/* Still rising: still one alert, no change to report. */
+	assert_int_equal(counters(f, "n2", 106, 52, 40000), 0);
+	assert_int_equal(alerts_firing(f->alerts), 1);
+	/* No rise: cleared. */
+	assert_int_equal(counters(f, "n2", 106, 52, 50000), 1);
+	assert_false(firing(f, "port_errors", "n2 eth2"));
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	/* A reset (counters back near 0) is no rise. */
+	assert_int_equal(counters(f, "n2", 1, 0, 60000), 0);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	/* A node that is down is not judged by its last report. */
+	assert_int_equal(counters(f, "n3", 0, 0, 60000), 0);
+	assert_int_equal(counters(f, "n3", 0, 9, 70000), 1);
+	assert_true(firing(f, "port_errors", "n3 eth2"));
+	nodes_mark_down(nodes_find(f->table, "n3"), "heartbeat timeout", 71000);
+	watch_eval(f->w);
+	assert_false(firing(f, "port_errors", "n3 eth2"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_not_surveyed),
 		cmocka_unit_test(test_mtu_and_version),
 		cmocka_unit_test(test_flapping_cable),
+		cmocka_unit_test(test_port_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,32 @@
+/* Interface and RDMA port counters on an interval (issue 10): the kernel's
+ * statistics of each data interface the inventory lists, and the data
+ * counters of the RDMA port bound to it, with rates from the previous
+ * sample. Read from sysfs (a root prefix for tests, as the inventory). */
+#ifndef RING_COUNTERS_H
+#define RING_COUNTERS_H
+
+#include <stdint.h>
+
+#include "ring.pb-c.h"
+
+/* Interfaces per report; further ones are left out (the coordinator
+ * refuses larger reports). */
+#define COUNTERS_MAX_PORTS 256
+
+struct counters;
+
+/* sysfs_root: prefix before /sys/...; "" or NULL = the real one. NULL
+ * with errno on allocation failure. */
+struct counters *counters_new(const char *sysfs_root);
+void counters_free(struct counters *c);
+
+/* Sample the data interfaces of inv (not the management one) at now_ms
+ * (a monotonic clock). An interface whose statistics cannot be read is
+ * left out. Rates are from the previous sample of the same interface; a
+ * counter lower than before (a wrap or a reset) gives no rate (0) for
+ * that sample. The report is owned by c and valid until the next call. */
+const Ring__CountersReport *counters_sample(struct counters *c,
+					    const Ring__Inventory *inv,
+					    uint64_t now_ms);
+
+#endif

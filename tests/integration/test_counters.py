@@ -1,0 +1,169 @@
+"""Port counters (issue 10) on a 3-node ring: every agent pushes its data
+interfaces' counters each second (counters_interval 1s); the coordinator
+exports them on its Prometheus endpoint, up nodes only, the management
+interface never; the bytes of a TCP test show in the sender's cable port
+and in the receiver's."""
+
+import json
+import re
+import struct
+import sys
+
+import pytest
+
+import cluster as cl
+import fakeagent as fa
+from conftest import new_prefix
+from ringtest import facing_port, ringd_up
+
+ORDER = ["n1", "n2", "n3"]
+METRICS_PORT = 9465
+COUNTERS_REPORT = 46  # Envelope field
+SAMPLE = re.compile(r'^(ringd_[a-z_]+)\{node="([^"]*)",interface="([^"]*)"\} '
+                    r'(\S+)$', re.M)
+
+
+@pytest.fixture(scope="module")
+def ring(root, ringd_bin):
+    c = cl.Cluster(ORDER, new_prefix())
+    # No automatic survey: the only traffic is the test's (and beacons).
+    with ringd_up(c, ringd_bin, heartbeat_ms=500,
+                  coord_extra=["survey_settle 3600s", "survey_interval 0",
+                               "admit_unexpected yes",
+                               "metrics_listen 127.0.0.1:%d" % METRICS_PORT],
+                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
+                               "reconnect_max 1s",
+                               "counters_interval 1s"]) as r:
+        r.setup_pki(names=["coordinator"] + ORDER + ["evil"])
+        r.start_all(timeout=20)
+        cl.wait_for(lambda: neighbours_heard(r), 60,
+                    "every node to hear its two neighbours")
+        yield c, r
+
+
+def neighbours_heard(r):
+    """The last neighbour table of every node lists its two neighbours
+    (the test between n1 and n2 finds its cable by them)."""
+    with open(r.coord.log, errors="replace") as f:
+        text = f.read()
+    for n in ORDER:
+        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % n, text)
+        if not seen or int(seen[-1]) < 2:
+            return False
+    return True
+
+
+def scrape(c):
+    p = c.exec("coord", [sys.executable, "-c",
+                         "import urllib.request,sys;"
+                         "sys.stdout.write(urllib.request.urlopen("
+                         "'http://127.0.0.1:%d/metrics',timeout=5)"
+                         ".read().decode())" % METRICS_PORT])
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def samples(text):
+    """{(family, node, interface): value} of the per-interface families."""
+    return {(m.group(1), m.group(2), m.group(3)): float(m.group(4))
+            for m in SAMPLE.finditer(text)}
+
+
+def figure(c, family, node, ifname):
+    return samples(scrape(c)).get((family, node, ifname))
+
+
+def test_counters_exported(ring):
+    c, r = ring
+    port = facing_port(c, "n1", "n2")
+    # A rate needs a second sample: then everything is there.
+    cl.wait_for(lambda: figure(c, "ringd_interface_transmit_bytes_per_second",
+                               "n1", port) is not None, 15,
+                "n1 %s's transmit rate in the metrics" % port)
+    text = scrape(c)
+    assert "# TYPE ringd_interface_transmit_bytes_total counter" in text
+    assert "# TYPE ringd_interface_receive_bytes_per_second gauge" in text
+    s = samples(text)
+    for n in ORDER:
+        got = sorted(i for (f, node, i) in s
+                     if f == "ringd_interface_receive_bytes_total" and
+                     node == n)
+        # Every data port, and never the management interface.
+        assert got == sorted(c.node(n).ports), (n, got)
+    for fam in ("receive_errors_total", "transmit_errors_total",
+                "receive_drops_total", "transmit_drops_total"):
+        assert s[("ringd_interface_" + fam, "n1", port)] >= 0, fam
+    # Beacons alone make the counters move.
+    assert s[("ringd_interface_transmit_bytes_total", "n1", port)] > 0
+
+
+def test_test_bytes_counted(ring):
+    c, r = ring
+    a_port = facing_port(c, "n1", "n2")
+    b_port = facing_port(c, "n2", "n1")
+    tx = "ringd_interface_transmit_bytes_total"
+    rx = "ringd_interface_receive_bytes_total"
+    cl.wait_for(lambda: figure(c, tx, "n1", a_port) is not None, 15,
+                "n1's counters in the metrics")
+    s = samples(scrape(c))
+    tx0, rx0 = s[(tx, "n1", a_port)], s[(rx, "n2", b_port)]
+    p = r.ringctl("test", "bw", "n1", "n2", "--duration", "2",
+                  timeout_s=60)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    doc = json.loads(p.stdout)
+    sent = sum(st["bytes"] for st in doc["a_side"]["streams"]
+               if st["role"] == "send")
+    assert sent > 0, doc
+    # The next report (within a second or two) counts the test's bytes
+    # (the warm-up's too: more, never less).
+    cl.wait_for(lambda: figure(c, tx, "n1", a_port) - tx0 > sent / 2, 15,
+                "n1 %s's transmit counter to count the test's %d bytes" %
+                (a_port, sent))
+    cl.wait_for(lambda: figure(c, rx, "n2", b_port) - rx0 > sent / 2, 15,
+                "n2 %s's receive counter to count the test's %d bytes" %
+                (b_port, sent))
+
+
+def test_down_node_not_exported(ring):
+    c, r = ring
+    r.agents["n3"].stop()
+    try:
+        r.wait_state("n3", "down", 10)
+        s = samples(scrape(c))
+        assert not [k for k in s if k[1] == "n3"], s
+    finally:
+        r.start_agent("n3")
+        r.wait_state("n3", "up", 20)
+
+
+def port_counters(name, *fields):
+    return fa.f_bytes(2, fa.f_bytes(1, name) + b"".join(fields))
+
+
+def test_hostile_reports_refused(ring):
+    """What an agent with a valid certificate sends is still checked: too
+    many ports, a rate that is not a number; refused with the reason and
+    nothing kept; a good report from the same agent is exported."""
+    c, r = ring
+    a = fa.FakeAgent(r, "evil")
+    try:
+        a.send(COUNTERS_REPORT, b"".join(port_counters("eth%d" % i)
+                                         for i in range(257)))
+        m = a.wait_error()
+        assert m is not None and m.text(2) == (
+            "counters report refused: 257 ports (max 256)"), m and m.text(2)
+        nan = fa.varint(10 << 3 | 1) + struct.pack("<d", float("nan"))
+        a.send(COUNTERS_REPORT, port_counters("eth1", nan))
+        m = a.wait_error()
+        assert m is not None and m.text(2) == (
+            "counters report refused: eth1: invalid rate"), m and m.text(2)
+        assert not [k for k in samples(scrape(c)) if k[1] == "evil"]
+        a.send(COUNTERS_REPORT, fa.f_varint(1, 1000) +
+               port_counters("eth1", fa.f_varint(3, 12345)))
+        cl.wait_for(lambda: figure(c, "ringd_interface_transmit_bytes_total",
+                                   "evil", "eth1") == 12345, 10,
+                    "evil's good report in the metrics")
+    finally:
+        a.close()
+    cl.wait_for(lambda: r.node_state("evil") != "up", 10,
+                "fake evil to go down")
