@@ -30,6 +30,7 @@ def ring(root, ringd_bin):
     with ringd_up(c, ringd_bin, heartbeat_ms=500,
                   coord_extra=["survey_settle 3600s", "survey_interval 0",
                                "admit_unexpected yes",
+                               "alert_hold_down 0",
                                "metrics_listen 127.0.0.1:%d" % METRICS_PORT],
                   agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
                                "reconnect_max 1s",
@@ -163,6 +164,41 @@ def test_hostile_reports_refused(ring):
         cl.wait_for(lambda: figure(c, "ringd_interface_transmit_bytes_total",
                                    "evil", "eth1") == 12345, 10,
                     "evil's good report in the metrics")
+    finally:
+        a.close()
+    cl.wait_for(lambda: r.node_state("evil") != "up", 10,
+                "fake evil to go down")
+
+
+def firing(r):
+    rc, doc, err = r.status()
+    assert doc is not None, err
+    return {(a["rule"], a["subject"]): a["message"]
+            for a in doc.get("alerts", [])}
+
+
+def test_port_errors_alert(ring):
+    """Error counters rising between two reports raise port_errors for
+    that port, with the rise; the next report with none clears it."""
+    c, r = ring
+    a = fa.FakeAgent(r, "evil")
+    try:
+        def report(rx_errors, rx_dropped):
+            a.send(COUNTERS_REPORT, fa.f_varint(1, 1000) + port_counters(
+                "eth1", fa.f_varint(6, rx_errors),
+                fa.f_varint(8, rx_dropped)) + port_counters("eth2"))
+        report(10, 0)
+        report(10, 0)
+        report(17, 3)
+        # (The first report may rise against what evil sent before.)
+        want = "evil eth1: rx_errors +7, rx_dropped +3 in the last "
+        cl.wait_for(lambda: firing(r).get(("port_errors", "evil eth1"),
+                                          "").startswith(want), 10,
+                    "port_errors for evil eth1: %s..." % want)
+        assert ("port_errors", "evil eth2") not in firing(r)
+        report(17, 3)
+        cl.wait_for(lambda: ("port_errors", "evil eth1") not in firing(r),
+                    10, "port_errors for evil eth1 to clear")
     finally:
         a.close()
     cl.wait_for(lambda: r.node_state("evil") != "up", 10,
