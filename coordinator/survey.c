@@ -156,27 +156,56 @@ static void sv_next(struct survey *sv)
 	}
 }
 
+/* Replace the surveyed set with n names from name(arg, i). */
+static void sv_set_surveyed(struct survey *sv, unsigned n,
+			    const char *(*name)(const void *, unsigned),
+			    const void *arg)
+{
+	char(*v)[64] = calloc(n ? n : 1, sizeof(*v));
+	unsigned char *down = calloc(n ? n : 1, 1);
+
+	free(sv->surveyed);
+	free(sv->went_down);
+	sv->surveyed = v;
+	sv->went_down = down;
+	sv->n_surveyed = 0;
+	if (!v || !down)
+		return; /* the next change looks as if nothing were known */
+	for (unsigned i = 0; i < n; i++)
+		snprintf(v[i], sizeof(v[i]), "%s", name(arg, i));
+	sv->n_surveyed = n;
+}
+
+static const char *sv_node_name(const void *arg, unsigned i)
+{
+	return ((const struct survey *)arg)->nodes[i].name;
+}
+
 /* Remember who this survey includes, and when it began. */
 static void sv_note_surveyed(struct survey *sv)
 {
-	char(*v)[64] = calloc(sv->n_nodes ? sv->n_nodes : 1, sizeof(*v));
-
 	sv->started_ms = clock_now_ms();
-	if (!v)
-		return; /* the next change looks as if nothing were known */
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		snprintf(v[i], sizeof(v[i]), "%s", sv->nodes[i].name);
-	free(sv->surveyed);
-	sv->surveyed = v;
-	sv->n_surveyed = sv->n_nodes;
+	sv_set_surveyed(sv, sv->n_nodes, sv_node_name, sv);
 }
 
-static int sv_was_surveyed(const struct survey *sv, const char *name)
+/* Index of name in the surveyed set, or -1. */
+static int sv_surveyed_index(const struct survey *sv, const char *name)
 {
 	for (unsigned i = 0; i < sv->n_surveyed; i++)
 		if (!strcmp(sv->surveyed[i], name))
-			return 1;
-	return 0;
+			return (int)i;
+	return -1;
+}
+
+/* The order's nodes, then both ends of each edge. */
+static const char *sv_topology_name(const void *arg, unsigned i)
+{
+	const Ring__Topology *t = arg;
+
+	if (i < t->n_order)
+		return t->order[i];
+	i -= (unsigned)t->n_order;
+	return i % 2 ? t->edges[i / 2]->b : t->edges[i / 2]->a;
 }
 
 int survey_start(struct survey *sv, const char *reason)
@@ -268,18 +297,8 @@ int survey_restore(struct survey *sv, const Ring__Topology *t)
 	sv->topology = copy;
 	/* Its nodes count as surveyed: agents reconnecting to a restarted
 	 * coordinator are no change in the cluster. */
-	free(sv->surveyed);
-	sv->n_surveyed = 0;
-	sv->surveyed =
-		calloc(t->n_order + 2 * t->n_edges + 1, sizeof(*sv->surveyed));
-	for (size_t i = 0; sv->surveyed && i < t->n_order; i++)
-		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s", t->order[i]);
-	for (size_t i = 0; sv->surveyed && i < t->n_edges; i++) {
-		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s",
-			 t->edges[i]->a);
-		snprintf(sv->surveyed[sv->n_surveyed++], 64, "%s",
-			 t->edges[i]->b);
-	}
+	sv_set_surveyed(sv, (unsigned)(t->n_order + 2 * t->n_edges),
+			sv_topology_name, t);
 	sv->started_ms = t->surveyed_ms;
 	return 0;
 }
@@ -292,6 +311,14 @@ void survey_nodes_changed(void *arg)
 	unsigned n, up = 0, missing = 0, fresh = 0;
 
 	if (sv->phase != SV_IDLE) {
+		/* A node lost now is back to a new survey when it returns. */
+		for (unsigned i = 0; i < sv->n_surveyed; i++) {
+			const struct node *x =
+				nodes_find(sv->table, sv->surveyed[i]);
+
+			if (x && x->state == NODE_DOWN)
+				sv->went_down[i] = 1;
+		}
 		sv->dirty = 1; /* look again once this survey is done */
 		return;
 	}
@@ -302,12 +329,14 @@ void survey_nodes_changed(void *arg)
 		int ready = v[i]->state == NODE_UP && v[i]->inventory &&
 			    v[i]->neighbours;
 
+		int k = sv_surveyed_index(sv, v[i]->name);
+
 		up += ready;
 		missing += v[i]->expected && !ready;
+		if (k >= 0 && v[i]->state == NODE_DOWN)
+			sv->went_down[k] = 1;
 		/* New to the survey, or back after being down since it. */
-		fresh += ready &&
-			 (!sv->topology || !sv_was_surveyed(sv, v[i]->name) ||
-			  v[i]->down_since_ms >= sv->started_ms);
+		fresh += ready && (!sv->topology || k < 0 || sv->went_down[k]);
 	}
 	free(v);
 	if (up < 2 || !fresh)
@@ -344,6 +373,7 @@ void survey_free(struct survey *sv)
 		sv_test_free(sv->tests);
 	event_free(sv->auto_ev);
 	free(sv->surveyed);
+	free(sv->went_down);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);

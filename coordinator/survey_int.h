@@ -185,6 +185,7 @@ struct survey {
 	 * joins or comes back after it brings the next automatic survey;
 	 * a cable or node going away does not (the live view reports it). */
 	char (*surveyed)[64];
+	unsigned char *went_down; /* per surveyed node: down since then */
 	unsigned n_surveyed;
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */

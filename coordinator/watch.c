@@ -19,6 +19,9 @@ struct watch_edge {
 	char state[16]; /* up, down, unverified */
 	uint64_t since_ms;
 	char reason[256];
+	/* The fastest each end has linked at since the topology was
+	 * published: a downshift is a link that renegotiated below it. */
+	int32_t max_mbps[2];
 };
 
 struct watch {
@@ -379,7 +382,10 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 				x->name,
 				(unsigned long long)(now_ms - w->started_ms) /
 					1000);
-		else if (x->state == NODE_DOWN)
+		/* With an expect list, the others are guests (forget drops
+		 * them); without one, every node that joined counts. */
+		else if (x->state == NODE_DOWN &&
+			 (x->expected || !w->conf->n_expect))
 			watch_raise(w, "node_down", x->name, x->name, NULL,
 				    x->expected ? ALERT_CRITICAL
 						: ALERT_WARNING,
@@ -397,19 +403,24 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 }
 
 /* One end of a cable: a speed or PCIe width below what it should be. */
+/* One end of a cable: a link speed below the fastest it had since the
+ * survey (a renegotiation; a port that never ran faster is the survey's
+ * finding against its nominal speed, not an alert), or a PCIe link
+ * narrower than the device can do. */
 static void watch_rules_port(struct watch *w, const char *node,
-			     const Ring__NetInterface *f, uint64_t now_ms)
+			     const Ring__NetInterface *f, int32_t *max_mbps,
+			     uint64_t now_ms)
 {
 	char subject[ALERTS_SUBJECT_LEN];
 
 	snprintf(subject, sizeof(subject), "%s %s", node, f->name);
-	if (f->carrier && f->speed_mbps > 0 && f->nominal_speed_mbps &&
-	    (uint32_t)f->speed_mbps < f->nominal_speed_mbps)
+	if (f->carrier && f->speed_mbps > *max_mbps)
+		*max_mbps = f->speed_mbps;
+	if (f->carrier && f->speed_mbps > 0 && f->speed_mbps < *max_mbps)
 		watch_raise(w, "speed_downshift", subject, node, NULL,
 			    ALERT_WARNING, now_ms,
-			    "%s %s links at %d Mb/s, below its nominal %u Mb/s",
-			    node, f->name, f->speed_mbps,
-			    f->nominal_speed_mbps);
+			    "%s %s links at %d Mb/s, down from %d Mb/s", node,
+			    f->name, f->speed_mbps, *max_mbps);
 	if (f->pcie_link_width && f->pcie_max_link_width &&
 	    f->pcie_link_width < f->pcie_max_link_width)
 		watch_raise(w, "pcie_downshift", subject, node, NULL,
@@ -448,9 +459,11 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 				    edge, e->a, e->a_interface, fa->mtu, e->b,
 				    e->b_interface, fb->mtu);
 		if (fa)
-			watch_rules_port(w, e->a, fa, now_ms);
+			watch_rules_port(w, e->a, fa, &w->edges[i].max_mbps[0],
+					 now_ms);
 		if (fb)
-			watch_rules_port(w, e->b, fb, now_ms);
+			watch_rules_port(w, e->b, fb, &w->edges[i].max_mbps[1],
+					 now_ms);
 	}
 	for (size_t i = 0; t && i < t->n_diagonals; i++) {
 		const Ring__DiagonalCheck *d = t->diagonals[i];

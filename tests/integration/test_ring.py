@@ -194,8 +194,9 @@ def fn(root, ringd_bin):
 def test_field_notes_ring_recovered(fn):
     cl, r = fn
     doc = r.status_doc()
-    # Status leads with the topology.
-    assert list(doc)[:2] == ["topology", "survey"], list(doc)
+    # Status leads with health and the alerts, then the topology.
+    assert list(doc)[:4] == ["health", "alerts", "topology", "survey"], \
+        list(doc)
     assert doc["survey"] == "done"
     top = doc["topology"]
     assert top["kind"] == "ring"

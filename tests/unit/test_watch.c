@@ -40,7 +40,7 @@ struct fx {
 	int fired, resolved, changed;
 	int session; /* a non-NULL session pointer for nodes_mark_up */
 	/* Per node and port: carrier, MTU, heard by beacons. */
-	int carrier[4][2], mtu[4][2], hears[4][2];
+	int carrier[4][2], mtu[4][2], hears[4][2], speed[4][2];
 };
 
 static int node_idx(const char *n)
@@ -95,7 +95,7 @@ static void push(struct fx *f, int i)
 		nif[p].admin_up = 1;
 		nif[p].carrier = f->carrier[i][p];
 		nif[p].mtu = (uint32_t)f->mtu[i][p];
-		nif[p].speed_mbps = 200000;
+		nif[p].speed_mbps = f->speed[i][p];
 		nifp[p] = &nif[p];
 	}
 	inv.n_interfaces = 2;
@@ -174,6 +174,7 @@ static struct fx *fx_new(uint64_t hold_down_ms)
 		for (int p = 0; p < 2; p++) {
 			f->carrier[i][p] = 1;
 			f->mtu[i][p] = 9000;
+			f->speed[i][p] = 200000;
 			f->hears[i][p] = 1;
 		}
 		push(f, i);
@@ -492,6 +493,26 @@ static void test_port_errors(void **state)
 	fx_free(f);
 }
 
+/* A link that renegotiates below the speed it had is a downshift; one
+ * that always ran at its speed is not, whatever its nominal. */
+static void test_speed_downshift(void **state)
+{
+	struct fx *f = fx_new(0);
+
+	(void)state;
+	assert_false(firing(f, "speed_downshift", "n1 eth2"));
+	f->speed[node_idx("n1")][1] = 100000;
+	push(f, node_idx("n1"));
+	watch_eval(f->w);
+	assert_true(firing(f, "speed_downshift", "n1 eth2"));
+	assert_string_equal(alerts_health(f->alerts), "degraded");
+	f->speed[node_idx("n1")][1] = 200000;
+	push(f, node_idx("n1"));
+	watch_eval(f->w);
+	assert_false(firing(f, "speed_downshift", "n1 eth2"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_not_surveyed),
 		cmocka_unit_test(test_mtu_and_version),
 		cmocka_unit_test(test_flapping_cable),
+		cmocka_unit_test(test_speed_downshift),
 		cmocka_unit_test(test_port_errors),
 	};
 
