@@ -388,6 +388,52 @@ void tls_peer_cn(SSL *ssl, char *buf, size_t len)
 	X509_free(peer);
 }
 
+static int tls_cert_not_after(const X509 *x, uint64_t *ms)
+{
+	const ASN1_TIME *t = X509_get0_notAfter(x);
+	struct tm tm;
+
+	if (!t || !ASN1_TIME_to_tm(t, &tm)) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ms = (uint64_t)timegm(&tm) * 1000;
+	return 0;
+}
+
+int tls_peer_not_after(SSL *ssl, uint64_t *ms)
+{
+	X509 *peer = SSL_get1_peer_certificate(ssl);
+	int rc;
+
+	if (!peer) {
+		errno = ENOENT;
+		return -1;
+	}
+	rc = tls_cert_not_after(peer, ms);
+	X509_free(peer);
+	return rc;
+}
+
+int tls_file_not_after(const char *path, uint64_t *ms)
+{
+	FILE *f = fopen(path, "r");
+	X509 *x;
+	int rc;
+
+	if (!f)
+		return -1;
+	x = PEM_read_X509(f, NULL, NULL, NULL);
+	fclose(f);
+	if (!x) {
+		errno = ENOENT;
+		return -1;
+	}
+	rc = tls_cert_not_after(x, ms);
+	X509_free(x);
+	return rc;
+}
+
 int tls_peer_serial(SSL *ssl, char *out, size_t len)
 {
 	X509 *peer = SSL_get1_peer_certificate(ssl);

@@ -49,6 +49,11 @@ void tls_peer_cn(SSL *ssl, char *buf, size_t len);
  * errno: ENOENT no peer certificate, EINVAL a negative serial, ENOSPC out
  * shorter than needed (TLS_SERIAL_LEN always suffices for RFC 5280). */
 int tls_peer_serial(SSL *ssl, char *out, size_t len);
+/* When a certificate stops being valid (notAfter), Unix ms: the peer's
+ * (tls_peer_not_after) or the one in a PEM file (tls_file_not_after).
+ * 0, or -1 with errno (ENOENT: no certificate, EINVAL: no usable time). */
+int tls_peer_not_after(SSL *ssl, uint64_t *ms);
+int tls_file_not_after(const char *path, uint64_t *ms);
 /* Text of the last OpenSSL error queue entries plus the verify result. */
 const char *tls_last_error(SSL *ssl);
 

@@ -303,6 +303,8 @@ static void session_hello(struct session *s, Ring__Envelope *env)
 	s->node = n;
 	nodes_mark_up(n, s, s->addr, h->agent_version, clock_now_ms());
 	nodes_set_capabilities(n, h->capabilities, h->n_capabilities);
+	if (!s->ssl || tls_peer_not_after(s->ssl, &n->cert_not_after_ms) < 0)
+		n->cert_not_after_ms = 0;
 	log_info("node %s up: %s, agent %s%s", n->name, s->addr,
 		 h->agent_version, n->expected ? "" : " (not in expect list)");
 	conn_set_max_frame(s->conn, conf->max_frame);

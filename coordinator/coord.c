@@ -369,6 +369,12 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	co->watch = watch_new(co->base, conf, co->nodes, co->alerts);
 	if (!co->watch)
 		return -1;
+	{
+		uint64_t end;
+
+		if (tls_file_not_after(conf->cert, &end) == 0)
+			watch_set_own_cert(co->watch, end);
+	}
 	coord_restore(co);
 	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
 	if (!co->thin_ev || event_add(co->thin_ev, &hour))

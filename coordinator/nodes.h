@@ -35,6 +35,7 @@ struct node {
 	uint64_t down_since_ms;
 	char down_reason[160];
 	uint64_t mem_available_kib;
+	uint64_t cert_not_after_ms;    /* the session certificate's end; 0 ? */
 	char caps[NODES_MAX_CAPS][32]; /* Hello capabilities of the session */
 	unsigned n_caps;
 	Ring__Inventory *inventory;	  /* last report, owned */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "frame.h"
@@ -38,14 +39,15 @@ struct watch {
 	char order_invalid[320];
 	char **not_surveyed; /* owned strings */
 	size_t n_not_surveyed;
-	int attached;	     /* the overlay's pointers are in top */
-	uint64_t started_ms; /* an expected node is missing after the grace */
+	int attached;	      /* the overlay's pointers are in top */
+	uint64_t started_ms;  /* an expected node is missing after the grace */
+	uint64_t own_cert_ms; /* the coordinator's certificate ends */
 };
 
 const char *const watch_rules[] = {
-	"node_down",	"cable_down",	   "ring_broken",
-	"mtu_mismatch", "speed_downshift", "pcie_downshift",
-	"version_skew", "unexpected_path", "port_errors",
+	"node_down",	   "cable_down",     "ring_broken",  "mtu_mismatch",
+	"speed_downshift", "pcie_downshift", "version_skew", "unexpected_path",
+	"port_errors",	   "cert_expiring",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -361,6 +363,37 @@ static void watch_raise(struct watch *w, const char *rule, const char *subject,
 			  subject);
 }
 
+/* A certificate that ends within WATCH_CERT_WARN_MS: issue a new one
+ * before agents (or everyone, for the coordinator's) are refused. */
+static void watch_cert(struct watch *w, const char *who, const char *node,
+		       uint64_t not_after_ms, uint64_t now_ms)
+{
+	time_t t;
+	struct tm tm;
+	char when[32] = "?";
+
+	if (!not_after_ms || not_after_ms > now_ms + WATCH_CERT_WARN_MS)
+		return;
+	t = (time_t)(not_after_ms / 1000);
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	watch_raise(w, "cert_expiring", who, node, NULL,
+		    not_after_ms <= now_ms ? ALERT_CRITICAL : ALERT_WARNING,
+		    now_ms,
+		    "the certificate of %s ends %s (%llu days): issue a new "
+		    "one (ringctl pki issue)",
+		    who, when,
+		    (unsigned long long)(not_after_ms > now_ms
+						 ? (not_after_ms - now_ms) /
+							   86400000
+						 : 0));
+}
+
+void watch_set_own_cert(struct watch *w, uint64_t not_after_ms)
+{
+	w->own_cert_ms = not_after_ms;
+}
+
 static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 {
 	struct node **v;
@@ -392,6 +425,9 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 				    now_ms, "%s is down: %s", x->name,
 				    x->down_reason[0] ? x->down_reason
 						      : "no reason given");
+		if (x->state == NODE_UP)
+			watch_cert(w, x->name, x->name, x->cert_not_after_ms,
+				   now_ms);
 		if (x->state == NODE_UP && x->agent_version[0] &&
 		    strcmp(x->agent_version, RING_VERSION))
 			watch_raise(w, "version_skew", x->name, x->name, NULL,
@@ -569,6 +605,7 @@ void watch_eval(struct watch *w)
 				    w->live_gap);
 		watch_attach(w, now_ms);
 	}
+	watch_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
 	watch_rules_nodes(w, now_ms);
 	watch_rules_edges(w, now_ms);
 	watch_rules_counters(w, now_ms);

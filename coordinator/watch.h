@@ -39,6 +39,12 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t);
  * by the watch; valid until the next evaluation or watch_set_topology. */
 const Ring__Topology *watch_topology(struct watch *w);
 
+/* The coordinator's own certificate ends at not_after_ms (0: unknown):
+ * cert_expiring covers it with the agents'. */
+void watch_set_own_cert(struct watch *w, uint64_t not_after_ms);
+/* cert_expiring warns this long before a certificate ends. */
+#define WATCH_CERT_WARN_MS (30ull * 86400000)
+
 /* The rules this module evaluates (alert rule ids). */
 extern const char *const watch_rules[];
 extern const size_t watch_n_rules;

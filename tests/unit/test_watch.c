@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -513,6 +514,30 @@ static void test_speed_downshift(void **state)
 	fx_free(f);
 }
 
+/* Certificates ending within 30 days: a warning for an agent's, critical
+ * once one has ended; far ends say nothing. */
+static void test_cert_expiring(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t now = (uint64_t)time(NULL) * 1000;
+
+	(void)state;
+	nodes_find(f->table, "n2")->cert_not_after_ms = now + 10 * 86400000ull;
+	nodes_find(f->table, "n3")->cert_not_after_ms = now + 90 * 86400000ull;
+	watch_set_own_cert(f->w, now - 1000);
+	watch_eval(f->w);
+	assert_true(firing(f, "cert_expiring", "n2"));
+	assert_false(firing(f, "cert_expiring", "n3"));
+	assert_true(firing(f, "cert_expiring", "the coordinator"));
+	assert_string_equal(alerts_health(f->alerts), "critical");
+	watch_set_own_cert(f->w, now + 365 * 86400000ull);
+	nodes_find(f->table, "n2")->cert_not_after_ms = now + 300 * 86400000ull;
+	watch_eval(f->w);
+	assert_false(firing(f, "cert_expiring", "n2"));
+	assert_false(firing(f, "cert_expiring", "the coordinator"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_mtu_and_version),
 		cmocka_unit_test(test_flapping_cable),
 		cmocka_unit_test(test_speed_downshift),
+		cmocka_unit_test(test_cert_expiring),
 		cmocka_unit_test(test_port_errors),
 	};
 
