@@ -220,7 +220,7 @@ def look_around(bindir, workdir, r, c, victim="n4"):
         "Logs: %s/logs/  configs: %s/conf/  CA: %s/pki/" %
         (workdir, workdir, workdir),
         "",
-        "Kill %s's agent and `ringctl status` turns degraded, %s down with "
+        "Kill %s's agent and `ringctl status` turns critical, %s down with "
         "its reason (agent pids: %s):" % (victim, victim, pids),
         "  kill %d" % a.pid,
         "Start it again (it rejoins within seconds):",
