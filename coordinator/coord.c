@@ -154,6 +154,22 @@ static void coord_history(struct coord *co, const Ring__Topology *t)
 	free(v);
 }
 
+/* Each edge's baseline (its first good measurement) outlives restarts:
+ * the store keeps the watch's text of them. */
+static void coord_save_baselines(struct coord *co)
+{
+	size_t cap = 64 * 1024, len;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return;
+	len = watch_baselines_text(co->watch, buf, cap);
+	if (store_put_blob(co->store, "baselines", buf, len, clock_now_ms()) <
+	    0)
+		log_warnx("store: the edge baselines were not saved");
+	free(buf);
+}
+
 /* A survey published a topology: the live view starts from it, and the
  * store keeps it (and its figures) for the next start. */
 static void coord_published(const Ring__Topology *t, void *arg)
@@ -167,6 +183,7 @@ static void coord_published(const Ring__Topology *t, void *arg)
 			  "previous topology");
 	if (!co->store)
 		return;
+	coord_save_baselines(co);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
 		log_warnx("store: out of memory saving the topology");
@@ -249,6 +266,11 @@ static void coord_restore(struct coord *co)
 	uint64_t saved = 0;
 
 	store_alerts_load(co->store, coord_restore_alert, co);
+	if (store_get_blob(co->store, "baselines", &buf, &len, &saved) == 0) {
+		watch_baselines_load(co->watch, buf, len);
+		free(buf);
+		buf = NULL;
+	}
 	if (store_get_blob(co->store, "topology", &buf, &len, &saved) < 0) {
 		if (errno != ENOENT)
 			log_warnx("store: cannot read the saved topology");

@@ -25,6 +25,15 @@ struct watch_edge {
 	int32_t max_mbps[2];
 };
 
+struct watch_baseline {
+	char edge[ALERTS_EDGE_LEN];
+	double gbps;
+	uint64_t ms;
+};
+
+/* Baselines are bounded like the node table: a few edges per node. */
+#define WATCH_MAX_BASELINES 65536
+
 struct watch {
 	struct event_base *base;
 	const struct coord_conf *conf;
@@ -42,12 +51,16 @@ struct watch {
 	int attached;	      /* the overlay's pointers are in top */
 	uint64_t started_ms;  /* an expected node is missing after the grace */
 	uint64_t own_cert_ms; /* the coordinator's certificate ends */
+	struct watch_baseline *baselines;
+	size_t n_baselines, cap_baselines;
 };
 
+static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
+
 const char *const watch_rules[] = {
-	"node_down",	   "cable_down",     "ring_broken",  "mtu_mismatch",
-	"speed_downshift", "pcie_downshift", "version_skew", "unexpected_path",
-	"port_errors",	   "cert_expiring",
+	"node_down",	   "cable_down",     "ring_broken",   "mtu_mismatch",
+	"speed_downshift", "pcie_downshift", "version_skew",  "unexpected_path",
+	"port_errors",	   "cert_expiring",  "edge_degraded",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -609,6 +622,7 @@ void watch_eval(struct watch *w)
 	watch_rules_nodes(w, now_ms);
 	watch_rules_edges(w, now_ms);
 	watch_rules_counters(w, now_ms);
+	watch_rules_baselines(w, now_ms);
 	alerts_round_end(w->alerts, watch_rules, watch_n_rules, now_ms);
 	watch_arm_tick(w, now_ms);
 }
@@ -635,6 +649,145 @@ void watch_nodes_changed(void *arg)
 	struct timeval zero = {0, 0};
 
 	evtimer_add(w->eval_ev, &zero);
+}
+
+/* The figure an edge is judged by: the top of the stream ladder, the
+ * worse direction; RDMA WRITE where no TCP ladder ran. < 0: none. */
+static double watch_edge_figure(const Ring__Edge *e)
+{
+	double a, b;
+
+	if (e->n_gbps_a_to_b && e->n_gbps_b_to_a) {
+		a = e->gbps_a_to_b[e->n_gbps_a_to_b - 1];
+		b = e->gbps_b_to_a[e->n_gbps_b_to_a - 1];
+	} else {
+		a = e->rdma_write_gbps_a_to_b;
+		b = e->rdma_write_gbps_b_to_a;
+	}
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	return a < b ? a : b;
+}
+
+static struct watch_baseline *watch_baseline_find(const struct watch *w,
+						  const char *edge)
+{
+	for (size_t i = 0; i < w->n_baselines; i++)
+		if (!strcmp(w->baselines[i].edge, edge))
+			return &w->baselines[i];
+	return NULL;
+}
+
+int watch_set_baseline(struct watch *w, const char *edge, double gbps,
+		       uint64_t ms)
+{
+	struct watch_baseline *b = watch_baseline_find(w, edge);
+
+	if (!(gbps > 0) || strlen(edge) >= ALERTS_EDGE_LEN) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!b) {
+		if (w->n_baselines == WATCH_MAX_BASELINES) {
+			errno = ENOSPC;
+			return -1;
+		}
+		if (w->n_baselines == w->cap_baselines) {
+			size_t cap =
+				w->cap_baselines ? 2 * w->cap_baselines : 16;
+			struct watch_baseline *v =
+				reallocarray(w->baselines, cap, sizeof(*v));
+
+			if (!v)
+				return -1;
+			w->baselines = v;
+			w->cap_baselines = cap;
+		}
+		b = &w->baselines[w->n_baselines++];
+		snprintf(b->edge, sizeof(b->edge), "%s", edge);
+	}
+	b->gbps = gbps;
+	b->ms = ms;
+	return 0;
+}
+
+size_t watch_baselines_text(const struct watch *w, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < w->n_baselines && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s %.6f %llu\n",
+				 w->baselines[i].edge, w->baselines[i].gbps,
+				 (unsigned long long)w->baselines[i].ms);
+
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0'; /* whole lines only */
+			break;
+		}
+		used += (size_t)n;
+	}
+	return used;
+}
+
+void watch_baselines_load(struct watch *w, const char *text, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t n = nl ? (size_t)(nl - (text + off)) : len - off;
+		char line[256], edge[ALERTS_EDGE_LEN];
+		double g;
+		unsigned long long ms;
+
+		if (n < sizeof(line)) {
+			memcpy(line, text + off, n);
+			line[n] = '\0';
+			if (sscanf(line, "%139s %lf %llu", edge, &g, &ms) == 3)
+				watch_set_baseline(w, edge, g, ms);
+		}
+		off += n + 1;
+	}
+}
+
+/* A published survey: every edge's first good figure becomes its
+ * baseline. */
+static void watch_note_baselines(struct watch *w, const Ring__Topology *t)
+{
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		char edge[ALERTS_EDGE_LEN];
+		double g = watch_edge_figure(e);
+
+		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		if (g > 0 && !*e->error && !watch_baseline_find(w, edge))
+			watch_set_baseline(w, edge, g, e->measured_ms);
+	}
+}
+
+/* The last survey's figure against the edge's baseline. */
+static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
+{
+	const Ring__Topology *t = w->top;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		char edge[ALERTS_EDGE_LEN];
+		const struct watch_baseline *b;
+		double g = watch_edge_figure(e);
+
+		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		b = watch_baseline_find(w, edge);
+		if (!b || !(g >= 0) || g * 100 >= b->gbps * WATCH_DEGRADED_PCT)
+			continue;
+		watch_raise(w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
+			    now_ms,
+			    "edge %s carries %.2f Gbps, %.0f%% of its baseline "
+			    "%.2f Gbps (its first measurement)",
+			    edge, g, 100 * g / b->gbps, b->gbps);
+	}
 }
 
 int watch_set_topology(struct watch *w, const Ring__Topology *t)
@@ -665,6 +818,8 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 	free(w->edges);
 	w->top = copy;
 	w->edges = edges;
+	if (t)
+		watch_note_baselines(w, t);
 	watch_eval(w);
 	return 0;
 }
@@ -713,6 +868,7 @@ void watch_free(struct watch *w)
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
+	free(w->baselines);
 	watch_free_not_surveyed(w);
 	free(w);
 }

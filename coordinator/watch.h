@@ -45,6 +45,18 @@ void watch_set_own_cert(struct watch *w, uint64_t not_after_ms);
 /* cert_expiring warns this long before a certificate ends. */
 #define WATCH_CERT_WARN_MS (30ull * 86400000)
 
+/* Baselines: each edge's first good measurement (its top-of-ladder
+ * figure, the worse direction, Gbps), kept across restarts; a later
+ * survey below WATCH_DEGRADED_PCT percent of it raises edge_degraded.
+ * set: put one back (from the store); text: all of them, one
+ * "EDGE GBPS MS" line each, into buf (the store keeps the text). */
+#define WATCH_DEGRADED_PCT 70
+int watch_set_baseline(struct watch *w, const char *edge, double gbps,
+		       uint64_t ms);
+size_t watch_baselines_text(const struct watch *w, char *buf, size_t len);
+/* The same from such a text (unknown or bad lines are skipped). */
+void watch_baselines_load(struct watch *w, const char *text, size_t len);
+
 /* The rules this module evaluates (alert rule ids). */
 extern const char *const watch_rules[];
 extern const size_t watch_n_rules;

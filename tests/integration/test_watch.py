@@ -17,7 +17,7 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import LogMark, surveyed
+from ringtest import LogMark, shape_ring, surveyed
 
 ORDER = ["n1", "n2", "n4", "n3"]
 WEBHOOK_PORT = 9093
@@ -28,6 +28,7 @@ HOLD_DOWN_S = 5
 # for an ASan build on a loaded two-core machine.
 SEEN_S = 5
 RESOLVED_S = HOLD_DOWN_S + SEEN_S
+RATE = "1gbit"
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +45,9 @@ def ring(root, ringd_bin):
     os.chmod(f["hook"], stat.S_IRWXU)
 
     def receiver(c):
+        # Shaped: figures that hold from one survey to the next, so that
+        # the baselines judge the cable, not the CPU's load.
+        shape_ring(c, RATE)
         c.spawn("coord", [sys.executable,
                           os.path.join(os.path.dirname(__file__),
                                        "webhook_rx.py"),
@@ -232,6 +236,25 @@ def test_killed_agent_is_a_node_down(ring):
         r.start_agent("n4")
     r.wait_all_up(30)
     wait_healthy(r, timeout=60)
+
+
+def test_edge_below_its_baseline(ring):
+    """One cable shaped to half its rate: degraded after its re-measure
+    (a survey), resolved once it measures its baseline again."""
+    c, r, f = ring
+    c.shape("n4", "n3", "500mbit")
+    try:
+        r.survey_now()
+        doc = status(r)
+        assert ("edge_degraded", "n3-n4") in firing(doc) or \
+            ("edge_degraded", "n4-n3") in firing(doc), doc["alerts"]
+        assert doc["health"] == "degraded"
+        assert not any(a == "edge_degraded" and s not in ("n3-n4", "n4-n3")
+                       for a, s in firing(doc)), doc["alerts"]
+    finally:
+        c.shape("n4", "n3", RATE)
+    r.survey_now()
+    wait_healthy(r)
 
 
 def test_restart_serves_from_the_store(ring):

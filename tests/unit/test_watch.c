@@ -150,6 +150,37 @@ static void publish(struct fx *f)
 	assert_int_equal(watch_set_topology(f->w, &t), 0);
 }
 
+/* publish() with figures: n1-n2 at g Gbps (top of a 1-step ladder both
+ * ways), every other edge at 10. */
+static void publish_gbps(struct fx *f, double g)
+{
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	Ring__Edge e[N_CABLES], *ep[N_CABLES];
+	uint32_t ladder[1] = {8};
+	double gb[N_CABLES];
+
+	t.kind = "ring";
+	t.order = (char **)ring;
+	t.n_order = 4;
+	for (size_t i = 0; i < N_CABLES; i++) {
+		ring__edge__init(&e[i]);
+		e[i].a = (char *)cables[i].a;
+		e[i].a_interface = (char *)cables[i].a_if;
+		e[i].b = (char *)cables[i].b;
+		e[i].b_interface = (char *)cables[i].b_if;
+		e[i].verified = 1;
+		gb[i] = i ? 10.0 : g;
+		e[i].n_ladder = e[i].n_gbps_a_to_b = e[i].n_gbps_b_to_a = 1;
+		e[i].ladder = ladder;
+		e[i].gbps_a_to_b = e[i].gbps_b_to_a = &gb[i];
+		e[i].measured_ms = 1000;
+		ep[i] = &e[i];
+	}
+	t.edges = ep;
+	t.n_edges = N_CABLES;
+	assert_int_equal(watch_set_topology(f->w, &t), 0);
+}
+
 static struct fx *fx_new(uint64_t hold_down_ms)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -538,6 +569,37 @@ static void test_cert_expiring(void **state)
 	fx_free(f);
 }
 
+/* The first good figure of an edge is its baseline; a later survey
+ * under 70% of it raises edge_degraded, back over it clears; baselines
+ * go through their text and back. */
+static void test_baselines(void **state)
+{
+	struct fx *f = fx_new(0);
+	char text[512];
+	size_t n;
+
+	(void)state;
+	publish_gbps(f, 10.0);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	publish_gbps(f, 4.0); /* n1-n2 at 4 of 10 */
+	assert_true(firing(f, "edge_degraded", "n1-n2"));
+	assert_false(firing(f, "edge_degraded", "n2-n4"));
+	assert_string_equal(alerts_health(f->alerts), "degraded");
+	publish_gbps(f, 9.0);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	n = watch_baselines_text(f->w, text, sizeof(text));
+	assert_true(n > 0);
+	assert_non_null(strstr(text, "n1-n2 10.000000 "));
+	/* A new watch takes them back, and judges by them at once. */
+	watch_free(f->w);
+	f->w = watch_new(f->base, &f->conf, f->table, f->alerts);
+	watch_baselines_load(f->w, text, n);
+	watch_baselines_load(f->w, "garbage\nn9 x y\n", 15);
+	publish_gbps(f, 4.0);
+	assert_true(firing(f, "edge_degraded", "n1-n2"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_flapping_cable),
 		cmocka_unit_test(test_speed_downshift),
 		cmocka_unit_test(test_cert_expiring),
+		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_port_errors),
 	};
 
