@@ -767,12 +767,31 @@ static void watch_note_baselines(struct watch *w, const Ring__Topology *t)
 	}
 }
 
-/* The last survey's figure against the edge's baseline. */
+static int watch_cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The last survey's figure against the edge's baseline, and against the
+ * ring: an edge is degraded when it fell under WATCH_DEGRADED_PCT of its
+ * baseline while the others did not fall with it (with three edges or
+ * more: its ratio under 80% of the median ratio). A drop every edge
+ * shares is the hosts' load, not a cable. */
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
+	double *ratio, *sorted, median = 0;
+	size_t n = 0;
 
-	for (size_t i = 0; t && i < t->n_edges; i++) {
+	if (!t || !t->n_edges)
+		return;
+	ratio = calloc(t->n_edges, sizeof(*ratio));
+	sorted = calloc(t->n_edges, sizeof(*sorted));
+	if (!ratio || !sorted)
+		goto out;
+	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		char edge[ALERTS_EDGE_LEN];
 		const struct watch_baseline *b;
@@ -780,14 +799,37 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 
 		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
 		b = watch_baseline_find(w, edge);
-		if (!b || !(g >= 0) || g * 100 >= b->gbps * WATCH_DEGRADED_PCT)
+		ratio[i] = b && g >= 0 ? g / b->gbps : -1;
+		if (ratio[i] >= 0)
+			sorted[n++] = ratio[i];
+	}
+	if (n) {
+		qsort(sorted, n, sizeof(*sorted), watch_cmp_double);
+		median = n % 2 ? sorted[n / 2]
+			       : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	}
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		char edge[ALERTS_EDGE_LEN];
+		const struct watch_baseline *b;
+
+		if (ratio[i] < 0 || ratio[i] * 100 >= WATCH_DEGRADED_PCT)
 			continue;
+		if (n >= 3 && ratio[i] >= 0.8 * median)
+			continue;
+		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		b = watch_baseline_find(w, edge);
 		watch_raise(w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
 			    now_ms,
 			    "edge %s carries %.2f Gbps, %.0f%% of its baseline "
-			    "%.2f Gbps (its first measurement)",
-			    edge, g, 100 * g / b->gbps, b->gbps);
+			    "%.2f Gbps (its first measurement); the ring's "
+			    "median edge is at %.0f%% of its own",
+			    edge, ratio[i] * b->gbps, 100 * ratio[i], b->gbps,
+			    100 * median);
 	}
+out:
+	free(ratio);
+	free(sorted);
 }
 
 int watch_set_topology(struct watch *w, const Ring__Topology *t)

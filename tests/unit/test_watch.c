@@ -151,8 +151,20 @@ static void publish(struct fx *f)
 }
 
 /* publish() with figures: n1-n2 at g Gbps (top of a 1-step ladder both
- * ways), every other edge at 10. */
+ * ways), every other edge at 10 (publish_all_gbps: every edge at g). */
+static void publish_figures(struct fx *f, double first, double others);
+
 static void publish_gbps(struct fx *f, double g)
+{
+	publish_figures(f, g, 10.0);
+}
+
+static void publish_all_gbps(struct fx *f, double g)
+{
+	publish_figures(f, g, g);
+}
+
+static void publish_figures(struct fx *f, double first, double others)
 {
 	Ring__Topology t = RING__TOPOLOGY__INIT;
 	Ring__Edge e[N_CABLES], *ep[N_CABLES];
@@ -169,7 +181,7 @@ static void publish_gbps(struct fx *f, double g)
 		e[i].b = (char *)cables[i].b;
 		e[i].b_interface = (char *)cables[i].b_if;
 		e[i].verified = 1;
-		gb[i] = i ? 10.0 : g;
+		gb[i] = i ? others : first;
 		e[i].n_ladder = e[i].n_gbps_a_to_b = e[i].n_gbps_b_to_a = 1;
 		e[i].ladder = ladder;
 		e[i].gbps_a_to_b = e[i].gbps_b_to_a = &gb[i];
@@ -587,6 +599,10 @@ static void test_baselines(void **state)
 	assert_string_equal(alerts_health(f->alerts), "degraded");
 	publish_gbps(f, 9.0);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	/* Every edge at half its baseline: the hosts' load, no alert. */
+	publish_all_gbps(f, 5.0);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	assert_false(firing(f, "edge_degraded", "n2-n4"));
 	n = watch_baselines_text(f->w, text, sizeof(text));
 	assert_true(n > 0);
 	assert_non_null(strstr(text, "n1-n2 10.000000 "));
