@@ -96,8 +96,8 @@ static void log_emit(int prio, const char *subsystem, const char *msg)
 /* Messages carry peers' text (agents' error texts, versions, names): one
  * message is one line, whatever they send. Control characters (C0, DEL,
  * C1) and bytes that are not UTF-8 become \n, \r, \t or \xNN (C1 as
- * \u0080..\u009f); the rest is copied. dst holds 4 bytes per src byte. */
-static void log_escape(char *dst, size_t len, const char *src)
+ * \u0080..\u009f); the rest is copied. dst holds LOG_ESC_LEN(strlen(src)). */
+void log_escape(char *dst, size_t len, const char *src)
 {
 	const unsigned char *s = (const unsigned char *)src;
 	size_t n = strlen(src), o = 0;

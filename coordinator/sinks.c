@@ -33,11 +33,10 @@
 #include <systemd/sd-journal.h>
 
 #define SINKS_OUT_MAX 256 /* the command's output kept for the log */
-#define SINKS_BACKOFF_CAP_MS 60000ULL  /* webhook retry delay, at most */
-#define SINKS_POLL_MS 100	       /* child exit polled without pidfd */
-#define SINKS_REPLY_MAX (64 * 1024)    /* webhook reply body, at most */
-#define SINKS_HOOK_TIMEOUT_MS 5000ULL  /* webhook_timeout_ms 0 */
-#define SINKS_ESC_LEN(n) (4 * (n) + 8) /* sinks_escape's worst case */
+#define SINKS_BACKOFF_CAP_MS 60000ULL /* webhook retry delay, at most */
+#define SINKS_POLL_MS 100	      /* child exit polled without pidfd */
+#define SINKS_REPLY_MAX (64 * 1024)   /* webhook reply body, at most */
+#define SINKS_HOOK_TIMEOUT_MS 5000ULL /* webhook_timeout_ms 0 */
 
 struct sinks_item {
 	TAILQ_ENTRY(sinks_item) link;
@@ -121,38 +120,6 @@ static const char *sinks_event(enum alert_event ev)
 static const char *sinks_state(const struct sinks_item *it)
 {
 	return it->ev == ALERT_EV_RESOLVED ? "resolved" : "firing";
-}
-
-/* Agents' text as one line of valid UTF-8, as log.c prints it: control
- * characters and bytes that are not UTF-8 become \n, \r, \t or \xNN. dst
- * holds SINKS_ESC_LEN(strlen(src)) bytes. */
-static void sinks_escape(char *dst, size_t len, const char *src)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t n = strlen(src), o = 0;
-
-	while (n && o + 7 < len) {
-		size_t k = text_utf8_len(s, n);
-
-		if (k == 1 && *s >= 0x20 && *s != 0x7f) {
-			dst[o++] = (char)*s;
-		} else if (k == 1 && (*s == '\n' || *s == '\r' || *s == '\t')) {
-			dst[o++] = '\\';
-			dst[o++] = *s == '\n' ? 'n' : *s == '\r' ? 'r' : 't';
-		} else if (k == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
-			o += (size_t)snprintf(dst + o, len - o, "\\u%04x",
-					      s[1]);
-		} else if (k > 1) {
-			memcpy(dst + o, s, k);
-			o += k;
-		} else {
-			o += (size_t)snprintf(dst + o, len - o, "\\x%02x", *s);
-			k = 1;
-		}
-		s += k;
-		n -= k;
-	}
-	dst[o] = '\0';
 }
 
 /* A JSON string: ", \ and control characters escaped (\u00XX), valid
@@ -314,11 +281,11 @@ static int sinks_field(struct iovec *iov, size_t *n, const char *fmt, ...)
 
 static void sinks_journal(const struct alert *a, enum alert_event ev)
 {
-	char subject[SINKS_ESC_LEN(ALERTS_SUBJECT_LEN)];
-	char message[SINKS_ESC_LEN(ALERTS_MESSAGE_LEN)];
-	char node[SINKS_ESC_LEN(ALERTS_NODE_LEN)];
-	char edge[SINKS_ESC_LEN(ALERTS_EDGE_LEN)];
-	char rule[SINKS_ESC_LEN(ALERTS_RULE_LEN)];
+	char subject[LOG_ESC_LEN(ALERTS_SUBJECT_LEN)];
+	char message[LOG_ESC_LEN(ALERTS_MESSAGE_LEN)];
+	char node[LOG_ESC_LEN(ALERTS_NODE_LEN)];
+	char edge[LOG_ESC_LEN(ALERTS_EDGE_LEN)];
+	char rule[LOG_ESC_LEN(ALERTS_RULE_LEN)];
 	int prio = ev == ALERT_EV_RESOLVED	   ? LOG_NOTICE
 		   : a->severity == ALERT_CRITICAL ? LOG_CRIT
 		   : a->severity == ALERT_WARNING  ? LOG_WARNING
@@ -333,11 +300,11 @@ static void sinks_journal(const struct alert *a, enum alert_event ev)
 			 a->subject, a->message);
 		return;
 	}
-	sinks_escape(rule, sizeof(rule), a->rule);
-	sinks_escape(subject, sizeof(subject), a->subject);
-	sinks_escape(message, sizeof(message), a->message);
-	sinks_escape(node, sizeof(node), a->node);
-	sinks_escape(edge, sizeof(edge), a->edge);
+	log_escape(rule, sizeof(rule), a->rule);
+	log_escape(subject, sizeof(subject), a->subject);
+	log_escape(message, sizeof(message), a->message);
+	log_escape(node, sizeof(node), a->node);
+	log_escape(edge, sizeof(edge), a->edge);
 	bad |= sinks_field(iov, &n, "MESSAGE=alert %s: %s %s: %s",
 			   sinks_event(ev), rule, subject, message);
 	bad |= sinks_field(iov, &n, "PRIORITY=%d", prio);
@@ -399,9 +366,9 @@ static void sinks_cmd_json(const struct sinks *s, const struct sinks_item *it,
 static int sinks_env_add(char **env, size_t *n, const char *key,
 			 const char *val)
 {
-	char esc[SINKS_ESC_LEN(ALERTS_MESSAGE_LEN)];
+	char esc[LOG_ESC_LEN(ALERTS_MESSAGE_LEN)];
 
-	sinks_escape(esc, sizeof(esc), val);
+	log_escape(esc, sizeof(esc), val);
 	if (asprintf(&env[*n], "%s=%s", key, esc) < 0) {
 		env[*n] = NULL;
 		return -1;
@@ -553,7 +520,7 @@ static void sinks_cmd_exit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct sinks *s = arg;
 	struct sinks_cmd *c = &s->cmd;
-	char out[SINKS_ESC_LEN(SINKS_OUT_MAX)];
+	char out[LOG_ESC_LEN(SINKS_OUT_MAX)];
 	int status;
 	pid_t r;
 
@@ -569,7 +536,7 @@ static void sinks_cmd_exit_cb(evutil_socket_t fd, short what, void *arg)
 	while (c->out_len && (c->out[c->out_len - 1] == '\n'))
 		c->out_len--;
 	c->out[c->out_len] = '\0';
-	sinks_escape(out, sizeof(out), c->out);
+	log_escape(out, sizeof(out), c->out);
 	if (r < 0) {
 		log_warn("alert_command %s (%s %s): waitpid", s->argv[0],
 			 c->cur->a.rule, c->cur->a.subject);

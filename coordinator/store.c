@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "reason.h"
 
 #define STORE_LOCK_FILE "ringd.lock"
 #define STORE_SCHEMA_VERSION 1
@@ -269,19 +270,6 @@ static int store_pragma(sqlite3 *db, const char *sql, char *out, size_t size)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-static void store_errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void store_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* The lock that keeps a second coordinator off this state_dir. */
 static int store_lock(const char *dir, char *err, size_t errlen)
 {
@@ -290,7 +278,7 @@ static int store_lock(const char *dir, char *err, size_t errlen)
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
 			     STORE_LOCK_FILE) >= sizeof(path)) {
-		store_errf(err, errlen, "%s: path too long", dir);
+		(void)reason_fail(err, errlen, "%s: path too long", dir);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -298,7 +286,7 @@ static int store_lock(const char *dir, char *err, size_t errlen)
 	if (fd < 0) {
 		int e = errno;
 
-		store_errf(err, errlen, "%s: %s", path, strerror(e));
+		(void)reason_fail(err, errlen, "%s: %s", path, strerror(e));
 		errno = e;
 		return -1;
 	}
@@ -306,11 +294,11 @@ static int store_lock(const char *dir, char *err, size_t errlen)
 		int e = errno == EWOULDBLOCK ? EBUSY : errno;
 
 		if (e == EBUSY)
-			store_errf(err, errlen, "another coordinator uses %s",
-				   dir);
+			(void)reason_fail(err, errlen,
+					  "another coordinator uses %s", dir);
 		else
-			store_errf(err, errlen, "%s: lock: %s", path,
-				   strerror(e));
+			(void)reason_fail(err, errlen, "%s: lock: %s", path,
+					  strerror(e));
 		close(fd);
 		errno = e;
 		return -1;
@@ -331,16 +319,17 @@ static int store_check(struct store *s, const char *path, int *version,
 		goto fail;
 	*version = atoi(buf);
 	if (*version > STORE_SCHEMA_VERSION) {
-		store_errf(err, errlen,
-			   "%s: schema version %d is newer than this "
-			   "ring-coordinator's (%d): refusing to change it",
-			   path, *version, STORE_SCHEMA_VERSION);
+		(void)reason_fail(
+			err, errlen,
+			"%s: schema version %d is newer than this "
+			"ring-coordinator's (%d): refusing to change it",
+			path, *version, STORE_SCHEMA_VERSION);
 		errno = EPROTO;
 		return -1;
 	}
 	if (*version < 0) {
-		store_errf(err, errlen, "%s: bad schema version %d", path,
-			   *version);
+		(void)reason_fail(err, errlen, "%s: bad schema version %d",
+				  path, *version);
 		errno = EPROTO;
 		return -1;
 	}
@@ -348,23 +337,24 @@ static int store_check(struct store *s, const char *path, int *version,
 	if (rc != SQLITE_OK)
 		goto fail;
 	if (strcmp(buf, "ok")) {
-		store_errf(err, errlen, "%s: corrupt (quick_check: %s)", path,
-			   buf);
+		(void)reason_fail(err, errlen, "%s: corrupt (quick_check: %s)",
+				  path, buf);
 		errno = EIO;
 		return -1;
 	}
 	return 0;
 fail:
 	if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
-		store_errf(err, errlen,
-			   "%s: %s: corrupt, or not a ring-coordinator "
-			   "database; refusing it (move it away to start "
-			   "afresh)",
-			   path, sqlite3_errmsg(s->db));
+		(void)reason_fail(
+			err, errlen,
+			"%s: %s: corrupt, or not a ring-coordinator "
+			"database; refusing it (move it away to start "
+			"afresh)",
+			path, sqlite3_errmsg(s->db));
 		errno = EIO;
 		return -1;
 	}
-	store_errf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+	(void)reason_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
 	errno = store_errno(s->db, rc);
 	return -1;
 }
@@ -379,8 +369,9 @@ static int store_setup(struct store *s, const char *path, int version,
 	if (rc != SQLITE_OK)
 		goto fail;
 	if (strcmp(buf, "wal")) {
-		store_errf(err, errlen, "%s: cannot use WAL (journal mode %s)",
-			   path, buf);
+		(void)reason_fail(err, errlen,
+				  "%s: cannot use WAL (journal mode %s)", path,
+				  buf);
 		errno = EIO;
 		return -1;
 	}
@@ -414,8 +405,8 @@ static int store_setup(struct store *s, const char *path, int version,
 	}
 	return 0;
 fail:
-	store_errf(err, errlen, "%s: %s", path,
-		   msg ? msg : sqlite3_errmsg(s->db));
+	(void)reason_fail(err, errlen, "%s: %s", path,
+			  msg ? msg : sqlite3_errmsg(s->db));
 	sqlite3_free(msg);
 	errno = store_errno(s->db, rc);
 	return -1;
@@ -431,13 +422,13 @@ struct store *store_open(const char *dir, char *err, size_t errlen)
 		err[0] = '\0';
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, STORE_FILE) >=
 	    sizeof(path)) {
-		store_errf(err, errlen, "%s: path too long", dir);
+		(void)reason_fail(err, errlen, "%s: path too long", dir);
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		store_errf(err, errlen, "%s: out of memory", path);
+		(void)reason_fail(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	s->lock_fd = -1;
@@ -449,7 +440,7 @@ struct store *store_open(const char *dir, char *err, size_t errlen)
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		e = errno;
-		store_errf(err, errlen, "%s: %s", path, strerror(e));
+		(void)reason_fail(err, errlen, "%s: %s", path, strerror(e));
 		errno = e;
 		goto fail;
 	}
@@ -459,8 +450,9 @@ struct store *store_open(const char *dir, char *err, size_t errlen)
 				     SQLITE_OPEN_NOMUTEX,
 			     NULL);
 	if (rc != SQLITE_OK) {
-		store_errf(err, errlen, "%s: %s", path,
-			   s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		(void)reason_fail(err, errlen, "%s: %s", path,
+				  s->db ? sqlite3_errmsg(s->db)
+					: sqlite3_errstr(rc));
 		errno = store_errno(s->db, rc);
 		goto fail;
 	}
