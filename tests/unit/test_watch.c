@@ -118,12 +118,16 @@ static void push(struct fx *f, int i)
 	nodes_set_neighbours(n, ring__neighbour_table__unpack(NULL, len, buf));
 }
 
-/* The topology the survey published for the wiring above. */
-static void publish(struct fx *f)
+/* The topology the survey published for the wiring above: n1-n2 (the
+ * first cable) at `first` Gbps (top of a 1-step ladder both ways), every
+ * other edge at `others`; no figures when first < 0. */
+static void publish_figures(struct fx *f, double first, double others)
 {
 	Ring__Topology t = RING__TOPOLOGY__INIT;
 	Ring__Edge e[N_CABLES], *ep[N_CABLES];
 	Ring__Rank r[4], *rp[4];
+	uint32_t ladder[1] = {8};
+	double gb[N_CABLES];
 
 	t.kind = "ring";
 	t.order = (char **)ring;
@@ -135,6 +139,14 @@ static void publish(struct fx *f)
 		e[i].b = (char *)cables[i].b;
 		e[i].b_interface = (char *)cables[i].b_if;
 		e[i].verified = 1;
+		if (first >= 0) {
+			gb[i] = i ? others : first;
+			e[i].n_ladder = e[i].n_gbps_a_to_b =
+				e[i].n_gbps_b_to_a = 1;
+			e[i].ladder = ladder;
+			e[i].gbps_a_to_b = e[i].gbps_b_to_a = &gb[i];
+			e[i].measured_ms = 1000;
+		}
 		ep[i] = &e[i];
 	}
 	t.edges = ep;
@@ -150,9 +162,10 @@ static void publish(struct fx *f)
 	assert_int_equal(watch_set_topology(f->w, &t), 0);
 }
 
-/* publish() with figures: n1-n2 at g Gbps (top of a 1-step ladder both
- * ways), every other edge at 10 (publish_all_gbps: every edge at g). */
-static void publish_figures(struct fx *f, double first, double others);
+static void publish(struct fx *f)
+{
+	publish_figures(f, -1, -1);
+}
 
 static void publish_gbps(struct fx *f, double g)
 {
@@ -162,35 +175,6 @@ static void publish_gbps(struct fx *f, double g)
 static void publish_all_gbps(struct fx *f, double g)
 {
 	publish_figures(f, g, g);
-}
-
-static void publish_figures(struct fx *f, double first, double others)
-{
-	Ring__Topology t = RING__TOPOLOGY__INIT;
-	Ring__Edge e[N_CABLES], *ep[N_CABLES];
-	uint32_t ladder[1] = {8};
-	double gb[N_CABLES];
-
-	t.kind = "ring";
-	t.order = (char **)ring;
-	t.n_order = 4;
-	for (size_t i = 0; i < N_CABLES; i++) {
-		ring__edge__init(&e[i]);
-		e[i].a = (char *)cables[i].a;
-		e[i].a_interface = (char *)cables[i].a_if;
-		e[i].b = (char *)cables[i].b;
-		e[i].b_interface = (char *)cables[i].b_if;
-		e[i].verified = 1;
-		gb[i] = i ? others : first;
-		e[i].n_ladder = e[i].n_gbps_a_to_b = e[i].n_gbps_b_to_a = 1;
-		e[i].ladder = ladder;
-		e[i].gbps_a_to_b = e[i].gbps_b_to_a = &gb[i];
-		e[i].measured_ms = 1000;
-		ep[i] = &e[i];
-	}
-	t.edges = ep;
-	t.n_edges = N_CABLES;
-	assert_int_equal(watch_set_topology(f->w, &t), 0);
 }
 
 static struct fx *fx_new(uint64_t hold_down_ms)
