@@ -255,7 +255,7 @@ static void ringctl_show_alerts(struct writer *w, const Ring__Envelope *rep,
 	const Ring__AlertsReply *r = rep->alerts_reply;
 
 	(void)all;
-	render_alerts(w, "alerts", r->alerts, r->n_alerts, r->now_ms, 0);
+	render_alerts(w, "alerts", r->alerts, r->n_alerts, 0);
 }
 
 /* Exit 1 while an alert fires, as status does for health. */

@@ -90,7 +90,7 @@ static const char *render_severity(Ring__Severity s)
 }
 
 void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
-		   size_t n, unsigned long long now_ms, int brief)
+		   size_t n, int brief)
 {
 	char t[32];
 
@@ -127,7 +127,6 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		writer_list_end(w);
 	else
 		writer_table_end(w);
-	(void)now_ms;
 }
 
 /* Member order is the column order of `ringctl status`; the fields written
@@ -181,7 +180,7 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 
 	/* What an operator needs first: health, what fires, what is stale. */
 	writer_str(w, "health", render_health(r));
-	render_alerts(w, "alerts", r->alerts, r->n_alerts, r->now_ms, brief);
+	render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
 	if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);
 	writer_str(w, "survey", r->survey_state);

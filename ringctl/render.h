@@ -20,7 +20,7 @@ int render_status_health(const Ring__StatusReply *r);
 const char *render_health(const Ring__StatusReply *r);
 /* Alerts as a table (brief: one wrapped line each). */
 void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
-		   size_t n, unsigned long long now_ms, int brief);
+		   size_t n, int brief);
 /* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */
 void render_format_time(unsigned long long ms, char *buf, size_t len);
 
