@@ -196,6 +196,19 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	coord_history(co, t);
 }
 
+/* A survey or re-check started or ended: survey_failed follows how the
+ * last one ended. */
+static void coord_survey_event(enum survey_event ev, const char *what,
+			       const char *reason, const char *failure,
+			       void *arg)
+{
+	struct coord *co = arg;
+
+	(void)reason;
+	if (ev == SURVEY_DONE)
+		watch_survey_outcome(co->watch, what, failure);
+}
+
 static void coord_nodes_changed(void *arg)
 {
 	struct coord *co = arg;
@@ -464,6 +477,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	if (coord_watching(co, conf) < 0)
 		goto fail;
 	survey_set_publish_cb(co->survey, coord_published, co);
+	survey_set_event_cb(co->survey, coord_survey_event, co);
 	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)

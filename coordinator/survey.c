@@ -103,9 +103,17 @@ static void sv_idle(struct survey *sv)
 	}
 }
 
+void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
+{
+	if (sv->event)
+		sv->event(ev, "survey", sv->reason, failure, sv->event_arg);
+}
+
 void sv_finish(struct survey *sv)
 {
+	sv->failure[0] = '\0';
 	sv_report(sv);
+	sv_event(sv, SURVEY_DONE, sv->failure[0] ? sv->failure : NULL);
 	sv_idle(sv);
 }
 
@@ -113,7 +121,11 @@ void sv_finish(struct survey *sv)
  * stays. */
 static void sv_abandon(struct survey *sv, const char *what)
 {
+	char why[160];
+
 	log_warnx("survey (%s) abandoned: out of memory %s", sv->reason, what);
+	snprintf(why, sizeof(why), "abandoned: out of memory %s", what);
+	sv_event(sv, SURVEY_DONE, why);
 	sv->failed = ENOMEM;
 	sv_idle(sv);
 }
@@ -232,6 +244,7 @@ int survey_start(struct survey *sv, const char *reason)
 	sv->tests_sum_s = 0;
 	sv->n_rounds = 0;
 	log_info("survey started (%s): %u nodes up", reason, sv->n_nodes);
+	sv_event(sv, SURVEY_STARTED, NULL);
 	if (sv_links_from_beacons(sv) < 0 || sv_links_from_subnets(sv) < 0) {
 		sv_reset(sv);
 		errno = ENOMEM;
@@ -278,6 +291,12 @@ static void sv_auto(evutil_socket_t fd, short what, void *arg)
 	if (survey_start(sv, "automatic") < 0 && errno == EBUSY &&
 	    sv->phase == SV_IDLE)
 		sv_arm(sv, 5000); /* a manual test is running: soon */
+}
+
+void survey_set_event_cb(struct survey *sv, survey_event_fn fn, void *arg)
+{
+	sv->event = fn;
+	sv->event_arg = arg;
 }
 
 void survey_set_publish_cb(struct survey *sv, survey_publish_fn fn, void *arg)

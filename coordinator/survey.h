@@ -39,6 +39,18 @@ const char *survey_state(const struct survey *sv);
 /* Told of every topology a survey publishes (valid during the call). */
 typedef void (*survey_publish_fn)(const Ring__Topology *t, void *arg);
 void survey_set_publish_cb(struct survey *sv, survey_publish_fn fn, void *arg);
+/* Told when a survey or a targeted re-check starts (failure NULL) and
+ * when it ends: failure NULL when it published a result, else why it
+ * did not or what failed in it ("every edge's measurement failed: ...").
+ * what: "survey" or "recheck"; reason: why it ran. */
+enum survey_event {
+	SURVEY_STARTED,
+	SURVEY_DONE,
+};
+typedef void (*survey_event_fn)(enum survey_event ev, const char *what,
+				const char *reason, const char *failure,
+				void *arg);
+void survey_set_event_cb(struct survey *sv, survey_event_fn fn, void *arg);
 /* A topology kept from before a restart, as the last result until a
  * survey completes (copied; not published again). 0 or -1 (ENOMEM). */
 int survey_restore(struct survey *sv, const Ring__Topology *t);

@@ -190,6 +190,9 @@ struct survey {
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
+	survey_event_fn event; /* told of starts and ends */
+	void *event_arg;
+	char failure[320]; /* why the running one failed, "" if it did not */
 	struct event *auto_ev;
 };
 
@@ -215,6 +218,8 @@ extern unsigned sv_alloc_fail_at;
 void sv_done_one(struct survey *sv);
 /* The report, then back to idle (and the next automatic survey). */
 void sv_finish(struct survey *sv);
+/* Tell the event callback (failure: NULL or the reason). */
+void sv_event(struct survey *sv, enum survey_event ev, const char *failure);
 
 /* survey_pairtest.c */
 struct survey_test *sv_test_start(struct survey *sv, const char *a,

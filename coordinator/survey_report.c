@@ -470,6 +470,29 @@ out:
 	return rc;
 }
 
+/* Every edge it tried to measure failed: the survey measured nothing. */
+static void sv_report_failure(struct survey *sv)
+{
+	unsigned failed = 0;
+	const char *first = NULL;
+
+	if (sv->failure[0] || !sv->n_meas)
+		return;
+	for (unsigned i = 0; i < sv->n_meas; i++) {
+		const struct sv_link *l = &sv->links[sv->meas[i]];
+
+		if (!l->error[0] && !(l->ladder_rdma && l->rdma_error[0]))
+			continue;
+		failed++;
+		if (!first)
+			first = l->error[0] ? l->error : l->rdma_error;
+	}
+	if (failed == sv->n_meas)
+		snprintf(sv->failure, sizeof(sv->failure),
+			 "every edge's measurement failed (%u); the first: %s",
+			 failed, first ? first : "?");
+}
+
 static void sv_store(struct survey *sv, const Ring__Topology *top)
 {
 	Ring__Topology *copy = frame_copy(&top->base);
@@ -560,6 +583,10 @@ void sv_report(struct survey *sv)
 	top.rounds = sv->n_rounds > 0 ? (uint32_t)sv->n_rounds : 0;
 	if (ok)
 		sv_store(sv, &top);
+	else
+		snprintf(sv->failure, sizeof(sv->failure),
+			 "no result: out of memory assembling the topology");
+	sv_report_failure(sv);
 	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
 		 "rounds, %.1f s (tests alone: %.1f s)",
 		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,

@@ -53,6 +53,9 @@ struct watch {
 	uint64_t own_cert_ms; /* the coordinator's certificate ends */
 	struct watch_baseline *baselines;
 	size_t n_baselines, cap_baselines;
+	char survey_failure[400]; /* the last survey's, "" when it succeeded */
+	watch_eval_fn eval_fn;
+	void *eval_arg;
 };
 
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
@@ -60,7 +63,7 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
 const char *const watch_rules[] = {
 	"node_down",	   "cable_down",     "ring_broken",   "mtu_mismatch",
 	"speed_downshift", "pcie_downshift", "version_skew",  "unexpected_path",
-	"port_errors",	   "cert_expiring",  "edge_degraded",
+	"port_errors",	   "cert_expiring",  "edge_degraded", "survey_failed",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -623,8 +626,30 @@ void watch_eval(struct watch *w)
 	watch_rules_edges(w, now_ms);
 	watch_rules_counters(w, now_ms);
 	watch_rules_baselines(w, now_ms);
+	if (w->survey_failure[0])
+		watch_raise(w, "survey_failed", "survey", NULL, NULL,
+			    ALERT_WARNING, now_ms, "%s", w->survey_failure);
 	alerts_round_end(w->alerts, watch_rules, watch_n_rules, now_ms);
 	watch_arm_tick(w, now_ms);
+	if (w->eval_fn)
+		w->eval_fn(w->top, w->eval_arg);
+}
+
+void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg)
+{
+	w->eval_fn = fn;
+	w->eval_arg = arg;
+}
+
+void watch_survey_outcome(struct watch *w, const char *what,
+			  const char *failure)
+{
+	if (failure)
+		snprintf(w->survey_failure, sizeof(w->survey_failure),
+			 "the last %s failed: %s", what, failure);
+	else
+		w->survey_failure[0] = '\0';
+	watch_eval(w);
 }
 
 static void watch_eval_cb(evutil_socket_t fd, short what, void *arg)

@@ -57,6 +57,17 @@ size_t watch_baselines_text(const struct watch *w, char *buf, size_t len);
 /* The same from such a text (unknown or bad lines are skipped). */
 void watch_baselines_load(struct watch *w, const char *text, size_t len);
 
+/* Called after every evaluation with the topology and its overlay (NULL
+ * before any survey), valid during the call: a subscriber diffs it. */
+typedef void (*watch_eval_fn)(const Ring__Topology *t, void *arg);
+void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg);
+
+/* How the last survey or re-check ended: failure NULL when it published
+ * a result (survey_failed resolves), else the reason (survey_failed
+ * fires, warning, until one succeeds). Evaluates at once. */
+void watch_survey_outcome(struct watch *w, const char *what,
+			  const char *failure);
+
 /* The rules this module evaluates (alert rule ids). */
 extern const char *const watch_rules[];
 extern const size_t watch_n_rules;
