@@ -64,6 +64,7 @@ const char *const watch_rules[] = {
 	"node_down",	   "cable_down",     "ring_broken",   "mtu_mismatch",
 	"speed_downshift", "pcie_downshift", "version_skew",  "unexpected_path",
 	"port_errors",	   "cert_expiring",  "edge_degraded", "survey_failed",
+	"gid_change",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -532,6 +533,108 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 	}
 }
 
+/* The RDMA port of node n's device dev that faces ifname (its netdev;
+ * else the device's only port). NULL when the inventory cannot say: no
+ * inventory, RDMA devices not listed (rdma_error), or the device listed
+ * without ports (it could not be opened). *gone is set when the device
+ * is simply no longer reported. */
+static const Ring__RdmaPort *watch_rdma_port(const struct node *n,
+					     const char *dev,
+					     const char *ifname, int *gone)
+{
+	const Ring__Inventory *inv = n ? n->inventory : NULL;
+	const Ring__RdmaDevice *d = NULL;
+
+	*gone = 0;
+	if (!inv)
+		return NULL;
+	for (size_t i = 0; i < inv->n_rdma_devices && !d; i++)
+		if (!strcmp(inv->rdma_devices[i]->name, dev))
+			d = inv->rdma_devices[i];
+	if (!d) {
+		*gone = !*inv->rdma_error;
+		return NULL;
+	}
+	for (size_t i = 0; i < d->n_ports; i++)
+		if (!strcmp(d->ports[i]->netdev, ifname))
+			return d->ports[i];
+	return d->n_ports == 1 ? d->ports[0] : NULL;
+}
+
+/* One end of an edge measured over RDMA: what became of the GID its
+ * tests used, added to why; 1 when it changed or vanished. */
+static int watch_gid_end(const struct node *n, const char *node,
+			 const char *dev, const char *ifname, const char *gid,
+			 int32_t index, char *why, size_t len)
+{
+	const Ring__RdmaPort *p;
+	const Ring__Gid *now = NULL;
+	int gone;
+
+	if (index < 0 || !*dev || !*gid)
+		return 0;
+	p = watch_rdma_port(n, dev, ifname, &gone);
+	if (!p) {
+		if (gone)
+			watch_add(why, len,
+				  "%s %s is no longer reported (GID index %d "
+				  "was %s when the survey measured it)",
+				  node, dev, index, gid);
+		return gone;
+	}
+	for (size_t i = 0; i < p->n_gids && !now; i++)
+		if (p->gids[i]->index == (uint32_t)index)
+			now = p->gids[i];
+	if (now && !strcmp(now->gid, gid))
+		return 0;
+	if (now)
+		watch_add(why, len,
+			  "%s %s port %u: GID index %d is now %s (was %s when "
+			  "the survey measured it)",
+			  node, dev, p->port, index, now->gid, gid);
+	else
+		watch_add(why, len,
+			  "%s %s port %u: GID index %d is gone (was %s when "
+			  "the survey measured it)",
+			  node, dev, p->port, index, gid);
+	return 1;
+}
+
+/* GIDs the published survey's RDMA tests used that the agents' current
+ * inventories no longer have at the same index: NCCL_IB_GID_INDEX, as
+ * ringctl ranks printed it, may now pick another address (or none). A
+ * node that is down is node_down's, not this rule's. */
+static void watch_rules_gids(struct watch *w, uint64_t now_ms)
+{
+	const Ring__Topology *t = w->top;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		const struct node *a = nodes_find(w->table, e->a);
+		const struct node *b = nodes_find(w->table, e->b);
+		char edge[ALERTS_EDGE_LEN], why[ALERTS_MESSAGE_LEN] = "";
+		int ca, cb;
+
+		if (!watch_node_up(a) || !watch_node_up(b))
+			continue;
+		ca = watch_gid_end(a, e->a, e->a_rdma, e->a_interface, e->a_gid,
+				   e->a_gid_index, why, sizeof(why));
+		cb = watch_gid_end(b, e->b, e->b_rdma, e->b_interface, e->b_gid,
+				   e->b_gid_index, why, sizeof(why));
+		if (!ca && !cb)
+			continue;
+		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		watch_raise(w, "gid_change", edge,
+			    ca && cb ? NULL
+			    : ca     ? e->a
+				     : e->b,
+			    edge, ALERT_WARNING, now_ms,
+			    "%s: NCCL_IB_GID_INDEX from `ringctl ranks` may be "
+			    "stale; re-survey",
+			    why);
+	}
+}
+
 /* Error or drop counters that rose between an up node's last two counters
  * reports (nodes_set_counters computed by how much). */
 static void watch_rules_counters(struct watch *w, uint64_t now_ms)
@@ -626,6 +729,7 @@ void watch_eval(struct watch *w)
 	watch_rules_edges(w, now_ms);
 	watch_rules_counters(w, now_ms);
 	watch_rules_baselines(w, now_ms);
+	watch_rules_gids(w, now_ms);
 	if (w->survey_failure[0])
 		watch_raise(w, "survey_failed", "survey", NULL, NULL,
 			    ALERT_WARNING, now_ms, "%s", w->survey_failure);

@@ -42,6 +42,10 @@ struct fx {
 	int session; /* a non-NULL session pointer for nodes_mark_up */
 	/* Per node and port: carrier, MTU, heard by beacons. */
 	int carrier[4][2], mtu[4][2], hears[4][2], speed[4][2];
+	/* Per node and port: the RoCE GID at index 1 of the port's RDMA
+	 * device (rxe<node>a on eth1, rxe<node>b on eth2); "" none. */
+	char gid1[4][2][48];
+	int rdma_survey; /* publish: edges measured over RDMA, GID index 1 */
 };
 
 static int node_idx(const char *n)
@@ -86,6 +90,10 @@ static void push(struct fx *f, int i)
 	Ring__NetInterface nif[2], *nifp[2];
 	Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
 	Ring__Neighbour nb[2], *nbp[2];
+	Ring__RdmaDevice dev[2], *devp[2];
+	Ring__RdmaPort port[2], *portp[2];
+	Ring__Gid gid[2][2], *gidp[2][2];
+	char devname[2][16];
 	uint8_t buf[4096];
 	size_t len;
 
@@ -101,6 +109,32 @@ static void push(struct fx *f, int i)
 	}
 	inv.n_interfaces = 2;
 	inv.interfaces = nifp;
+	/* One single-port device per interface: GID 0 link-local, GID 1 the
+	 * IPv4-mapped one (absent when gid1 is ""). */
+	for (int p = 0; p < 2; p++) {
+		ring__rdma_device__init(&dev[p]);
+		ring__rdma_port__init(&port[p]);
+		snprintf(devname[p], sizeof(devname[p]), "rxe%s%c", ring[i] + 1,
+			 p ? 'b' : 'a');
+		dev[p].name = devname[p];
+		port[p].port = 1;
+		port[p].netdev = nif[p].name;
+		for (int g = 0; g < 2; g++) {
+			ring__gid__init(&gid[p][g]);
+			gid[p][g].index = (uint32_t)g;
+			gid[p][g].gid = g ? f->gid1[i][p] : "fe80::1";
+			gidp[p][g] = &gid[p][g];
+		}
+		port[p].gids = gidp[p];
+		port[p].n_gids = *f->gid1[i][p] ? 2 : 1;
+		portp[p] = &port[p];
+		dev[p].ports = &portp[p];
+		dev[p].n_ports = 1;
+		devp[p] = &dev[p];
+	}
+	inv.n_rdma_devices = 2;
+	inv.rdma_devices = devp;
+	assert_true(ring__inventory__get_packed_size(&inv) <= sizeof(buf));
 	len = ring__inventory__pack(&inv, buf);
 	nodes_set_inventory(n, ring__inventory__unpack(NULL, len, buf));
 	nt.beacons_available = 1;
@@ -128,6 +162,7 @@ static void publish_figures(struct fx *f, double first, double others)
 	Ring__Rank r[4], *rp[4];
 	uint32_t ladder[1] = {8};
 	double gb[N_CABLES];
+	char rdma[N_CABLES][2][16];
 
 	t.kind = "ring";
 	t.order = (char **)ring;
@@ -139,6 +174,24 @@ static void publish_figures(struct fx *f, double first, double others)
 		e[i].b = (char *)cables[i].b;
 		e[i].b_interface = (char *)cables[i].b_if;
 		e[i].verified = 1;
+		/* Measured over RDMA where the ends have a GID 1 now. */
+		e[i].a_gid_index = e[i].b_gid_index = -1;
+		if (f->rdma_survey) {
+			int a = node_idx(cables[i].a),
+			    b = node_idx(cables[i].b);
+			int pa = !strcmp(cables[i].a_if, "eth2"),
+			    pb = !strcmp(cables[i].b_if, "eth2");
+
+			snprintf(rdma[i][0], sizeof(rdma[i][0]), "rxe%s%c",
+				 cables[i].a + 1, pa ? 'b' : 'a');
+			snprintf(rdma[i][1], sizeof(rdma[i][1]), "rxe%s%c",
+				 cables[i].b + 1, pb ? 'b' : 'a');
+			e[i].a_rdma = rdma[i][0];
+			e[i].b_rdma = rdma[i][1];
+			e[i].a_gid = f->gid1[a][pa];
+			e[i].b_gid = f->gid1[b][pb];
+			e[i].a_gid_index = e[i].b_gid_index = 1;
+		}
 		if (first >= 0) {
 			gb[i] = i ? others : first;
 			e[i].n_ladder = e[i].n_gbps_a_to_b =
@@ -204,6 +257,13 @@ static struct fx *fx_new(uint64_t hold_down_ms)
 			f->mtu[i][p] = 9000;
 			f->speed[i][p] = 200000;
 			f->hears[i][p] = 1;
+			/* edge k's ends: 10.9.k.1 (b side), 10.9.k.2 */
+			snprintf(f->gid1[i][p], sizeof(f->gid1[i][p]),
+				 "::ffff:10.9.%d.%d",
+				 p   ? i + 1
+				 : i ? i
+				     : 4,
+				 p ? 1 : 2);
 		}
 		push(f, i);
 	}
@@ -600,6 +660,82 @@ static void test_baselines(void **state)
 	fx_free(f);
 }
 
+/* A GID the survey's RDMA tests used that changed at its index: the
+ * operator hears which node, device, port and index, and that the
+ * deployed NCCL_IB_GID_INDEX may be stale; back, it resolves; a survey
+ * that records the new GID resolves it too. Edges not measured over
+ * RDMA, and nodes that are down, are not judged. */
+static void test_gid_change(void **state)
+{
+	struct fx *f = fx_new(0);
+	int n1 = node_idx("n1");
+	const struct alert *a;
+	char was[48];
+
+	(void)state;
+	/* Published without RDMA figures: nothing to compare. */
+	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
+	push(f, n1);
+	watch_eval(f->w);
+	assert_false(firing(f, "gid_change", "n1-n2"));
+	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.1");
+	push(f, n1);
+	f->rdma_survey = 1;
+	publish(f);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+
+	/* n1's address on rxe1b (eth2, facing n2) changes. */
+	snprintf(was, sizeof(was), "%s", f->gid1[n1][1]);
+	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
+	push(f, n1);
+	watch_eval(f->w);
+	a = alert_of(f, "gid_change", "n1-n2");
+	assert_non_null(a);
+	assert_true(a->firing);
+	assert_int_equal(a->severity, ALERT_WARNING);
+	assert_string_equal(a->node, "n1");
+	assert_string_equal(a->edge, "n1-n2");
+	assert_string_equal(a->message,
+			    "n1 rxe1b port 1: GID index 1 is now "
+			    "::ffff:10.9.1.11 (was ::ffff:10.9.1.1 when the "
+			    "survey measured it): NCCL_IB_GID_INDEX from "
+			    "`ringctl ranks` may be stale; re-survey");
+	assert_false(firing(f, "gid_change", "n3-n1")); /* n1's other port */
+	assert_string_equal(alerts_health(f->alerts), "degraded");
+
+	/* Restored: resolved. */
+	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "%s", was);
+	push(f, n1);
+	watch_eval(f->w);
+	assert_false(firing(f, "gid_change", "n1-n2"));
+	assert_int_equal(alerts_firing(f->alerts), 0);
+
+	/* Gone from the table: fires, saying so. */
+	f->gid1[n1][1][0] = '\0';
+	push(f, n1);
+	watch_eval(f->w);
+	a = alert_of(f, "gid_change", "n1-n2");
+	assert_non_null(a);
+	assert_non_null(strstr(a->message, "n1 rxe1b port 1: GID index 1 is "
+					   "gone (was ::ffff:10.9.1.1"));
+	/* A node that is down is node_down's. */
+	nodes_mark_down(nodes_find(f->table, "n1"), "heartbeat timeout", 2000);
+	watch_eval(f->w);
+	assert_false(firing(f, "gid_change", "n1-n2"));
+	nodes_mark_up(nodes_find(f->table, "n1"), &f->session, "10.88.0.1",
+		      RING_VERSION, 3000);
+	push(f, n1);
+	watch_eval(f->w);
+	assert_true(firing(f, "gid_change", "n1-n2"));
+	/* A new survey records the table as it is: resolved. */
+	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
+	push(f, n1);
+	publish(f);
+	assert_false(firing(f, "gid_change", "n1-n2"));
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_cert_expiring),
 		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_port_errors),
+		cmocka_unit_test(test_gid_change),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
