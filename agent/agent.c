@@ -28,6 +28,7 @@
 #include "lldp.h"
 #include "log.h"
 #include "ops.h"
+#include "rdma_events.h"
 #include "tls.h"
 
 /* Netlink bursts (an address and a route appear together) are folded into
@@ -56,6 +57,7 @@ struct agent {
 	struct lldp *lldp;
 	struct ops *ops;
 	struct counters *counters; /* NULL: counters_interval 0 */
+	struct rdma_events *rdma_events;
 	char agent_id[33]; /* random per start: tells our own beacons apart */
 	char mgmt_address[64];
 	char mgmt_interface[IFNAMSIZ];
@@ -208,6 +210,7 @@ static void agent_scan(struct agent *a, int force)
 		return;
 	}
 	agent_beacon_on(a, inv);
+	rdma_events_sync(a->rdma_events, inv);
 	if (a->state != AGENT_ACTIVE ||
 	    (!force && a->sent && !inventory_changed(a->sent, inv))) {
 		inventory_free(inv);
@@ -506,24 +509,37 @@ static void agent_rescan_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(a->rescan_ev, &tv);
 }
 
+static void agent_rescan_soon(struct agent *a)
+{
+	struct timeval tv = agent_tv(AGENT_RESCAN_DEBOUNCE_MS);
+
+	evtimer_add(a->rescan_ev, &tv);
+}
+
 /* Link and address changes: rescan soon instead of at the next period. */
 static void agent_netlink_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct agent *a = arg;
-	struct timeval tv = agent_tv(AGENT_RESCAN_DEBOUNCE_MS);
 	char buf[8192];
 
 	(void)what;
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
-	evtimer_add(a->rescan_ev, &tv);
+	agent_rescan_soon(arg);
+}
+
+/* RDMA port state and GID changes: the same (the kernel updates RoCE GIDs
+ * from a work queue, after the address change netlink reported). */
+static void agent_rdma_changed(void *arg)
+{
+	agent_rescan_soon(arg);
 }
 
 static int agent_netlink_open(struct agent *a)
 {
 	struct sockaddr_nl snl = {.nl_family = AF_NETLINK,
-				  .nl_groups =
-					  RTMGRP_LINK | RTMGRP_IPV4_IFADDR};
+				  .nl_groups = RTMGRP_LINK |
+					       RTMGRP_IPV4_IFADDR |
+					       RTMGRP_IPV6_IFADDR};
 
 	a->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			  NETLINK_ROUTE);
@@ -606,6 +622,9 @@ struct agent *agent_new(const struct agent_conf *conf)
 		goto fail;
 	if (agent_netlink_open(a) < 0)
 		goto fail;
+	a->rdma_events = rdma_events_new(a->base, agent_rdma_changed, a);
+	if (!a->rdma_events)
+		goto fail;
 	if (agent_make_id(a) < 0)
 		goto fail;
 	a->lldp = lldp_new(a->base, conf->node, a->agent_id,
@@ -670,6 +689,7 @@ void agent_free(struct agent *a)
 	ops_free(a->ops);
 	lldp_free(a->lldp);
 	counters_free(a->counters);
+	rdma_events_free(a->rdma_events);
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (evs[i])
 			event_free(evs[i]);
