@@ -41,6 +41,9 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->survey_duration_ms = 5000;
 	c->survey_warmup_ms = 1000;
 	c->survey_settle_ms = 10000;
+	c->recheck_settle_ms = 10000;
+	c->busy_threshold = 10;
+	c->busy_retry_ms = 300000;
 	c->survey_grace_ms = 120000;
 	c->survey_interval_ms = 3600000;
 	c->ladder[0] = 1;
@@ -308,6 +311,10 @@ static const struct cfg_duration_field coord_conf_durations[] = {
 	 86400000},
 	{"survey_interval", offsetof(struct coord_conf, survey_interval_ms), 0,
 	 30ull * 86400000},
+	{"recheck_settle", offsetof(struct coord_conf, recheck_settle_ms), 0,
+	 3600000},
+	{"busy_retry", offsetof(struct coord_conf, busy_retry_ms), 1000,
+	 86400000},
 	{"alert_hold_down", offsetof(struct coord_conf, alert_hold_down_ms), 0,
 	 3600000},
 	{"alert_command_timeout",
@@ -345,6 +352,7 @@ static const struct {
 	{"max_agents", offsetof(struct coord_conf, max_agents), 1, 100000},
 	{"latency_iterations", offsetof(struct coord_conf, lat_iterations), 10,
 	 1000000},
+	{"busy_threshold", offsetof(struct coord_conf, busy_threshold), 0, 100},
 	{"diagonal_all_max", offsetof(struct coord_conf, diagonal_all_max), 0,
 	 100000},
 	{"survey_rdma_qps", offsetof(struct coord_conf, survey_rdma_qps), 1,
@@ -568,6 +576,9 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"survey_duration", 1, 1, coord_conf_duration},
 	{"survey_warmup", 1, 1, coord_conf_duration},
 	{"survey_settle", 1, 1, coord_conf_duration},
+	{"recheck_settle", 1, 1, coord_conf_duration},
+	{"busy_retry", 1, 1, coord_conf_duration},
+	{"busy_threshold", 1, 1, coord_conf_uint},
 	{"survey_grace", 1, 1, coord_conf_duration},
 	{"survey_interval", 1, 1, coord_conf_duration},
 	{"survey_streams", 1, 4, coord_conf_streams},

@@ -54,6 +54,16 @@ struct coord_conf {
 					missing after this, default 2m */
 	uint64_t survey_interval_ms; /* survey_interval: periodic re-survey,
 					default 1h, 0 = off */
+	uint64_t recheck_settle_ms;  /* recheck_settle: quiet time after a
+					change on a surveyed edge before it
+					alone is probed and measured again,
+					default 10s, 0 = no re-checks */
+	uint32_t busy_threshold;     /* busy_threshold: percent of an edge's
+					capacity above which its traffic
+					postpones a bandwidth test, default
+					10, 0 = never postpone */
+	uint64_t busy_retry_ms;	     /* busy_retry: a postponed edge is
+					tried again after this, default 5m */
 	uint32_t ladder[4];	     /* survey_streams N...: default 1 4 8 */
 	unsigned n_ladder;
 	uint32_t lat_sizes[TESTLIMITS_LAT_SIZES_MAX]; /* latency_sizes */

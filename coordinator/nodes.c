@@ -201,6 +201,10 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 				nodes_rise(p->rx_dropped, q->rx_dropped);
 			rise[i].tx_dropped =
 				nodes_rise(p->tx_dropped, q->tx_dropped);
+			rise[i].rdma_rcv_bytes = nodes_rise(p->rdma_rcv_bytes,
+							    q->rdma_rcv_bytes);
+			rise[i].rdma_xmit_bytes = nodes_rise(
+				p->rdma_xmit_bytes, q->rdma_xmit_bytes);
 			break;
 		}
 	}
@@ -222,6 +226,37 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 		ring__counters_report__free_unpacked(old, NULL);
 	free(old_rise);
 	return changed;
+}
+
+double nodes_port_traffic_bps(const struct node *n, const char *ifname,
+			      uint64_t *sample_ms)
+{
+	const Ring__CountersReport *r = n ? n->counters : NULL;
+
+	for (size_t i = 0; r && i < r->n_ports; i++) {
+		const Ring__PortCounters *p = r->ports[i];
+		double bps, rdma = 0;
+
+		if (strcmp(p->interface, ifname))
+			continue;
+		if (!r->interval_ms)
+			return -1; /* the agent's first sample: no rate */
+		bps = 8 * (p->rx_bytes_per_s > p->tx_bytes_per_s
+				   ? p->rx_bytes_per_s
+				   : p->tx_bytes_per_s);
+		if (n->counters_rise && n->counters_span_ms) {
+			const struct node_port_rise *x = &n->counters_rise[i];
+			uint64_t m = x->rdma_rcv_bytes > x->rdma_xmit_bytes
+					     ? x->rdma_rcv_bytes
+					     : x->rdma_xmit_bytes;
+
+			rdma = 8.0 * (double)m * 1000 /
+			       (double)n->counters_span_ms;
+		}
+		*sample_ms = n->counters_ms;
+		return bps > rdma ? bps : rdma;
+	}
+	return -1;
 }
 
 void nodes_mark_up(struct node *n, void *session, const char *addr,

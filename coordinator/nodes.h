@@ -21,6 +21,9 @@ enum node_state {
  * a reset is no rise). */
 struct node_port_rise {
 	uint64_t rx_errors, tx_errors, rx_dropped, tx_dropped;
+	/* RDMA data bytes: RoCE traffic of hardware devices bypasses the
+	 * netdev's byte counters, so a busy link shows only here. */
+	uint64_t rdma_rcv_bytes, rdma_xmit_bytes;
 };
 
 struct node {
@@ -74,6 +77,12 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r,
 		       uint64_t now_ms);
 /* 1 if any of the port's error or drop counters rose. */
 int nodes_port_rising(const struct node_port_rise *r);
+/* The traffic on a node's port by its last counters report, in bits per
+ * second, the busier direction, netdev or RDMA bytes whichever is more;
+ * *sample_ms: when that report arrived. -1 when not known (no report,
+ * no such port, no rate yet). */
+double nodes_port_traffic_bps(const struct node *n, const char *ifname,
+			      uint64_t *sample_ms);
 void nodes_mark_up(struct node *n, void *session, const char *addr,
 		   const char *version, uint64_t now_ms);
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms);

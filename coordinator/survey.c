@@ -48,7 +48,7 @@ void *sv_alloc(void *p, size_t n, size_t size)
 	return m;
 }
 
-static void sv_reset(struct survey *sv)
+void sv_reset(struct survey *sv)
 {
 	while (sv->ops) {
 		struct sv_op *op = sv->ops;
@@ -75,6 +75,7 @@ static void sv_reset(struct survey *sv)
 	sv->n_nodes = sv->n_links = sv->n_diags = sv->n_meas = 0;
 	sv->pending = 0;
 	sv->phase = SV_IDLE;
+	sv->recheck = 0;
 }
 
 void sv_done_one(struct survey *sv)
@@ -94,19 +95,25 @@ static void sv_arm(struct survey *sv, uint64_t ms)
 /* Back to idle; then the next automatic survey. */
 static void sv_idle(struct survey *sv)
 {
+	int recheck = sv->recheck;
+
 	sv_reset(sv);
 	if (sv->dirty) {
 		sv->dirty = 0;
 		survey_nodes_changed(sv);
-	} else if (sv->conf->survey_interval_ms) {
+	} else if (!recheck && sv->conf->survey_interval_ms) {
+		/* A re-check leaves the schedule of full surveys alone. */
 		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
+	if (sv->phase == SV_IDLE)
+		sv_recheck_kick(sv);
 }
 
 void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
 {
 	if (sv->event)
-		sv->event(ev, "survey", sv->reason, failure, sv->event_arg);
+		sv->event(ev, sv->recheck ? "recheck" : "survey", sv->reason,
+			  failure, sv->event_arg);
 }
 
 void sv_finish(struct survey *sv)
@@ -140,6 +147,12 @@ static void sv_next(struct survey *sv)
 					sv->links[i].probe_ab == 1 &&
 					sv->links[i].probe_ba == 1;
 			sv_resolve_claims(sv);
+			if (sv->recheck) {
+				/* Only these edges: no switch or diagonal
+				 * checks. */
+				sv->phase = SV_DIAG;
+				break;
+			}
 			sv_phase_switch(sv);
 			break;
 		case SV_SWITCH:
@@ -174,14 +187,11 @@ static void sv_set_surveyed(struct survey *sv, unsigned n,
 			    const void *arg)
 {
 	char(*v)[64] = calloc(n ? n : 1, sizeof(*v));
-	unsigned char *down = calloc(n ? n : 1, 1);
 
 	free(sv->surveyed);
-	free(sv->went_down);
 	sv->surveyed = v;
-	sv->went_down = down;
 	sv->n_surveyed = 0;
-	if (!v || !down)
+	if (!v)
 		return; /* the next change looks as if nothing were known */
 	for (unsigned i = 0; i < n; i++)
 		snprintf(v[i], sizeof(v[i]), "%s", name(arg, i));
@@ -288,9 +298,9 @@ static void sv_auto(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (survey_start(sv, "automatic") < 0 && errno == EBUSY &&
-	    sv->phase == SV_IDLE)
-		sv_arm(sv, 5000); /* a manual test is running: soon */
+	/* A manual test or a re-check is running: soon. */
+	if (survey_start(sv, "automatic") < 0 && errno == EBUSY)
+		sv_arm(sv, 5000);
 }
 
 void survey_set_event_cb(struct survey *sv, survey_event_fn fn, void *arg)
@@ -319,6 +329,8 @@ int survey_restore(struct survey *sv, const Ring__Topology *t)
 	sv_set_surveyed(sv, (unsigned)(t->n_order + 2 * t->n_edges),
 			sv_topology_name, t);
 	sv->started_ms = t->surveyed_ms;
+	/* Its edges' facts are learnt as their nodes connect. */
+	sv_recheck_published(sv, 1);
 	return 0;
 }
 
@@ -329,15 +341,9 @@ void survey_nodes_changed(void *arg)
 	struct node **v;
 	unsigned n, up = 0, missing = 0, fresh = 0;
 
+	/* A published edge that came back or changed: a re-check of it. */
+	sv_facts_scan(sv);
 	if (sv->phase != SV_IDLE) {
-		/* A node lost now is back to a new survey when it returns. */
-		for (unsigned i = 0; i < sv->n_surveyed; i++) {
-			const struct node *x =
-				nodes_find(sv->table, sv->surveyed[i]);
-
-			if (x && x->state == NODE_DOWN)
-				sv->went_down[i] = 1;
-		}
 		sv->dirty = 1; /* look again once this survey is done */
 		return;
 	}
@@ -352,10 +358,10 @@ void survey_nodes_changed(void *arg)
 
 		up += ready;
 		missing += v[i]->expected && !ready;
-		if (k >= 0 && v[i]->state == NODE_DOWN)
-			sv->went_down[k] = 1;
-		/* New to the survey, or back after being down since it. */
-		fresh += ready && (!sv->topology || k < 0 || sv->went_down[k]);
+		/* New to the last survey: a full one. A node back after
+		 * being down is a change on its edges: sv_facts_scan queued
+		 * their re-checks. */
+		fresh += ready && (!sv->topology || k < 0);
 	}
 	free(v);
 	if (up < 2 || !fresh)
@@ -376,8 +382,8 @@ struct survey *survey_new(struct event_base *base,
 	sv->table = table;
 	sv->calls = calls;
 	sv->auto_ev = evtimer_new(base, sv_auto, sv);
-	if (!sv->auto_ev) {
-		free(sv);
+	if (!sv->auto_ev || sv_recheck_init(sv) < 0) {
+		survey_free(sv);
 		return NULL;
 	}
 	return sv;
@@ -390,9 +396,10 @@ void survey_free(struct survey *sv)
 	sv_reset(sv);
 	while (sv->tests)
 		sv_test_free(sv->tests);
-	event_free(sv->auto_ev);
+	if (sv->auto_ev)
+		event_free(sv->auto_ev);
+	sv_recheck_fini(sv);
 	free(sv->surveyed);
-	free(sv->went_down);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);

@@ -58,6 +58,11 @@ int survey_restore(struct survey *sv, const Ring__Topology *t);
  * schedules automatic surveys (settle, grace, interval). */
 void survey_nodes_changed(void *arg);
 
+/* The bytes ringd's own tests put on the cable(s) between nodes a and b
+ * in the hour before now_ms (computed from the tests' reports). */
+uint64_t survey_self_bytes(const struct survey *sv, const char *a,
+			   const char *b, uint64_t now_ms);
+
 /* One TCP test between two nodes: B listens on b_addr, A connects from
  * a_if. The callback gets the assembled report (valid during the call). */
 struct survey_test;

@@ -100,6 +100,8 @@ struct sv_link {
 	char a_gid[64], b_gid[64];
 	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
 	char rdma_error[256];
+	char why[96];	/* a re-check's reason ("cable back up") */
+	char busy[160]; /* postponed: the traffic that was on it */
 	struct survey_test *test;
 	struct timespec test_t0;
 	struct survey *sv;
@@ -154,6 +156,37 @@ struct survey_test {
 	struct survey_test *prev, *next;
 };
 
+/* A targeted re-check waiting for its settle time (or for the edge to
+ * be quiet): one edge of the published topology. */
+struct sv_recheck {
+	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
+	char why[96];
+	uint64_t due_ms, queued_ms;
+};
+/* At most this many edges wait; more changes than that at once are a
+ * new cluster, and the next survey measures them. */
+#define SV_RECHECK_MAX 1024
+
+/* What was last seen of a published edge's physical facts (parallel to
+ * topology->edges): a change brings a re-check of that edge alone. */
+struct sv_edge_facts {
+	int known; /* seen with both ends up since it was published */
+	int up;	   /* both nodes up, both ports admin up with carrier */
+	char down_node[64]; /* why it was down: this node was */
+	int32_t speed[2];
+	uint32_t mtu[2];
+};
+
+/* The bytes ringd's own tests put on the cable between two nodes, per
+ * minute of the last hour (computed from the tests' reports). */
+struct sv_acct {
+	char a[64], b[64]; /* a < b */
+	uint64_t minute[60];
+	uint64_t bytes[60];
+	uint64_t last_ms;
+};
+#define SV_ACCT_MAX 4096
+
 struct survey {
 	struct event_base *base;
 	const struct coord_conf *conf;
@@ -182,14 +215,22 @@ struct survey {
 	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
 	/* Who the last survey included, and when it started: a node that
-	 * joins or comes back after it brings the next automatic survey;
-	 * a cable or node going away does not (the live view reports it). */
+	 * joins after it brings the next automatic survey; one that comes
+	 * back brings re-checks of its edges; a cable or node going away
+	 * brings nothing (the live view reports it). */
 	char (*surveyed)[64];
-	unsigned char *went_down; /* per surveyed node: down since then */
 	unsigned n_surveyed;
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
+	int recheck; /* the running one re-checks some edges only */
+	struct sv_recheck *rq;
+	unsigned n_rq;
+	struct sv_edge_facts *facts;
+	size_t n_facts;
+	struct event *recheck_ev;
+	struct sv_acct *acct;
+	unsigned n_acct;
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
 	char failure[320]; /* why the running one failed, "" if it did not */
@@ -218,6 +259,8 @@ extern unsigned sv_alloc_fail_at;
 void sv_done_one(struct survey *sv);
 /* The report, then back to idle (and the next automatic survey). */
 void sv_finish(struct survey *sv);
+/* Cancel what is in flight, free the run's lists, back to idle. */
+void sv_reset(struct survey *sv);
 /* Tell the event callback (failure: NULL or the reason). */
 void sv_event(struct survey *sv, enum survey_event ev, const char *failure);
 
@@ -259,7 +302,30 @@ int sv_plan_measure(struct survey *sv);
 void sv_start_round_or_finish(struct survey *sv);
 unsigned sv_ladder_len(const struct survey *sv);
 
+/* survey_recheck.c */
+/* Compare every published edge's facts with the node table; queue a
+ * re-check of each that came back up or changed speed or MTU. */
+void sv_facts_scan(struct survey *sv);
+/* A new topology was stored: full (a survey) forgets the facts and the
+ * queue from before it; a re-check keeps them. */
+void sv_recheck_published(struct survey *sv, int full);
+/* Queue edge (a, a_if, b, b_if) for a re-check after delay_ms. */
+void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
+		      const char *b, const char *b_if, const char *why,
+		      uint64_t delay_ms);
+/* Start the queued re-checks that are due, when nothing else runs. */
+void sv_recheck_kick(struct survey *sv);
+int sv_recheck_init(struct survey *sv);
+void sv_recheck_fini(struct survey *sv);
+/* Account a finished test's bytes to its pair of nodes. */
+void sv_account(struct survey *sv, const Ring__TestReport *rep);
+/* Is this edge too busy to measure now? 1 with why filled in. */
+int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
+		 size_t len);
+
 /* survey_report.c */
+/* The re-check's edges merged into the published topology. */
+void sv_report_recheck(struct survey *sv);
 /* Build the Topology message from what the survey found, store it (the
  * last good one stays when that fails) and log the outcome. */
 void sv_report(struct survey *sv);

@@ -155,6 +155,19 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 	l->n_plan = 0;
 	l->step = 0;
 	l->ladder_rdma = 0;
+	if (sv_link_busy(sv, l, l->busy, sizeof(l->busy))) {
+		/* Never load a link in use: its last figures stay, and it
+		 * is tried again later, alone. */
+		log_info("survey: %s-%s is busy, not measured: %s",
+			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+			 l->busy);
+		if (!l->switch_pair)
+			sv_recheck_queue(sv, sv->nodes[l->t.a].name, l->t.a_if,
+					 sv->nodes[l->t.b].name, l->t.b_if,
+					 "busy at its last turn",
+					 sv->conf->busy_retry_ms);
+		return;
+	}
 	if (l->switch_pair || method == COORD_SURVEY_TCP) {
 		sv_plan_tcp(sv, l);
 		return;

@@ -102,6 +102,53 @@ static Ring__LatResult **sv_lat_copy(struct sv_arena *ar,
 	return v;
 }
 
+/* The published edge with the same ports, or NULL. */
+static const Ring__Edge *sv_old_edge(const struct survey *sv,
+				     const Ring__Edge *e)
+{
+	const Ring__Topology *t = sv->topology;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *o = t->edges[i];
+
+		if (!strcmp(o->a, e->a) && !strcmp(o->b, e->b) &&
+		    !strcmp(o->a_interface, e->a_interface) &&
+		    !strcmp(o->b_interface, e->b_interface))
+			return o;
+	}
+	return NULL;
+}
+
+/* A busy edge was not measured: it keeps its last figures, and their
+ * time says how old they are. Pointers into the published topology:
+ * sv_store copies the new one before it frees that. */
+static void sv_edge_keep(Ring__Edge *e, const Ring__Edge *o)
+{
+	if (!o)
+		return;
+	e->n_ladder = o->n_ladder;
+	e->ladder = o->ladder;
+	e->n_gbps_a_to_b = o->n_gbps_a_to_b;
+	e->gbps_a_to_b = o->gbps_a_to_b;
+	e->n_gbps_b_to_a = o->n_gbps_b_to_a;
+	e->gbps_b_to_a = o->gbps_b_to_a;
+	e->n_latency = o->n_latency;
+	e->latency = o->latency;
+	e->measured_ms = o->measured_ms;
+	e->method = o->method;
+	e->method_kind = o->method_kind;
+	e->rdma_write_gbps_a_to_b = o->rdma_write_gbps_a_to_b;
+	e->rdma_write_gbps_b_to_a = o->rdma_write_gbps_b_to_a;
+	e->rdma_read_gbps_a_to_b = o->rdma_read_gbps_a_to_b;
+	e->rdma_read_gbps_b_to_a = o->rdma_read_gbps_b_to_a;
+	e->n_rdma_write_lat = o->n_rdma_write_lat;
+	e->rdma_write_lat = o->rdma_write_lat;
+	e->a_gid = o->a_gid;
+	e->b_gid = o->b_gid;
+	e->a_gid_index = o->a_gid_index;
+	e->b_gid_index = o->b_gid_index;
+}
+
 static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 			       const struct sv_link *l)
 {
@@ -166,6 +213,9 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->b_gid = ar_printf(ar, "%s", l->b_gid);
 	e->a_gid_index = l->a_gid_index;
 	e->b_gid_index = l->b_gid_index;
+	e->busy = ar_printf(ar, "%s", l->busy);
+	if (l->busy[0])
+		sv_edge_keep(e, sv_old_edge(sv, e));
 	return e;
 }
 
@@ -504,15 +554,129 @@ static void sv_store(struct survey *sv, const Ring__Topology *top)
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	sv->topology = copy;
+	sv_recheck_published(sv, !sv->recheck);
 	if (sv->publish)
 		sv->publish(sv->topology, sv->publish_arg);
 }
+/* Does finding f speak of edge e ("edge n1-n2 ...")? */
+static int sv_finding_about(const Ring__Finding *f, const Ring__Edge *e)
+{
+	char head[160];
+	size_t n =
+		(size_t)snprintf(head, sizeof(head), "edge %s-%s", e->a, e->b);
+
+	return n < sizeof(head) && !strncmp(f->text, head, n) &&
+	       (f->text[n] == ' ' || f->text[n] == ':' || f->text[n] == ',');
+}
+
+void sv_report_recheck(struct survey *sv)
+{
+	const Ring__Topology *old = sv->topology;
+	Ring__Topology top;
+	struct sv_arena ar = {0};
+	uint64_t now = clock_now_ms();
+	char list[512] = "";
+	size_t used = 0;
+
+	if (!old) {
+		snprintf(sv->failure, sizeof(sv->failure),
+			 "no published topology to re-check");
+		return;
+	}
+	top = *old;
+	top.edges = ar_alloc(&ar, (old->n_edges + 1) * sizeof(*top.edges));
+	top.findings =
+		ar_alloc(&ar, (old->n_findings + 1) * sizeof(*top.findings));
+	if (!top.edges || !top.findings) {
+		snprintf(sv->failure, sizeof(sv->failure),
+			 "out of memory merging the re-checked edges");
+		goto out;
+	}
+	top.n_findings = 0;
+	for (size_t i = 0; i < old->n_edges; i++) {
+		const Ring__Edge *o = old->edges[i];
+		const struct sv_link *l = NULL;
+		Ring__Edge *e;
+		int w;
+
+		top.edges[i] = (Ring__Edge *)o;
+		for (unsigned k = 0; k < sv->n_links && !l; k++) {
+			const struct sv_link *x = &sv->links[k];
+
+			if (!strcmp(sv->nodes[x->t.a].name, o->a) &&
+			    !strcmp(sv->nodes[x->t.b].name, o->b) &&
+			    !strcmp(x->t.a_if, o->a_interface) &&
+			    !strcmp(x->t.b_if, o->b_interface))
+				l = x;
+		}
+		if (!l)
+			continue;
+		e = ar_alloc(&ar, sizeof(*e));
+		if (!e)
+			continue;
+		if (l->measured_ms && !l->busy[0]) {
+			Ring__Edge *ne = sv_edge_msg(sv, &ar, l);
+
+			if (!ne)
+				continue;
+			*e = *ne;
+		} else {
+			/* Not measured (probes failed, busy, an end lost):
+			 * the last figures stay, with their time. */
+			*e = *o;
+			e->verified = l->t.verified;
+			e->busy = ar_printf(&ar, "%s", l->busy);
+			e->error = ar_printf(
+				&ar, "%s",
+				l->error[0]	 ? l->error
+				: !l->t.verified ? "re-check: the probes did "
+						   "not get through both ways"
+						 : "");
+		}
+		e->rechecked_ms = now;
+		e->recheck_reason = ar_printf(&ar, "%s", l->why);
+		top.edges[i] = e;
+		w = snprintf(list + (used < sizeof(list) ? used : sizeof(list)),
+			     used < sizeof(list) ? sizeof(list) - used : 0,
+			     "%s%s-%s %s", used ? ", " : "", e->a, e->b,
+			     e->busy[0]		? "busy, not measured"
+			     : e->error[0]	? e->error
+			     : e->n_gbps_a_to_b ? "measured"
+						: "probed");
+		used += w > 0 ? (size_t)w : 0;
+	}
+	/* What the survey said of an edge measured again no longer holds. */
+	for (size_t i = 0; i < old->n_findings; i++) {
+		int stale = 0;
+
+		for (size_t k = 0; k < old->n_edges && !stale; k++)
+			stale = top.edges[k] != old->edges[k] &&
+				top.edges[k]->measured_ms !=
+					old->edges[k]->measured_ms &&
+				sv_finding_about(old->findings[i],
+						 old->edges[k]);
+		if (!stale)
+			top.findings[top.n_findings++] = old->findings[i];
+	}
+	sv_store(sv, &top);
+	log_info("re-check done in %.1f s: %s", sv_elapsed(&sv->t0), list);
+out:
+	ar_free(&ar);
+}
+
 void sv_report(struct survey *sv)
 {
 	Ring__Topology top = RING__TOPOLOGY__INIT;
 	struct topo_result res = {0};
 	struct sv_arena ar = {0};
-	int ok = sv_analyse(sv, &res) == 0;
+	int ok;
+
+	if (sv->recheck) {
+		sv_report_recheck(sv);
+		sv_report_failure(sv);
+		return;
+	}
+	ok = sv_analyse(sv, &res) == 0;
 
 	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
 	top.order = ar_alloc(&ar, (res.n_order + 1) * sizeof(char *));

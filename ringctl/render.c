@@ -485,6 +485,17 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 	writer_str(w, "method", buf);
 	if (*e->error)
 		writer_str(w, "error", e->error);
+	if (e->busy && *e->busy)
+		writer_str(w, "busy_not_measured", e->busy);
+	if (e->rechecked_ms) {
+		char t[32];
+
+		render_format_time(e->rechecked_ms, t, sizeof(t));
+		writer_str(w, "rechecked", t);
+		writer_str(w, "recheck_reason", e->recheck_reason);
+	}
+	/* Computed from ringd's own tests' reports. */
+	writer_uint(w, "self_bytes_last_hour_computed", e->self_bytes_hour);
 	if (!rdma && !*e->rdma_error)
 		return;
 	render_opt_double(w, "rdma_write_gbps_a_to_b_measured",
@@ -595,6 +606,8 @@ static void render_edge_brief(struct writer *w, const Ring__Edge *e,
 	writer_str(w, "method", buf);
 	if (*e->error || *e->rdma_error)
 		writer_str(w, "error", *e->error ? e->error : e->rdma_error);
+	else if (e->busy && *e->busy)
+		writer_str(w, "error", "busy, not measured");
 }
 
 /* The short verdict: the text before its parenthesised reasons. */

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <event2/event.h>
 
+#include "clock.h"
 #include "coord_conf.h"
 #include "frame.h"
 #include "nodes.h"
@@ -32,6 +35,7 @@ struct tif {
 	char name[16], addr[32];
 	unsigned prefix;
 	int peer_node, peer_if; /* the cable's other end, -1 if none */
+	int no_carrier;		/* the cable is out */
 };
 
 struct tnode {
@@ -465,6 +469,8 @@ static void tn_publish(struct fake *f)
 			nif[k].n_ipv4 = 1;
 			nif[k].mtu = 9000;
 			nif[k].nominal_speed_mbps = 200000;
+			nif[k].admin_up = 1;
+			nif[k].carrier = !k || !tn->ifs[k - 1].no_carrier;
 			nifp[k] = &nif[k];
 		}
 		nif[0].name = "mgmt0";
@@ -1042,6 +1048,165 @@ static void test_ladder_2_16(void **state)
 	fake_free(f);
 }
 
+/* ------------------------------------------------------------ re-checks */
+
+/* Let the re-check timer fire (recheck_settle is 1 ms here), then answer
+ * what it asks. */
+static void fake_settle(struct fake *f)
+{
+	usleep(20000);
+	event_base_loop(f->base, EVLOOP_NONBLOCK);
+	fake_pump(f);
+}
+
+/* Calls since seq to nodes other than those listed ("" ends the list). */
+static unsigned calls_beyond(struct fake *f, unsigned seq, const char *x,
+			     const char *y, const char *z)
+{
+	unsigned n = 0;
+
+	for (struct tc_call *c = f->tc.calls; c; c = c->next)
+		if (c->seq > seq && strcmp(c->node, x) && strcmp(c->node, y) &&
+		    strcmp(c->node, z))
+			n++;
+	return n;
+}
+
+static void fake_cut(struct fake *f, int x, int ix, int cut)
+{
+	const struct tif *t = &f->n[x].ifs[ix];
+
+	f->n[x].ifs[ix].no_carrier = cut;
+	f->n[t->peer_node].ifs[t->peer_if].no_carrier = cut;
+	tn_publish(f);
+	survey_nodes_changed(f->sv);
+}
+
+/* A cable out and back: nothing while it is out; back, after the settle
+ * time, that edge alone is probed and measured again; the rest of the
+ * topology is as the survey published it. */
+static void test_recheck_cable_back(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__Edge *e;
+	uint64_t m12, m24, surveyed;
+	unsigned seq;
+
+	(void)state;
+	f->conf.recheck_settle_ms = 1;
+	tn_publish(f);
+	t = fake_survey(f);
+	m12 = topo_edge(t, "n1", "n2")->measured_ms;
+	m24 = topo_edge(t, "n2", "n4")->measured_ms;
+	surveyed = t->surveyed_ms;
+	seq = f->tc.n_calls;
+	usleep(2000);	      /* a later measured_ms */
+	fake_cut(f, 0, 0, 1); /* n1 p1 - n2 p1 */
+	fake_settle(f);
+	assert_int_equal(f->tc.n_calls, seq); /* out: nothing to measure */
+	fake_cut(f, 0, 0, 0);
+	assert_false(survey_running(f->sv)); /* the settle time first */
+	fake_settle(f);
+	assert_false(survey_running(f->sv));
+	assert_true(f->tc.n_calls > seq);
+	assert_int_equal(calls_beyond(f, seq, "n1", "n2", "n2"), 0);
+	t = survey_topology(f->sv);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->surveyed_ms, surveyed);
+	assert_int_equal(t->n_edges, 4);
+	assert_int_equal(t->n_diagonals, 4);
+	e = topo_edge(t, "n1", "n2");
+	assert_true(e->rechecked_ms > 0);
+	assert_string_equal(e->recheck_reason, "cable back up");
+	assert_true(e->measured_ms > m12);
+	assert_true(e->verified);
+	assert_true(e->gbps_a_to_b[2] == 100.0);
+	e = topo_edge(t, "n2", "n4");
+	assert_int_equal(e->measured_ms, m24);
+	assert_int_equal(e->rechecked_ms, 0);
+	/* The survey's own traffic is accounted to the pair. */
+	assert_true(survey_self_bytes(f->sv, "n2", "n1", clock_now_ms()) > 0);
+	assert_int_equal(survey_self_bytes(f->sv, "n1", "n4", clock_now_ms()),
+			 0);
+	fake_free(f);
+}
+
+/* A node that comes back: its edges are re-checked, not the ring (no
+ * probe or test involves the node that has no edge with it). */
+static void test_recheck_node_back(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	unsigned seq;
+
+	(void)state;
+	f->conf.recheck_settle_ms = 1;
+	f->conf.survey_settle_ms = 1;
+	tn_publish(f);
+	fake_survey(f);
+	seq = f->tc.n_calls;
+	tc_node_down(&f->tc, "n4");
+	survey_nodes_changed(f->sv);
+	fake_settle(f);
+	assert_int_equal(f->tc.n_calls, seq);
+	tn_publish(f);
+	survey_nodes_changed(f->sv);
+	fake_settle(f);
+	assert_false(survey_running(f->sv));
+	assert_true(f->tc.n_calls > seq);
+	assert_int_equal(calls_beyond(f, seq, "n2", "n4", "n3"), 0);
+	t = survey_topology(f->sv);
+	assert_string_equal(topo_edge(t, "n2", "n4")->recheck_reason,
+			    "n4 came back");
+	assert_string_equal(topo_edge(t, "n3", "n4")->recheck_reason,
+			    "n4 came back");
+	assert_int_equal(topo_edge(t, "n1", "n2")->rechecked_ms, 0);
+	fake_free(f);
+}
+
+/* Traffic above busy_threshold on a port: the survey does not load that
+ * edge; its last figures stay, it says why, and it is tried again. */
+static void test_busy_edge_postponed(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__Edge *e;
+	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
+	Ring__PortCounters pc = RING__PORT_COUNTERS__INIT, *pcp = &pc;
+	uint64_t m12;
+
+	(void)state;
+	tn_publish(f);
+	t = fake_survey(f);
+	m12 = topo_edge(t, "n1", "n2")->measured_ms;
+	/* n2 p1 (facing n1) receives 100 Gbps: half of its 200. */
+	pc.interface = "p1";
+	pc.rx_bytes_per_s = 100e9 / 8;
+	r.interval_ms = 10000;
+	r.ports = &pcp;
+	r.n_ports = 1;
+	/* Sampled after the survey's own tests there. */
+	nodes_set_counters(nodes_find(f->table, "n2"), frame_copy(&r.base),
+			   clock_now_ms() + 5000);
+	t = fake_survey(f);
+	e = topo_edge(t, "n1", "n2");
+	assert_string_equal(e->busy,
+			    "n2 p1: 100.00 Gbps of traffic (50% of 200 Gbps, "
+			    "above busy_threshold 10%)");
+	assert_int_equal(e->measured_ms, m12);
+	assert_true(e->gbps_a_to_b[2] == 100.0);
+	assert_string_equal(topo_edge(t, "n2", "n4")->busy, "");
+	assert_int_equal(f->sv->n_rq, 1);
+	assert_string_equal(f->sv->rq[0].why, "busy at its last turn");
+	/* busy_threshold 0: never postponed. */
+	f->conf.busy_threshold = 0;
+	t = fake_survey(f);
+	assert_string_equal(topo_edge(t, "n1", "n2")->busy, "");
+	assert_true(topo_edge(t, "n1", "n2")->measured_ms > m12);
+	fake_free(f);
+}
+
 static void test_fewer_than_two(void **state)
 {
 	struct fake *f = fake_new();
@@ -1072,6 +1237,9 @@ int main(void)
 		cmocka_unit_test(test_alloc_failure_at_once),
 		cmocka_unit_test(test_ladder_2_16),
 		cmocka_unit_test(test_fewer_than_two),
+		cmocka_unit_test(test_recheck_cable_back),
+		cmocka_unit_test(test_recheck_node_back),
+		cmocka_unit_test(test_busy_edge_postponed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

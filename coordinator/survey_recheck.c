@@ -1,0 +1,447 @@
+/* Targeted re-checks: an edge of the published topology whose physical
+ * facts changed (its cable or a node came back, its speed or MTU changed)
+ * is probed both ways and measured again on its own after recheck_settle;
+ * the rest of the topology stays as published. Also: the busy check before
+ * any bandwidth test, and the account of ringd's own bytes per cable. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "survey_int.h"
+
+/* A re-check that cannot start now (a survey or a test runs) looks again
+ * this much later. */
+#define SV_RECHECK_RETRY_MS 2000
+
+static const Ring__NetInterface *sv_rc_iface(const struct node *n,
+					     const char *name)
+{
+	const Ring__Inventory *inv = n ? n->inventory : NULL;
+
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
+static void sv_facts_now(struct survey *sv, const Ring__Edge *e,
+			 struct sv_edge_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->up = 1;
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? e->b : e->a;
+		struct node *n = nodes_find(sv->table, name);
+		const Ring__NetInterface *fi;
+
+		if (!n || n->state != NODE_UP) {
+			f->up = 0;
+			snprintf(f->down_node, sizeof(f->down_node), "%s",
+				 name);
+			continue;
+		}
+		fi = sv_rc_iface(n, k ? e->b_interface : e->a_interface);
+		if (!fi || !fi->admin_up || !fi->carrier) {
+			f->up = 0;
+			continue;
+		}
+		f->speed[k] = fi->speed_mbps;
+		f->mtu[k] = fi->mtu;
+	}
+}
+
+void sv_facts_scan(struct survey *sv)
+{
+	const Ring__Topology *t = sv->topology;
+
+	if (!t || sv->n_facts != t->n_edges)
+		return;
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		struct sv_edge_facts now, *old = &sv->facts[i];
+		char why[96] = "";
+
+		sv_facts_now(sv, e, &now);
+		if (!old->known) {
+			/* Not seen up since it was published (a restored
+			 * topology): this is what it is, not a change. */
+			if (now.up) {
+				*old = now;
+				old->known = 1;
+			}
+			continue;
+		}
+		if (now.up && !old->up) {
+			if (old->down_node[0])
+				snprintf(why, sizeof(why), "%s came back",
+					 old->down_node);
+			else
+				snprintf(why, sizeof(why), "cable back up");
+		} else if (now.up && (now.speed[0] != old->speed[0] ||
+				      now.speed[1] != old->speed[1])) {
+			snprintf(why, sizeof(why), "link speed changed");
+		} else if (now.up && (now.mtu[0] != old->mtu[0] ||
+				      now.mtu[1] != old->mtu[1])) {
+			snprintf(why, sizeof(why), "MTU changed");
+		}
+		if (now.up) {
+			*old = now;
+			old->known = 1;
+		} else {
+			/* Remember the first reason it went down: a node
+			 * lost after its cable is still a cable. */
+			if (old->up)
+				snprintf(old->down_node, sizeof(old->down_node),
+					 "%s", now.down_node);
+			old->up = 0;
+		}
+		if (why[0] && sv->conf->recheck_settle_ms)
+			sv_recheck_queue(sv, e->a, e->a_interface, e->b,
+					 e->b_interface, why,
+					 sv->conf->recheck_settle_ms);
+	}
+}
+
+void sv_recheck_published(struct survey *sv, int full)
+{
+	const Ring__Topology *t = sv->topology;
+	struct sv_edge_facts *f;
+	unsigned kept = 0;
+
+	if (!full)
+		return;
+	/* What was queued before the survey began, it measured. */
+	for (unsigned i = 0; i < sv->n_rq; i++)
+		if (sv->rq[i].queued_ms >= sv->started_ms)
+			sv->rq[kept++] = sv->rq[i];
+	sv->n_rq = kept;
+	free(sv->facts);
+	sv->facts = NULL;
+	sv->n_facts = 0;
+	if (!t || !t->n_edges)
+		return;
+	f = calloc(t->n_edges, sizeof(*f));
+	if (!f)
+		return; /* no re-checks until the next survey */
+	for (size_t i = 0; i < t->n_edges; i++) {
+		sv_facts_now(sv, t->edges[i], &f[i]);
+		f[i].known = f[i].up;
+	}
+	sv->facts = f;
+	sv->n_facts = t->n_edges;
+}
+
+static void sv_recheck_arm(struct survey *sv, uint64_t min_ms)
+{
+	uint64_t now = clock_now_ms(), due = UINT64_MAX, ms;
+	struct timeval tv;
+
+	for (unsigned i = 0; i < sv->n_rq; i++)
+		if (sv->rq[i].due_ms < due)
+			due = sv->rq[i].due_ms;
+	if (due == UINT64_MAX) {
+		evtimer_del(sv->recheck_ev);
+		return;
+	}
+	ms = due > now ? due - now : 0;
+	if (ms < min_ms)
+		ms = min_ms;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(sv->recheck_ev, &tv);
+}
+
+void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
+		      const char *b, const char *b_if, const char *why,
+		      uint64_t delay_ms)
+{
+	uint64_t now = clock_now_ms();
+	struct sv_recheck *r = NULL, *v;
+
+	for (unsigned i = 0; i < sv->n_rq && !r; i++)
+		if (!strcmp(sv->rq[i].a, a) && !strcmp(sv->rq[i].b, b) &&
+		    !strcmp(sv->rq[i].a_if, a_if) &&
+		    !strcmp(sv->rq[i].b_if, b_if))
+			r = &sv->rq[i];
+	if (!r) {
+		if (sv->n_rq >= SV_RECHECK_MAX) {
+			log_debug("survey",
+				  "re-check queue full: %s-%s not "
+				  "queued",
+				  a, b);
+			return;
+		}
+		v = realloc(sv->rq, (sv->n_rq + 1) * sizeof(*v));
+		if (!v) {
+			log_warnx("survey: out of memory queueing a re-check "
+				  "of %s-%s",
+				  a, b);
+			return;
+		}
+		sv->rq = v;
+		r = &sv->rq[sv->n_rq++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->a, sizeof(r->a), "%s", a);
+		snprintf(r->a_if, sizeof(r->a_if), "%s", a_if);
+		snprintf(r->b, sizeof(r->b), "%s", b);
+		snprintf(r->b_if, sizeof(r->b_if), "%s", b_if);
+		r->queued_ms = now;
+	}
+	/* Each change restarts the wait: a flapping cable is measured once
+	 * it has been quiet for the settle time. */
+	snprintf(r->why, sizeof(r->why), "%s", why);
+	r->due_ms = now + delay_ms;
+	log_debug("survey", "re-check of %s-%s (%s) in %llu ms", a, b, why,
+		  (unsigned long long)delay_ms);
+	sv_recheck_arm(sv, 0);
+}
+
+/* Start the due re-checks as one run: probes, then the measurement
+ * rounds (disjoint pairs), then the merged report. */
+static int sv_recheck_start(struct survey *sv, uint64_t now)
+{
+	unsigned kept = 0, n = 0;
+	char list[512] = "";
+	size_t used = 0;
+
+	if (!sv->topology) {
+		sv->n_rq = 0;
+		return 0;
+	}
+	if (sv_snapshot(sv) < 0)
+		goto oom;
+	for (unsigned i = 0; i < sv->n_rq; i++) {
+		const struct sv_recheck *r = &sv->rq[i];
+		int ia, ib;
+		struct sv_link *l;
+
+		if (r->due_ms > now) {
+			sv->rq[kept++] = *r;
+			continue;
+		}
+		ia = sv_node_index(sv, r->a);
+		ib = sv_node_index(sv, r->b);
+		if (ia < 0 || ib < 0) {
+			/* Its return queues it again. */
+			log_debug("survey",
+				  "re-check of %s-%s dropped: %s is "
+				  "not up",
+				  r->a, r->b, ia < 0 ? r->a : r->b);
+			continue;
+		}
+		l = sv_add_link(sv, (unsigned)ia, r->a_if, (unsigned)ib,
+				r->b_if);
+		if (!l)
+			goto oom;
+		snprintf(l->why, sizeof(l->why), "%s", r->why);
+		if (used < sizeof(list)) {
+			int w = snprintf(list + used, sizeof(list) - used,
+					 "%s%s-%s (%s)", n ? ", " : "", r->a,
+					 r->b, r->why);
+
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	sv->n_rq = kept;
+	if (!n) {
+		sv_reset(sv);
+		return 0;
+	}
+	sv->recheck = 1;
+	snprintf(sv->reason, sizeof(sv->reason), "re-check");
+	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
+	sv->tests_sum_s = 0;
+	sv->n_rounds = 0;
+	sv->failed = 0;
+	log_info("re-check started: %s", list);
+	sv_event(sv, SURVEY_STARTED, NULL);
+	sv->pending = 1;
+	sv_phase_verify(sv);
+	sv_done_one(sv);
+	return 0;
+oom:
+	log_warnx("survey: out of memory starting a re-check");
+	sv_reset(sv);
+	errno = ENOMEM;
+	return -1;
+}
+
+void sv_recheck_kick(struct survey *sv)
+{
+	uint64_t now = clock_now_ms();
+	int due = 0;
+
+	for (unsigned i = 0; i < sv->n_rq; i++)
+		due |= sv->rq[i].due_ms <= now;
+	if (!due) {
+		sv_recheck_arm(sv, 0);
+		return;
+	}
+	if (sv->phase != SV_IDLE || sv->manual_tests ||
+	    sv_recheck_start(sv, now) < 0) {
+		sv_recheck_arm(sv, SV_RECHECK_RETRY_MS);
+		return;
+	}
+	if (sv->phase == SV_IDLE)
+		sv_recheck_arm(sv, 0); /* later ones */
+}
+
+static void sv_recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	sv_recheck_kick(arg);
+}
+
+int sv_recheck_init(struct survey *sv)
+{
+	sv->recheck_ev = evtimer_new(sv->base, sv_recheck_cb, sv);
+	return sv->recheck_ev ? 0 : -1;
+}
+
+void sv_recheck_fini(struct survey *sv)
+{
+	if (sv->recheck_ev)
+		event_free(sv->recheck_ev);
+	free(sv->rq);
+	free(sv->facts);
+	free(sv->acct);
+}
+
+/* ---- busy edges ---- */
+
+int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
+		 size_t len)
+{
+	const struct coord_conf *conf = sv->conf;
+	double cap = l->nominal_gbps * 1e9;
+	uint64_t self_ms = 0;
+
+	if (!conf->busy_threshold || cap <= 0)
+		return 0;
+	/* Our own tests on this cable in the counters' last interval would
+	 * count as traffic: the sample says nothing then. */
+	for (unsigned i = 0; i < sv->n_acct; i++) {
+		const struct sv_acct *x = &sv->acct[i];
+		const char *a = sv->nodes[l->t.a].name;
+		const char *b = sv->nodes[l->t.b].name;
+
+		if ((!strcmp(x->a, a) && !strcmp(x->b, b)) ||
+		    (!strcmp(x->a, b) && !strcmp(x->b, a)))
+			self_ms = x->last_ms;
+	}
+	for (int k = 0; k < 2; k++) {
+		unsigned idx = k ? l->t.b : l->t.a;
+		const char *ifname = k ? l->t.b_if : l->t.a_if;
+		struct node *n = nodes_find(sv->table, sv->nodes[idx].name);
+		uint64_t at = 0;
+		double bps = nodes_port_traffic_bps(n, ifname, &at);
+
+		/* No rate, a sample older than a minute, or one whose
+		 * interval overlaps our own last test there: unknown. */
+		if (bps < 0 || at + 60000 < clock_now_ms() ||
+		    (self_ms && self_ms + 1000 + n->counters_span_ms > at))
+			continue;
+		if (bps * 100 > cap * conf->busy_threshold) {
+			snprintf(why, len,
+				 "%s %s: %.2f Gbps of traffic (%.0f%% of "
+				 "%.0f Gbps, above busy_threshold %u%%)",
+				 sv->nodes[idx].name, ifname, bps / 1e9,
+				 100 * bps / cap, l->nominal_gbps,
+				 conf->busy_threshold);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- ringd's own bytes ---- */
+
+/* A test's bytes on the wire, warm-up included (computed): the streams'
+ * bytes counted in the window, scaled by (warm-up + window) / window;
+ * for latency, the round trips of every size both ways. */
+static uint64_t sv_test_bytes(const Ring__TestReport *rep)
+{
+	const Ring__TestParams *p = rep->params;
+	double total = 0;
+
+	if (!p)
+		return 0;
+	if (p->kind == RING__TEST_KIND__TEST_TCP_LAT ||
+	    p->kind == RING__TEST_KIND__TEST_RDMA_LAT) {
+		for (size_t i = 0; i < p->n_sizes; i++)
+			total += 2.0 * (double)p->sizes[i] *
+				 (double)(p->iterations + p->lat_warmup);
+		return (uint64_t)total;
+	}
+	for (int s = 0; s < 2; s++) {
+		const Ring__TestResult *r = s ? rep->b_side : rep->a_side;
+		double window = r ? r->window_s : 0, bytes = 0;
+
+		for (size_t i = 0; r && i < r->n_streams; i++)
+			if (r->streams[i]->sending)
+				bytes += (double)r->streams[i]->bytes;
+		if (window > 0)
+			bytes *=
+				(window + (double)p->warmup_ms / 1000) / window;
+		total += bytes;
+	}
+	return (uint64_t)total;
+}
+
+void sv_account(struct survey *sv, const Ring__TestReport *rep)
+{
+	uint64_t now = clock_now_ms(), bytes = sv_test_bytes(rep),
+		 minute = now / 60000;
+	const char *a = strcmp(rep->a, rep->b) < 0 ? rep->a : rep->b;
+	const char *b = a == rep->a ? rep->b : rep->a;
+	struct sv_acct *x = NULL;
+	unsigned oldest = 0;
+
+	for (unsigned i = 0; i < sv->n_acct && !x; i++) {
+		if (!strcmp(sv->acct[i].a, a) && !strcmp(sv->acct[i].b, b))
+			x = &sv->acct[i];
+		else if (sv->acct[i].last_ms < sv->acct[oldest].last_ms)
+			oldest = i;
+	}
+	if (!x) {
+		if (!sv->acct) {
+			sv->acct = calloc(SV_ACCT_MAX, sizeof(*sv->acct));
+			if (!sv->acct)
+				return;
+		}
+		/* Full: the pair tested longest ago makes room. */
+		x = &sv->acct[sv->n_acct < SV_ACCT_MAX ? sv->n_acct++ : oldest];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->a, sizeof(x->a), "%s", a);
+		snprintf(x->b, sizeof(x->b), "%s", b);
+	}
+	if (x->minute[minute % 60] != minute) {
+		x->minute[minute % 60] = minute;
+		x->bytes[minute % 60] = 0;
+	}
+	x->bytes[minute % 60] += bytes;
+	x->last_ms = now;
+}
+
+uint64_t survey_self_bytes(const struct survey *sv, const char *a,
+			   const char *b, uint64_t now_ms)
+{
+	uint64_t minute = now_ms / 60000, sum = 0;
+
+	for (unsigned i = 0; i < sv->n_acct; i++) {
+		const struct sv_acct *x = &sv->acct[i];
+
+		if (!((!strcmp(x->a, a) && !strcmp(x->b, b)) ||
+		      (!strcmp(x->a, b) && !strcmp(x->b, a))))
+			continue;
+		for (int m = 0; m < 60; m++)
+			if (x->minute[m] + 60 > minute)
+				sum += x->bytes[m];
+	}
+	return sum;
+}
