@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "coord_conf.h"
+#include "feed.h"
 #include "nodes.h"
 #include "log.h"
 #include "survey.h"
@@ -60,6 +61,9 @@ struct client {
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
+	/* A watcher: the connection is a stream of events (feed.h), counted
+	 * by the feed's bounds instead of the clients'. */
+	struct feed_sub *watch;
 	LIST_ENTRY(client) link;
 };
 
@@ -69,6 +73,7 @@ struct control {
 	struct nodes *nodes;
 	struct survey *survey;
 	const struct control_view *view;
+	struct feed *feed;
 	struct evconnlistener *listener;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	LIST_HEAD(, client) clients;
@@ -83,8 +88,12 @@ static void client_free(struct client *cl)
 	struct control *ctl = cl->ctl;
 
 	LIST_REMOVE(cl, link);
-	ctl->n_clients--;
-	ctl->n_group -= cl->uid != 0;
+	if (cl->watch) {
+		feed_unsubscribe(cl->watch);
+	} else {
+		ctl->n_clients--;
+		ctl->n_group -= cl->uid != 0;
+	}
 	survey_test_cancel(cl->test);
 	if (cl->deadline)
 		event_free(cl->deadline);
@@ -105,8 +114,9 @@ static void client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
-	if (cl->test)
-		evtimer_del(cl->deadline); /* the test's own deadline rules */
+	if (cl->test || cl->watch)
+		evtimer_del(cl->deadline); /* the test's own deadline rules;
+					    * a stream has none */
 	else
 		evtimer_add(cl->deadline, &tv);
 }
@@ -165,6 +175,11 @@ static void client_send(struct client *cl, uint64_t id,
 void control_set_view(struct control *ctl, const struct control_view *view)
 {
 	ctl->view = view;
+}
+
+void control_set_feed(struct control *ctl, struct feed *feed)
+{
+	ctl->feed = feed;
 }
 
 static const Ring__Topology *control_topology(const struct control *co)
@@ -689,6 +704,61 @@ static void control_ranks(struct client *cl, uint64_t id)
 	client_send(cl, id, RING__ENVELOPE__BODY_RANKS_REPLY, &rep);
 }
 
+/* The feed dropped a watcher that stopped reading. */
+static void control_watch_gone(struct feed_sub *s, const char *why, void *arg)
+{
+	struct client *cl = arg;
+
+	(void)s;
+	log_debug("control", "%s: watch ended: %s", conn_peer(cl->conn), why);
+	if (cl->in_msg)
+		cl->dead = 1;
+	else
+		client_free(cl);
+}
+
+/* The reply is the stream: the snapshot first, then every event, until
+ * either side closes. The watcher leaves the clients' count for the
+ * feed's, so watchers never take the slots of status and ranks. */
+static void control_watch(struct client *cl, uint64_t id,
+			  const Ring__WatchRequest *req)
+{
+	struct control *co = cl->ctl;
+	char why[256];
+	unsigned kinds;
+
+	if (!co->feed) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_UNSUPPORTED,
+				"this coordinator has no event feed");
+		return;
+	}
+	if (feed_kinds_parse(req->kinds, req->n_kinds, &kinds, why,
+			     sizeof(why)) < 0) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
+		return;
+	}
+	cl->watch = feed_subscribe(
+		co->feed, bufferevent_get_output(conn_bev(cl->conn)), id,
+		cl->uid, kinds, control_topology(co),
+		co->view && co->view->health ? co->view->health(co->view->arg)
+					     : NULL,
+		control_watch_gone, cl, why, sizeof(why));
+	if (!cl->watch) {
+		conn_send_error(cl->conn, id,
+				errno == EUSERS
+					? RING__ERROR_CODE__ERROR_PERMISSION
+					: RING__ERROR_CODE__ERROR_INTERNAL,
+				"%s", why);
+		return;
+	}
+	co->n_clients--;
+	co->n_group -= cl->uid != 0;
+	log_debug("control", "%s: watching (%u watchers)", conn_peer(cl->conn),
+		  feed_watchers(co->feed));
+}
+
 static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 {
 	struct client *cl = arg;
@@ -696,6 +766,14 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 
 	(void)c;
 	cl->in_msg++;
+	if (cl->watch) {
+		/* One reply per request, even here; the stream goes on. */
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"this connection is watching; send other "
+				"requests on another");
+		goto done;
+	}
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_STATUS_REQUEST:
 		control_status(cl, id);
@@ -722,6 +800,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	case RING__ENVELOPE__BODY_HISTORY_REQUEST:
 		control_history(cl, id, env->history_request);
 		break;
+	case RING__ENVELOPE__BODY_WATCH_REQUEST:
+		control_watch(cl, id, env->watch_request);
+		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
 		if (cl->uid != 0) {
@@ -742,6 +823,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 				frame_type_name((uint16_t)env->body_case));
 		break;
 	}
+done:
 	frame_free(env);
 	cl->in_msg--;
 	if (cl->dead) {
@@ -772,7 +854,7 @@ static unsigned control_uid_count(const struct control *ctl, uid_t uid)
 	unsigned n = 0;
 
 	LIST_FOREACH(cl, &ctl->clients, link)
-	n += cl->uid == uid;
+	n += cl->uid == uid && !cl->watch; /* the feed counts watchers */
 	return n;
 }
 
@@ -1002,8 +1084,19 @@ fail_ctl:
 
 void control_free(struct control *ctl)
 {
+	struct client *cl;
+
 	if (!ctl)
 		return;
+	/* Watchers get what is queued (the shutdown event) if their socket
+	 * takes it now: never wait. */
+	LIST_FOREACH(cl, &ctl->clients, link)
+	if (cl->watch) {
+		struct bufferevent *bev = conn_bev(cl->conn);
+
+		evbuffer_write(bufferevent_get_output(bev),
+			       bufferevent_getfd(bev));
+	}
 	while (!LIST_EMPTY(&ctl->clients))
 		client_free(LIST_FIRST(&ctl->clients));
 	evconnlistener_free(ctl->listener);

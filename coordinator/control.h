@@ -38,4 +38,8 @@ struct control_view {
 };
 void control_set_view(struct control *ctl, const struct control_view *view);
 
+/* Where WatchRequest subscribes (feed.h); without one it is refused. */
+struct feed;
+void control_set_feed(struct control *ctl, struct feed *feed);
+
 #endif

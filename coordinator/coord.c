@@ -16,6 +16,7 @@
 #include "alerts.h"
 #include "clock.h"
 #include "control.h"
+#include "feed.h"
 #include "frame.h"
 #include "log.h"
 #include "metrics.h"
@@ -85,6 +86,7 @@ static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 	co->fired += ev == ALERT_EV_FIRED;
 	co->resolved += ev == ALERT_EV_RESOLVED;
 	sinks_alert(co->sinks, a, ev);
+	feed_alert(co->feed, a, ev);
 	if (co->store && store_alert_save(co->store, a) < 0)
 		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
 }
@@ -181,6 +183,7 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	if (watch_set_topology(co->watch, t) < 0)
 		log_warnx("watch: out of memory: the live view keeps the "
 			  "previous topology");
+	feed_published(co->feed, t);
 	if (!co->store)
 		return;
 	coord_save_baselines(co);
@@ -204,7 +207,7 @@ static void coord_survey_event(enum survey_event ev, const char *what,
 {
 	struct coord *co = arg;
 
-	(void)reason;
+	feed_survey(co->feed, ev, what, reason, failure);
 	if (ev == SURVEY_DONE)
 		watch_survey_outcome(co->watch, what, failure);
 }
@@ -215,6 +218,14 @@ static void coord_nodes_changed(void *arg)
 
 	survey_nodes_changed(co->survey);
 	watch_nodes_changed(co->watch);
+	feed_nodes(co->feed, co->nodes);
+}
+
+/* The live view after each evaluation: the feed's edge, class and rank
+ * order events. */
+static void coord_evaluated(const Ring__Topology *t, void *arg)
+{
+	feed_topology(((struct coord *)arg)->feed, t);
 }
 
 static const Ring__Topology *coord_view_topology(void *arg)
@@ -392,6 +403,11 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 
 	for (unsigned i = 0; i < conf->n_alert_argv; i++)
 		co->alert_argv[i] = (char *)conf->alert_argv[i];
+	/* First: restoring alerts and the topology already tells it. */
+	co->feed = feed_new(co->base);
+	if (!co->feed)
+		return -1;
+	feed_nodes(co->feed, co->nodes); /* what later changes are against */
 	co->store = store_open(conf->state_dir, err, sizeof(err));
 	if (!co->store) {
 		log_warnx("state_dir %s: %s", conf->state_dir, err);
@@ -404,6 +420,7 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	co->watch = watch_new(co->base, conf, co->nodes, co->alerts);
 	if (!co->watch)
 		return -1;
+	watch_set_eval_cb(co->watch, coord_evaluated, co);
 	{
 		uint64_t end;
 
@@ -488,6 +505,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.history = coord_view_history;
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
+	control_set_feed(co->control, co->feed);
 	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);
 	co->sig_int = evsignal_new(co->base, SIGINT, coord_signal, co);
 	co->sig_hup = evsignal_new(co->base, SIGHUP, coord_signal, co);
@@ -533,6 +551,8 @@ void coord_fini(struct coord *co)
 		event_free(co->sig_int);
 	if (co->sig_hup)
 		event_free(co->sig_hup);
+	if (co->feed)
+		feed_shutdown(co->feed);
 	control_free(co->control);
 	metrics_free(co->metrics);
 	if (co->thin_ev)
@@ -547,6 +567,8 @@ void coord_fini(struct coord *co)
 	/* Before the agents: the survey cancels its calls to them. */
 	survey_free(co->survey);
 	agents_free(co->agents);
+	/* Last of the modules that call into it. */
+	feed_free(co->feed);
 	nodes_free(co->nodes);
 	if (co->tls)
 		SSL_CTX_free(co->tls);

@@ -25,6 +25,7 @@ struct coord {
 	struct sinks *sinks;	 /* where alerts go (sinks.h) */
 	struct store *store;	 /* durable state (store.h) */
 	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
+	struct feed *feed;	 /* ringctl watch's events (feed.h) */
 	char *alert_argv[COORD_CONF_MAX_ARGS + 1];
 	struct event *thin_ev;	  /* history thinning, hourly */
 	struct event *report_ev;  /* health report, health_report_interval */

@@ -15,6 +15,7 @@
 #include "render.h"
 #include "report.h"
 #include "testargs.h"
+#include "watch.h"
 #include "writer.h"
 
 #define EXIT_DEGRADED 1
@@ -78,6 +79,14 @@ static void ringctl_usage(FILE *f)
 		"                              an edge's measured figures over time\n"
 		"                              (EDGE a-b; DURATION e.g. 30m, 6h, 7d;\n"
 		"                              plain: a sparkline per series)\n"
+		"  watch [--count N] [--kind KIND[,KIND...]]\n"
+		"                              stream changes, measurements and alerts\n"
+		"                              as they happen, a snapshot first (KIND:\n"
+		"                              node, edge, topology, alert, survey,\n"
+		"                              measurement; json: one object a line;\n"
+		"                              -t bounds the wait for the snapshot;\n"
+		"                              exit 0 after N events, 2 when the\n"
+		"                              coordinator refuses or goes away)\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
@@ -731,6 +740,14 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_alerts(rc, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return ringctl_history(rc, argc, argv);
+	if (!strcmp(cmd, "watch")) {
+		struct watch_cmd_opts wo;
+		char err[256];
+
+		if (watch_cmd_parse(argc, argv, &wo, err, sizeof(err)) < 0)
+			return ringctl_bad_usage("%s", err);
+		return watch_cmd_run(rc->sock, rc->timeout_ms, rc->fmt, &wo);
+	}
 	if (!strcmp(cmd, "ranks")) {
 		if (argc)
 			return ringctl_bad_usage("ranks takes no arguments, "

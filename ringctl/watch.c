@@ -1,0 +1,358 @@
+/* `ringctl watch`: a WatchRequest, then every WatchEvent printed as it
+ * arrives. */
+#include "watch.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "render.h"
+
+/* A snapshot of a thousand edges is some 60 KiB. */
+#define WATCH_CMD_MAX_FRAME (16u << 20)
+
+int watch_cmd_parse(int argc, char **argv, struct watch_cmd_opts *o, char *err,
+		    size_t len)
+{
+	size_t used = 0;
+
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+
+		if (!strcmp(a, "--count") || !strcmp(a, "--kind")) {
+			if (i + 1 >= argc) {
+				snprintf(err, len, "%s needs a value", a);
+				return -1;
+			}
+			val = argv[++i];
+		} else if (!strncmp(a, "--count=", 8) ||
+			   !strncmp(a, "--kind=", 7)) {
+			val = strchr(a, '=') + 1;
+		} else {
+			snprintf(err, len,
+				 "watch takes --count N and --kind KIND[,...], "
+				 "not '%s'",
+				 a);
+			return -1;
+		}
+		if (!strncmp(a, "--count", 7)) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(val, &end, 10);
+			if (!*val || *end || *val == '-' || errno || !v ||
+			    v > 1000000000ul) {
+				snprintf(err, len,
+					 "--count: '%s' is not a number of "
+					 "events from 1 to 1000000000",
+					 val);
+				return -1;
+			}
+			o->count = v;
+			continue;
+		}
+		/* --kind: words split at commas, kept in kind_buf. */
+		if (used + strlen(val) + 1 > sizeof(o->kind_buf)) {
+			snprintf(err, len, "--kind: too long");
+			return -1;
+		}
+		memcpy(o->kind_buf + used, val, strlen(val) + 1);
+		for (char *p = o->kind_buf + used, *tok;
+		     (tok = strsep(&p, ","));) {
+			if (!*tok)
+				continue;
+			if (o->n_kinds >= WATCH_CMD_MAX_KINDS) {
+				snprintf(err, len, "--kind: at most %d kinds",
+					 WATCH_CMD_MAX_KINDS);
+				return -1;
+			}
+			o->kinds[o->n_kinds++] = tok;
+		}
+		used += strlen(val) + 1;
+	}
+	return 0;
+}
+
+/* What came from the coordinator may hold anything: no raw control byte
+ * on the operator's terminal. */
+static void watch_cmd_escaped(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+static void watch_cmd_figure(struct writer *w, const char *key, double v,
+			     int decimals)
+{
+	if (v < 0)
+		writer_none(w, key, "");
+	else
+		writer_double(w, key, v, decimals);
+}
+
+/* The machine formats: every field. */
+static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
+{
+	char t[32];
+
+	render_format_time(ev->ts_ms, t, sizeof(t));
+	writer_obj_start(w, NULL);
+	writer_str(w, "time", t);
+	writer_uint(w, "ts_ms", ev->ts_ms);
+	writer_str(w, "kind", ev->kind);
+	writer_str(w, "subject", ev->subject);
+	writer_str(w, "state", ev->state);
+	writer_str(w, "previous", ev->previous);
+	writer_str(w, "reason", ev->reason);
+	writer_str(w, "text", ev->text);
+	if (!strcmp(ev->kind, "snapshot") || !strcmp(ev->kind, "topology"))
+		writer_bool(w, "order_valid", ev->order_valid);
+	if (!strcmp(ev->kind, "lost"))
+		writer_uint(w, "missed", ev->missed);
+	if (ev->alert) {
+		const Ring__Alert *a = ev->alert;
+		static const char *const sev[] = {"info", "warning",
+						  "critical"};
+
+		writer_obj_start(w, "alert");
+		writer_str(w, "rule", a->rule);
+		writer_str(w, "severity",
+			   (unsigned)a->severity < 3 ? sev[a->severity] : "?");
+		writer_bool(w, "firing", a->firing);
+		writer_str(w, "subject", a->subject);
+		writer_str(w, "node", a->node);
+		writer_str(w, "edge", a->edge);
+		writer_str(w, "message", a->message);
+		writer_uint(w, "first_seen_ms", a->first_seen_ms);
+		writer_uint(w, "last_seen_ms", a->last_seen_ms);
+		writer_uint(w, "resolved_ms", a->resolved_ms);
+		writer_uint(w, "flaps", a->flaps);
+		writer_obj_end(w);
+	}
+	if (ev->measurement) {
+		const Ring__WatchMeasurement *m = ev->measurement;
+
+		writer_obj_start(w, "measurement");
+		writer_str(w, "edge", m->edge);
+		writer_uint(w, "measured_ms", m->measured_ms);
+		writer_str(w, "method", m->method);
+		watch_cmd_figure(w, "nominal_gbps", m->nominal_gbps, 0);
+		watch_cmd_figure(w, "gbps_a_to_b", m->gbps_a_to_b, 2);
+		watch_cmd_figure(w, "gbps_b_to_a", m->gbps_b_to_a, 2);
+		watch_cmd_figure(w, "latency_p50_us", m->latency_p50_us, 1);
+		watch_cmd_figure(w, "rdma_write_gbps_a_to_b",
+				 m->rdma_write_gbps_a_to_b, 2);
+		watch_cmd_figure(w, "rdma_write_gbps_b_to_a",
+				 m->rdma_write_gbps_b_to_a, 2);
+		writer_str(w, "error", m->error);
+		writer_obj_end(w);
+	}
+	if (!strcmp(ev->kind, "snapshot")) {
+		writer_list_start(w, "edges");
+		for (size_t i = 0; i < ev->n_edges; i++) {
+			writer_obj_start_named(w, ev->edges[i]->edge);
+			writer_str(w, "edge", ev->edges[i]->edge);
+			writer_str(w, "state", ev->edges[i]->state);
+			writer_str(w, "reason", ev->edges[i]->reason);
+			writer_obj_end(w);
+		}
+		writer_list_end(w);
+	}
+	writer_obj_end(w);
+}
+
+/* The writer's JSON on one line: newlines and the indentation after them
+ * go, outside strings (inside, a newline is always escaped). */
+static void watch_cmd_one_line(FILE *out, const char *s, size_t n)
+{
+	int in_str = 0, esc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (in_str) {
+			esc = !esc && ch == '\\';
+			in_str = esc || ch != '"';
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == '\n') {
+			while (i + 1 < n && s[i + 1] == ' ')
+				i++;
+			continue;
+		}
+		fputc(ch, out);
+	}
+	fputc('\n', out);
+}
+
+void watch_cmd_render(FILE *out, enum writer_format fmt,
+		      const Ring__WatchEvent *ev)
+{
+	struct writer *w;
+	char *buf = NULL, t[32];
+	size_t n = 0;
+	FILE *mem;
+
+	if (fmt == WRITER_PLAIN) {
+		/* One line: time, kind, subject, text. */
+		render_format_time(ev->ts_ms, t, sizeof(t));
+		fprintf(out, "%s %-11s ", t, ev->kind);
+		watch_cmd_escaped(out, ev->subject);
+		fputc(' ', out);
+		watch_cmd_escaped(out, ev->text);
+		fputc('\n', out);
+		if (!strcmp(ev->kind, "snapshot"))
+			for (size_t i = 0; i < ev->n_edges; i++) {
+				fputs("  ", out);
+				watch_cmd_escaped(out, ev->edges[i]->edge);
+				fputc(' ', out);
+				watch_cmd_escaped(out, ev->edges[i]->state);
+				if (*ev->edges[i]->reason)
+					fputs(": ", out);
+				watch_cmd_escaped(out, ev->edges[i]->reason);
+				fputc('\n', out);
+			}
+		fflush(out);
+		return;
+	}
+	if (fmt == WRITER_KEYVALUE) {
+		/* One record: its lines, then an empty line. */
+		w = writer_new(out, fmt);
+		watch_cmd_write(w, ev);
+		writer_finish(w);
+		fputc('\n', out);
+		fflush(out);
+		return;
+	}
+	mem = open_memstream(&buf, &n);
+	if (!mem) {
+		perror("ringctl: watch");
+		return;
+	}
+	w = writer_new(mem, fmt);
+	watch_cmd_write(w, ev);
+	writer_finish(w);
+	fclose(mem);
+	watch_cmd_one_line(out, buf, n);
+	free(buf);
+	fflush(out);
+}
+
+/* Connect and send the request; the refusal of a full coordinator
+ * (an Error for request 0) is read even when the write fails. fd, or -1
+ * with why printed. */
+static int watch_cmd_connect(const char *sock, int timeout_ms,
+			     const Ring__Envelope *req)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	if (strlen(sock) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "ringctl: %s: socket path too long\n", sock);
+		return -1;
+	}
+	memcpy(sun.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		perror("ringctl: socket");
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		fprintf(stderr,
+			"ringctl: cannot reach the coordinator at %s: %s%s\n",
+			sock, strerror(errno),
+			errno == ENOENT || errno == ECONNREFUSED
+				? " (is ring-coordinator running?)"
+			: errno == EACCES ? " (are you in its group?)"
+					  : "");
+		close(fd);
+		return -1;
+	}
+	rc = frame_write_fd(fd, req, timeout_ms);
+	if (rc < 0 && rc != -EPIPE && rc != -ECONNRESET) {
+		fprintf(stderr, "ringctl: %s: sending request: %s\n", sock,
+			frame_strerror(rc));
+		close(fd);
+		return -1;
+	}
+	return fd; /* a refusal, if any, is the first frame read */
+}
+
+int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
+		  const struct watch_cmd_opts *o)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *r;
+	Ring__WatchRequest wr = RING__WATCH_REQUEST__INIT;
+	unsigned long seen = 0;
+	int fd, rc, ret = 2;
+
+	/* A coordinator that closes as we write: EPIPE, then read why. */
+	signal(SIGPIPE, SIG_IGN);
+	wr.kinds = (char **)o->kinds;
+	wr.n_kinds = o->n_kinds;
+	req.request_id = (uint64_t)getpid();
+	req.body_case = RING__ENVELOPE__BODY_WATCH_REQUEST;
+	req.watch_request = &wr;
+	fd = watch_cmd_connect(sock, timeout_ms, &req);
+	if (fd < 0)
+		return 2;
+	for (;;) {
+		/* -t bounds the wait for the snapshot; then events come when
+		 * something happens, however long that takes. */
+		rc = frame_read_fd(fd, WATCH_CMD_MAX_FRAME,
+				   seen ? -1 : timeout_ms, &r);
+		if (rc < 0) {
+			if (rc == -ETIMEDOUT)
+				fprintf(stderr,
+					"ringctl: no answer from the "
+					"coordinator within %d ms\n",
+					timeout_ms);
+			else if (seen)
+				fprintf(stderr,
+					"ringctl: the coordinator closed the "
+					"stream (%s)\n",
+					frame_strerror(rc));
+			else
+				fprintf(stderr,
+					"ringctl: %s: reading reply: %s\n",
+					sock, frame_strerror(rc));
+			break;
+		}
+		if (r->body_case == RING__ENVELOPE__BODY_ERROR &&
+		    (r->request_id == req.request_id || !r->request_id)) {
+			fputs("ringctl: coordinator: ", stderr);
+			watch_cmd_escaped(stderr, r->error->text);
+			fputc('\n', stderr);
+			frame_free(r);
+			break;
+		}
+		if (r->body_case != RING__ENVELOPE__BODY_WATCH_EVENT ||
+		    r->request_id != req.request_id) {
+			frame_free(r); /* not ours: nothing else is sent */
+			continue;
+		}
+		watch_cmd_render(stdout, fmt, r->watch_event);
+		seen++;
+		frame_free(r);
+		if (o->count && seen >= o->count) {
+			ret = 0;
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}
