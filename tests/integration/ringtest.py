@@ -153,6 +153,29 @@ class SurveyRingd(Ringd):
         except TimeoutError as e:
             raise AssertionError("%s\n%s" % (e, self.log_tails(30)))
 
+    def wait_recheck(self, names, before, timeout=SURVEY_TIMEOUT_S):
+        """Wait until nothing runs and each edge of names ("a-b") has a
+        re-check other than the one it had in before (a topology, or
+        None); return the topology."""
+        old = {e["edge"]: e.get("rechecked")
+               for e in (before or {}).get("edges", [])}
+
+        def done():
+            doc = self.status_doc()
+            top = doc.get("topology")
+            if doc.get("survey") != "done" or not top:
+                return None
+            now = {e["edge"]: e.get("rechecked") for e in top["edges"]}
+            for n in names:
+                if now.get(n) in (None, old.get(n)):
+                    return None
+            return top
+        try:
+            return wait_for(done, timeout, "re-checks of %s" %
+                            ", ".join(names), interval=0.25)
+        except TimeoutError as e:
+            raise AssertionError("%s\n%s" % (e, self.log_tails(30)))
+
     def survey_now(self, timeout=SURVEY_TIMEOUT_S):
         """Start a survey (after any running one) and wait for it."""
         before = self.survey_id(self.wait_survey(None, timeout)
