@@ -109,8 +109,8 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 {
 	char t[32];
 
+	/* The writer's document is the event's object. */
 	render_format_time(ev->ts_ms, t, sizeof(t));
-	writer_obj_start(w, NULL);
 	writer_str(w, "time", t);
 	writer_uint(w, "ts_ms", ev->ts_ms);
 	writer_str(w, "kind", ev->kind);
@@ -172,7 +172,6 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 		}
 		writer_list_end(w);
 	}
-	writer_obj_end(w);
 }
 
 /* The writer's JSON on one line: newlines and the indentation after them
