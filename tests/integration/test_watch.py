@@ -29,6 +29,8 @@ HOLD_DOWN_S = 5
 SEEN_S = 5
 RESOLVED_S = HOLD_DOWN_S + SEEN_S
 RATE = "1gbit"
+# A cable back is re-checked alone this long after its last change.
+RECHECK_S = 2
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +61,7 @@ def ring(root, ringd_bin):
              "alert_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
              "alert_webhook_timeout 1s",
              "watchdog_interval 0",
+             "recheck_settle %ds" % RECHECK_S,
              "metrics_listen 127.0.0.1:%d" % METRICS_PORT]
     c = cl.Cluster(ORDER, new_prefix())
     try:
@@ -140,6 +143,7 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
     mended: both resolve after the hold-down. No survey meanwhile."""
     c, r, f = ring
     mark = LogMark(r.coord.log)
+    before = r.topology()
     c.cut("n1", "n2")
     try:
         doc = cl.wait_for(
@@ -187,8 +191,19 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
     p = r.ringctl("alerts", "--all", fmt="json")
     rules = {(a["rule"], a["state"]) for a in json.loads(p.stdout)["alerts"]}
     assert ("cable_down", "resolved") in rules, rules
-    # The cut loaded no cable: no survey started.
-    assert "survey started" not in mark.new(), mark.new()[-2000:]
+    # Mended, n1-n2 alone is probed and measured again; the cut and the
+    # mend loaded no other cable: no survey, no other edge re-checked.
+    top = r.wait_recheck(["n1-n2"], before)
+    log = mark.new()
+    assert "survey started" not in log, log[-2000:]
+    assert "re-check started: n1-n2 (cable back up)\n" in log, log[-2000:]
+    e = edge(top, "n1", "n2")
+    assert e["recheck_reason"] == "cable back up"
+    assert e["gbps_a_to_b_measured"][-1] > 0, e
+    old = {x["edge"]: x for x in before["edges"]}
+    for x in top["edges"]:
+        if x["edge"] != "n1-n2":
+            assert x.get("rechecked") == old[x["edge"]].get("rechecked"), x
 
 
 def test_flapping_cable_is_one_alert(ring):
@@ -218,6 +233,9 @@ def test_killed_agent_is_a_node_down(ring):
     """Not a missing cable: n4's edges unverified, node_down fires, no
     cable_down; back, everything resolves."""
     c, r, f = ring
+    mark = LogMark(r.coord.log)
+    r.wait_quiet()
+    before = r.topology()
     r.agents["n4"].signal(9)
     try:
         doc = cl.wait_for(
@@ -236,6 +254,10 @@ def test_killed_agent_is_a_node_down(ring):
         r.start_agent("n4")
     r.wait_all_up(30)
     wait_healthy(r, timeout=60)
+    # Back: its two edges are re-checked, not the ring.
+    top = r.wait_recheck(["n2-n4", "n3-n4"], before)
+    assert edge(top, "n2", "n4")["recheck_reason"] == "n4 came back"
+    assert "survey started" not in mark.new(), mark.new()[-2000:]
 
 
 def test_edge_below_its_baseline(ring):
