@@ -6,6 +6,7 @@ serves status and ranks after a coordinator kill -9 without a survey;
 the Prometheus endpoint answers."""
 
 import json
+import re
 import os
 import shutil
 import sqlite3
@@ -17,7 +18,7 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import LogMark, shape_ring, surveyed
+from ringtest import LogMark, facing_port, shape_ring, surveyed
 
 ORDER = ["n1", "n2", "n4", "n3"]
 WEBHOOK_PORT = 9093
@@ -31,6 +32,32 @@ RESOLVED_S = HOLD_DOWN_S + SEEN_S
 RATE = "1gbit"
 # A cable back is re-checked alone this long after its last change.
 RECHECK_S = 2
+# Traffic above this share of a 10G cable (shaped to 1 Gbit: at most 10%)
+# postpones its bandwidth tests.
+BUSY_PCT = 5
+# Background traffic: a sink, and a sender that saturates the cable.
+BLAST = r"""
+import socket, sys, time
+if sys.argv[1] == "sink":
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((sys.argv[2], int(sys.argv[3])))
+    s.listen(1)
+    c, _ = s.accept()
+    while c.recv(1 << 16):
+        pass
+else:
+    end = time.monotonic() + float(sys.argv[4])
+    while True:
+        try:
+            s = socket.create_connection((sys.argv[2], int(sys.argv[3])), 2)
+            break
+        except OSError:
+            time.sleep(0.1)
+    buf = b"x" * (1 << 16)
+    while time.monotonic() < end:
+        s.sendall(buf)
+"""
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +89,15 @@ def ring(root, ringd_bin):
              "alert_webhook_timeout 1s",
              "watchdog_interval 0",
              "recheck_settle %ds" % RECHECK_S,
+             "busy_threshold %d" % BUSY_PCT,
+             "busy_retry 3s",
              "metrics_listen 127.0.0.1:%d" % METRICS_PORT]
     c = cl.Cluster(ORDER, new_prefix())
     try:
         # veth links at 10G: a nominal above it is a speed downshift.
         with surveyed(c, ringd_bin, prepare=receiver, quiet=True,
-                      coord_extra=extra, nominal="10G") as r:
+                      coord_extra=extra, nominal="10G",
+                      agent_extra=["counters_interval 1s"]) as r:
             yield c, r, f
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -323,3 +353,67 @@ def test_metrics_endpoint(ring):
     assert "# TYPE ringd_edge_bandwidth_bytes_per_second gauge" in text
     assert 'ringd_edge_bandwidth_bytes_per_second{a="n1"' in text
     assert "ringd_topology_info{" in text
+
+
+def metric_rate(c, node, ifname):
+    p = c.exec("coord", [sys.executable, "-c",
+                         "import urllib.request,sys;"
+                         "sys.stdout.write(urllib.request.urlopen("
+                         "'http://127.0.0.1:%d/metrics',timeout=5)"
+                         ".read().decode())" % METRICS_PORT])
+    m = re.search(r'^ringd_interface_receive_bytes_per_second'
+                  r'\{node="%s",interface="%s"\} (\S+)$' % (node, ifname),
+                  p.stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_busy_edge_is_not_loaded(ring):
+    """Traffic on n1-n2 above busy_threshold: a survey does not load that
+    cable (its last figures stay, it says why) and measures the others;
+    once the traffic stops, n1-n2 alone is re-checked and measured."""
+    c, r, f = ring
+    r.wait_quiet()
+    before = r.topology()
+    old = edge(before, "n1", "n2")
+    addr = c.data_addr("n2", "n1")
+    port = facing_port(c, "n2", "n1")
+    d = os.path.dirname(f["hook"])
+    procs = [c.spawn("n2", [sys.executable, "-c", BLAST, "sink", addr,
+                            "5999"], os.path.join(d, "sink.log"),
+                     name="sink"),
+             c.spawn("n1", [sys.executable, "-c", BLAST, "send", addr,
+                            "5999", "300"], os.path.join(d, "send.log"),
+                     name="blast")]
+    try:
+        # The agents' counters (each second) show it on n2's port.
+        cl.wait_for(lambda: (metric_rate(c, "n2", port) or 0) > 50e6, 20,
+                    "background traffic in n2 %s's counters" % port)
+        mark = LogMark(r.coord.log)
+        top = r.survey_now()
+        e = edge(top, "n1", "n2")
+        assert "above busy_threshold %d%%" % BUSY_PCT in \
+            e.get("busy_not_measured", ""), e
+        assert e["age_s"] >= old["age_s"], (e, old)
+        assert e["gbps_a_to_b_measured"] == old["gbps_a_to_b_measured"]
+        for x in top["edges"]:
+            if x is not e:
+                assert "busy_not_measured" not in x, x
+                assert x["age_s"] < 60, x
+        assert "n1-n2 is busy, not measured" in mark.new()
+        mark = LogMark(r.coord.log)
+    finally:
+        for p in procs:
+            p.stop()
+    # Quiet again: retried (busy_retry 3s) until a sample shows it idle,
+    # then measured alone.
+    top = r.wait_recheck(["n1-n2"], before, timeout=90)
+    top = cl.wait_for(
+        lambda: (lambda t: t if "busy_not_measured" not in
+                 edge(t, "n1", "n2") else None)(r.topology()), 60,
+        "n1-n2 measured once quiet")
+    e = edge(top, "n1", "n2")
+    assert e["recheck_reason"] == "busy at its last turn", e
+    assert e["age_s"] < 60, e
+    log = mark.new()
+    assert "survey started" not in log, log
+    assert "re-check started: n1-n2 (busy at its last turn)" in log, log
