@@ -228,6 +228,12 @@ static void coord_evaluated(const Ring__Topology *t, void *arg)
 	feed_topology(((struct coord *)arg)->feed, t);
 }
 
+static uint64_t coord_self_bytes(const char *a, const char *b, void *arg)
+{
+	return survey_self_bytes(((struct coord *)arg)->survey, a, b,
+				 clock_now_ms());
+}
+
 static const Ring__Topology *coord_view_topology(void *arg)
 {
 	struct coord *co = arg;
@@ -495,6 +501,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		goto fail;
 	survey_set_publish_cb(co->survey, coord_published, co);
 	survey_set_event_cb(co->survey, coord_survey_event, co);
+	watch_set_self_bytes_fn(co->watch, coord_self_bytes, co);
 	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)

@@ -53,6 +53,9 @@
  *   ringd_edge_nominal_bytes_per_second{a,a_interface,b,b_interface}
  *   ringd_edge_measured_timestamp_seconds{a,a_interface,b,b_interface}
  *   ringd_edge_verified{a,a_interface,b,b_interface}  probes both ways
+ *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
+ *                                     ringd's tests sent between the two
+ *                                     nodes in the last hour (computed)
  *   ringd_edge_up{a,a_interface,b,b_interface}  live state: 1 up or
  *                                     degraded, 0 down; absent without one
  *   ringd_edge_state{a,a_interface,b,b_interface,state}  state set of the
@@ -641,6 +644,12 @@ static void mr_edge_measured(struct mr *r, const Ring__Edge *e)
 			  (double)e->measured_ms / 1e3, MR_EDGE(e), NULL);
 }
 
+static void mr_edge_self_bytes(struct mr *r, const Ring__Edge *e)
+{
+	mr_sample(r, "ringd_edge_self_bytes_last_hour",
+		  (double)e->self_bytes_hour, MR_EDGE(e), NULL);
+}
+
 static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
 {
 	mr_sample(r, "ringd_edge_verified", e->verified != 0, MR_EDGE(e), NULL);
@@ -702,6 +711,10 @@ static void mr_edges(struct mr *r)
 		{"ringd_edge_verified",
 		 "1 when data-plane probes crossed the edge both ways.",
 		 mr_edge_verified},
+		{"ringd_edge_self_bytes_last_hour",
+		 "Bytes ringd's own tests put between the edge's nodes in the "
+		 "last hour (computed from the tests' reports).",
+		 mr_edge_self_bytes},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},

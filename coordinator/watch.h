@@ -68,6 +68,13 @@ void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg);
 void watch_survey_outcome(struct watch *w, const char *what,
 			  const char *failure);
 
+/* Where watch_topology gets each edge's self_bytes_hour (the bytes
+ * ringd's own tests put between its nodes in the last hour). */
+typedef uint64_t (*watch_self_bytes_fn)(const char *a, const char *b,
+					void *arg);
+void watch_set_self_bytes_fn(struct watch *w, watch_self_bytes_fn fn,
+			     void *arg);
+
 /* The rules this module evaluates (alert rule ids). */
 extern const char *const watch_rules[];
 extern const size_t watch_n_rules;

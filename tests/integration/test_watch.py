@@ -353,6 +353,12 @@ def test_metrics_endpoint(ring):
     assert "# TYPE ringd_edge_bandwidth_bytes_per_second gauge" in text
     assert 'ringd_edge_bandwidth_bytes_per_second{a="n1"' in text
     assert "ringd_topology_info{" in text
+    # ringd's own bytes per edge in the last hour: the surveys' tests.
+    got = [float(m.group(1)) for m in re.finditer(
+        r'^ringd_edge_self_bytes_last_hour\{[^}]*\} (\S+)$', text, re.M)]
+    assert len(got) == 4 and all(g > 1e6 for g in got), got
+    for e in status(r)["topology"]["edges"]:
+        assert e["self_bytes_last_hour_computed"] > 1e6, e
 
 
 def metric_rate(c, node, ifname):
