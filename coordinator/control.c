@@ -1089,13 +1089,27 @@ void control_free(struct control *ctl)
 	if (!ctl)
 		return;
 	/* Watchers get what is queued (the shutdown event) if their socket
-	 * takes it now: never wait. */
+	 * takes it now: never wait. The bufferevent's output drains only
+	 * from its own write callback (its front is frozen), so the bytes
+	 * are sent from a peek. */
 	LIST_FOREACH(cl, &ctl->clients, link)
 	if (cl->watch) {
 		struct bufferevent *bev = conn_bev(cl->conn);
+		struct evbuffer_iovec v[16];
+		struct iovec iov[16];
+		struct msghdr mh = {.msg_iov = iov};
+		int n = evbuffer_peek(bufferevent_get_output(bev), -1, NULL, v,
+				      16);
 
-		evbuffer_write(bufferevent_get_output(bev),
-			       bufferevent_getfd(bev));
+		for (int i = 0; i < n && i < 16; i++) {
+			iov[i].iov_base = v[i].iov_base;
+			iov[i].iov_len = v[i].iov_len;
+		}
+		mh.msg_iovlen = (size_t)(n < 16 ? n : 16);
+		if (n > 0 && sendmsg(bufferevent_getfd(bev), &mh,
+				     MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			log_debug("control", "watcher not told: %s",
+				  strerror(errno));
 	}
 	while (!LIST_EMPTY(&ctl->clients))
 		client_free(LIST_FIRST(&ctl->clients));

@@ -257,3 +257,23 @@ def test_flood_of_watchers_refused_status_answers(ring):
     finally:
         for w in ws:
             w.stop()
+
+
+def test_coordinator_stopping_ends_the_stream(ring):
+    """Last: the coordinator stops (SIGTERM); a watcher gets the shutdown
+    event and exits 2, saying so. The coordinator is started again."""
+    c, r = ring
+    w = Watcher(r, "json")
+    try:
+        w.wait(is_ev("snapshot"), SEEN_S, "the snapshot")
+        r.coord.stop()
+        w.wait(is_ev("shutdown", "coordinator", "stopping"), SEEN_S,
+               "the shutdown event")
+        assert w.p.wait(timeout=SEEN_S) == 2
+        assert "closed the stream" in w.stderr()
+    finally:
+        w.stop()
+        if not r.coord.alive():
+            r.start_coordinator()
+    cl.wait_for(lambda: r.ringctl("status").returncode in (0, 1), SEEN_S,
+                "the coordinator back")
