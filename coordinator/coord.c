@@ -108,9 +108,26 @@ static void coord_sample(struct store_sample *v, size_t *n, size_t max,
 	(*n)++;
 }
 
+/* Was e already in the history: the same cable with the same figures'
+ * time in the topology before (a re-check or a busy edge keeps them)? */
+static int coord_recorded(const Ring__Topology *prev, const Ring__Edge *e)
+{
+	for (size_t i = 0; prev && i < prev->n_edges; i++) {
+		const Ring__Edge *o = prev->edges[i];
+
+		if (o->measured_ms == e->measured_ms && !strcmp(o->a, e->a) &&
+		    !strcmp(o->b, e->b) &&
+		    !strcmp(o->a_interface, e->a_interface) &&
+		    !strcmp(o->b_interface, e->b_interface))
+			return 1;
+	}
+	return 0;
+}
+
 /* A survey's figures into the history: the stream ladder both ways, the
- * latency ladder, the RDMA figures. */
-static void coord_history(struct coord *co, const Ring__Topology *t)
+ * latency ladder, the RDMA figures; each measurement once. */
+static void coord_history(struct coord *co, const Ring__Topology *t,
+			  const Ring__Topology *prev)
 {
 	size_t max = 0, n = 0;
 	struct store_sample *v;
@@ -126,6 +143,8 @@ static void coord_history(struct coord *co, const Ring__Topology *t)
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 
+		if (coord_recorded(prev, e))
+			continue;
 		for (size_t k = 0; k < e->n_ladder; k++) {
 			if (k < e->n_gbps_a_to_b)
 				coord_sample(v, &n, max, e, "tcp_bw", "a_to_b",
@@ -180,6 +199,9 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	size_t len = ring__topology__get_packed_size(t);
 	uint8_t *buf;
 
+	/* Before the watch lets go of the one before. */
+	if (co->store)
+		coord_history(co, t, watch_topology(co->watch));
 	if (watch_set_topology(co->watch, t) < 0)
 		log_warnx("watch: out of memory: the live view keeps the "
 			  "previous topology");
@@ -196,7 +218,6 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	if (store_put_blob(co->store, "topology", buf, len, clock_now_ms()) < 0)
 		log_warnx("store: the topology was not saved");
 	free(buf);
-	coord_history(co, t);
 }
 
 /* A survey or re-check started or ended: survey_failed follows how the

@@ -103,6 +103,12 @@ def ring(root, ringd_bin):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def samples(r, name):
+    p = r.ringctl("history", name, fmt="json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["n_samples"]
+
+
 def status(r):
     rc, doc, err = r.json("status")
     assert doc is not None, (rc, err)
@@ -174,6 +180,7 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
     c, r, f = ring
     mark = LogMark(r.coord.log)
     before = r.topology()
+    hist = {n: samples(r, n) for n in ("n1-n2", "n2-n4")}
     c.cut("n1", "n2")
     try:
         doc = cl.wait_for(
@@ -234,6 +241,9 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
     for x in top["edges"]:
         if x["edge"] != "n1-n2":
             assert x.get("rechecked") == old[x["edge"]].get("rechecked"), x
+    # The history gains the re-checked edge's figures only.
+    assert samples(r, "n1-n2") > hist["n1-n2"]
+    assert samples(r, "n2-n4") == hist["n2-n4"]
 
 
 def test_flapping_cable_is_one_alert(ring):
