@@ -9,6 +9,9 @@
 #   - ringctl test rdma-bw/rdma-lat work on demand, all four kinds;
 #   - a test between non-adjacent nodes fails with the translated
 #     "not ring neighbours" error, within its deadline;
+#   - a port's address changing moves its RoCE GID: the agent logs the
+#     RDMA async GID event and the coordinator raises gid_change on the
+#     edge within seconds, resolved when the address is back;
 #   - an agent killed mid-test leaves the other side clean (no RC QPs left
 #     in `rdma resource show qp`), both when the target and when the
 #     requester dies, and when an agent is stopped cleanly mid-test, and
@@ -220,6 +223,57 @@ grep -q 'ranks must follow the physical ring order' $W/diag.out &&
 [ "$took" -le 60 ] && pass "diagonal failure within its deadline" || fail "diagonal test took ${took}s"
 wait_until 20 "no RC QPs after the diagonal test" no_rc_qps &&
 	pass "no QPs left after the diagonal test" || { fail "QPs left"; /usr/bin/rdma resource show qp; }
+
+# ---- a GID changes under the published topology ----
+# n1's r1b (rxe1b, facing n2) gets another IPv4 address: its RoCE v2 GID at
+# index 1 (what the survey measured and `ranks` deploys) follows. The edge
+# is n1-n2 or n2-n1, as the survey named it.
+gid_alert() { # gid_alert: gid_change fires on the n1/n2 edge
+	rc -f keyvalue alerts >$W/alerts.kv 2>/dev/null
+	for k in $(sed -n 's/^alerts\.\([0-9]*\)\.rule=gid_change$/\1/p' $W/alerts.kv); do
+		grep -qE "^alerts\.$k\.subject=(n1-n2|n2-n1)\$" $W/alerts.kv &&
+			grep -qxF "alerts.$k.state=firing" $W/alerts.kv && return 0
+	done
+	return 1
+}
+no_gid_alert() { ! gid_alert; }
+gid_logged() { grep -q 'rxe1b port 1: RDMA async event GID_CHANGE' $W/logs/n1.log; }
+r1b_table=$(awk '$2 == "r1b" { print $10 }' "$RING_NET_DIR/ports")
+gid_before=$(cat /sys/class/infiniband/rxe1b/ports/1/gids/1 2>/dev/null)
+no_gid_alert && pass "no gid_change before the change" || fail "gid_change before any change"
+$RING_NET_IP addr del 10.9.1.1/24 dev r1b
+$RING_NET_IP addr add 10.9.1.11/24 dev r1b
+t0=$(now_cs)
+if wait_until 10 "gid_change on n1-n2" gid_alert; then
+	pass "gid_change on the n1-n2 edge after $((($(now_cs) - t0) / 10))00 ms: $(grep -m1 '\.message=.*rxe1b' $W/alerts.kv | cut -d= -f2-)"
+	grep -q '\.message=n1 rxe1b port 1: GID index 1 is .*NCCL_IB_GID_INDEX' $W/alerts.kv &&
+		pass "gid_change names n1 rxe1b port 1, GID index 1" ||
+		{ fail "gid_change message"; grep 'message=' $W/alerts.kv; }
+else
+	fail "no gid_change within 10 s (GID 1 was $gid_before, is $(cat /sys/class/infiniband/rxe1b/ports/1/gids/1 2>/dev/null))"
+	cat $W/alerts.kv
+fi
+if wait_until 10 "the agent's GID event" gid_logged; then
+	pass "RDMA async event seen by the agent: $(grep -m1 'rxe1b port 1: RDMA async event GID_CHANGE' $W/logs/n1.log)"
+else
+	fail "no RDMA async GID event in n1's log"
+	grep -a 'RDMA' $W/logs/n1.log | tail -n 5
+fi
+$RING_NET_IP addr del 10.9.1.11/24 dev r1b
+$RING_NET_IP addr add 10.9.1.1/24 dev r1b
+# Deleting the address took the edge's policy route with it.
+$RING_NET_IP route replace 10.9.1.2 dev r1b src 10.9.1.1 table "$r1b_table"
+wait_until 10 "rxe1b's GID 1 back" sh -c "[ \"\$(cat /sys/class/infiniband/rxe1b/ports/1/gids/1)\" = '$gid_before' ]" ||
+	fail "rxe1b GID 1 not back to $gid_before"
+# Resolved once the condition has been gone for alert_hold_down (30 s by
+# default: a flapping address is one alert, not many).
+t0=$(now_cs)
+if wait_until 45 "gid_change resolved" no_gid_alert; then
+	pass "gid_change resolved $((($(now_cs) - t0) / 100)) s after the address came back"
+else
+	fail "gid_change still firing with the address back"
+	cat $W/alerts.kv
+fi
 
 # ---- an agent killed mid-test ----
 # kill_mid_test VICTIM A B: start a long test A -> B, kill VICTIM's agent
