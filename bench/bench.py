@@ -26,8 +26,20 @@ The coordinator runs one short TCP survey to learn the cabling, then no
 automatic survey. A VM that cannot run (no qemu, no Debian mirror) skips
 part 3 (vm.sh exit 77). TCG figures are noisy; the report says so.
 
-Parts 1 and 2 need root (namespaces); part 3 does not. Everything is torn
-down, also on failure or ^C.
+Parts 4-6 (bench/bench_ops.py, whose docstring says more):
+  4 watch:     carrier loss to alert latency on a 4-node ring, median and
+               max of 10 cuts (goal under 1 s), to the alert_command hook
+               and to `ringctl status` listing it;
+  5 selfbytes: ringd's own bytes per edge per hour with default settings
+               (kernel counters of the cables over an idle window after
+               the first survey, and the survey's own bytes) next to the
+               coordinator's self_bytes_last_hour_computed;
+  6 scale:     coordinator CPU and RSS with 1,024 real agents pushing
+               counters at the default interval (plain build: --plain-bin).
+
+Choose parts with --only pair,survey,rdma,watch,selfbytes,scale (default
+all) or --skip-PART. Parts 1, 2, 4, 5 and 6 need root (namespaces); part 3
+does not. Everything is torn down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
 clock, "computed" are derived here (ratios, medians' ratios, speed-ups).
 """
@@ -47,13 +59,16 @@ import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cluster as cl  # noqa: E402
 from daemons import Ringd, missing_binaries  # noqa: E402
+import bench_ops  # noqa: E402
 
 IPERF_PORT = 5201
 SOCKPERF_PORT = 11111
 PAIR_TAG = "p"
+OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k"}
 T0 = time.monotonic()
 
 
@@ -1129,6 +1144,9 @@ class RdmaBench:
 
 
 # ---------------------------------------------------------------- main
+PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale")
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "bin"),
@@ -1178,6 +1196,25 @@ def parse_args():
                     help="extra ib_*_bw options, e.g. '-Q 16'")
     ap.add_argument("--rdma-timeout", type=int, default=900,
                     help="vm.sh --timeout for part 3, seconds")
+    ap.add_argument("--only", default="",
+                    help="comma-separated parts to run: " + ",".join(PARTS) +
+                    " (default: all; --skip-PART removes one)")
+    for part in ("watch", "selfbytes", "scale"):
+        ap.add_argument("--skip-" + part, action="store_true")
+    ap.add_argument("--cuts", type=int, default=10,
+                    help="part 4: cable cuts (default 10)")
+    ap.add_argument("--selfbytes-window", type=int, default=120,
+                    help="part 5: idle window after the survey, seconds "
+                    "(default 120)")
+    ap.add_argument("--selfbytes-rate", default="1gbit",
+                    help="part 5: tc rate of every cable (default 1gbit)")
+    ap.add_argument("--agents", type=int, default=1024,
+                    help="part 6: agents (default 1024)")
+    ap.add_argument("--scale-window", type=int, default=60,
+                    help="part 6: CPU sampling window, seconds (default 60)")
+    ap.add_argument("--plain-bin", default=None,
+                    help="part 6: a non-sanitizer build's binaries (default "
+                    "--bin; an ASan build would not fit 1,024 agents)")
     ap.add_argument("--rdma-out", default=os.path.join(
         REPO, "build", "rdma-vm-bench"),
         help="RINGD_VM_OUT for part 3 (its own, so that another VM can "
@@ -1187,6 +1224,16 @@ def parse_args():
     a.sizes = [int(x) for x in a.sizes.split(",") if x]
     a.rings = [int(x) for x in a.rings.split(",") if x]
     a.bin = os.path.abspath(a.bin)
+    a.plain_bin = os.path.abspath(a.plain_bin or a.bin)
+    if a.only:
+        want = [x for x in a.only.split(",") if x]
+        bad = [x for x in want if x not in PARTS]
+        if bad:
+            ap.error("--only: unknown part(s) %s (parts: %s)" % (
+                ",".join(bad), ",".join(PARTS)))
+        for part in PARTS:
+            if part not in want:
+                setattr(a, "skip_" + part, True)
     return a
 
 
@@ -1197,13 +1244,18 @@ def on_signal(signum, frame):
 
 def main():
     args = parse_args()
-    netns = not (args.skip_pair and args.skip_survey)
+    netns = not all(getattr(args, "skip_" + p) for p in PARTS
+                    if p != "rdma")
     if netns and os.geteuid() != 0:
         sys.exit("bench: needs root (network namespaces): sudo make bench")
     miss = missing_binaries(args.bin)
     if miss:
         sys.exit("bench: missing in %s: %s (run make)" %
                  (args.bin, " ".join(miss)))
+    miss = missing_binaries(args.plain_bin) if not args.skip_scale else []
+    if miss:
+        sys.exit("bench: missing in %s: %s (run make)" %
+                 (args.plain_bin, " ".join(miss)))
     need = (["iperf3", "sockperf"] if not args.skip_pair else []) + \
         (["ip", "tc", "ss"] if netns else [])
     for tool in need:
@@ -1219,6 +1271,7 @@ def main():
     pair = None
     surveys = []
     rdma = None
+    ops = {}
     rc = 0
     try:
         if not args.skip_pair:
@@ -1240,9 +1293,16 @@ def main():
         if not args.skip_rdma:
             rdma = RdmaBench(args)
             rdma.run()
+        for part, fn in (("watch", bench_ops.watch_bench),
+                         ("selfbytes", bench_ops.selfbytes_bench),
+                         ("scale", bench_ops.scale_bench)):
+            if not getattr(args, "skip_" + part):
+                progress("part %s" % part)
+                ops[part] = fn(args, base + OPS_TAG[part])
     finally:
         # Belt and braces: each cluster's own down() already ran.
-        for tag in [PAIR_TAG] + ["r" + c for c in "abcdefgh"]:
+        for tag in [PAIR_TAG] + ["r" + c for c in "abcdefgh"] + \
+                list(OPS_TAG.values()):
             if netns:
                 cl.cleanup_stale(base + tag)
     elapsed = time.monotonic() - T0
@@ -1275,6 +1335,14 @@ def main():
         if rdma.failure or rdma.errors:
             rc = 2
         out.append("")
+    for part, fn in (("watch", bench_ops.watch_report),
+                     ("selfbytes", bench_ops.selfbytes_report),
+                     ("scale", bench_ops.scale_report)):
+        if part in ops:
+            fn(args, ops[part], out)
+            if ops[part]["error"]:
+                rc = 2
+            out.append("")
     out.append("bench took %.0f s (measured)" % elapsed)
     print("\n".join(out))
     sys.stdout.flush()
