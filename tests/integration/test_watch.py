@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -433,3 +434,42 @@ def test_busy_edge_is_not_loaded(ring):
     log = mark.new()
     assert "survey started" not in log, log
     assert "re-check started: n1-n2 (busy at its last turn)" in log, log
+
+
+def test_webhook_down_is_retried(ring):
+    """The webhook receiver answers 500: the alert is posted again (with
+    backoff) and status answers as usual meanwhile; once the receiver is
+    back, the resolution is delivered."""
+    c, r, f = ring
+    wait_healthy(r)
+    # One POST at a time, in order: the first alert of the cut (either
+    # rule) is the one retried.
+    posts = lambda: [x for x in read(f["webhook_out"]).splitlines()]
+    n0 = len(posts())
+    r0 = webhook_alerts(f, "cable_down").count("resolved")
+    open(f["webhook_fail"], "w").close()
+    c.cut("n3", "n1")
+    try:
+        def retried():
+            # Each status answer within its usual second or so.
+            t0 = time.monotonic()
+            doc = status(r)
+            assert time.monotonic() - t0 < 2.0, "status took %.1f s" % (
+                time.monotonic() - t0)
+            assert ("cable_down", "n1-n3") in firing(doc) or \
+                ("cable_down", "n3-n1") in firing(doc), doc["alerts"]
+            return len([x for x in posts()[n0:]
+                        if '"status": "firing"' in x or
+                        '"status":"firing"' in x]) >= 3
+        try:
+            cl.wait_for(retried, 30, "the webhook posted again after a 500")
+        except TimeoutError:
+            raise AssertionError("posts %r alerts %r log %s" % (
+                posts()[n0:], status(r)["alerts"],
+                read(r.coord.log)[-3000:]))
+    finally:
+        os.unlink(f["webhook_fail"])
+        c.restore("n3", "n1")
+    wait_healthy(r)
+    cl.wait_for(lambda: webhook_alerts(f, "cable_down").count("resolved") >
+                r0, 60, "the resolution delivered to the receiver, back up")
