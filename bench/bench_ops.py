@@ -259,7 +259,7 @@ def selfbytes_bench(args, prefix):
 def _h(x):
     for unit, f in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if x >= f:
-            return "%.1f %s" % (x / f, unit)
+            return "%.3f %s" % (x / f, unit)
     return "%d B" % x
 
 
@@ -289,7 +289,8 @@ def selfbytes_report(args, res, out):
             "%d B" % res["idle"][e], _h(ph),
             _h(ph + res["survey_kernel"][e])))
     mg = res["mgmt"]
-    w("  management network (mgmt0 tx, heartbeats 5s, inventory 30s, "
+    w("  management network (mgmt0 tx, node to coordinator: heartbeats 5s, "
+      "inventory 30s, "
       "counters 10s), per node per hour: %s (computed from %.0f s)" % (
           ", ".join("%s %s" % (n, _h(v * 3600.0 / dt))
                     for n, v in sorted(mg.items())), dt))
@@ -327,6 +328,32 @@ def _rss_kib(pid, field="VmRSS"):
     return 0
 
 
+METRICS_PORT = 9464
+
+
+def _nodes_with_counters(c):
+    """Nodes whose interface byte counters the coordinator exports (from
+    the agents' counters pushes), by one scrape of its /metrics."""
+    s = c.socket("coord")
+    try:
+        s.settimeout(30)
+        s.connect(("127.0.0.1", METRICS_PORT))
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        buf = []
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            buf.append(b)
+    finally:
+        s.close()
+    text = b"".join(buf).decode(errors="replace")
+    return len({ln.split('node="', 1)[1].split('"', 1)[0]
+                for ln in text.splitlines()
+                if ln.startswith("ringd_interface_transmit_bytes_total{")
+                and 'node="' in ln})
+
+
 def scale_bench(args, prefix):
     n = args.agents
     res = {"error": None, "agents": n, "window": args.scale_window}
@@ -337,7 +364,11 @@ def scale_bench(args, prefix):
         c.up()
         r = Ringd(c, args.plain_bin, heartbeat_ms=5000, misses=3,
                   coord_extra=["survey_settle 1h", "survey_grace 1h",
-                               "survey_interval 0"],
+                               "survey_interval 0",
+                               # Scraped once, after the window: proof
+                               # that every agent's counters arrived.
+                               "metrics_listen 127.0.0.1:%d" %
+                               METRICS_PORT],
                   agent_extra=["reconnect_min 500ms", "reconnect_max 5s"])
         r.setup_pki(names=["coordinator"])
         subprocess.run(["sh", "-c", 'for n in "$@"; do "$0" pki issue "%s" '
@@ -379,6 +410,7 @@ def scale_bench(args, prefix):
         c1, a1, t1 = _stat_ticks(cp), sum(_stat_ticks(p) for p in pids), \
             time.monotonic()
         rc, doc, _ = r.status()
+        res["pushing"] = _nodes_with_counters(c)
         res.update({
             "dt": t1 - t0, "coord_ticks": c1 - c0, "agent_ticks": a1 - a0,
             "coord_rss": _rss_kib(cp),
@@ -411,7 +443,9 @@ def scale_report(args, res, out):
         return
     dt, hz = res["dt"], float(CLK_TCK)
     w("  all %d up in %.0f s (measured); window %.0f s, %s connected at "
-      "its end" % (res["agents"], res["up_s"], dt, res["connected_end"]))
+      "its end, %s with counters in the coordinator's /metrics after it" % (
+          res["agents"], res["up_s"], dt, res["connected_end"],
+          res["pushing"]))
     w("  coordinator: %d CPU ticks in %.0f s (measured) = %.2f%% of one "
       "core (computed); RSS %.1f MiB (measured)" % (
           res["coord_ticks"], dt, 100.0 * res["coord_ticks"] / hz / dt,
