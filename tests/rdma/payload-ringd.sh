@@ -15,7 +15,7 @@
 #   - an agent killed mid-test leaves the other side clean (no RC QPs left
 #     in `rdma resource show qp`), both when the target and when the
 #     requester dies, and when an agent is stopped cleanly mid-test, and
-#     the victim's return starts a new survey;
+#     the victim's return re-checks its edges alone (no full survey);
 #   - explicit GID indexes, a bad one, the memory bound, survey_method
 #     both, and no sanitizer report in any daemon's log.
 set -u
@@ -42,14 +42,19 @@ nodes() {
 	done
 }
 
-# surveyed: when the last survey measured; survey_done_since T: a survey
-# newer than T has ended.
-surveyed() { rc -f keyvalue status | sed -n 's/^topology\.surveyed=//p'; }
-survey_done_since() {
+# rechecks: every edge's last re-check; recheck_done_since R V: nothing
+# runs, the re-checks differ from R, and one was for V's return.
+rechecks() {
+	rc -f keyvalue status 2>/dev/null |
+		grep '^topology\.edges\.[^.]*\.rechecked=' | sort | tr '\n' ' '
+}
+recheck_done_since() {
 	# (status exits 1 while health is degraded: the document still counts)
 	rc -f keyvalue status >$W/since.kv 2>/dev/null
-	grep -q '^survey=done$' $W/since.kv &&
-		! grep -qxF "topology.surveyed=$1" $W/since.kv
+	grep -q '^survey=done$' $W/since.kv || return 1
+	[ "$(grep '^topology\.edges\.[^.]*\.rechecked=' $W/since.kv |
+		sort | tr '\n' ' ')" != "$1" ] &&
+		grep -q "\.recheck_reason=$2 came back\$" $W/since.kv
 }
 rc_qps() { /usr/bin/rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
 no_rc_qps() { [ "$(rc_qps)" -eq 0 ]; }
@@ -280,7 +285,8 @@ fi
 # once QPs exist, expect the test to fail and every QP to go.
 kill_mid_test() {
 	victim=$1 a=$2 b=$3 sig=${4:-KILL}
-	s0=$(surveyed)
+	r0=$(rechecks)
+	a0=$(grep -a -c 'survey started (automatic)' $W/logs/coordinator.log || true)
 	rc test rdma-bw "$a" "$b" --op write --duration 60 --qps 2 --size 64K >$W/kill-$victim.out 2>&1 &
 	tp=$!
 	if ! wait_until 30 "RC QPs of the long test" has_rc_qps; then
@@ -305,17 +311,19 @@ kill_mid_test() {
 	fi
 	start_agent "${victim#n}"
 	wait_until 30 "$victim back" all_up || fail "$victim did not come back"
-	# A node back after being down is a change in the cluster: the
-	# coordinator surveys again (survey_settle later). Its tests must be
-	# over before the next kill counts QPs.
-	if wait_until 120 "the survey after $victim's return" survey_done_since "$s0"; then
-		pass "$victim's return started a new survey: $(surveyed)"
+	# A node back after being down: its edges are re-checked alone
+	# (recheck_settle later), over RDMA. Those tests must be over before
+	# the next kill counts QPs.
+	if wait_until 120 "the re-check after $victim's return" recheck_done_since "$r0" "$victim"; then
+		pass "$victim's return re-checked its edges: $(grep -c "recheck_reason=$victim came back" $W/since.kv)"
 	else
-		fail "no survey after $victim's return (last $(surveyed))"
-		grep -a -E 'survey|node .* (up|down)|test' $W/logs/coordinator.log | tail -n 40
+		fail "no re-check after $victim's return"
+		grep -a -E 'survey|re-check|node .* (up|down)|test' $W/logs/coordinator.log | tail -n 40
 	fi
-	wait_until 20 "no RC QPs after that survey" no_rc_qps ||
-		fail "QPs left after the survey on $victim's return"
+	[ "$(grep -a -c 'survey started (automatic)' $W/logs/coordinator.log || true)" = "$a0" ] ||
+		fail "a full survey ran on $victim's return"
+	wait_until 20 "no RC QPs after that re-check" no_rc_qps ||
+		fail "QPs left after the re-check on $victim's return"
 }
 kill_mid_test n2 n1 n2 # the target dies: the requester sees it
 kill_mid_test n1 n1 n2 # the requester dies: the coordinator stops the target
