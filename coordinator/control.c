@@ -664,8 +664,9 @@ static void control_test(struct client *cl, uint64_t id,
 	if (!cl->test) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
-				errno == EBUSY ? "a survey is measuring; try "
-						 "again when it is done"
+				errno == EBUSY ? "a survey or a re-check is "
+						 "measuring; try again when it "
+						 "is done"
 					       : strerror(errno));
 		return;
 	}
@@ -675,8 +676,9 @@ static void control_test(struct client *cl, uint64_t id,
 static void control_survey(struct client *cl, uint64_t id)
 {
 	Ring__Ack ack = RING__ACK__INIT;
+	int rc = survey_request(cl->ctl->survey, "requested by ringctl");
 
-	if (survey_start(cl->ctl->survey, "requested by ringctl") < 0) {
+	if (rc < 0) {
 		conn_send_error(
 			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
 			errno == EBUSY ? "a survey or a test is already running"
@@ -685,7 +687,9 @@ static void control_survey(struct client *cl, uint64_t id)
 					  : "fewer than two nodes are up");
 		return;
 	}
-	ack.text = "survey started";
+	/* "survey started" either way: it will, right after the re-check. */
+	ack.text = rc ? "survey started (after the re-check now running)"
+		      : "survey started";
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 

@@ -105,6 +105,16 @@ static void sv_idle(struct survey *sv)
 		/* A re-check leaves the schedule of full surveys alone. */
 		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
+	if (sv->phase == SV_IDLE && sv->queued[0]) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s", sv->queued);
+		sv->queued[0] = '\0';
+		if (survey_start(sv, why) < 0)
+			log_warnx("survey (%s) asked for during a re-check "
+				  "did not start: %s",
+				  why, strerror(errno));
+	}
 	if (sv->phase == SV_IDLE)
 		sv_recheck_kick(sv);
 }
@@ -273,6 +283,15 @@ int survey_start(struct survey *sv, const char *reason)
 		return -1;
 	}
 	return 0;
+}
+
+int survey_request(struct survey *sv, const char *reason)
+{
+	if (sv->phase != SV_IDLE && sv->recheck && !sv->manual_tests) {
+		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
+		return 1;
+	}
+	return survey_start(sv, reason);
 }
 
 int survey_running(const struct survey *sv)

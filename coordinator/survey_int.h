@@ -223,7 +223,8 @@ struct survey {
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
-	int recheck; /* the running one re-checks some edges only */
+	int recheck;	 /* the running one re-checks some edges only */
+	char queued[64]; /* a survey asked for during a re-check: why */
 	struct sv_recheck *rq;
 	unsigned n_rq;
 	struct sv_edge_facts *facts;

@@ -1132,6 +1132,40 @@ static void test_recheck_cable_back(void **state)
 	fake_free(f);
 }
 
+/* The operator's survey asked for while a re-check runs: queued, and it
+ * runs (whole) right after. */
+static void test_survey_queued_behind_recheck(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	uint64_t surveyed;
+
+	(void)state;
+	f->conf.recheck_settle_ms = 1;
+	tn_publish(f);
+	t = fake_survey(f);
+	surveyed = t->surveyed_ms;
+	usleep(2000);
+	fake_cut(f, 0, 0, 1);
+	fake_cut(f, 0, 0, 0);
+	usleep(20000);
+	event_base_loop(f->base, EVLOOP_NONBLOCK);
+	assert_true(survey_running(f->sv)); /* the re-check */
+	assert_int_equal(survey_start(f->sv, "direct"), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(survey_request(f->sv, "queued"), 1);
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	t = survey_topology(f->sv);
+	assert_true(t->surveyed_ms > surveyed);
+	assert_int_equal(t->n_diagonals, 4); /* a whole survey */
+	/* Idle: the request starts at once. */
+	assert_int_equal(survey_request(f->sv, "now"), 0);
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	fake_free(f);
+}
+
 /* A node that comes back: its edges are re-checked, not the ring (no
  * probe or test involves the node that has no edge with it). */
 static void test_recheck_node_back(void **state)
@@ -1239,6 +1273,7 @@ int main(void)
 		cmocka_unit_test(test_fewer_than_two),
 		cmocka_unit_test(test_recheck_cable_back),
 		cmocka_unit_test(test_recheck_node_back),
+		cmocka_unit_test(test_survey_queued_behind_recheck),
 		cmocka_unit_test(test_busy_edge_postponed),
 	};
 
