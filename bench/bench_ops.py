@@ -83,8 +83,32 @@ def _firing(doc):
             for a in (doc or {}).get("alerts", [])}
 
 
+def _log_time(path, needle, after):
+    """Epoch seconds of the first line of the coordinator's log (local
+    HH:MM:SS.mmm, CLOCK_REALTIME) holding needle and stamped at or after
+    after (epoch seconds), or None."""
+    lt = time.localtime(after)
+    day = after - (lt.tm_hour * 3600 + lt.tm_min * 60 + lt.tm_sec +
+                   (after % 1))
+    try:
+        with open(path, errors="replace") as f:
+            for ln in f:
+                if needle not in ln:
+                    continue
+                hh, mm, ss = ln.split(" ", 1)[0].split(":")
+                t = day + int(hh) * 3600 + int(mm) * 60 + float(ss)
+                if t < after - 43200:
+                    t += 86400  # past midnight
+                # Stamps are truncated to the millisecond.
+                if t >= after - 0.001:
+                    return t
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def watch_bench(args, prefix):
-    res = {"error": None, "hook": [], "status": [], "cut_cmd": [],
+    res = {"error": None, "hook": [], "status": [], "cut_cmd": [], "log": [],
            "cuts": args.cuts}
     d = tempfile.mkdtemp(prefix="ringd-bench-watch-")
     os.chmod(d, 0o755)
@@ -122,10 +146,15 @@ def watch_bench(args, prefix):
                             "the hook to record cable_down")
                 t_hook = float([x for x in _hook_lines(out)
                                 if x[1:3] == ["cable_down", "firing"]][-1][0])
+                t_log = _log_time(r.coord.log, "alert fired: cable_down %s:"
+                                  % subj, t0)
                 res["hook"].append(t_hook - t0)
                 res["status"].append(t_status - t0)
-                _progress("cut %d/%d: hook %s, status %s" % (
-                    i + 1, args.cuts, _ms(t_hook - t0), _ms(t_status - t0)))
+                if t_log is not None:
+                    res["log"].append(t_log - t0)
+                _progress("cut %d/%d: log %s, hook %s, status %s" % (
+                    i + 1, args.cuts, _ms(t_log - t0) if t_log else "?",
+                    _ms(t_hook - t0), _ms(t_status - t0)))
                 c.restore(a, b)
                 cl.wait_for(lambda: count("resolved") > resolved, 20,
                             "cable_down to resolve")
@@ -149,7 +178,8 @@ def watch_report(args, res, out):
       "cable_down -> alert_command (a process spawn: sh + date)")
     if res["error"]:
         w("  FAILED: %s" % res["error"])
-    for key, label in (("hook", "to the hook's timestamp"),
+    for key, label in (("log", "to the coordinator's 'alert fired' log"),
+                       ("hook", "to the hook's timestamp"),
                        ("status", "to ringctl status listing it (10 ms "
                         "polls)")):
         v = res[key]
@@ -159,12 +189,16 @@ def watch_report(args, res, out):
             label, _ms(statistics.median(v)), _ms(max(v)), _ms(min(v)),
             len(v)))
     if res["hook"]:
+        w("  of which the agent's rescan debounce is 300 ms by design "
+          "(AGENT_RESCAN_DEBOUNCE_MS; a first event may find its timer "
+          "already armed, hence cuts under 300 ms)")
         ok = max(res["hook"]) < 1.0
         w("  goal: every cut alerted in under 1 s: %s (computed, max %s)" %
           ("met" if ok else "NOT met", _ms(max(res["hook"]))))
         w("  from our clock just before `ip link set down` (that command "
           "itself took median %s, included); the hook figure includes its "
-          "spawn and the date process; the status figure is when the "
+          "spawn and the date process (hook - log line: the spawn's share, "
+          "ms stamps); the status figure is when the "
           "first ringctl call that listed it returned (its own spawn and "
           "round trip included, a call every 10 ms)" % _ms(statistics.median(
               res["cut_cmd"])))
