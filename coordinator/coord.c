@@ -249,10 +249,18 @@ static void coord_evaluated(const Ring__Topology *t, void *arg)
 	feed_topology(((struct coord *)arg)->feed, t);
 }
 
-static uint64_t coord_self_bytes(const char *a, const char *b, void *arg)
+/* An edge's figures that move between surveys, from the survey. */
+static void coord_edge_extras(Ring__Edge *e, void *arg)
 {
-	return survey_self_bytes(((struct coord *)arg)->survey, a, b,
-				 clock_now_ms());
+	struct coord *co = arg;
+	const char *err = "";
+
+	e->self_bytes_hour =
+		survey_self_bytes(co->survey, e->a, e->b, clock_now_ms());
+	e->light_ms = 0;
+	e->light_lat_p50_us = -1;
+	survey_light(co->survey, e, &e->light_ms, &e->light_lat_p50_us, &err);
+	e->light_error = (char *)err;
 }
 
 static const Ring__Topology *coord_view_topology(void *arg)
@@ -522,7 +530,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		goto fail;
 	survey_set_publish_cb(co->survey, coord_published, co);
 	survey_set_event_cb(co->survey, coord_survey_event, co);
-	watch_set_self_bytes_fn(co->watch, coord_self_bytes, co);
+	watch_set_edge_fn(co->watch, coord_edge_extras, co);
 	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)

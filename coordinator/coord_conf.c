@@ -44,6 +44,7 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->recheck_settle_ms = 10000;
 	c->busy_threshold = 10;
 	c->busy_retry_ms = 300000;
+	c->light_check_interval_ms = 600000;
 	c->survey_grace_ms = 120000;
 	c->survey_interval_ms = 3600000;
 	c->ladder[0] = 1;
@@ -315,6 +316,8 @@ static const struct cfg_duration_field coord_conf_durations[] = {
 	 3600000},
 	{"busy_retry", offsetof(struct coord_conf, busy_retry_ms), 1000,
 	 86400000},
+	{"light_check_interval",
+	 offsetof(struct coord_conf, light_check_interval_ms), 0, 86400000},
 	{"alert_hold_down", offsetof(struct coord_conf, alert_hold_down_ms), 0,
 	 3600000},
 	{"alert_command_timeout",
@@ -578,6 +581,7 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"survey_settle", 1, 1, coord_conf_duration},
 	{"recheck_settle", 1, 1, coord_conf_duration},
 	{"busy_retry", 1, 1, coord_conf_duration},
+	{"light_check_interval", 1, 1, coord_conf_duration},
 	{"busy_threshold", 1, 1, coord_conf_uint},
 	{"survey_grace", 1, 1, coord_conf_duration},
 	{"survey_interval", 1, 1, coord_conf_duration},

@@ -64,7 +64,11 @@ struct coord_conf {
 					10, 0 = never postpone */
 	uint64_t busy_retry_ms;	     /* busy_retry: a postponed edge is
 					tried again after this, default 5m */
-	uint32_t ladder[4];	     /* survey_streams N...: default 1 4 8 */
+	uint64_t light_check_interval_ms; /* light_check_interval: probes
+					     and a small latency sample of
+					     every edge, default 10m, 0 =
+					     off */
+	uint32_t ladder[4]; /* survey_streams N...: default 1 4 8 */
 	unsigned n_ladder;
 	uint32_t lat_sizes[TESTLIMITS_LAT_SIZES_MAX]; /* latency_sizes */
 	unsigned n_lat_sizes;

@@ -53,6 +53,9 @@
  *   ringd_edge_nominal_bytes_per_second{a,a_interface,b,b_interface}
  *   ringd_edge_measured_timestamp_seconds{a,a_interface,b,b_interface}
  *   ringd_edge_verified{a,a_interface,b,b_interface}  probes both ways
+ *   ringd_edge_light_check_ok{a,a_interface,b,b_interface}  the last
+ *                                     light check got through (1) or not
+ *   ringd_edge_light_check_latency_seconds{a,a_interface,b,b_interface}
  *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
  *                                     ringd's tests sent between the two
  *                                     nodes in the last hour (computed)
@@ -650,6 +653,21 @@ static void mr_edge_self_bytes(struct mr *r, const Ring__Edge *e)
 		  (double)e->self_bytes_hour, MR_EDGE(e), NULL);
 }
 
+static void mr_edge_light_ok(struct mr *r, const Ring__Edge *e)
+{
+	if (e->light_ms)
+		mr_sample(r, "ringd_edge_light_check_ok",
+			  !e->light_error || !*e->light_error, MR_EDGE(e),
+			  NULL);
+}
+
+static void mr_edge_light_lat(struct mr *r, const Ring__Edge *e)
+{
+	if (e->light_ms && e->light_lat_p50_us >= 0)
+		mr_sample(r, "ringd_edge_light_check_latency_seconds",
+			  e->light_lat_p50_us / 1e6, MR_EDGE(e), NULL);
+}
+
 static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
 {
 	mr_sample(r, "ringd_edge_verified", e->verified != 0, MR_EDGE(e), NULL);
@@ -715,6 +733,13 @@ static void mr_edges(struct mr *r)
 		 "Bytes ringd's own tests put between the edge's nodes in the "
 		 "last hour (computed from the tests' reports).",
 		 mr_edge_self_bytes},
+		{"ringd_edge_light_check_ok",
+		 "1 when the edge's last light check (probes, 64 B latency "
+		 "sample) got through, 0 when it failed; absent before one.",
+		 mr_edge_light_ok},
+		{"ringd_edge_light_check_latency_seconds",
+		 "The median of the edge's last light check (64 B).",
+		 mr_edge_light_lat},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},

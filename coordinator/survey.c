@@ -121,6 +121,13 @@ static void sv_idle(struct survey *sv)
 
 void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
 {
+	unsigned full = 0;
+
+	for (unsigned i = 0; sv->recheck && i < sv->n_links; i++)
+		full += !sv->links[i].light;
+	/* Light checks alone are no news (light_check_interval). */
+	if (sv->recheck && !full)
+		return;
 	if (sv->event)
 		sv->event(ev, sv->recheck ? "recheck" : "survey", sv->reason,
 			  failure, sv->event_arg);

@@ -67,6 +67,12 @@ void survey_nodes_changed(void *arg);
 uint64_t survey_self_bytes(const struct survey *sv, const char *a,
 			   const char *b, uint64_t now_ms);
 
+/* The last light check of the edge with these ports: 0 with *ms, *lat_us
+ * (< 0 none) and *error ("" when it got through; valid until the next
+ * light check), or -1 when it has had none. */
+int survey_light(const struct survey *sv, const Ring__Edge *e, uint64_t *ms,
+		 double *lat_us, const char **error);
+
 /* One TCP test between two nodes: B listens on b_addr, A connects from
  * a_if. The callback gets the assembled report (valid during the call). */
 struct survey_test;

@@ -101,6 +101,7 @@ struct sv_link {
 	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
 	char rdma_error[256];
 	char why[96];	/* a re-check's reason ("cable back up") */
+	int light;	/* a light check: probes and a small latency sample */
 	char busy[160]; /* postponed: the traffic that was on it */
 	struct survey_test *test;
 	struct timespec test_t0;
@@ -162,7 +163,18 @@ struct sv_recheck {
 	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
 	char why[96];
 	uint64_t due_ms, queued_ms;
+	int light; /* probes and a small latency sample only */
 };
+
+/* An edge's last light check. */
+struct sv_light {
+	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
+	uint64_t ms;
+	double lat_us; /* p50, < 0 when none */
+	char error[256];
+};
+/* A light check's latency sample: 64 B, this many round trips. */
+#define SV_LIGHT_ITERATIONS 20
 /* At most this many edges wait; more changes than that at once are a
  * new cluster, and the next survey measures them. */
 #define SV_RECHECK_MAX 1024
@@ -232,6 +244,9 @@ struct survey {
 	struct event *recheck_ev;
 	struct sv_acct *acct;
 	unsigned n_acct;
+	struct sv_light *light;
+	unsigned n_light;
+	struct event *light_ev;
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
 	char failure[320]; /* why the running one failed, "" if it did not */
@@ -313,7 +328,9 @@ void sv_recheck_published(struct survey *sv, int full);
 /* Queue edge (a, a_if, b, b_if) for a re-check after delay_ms. */
 void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
 		      const char *b, const char *b_if, const char *why,
-		      uint64_t delay_ms);
+		      uint64_t delay_ms, int light);
+/* A light check of link l ended: keep its outcome. */
+void sv_light_note(struct survey *sv, const struct sv_link *l);
 /* Start the queued re-checks that are due, when nothing else runs. */
 void sv_recheck_kick(struct survey *sv);
 int sv_recheck_init(struct survey *sv);

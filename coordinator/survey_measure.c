@@ -155,6 +155,13 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 	l->n_plan = 0;
 	l->step = 0;
 	l->ladder_rdma = 0;
+	if (l->light) {
+		/* 64 B round trips: nothing a busy link would notice. */
+		sv_plan_add(l, can && method != COORD_SURVEY_TCP
+				       ? SV_ST_RDMA_LAT
+				       : SV_ST_TCP_LAT);
+		return;
+	}
 	if (sv_link_busy(sv, l, l->busy, sizeof(l->busy))) {
 		/* Never load a link in use: its last figures stay, and it
 		 * is tried again later, alone. */
@@ -165,7 +172,7 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 			sv_recheck_queue(sv, sv->nodes[l->t.a].name, l->t.a_if,
 					 sv->nodes[l->t.b].name, l->t.b_if,
 					 "busy at its last turn",
-					 sv->conf->busy_retry_ms);
+					 sv->conf->busy_retry_ms, 0);
 		return;
 	}
 	if (l->switch_pair || method == COORD_SURVEY_TCP) {
@@ -327,8 +334,18 @@ static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 /* A latency step, TCP or RDMA: the configured sizes (copied into sizes,
  * which must outlive p) and iterations. */
 static void sv_lat_params(Ring__TestParams *p, Ring__TestKind kind,
-			  uint32_t *sizes, const struct coord_conf *conf)
+			  uint32_t *sizes, const struct coord_conf *conf,
+			  int light)
 {
+	if (light) {
+		p->kind = kind;
+		sizes[0] = 64;
+		p->n_sizes = 1;
+		p->sizes = sizes;
+		p->iterations = SV_LIGHT_ITERATIONS;
+		p->lat_warmup = 2;
+		return;
+	}
 	p->kind = kind;
 	memcpy(sizes, conf->lat_sizes, conf->n_lat_sizes * sizeof(uint32_t));
 	p->n_sizes = conf->n_lat_sizes;
@@ -370,7 +387,8 @@ static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 
 	p.rdma = &r;
 	if (step == SV_ST_RDMA_LAT) {
-		sv_lat_params(&p, RING__TEST_KIND__TEST_RDMA_LAT, sizes, conf);
+		sv_lat_params(&p, RING__TEST_KIND__TEST_RDMA_LAT, sizes, conf,
+			      l->light);
 	} else {
 		sv_bw_params(&p, RING__TEST_KIND__TEST_RDMA_BW, conf);
 		r.op = step == SV_ST_RDMA_READ_AB || step == SV_ST_RDMA_READ_BA
@@ -402,7 +420,8 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 		p.direction = step % 2 ? RING__DIRECTION__DIR_B_TO_A
 				       : RING__DIRECTION__DIR_A_TO_B;
 	} else if (step == SV_ST_TCP_LAT) {
-		sv_lat_params(&p, RING__TEST_KIND__TEST_TCP_LAT, sizes, conf);
+		sv_lat_params(&p, RING__TEST_KIND__TEST_TCP_LAT, sizes, conf,
+			      l->light);
 	}
 	l->sv = sv;
 	clock_gettime(CLOCK_MONOTONIC, &l->test_t0);

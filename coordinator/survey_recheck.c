@@ -12,6 +12,10 @@
 #include "log.h"
 #include "survey_int.h"
 
+/* A test that moved at least this much makes the counters sample that
+ * overlaps it ringd's own traffic, not the link's. */
+#define SV_SELF_TRAFFIC_MIN (1u << 20)
+
 /* A re-check that cannot start now (a survey or a test runs) looks again
  * this much later. */
 #define SV_RECHECK_RETRY_MS 2000
@@ -101,7 +105,7 @@ void sv_facts_scan(struct survey *sv)
 		if (why[0] && sv->conf->recheck_settle_ms)
 			sv_recheck_queue(sv, e->a, e->a_interface, e->b,
 					 e->b_interface, why,
-					 sv->conf->recheck_settle_ms);
+					 sv->conf->recheck_settle_ms, 0);
 	}
 }
 
@@ -156,7 +160,7 @@ static void sv_recheck_arm(struct survey *sv, uint64_t min_ms)
 
 void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
 		      const char *b, const char *b_if, const char *why,
-		      uint64_t delay_ms)
+		      uint64_t delay_ms, int light)
 {
 	uint64_t now = clock_now_ms();
 	struct sv_recheck *r = NULL, *v;
@@ -189,11 +193,15 @@ void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
 		snprintf(r->b, sizeof(r->b), "%s", b);
 		snprintf(r->b_if, sizeof(r->b_if), "%s", b_if);
 		r->queued_ms = now;
+		r->light = light;
+	} else if (light) {
+		return; /* a re-check of it is queued: more than a light one */
 	}
 	/* Each change restarts the wait: a flapping cable is measured once
 	 * it has been quiet for the settle time. */
 	snprintf(r->why, sizeof(r->why), "%s", why);
 	r->due_ms = now + delay_ms;
+	r->light = light;
 	log_debug("survey", "re-check of %s-%s (%s) in %llu ms", a, b, why,
 		  (unsigned long long)delay_ms);
 	sv_recheck_arm(sv, 0);
@@ -203,7 +211,7 @@ void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
  * rounds (disjoint pairs), then the merged report. */
 static int sv_recheck_start(struct survey *sv, uint64_t now)
 {
-	unsigned kept = 0, n = 0;
+	unsigned kept = 0, n = 0, full = 0;
 	char list[512] = "";
 	size_t used = 0;
 
@@ -237,7 +245,9 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 		if (!l)
 			goto oom;
 		snprintf(l->why, sizeof(l->why), "%s", r->why);
-		if (used < sizeof(list)) {
+		l->light = r->light;
+		full += !r->light;
+		if (used < sizeof(list) && !r->light) {
 			int w = snprintf(list + used, sizeof(list) - used,
 					 "%s%s-%s (%s)", n ? ", " : "", r->a,
 					 r->b, r->why);
@@ -257,8 +267,14 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 	sv->tests_sum_s = 0;
 	sv->n_rounds = 0;
 	sv->failed = 0;
-	log_info("re-check started: %s", list);
-	sv_event(sv, SURVEY_STARTED, NULL);
+	if (full) {
+		log_info("re-check started: %s%s", list,
+			 n > full ? " (and light checks)" : "");
+		sv_event(sv, SURVEY_STARTED, NULL);
+	} else {
+		/* Every light_check_interval: the journal need not say. */
+		log_debug("survey", "light check of %u edge(s)", n);
+	}
 	sv->pending = 1;
 	sv_phase_verify(sv);
 	sv_done_one(sv);
@@ -297,16 +313,116 @@ static void sv_recheck_cb(evutil_socket_t fd, short what, void *arg)
 	sv_recheck_kick(arg);
 }
 
+/* ---- light checks ---- */
+
+/* Every published edge, probed both ways and sampled (64 B), now: at
+ * most once per light_check_interval each, one run for all of them. */
+static void sv_light_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct survey *sv = arg;
+	const Ring__Topology *t = sv->topology;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if (!sv_edge_through_switch(e))
+			sv_recheck_queue(sv, e->a, e->a_interface, e->b,
+					 e->b_interface, "light check", 0, 1);
+	}
+	sv_recheck_kick(sv);
+}
+
+static struct sv_light *sv_light_find(const struct survey *sv, const char *a,
+				      const char *a_if, const char *b,
+				      const char *b_if)
+{
+	for (unsigned i = 0; i < sv->n_light; i++) {
+		struct sv_light *x = &sv->light[i];
+
+		if (!strcmp(x->a, a) && !strcmp(x->b, b) &&
+		    !strcmp(x->a_if, a_if) && !strcmp(x->b_if, b_if))
+			return x;
+	}
+	return NULL;
+}
+
+void sv_light_note(struct survey *sv, const struct sv_link *l)
+{
+	const char *a = sv->nodes[l->t.a].name, *b = sv->nodes[l->t.b].name;
+	struct sv_light *x = sv_light_find(sv, a, l->t.a_if, b, l->t.b_if);
+
+	if (!x) {
+		struct sv_light *v;
+
+		/* Bounded like the re-check queue; the oldest goes. */
+		if (sv->n_light >= SV_RECHECK_MAX) {
+			memmove(sv->light, sv->light + 1,
+				(sv->n_light - 1) * sizeof(*v));
+			sv->n_light--;
+		}
+		v = realloc(sv->light, (sv->n_light + 1) * sizeof(*v));
+		if (!v)
+			return;
+		sv->light = v;
+		x = &sv->light[sv->n_light++];
+		memset(x, 0, sizeof(*x));
+		snprintf(x->a, sizeof(x->a), "%s", a);
+		snprintf(x->a_if, sizeof(x->a_if), "%s", l->t.a_if);
+		snprintf(x->b, sizeof(x->b), "%s", b);
+		snprintf(x->b_if, sizeof(x->b_if), "%s", l->t.b_if);
+	}
+	x->ms = clock_now_ms();
+	x->lat_us = l->n_lat	    ? l->lat[0].p50_us
+		    : l->n_rdma_lat ? l->rdma_lat[0].p50_us
+				    : -1;
+	if (!l->t.verified)
+		snprintf(x->error, sizeof(x->error),
+			 "the probes did not get through both ways");
+	else
+		snprintf(x->error, sizeof(x->error), "%s",
+			 l->error[0] ? l->error : l->rdma_error);
+	if (x->error[0])
+		log_info("light check of %s-%s failed: %s", a, b, x->error);
+}
+
+int survey_light(const struct survey *sv, const Ring__Edge *e, uint64_t *ms,
+		 double *lat_us, const char **error)
+{
+	const struct sv_light *x =
+		sv_light_find(sv, e->a, e->a_interface, e->b, e->b_interface);
+
+	if (!x)
+		return -1;
+	*ms = x->ms;
+	*lat_us = x->lat_us;
+	*error = x->error;
+	return 0;
+}
+
 int sv_recheck_init(struct survey *sv)
 {
+	uint64_t ms = sv->conf->light_check_interval_ms;
+	struct timeval tv = {.tv_sec = (time_t)(ms / 1000),
+			     .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
 	sv->recheck_ev = evtimer_new(sv->base, sv_recheck_cb, sv);
-	return sv->recheck_ev ? 0 : -1;
+	if (!sv->recheck_ev)
+		return -1;
+	if (!ms)
+		return 0;
+	sv->light_ev = event_new(sv->base, -1, EV_PERSIST, sv_light_cb, sv);
+	return sv->light_ev && event_add(sv->light_ev, &tv) == 0 ? 0 : -1;
 }
 
 void sv_recheck_fini(struct survey *sv)
 {
 	if (sv->recheck_ev)
 		event_free(sv->recheck_ev);
+	if (sv->light_ev)
+		event_free(sv->light_ev);
+	free(sv->light);
 	free(sv->rq);
 	free(sv->facts);
 	free(sv->acct);
@@ -425,7 +541,9 @@ void sv_account(struct survey *sv, const Ring__TestReport *rep)
 		x->bytes[minute % 60] = 0;
 	}
 	x->bytes[minute % 60] += bytes;
-	x->last_ms = now;
+	/* A light check's few KB do not make a counters sample ours. */
+	if (bytes >= SV_SELF_TRAFFIC_MIN)
+		x->last_ms = now;
 }
 
 uint64_t survey_self_bytes(const struct survey *sv, const char *a,

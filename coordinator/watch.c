@@ -56,17 +56,19 @@ struct watch {
 	char survey_failure[400]; /* the last survey's, "" when it succeeded */
 	watch_eval_fn eval_fn;
 	void *eval_arg;
-	watch_self_bytes_fn self_fn;
-	void *self_arg;
+	watch_edge_fn edge_fn;
+	void *edge_arg;
 };
 
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
+static void watch_edge_extras(struct watch *w);
 
 const char *const watch_rules[] = {
-	"node_down",	   "cable_down",     "ring_broken",   "mtu_mismatch",
-	"speed_downshift", "pcie_downshift", "version_skew",  "unexpected_path",
-	"port_errors",	   "cert_expiring",  "edge_degraded", "survey_failed",
-	"gid_change",
+	"node_down",	      "cable_down",	 "ring_broken",
+	"mtu_mismatch",	      "speed_downshift", "pcie_downshift",
+	"version_skew",	      "unexpected_path", "port_errors",
+	"cert_expiring",      "edge_degraded",	 "survey_failed",
+	"light_check_failed", "gid_change",
 };
 const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
 
@@ -82,6 +84,7 @@ static void watch_detach(struct watch *w)
 	for (size_t i = 0; i < t->n_edges; i++) {
 		t->edges[i]->live_state = (char *)protobuf_c_empty_string;
 		t->edges[i]->live_reason = (char *)protobuf_c_empty_string;
+		t->edges[i]->light_error = (char *)protobuf_c_empty_string;
 	}
 	t->live_kind = (char *)protobuf_c_empty_string;
 	t->live_gap = (char *)protobuf_c_empty_string;
@@ -506,6 +509,14 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 				    w->edges[i].reason);
 		if (!watch_node_up(a) || !watch_node_up(b))
 			continue;
+		/* Carrier and beacons say up, the data plane says no. */
+		if (!strcmp(w->edges[i].state, "up") && *e->light_error &&
+		    e->light_ms >= w->edges[i].since_ms)
+			watch_raise(w, "light_check_failed", edge, NULL, edge,
+				    ALERT_WARNING, now_ms,
+				    "edge %s: carrier and beacons are up but "
+				    "its light check failed: %s",
+				    edge, e->light_error);
 		if (fa && fb && fa->mtu != fb->mtu)
 			watch_raise(w, "mtu_mismatch", edge, NULL, edge,
 				    ALERT_WARNING, now_ms,
@@ -710,6 +721,9 @@ void watch_eval(struct watch *w)
 	watch_detach(w);
 	alerts_round_begin(w->alerts);
 	if (t) {
+		/* attached from here: watch_attach below, in this pass */
+		w->attached = 1;
+		watch_edge_extras(w);
 		for (size_t i = 0; i < t->n_edges; i++)
 			watch_edge_state(w, t->edges[i], &w->edges[i], now_ms);
 		watch_live_kind(w);
@@ -997,19 +1011,26 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 	return 0;
 }
 
+/* The figures that move between surveys; only while attached (the
+ * strings set are given back by watch_detach). */
+static void watch_edge_extras(struct watch *w)
+{
+	for (size_t i = 0; w->top && w->edge_fn && i < w->top->n_edges; i++)
+		w->edge_fn(w->top->edges[i], w->edge_arg);
+}
+
 const Ring__Topology *watch_topology(struct watch *w)
 {
 	/* Read when asked: the account moves with every test. */
-	for (size_t i = 0; w->top && w->self_fn && i < w->top->n_edges; i++)
-		w->top->edges[i]->self_bytes_hour = w->self_fn(
-			w->top->edges[i]->a, w->top->edges[i]->b, w->self_arg);
+	if (w->attached)
+		watch_edge_extras(w);
 	return w->top;
 }
 
-void watch_set_self_bytes_fn(struct watch *w, watch_self_bytes_fn fn, void *arg)
+void watch_set_edge_fn(struct watch *w, watch_edge_fn fn, void *arg)
 {
-	w->self_fn = fn;
-	w->self_arg = arg;
+	w->edge_fn = fn;
+	w->edge_arg = arg;
 }
 
 struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,

@@ -68,12 +68,12 @@ void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg);
 void watch_survey_outcome(struct watch *w, const char *what,
 			  const char *failure);
 
-/* Where watch_topology gets each edge's self_bytes_hour (the bytes
- * ringd's own tests put between its nodes in the last hour). */
-typedef uint64_t (*watch_self_bytes_fn)(const char *a, const char *b,
-					void *arg);
-void watch_set_self_bytes_fn(struct watch *w, watch_self_bytes_fn fn,
-			     void *arg);
+/* Fills an edge's figures that move between surveys (self_bytes_hour,
+ * light_ms, light_lat_p50_us, light_error), at every evaluation and
+ * whenever the topology is read. Strings it sets must stay valid until
+ * the next call; the watch gives them back before it frees the copy. */
+typedef void (*watch_edge_fn)(Ring__Edge *e, void *arg);
+void watch_set_edge_fn(struct watch *w, watch_edge_fn fn, void *arg);
 
 /* The rules this module evaluates (alert rule ids). */
 extern const char *const watch_rules[];

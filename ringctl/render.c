@@ -496,6 +496,16 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 	}
 	/* Computed from ringd's own tests' reports. */
 	writer_uint(w, "self_bytes_last_hour_computed", e->self_bytes_hour);
+	if (e->light_ms) {
+		char t[32];
+
+		render_format_time(e->light_ms, t, sizeof(t));
+		writer_str(w, "light_check", t);
+		render_opt_double(w, "light_lat_p50_us_measured",
+				  e->light_lat_p50_us);
+		if (e->light_error && *e->light_error)
+			writer_str(w, "light_error", e->light_error);
+	}
 	if (!rdma && !*e->rdma_error)
 		return;
 	render_opt_double(w, "rdma_write_gbps_a_to_b_measured",

@@ -666,7 +666,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 1);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 37);
+	assert_int_equal(count_prefix(s, "# TYPE "), 39);
 	free(s);
 	src.nodes = nodes;
 	s = render(&src);

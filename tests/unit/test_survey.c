@@ -1166,6 +1166,73 @@ static void test_survey_queued_behind_recheck(void **state)
 	fake_free(f);
 }
 
+/* Light checks: every edge probed and sampled (64 B, a few round trips),
+ * nothing published, the figures left alone; a failure is kept with the
+ * edge's light check. */
+static void test_light_checks(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	uint64_t surveyed, m12, ms;
+	unsigned seq, light_runs = 0;
+	double lat;
+	const char *err;
+
+	(void)state;
+	tn_publish(f);
+	t = fake_survey(f);
+	surveyed = t->surveyed_ms;
+	m12 = topo_edge(t, "n1", "n2")->measured_ms;
+	assert_int_equal(
+		survey_light(f->sv, topo_edge(t, "n1", "n2"), &ms, &lat, &err),
+		-1);
+	seq = f->tc.n_calls;
+	fake_fail(f, "n1", RUN, 1, FA_ERROR, "connection refused");
+	for (size_t i = 0; i < t->n_edges; i++)
+		sv_recheck_queue(f->sv, t->edges[i]->a,
+				 t->edges[i]->a_interface, t->edges[i]->b,
+				 t->edges[i]->b_interface, "light check", 0, 1);
+	sv_recheck_kick(f->sv);
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	for (struct tc_call *c = f->tc.calls; c; c = c->next) {
+		const Ring__TestParams *p;
+
+		if (c->seq <= seq || c->req->body_case != LIS)
+			continue;
+		p = c->req->test_listen_request->params;
+		assert_int_equal(p->kind, RING__TEST_KIND__TEST_TCP_LAT);
+		assert_int_equal(p->n_sizes, 1);
+		assert_int_equal(p->sizes[0], 64);
+		assert_int_equal(p->iterations, SV_LIGHT_ITERATIONS);
+		light_runs++;
+	}
+	assert_int_equal(light_runs, 4); /* one sample per edge, no ladder */
+	t = survey_topology(f->sv);
+	assert_int_equal(t->surveyed_ms, surveyed);
+	assert_int_equal(topo_edge(t, "n1", "n2")->measured_ms, m12);
+	assert_int_equal(topo_edge(t, "n1", "n2")->rechecked_ms, 0);
+	{
+		unsigned failed = 0;
+
+		for (size_t i = 0; i < t->n_edges; i++) {
+			assert_int_equal(survey_light(f->sv, t->edges[i], &ms,
+						      &lat, &err),
+					 0);
+			assert_true(ms > 0);
+			if (*err) {
+				assert_string_equal(err,
+						    "n1: connection refused");
+				failed++;
+			} else {
+				assert_true(lat > 0);
+			}
+		}
+		assert_int_equal(failed, 1);
+	}
+	fake_free(f);
+}
+
 /* A node that comes back: its edges are re-checked, not the ring (no
  * probe or test involves the node that has no edge with it). */
 static void test_recheck_node_back(void **state)
@@ -1274,6 +1341,7 @@ int main(void)
 		cmocka_unit_test(test_recheck_cable_back),
 		cmocka_unit_test(test_recheck_node_back),
 		cmocka_unit_test(test_survey_queued_behind_recheck),
+		cmocka_unit_test(test_light_checks),
 		cmocka_unit_test(test_busy_edge_postponed),
 	};
 

@@ -16,6 +16,7 @@
 #include "alerts.h"
 #include "coord_conf.h"
 #include "nodes.h"
+#include "clock.h"
 #include "watch.h"
 
 static const char *const ring[] = {"n1", "n2", "n4", "n3"};
@@ -736,6 +737,63 @@ static void test_gid_change(void **state)
 	fx_free(f);
 }
 
+/* What the survey's light checks said, as coord.c feeds them. */
+static const char *light_fail_edge = "";
+static uint64_t light_at;
+
+static void light_extras(Ring__Edge *e, void *arg)
+{
+	char name[64];
+
+	(void)arg;
+	snprintf(name, sizeof(name), "%s-%s", e->a, e->b);
+	e->light_ms = light_at;
+	e->light_lat_p50_us = 12.5;
+	e->light_error = !strcmp(name, light_fail_edge)
+				 ? "the probes did not get through both ways"
+				 : "";
+}
+
+/* Carrier and beacons up but the last light check failed: warned, and
+ * resolved by the next one that gets through; shown on the edge. */
+static void test_light_check_failed(void **state)
+{
+	struct fx *f = fx_new(0);
+	const Ring__Topology *t;
+	const struct alert *a;
+
+	(void)state;
+	watch_set_edge_fn(f->w, light_extras, NULL);
+	/* A second ago: after the edges came up, before any change. */
+	light_at = clock_now_ms() - 1000;
+	light_fail_edge = "n1-n2";
+	watch_eval(f->w);
+	a = alert_of(f, "light_check_failed", "n1-n2");
+	assert_non_null(a);
+	assert_int_equal(a->severity, ALERT_WARNING);
+	assert_string_equal(a->message,
+			    "edge n1-n2: carrier and beacons are up but its "
+			    "light check failed: the probes did not get "
+			    "through both ways");
+	assert_int_equal(alerts_firing(f->alerts), 1);
+	t = watch_topology(f->w);
+	assert_string_equal(edge(t, "n1", "n2")->light_error,
+			    "the probes did not get through both ways");
+	assert_true(edge(t, "n2", "n4")->light_lat_p50_us == 12.5);
+	/* The cable out: cable_down says it, not this rule. */
+	cable(f, 0, 0);
+	assert_false(firing(f, "light_check_failed", "n1-n2"));
+	cable(f, 0, 1);
+	/* Up again after the failed check: that check is older news. */
+	assert_false(firing(f, "light_check_failed", "n1-n2"));
+	/* A new check gets through: nothing fires. */
+	light_at = clock_now_ms() + 1;
+	light_fail_edge = "";
+	watch_eval(f->w);
+	assert_false(firing(f, "light_check_failed", "n1-n2"));
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -751,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_port_errors),
 		cmocka_unit_test(test_gid_change),
+		cmocka_unit_test(test_light_check_failed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
