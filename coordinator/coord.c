@@ -228,6 +228,11 @@ static void coord_survey_event(enum survey_event ev, const char *what,
 {
 	struct coord *co = arg;
 
+	if (ev == SURVEY_LIGHT) {
+		/* light_check_failed reads the outcomes: evaluate. */
+		watch_nodes_changed(co->watch);
+		return;
+	}
 	feed_survey(co->feed, ev, what, reason, failure);
 	if (ev == SURVEY_DONE)
 		watch_survey_outcome(co->watch, what, failure);

@@ -125,9 +125,14 @@ void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
 
 	for (unsigned i = 0; sv->recheck && i < sv->n_links; i++)
 		full += !sv->links[i].light;
-	/* Light checks alone are no news (light_check_interval). */
-	if (sv->recheck && !full)
+	/* Light checks alone are no news (light_check_interval), but
+	 * their outcomes are to be judged. */
+	if (sv->recheck && !full) {
+		if (ev == SURVEY_DONE && sv->event)
+			sv->event(SURVEY_LIGHT, "light check", sv->reason, NULL,
+				  sv->event_arg);
 		return;
+	}
 	if (sv->event)
 		sv->event(ev, sv->recheck ? "recheck" : "survey", sv->reason,
 			  failure, sv->event_arg);

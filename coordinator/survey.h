@@ -50,6 +50,7 @@ void survey_set_publish_cb(struct survey *sv, survey_publish_fn fn, void *arg);
 enum survey_event {
 	SURVEY_STARTED,
 	SURVEY_DONE,
+	SURVEY_LIGHT, /* light checks alone ended: their outcomes moved */
 };
 typedef void (*survey_event_fn)(enum survey_event ev, const char *what,
 				const char *reason, const char *failure,

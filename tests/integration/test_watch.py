@@ -33,6 +33,8 @@ RESOLVED_S = HOLD_DOWN_S + SEEN_S
 RATE = "1gbit"
 # A cable back is re-checked alone this long after its last change.
 RECHECK_S = 2
+# Every edge probed and sampled (64 B) this often.
+LIGHT_S = 10
 # Traffic above this share of a 10G cable (shaped to 1 Gbit: at most 10%)
 # postpones its bandwidth tests.
 BUSY_PCT = 5
@@ -92,6 +94,7 @@ def ring(root, ringd_bin):
              "recheck_settle %ds" % RECHECK_S,
              "busy_threshold %d" % BUSY_PCT,
              "busy_retry 3s",
+             "light_check_interval %ds" % LIGHT_S,
              "metrics_listen 127.0.0.1:%d" % METRICS_PORT]
     c = cl.Cluster(ORDER, new_prefix())
     try:
@@ -517,3 +520,33 @@ def test_webhook_down_is_retried(ring):
     wait_healthy(r)
     cl.wait_for(lambda: webhook_alerts(f, "cable_down").count("resolved") >
                 r0, 60, "the resolution delivered to the receiver, back up")
+
+
+def test_light_check_failed(ring):
+    """n2's address on the n1-n2 cable removed: carrier and beacons stay
+    up (no cable_down), the light check's probes fail, light_check_failed
+    warns; the address back, the next light check clears it."""
+    c, r, f = ring
+    cl.wait_for(lambda: all("light_check" in e for e in
+                            status(r)["topology"]["edges"]),
+                2 * LIGHT_S + 10, "a light check of every edge")
+    e = edge(status(r)["topology"], "n1", "n2")
+    assert "light_error" not in e and e["light_lat_p50_us_measured"] > 0, e
+    port = facing_port(c, "n2", "n1")
+    p = c.exec("n2", ["ip", "-4", "-o", "addr", "show", "dev", port])
+    cidr = re.search(r"inet (\S+)", p.stdout).group(1)
+    c.exec("n2", ["ip", "addr", "del", cidr, "dev", port], check=True)
+    try:
+        doc = cl.wait_for(
+            lambda: (lambda d: d if ("light_check_failed", "n1-n2") in
+                     firing(d) else None)(status(r)),
+            2 * LIGHT_S + 15, "light_check_failed for n1-n2")
+        assert ("cable_down", "n1-n2") not in firing(doc), doc["alerts"]
+        e = edge(doc["topology"], "n1", "n2")
+        assert e["live_state"] == "up", e
+        assert e["light_error"], e
+    finally:
+        c.exec("n2", ["ip", "addr", "add", cidr, "dev", port], check=True)
+    cl.wait_for(lambda: ("light_check_failed", "n1-n2") not in
+                firing(status(r)), 2 * LIGHT_S + HOLD_DOWN_S + 15,
+                "light_check_failed resolved")
