@@ -22,6 +22,8 @@
  * bytes; past that the frame is refused as malformed (-EBADMSG). Real
  * messages unpack to 2-5 times their size. */
 #define FRAME_UNPACK_RATIO 8
+/* frame_read_fd (ringctl, reading its own coordinator's replies). */
+#define FRAME_UNPACK_RATIO_REPLY 64
 #define FRAME_UNPACK_SLACK (64u << 10)
 
 struct frame_header {
