@@ -4,7 +4,8 @@
 #   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
 #                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
 #   make demo       deps, then a 4-node emulated ring in network namespaces (root)
-#   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time (root)
+#   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
+#                   alert latency, ringd's own bytes, 1,024 agents (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Targets that install packages (demo, check, integration, rdma-check, bench)
 # build in a sub-make, which reads this file, and pkg-config, afresh.
