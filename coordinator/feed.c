@@ -43,6 +43,7 @@ struct feed_node {
 
 struct feed {
 	struct event_base *base;
+	struct event *keepalive_ev; /* pending while anyone watches */
 	LIST_HEAD(, feed_sub) subs;
 	unsigned n_subs, n_group;
 	uint64_t packed, dropped;
@@ -96,6 +97,13 @@ int feed_kinds_parse(char *const *names, size_t n, unsigned *mask, char *why,
 	return 0;
 }
 
+static void feed_keepalive_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	feed_keepalive(arg);
+}
+
 struct feed *feed_new(struct event_base *base)
 {
 	struct feed *f = calloc(1, sizeof(*f));
@@ -103,6 +111,11 @@ struct feed *feed_new(struct event_base *base)
 	if (!f)
 		return NULL;
 	f->base = base;
+	f->keepalive_ev = event_new(base, -1, EV_PERSIST, feed_keepalive_cb, f);
+	if (!f->keepalive_ev) {
+		free(f);
+		return NULL;
+	}
 	f->order_valid = -1;
 	LIST_INIT(&f->subs);
 	return f;
@@ -118,6 +131,8 @@ void feed_unsubscribe(struct feed_sub *s)
 	LIST_REMOVE(s, link);
 	f->n_subs--;
 	f->n_group -= s->uid != 0;
+	if (!f->n_subs)
+		evtimer_del(f->keepalive_ev); /* no wake-ups for nobody */
 	if (s->out_cb)
 		evbuffer_remove_cb_entry(s->out, s->out_cb);
 	if (s->ev)
@@ -131,9 +146,19 @@ void feed_free(struct feed *f)
 		return;
 	while (!LIST_EMPTY(&f->subs))
 		feed_unsubscribe(LIST_FIRST(&f->subs));
+	event_free(f->keepalive_ev);
 	free(f->edges);
 	free(f->nodes);
 	free(f);
+}
+
+void feed_keepalive(struct feed *f)
+{
+	Ring__WatchEvent ev = RING__WATCH_EVENT__INIT;
+
+	ev.kind = "keepalive";
+	ev.subject = "watch";
+	feed_publish(f, &ev);
 }
 
 unsigned feed_watchers(const struct feed *f)
@@ -421,6 +446,12 @@ struct feed_sub *feed_subscribe(struct feed *f, struct evbuffer *out,
 	LIST_INSERT_HEAD(&f->subs, s, link);
 	f->n_subs++;
 	f->n_group += uid != 0;
+	if (!evtimer_pending(f->keepalive_ev, NULL)) {
+		struct timeval tv = {FEED_KEEPALIVE_MS / 1000,
+				     (FEED_KEEPALIVE_MS % 1000) * 1000};
+
+		evtimer_add(f->keepalive_ev, &tv);
+	}
 	feed_snapshot(s, t, health);
 	return s;
 oom_ev:

@@ -32,6 +32,10 @@
 #define FEED_OUT_HIGH (256u << 10)
 #define FEED_OUT_LOW (64u << 10)
 #define FEED_STALL_MS 60000
+/* While anyone watches, a `keepalive` event this often to every watcher
+ * (whatever kinds it chose): a watcher that hears nothing for three of
+ * them knows its coordinator is stuck, not quiet. */
+#define FEED_KEEPALIVE_MS 15000
 
 /* Kinds a watcher may choose (WatchRequest.kinds); snapshot, lost and
  * shutdown always come. */
@@ -95,6 +99,8 @@ void feed_nodes(struct feed *f, struct nodes *table);
 void feed_alert(struct feed *f, const struct alert *a, enum alert_event ev);
 void feed_survey(struct feed *f, enum survey_event ev, const char *what,
 		 const char *reason, const char *failure);
+/* A keepalive to every watcher (the feed's timer calls it). */
+void feed_keepalive(struct feed *f);
 /* The coordinator stops: a last event to every watcher. */
 void feed_shutdown(struct feed *f);
 

@@ -16,6 +16,8 @@
 
 /* A snapshot of a thousand edges is some 60 KiB. */
 #define WATCH_CMD_MAX_FRAME (16u << 20)
+/* Three of the coordinator's 15 s keepalives, and some slack. */
+#define WATCH_CMD_SILENCE_MS 50000
 
 int watch_cmd_parse(int argc, char **argv, struct watch_cmd_opts *o, char *err,
 		    size_t len)
@@ -311,11 +313,19 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		return 2;
 	for (;;) {
 		/* -t bounds the wait for the snapshot; then events come when
-		 * something happens, however long that takes. */
+		 * something happens, and a keepalive every 15 s meanwhile:
+		 * three missed, the coordinator is stuck. */
 		rc = frame_read_fd(fd, WATCH_CMD_MAX_FRAME,
-				   seen ? -1 : timeout_ms, &r);
+				   seen ? WATCH_CMD_SILENCE_MS : timeout_ms,
+				   &r);
 		if (rc < 0) {
-			if (rc == -ETIMEDOUT)
+			if (rc == -ETIMEDOUT && seen)
+				fprintf(stderr,
+					"ringctl: nothing from the coordinator "
+					"for %d s, not even its keepalive: it "
+					"is stuck\n",
+					WATCH_CMD_SILENCE_MS / 1000);
+			else if (rc == -ETIMEDOUT)
 				fprintf(stderr,
 					"ringctl: no answer from the "
 					"coordinator within %d ms\n",
@@ -342,6 +352,10 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		if (r->body_case != RING__ENVELOPE__BODY_WATCH_EVENT ||
 		    r->request_id != req.request_id) {
 			frame_free(r); /* not ours: nothing else is sent */
+			continue;
+		}
+		if (!strcmp(r->watch_event->kind, "keepalive")) {
+			frame_free(r); /* proof of life, not news */
 			continue;
 		}
 		watch_cmd_render(stdout, fmt, r->watch_event);

@@ -218,6 +218,12 @@ static void test_kinds(void **state)
 	assert_string_equal(got_ev(&g, 3)->subject, "recheck");
 	assert_string_equal(got_ev(&g, 3)->reason, "no topology");
 	got_free(&g);
+	/* The keepalive reaches every watcher, whatever kinds it chose. */
+	feed_keepalive(f);
+	got_read(b, &g);
+	assert_int_equal(g.n, 1);
+	assert_string_equal(got_ev(&g, 0)->kind, "keepalive");
+	got_free(&g);
 	feed_free(f);
 	evbuffer_free(b);
 	event_base_free(base);
