@@ -191,6 +191,21 @@ static void coord_save_baselines(struct coord *co)
 	free(buf);
 }
 
+/* The last hour of ringd's own bytes per pair, for the next start. */
+static void coord_save_self_bytes(struct coord *co)
+{
+	size_t cap = 256 * 1024, len;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return;
+	len = survey_self_bytes_text(co->survey, clock_now_ms(), buf, cap);
+	if (store_put_blob(co->store, "selfbytes", buf, len, clock_now_ms()) <
+	    0)
+		log_warnx("store: ringd's own bytes per edge were not saved");
+	free(buf);
+}
+
 /* A survey published a topology: the live view starts from it, and the
  * store keeps it (and its figures) for the next start. */
 static void coord_published(const Ring__Topology *t, void *arg)
@@ -209,6 +224,7 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	if (!co->store)
 		return;
 	coord_save_baselines(co);
+	coord_save_self_bytes(co);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
 		log_warnx("store: out of memory saving the topology");
@@ -332,6 +348,11 @@ static void coord_restore(struct coord *co)
 	store_alerts_load(co->store, coord_restore_alert, co);
 	if (store_get_blob(co->store, "baselines", &buf, &len, &saved) == 0) {
 		watch_baselines_load(co->watch, buf, len);
+		free(buf);
+		buf = NULL;
+	}
+	if (store_get_blob(co->store, "selfbytes", &buf, &len, &saved) == 0) {
+		survey_self_bytes_load(co->survey, buf, len, clock_now_ms());
 		free(buf);
 		buf = NULL;
 	}

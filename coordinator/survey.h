@@ -67,6 +67,13 @@ void survey_nodes_changed(void *arg);
  * in the hour before now_ms (computed from the tests' reports). */
 uint64_t survey_self_bytes(const struct survey *sv, const char *a,
 			   const char *b, uint64_t now_ms);
+/* The account as text for the store ("A B MINUTE BYTES" lines, the last
+ * hour's non-empty minutes), and back from it (bad lines skipped), so a
+ * restart does not forget what the last hour's surveys sent. */
+size_t survey_self_bytes_text(const struct survey *sv, uint64_t now_ms,
+			      char *buf, size_t len);
+void survey_self_bytes_load(struct survey *sv, const char *text, size_t len,
+			    uint64_t now_ms);
 
 /* The last light check of the edge with these ports: 0 with *ms, *lat_us
  * (< 0 none) and *error ("" when it got through; valid until the next

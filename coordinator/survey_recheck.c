@@ -509,12 +509,13 @@ static uint64_t sv_test_bytes(const Ring__TestReport *rep)
 	return (uint64_t)total;
 }
 
-void sv_account(struct survey *sv, const Ring__TestReport *rep)
+/* Add bytes to pair (a, b) in the minute of at_ms. */
+static void sv_account_add(struct survey *sv, const char *a0, const char *b0,
+			   uint64_t at_ms, uint64_t bytes, int ours_now)
 {
-	uint64_t now = clock_now_ms(), bytes = sv_test_bytes(rep),
-		 minute = now / 60000;
-	const char *a = strcmp(rep->a, rep->b) < 0 ? rep->a : rep->b;
-	const char *b = a == rep->a ? rep->b : rep->a;
+	uint64_t now = at_ms, minute = now / 60000;
+	const char *a = strcmp(a0, b0) < 0 ? a0 : b0;
+	const char *b = a == a0 ? b0 : a0;
 	struct sv_acct *x = NULL;
 	unsigned oldest = 0;
 
@@ -542,8 +543,68 @@ void sv_account(struct survey *sv, const Ring__TestReport *rep)
 	}
 	x->bytes[minute % 60] += bytes;
 	/* A light check's few KB do not make a counters sample ours. */
-	if (bytes >= SV_SELF_TRAFFIC_MIN)
+	if (ours_now && bytes >= SV_SELF_TRAFFIC_MIN)
 		x->last_ms = now;
+}
+
+void sv_account(struct survey *sv, const Ring__TestReport *rep)
+{
+	sv_account_add(sv, rep->a, rep->b, clock_now_ms(), sv_test_bytes(rep),
+		       1);
+}
+
+size_t survey_self_bytes_text(const struct survey *sv, uint64_t now_ms,
+			      char *buf, size_t len)
+{
+	uint64_t minute = now_ms / 60000;
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (unsigned i = 0; i < sv->n_acct; i++)
+		for (int m = 0; m < 60; m++) {
+			const struct sv_acct *x = &sv->acct[i];
+			int n;
+
+			if (!x->bytes[m] || x->minute[m] + 60 <= minute)
+				continue;
+			n = snprintf(buf + used, len - used,
+				     "%s %s %llu %llu\n", x->a, x->b,
+				     (unsigned long long)x->minute[m],
+				     (unsigned long long)x->bytes[m]);
+			if (n < 0 || (size_t)n >= len - used) {
+				buf[used] = '\0'; /* whole lines only */
+				return used;
+			}
+			used += (size_t)n;
+		}
+	return used;
+}
+
+void survey_self_bytes_load(struct survey *sv, const char *text, size_t len,
+			    uint64_t now_ms)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		char line[200], a[64], b[64];
+		unsigned long long minute, bytes;
+		size_t n = 0;
+
+		while (off + n < len && text[off + n] != '\n')
+			n++;
+		if (n < sizeof(line)) {
+			memcpy(line, text + off, n);
+			line[n] = '\0';
+			if (sscanf(line, "%63s %63s %llu %llu", a, b, &minute,
+				   &bytes) == 4 &&
+			    minute + 60 > now_ms / 60000 &&
+			    minute <= now_ms / 60000)
+				sv_account_add(sv, a, b, minute * 60000, bytes,
+					       0);
+		}
+		off += n + 1;
+	}
 }
 
 uint64_t survey_self_bytes(const struct survey *sv, const char *a,

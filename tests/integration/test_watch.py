@@ -30,6 +30,9 @@ HOLD_DOWN_S = 5
 # for an ASan build on a loaded two-core machine.
 SEEN_S = 5
 RESOLVED_S = HOLD_DOWN_S + SEEN_S
+# The cut's alerts, cable_down and ring_broken, are due within 2 s (make
+# bench measures ~0.3 s: the agent's 300 ms rescan debounce, then one push).
+ALERT_S = 2
 RATE = "1gbit"
 # A cable back is re-checked alone this long after its last change.
 RECHECK_S = 2
@@ -195,7 +198,7 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
             lambda: (lambda d: d if {("cable_down", "n1-n2"),
                                      ("ring_broken", "ring")} <=
                      firing(d) else None)(status(r)),
-            SEEN_S, "cable_down and ring_broken for n1-n2")
+            ALERT_S, "cable_down and ring_broken for n1-n2")
         assert doc["health"] == "critical"
         top = doc["topology"]
         assert top["live_kind"] == "line" and top["live_gap"] == "n1-n2"
@@ -414,9 +417,8 @@ def test_metrics_endpoint(ring):
     # ringd's own bytes per edge in the last hour: the surveys' tests.
     got = [float(m.group(1)) for m in re.finditer(
         r'^ringd_edge_self_bytes_last_hour\{[^}]*\} (\S+)$', text, re.M)]
-    # (The account is kept in memory: a restart, as in the test before,
-    # starts it again.)
-    assert len(got) == 4 and all(g >= 0 for g in got), got
+    # (The store keeps the account: the restarts before did not lose it.)
+    assert len(got) == 4 and all(g > 1e6 for g in got), got
 
 
 def metric_rate(c, node, ifname):

@@ -1129,6 +1129,30 @@ static void test_recheck_cable_back(void **state)
 	assert_true(survey_self_bytes(f->sv, "n2", "n1", clock_now_ms()) > 0);
 	assert_int_equal(survey_self_bytes(f->sv, "n1", "n4", clock_now_ms()),
 			 0);
+	/* Through the store's text: the same account after a restart. */
+	{
+		char text[8192];
+		uint64_t now = clock_now_ms();
+		size_t len =
+			survey_self_bytes_text(f->sv, now, text, sizeof(text));
+		struct survey *sv2 =
+			survey_new(f->base, &f->conf, f->table, &f->tc.ci);
+
+		assert_true(len > 0 && len < sizeof(text));
+		assert_non_null(sv2);
+		survey_self_bytes_load(sv2, text, len, now);
+		survey_self_bytes_load(sv2, "junk\nn1 n2 x 5\n", 15, now);
+		for (size_t i = 0; i < t->n_edges; i++)
+			assert_int_equal(
+				survey_self_bytes(sv2, t->edges[i]->a,
+						  t->edges[i]->b, now),
+				survey_self_bytes(f->sv, t->edges[i]->a,
+						  t->edges[i]->b, now));
+		/* An hour on, nothing is left of it. */
+		assert_int_equal(
+			survey_self_bytes(sv2, "n1", "n2", now + 3600000), 0);
+		survey_free(sv2);
+	}
 	fake_free(f);
 }
 
