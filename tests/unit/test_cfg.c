@@ -1830,11 +1830,11 @@ static void test_debug_subsystems(void **state)
 
 	cfg_debug_names(CFG_DAEMON_AGENT, names, sizeof(names));
 	assert_string_equal(names,
-			    "agent,conn,lldp,ops,probe,tcptest,verbs,all");
+			    "agent,conn,lldp,ops,probe,rdma,tcptest,verbs,all");
 	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, sizeof(names));
 	assert_string_equal(names,
 			    "agents,alerts,conn,control,metrics,rdmatest,"
-			    "watch,all");
+			    "survey,watch,all");
 	/* Too small a buffer: cut, terminated. */
 	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, 8);
 	assert_int_equal(strlen(names), 7);
