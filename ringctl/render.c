@@ -77,7 +77,7 @@ enum render_node_view {
 	RENDER_NODE_NO_RDMA_COUNT = 4,
 };
 
-static const char *render_severity(Ring__Severity s)
+const char *render_severity(Ring__Severity s)
 {
 	switch (s) {
 	case RING__SEVERITY__SEVERITY_CRITICAL:

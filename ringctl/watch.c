@@ -127,13 +127,10 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 		writer_uint(w, "missed", ev->missed);
 	if (ev->alert) {
 		const Ring__Alert *a = ev->alert;
-		static const char *const sev[] = {"info", "warning",
-						  "critical"};
 
 		writer_obj_start(w, "alert");
 		writer_str(w, "rule", a->rule);
-		writer_str(w, "severity",
-			   (unsigned)a->severity < 3 ? sev[a->severity] : "?");
+		writer_str(w, "severity", render_severity(a->severity));
 		writer_bool(w, "firing", a->firing);
 		writer_str(w, "subject", a->subject);
 		writer_str(w, "node", a->node);
