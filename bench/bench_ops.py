@@ -43,7 +43,8 @@ import time
 
 import cluster as cl  # noqa: E402  (bench.py set sys.path)
 from daemons import Ringd  # noqa: E402
-from ringtest import edge_name, shape_ring, surveyed  # noqa: E402
+from ringtest import (edge_name, shape_ring, spawn_agents,  # noqa: E402
+                      surveyed)
 
 RING = ["n1", "n2", "n4", "n3"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -428,19 +429,9 @@ def scale_bench(args, prefix):
         chunks = [names[i:i + 30] for i in range(0, n, 30)]
         text = r.coord_conf_text(expect=chunks[0], extra=[
             "expect " + " ".join(ch) for ch in chunks[1:]])
-        # Not start_coordinator's ready check (ringctl status): with N
-        # expected nodes all down, its reply may not unpack in ringctl
-        # (found at 1,024: "malformed frame"); the socket is enough here.
-        r.start_coordinator(r.write("coordinator.conf", text), wait=False)
-        cl.wait_for(lambda: os.path.exists(r.sock), 30,
-                    "the coordinator's control socket")
+        r.start_coordinator(r.write("coordinator.conf", text))
         t0 = time.monotonic()
-        launcher = c.spawn("n1", ["sh", "-c", 'for n in "$@"; do "$0" -c '
-                                  '"%s/agent-$n.conf" 2>>"%s/agents.log" & '
-                                  'done; wait' % (r.conf_dir, r.log_dir),
-                                  r.path("ring-agent")] + names,
-                           os.path.join(r.log_dir, "launcher.log"),
-                           name="agents")
+        launcher = spawn_agents(c, r, "n1", names)
 
         def all_up():
             rc, doc, _ = r.status()

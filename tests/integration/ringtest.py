@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import sys
 import time
 
 from cluster import _natural_key, _run, tail, wait_for
@@ -359,3 +360,45 @@ class LogMark:
 
 def elapsed(t0):
     return time.monotonic() - t0
+
+
+# A coordinator that never surveys by itself, and agents that beacon and
+# reconnect fast: for modules that ask for their own (short) surveys.
+NO_AUTO_SURVEY = ["survey_settle 3600s", "survey_interval 0"]
+SHORT_SURVEY = ["survey_duration 200ms", "survey_warmup 0",
+                "latency_iterations 20"]
+FAST_AGENT = ["lldp_interval 500ms", "reconnect_min 200ms",
+              "reconnect_max 1s"]
+
+
+def neighbours_heard(r, order):
+    """The last neighbour table of every node lists its two neighbours
+    (tests between neighbours find their cable by them)."""
+    with open(r.coord.log, errors="replace") as f:
+        text = f.read()
+    for n in order:
+        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % n, text)
+        if not seen or int(seen[-1]) < 2:
+            return False
+    return True
+
+
+def scrape_metrics(c, port):
+    """The coordinator's Prometheus page, fetched from its namespace."""
+    p = c.exec("coord", [sys.executable, "-c",
+                         "import urllib.request,sys;"
+                         "sys.stdout.write(urllib.request.urlopen("
+                         "'http://127.0.0.1:%d/metrics',timeout=5)"
+                         ".read().decode())" % port])
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def spawn_agents(c, r, node, names):
+    """Start one ring-agent per name (configs agent-NAME.conf written
+    before) on node, from one shell in its namespace."""
+    return c.spawn(node, ["sh", "-c", 'for n in "$@"; do "$0" -c '
+                          '"%s/agent-$n.conf" 2>>"%s/agents.log" & '
+                          'done; wait' % (r.conf_dir, r.log_dir),
+                          r.path("ring-agent")] + list(names),
+                   os.path.join(r.log_dir, "launcher.log"), name="agents")

@@ -7,14 +7,14 @@ and in the receiver's."""
 import json
 import re
 import struct
-import sys
 
 import pytest
 
 import cluster as cl
 import fakeagent as fa
 from conftest import new_prefix
-from ringtest import facing_port, ringd_up
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, facing_port,
+                      neighbours_heard, ringd_up, scrape_metrics)
 
 ORDER = ["n1", "n2", "n3"]
 METRICS_PORT = 9465
@@ -28,40 +28,19 @@ def ring(root, ringd_bin):
     c = cl.Cluster(ORDER, new_prefix())
     # No automatic survey: the only traffic is the test's (and beacons).
     with ringd_up(c, ringd_bin, heartbeat_ms=500,
-                  coord_extra=["survey_settle 3600s", "survey_interval 0",
-                               "admit_unexpected yes",
-                               "alert_hold_down 0",
-                               "metrics_listen 127.0.0.1:%d" % METRICS_PORT],
-                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
-                               "reconnect_max 1s",
-                               "counters_interval 1s"]) as r:
+                  coord_extra=NO_AUTO_SURVEY + [
+                      "admit_unexpected yes", "alert_hold_down 0",
+                      "metrics_listen 127.0.0.1:%d" % METRICS_PORT],
+                  agent_extra=FAST_AGENT + ["counters_interval 1s"]) as r:
         r.setup_pki(names=["coordinator"] + ORDER + ["evil"])
         r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r), 60,
+        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
                     "every node to hear its two neighbours")
         yield c, r
 
 
-def neighbours_heard(r):
-    """The last neighbour table of every node lists its two neighbours
-    (the test between n1 and n2 finds its cable by them)."""
-    with open(r.coord.log, errors="replace") as f:
-        text = f.read()
-    for n in ORDER:
-        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % n, text)
-        if not seen or int(seen[-1]) < 2:
-            return False
-    return True
-
-
 def scrape(c):
-    p = c.exec("coord", [sys.executable, "-c",
-                         "import urllib.request,sys;"
-                         "sys.stdout.write(urllib.request.urlopen("
-                         "'http://127.0.0.1:%d/metrics',timeout=5)"
-                         ".read().decode())" % METRICS_PORT])
-    assert p.returncode == 0, p.stderr
-    return p.stdout
+    return scrape_metrics(c, METRICS_PORT)
 
 
 def samples(text):

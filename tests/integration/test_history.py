@@ -17,8 +17,8 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import ringd_up
-from test_output import neighbours_heard
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
+                      neighbours_heard, ringd_up)
 
 ORDER = ["n1", "n2", "n3"]
 BLOCKS = set("▁▂▃▄▅▆▇█")
@@ -39,15 +39,12 @@ def surveyed_twice(ringd_bin, ctl_dir):
     # No automatic survey: the module asks for two, kept short.
     with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
                   report_chars=3000, heartbeat_ms=500,
-                  coord_extra=["survey_settle 3600s", "survey_interval 0",
-                               "survey_duration 200ms", "survey_warmup 0",
-                               "latency_iterations 20"],
-                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
-                               "reconnect_max 1s"]) as r:
+                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
         r.sock = os.path.join(ctl_dir, "coord.sock")
         r.setup_pki()
         r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r), 60,
+        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
                     "every node to hear its two neighbours")
         for i in range(2):
             p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)

@@ -10,7 +10,8 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import ringd_up
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
+                      neighbours_heard, ringd_up)
 
 ORDER = ["n1", "n2", "n3"]
 NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
@@ -21,32 +22,19 @@ def ringd(root, ringd_bin):
     # No automatic survey: the module asks for one, kept short.
     with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
                   report_chars=3000, heartbeat_ms=500,
-                  coord_extra=["survey_settle 3600s", "survey_interval 0",
-                               "survey_duration 200ms", "survey_warmup 0",
-                               "latency_iterations 20"],
-                  agent_extra=["lldp_interval 500ms", "reconnect_min 200ms",
-                               "reconnect_max 1s"]) as r:
+                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
         r.setup_pki()
         r.start_all(timeout=20)
         # Survey once every node heard both neighbours' beacons, or the
         # ring is not all there yet.
-        cl.wait_for(lambda: neighbours_heard(r), 60,
+        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
                     "every node to hear its two neighbours")
         p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
         assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
             p.returncode, p.stderr, r.log_tails())
         yield r
 
-
-def neighbours_heard(r):
-    """The last neighbour table of every node lists its two neighbours."""
-    with open(r.coord.log, errors="replace") as f:
-        text = f.read()
-    for n in ORDER:
-        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % n, text)
-        if not seen or int(seen[-1]) < 2:
-            return False
-    return True
 
 
 class DuplicateKey(ValueError):

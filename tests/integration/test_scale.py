@@ -12,6 +12,7 @@ import cluster as cl
 import daemons
 from conftest import new_prefix
 from daemons import Ringd
+from ringtest import spawn_agents
 
 N_AGENTS = int(os.environ.get("RINGD_SCALE_AGENTS", "1000"))
 
@@ -73,12 +74,7 @@ def test_thousand_agents(root):
         r.start_coordinator(r.write("coordinator.conf", text))
         t0 = time.monotonic()
         # All agents on node n1, started by one shell in its namespace.
-        launcher = c.spawn("n1", ["sh", "-c", 'for n in "$@"; do "$0" -c '
-                                  '"%s/agent-$n.conf" 2>>"%s/agents.log" & '
-                                  'done; wait' % (r.conf_dir, r.log_dir),
-                                  r.path("ring-agent")] + names,
-                           os.path.join(r.log_dir, "launcher.log"),
-                           name="agents")
+        launcher = spawn_agents(c, r, "n1", names)
 
         def all_up():
             rc, doc, err = r.status()

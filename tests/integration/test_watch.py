@@ -19,7 +19,8 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import LogMark, facing_port, shape_ring, surveyed
+from ringtest import (LogMark, facing_port, scrape_metrics, shape_ring,
+                      surveyed)
 
 ORDER = ["n1", "n2", "n4", "n3"]
 WEBHOOK_PORT = 9093
@@ -403,13 +404,7 @@ def test_kill_9_while_writing(ring):
 
 def test_metrics_endpoint(ring):
     c, r, f = ring
-    p = c.exec("coord", [sys.executable, "-c",
-                         "import urllib.request,sys;"
-                         "sys.stdout.write(urllib.request.urlopen("
-                         "'http://127.0.0.1:%d/metrics',timeout=5)"
-                         ".read().decode())" % METRICS_PORT])
-    assert p.returncode == 0, p.stderr
-    text = p.stdout
+    text = scrape_metrics(c, METRICS_PORT)
     assert 'ringd_node_up{node="n1"} 1' in text, text[:2000]
     assert "# TYPE ringd_edge_bandwidth_bytes_per_second gauge" in text
     assert 'ringd_edge_bandwidth_bytes_per_second{a="n1"' in text
@@ -422,14 +417,9 @@ def test_metrics_endpoint(ring):
 
 
 def metric_rate(c, node, ifname):
-    p = c.exec("coord", [sys.executable, "-c",
-                         "import urllib.request,sys;"
-                         "sys.stdout.write(urllib.request.urlopen("
-                         "'http://127.0.0.1:%d/metrics',timeout=5)"
-                         ".read().decode())" % METRICS_PORT])
     m = re.search(r'^ringd_interface_receive_bytes_per_second'
                   r'\{node="%s",interface="%s"\} (\S+)$' % (node, ifname),
-                  p.stdout, re.M)
+                  scrape_metrics(c, METRICS_PORT), re.M)
     return float(m.group(1)) if m else None
 
 
