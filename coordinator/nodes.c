@@ -228,6 +228,16 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 	return changed;
 }
 
+const Ring__NetInterface *nodes_iface(const struct node *n, const char *name)
+{
+	const Ring__Inventory *inv = n ? n->inventory : NULL;
+
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
 double nodes_port_traffic_bps(const struct node *n, const char *ifname,
 			      uint64_t *sample_ms)
 {

@@ -77,6 +77,9 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r,
 		       uint64_t now_ms);
 /* 1 if any of the port's error or drop counters rose. */
 int nodes_port_rising(const struct node_port_rise *r);
+/* Node n's interface called name in its last inventory, or NULL (no
+ * node, no inventory, no such interface). */
+const Ring__NetInterface *nodes_iface(const struct node *n, const char *name);
 /* The traffic on a node's port by its last counters report, in bits per
  * second, the busier direction, netdev or RDMA bytes whichever is more;
  * *sample_ms: when that report arrived. -1 when not known (no report,

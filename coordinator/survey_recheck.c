@@ -20,17 +20,6 @@
  * this much later. */
 #define SV_RECHECK_RETRY_MS 2000
 
-static const Ring__NetInterface *sv_rc_iface(const struct node *n,
-					     const char *name)
-{
-	const Ring__Inventory *inv = n ? n->inventory : NULL;
-
-	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
-		if (!strcmp(inv->interfaces[i]->name, name))
-			return inv->interfaces[i];
-	return NULL;
-}
-
 static void sv_facts_now(struct survey *sv, const Ring__Edge *e,
 			 struct sv_edge_facts *f)
 {
@@ -47,7 +36,7 @@ static void sv_facts_now(struct survey *sv, const Ring__Edge *e,
 				 name);
 			continue;
 		}
-		fi = sv_rc_iface(n, k ? e->b_interface : e->a_interface);
+		fi = nodes_iface(n, k ? e->b_interface : e->a_interface);
 		if (!fi || !fi->admin_up || !fi->carrier) {
 			f->up = 0;
 			continue;
@@ -430,26 +419,33 @@ void sv_recheck_fini(struct survey *sv)
 
 /* ---- busy edges ---- */
 
+/* The account of the pair (a, b), in either order, or NULL. */
+static struct sv_acct *sv_acct_find(const struct survey *sv, const char *a,
+				    const char *b)
+{
+	for (unsigned i = 0; i < sv->n_acct; i++) {
+		struct sv_acct *x = &sv->acct[i];
+
+		if ((!strcmp(x->a, a) && !strcmp(x->b, b)) ||
+		    (!strcmp(x->a, b) && !strcmp(x->b, a)))
+			return x;
+	}
+	return NULL;
+}
+
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len)
 {
 	const struct coord_conf *conf = sv->conf;
 	double cap = l->nominal_gbps * 1e9;
-	uint64_t self_ms = 0;
+	/* Our own tests on this cable in the counters' last interval would
+	 * count as traffic: the sample says nothing then. */
+	const struct sv_acct *x = sv_acct_find(sv, sv->nodes[l->t.a].name,
+					       sv->nodes[l->t.b].name);
+	uint64_t self_ms = x ? x->last_ms : 0;
 
 	if (!conf->busy_threshold || cap <= 0)
 		return 0;
-	/* Our own tests on this cable in the counters' last interval would
-	 * count as traffic: the sample says nothing then. */
-	for (unsigned i = 0; i < sv->n_acct; i++) {
-		const struct sv_acct *x = &sv->acct[i];
-		const char *a = sv->nodes[l->t.a].name;
-		const char *b = sv->nodes[l->t.b].name;
-
-		if ((!strcmp(x->a, a) && !strcmp(x->b, b)) ||
-		    (!strcmp(x->a, b) && !strcmp(x->b, a)))
-			self_ms = x->last_ms;
-	}
 	for (int k = 0; k < 2; k++) {
 		unsigned idx = k ? l->t.b : l->t.a;
 		const char *ifname = k ? l->t.b_if : l->t.a_if;
@@ -516,23 +512,25 @@ static void sv_account_add(struct survey *sv, const char *a0, const char *b0,
 	uint64_t now = at_ms, minute = now / 60000;
 	const char *a = strcmp(a0, b0) < 0 ? a0 : b0;
 	const char *b = a == a0 ? b0 : a0;
-	struct sv_acct *x = NULL;
-	unsigned oldest = 0;
+	struct sv_acct *x = sv_acct_find(sv, a, b);
 
-	for (unsigned i = 0; i < sv->n_acct && !x; i++) {
-		if (!strcmp(sv->acct[i].a, a) && !strcmp(sv->acct[i].b, b))
-			x = &sv->acct[i];
-		else if (sv->acct[i].last_ms < sv->acct[oldest].last_ms)
-			oldest = i;
-	}
-	if (!x) {
-		if (!sv->acct) {
-			sv->acct = calloc(SV_ACCT_MAX, sizeof(*sv->acct));
-			if (!sv->acct)
-				return;
-		}
+	if (!x && sv->n_acct < SV_ACCT_MAX) {
+		struct sv_acct *v =
+			realloc(sv->acct, (sv->n_acct + 1) * sizeof(*v));
+
+		if (!v)
+			return;
+		sv->acct = v;
+		x = &sv->acct[sv->n_acct++];
+		memset(x, 0, sizeof(*x)); /* named below */
+	} else if (!x) {
 		/* Full: the pair tested longest ago makes room. */
-		x = &sv->acct[sv->n_acct < SV_ACCT_MAX ? sv->n_acct++ : oldest];
+		x = sv->acct;
+		for (unsigned i = 1; i < sv->n_acct; i++)
+			if (sv->acct[i].last_ms < x->last_ms)
+				x = &sv->acct[i];
+	}
+	if (strcmp(x->a, a) || strcmp(x->b, b)) {
 		memset(x, 0, sizeof(*x));
 		snprintf(x->a, sizeof(x->a), "%s", a);
 		snprintf(x->b, sizeof(x->b), "%s", b);
@@ -611,16 +609,10 @@ uint64_t survey_self_bytes(const struct survey *sv, const char *a,
 			   const char *b, uint64_t now_ms)
 {
 	uint64_t minute = now_ms / 60000, sum = 0;
+	const struct sv_acct *x = sv_acct_find(sv, a, b);
 
-	for (unsigned i = 0; i < sv->n_acct; i++) {
-		const struct sv_acct *x = &sv->acct[i];
-
-		if (!((!strcmp(x->a, a) && !strcmp(x->b, b)) ||
-		      (!strcmp(x->a, b) && !strcmp(x->b, a))))
-			continue;
-		for (int m = 0; m < 60; m++)
-			if (x->minute[m] + 60 > minute)
-				sum += x->bytes[m];
-	}
+	for (int m = 0; x && m < 60; m++)
+		if (x->minute[m] + 60 > minute)
+			sum += x->bytes[m];
 	return sum;
 }

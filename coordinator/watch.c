@@ -124,17 +124,6 @@ static void watch_free_not_surveyed(struct watch *w)
 	w->n_not_surveyed = 0;
 }
 
-static const Ring__NetInterface *watch_iface(const struct node *n,
-					     const char *name)
-{
-	const Ring__Inventory *inv = n ? n->inventory : NULL;
-
-	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
-		if (!strcmp(inv->interfaces[i]->name, name))
-			return inv->interfaces[i];
-	return NULL;
-}
-
 /* Does node n's beacon table have peer on its port ifname? -1 when it has
  * no beacons at all (nothing to judge by). */
 static int watch_hears(const struct node *n, const char *ifname,
@@ -180,7 +169,7 @@ static void watch_add(char *buf, size_t len, const char *fmt, ...)
 static int watch_end_ok(const struct node *n, const char *node,
 			const char *ifname, char *why, size_t len)
 {
-	const Ring__NetInterface *f = watch_iface(n, ifname);
+	const Ring__NetInterface *f = nodes_iface(n, ifname);
 
 	if (!f) {
 		watch_add(why, len, "%s has no interface %s", node, ifname);
@@ -496,8 +485,8 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 		const Ring__Edge *e = t->edges[i];
 		const struct node *a = nodes_find(w->table, e->a);
 		const struct node *b = nodes_find(w->table, e->b);
-		const Ring__NetInterface *fa = watch_iface(a, e->a_interface);
-		const Ring__NetInterface *fb = watch_iface(b, e->b_interface);
+		const Ring__NetInterface *fa = nodes_iface(a, e->a_interface);
+		const Ring__NetInterface *fb = nodes_iface(b, e->b_interface);
 		char edge[ALERTS_EDGE_LEN];
 
 		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
