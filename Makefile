@@ -259,12 +259,27 @@ check: test-deps
 # soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md).
 # Exit 77 from vm.sh means qemu cannot run here at all: a skip, which fails
 # like any other unless RINGD_ALLOW_SKIP=1.
+# soft-RoCE in the VM's kernel (6.1) sometimes trips its own WARNING in
+# rxe_completer under TCG and then drops completions: checks fail for the
+# kernel's reason, not ringd's. Such a run (and only such a run) is run
+# once more; the summary says so and keeps the first run's log. Failed
+# checks are named in the summary, so a CI log's tail tells which.
+RXE_KERNEL_BUG := WARNING: .*rxe_comp
 rdma-check: rdma-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
 	@$(CHECK_RECORD); mkdir -p build/rdma-vm; log=build/rdma-vm/rdma-check.log; \
-	{ bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd; \
-		echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-	rc=$$(cat $$log.rc); \
+	con=build/rdma-vm/console.log; again=; \
+	for run in 1 2; do \
+		{ bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd; \
+			echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+		rc=$$(cat $$log.rc); \
+		[ $$run = 1 ] && [ $$rc -ne 0 ] && [ $$rc -ne 77 ] && \
+			grep -a -q -E '$(RXE_KERNEL_BUG)' $$con || break; \
+		first=$$(grep -a '^\[vm\] FAIL: ' $$log | sed 's/^\[vm\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
+		cp $$log build/rdma-vm/rdma-check.1.log; cp $$con build/rdma-vm/console.1.log; \
+		again=" on a second run (the first hit the kernel's soft-RoCE WARNING in rxe_completer and failed: $$first; build/rdma-vm/console.1.log)"; \
+		echo "rdma-check: the kernel's soft-RoCE bug hit this run: running it once more"; \
+	done; \
 	p=$$(grep -a -c '^\[vm\] PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] FAIL: ' $$log || true); \
 	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
 		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
@@ -272,9 +287,11 @@ rdma-check: rdma-deps
 		else rec "rdma-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
 			exit 1; fi; \
 	elif [ $$rc -ne 0 ]; then \
-		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed), console in build/rdma-vm/console.log" \
+		names=$$(grep -a '^\[vm\] FAIL: ' $$log | sed 's/^\[vm\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
+		kbug=; grep -a -q -E '$(RXE_KERNEL_BUG)' $$con && kbug=" (the kernel's soft-RoCE WARNING in rxe_completer is in the console)"; \
+		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named})$$kbug$$again, console in $$con" \
 			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
-	else rec "rdma-check: passed ($$p checks)" "$$p 0 0"; fi
+	else rec "rdma-check: passed ($$p checks)$$again" "$$p 0 0"; fi
 
 # Install what is missing of PKGS_<target> (as root), or name it.
 $(DEPS_TARGETS):

@@ -31,7 +31,9 @@ W=/tmp/ringd
 . "$HERE/ringd-lib.sh"
 FAILS=0
 pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+FAILED=
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); FAILED="$FAILED
+  $*"; }
 
 # nodes [rev]: "n1 n2 ... nN " (or backwards)
 nodes() {
@@ -339,11 +341,13 @@ echo "survey_streams 1" >>$W/conf/coordinator.conf
 ring-coordinator -c $W/conf/coordinator.conf >>$W/logs/coordinator.log 2>&1 &
 COORD=$!
 wait_until 60 "agents back on the restarted coordinator" all_up || fail "agents did not reconnect"
-rc survey --wait >/dev/null 2>&1
+rc survey --wait >$W/both-survey.out 2>&1 ||
+	{ echo "survey --wait after the restart: rc $?"; tail -n 5 $W/both-survey.out; }
 rc -f keyvalue status >$W/both.kv 2>&1
 both=$(grep '^topology\.edges\.[^.]*\.method=tcp+rdma' $W/both.kv | wc -l)
 tcp=$(grep '^topology\.edges\.[^.]*\.gbps_a_to_b_measured' $W/both.kv | grep -c '=[0-9.]*[1-9]' || true)
-[ "$both" = "$N" ] && pass "survey_method both: every edge tcp+rdma" || { fail "survey_method both: $both edges tcp+rdma"; grep 'method=' $W/both.kv; }
+[ "$both" = "$N" ] && pass "survey_method both: every edge tcp+rdma" ||
+	{ fail "survey_method both: $both edges tcp+rdma"; grep -E 'method=|error=|busy=' $W/both.kv; }
 [ "$tcp" -ge "$N" ] && pass "survey_method both: TCP figures next to the RDMA ones" || fail "survey_method both: TCP figures on $tcp edges"
 rc status | grep -A6 'edges:' || true
 
@@ -366,5 +370,6 @@ if grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $W/logs/*.log; then
 	fail "sanitizer reports in the daemons' logs"
 	grep -hE -A20 'ERROR: (Address|Leak)Sanitizer|runtime error:' $W/logs/*.log | head -n 80
 fi
-echo "ringd payload: $FAILS failure(s)"
+# Last, after the logs: what failed, where a log's tail shows it.
+echo "ringd payload: $FAILS failure(s)${FAILED:+:$FAILED}"
 [ $FAILS -eq 0 ]
