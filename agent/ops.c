@@ -13,6 +13,7 @@
 #include "log.h"
 #include "probe.h"
 #include "tcptest.h"
+#include "testcounters.h"
 #include "testlimits.h"
 #include "verbs.h"
 
@@ -40,6 +41,7 @@ struct op {
 	struct probe *probe;
 	struct tcptest *test;
 	struct verbs_test *vt;
+	struct tcount *tc; /* counters around a test (testcounters.h) */
 	uint8_t test_id[OPS_TEST_ID_LEN];
 	uint64_t connect_id; /* RdmaControl CONNECT waiting for RTS */
 	struct probe_route route;
@@ -106,6 +108,7 @@ static void op_unlink(struct op *op)
 		o->rdma_mem -= op->rdma_mem;
 		o->n_rdma--;
 	}
+	tcount_free(op->tc);
 	free(op);
 }
 
@@ -442,6 +445,8 @@ static void ops_send_result(struct op *op, const struct engine_result *r,
 	}
 	res.n_lat = r->n_lat;
 	res.lat = lrp;
+	if (op->tc)
+		tcount_end(op->tc, &res);
 	if (r->err)
 		log_warnx("test %llu failed: %s",
 			  (unsigned long long)op->request_id, r->error);
@@ -510,6 +515,8 @@ static void ops_listen(struct ops *o, uint64_t id,
 		op_unlink(op);
 		return;
 	}
+	op->tc = tcount_begin(o->conf ? o->conf->sysfs_root : "", NULL,
+			      r->bind_address, NULL, NULL, 0);
 	rep.port = port;
 	o->send(o->arg, id, RING__ENVELOPE__BODY_TEST_LISTEN_REPLY, &rep);
 	log_debug("ops", "test listener on %s:%u", r->bind_address, port);
@@ -535,7 +542,11 @@ static void ops_run(struct ops *o, uint64_t id, const Ring__TestRunRequest *r)
 		ops_error(o, id, "test: cannot start towards %.64s: %s",
 			  r->peer_address, strerror(errno));
 		op_unlink(op);
+		return;
 	}
+	op->tc = tcount_begin(o->conf ? o->conf->sysfs_root : "",
+			      r->local_interface, NULL, r->peer_address, NULL,
+			      0);
 }
 
 /* ---- RDMA tests ---- */
@@ -794,6 +805,8 @@ static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
 		op_unlink(op);
 		return;
 	}
+	op->tc = tcount_begin(o->conf ? o->conf->sysfs_root : "", local.netdev,
+			      NULL, NULL, local.device, local.port);
 	ops_ep_to_msg(&local, &ep);
 	o->send(o->arg, id, RING__ENVELOPE__BODY_RDMA_ENDPOINT, &ep);
 }
