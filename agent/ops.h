@@ -15,11 +15,13 @@
  * is answered at once with an Error ("busy: ..."); nothing is queued.
  * Probes: the survey's widest burst is a switched cluster's all-pairs
  * check, one probe per other node (at most 63). Tests: TCP listeners, TCP
- * runs and RDMA tests together; a survey runs one per node at a time.
+ * runs and RDMA tests together; a survey runs one per node at a time,
+ * except in its ring-load round: both ways at once over two cables of two
+ * functions (GB10 twins) is 8.
  * RDMA tests also share a registered-memory budget, rdma_max_total_memory
  * (default: twice rdma_max_memory). */
 #define OPS_MAX_PROBES 64
-#define OPS_MAX_TESTS 4
+#define OPS_MAX_TESTS 8
 
 struct ops;
 

@@ -60,6 +60,7 @@ void sv_reset(struct survey *sv)
 	for (unsigned i = 0; i < sv->n_links; i++)
 		if (sv->links[i].test)
 			survey_test_cancel(sv->links[i].test);
+	sv_load_reset(sv);
 	for (unsigned i = 0; i < sv->n_nodes; i++)
 		free(sv->nodes[i].ifs);
 	free(sv->nodes);
@@ -168,6 +169,7 @@ static void sv_next(struct survey *sv)
 				sv->links[i].t.verified =
 					sv->links[i].probe_ab == 1 &&
 					sv->links[i].probe_ba == 1;
+			sv_resolve_twins(sv);
 			sv_resolve_claims(sv);
 			if (sv->recheck) {
 				/* Only these edges: no switch or diagonal
@@ -196,6 +198,11 @@ static void sv_next(struct survey *sv)
 		case SV_MEASURE:
 			sv->round++;
 			sv_start_round_or_finish(sv);
+			return;
+		case SV_LOAD:
+			sv->load_step++;
+			if (!sv_load_next(sv))
+				sv_finish(sv);
 			return;
 		default:
 			return;

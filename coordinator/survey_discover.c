@@ -54,6 +54,46 @@ static int sv_on_any_subnet(const struct sv_node *n, const char *addr)
 	return 0;
 }
 
+/* The function's physical port and PCIe link, from the inventory's
+ * port model (agents before it: each interface is its own port). */
+static void sv_if_port(struct sv_if *si, const Ring__NetInterface *f)
+{
+	const char *slash;
+
+	snprintf(si->port_id, sizeof(si->port_id), "%s", f->port_id);
+	snprintf(si->pcie_link, sizeof(si->pcie_link), "%s", f->pcie_link);
+	slash = strrchr(f->port_id, '/');
+	snprintf(si->port_name, sizeof(si->port_name), "%s",
+		 f->phys_port_name[0] ? f->phys_port_name
+		 : slash	      ? slash + 1
+		 : f->port_id[0]      ? f->port_id
+				      : f->name);
+	si->port_gbps = f->speed_mbps > 0 ? f->speed_mbps / 1000.0 : 0;
+}
+
+/* Each function's place among its port's twins, ordered by PCIe link
+ * (then name): twin 0 faces twin 0 across a cable. */
+static void sv_twin_index(struct sv_node *sn)
+{
+	for (unsigned i = 0; i < sn->n_ifs; i++) {
+		struct sv_if *x = &sn->ifs[i];
+
+		x->twin_idx = 0;
+		if (!x->port_id[0])
+			continue;
+		for (unsigned j = 0; j < sn->n_ifs; j++) {
+			const struct sv_if *y = &sn->ifs[j];
+			int c;
+
+			if (j == i || strcmp(x->port_id, y->port_id))
+				continue;
+			c = strcmp(y->pcie_link, x->pcie_link);
+			if (c < 0 || (!c && strcmp(y->name, x->name) < 0))
+				x->twin_idx++;
+		}
+	}
+}
+
 int sv_snapshot(struct survey *sv)
 {
 	struct node **v;
@@ -122,8 +162,10 @@ int sv_snapshot(struct survey *sv)
 						    ? (unsigned)f->speed_mbps
 						    : 0)) /
 				1000.0;
+			sv_if_port(si, f);
 			sn->n_ifs++;
 		}
+		sv_twin_index(sn);
 		k++;
 	}
 	free(v);
@@ -209,6 +251,7 @@ struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
 		snprintf(l->a_rdma, sizeof(l->a_rdma), "%s", fa->rdma);
 		l->t.a_mtu = fa->mtu;
 		l->nominal_gbps = fa->nominal_gbps;
+		snprintf(l->t.a_port, sizeof(l->t.a_port), "%s", fa->port_id);
 	}
 	if (fb) {
 		snprintf(l->b_addr, sizeof(l->b_addr), "%s", fb->addr);
@@ -216,6 +259,7 @@ struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
 			 fb->subnet);
 		snprintf(l->b_rdma, sizeof(l->b_rdma), "%s", fb->rdma);
 		l->t.b_mtu = fb->mtu;
+		snprintf(l->t.b_port, sizeof(l->t.b_port), "%s", fb->port_id);
 		if (!l->nominal_gbps ||
 		    (fb->nominal_gbps && fb->nominal_gbps < l->nominal_gbps))
 			l->nominal_gbps = fb->nominal_gbps;
@@ -470,7 +514,7 @@ static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
 
 int sv_adjacent(const struct sv_link *l)
 {
-	return !l->switch_pair && !l->rejected &&
+	return !l->switch_pair && !l->rejected && !l->cross &&
 	       ((l->t.a_sees_b && l->t.b_sees_a) || l->t.verified);
 }
 
@@ -645,7 +689,7 @@ int sv_analyse(struct survey *sv, struct topo_result *res)
 	for (unsigned i = 0; i < sv->n_nodes; i++)
 		names[i] = sv->nodes[i].name;
 	for (unsigned i = 0; i < sv->n_links; i++)
-		if (!sv->links[i].switch_pair)
+		if (!sv->links[i].switch_pair && !sv->links[i].cross)
 			links[nl++] = sv->links[i].t;
 	for (unsigned i = 0; i < sv->n_diags; i++) {
 		const struct sv_diag *d = &sv->diags[i];
@@ -706,7 +750,7 @@ void sv_resolve_claims(struct survey *sv)
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		struct sv_link *l = &sv->links[i];
 
-		if (l->t.verified || l->switch_pair)
+		if (l->t.verified || l->switch_pair || l->cross)
 			continue;
 		for (unsigned j = 0; j < sv->n_links; j++)
 			if (j != i && sv->links[j].t.verified &&
@@ -714,5 +758,54 @@ void sv_resolve_claims(struct survey *sv)
 				l->rejected = 1;
 				break;
 			}
+	}
+}
+
+static int sv_same_subnet(const struct sv_link *l)
+{
+	return l->t.a_subnet[0] && !strcmp(l->t.a_subnet, l->t.b_subnet);
+}
+
+/* Does another function pair of l's cable join twins of equal place? */
+static int sv_cable_has_straight(const struct survey *sv,
+				 const struct sv_link *l)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *m = &sv->links[i];
+		const struct sv_if *fa, *fb;
+
+		if (m == l || m->t.a != l->t.a || m->t.b != l->t.b ||
+		    strcmp(m->t.a_port, l->t.a_port) ||
+		    strcmp(m->t.b_port, l->t.b_port))
+			continue;
+		fa = sv_iface(sv, m->t.a, m->t.a_if);
+		fb = sv_iface(sv, m->t.b, m->t.b_if);
+		if (fa && fb && fa->twin_idx == fb->twin_idx)
+			return 1;
+	}
+	return 0;
+}
+
+/* Twins: name each link's cable by its ports, and set aside the cross
+ * pairs (one twin heard the other end's other twin): a pair on one
+ * subnet is intended; otherwise twins of equal place face each other. */
+void sv_resolve_twins(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		struct sv_link *l = &sv->links[i];
+		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+
+		l->cable_id[0] = '\0';
+		l->cross = 0;
+		if (l->switch_pair || !fa || !fb || !fa->port_id[0] ||
+		    !fb->port_id[0])
+			continue;
+		snprintf(l->cable_id, sizeof(l->cable_id), "%s/%s-%s/%s",
+			 sv->nodes[l->t.a].name, fa->port_name,
+			 sv->nodes[l->t.b].name, fb->port_name);
+		if (fa->twin_idx != fb->twin_idx &&
+		    (!sv_same_subnet(l) || sv_cable_has_straight(sv, l)))
+			l->cross = 1;
 	}
 }

@@ -52,6 +52,15 @@ struct sv_if {
 	char rdma_dev[64];  /* device with an ACTIVE port here, "" if none */
 	char rdma_why[160]; /* why not */
 	int rdma_hw;	    /* some RDMA device sits on this interface */
+	/* The physical port (twins share it; "" = unknown: its own port),
+	 * its short name for people, the PCIe link, and the function's
+	 * place among its port's twins (by PCIe link), which pairs twins
+	 * across a cable when addresses do not. */
+	char port_id[80];
+	char port_name[32];
+	char pcie_link[32];
+	unsigned twin_idx;
+	double port_gbps; /* the port's speed (sysfs), 0 unknown */
 };
 
 struct sv_node {
@@ -85,6 +94,11 @@ struct sv_link {
 	int probe_ab, probe_ba; /* 1 reached, 0 not, -1 not probed */
 	int switch_pair;	/* measured through a switch, not a cable */
 	int rejected; /* another claim on one of its ports answered the probe */
+	/* Beacons heard across twins: a function of one port and the other
+	 * twin of the facing port. Kept out of adjacency and measurements;
+	 * the cable's intended function pairs carry it. */
+	int cross;
+	char cable_id[200]; /* "n1/p1-n2/p0"; "" when ports are unknown */
 	double gbps[2][SV_MAX_LADDER];
 	Ring__LatResult lat[SV_LAT_SIZES_MAX];
 	unsigned n_lat;
@@ -124,6 +138,7 @@ enum sv_phase {
 	SV_SWITCH,
 	SV_DIAG,
 	SV_MEASURE,
+	SV_LOAD,
 };
 
 /* One outstanding request to an agent on behalf of the survey. */
@@ -199,6 +214,35 @@ struct sv_acct {
 };
 #define SV_ACCT_MAX 4096
 
+/* A cable and the function pairs measured over it (survey_load.c). */
+#define SV_CABLE_FUNCS 4
+struct sv_cable {
+	char id[200];
+	unsigned a, b; /* node indexes, as its links' */
+	unsigned links[SV_CABLE_FUNCS];
+	unsigned n_links; /* function pairs the load steps use */
+	unsigned n_funcs; /* every adjacent function pair over it */
+	int rdma;	  /* its links' ladders were RDMA */
+	double nominal_gbps;
+	double port[2];	   /* port step, summed; [0] a -> b; -1 none */
+	double load[2][2]; /* [0 one way, 1 both ways][direction] */
+	char error[256];
+	int in_ring;
+	int ring_fwd; /* one-way ring traffic flows a -> b */
+};
+
+/* One test of a load step: a function pair in one direction (2 = both
+ * at once, TCP). */
+struct sv_load_slot {
+	struct survey *sv;
+	unsigned cable, link;
+	int dir;
+	int mode; /* 0 port step, 1 ring one way, 2 ring both ways */
+	struct survey_test *test;
+};
+
+enum sv_load_mode { SV_LOAD_PORT, SV_LOAD_RING1, SV_LOAD_RING2 };
+
 struct survey {
 	struct event_base *base;
 	const struct coord_conf *conf;
@@ -250,6 +294,18 @@ struct survey {
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
 	char failure[320]; /* why the running one failed, "" if it did not */
+	/* Port steps and ring-load rounds after the per-edge rounds. */
+	struct sv_cable *cables;
+	unsigned n_cables;
+	unsigned *cable_round;
+	int n_cable_rounds;
+	int load_step, n_load_steps;
+	struct sv_load_slot *slots;
+	unsigned n_slots;
+	double load_wall_s[2];
+	struct timespec load_t0;
+	void **keep; /* the load report's messages, until the reset */
+	unsigned n_keep;
 	struct event *auto_ev;
 };
 
@@ -308,6 +364,7 @@ void sv_phase_switch(struct survey *sv);
  * built: then nothing was probed. */
 int sv_phase_diag(struct survey *sv);
 void sv_resolve_claims(struct survey *sv);
+void sv_resolve_twins(struct survey *sv);
 int sv_adjacent(const struct sv_link *l);
 int sv_is_switch(const struct survey *sv);
 int sv_find_link(const struct survey *sv, unsigned x, unsigned y);
@@ -340,6 +397,20 @@ void sv_account(struct survey *sv, const Ring__TestReport *rep);
 /* Is this edge too busy to measure now? 1 with why filled in. */
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len);
+
+/* survey_load.c */
+/* After the per-edge rounds: the port steps (every function pair of a
+ * cable at once) and the ring-load rounds (every edge at once, one way,
+ * then both). 1 when a step started (sv_next resumes with
+ * sv_load_next), 0 when there is none to run. */
+int sv_load_begin(struct survey *sv);
+/* The next step, or 0 when the load steps are over. */
+int sv_load_next(struct survey *sv);
+void sv_load_reset(struct survey *sv);
+/* Topology.cables, load_rounds and their findings (edge_of_link: each
+ * link's index in top->edges, -1 none). 0, or -1 out of memory. */
+int sv_load_report(struct survey *sv, Ring__Topology *top,
+		   const int *edge_of_link);
 
 /* survey_report.c */
 /* The re-check's edges merged into the published topology. */

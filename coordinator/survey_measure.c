@@ -463,6 +463,9 @@ void sv_start_round_or_finish(struct survey *sv)
 			break;
 	}
 	if (!started) {
+		/* Then what a ring all-reduce loads at once (surveys only). */
+		if (!sv->recheck && sv_load_begin(sv))
+			return;
 		sv_finish(sv);
 		return;
 	}

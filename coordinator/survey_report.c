@@ -1,4 +1,5 @@
 /* Survey report: the Topology message (edges, ranks, findings). */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,12 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->a_gid_index = l->a_gid_index;
 	e->b_gid_index = l->b_gid_index;
 	e->busy = ar_printf(ar, "%s", l->busy);
+	e->cable_id = ar_printf(ar, "%s", l->cable_id);
+	{
+		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+
+		e->twin = fa && fa->twin_idx > 0;
+	}
 	if (l->busy[0])
 		sv_edge_keep(e, sv_old_edge(sv, e));
 	return e;
@@ -234,6 +241,180 @@ static const char *sv_link_if(const struct sv_link *l, unsigned node,
 static int sv_link_gid_index(const struct sv_link *l, unsigned node)
 {
 	return l->t.a == node ? l->a_gid_index : l->b_gid_index;
+}
+
+/* One function NCCL_IB_HCA lists for a rank: "device:port", the GID
+ * index the survey's RDMA tests used on it, its IPv4 address. */
+struct sv_hca {
+	char name[80];
+	const char *peer; /* the neighbour it faces */
+	int gid_index;	  /* -1: no RDMA test over it */
+	uint32_t ip;	  /* host order; prefix 0: no IPv4 address */
+	unsigned prefix;
+};
+#define SV_RANK_HCAS 16
+
+/* The port of dev that carries ifname (0 when the inventory cannot say)
+ * and ifname's first IPv4 address. */
+static unsigned sv_hca_port(const Ring__Inventory *inv, const char *dev,
+			    const char *ifname, uint32_t *ip, unsigned *prefix)
+{
+	unsigned port = 0;
+	struct in_addr a;
+
+	*ip = 0;
+	*prefix = 0;
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+
+		if (strcmp(f->name, ifname) || !f->n_ipv4 ||
+		    inet_pton(AF_INET, f->ipv4[0]->address, &a) != 1 ||
+		    f->ipv4[0]->prefix > 32)
+			continue;
+		*ip = ntohl(a.s_addr);
+		*prefix = f->ipv4[0]->prefix;
+	}
+	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
+		const Ring__RdmaDevice *d = inv->rdma_devices[i];
+
+		for (size_t k = 0; !strcmp(d->name, dev) && k < d->n_ports;
+		     k++)
+			if (!strcmp(d->ports[k]->netdev, ifname))
+				port = d->ports[k]->port;
+	}
+	return port;
+}
+
+/* Every function of node me that faces peer over a published edge
+ * (twins included: each function pair of a cable is an edge), appended
+ * to h[*n] once each. */
+static void sv_rank_hcas_to(const struct survey *sv, const Ring__Topology *top,
+			    const char *me, const char *peer, struct sv_hca *h,
+			    size_t *n)
+{
+	const struct node *nd = nodes_find(sv->table, me);
+	const Ring__Inventory *inv = nd ? nd->inventory : NULL;
+
+	for (size_t i = 0; i < top->n_edges && *n < SV_RANK_HCAS; i++) {
+		const Ring__Edge *e = top->edges[i];
+		int a = !strcmp(e->a, me) && !strcmp(e->b, peer);
+		int b = !strcmp(e->b, me) && !strcmp(e->a, peer);
+		const char *dev = a ? e->a_rdma : e->b_rdma;
+		const char *ifn = a ? e->a_interface : e->b_interface;
+		struct sv_hca *x = &h[*n];
+		unsigned port;
+		size_t k;
+
+		if ((!a && !b) || !*dev || sv_edge_through_switch(e))
+			continue;
+		port = sv_hca_port(inv, dev, ifn, &x->ip, &x->prefix);
+		if (port)
+			snprintf(x->name, sizeof(x->name), "%s:%u", dev, port);
+		else
+			snprintf(x->name, sizeof(x->name), "%s", dev);
+		for (k = 0; k < *n && strcmp(h[k].name, x->name); k++)
+			;
+		if (k < *n)
+			continue;
+		x->peer = peer;
+		x->gid_index = a ? e->a_gid_index : e->b_gid_index;
+		(*n)++;
+	}
+}
+
+/* gid_index when every listed function used the same one, else -1 and
+ * why; the IPv4 prefix under which the functions facing one neighbour
+ * share no subnet with those facing the other (NCCL's subnet-aware
+ * routing masks both GIDs with one prefix length), else 0 and why. */
+static void sv_rank_agree(struct sv_arena *ar, Ring__Rank *r,
+			  const struct sv_hca *h, size_t n)
+{
+	char buf[400];
+	size_t len = 0;
+	unsigned pl = 33;
+
+	r->gid_index = -1;
+	r->gid_note = r->subnet_note = "";
+	for (size_t k = 0; k < n; k++)
+		if (h[k].gid_index < 0)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%s%s", len ? ", " : "",
+						h[k].name);
+	if (len && len < sizeof(buf)) {
+		r->gid_note = ar_printf(ar,
+					"no RDMA test measured the GID index "
+					"of %s",
+					buf);
+	} else if (n) {
+		int same = 1;
+
+		for (size_t k = 1; k < n; k++)
+			same &= h[k].gid_index == h[0].gid_index;
+		if (same) {
+			r->gid_index = h[0].gid_index;
+		} else {
+			len = 0;
+			for (size_t k = 0; k < n && len < sizeof(buf); k++)
+				len += (size_t)snprintf(
+					buf + len, sizeof(buf) - len,
+					"%s%s %d", k ? ", " : "", h[k].name,
+					h[k].gid_index);
+			r->gid_note = ar_printf(ar,
+						"the functions use different "
+						"GID indexes (%s); NCCL takes "
+						"one",
+						buf);
+		}
+	}
+	r->subnet_prefix_len = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!h[k].prefix) {
+			r->subnet_note = ar_printf(ar, "%s has no IPv4 address",
+						   h[k].name);
+			return;
+		}
+		if (h[k].prefix < pl)
+			pl = h[k].prefix;
+	}
+	if (pl > 32)
+		return;
+	for (size_t x = 0; x < n; x++)
+		for (size_t y = x + 1; y < n; y++) {
+			uint32_t m = pl ? ~0u << (32 - pl) : 0;
+
+			if (strcmp(h[x].peer, h[y].peer) &&
+			    (h[x].ip & m) == (h[y].ip & m)) {
+				r->subnet_note = ar_printf(
+					ar,
+					"%s (facing %s) and %s (facing %s) "
+					"share a /%u: no prefix length tells "
+					"the neighbours apart",
+					h[x].name, h[x].peer, h[y].name,
+					h[y].peer, pl);
+				return;
+			}
+		}
+	r->subnet_prefix_len = pl;
+}
+
+/* Rank.hcas and what NCCL needs to agree on over them. */
+static int sv_rank_nccl(const struct survey *sv, struct sv_arena *ar,
+			const Ring__Topology *top, Ring__Rank *r)
+{
+	struct sv_hca h[SV_RANK_HCAS];
+	size_t n = 0;
+
+	if (*r->next_node)
+		sv_rank_hcas_to(sv, top, r->node, r->next_node, h, &n);
+	if (*r->prev_node && strcmp(r->prev_node, r->next_node))
+		sv_rank_hcas_to(sv, top, r->node, r->prev_node, h, &n);
+	r->hcas = ar_alloc(ar, (n + 1) * sizeof(*r->hcas));
+	if (!r->hcas)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		r->hcas[r->n_hcas++] = ar_printf(ar, "%s", h[k].name);
+	sv_rank_agree(ar, r, h, n);
+	return 0;
 }
 
 static int sv_ranks(struct survey *sv, struct sv_arena *ar,
@@ -291,6 +472,8 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 					sv_link_gid_index(&sv->links[li], me);
 			}
 		}
+		if (sv_rank_nccl(sv, ar, top, r) < 0)
+			return -1;
 		top->ranks[top->n_ranks++] = r;
 	}
 	return 0;
@@ -677,6 +860,7 @@ void sv_report(struct survey *sv)
 	Ring__Topology top = RING__TOPOLOGY__INIT;
 	struct topo_result res = {0};
 	struct sv_arena ar = {0};
+	int *edge_of_link = NULL;
 	int ok;
 
 	if (sv->recheck) {
@@ -702,9 +886,16 @@ void sv_report(struct survey *sv)
 		ok = 0;
 	for (unsigned i = 0; ok && i < res.n_order; i++)
 		top.order[top.n_order++] = sv->nodes[res.order[i]].name;
+	edge_of_link = ar_alloc(&ar, (sv->n_links + 1) * sizeof(int));
+	if (!edge_of_link)
+		ok = 0;
 	for (unsigned i = 0; ok && i < sv->n_links; i++) {
-		Ring__Edge *e = sv_edge_msg(sv, &ar, &sv->links[i]);
+		/* Cross pairs of twins are no edge (a finding says so). */
+		Ring__Edge *e = sv->links[i].cross
+					? NULL
+					: sv_edge_msg(sv, &ar, &sv->links[i]);
 
+		edge_of_link[i] = e ? (int)top.n_edges : -1;
 		if (e)
 			top.edges[top.n_edges++] = e;
 	}
@@ -752,7 +943,8 @@ void sv_report(struct survey *sv)
 				  sv->nodes[res.gap_b].name);
 	if (ok)
 		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
-		     sv_findings(sv, &ar, &top) == 0;
+		     sv_findings(sv, &ar, &top) == 0 &&
+		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.surveyed_ms = clock_now_ms();
 	top.survey_state = "done";
 	top.survey_wall_s = sv_elapsed(&sv->t0);

@@ -272,6 +272,32 @@ static int topo_cable_cmp(const void *pa, const void *pb)
 	return (a->link > b->link) - (a->link < b->link);
 }
 
+/* One end's port: the physical port, or the interface when unknown. */
+static const char *topo_port(const struct topo_link *l, unsigned node)
+{
+	if (node == l->a)
+		return l->a_port[0] ? l->a_port : l->a_if;
+	return l->b_port[0] ? l->b_port : l->b_if;
+}
+
+/* Is c[k] the first of c[i..k] over its cable (same ports at both
+ * ends)? Twins give two function pairs per cable. */
+static int topo_first_of_cable(const struct topo_input *in,
+			       const struct topo_cable *c, unsigned i,
+			       unsigned k)
+{
+	const struct topo_link *x = &in->links[c[k].link];
+
+	for (unsigned m = i; m < k; m++) {
+		const struct topo_link *y = &in->links[c[m].link];
+
+		if (!strcmp(topo_port(x, c[k].lo), topo_port(y, c[m].lo)) &&
+		    !strcmp(topo_port(x, c[k].hi), topo_port(y, c[m].hi)))
+			return 0;
+	}
+	return 1;
+}
+
 /* Builds the simple graph and reports parallel cables. */
 static int topo_build_graph(struct topo_work *w, unsigned *n_edges)
 {
@@ -299,25 +325,32 @@ static int topo_build_graph(struct topo_work *w, unsigned *n_edges)
 	for (unsigned i = 0; i < nc;) {
 		unsigned j = i + 1;
 
+		unsigned cables = 0;
+
 		while (j < nc && c[j].lo == c[i].lo && c[j].hi == c[i].hi)
 			j++;
 		w->row[c[i].lo + 1]++;
 		w->row[c[i].hi + 1]++;
 		ne++;
-		if (j - i > 1) {
+		/* Function pairs over one cable (twins) are one cable. */
+		for (unsigned k = i; k < j; k++)
+			cables += topo_first_of_cable(in, c, i, k);
+		if (cables > 1) {
 			struct topo_anomaly *an =
 				topo_add(w, TOPO_PARALLEL, c[i].lo, c[i].hi);
 
 			if (!an)
 				goto out;
 			topo_append(an->text, sizeof(an->text),
-				    "%u cables between %s and %s (", j - i,
+				    "%u cables between %s and %s (", cables,
 				    topo_name(w, c[i].lo),
 				    topo_name(w, c[i].hi));
 			for (unsigned k = i; k < j; k++) {
 				const struct topo_link *l =
 					&in->links[c[k].link];
 
+				if (!topo_first_of_cable(in, c, i, k))
+					continue;
 				topo_append(an->text, sizeof(an->text), "%s",
 					    k > i ? ", " : "");
 				topo_append_end(w, an->text, sizeof(an->text),

@@ -16,6 +16,9 @@ struct topo_link {
 	int verified;			 /* probes both ways succeeded */
 	unsigned a_mtu, b_mtu;		 /* 0 = unknown */
 	char a_subnet[48], b_subnet[48]; /* "10.89.3.0/30"; "" = no address */
+	/* Physical ports of both ends ("" = unknown, the interface is its
+	 * own port): function pairs over one cable are not parallel cables. */
+	char a_port[80], b_port[80];
 };
 
 struct topo_input {

@@ -239,11 +239,12 @@ static void fake_test_end(struct fake *f, struct tc_call *run,
 	const Ring__TestParams *p = run->req->test_run_request->params;
 	int a = fake_node(f, run->node), b = fake_node(f, lis->node);
 	int ab = p->direction != RING__DIRECTION__DIR_B_TO_A;
+	int ba = p->direction != RING__DIRECTION__DIR_A_TO_B;
 	double ga = 0, gb = 0;
 
 	if (p->kind == RING__TEST_KIND__TEST_TCP_BW) {
 		ga = ab ? fake_figure(f, a, b, p->streams) : 0;
-		gb = ab ? 0 : fake_figure(f, b, a, p->streams);
+		gb = ba ? fake_figure(f, b, a, p->streams) : 0;
 	}
 	f->busy[a]--;
 	f->busy[b]--;

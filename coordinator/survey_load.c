@@ -1,0 +1,654 @@
+/* Survey load steps: what NCCL puts on the hardware, after each edge was
+ * measured alone. A port step runs every function pair of one cable at
+ * once (twins: both halves of a port) and sums them; the ring-load
+ * rounds run every edge at once, one way (each node sends to the next,
+ * as a ring all-reduce does) and then both ways. Only these show limits
+ * that functions share: a port's two halves, or a node's PCIe links,
+ * each carrying a half of both cables. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sched.h"
+#include "survey_int.h"
+
+static const char *const sv_load_mode_name[] = {"port step", "ring load",
+						"ring load both ways"};
+
+/* A function pair that was measured and can carry a load test. */
+static int sv_link_loadable(const struct sv_link *l)
+{
+	if (!sv_adjacent(l) || !l->a_addr[0] || !l->b_addr[0] || l->busy[0] ||
+	    l->error[0] || l->light)
+		return 0;
+	if (l->ladder_rdma)
+		return l->rdma_write[0] >= 0 || l->rdma_write[1] >= 0;
+	return l->gbps[0][0] >= 0 || l->gbps[1][0] >= 0;
+}
+
+static struct sv_cable *sv_cable_get(struct survey *sv, const char *id,
+				     const struct sv_link *l)
+{
+	struct sv_cable *c, *v;
+
+	for (unsigned i = 0; i < sv->n_cables; i++)
+		if (!strcmp(sv->cables[i].id, id))
+			return &sv->cables[i];
+	v = reallocarray(sv->cables, sv->n_cables + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	sv->cables = v;
+	c = &sv->cables[sv->n_cables++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	c->a = l->t.a;
+	c->b = l->t.b;
+	for (int m = 0; m < 2; m++)
+		c->port[m] = c->load[0][m] = c->load[1][m] = -1;
+	return c;
+}
+
+/* The cables of the adjacent links: twins' function pairs share one. */
+static int sv_cables_build(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+		const struct sv_if *fa, *fb;
+		struct sv_cable *c;
+		char id[200];
+		double g;
+
+		if (l->switch_pair || !sv_adjacent(l))
+			continue;
+		if (l->cable_id[0])
+			snprintf(id, sizeof(id), "%s", l->cable_id);
+		else
+			snprintf(id, sizeof(id), "%s/%s-%s/%s",
+				 sv->nodes[l->t.a].name, l->t.a_if,
+				 sv->nodes[l->t.b].name, l->t.b_if);
+		c = sv_cable_get(sv, id, l);
+		if (!c)
+			return -1;
+		c->n_funcs++;
+		fa = sv_iface(sv, l->t.a, l->t.a_if);
+		fb = sv_iface(sv, l->t.b, l->t.b_if);
+		/* The cable runs at the lesser port speed; twins each report
+		 * the port's. */
+		g = fa && fb && fa->port_gbps > 0 && fb->port_gbps > 0
+			    ? (fa->port_gbps < fb->port_gbps ? fa->port_gbps
+							     : fb->port_gbps)
+			    : l->nominal_gbps;
+		if (g > 0 && (!c->nominal_gbps || g < c->nominal_gbps))
+			c->nominal_gbps = g;
+		if (sv_link_loadable(l) && c->n_links < SV_CABLE_FUNCS) {
+			c->links[c->n_links++] = i;
+			c->rdma |= l->ladder_rdma;
+		}
+	}
+	return 0;
+}
+
+/* Which cables form the ring, and which way one-way traffic flows. */
+static int sv_cables_ring(struct survey *sv)
+{
+	struct topo_result res = {0};
+	int ring = 0;
+
+	if (sv_analyse(sv, &res) == 0 && res.cls == TOPO_RING &&
+	    res.n_order >= 3) {
+		ring = 1;
+		for (unsigned i = 0; i < res.n_order; i++) {
+			unsigned x = res.order[i],
+				 y = res.order[(i + 1) % res.n_order];
+
+			for (unsigned k = 0; k < sv->n_cables; k++) {
+				struct sv_cable *c = &sv->cables[k];
+
+				if ((c->a == x && c->b == y) ||
+				    (c->a == y && c->b == x)) {
+					c->in_ring = 1;
+					c->ring_fwd = c->a == x;
+				}
+			}
+		}
+	}
+	topo_result_free(&res);
+	return ring;
+}
+
+/* Port steps for cables of two or more measured function pairs, in rounds
+ * of disjoint node pairs. */
+static int sv_cables_schedule(struct survey *sv)
+{
+	unsigned(*pairs)[2] = calloc(sv->n_cables + 1, sizeof(*pairs));
+	unsigned *idx = calloc(sv->n_cables + 1, sizeof(*idx));
+	unsigned *round = calloc(sv->n_cables + 1, sizeof(*round));
+	unsigned m = 0;
+	int rc = -1;
+
+	sv->cable_round = calloc(sv->n_cables + 1, sizeof(*sv->cable_round));
+	if (!pairs || !idx || !round || !sv->cable_round)
+		goto out;
+	for (unsigned k = 0; k < sv->n_cables; k++) {
+		sv->cable_round[k] = (unsigned)-1;
+		if (sv->cables[k].n_links < 2)
+			continue;
+		pairs[m][0] = sv->cables[k].a;
+		pairs[m][1] = sv->cables[k].b;
+		idx[m++] = k;
+	}
+	sv->n_cable_rounds = m ? sched_rounds((const unsigned(*)[2])pairs, m,
+					      sv->n_nodes, round)
+			       : 0;
+	if (sv->n_cable_rounds < 0)
+		goto out;
+	for (unsigned j = 0; j < m; j++)
+		sv->cable_round[idx[j]] = round[j];
+	rc = 0;
+out:
+	free(pairs);
+	free(idx);
+	free(round);
+	return rc;
+}
+
+void sv_load_reset(struct survey *sv)
+{
+	for (unsigned i = 0; i < sv->n_slots; i++)
+		if (sv->slots[i].test)
+			survey_test_cancel(sv->slots[i].test);
+	for (unsigned i = 0; i < sv->n_keep; i++)
+		free(sv->keep[i]);
+	free(sv->keep);
+	sv->keep = NULL;
+	sv->n_keep = 0;
+	free(sv->slots);
+	free(sv->cables);
+	free(sv->cable_round);
+	sv->slots = NULL;
+	sv->cables = NULL;
+	sv->cable_round = NULL;
+	sv->n_slots = sv->n_cables = 0;
+	sv->n_cable_rounds = sv->load_step = sv->n_load_steps = 0;
+	sv->load_wall_s[0] = sv->load_wall_s[1] = 0;
+}
+
+static void sv_slot_done(const Ring__TestReport *rep, void *arg)
+{
+	struct sv_load_slot *s = arg;
+	struct survey *sv = s->sv;
+	struct sv_cable *c = &sv->cables[s->cable];
+	const struct sv_link *l = &sv->links[s->link];
+	double *v = s->mode == SV_LOAD_PORT ? c->port : c->load[s->mode - 1];
+	double g[2] = {-1, -1};
+
+	s->test = NULL;
+	if (*rep->error) {
+		if (!c->error[0])
+			snprintf(c->error, sizeof(c->error),
+				 "%s, %s-%s: %.200s",
+				 sv_load_mode_name[s->mode], l->t.a_if,
+				 l->t.b_if, rep->error);
+	} else if (l->ladder_rdma) {
+		/* The requester's figure; data flows from it. */
+		g[s->dir] = rep->a_side ? rep->a_side->gbps_sent : -1;
+	} else {
+		if (s->dir != 1)
+			g[0] = rep->gbps_a_to_b;
+		if (s->dir != 0)
+			g[1] = rep->gbps_b_to_a;
+	}
+	for (int d = 0; d < 2; d++)
+		if (g[d] >= 0)
+			v[d] = (v[d] < 0 ? 0 : v[d]) + g[d];
+	sv_done_one(sv);
+}
+
+static struct survey_test *sv_slot_start(struct survey *sv,
+					 struct sv_load_slot *s)
+{
+	const struct coord_conf *conf = sv->conf;
+	const struct sv_link *l = &sv->links[s->link];
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+
+	p.duration_ms = (uint32_t)conf->survey_duration_ms;
+	p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
+	if (l->ladder_rdma) {
+		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+		int swap = s->dir == 1;
+		struct rdmatest_spec sp = {
+			.a = sv->nodes[swap ? l->t.b : l->t.a].name,
+			.a_if = swap ? l->t.b_if : l->t.a_if,
+			.a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "",
+			.b = sv->nodes[swap ? l->t.a : l->t.b].name,
+			.b_if = swap ? l->t.a_if : l->t.b_if,
+			.b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "",
+			.adjacent = 1,
+			.params = &p,
+		};
+
+		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+		p.rdma = &r;
+		r.op = RING__RDMA_OP__RDMA_OP_WRITE;
+		r.qps = conf->survey_rdma_qps;
+		r.size = conf->survey_rdma_size;
+		return sv_rdma_start(sv, &sp, sv_slot_done, s, 0);
+	}
+	p.kind = RING__TEST_KIND__TEST_TCP_BW;
+	p.streams = conf->ladder[sv_ladder_len(sv) - 1];
+	p.direction = s->dir == 0   ? RING__DIRECTION__DIR_A_TO_B
+		      : s->dir == 1 ? RING__DIRECTION__DIR_B_TO_A
+				    : RING__DIRECTION__DIR_BOTH;
+	return sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
+			     sv->nodes[l->t.b].name, l->b_addr, &p,
+			     sv_slot_done, s, 0);
+}
+
+static void sv_slot_add(struct survey *sv, unsigned cable, unsigned link,
+			int dir, int mode)
+{
+	struct sv_load_slot *s = &sv->slots[sv->n_slots++];
+
+	memset(s, 0, sizeof(*s));
+	s->sv = sv;
+	s->cable = cable;
+	s->link = link;
+	s->dir = dir;
+	s->mode = mode;
+}
+
+/* The slots of step k: port steps first (round k / 2, direction k % 2),
+ * then one way around the ring, then both ways. */
+static int sv_step_slots(struct survey *sv, int k)
+{
+	int ports = 2 * sv->n_cable_rounds;
+
+	sv->n_slots = 0;
+	for (unsigned c = 0; c < sv->n_cables; c++) {
+		const struct sv_cable *cb = &sv->cables[c];
+
+		if (k < ports) {
+			if (sv->cable_round[c] != (unsigned)(k / 2))
+				continue;
+			for (unsigned j = 0; j < cb->n_links; j++)
+				sv_slot_add(sv, c, cb->links[j], k % 2,
+					    SV_LOAD_PORT);
+			continue;
+		}
+		if (!cb->in_ring)
+			continue;
+		for (unsigned j = 0; j < cb->n_links; j++) {
+			const struct sv_link *l = &sv->links[cb->links[j]];
+
+			if (k == ports) {
+				sv_slot_add(sv, c, cb->links[j],
+					    cb->ring_fwd ? 0 : 1,
+					    SV_LOAD_RING1);
+			} else if (l->ladder_rdma) {
+				/* An RDMA test carries one direction. */
+				sv_slot_add(sv, c, cb->links[j], 0,
+					    SV_LOAD_RING2);
+				sv_slot_add(sv, c, cb->links[j], 1,
+					    SV_LOAD_RING2);
+			} else {
+				sv_slot_add(sv, c, cb->links[j], 2,
+					    SV_LOAD_RING2);
+			}
+		}
+	}
+	return (int)sv->n_slots;
+}
+
+int sv_load_next(struct survey *sv)
+{
+	int ports = 2 * sv->n_cable_rounds;
+
+	/* The ring-load step that just ended: its wall time. */
+	if (sv->load_step > ports && sv->load_step - 1 - ports < 2)
+		sv->load_wall_s[sv->load_step - 1 - ports] =
+			sv_elapsed(&sv->load_t0);
+	for (; sv->load_step < sv->n_load_steps; sv->load_step++) {
+		int n = sv_step_slots(sv, sv->load_step);
+
+		if (!n)
+			continue;
+		log_info("survey: %s %d of %d: %d test(s) at once",
+			 sv->load_step < ports	  ? "port step"
+			 : sv->load_step == ports ? "ring load, one way"
+						  : "ring load, both ways",
+			 sv->load_step + 1, sv->n_load_steps, n);
+		clock_gettime(CLOCK_MONOTONIC, &sv->load_t0);
+		sv->phase = SV_LOAD;
+		/* One extra count while starting, as the rounds do. */
+		sv->pending = (unsigned)n + 1;
+		for (unsigned i = 0; i < sv->n_slots; i++) {
+			struct sv_load_slot *s = &sv->slots[i];
+
+			s->test = sv_slot_start(sv, s);
+			if (!s->test) {
+				struct sv_cable *c = &sv->cables[s->cable];
+
+				if (!c->error[0])
+					snprintf(c->error, sizeof(c->error),
+						 "%s: cannot start a test "
+						 "(%s)",
+						 sv_load_mode_name[s->mode],
+						 strerror(errno));
+				sv->pending--;
+			}
+		}
+		if (sv->pending == 1) {
+			sv->pending = 0;
+			continue; /* nothing started: the next step */
+		}
+		sv->pending--;
+		return 1;
+	}
+	return 0;
+}
+
+int sv_load_begin(struct survey *sv)
+{
+	int ring;
+
+	if (sv_cables_build(sv) < 0 || sv_cables_schedule(sv) < 0) {
+		log_warnx("survey: cannot plan the port and ring-load steps: "
+			  "out of memory");
+		return 0;
+	}
+	ring = sv_cables_ring(sv);
+	sv->n_load_steps = 2 * sv->n_cable_rounds + (ring ? 2 : 0);
+	sv->load_step = 0;
+	/* The most slots a step can have: both ways on every function. */
+	sv->slots = calloc(2 * SV_CABLE_FUNCS * (size_t)sv->n_cables + 1,
+			   sizeof(*sv->slots));
+	if (!sv->slots) {
+		sv->n_load_steps = 0;
+		return 0;
+	}
+	return sv_load_next(sv);
+}
+
+/* Report messages live until the survey resets (sv_store copies them). */
+static void *sv_keep(struct survey *sv, size_t size)
+{
+	void **v = reallocarray(sv->keep, sv->n_keep + 1, sizeof(*v));
+	void *p;
+
+	if (!v)
+		return NULL;
+	sv->keep = v;
+	p = calloc(1, size);
+	if (p)
+		sv->keep[sv->n_keep++] = p;
+	return p;
+}
+
+static char *sv_keep_printf(struct survey *sv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static char *sv_keep_printf(struct survey *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[512], *p;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	p = sv_keep(sv, strlen(buf) + 1);
+	if (p)
+		memcpy(p, buf, strlen(buf) + 1);
+	return p;
+}
+
+/* A function pair's best figure alone in direction d (measured), -1. */
+static double sv_link_alone(const struct sv_link *l, int d)
+{
+	double best = -1;
+
+	if (l->ladder_rdma)
+		return l->rdma_write[d];
+	for (int s = 0; s < SV_MAX_LADDER; s++)
+		if (l->gbps[d][s] > best)
+			best = l->gbps[d][s];
+	return best;
+}
+
+static int sv_add_finding(struct survey *sv, Ring__Finding ***v, size_t *n,
+			  const char *code, const char *level, const char *text)
+{
+	Ring__Finding *f = sv_keep(sv, sizeof(*f));
+	Ring__Finding **nv = sv_keep(sv, (*n + 1) * sizeof(*nv));
+
+	if (!f || !nv || !text)
+		return -1;
+	ring__finding__init(f);
+	f->code = (char *)code;
+	f->level = (char *)level;
+	f->text = (char *)text;
+	if (*n)
+		memcpy(nv, *v, *n * sizeof(*nv));
+	nv[(*n)++] = f;
+	*v = nv;
+	return 0;
+}
+
+/* Computed from the measured steps: what a cable's functions add up to,
+ * and whose limit the ring load hits. */
+static int sv_load_findings(struct survey *sv, Ring__Topology *top)
+{
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+
+		if (l->cross &&
+		    sv_add_finding(
+			    sv, &top->findings, &top->n_findings, "twins_cross",
+			    "info",
+			    sv_keep_printf(
+				    sv,
+				    "cable %s: %s %s and %s %s hear each other "
+				    "across twins (not the intended pair of "
+				    "functions): not measured",
+				    l->cable_id, sv->nodes[l->t.a].name,
+				    l->t.a_if, sv->nodes[l->t.b].name,
+				    l->t.b_if)) < 0)
+			return -1;
+	}
+	for (unsigned k = 0; k < sv->n_cables; k++) {
+		const struct sv_cable *c = &sv->cables[k];
+
+		for (int d = 0; d < 2 && c->n_links >= 2 && c->port[d] > 0;
+		     d++) {
+			double alone = -1;
+
+			for (unsigned j = 0; j < c->n_links; j++) {
+				double g = sv_link_alone(
+					&sv->links[c->links[j]], d);
+
+				if (g > alone)
+					alone = g;
+			}
+			if (alone <= 0)
+				continue;
+			if (c->port[d] >= 1.5 * alone &&
+			    sv_add_finding(
+				    sv, &top->findings, &top->n_findings,
+				    "port_needs_twins", "info",
+				    sv_keep_printf(
+					    sv,
+					    "cable %s: its %u functions "
+					    "together moved %.1f Gbps %s "
+					    "(port step, measured), one alone "
+					    "%.1f: the port's rate needs every "
+					    "function used (all in "
+					    "NCCL_IB_HCA)",
+					    c->id, c->n_links, c->port[d],
+					    d ? "b->a" : "a->b", alone)) < 0)
+				return -1;
+			if (c->port[d] < 1.2 * alone &&
+			    sv_add_finding(
+				    sv, &top->findings, &top->n_findings,
+				    "port_limit", "warn",
+				    sv_keep_printf(
+					    sv,
+					    "cable %s: its %u functions "
+					    "together moved %.1f Gbps %s, "
+					    "hardly more than one alone "
+					    "(%.1f): the cable or port is "
+					    "the limit, not the PCIe links",
+					    c->id, c->n_links, c->port[d],
+					    d ? "b->a" : "a->b", alone)) < 0)
+				return -1;
+		}
+	}
+	/* Both ways at once against one way: a node whose every ring cable
+	 * fell is limited by its host side (PCIe), not by a cable. */
+	for (unsigned n = 0; n < sv->n_nodes; n++) {
+		unsigned cables = 0, fell = 0;
+		char list[300] = "";
+		size_t used = 0;
+
+		for (unsigned k = 0; k < sv->n_cables; k++) {
+			const struct sv_cable *c = &sv->cables[k];
+			int fwd = c->ring_fwd ? 0 : 1;
+			double one = c->load[0][fwd], both = c->load[1][fwd];
+
+			if (!c->in_ring || (c->a != n && c->b != n) ||
+			    one <= 0 || both < 0)
+				continue;
+			cables++;
+			if (both < 0.75 * one) {
+				fell++;
+				used += (size_t)snprintf(
+					list + used,
+					used < sizeof(list)
+						? sizeof(list) - used
+						: 0,
+					"%s%s %.1f of %.1f Gbps",
+					used ? ", " : "", c->id, both, one);
+				if (used >= sizeof(list))
+					used = sizeof(list) - 1;
+			}
+		}
+		if (cables >= 2 && fell == cables &&
+		    sv_add_finding(
+			    sv, &top->findings, &top->n_findings,
+			    "host_pcie_limit", "warn",
+			    sv_keep_printf(
+				    sv,
+				    "%s: with its cables loaded both ways at "
+				    "once every one fell (%s; ring load, "
+				    "measured): the limit is %s's host side "
+				    "(PCIe links shared by both cables), not "
+				    "a cable",
+				    sv->nodes[n].name, list,
+				    sv->nodes[n].name)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int sv_load_report(struct survey *sv, Ring__Topology *top,
+		   const int *edge_of_link)
+{
+	Ring__Cable **cv = NULL;
+	size_t nc = 0;
+
+	if (sv->n_cables) {
+		cv = sv_keep(sv, sv->n_cables * sizeof(*cv));
+		if (!cv)
+			return -1;
+	}
+	for (unsigned k = 0; k < sv->n_cables; k++) {
+		const struct sv_cable *c = &sv->cables[k];
+		Ring__Cable *m = sv_keep(sv, sizeof(*m));
+		const struct sv_link *l0;
+
+		if (!m)
+			return -1;
+		ring__cable__init(m);
+		m->edges = sv_keep(sv, (c->n_funcs + 1) * sizeof(uint32_t));
+		if (!m->edges)
+			return -1;
+		for (unsigned i = 0; i < sv->n_links; i++) {
+			const struct sv_link *l = &sv->links[i];
+			char id[200];
+
+			if (edge_of_link[i] < 0 || l->t.a != c->a ||
+			    l->t.b != c->b || !sv_adjacent(l) ||
+			    m->n_edges >= c->n_funcs)
+				continue;
+			if (l->cable_id[0])
+				snprintf(id, sizeof(id), "%s", l->cable_id);
+			else
+				snprintf(id, sizeof(id), "%s/%s-%s/%s",
+					 sv->nodes[l->t.a].name, l->t.a_if,
+					 sv->nodes[l->t.b].name, l->t.b_if);
+			if (!strcmp(id, c->id))
+				m->edges[m->n_edges++] =
+					(uint32_t)edge_of_link[i];
+		}
+		l0 = c->n_links ? &sv->links[c->links[0]] : NULL;
+		m->id = (char *)c->id;
+		m->a = sv->nodes[c->a].name;
+		m->b = sv->nodes[c->b].name;
+		m->a_port = l0 ? (char *)l0->t.a_port : "";
+		m->b_port = l0 ? (char *)l0->t.b_port : "";
+		m->functions = c->n_funcs;
+		m->nominal_gbps = c->nominal_gbps;
+		m->port_gbps_a_to_b = c->n_links >= 2 ? c->port[0] : -1;
+		m->port_gbps_b_to_a = c->n_links >= 2 ? c->port[1] : -1;
+		m->error = (char *)c->error;
+		m->method = c->rdma ? "rdma" : "tcp";
+		cv[nc++] = m;
+	}
+	top->cables = cv;
+	top->n_cables = nc;
+	if (sv->n_load_steps > 2 * sv->n_cable_rounds) {
+		Ring__LoadRound **rv = sv_keep(sv, 2 * sizeof(*rv));
+
+		if (!rv)
+			return -1;
+		for (int mode = 0; mode < 2; mode++) {
+			Ring__LoadRound *r = sv_keep(sv, sizeof(*r));
+			size_t ne = 0;
+
+			if (!r)
+				return -1;
+			ring__load_round__init(r);
+			r->mode = mode ? "both ways" : "one way";
+			r->wall_s = sv->load_wall_s[mode];
+			r->edges = sv_keep(sv, (sv->n_cables + 1) *
+						       sizeof(*r->edges));
+			if (!r->edges)
+				return -1;
+			for (unsigned k = 0; k < sv->n_cables; k++) {
+				const struct sv_cable *c = &sv->cables[k];
+				Ring__LoadEdge *e;
+
+				if (!c->in_ring || !c->n_links)
+					continue;
+				e = sv_keep(sv, sizeof(*e));
+				if (!e)
+					return -1;
+				ring__load_edge__init(e);
+				e->cable_id = (char *)c->id;
+				e->a = sv->nodes[c->a].name;
+				e->b = sv->nodes[c->b].name;
+				e->gbps_a_to_b = c->load[mode][0];
+				e->gbps_b_to_a = c->load[mode][1];
+				e->error = (char *)c->error;
+				r->edges[ne++] = e;
+			}
+			r->n_edges = ne;
+			rv[mode] = r;
+		}
+		top->load_rounds = rv;
+		top->n_load_rounds = 2;
+	}
+	return sv_load_findings(sv, top);
+}
