@@ -81,6 +81,32 @@ static int validate_gid(const char *s)
 	return s && (!*s || inet_pton(AF_INET6, s, &in) == 1);
 }
 
+/* A test result's counter deltas (testcounters.h on the agent): they
+ * become report lines and findings' text. */
+static int validate_test_counters(const Ring__TestResult *r, char *why,
+				  size_t len)
+{
+	if (r->n_counters > VALIDATE_MAX_TEST_COUNTERS)
+		return reason_fail(why, len, "%zu counters (max %u)",
+				   r->n_counters, VALIDATE_MAX_TEST_COUNTERS);
+	if (!validate_text(r->counters_error, VALIDATE_MAX_ERROR_TEXT))
+		return reason_fail(why, len, "invalid counters_error");
+	for (size_t i = 0; i < r->n_counters; i++) {
+		const Ring__CounterDelta *c = r->counters[i];
+
+		if ((*c->interface && !validate_ifname(c->interface)) ||
+		    (*c->rdma_device && !validate_rdma_name(c->rdma_device)) ||
+		    (strcmp(c->source, "netdev") &&
+		     strcmp(c->source, "ethtool") &&
+		     strcmp(c->source, "rdma") && strcmp(c->source, "hw")) ||
+		    !*c->name || !validate_text(c->name, 63) ||
+		    strchr(c->name, ' ') || *c->node || !isfinite(c->span_s) ||
+		    c->span_s < 0)
+			return reason_fail(why, len, "counter %zu: invalid", i);
+	}
+	return 0;
+}
+
 /* Walk every field through the descriptors, like frame.c's tag check. */
 static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
 			 unsigned depth)
@@ -90,6 +116,9 @@ static int validate_walk(const ProtobufCMessage *m, char *why, size_t len,
 
 	if (depth > 8)
 		return reason_fail(why, len, "%s: nested too deep", d->name);
+	if (d == &ring__test_result__descriptor &&
+	    validate_test_counters((const Ring__TestResult *)m, why, len) < 0)
+		return -1;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const ProtobufCFieldDescriptor *f = &d->fields[i];
 		const void *slot = base + f->offset;

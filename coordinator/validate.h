@@ -23,6 +23,9 @@
 #define VALIDATE_MAX_STRING 4096     /* any string, any message */
 /* Ports per counters report. */
 #define VALIDATE_MAX_COUNTER_PORTS 256
+/* Counter deltas per test result (the agent sends at most 128), each of
+ * a known source, with a printable name of at most 63 bytes. */
+#define VALIDATE_MAX_TEST_COUNTERS 256
 
 /* Any message from an agent: repeated fields and strings within the
  * generic bounds above, strings without NUL bytes. */
