@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "coord_conf.h"
+#include "counters_eval.h"
 #include "feed.h"
 #include "nodes.h"
 #include "log.h"
@@ -574,10 +575,13 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 	struct client *cl = arg;
 
 	Ring__TestReport copy = *rep;
+	struct cev_report_buf cf;
 	char hint[512];
 
 	cl->test = NULL;
 	client_arm(cl);
+	cev_report_attach(&copy, &cf); /* the counters' findings */
+	rep = &copy;
 	/* The RDMA agent says "not ring neighbours" itself when its retries
 	 * run out: say nothing twice. */
 	if (*rep->error && cl->test_adjacent == 0 &&
