@@ -303,6 +303,11 @@ class Port:
     plen: object = None
     cable: object = None
     wire_end: object = None
+    # Twin mode only: the emulated PCIe link (0 or 2), the physical port
+    # (0 for p0, 1 for p1) and the function's own MAC.
+    link: object = None
+    phys: object = None
+    mac: object = None
 
     def __repr__(self):
         return "Port(%s.%s %s)" % (self.node, self.name, self.addr)
@@ -340,6 +345,50 @@ class Cable:
     def __repr__(self):
         return "Cable(%d %s.%s-%s.%s)" % (self.id, self.a, self.a_port,
                                           self.b, self.b_port)
+
+
+class TwinPair(Cable):
+    """Twin mode: one intended pair of functions, a's port p1 twin on PCIe
+    link `link` <-> b's port p0 twin on the same link. `phys` numbers the
+    physical cable (1-based, as a plain ring's cables); each physical cable
+    is two TwinPairs (link 0 and link 2). Addresses: link 0 pairs use the
+    plain ring's /30 10.(89+k//256).(k%256).0, link 2 pairs
+    10.(189+k//256).(k%256).0; .1 on a (p1), .2 on b (p0). Unaddressed
+    pairs (single addressing, link 2) have no addresses."""
+
+    def __init__(self, cid, phys, link, a, a_port, b, b_port, wire_a,
+                 wire_b, addressed=True):
+        super().__init__(cid, a, a_port, b, b_port)
+        self.phys = phys
+        self.link = link
+        base = "10.%d.%d.0" % ((89 if link == 0 else 189) + phys // 256,
+                               phys % 256)
+        self.subnet = base + "/30" if addressed else None
+        self.a_addr = _ip4(base, 1) if addressed else None
+        self.b_addr = _ip4(base, 2) if addressed else None
+        self.wire_a = wire_a
+        self.wire_b = wire_b
+
+    def __repr__(self):
+        return "TwinPair(%d cable %d link %d %s.%s-%s.%s)" % (
+            self.id, self.phys, self.link, self.a, self.a_port, self.b,
+            self.b_port)
+
+
+# GB10 netdev names of the four functions, by (PCIe link, physical port):
+# functions .0/.1 of 0000:01:00 ("link 0") are halves of p0 and p1, and so
+# are those of 0002:01:00 ("link 2").
+TWIN_NAMES = {(0, 0): "enp1s0f0np0", (0, 1): "enp1s0f1np1",
+              (2, 0): "enP2p1s0f0np0", (2, 1): "enP2p1s0f1np1"}
+TWIN_LINKS = (0, 2)
+PCIE_LINK_ADDR = {0: "0000:01:00", 2: "0002:01:00"}
+TWIN_MTU = 9000
+
+
+def twin_mac(index, link, phys):
+    """A function's MAC: locally administered, node index, link, port."""
+    return "02:1b:%02x:%02x:%02x:%02x" % (index >> 8 & 255, index & 255, link,
+                                           phys)
 
 
 class Node:
@@ -416,9 +465,20 @@ class Cluster:
     SWITCH_BASE = "10.87.0.0"
 
     def __init__(self, order, prefix, switch=False, extra_unaddressed_ports=0,
-                 extra_cables=(), workdir=None):
+                 extra_cables=(), workdir=None, twins=False,
+                 twin_addressing="dual", pcie_mbit=None, cable_mbit=None,
+                 twin_cross=False):
         if len(order) < 2 and not switch:
             raise ValueError("a ring needs at least 2 nodes")
+        if twins and switch:
+            raise ValueError("twins and switch are exclusive")
+        if twin_addressing not in ("dual", "single"):
+            raise ValueError("twin_addressing: 'dual' or 'single', not %r" %
+                             (twin_addressing,))
+        if (pcie_mbit is not None or cable_mbit is not None or
+                twin_cross) and not twins:
+            raise ValueError("pcie_mbit, cable_mbit and twin_cross need "
+                             "twins=True")
         if len(set(order)) != len(order):
             raise ValueError("duplicate node names in %r" % (order,))
         if len(order) + 2 > MAX_BRIDGE_PORTS:
@@ -430,6 +490,12 @@ class Cluster:
         self.prefix = prefix
         self.order = list(order)
         self.switch = switch
+        self.twins = twins
+        self.twin_addressing = twin_addressing
+        self.twin_cross = twin_cross
+        self.cable_mbit = cable_mbit
+        # (node, link) -> {"tx": mbit or None, "rx": mbit or None}
+        self.pcie_budgets = {}
         self.extra_unaddressed_ports = extra_unaddressed_ports
         self.ns_br = prefix + "-br"
         self.ns_gw = prefix + "-gw"
@@ -446,6 +512,11 @@ class Cluster:
         self.workdir = workdir
         self._up = False
         self._plan(extra_cables)
+        if twins:
+            for name in self.order:
+                for link in TWIN_LINKS:
+                    self.pcie_budgets[(name, link)] = {"tx": pcie_mbit,
+                                                       "rx": pcie_mbit}
 
     # ------------------------------------------------------------ naming
     def node(self, name):
@@ -512,7 +583,9 @@ class Cluster:
         return c
 
     def _plan(self, extra_cables):
-        if self.switch:
+        if self.twins:
+            self._plan_twins()
+        elif self.switch:
             for name in self.order:
                 n = self.nodes[name]
                 p = Port(name, n.new_port_name(),
@@ -543,6 +616,186 @@ class Cluster:
                                    "x%de%s" % (n.index, pn[3:]))
         for a, b in extra_cables:
             self._add_cable(a, b)
+
+    def _plan_twins(self):
+        """Four functions per node (see TWIN_NAMES); physical cable k:
+        order[k] port p1 -- order[k+1] port p0, one TwinPair per PCIe link
+        (the link 0 halves meet, the link 2 halves meet)."""
+        for name in self.order:
+            n = self.nodes[name]
+            for (link, phys), ifname in sorted(TWIN_NAMES.items()):
+                n.ports[ifname] = Port(
+                    name, ifname, None, None, None,
+                    "f%dl%dp%d" % (n.index, link, phys), link=link,
+                    phys=phys, mac=twin_mac(n.index, link, phys))
+        k = len(self.order)
+        for i in range(k):
+            a, b = self.order[i], self.order[(i + 1) % k]
+            for link in TWIN_LINKS:
+                pa = self.nodes[a].ports[TWIN_NAMES[(link, 1)]]
+                pb = self.nodes[b].ports[TWIN_NAMES[(link, 0)]]
+                addressed = link == 0 or self.twin_addressing == "dual"
+                c = TwinPair(len(self.cables) + 1, i + 1, link, a, pa.name, b,
+                             pb.name, pa.wire_end, pb.wire_end, addressed)
+                self.cables.append(c)
+                pa.cable, pb.cable = c, c
+                pa.addr, pb.addr = c.a_addr, c.b_addr
+                pa.plen = pb.plen = 30 if addressed else None
+
+    # ------------------------------------------------------------ twins
+    def functions(self, node):
+        """node's four functions (Ports), GB10 order: link 0's p0, p1, then
+        link 2's."""
+        self._need_twins()
+        ports = self.nodes[node].ports
+        return [ports[TWIN_NAMES[k]] for k in sorted(TWIN_NAMES)]
+
+    def function(self, node, phys, link):
+        """The function of physical port phys (0, 1) on PCIe link (0, 2)."""
+        self._need_twins()
+        return self.nodes[node].ports[TWIN_NAMES[(link, phys)]]
+
+    def twin(self, node, ifname):
+        """The other function of the same physical port."""
+        p = self._function_port(node, ifname)
+        return self.function(node, p.phys, 2 - p.link)
+
+    def link_functions(self, node, link):
+        """The two functions sharing PCIe link `link` (p0's half, p1's)."""
+        return [self.function(node, phys, link) for phys in (0, 1)]
+
+    def peer_function(self, node, ifname):
+        """(peer node, peer ifname) at the other end of ifname's intended
+        pair."""
+        p = self._function_port(node, ifname)
+        c = p.cable
+        return (c.b, c.b_port) if node == c.a else (c.a, c.a_port)
+
+    def _function_port(self, node, ifname):
+        self._need_twins()
+        p = self.nodes[node].ports.get(ifname)
+        if p is None or p.link is None:
+            raise ClusterError("%s has no function %r" % (node, ifname))
+        return p
+
+    def _need_twins(self):
+        if not self.twins:
+            raise ClusterError("not a twin-mode cluster")
+
+    def _rx_ifb(self, node, link):
+        """The wire namespace's ifb carrying node's link receive budget."""
+        return "r%dl%d" % (self.nodes[node].index, link)
+
+    @staticmethod
+    def _tx_ifb(link):
+        """The node namespace's ifb carrying the link's transmit budget."""
+        return "pcie%d" % link
+
+    @staticmethod
+    def _htb_cmds(dev, mbit, old=None):
+        """tc commands taking dev's budget from old to mbit (None:
+        unshaped). htb cannot be "replaced" by htb: change its class."""
+        if mbit is None:
+            return ["qdisc del dev %s root" % dev] if old else []
+        # One leaf class is the link's budget; quantum set explicitly so
+        # htb does not warn about r2q at these rates.
+        cls = "dev %s parent 1: classid 1:1 htb rate %dmbit ceil %dmbit " \
+            "quantum 65536" % (dev, mbit, mbit)
+        if old:
+            return ["class change " + cls]
+        return ["qdisc add dev %s root handle 1: htb default 1" % dev,
+                "class add " + cls]
+
+    def set_pcie_budget(self, node, link, mbit, direction="both"):
+        """Shape node's PCIe link `link` to mbit (None: unshaped) in
+        direction "tx" (node to wire), "rx" (wire to node) or "both"; both
+        functions of the link share it. Works before and after up()."""
+        self._need_twins()
+        if link not in TWIN_LINKS:
+            raise ValueError("link: 0 or 2, not %r" % (link,))
+        if direction not in ("tx", "rx", "both"):
+            raise ValueError("direction: tx, rx or both, not %r" %
+                             (direction,))
+        budget = self.pcie_budgets[(node, link)]
+        for d in ("tx", "rx") if direction == "both" else (direction,):
+            old, budget[d] = budget[d], mbit
+            if not self._up:
+                continue
+            if d == "tx":
+                ns, dev = self.nodes[node].ns, self._tx_ifb(link)
+            else:
+                ns, dev = self.ns_wire, self._rx_ifb(node, link)
+            cmds = self._htb_cmds(dev, mbit, old)
+            if cmds:
+                _run(["tc", "-n", ns, "-batch", "-"],
+                     input="\n".join(cmds) + "\n")
+
+    def pcie_class(self, node, link, direction="tx"):
+        """`tc -s class show` of node's link budget in that direction."""
+        self._need_twins()
+        if direction == "tx":
+            ns, dev = self.nodes[node].ns, self._tx_ifb(link)
+        else:
+            ns, dev = self.ns_wire, self._rx_ifb(node, link)
+        return _run(["tc", "-n", ns, "-s", "class", "show", "dev",
+                     dev]).stdout
+
+    def _twin_wire_cmds(self):
+        """ip and tc batches for the wire namespace in twin mode."""
+        ip, tc = [], []
+        for name in self.order:
+            n = self.nodes[name]
+            for link in TWIN_LINKS:
+                rx = self._rx_ifb(name, link)
+                ip += ["link add %s mtu %d type ifb" % (rx, TWIN_MTU),
+                       "link set %s up" % rx]
+                mbit = self.pcie_budgets[(name, link)]["rx"]
+                if mbit:
+                    tc += self._htb_cmds(rx, mbit)
+            for p in self.functions(name):
+                ip += ["link add %s mtu %d type veth peer name %s netns %s "
+                       "mtu %d address %s" % (p.wire_end, TWIN_MTU, p.name,
+                                              n.ns, TWIN_MTU, p.mac),
+                       "link set %s up" % p.wire_end]
+        for c in self.cables:
+            if not isinstance(c, TwinPair):
+                continue
+            for src, dst, node in ((c.wire_a, c.wire_b, c.a),
+                                   (c.wire_b, c.wire_a, c.b)):
+                tc.append("qdisc add dev %s clsact" % src)
+                # From the node: to the peer function's wire end (and, with
+                # twin_cross, a copy to the peer's other twin as well).
+                peer, peer_if = self.peer_function(node, c.port_of(node))
+                acts = "action mirred egress redirect dev %s" % dst
+                if self.twin_cross:
+                    cross = self.twin(peer, peer_if).wire_end
+                    acts = ("action mirred egress mirror dev %s %s" %
+                            (dst, acts.replace(dst, cross)))
+                tc.append("filter add dev %s ingress protocol all prio 1 "
+                          "u32 match u32 0 0 %s" % (src, acts))
+                # To the node: through its link's receive budget first.
+                tc.append("filter add dev %s egress protocol all prio 1 "
+                          "u32 match u32 0 0 action mirred egress redirect "
+                          "dev %s" % (src, self._rx_ifb(node, c.link)))
+        return ip, tc
+
+    def _twin_node_cmds(self, name):
+        """(ip, tc) for a node in twin mode: its transmit ifbs, functions'
+        addresses, and every function's egress through its link's ifb."""
+        ip, tc = [], []
+        for link in TWIN_LINKS:
+            ip += ["link add %s mtu %d type ifb" % (self._tx_ifb(link),
+                                                    TWIN_MTU),
+                   "link set %s up" % self._tx_ifb(link)]
+            mbit = self.pcie_budgets[(name, link)]["tx"]
+            if mbit:
+                tc += self._htb_cmds(self._tx_ifb(link), mbit)
+        for p in self.functions(name):
+            tc += ["qdisc add dev %s clsact" % p.name,
+                   "filter add dev %s egress protocol all prio 1 u32 match "
+                   "u32 0 0 action mirred egress redirect dev %s" %
+                   (p.name, self._tx_ifb(p.link))]
+        return ip, tc
 
     # ------------------------------------------------------------ build
     def _hosts_text(self):
@@ -635,7 +888,12 @@ class Cluster:
                             (p.wire_end, p.name, self.nodes[name].ns),
                             "link set %s master dbr" % p.wire_end,
                             "link set %s up" % p.wire_end]
+        if self.twins:
+            wire_ip, wire_tc = self._twin_wire_cmds()
+            wire_ip.insert(0, "link set lo up")
         for c in self.cables:
+            if isinstance(c, TwinPair):
+                continue
             ip, tc = self._wire_cable_cmds(c)
             wire_ip += ip
             wire_tc += tc
@@ -650,7 +908,7 @@ class Cluster:
                   (["ip", "-n", self.ns_wire, "-batch", "-"],
                    "\n".join(wire_ip) + "\n")])
 
-        jobs = []
+        jobs, node_tc = [], []
         if wire_tc:
             jobs.append((["tc", "-n", self.ns_wire, "-batch", "-"],
                          "\n".join(wire_tc) + "\n"))
@@ -664,6 +922,11 @@ class Cluster:
             cmds = ["link set lo up",
                     "addr add %s/%d dev mgmt0" % (n.mgmt_addr, MGMT_PREFIX_LEN),
                     "link set mgmt0 up"]
+            if self.twins:
+                tip, ttc = self._twin_node_cmds(name)
+                cmds += tip
+                node_tc.append((["tc", "-n", n.ns, "-batch", "-"],
+                                "\n".join(ttc) + "\n"))
             for p in sorted(n.ports.values(),
                             key=lambda p: _natural_key(p.name)):
                 if p.addr:
@@ -676,6 +939,13 @@ class Cluster:
         # A couple of dozen at a time: enough to hide latency on 2 cores.
         for i in range(0, len(jobs), 32):
             _batches(jobs[i:i + 32])
+        # Twin mode: functions' egress redirects need the ifbs made above.
+        for i in range(0, len(node_tc), 32):
+            _batches(node_tc[i:i + 32])
+        if self.twins and self.cable_mbit:
+            for c in self.cables:
+                if isinstance(c, TwinPair):
+                    self._shape_cable(c, "%dmbit" % self.cable_mbit)
 
     def extra_cable(self, a, b):
         """Add a cable between a and b (a diagonal, or a parallel one) on
@@ -720,12 +990,15 @@ class Cluster:
         """tbf on the wire's egress end(s): both directions, or only a->b
         with one_way. burst below ~128 KiB stalls TCP; expect goodput near
         95% of rate."""
-        cmds = []
         for c in self._cables(a, b, which):
-            ends = [c.wire_toward(b)] if one_way else [c.wire_a, c.wire_b]
-            for w in ends:
-                cmds.append("qdisc replace dev %s root tbf rate %s burst %s "
-                            "latency %s" % (w, rate, burst, latency))
+            self._shape_cable(c, rate, burst, latency,
+                              [c.wire_toward(b)] if one_way else None)
+
+    def _shape_cable(self, c, rate, burst="128kb", latency="50ms",
+                     ends=None):
+        cmds = ["qdisc replace dev %s root tbf rate %s burst %s latency %s" %
+                (w, rate, burst, latency)
+                for w in (ends or [c.wire_a, c.wire_b])]
         _run(["tc", "-n", self.ns_wire, "-batch", "-"],
              input="\n".join(cmds) + "\n")
 
@@ -763,6 +1036,74 @@ class Cluster:
     def socket(self, where, *args, **kw):
         """A socket that lives in a namespace (see socket_in)."""
         return socket_in(self.ns(where), *args, **kw)
+
+    def tcp_goodput(self, flows, seconds=1.5, warmup=0.3):
+        """Run TCP flows at the same time; each one's goodput in Mbit/s
+        (bytes received in `seconds` after `warmup`). flows: [(src node,
+        src addr, dst node, dst addr)]. Python sockets, no iperf: fine up
+        to a few hundred Mbit/s on 2 cores, so compare with a shaped rate
+        only."""
+        socks, conns = [], []
+        stop = threading.Event()
+        got = [0] * len(flows)
+        try:
+            for sn, sa, dn, da in flows:
+                lst = self.socket(dn, bind=(da, 0))
+                socks.append(lst)
+                lst.listen(1)
+                lst.settimeout(5)
+                cli = self.socket(sn, bind=(sa, 0))
+                socks.append(cli)
+                cli.settimeout(5)
+                cli.connect((da, lst.getsockname()[1]))
+                srv, peer = lst.accept()
+                socks.append(srv)
+                if peer[0] != sa:
+                    raise ClusterError("flow %s -> %s arrived from %s" %
+                                       (sa, da, peer[0]))
+                cli.settimeout(0.2)
+                srv.settimeout(0.2)
+                conns.append((cli, srv))
+
+            def send(s):
+                buf = b"\0" * 65536
+                while not stop.is_set():
+                    try:
+                        s.send(buf)
+                    except socket.timeout:
+                        pass
+                    except OSError:
+                        return
+
+            def recv(i, s):
+                while not stop.is_set():
+                    try:
+                        n = len(s.recv(1 << 18))
+                    except socket.timeout:
+                        continue
+                    except OSError:
+                        return
+                    if not n:
+                        return
+                    got[i] += n
+            threads = [threading.Thread(target=recv, args=(i, srv))
+                       for i, (_, srv) in enumerate(conns)]
+            threads += [threading.Thread(target=send, args=(cli,))
+                        for cli, _ in conns]
+            for t in threads:
+                t.start()
+            time.sleep(warmup)
+            t0, b0 = time.monotonic(), list(got)
+            time.sleep(seconds)
+            t1, b1 = time.monotonic(), list(got)
+            stop.set()
+            for t in threads:
+                t.join()
+            return [(y - x) * 8 / (t1 - t0) / 1e6 for x, y in zip(b0, b1)]
+        finally:
+            stop.set()
+            for s in socks:
+                s.close()
 
     def spawn(self, where, argv, log, name=None, env=None):
         """Start argv inside a namespace via `ip netns exec` (which gives it

@@ -318,3 +318,303 @@ def test_sanitizer_reports_are_found(tmp_path):
         [str(clean), str(asan), str(ubsan), str(lsan),
          str(tmp_path / "missing.log")])]
     assert found == [str(asan), str(ubsan), str(lsan)]
+
+
+# ---------------------------------------------------------------- twin mode
+# GB10 nodes: one adapter, ports p0/p1, each port two functions ("twins")
+# on two PCIe links; see cluster.py's docstring.
+TWIN_R = 200  # Mbit/s per emulated PCIe link and direction
+ETH_P_TWINTEST = 0x88B5  # IEEE local experimental ethertype
+
+
+@pytest.fixture(scope="module")
+def twins4(root):
+    c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=TWIN_R)
+    c.up()
+    yield c
+    c.down()
+
+
+def _mac(text):
+    return bytes.fromhex(text.replace(":", ""))
+
+
+def _flow(c, node, ifname, reverse=False):
+    """A TCP flow from node's function ifname to its intended peer (or
+    back, with reverse), for Cluster.tcp_goodput."""
+    peer, peer_if = c.peer_function(node, ifname)
+    f = (node, c.node(node).ports[ifname].addr, peer,
+         c.node(peer).ports[peer_if].addr)
+    return (f[2], f[3], f[0], f[1]) if reverse else f
+
+
+def test_twins_layout(twins4):
+    c = twins4
+    assert [p.name for p in c.functions("n1")] == [
+        "enp1s0f0np0", "enp1s0f1np1", "enP2p1s0f0np0", "enP2p1s0f1np1"]
+    assert [p.name for p in c.link_functions("n1", 0)] == [
+        "enp1s0f0np0", "enp1s0f1np1"]
+    assert c.twin("n1", "enp1s0f1np1").name == "enP2p1s0f1np1"
+    # Physical cable k: order[k] p1 -- order[k+1] p0, the halves of one
+    # PCIe link meeting.
+    pairs = [(cb.phys, cb.link, cb.a, cb.a_port, cb.b, cb.b_port)
+             for cb in c.cables]
+    assert pairs[:4] == [
+        (1, 0, "n1", "enp1s0f1np1", "n2", "enp1s0f0np0"),
+        (1, 2, "n1", "enP2p1s0f1np1", "n2", "enP2p1s0f0np0"),
+        (2, 0, "n2", "enp1s0f1np1", "n4", "enp1s0f0np0"),
+        (2, 2, "n2", "enP2p1s0f1np1", "n4", "enP2p1s0f0np0")]
+    assert len(c.cables) == 8
+    assert c.peer_function("n3", "enP2p1s0f1np1") == ("n1", "enP2p1s0f0np0")
+    macs = set()
+    for name in ORDER:
+        out = subprocess.run(["ip", "-n", c.ns(name), "-j", "addr", "show"],
+                             capture_output=True, text=True,
+                             check=True).stdout
+        links = {i["ifname"]: i for i in json.loads(out)}
+        for p in c.functions(name):
+            info = links[p.name]
+            assert info["mtu"] == 9000, info
+            assert info["address"] == p.mac
+            assert {"UP", "LOWER_UP"} <= set(info["flags"]), info
+            inet = [(a["local"], a["prefixlen"])
+                    for a in info.get("addr_info", [])
+                    if a["family"] == "inet"]
+            assert inet == [(p.addr, 30)], (name, p.name, inet)
+            macs.add(p.mac)
+        # The PCIe links' transmit budgets: ifbs, no address.
+        for dev in ("pcie0", "pcie2"):
+            assert not [a for a in links[dev].get("addr_info", [])
+                        if a["family"] == "inet"], links[dev]
+        assert c.node(name).unaddressed == []
+    assert len(macs) == 16
+    # Link 0 pairs keep the plain ring's subnets, link 2 pairs 10.189.k.
+    assert c.cables[0].subnet == "10.89.1.0/30"
+    assert c.cables[1].subnet == "10.189.1.0/30"
+    assert c.data_addr("n1", "n2") == "10.89.1.1"
+    assert c.data_addr("n1", "n2", which=1) == "10.189.1.1"
+    for link in (0, 2):
+        for d in ("tx", "rx"):
+            assert "rate %dMbit" % TWIN_R in c.pcie_class("n2", link, d)
+
+
+def test_twins_unicast_and_arp_reach_the_intended_function(twins4):
+    """TCP over every intended pair arrives from the right address, and
+    ARP resolves the peer function's own MAC on the right netdev."""
+    c = twins4
+    for cb in c.cables:
+        for node, port, addr, peer, peer_port, peer_addr in (
+                (cb.a, cb.a_port, cb.a_addr, cb.b, cb.b_port, cb.b_addr),
+                (cb.b, cb.b_port, cb.b_addr, cb.a, cb.a_port, cb.a_addr)):
+            lst = c.socket(peer, bind=(peer_addr, 0))
+            cli = c.socket(node, bind=(addr, 0))
+            try:
+                lst.listen(1)
+                lst.settimeout(3)
+                cli.settimeout(3)
+                cli.connect((peer_addr, lst.getsockname()[1]))
+                conn, src = lst.accept()
+                conn.close()
+                assert src[0] == addr, (cb, src)
+            finally:
+                cli.close()
+                lst.close()
+            out = subprocess.run(["ip", "-n", c.ns(node), "-j", "neigh",
+                                  "show", "dev", port], capture_output=True,
+                                 text=True, check=True).stdout
+            neigh = {n["dst"]: n.get("lladdr") for n in json.loads(out)
+                     if ":" not in n["dst"]}
+            want = c.node(peer).ports[peer_port].mac
+            assert neigh == {peer_addr: want}, (node, port, neigh)
+
+
+def test_twins_no_path_to_cross_twin_or_diagonal(twins4):
+    c = twins4
+    # A function's peer's other twin sits in the other link's subnet: the
+    # route goes out of this function's own twin, never across.
+    for node, ifname in (("n1", "enp1s0f1np1"), ("n2", "enP2p1s0f0np0")):
+        peer, peer_if = c.peer_function(node, ifname)
+        cross = c.twin(peer, peer_if)
+        route = c.exec(node, ["ip", "route", "get", cross.addr],
+                       check=True).stdout
+        assert "dev %s" % c.twin(node, ifname).name in route, route
+    for a, b in (("n1", "n4"), ("n2", "n3")):
+        for p in c.functions(b):
+            assert not c.ping(a, p.addr, timeout=0.3), (a, b, p)
+
+
+def _frames_seen(c, sends, ethertype, timeout=2.0):
+    """Send raw frames and see where they arrive. sends: [(node, ifname,
+    dst mac bytes)]; every function of every node listens for ethertype.
+    Returns {(node, ifname) sent from: {(node, ifname) received on}}."""
+    rx = {}
+    tx = {}
+    try:
+        for name in c.order:
+            for p in c.functions(name):
+                rx[(name, p.name)] = c.socket(
+                    name, socket.AF_PACKET, socket.SOCK_RAW,
+                    socket.htons(ethertype), bind=(p.name, ethertype))
+        tags = {}
+        for node, ifname, dst in sends:
+            s = tx[(node, ifname)] = c.socket(
+                node, socket.AF_PACKET, socket.SOCK_RAW, 0,
+                bind=(ifname, 0))
+            tag = ("twin-%d-%s-%s" % (os.getpid(), node, ifname)).encode()
+            tags[tag] = (node, ifname)
+            frame = dst + s.getsockname()[4] + ethertype.to_bytes(2, "big") \
+                + tag
+            s.send(frame + b"\0" * max(0, 60 - len(frame)))
+        seen = {v: set() for v in tags.values()}
+        deadline = time.monotonic() + timeout
+        pending = dict(rx)
+        # Everything is sent: collect until quiet (veth does not lose).
+        while pending and time.monotonic() < deadline:
+            for key, s in list(pending.items()):
+                data = cl.recv_by(s, min(deadline, time.monotonic() + 0.05),
+                                  lambda: s.recv(2048))
+                if data is None:
+                    continue
+                for tag, src in tags.items():
+                    if tag in data:
+                        seen[src].add(key)
+        return seen
+    finally:
+        for s in list(rx.values()) + list(tx.values()):
+            s.close()
+
+
+def test_twins_lldp_reaches_only_the_intended_twin(twins4):
+    """A multicast LLDP frame sent on any function arrives on its intended
+    peer function and nowhere else: not on the peer's other twin, not on
+    the sender's other cable's neighbour."""
+    c = twins4
+    sends = [(n, p.name, LLDP_MCAST) for n in c.order
+             for p in c.functions(n)]
+    seen = _frames_seen(c, sends, ETH_P_LLDP)
+    for (node, ifname), got in seen.items():
+        assert got == {c.peer_function(node, ifname)}, (node, ifname, got)
+
+
+def test_twins_unicast_to_the_cross_twin_never_gets_there(twins4):
+    """Addressed to the peer's other twin's MAC, a frame still only
+    reaches the function at the other end of this one's wire."""
+    c = twins4
+    sends = []
+    for node in ("n1", "n4"):
+        for p in c.functions(node):
+            peer, peer_if = c.peer_function(node, p.name)
+            sends.append((node, p.name, _mac(c.twin(peer, peer_if).mac)))
+    seen = _frames_seen(c, sends, ETH_P_TWINTEST)
+    for (node, ifname), got in seen.items():
+        assert got == {c.peer_function(node, ifname)}, (node, ifname, got)
+
+
+def test_twins_cut_one_function_pair_or_the_whole_cable(twins4):
+    c = twins4
+    link0, link2 = c.cables_between("n2", "n4")
+    assert (link0.link, link2.link) == (0, 2)
+
+    def carrier(node, ifname):
+        return "LOWER_UP" in c.link_flags(node, ifname)
+    c.cut("n2", "n4", which=1)
+    try:
+        assert not carrier("n2", link2.a_port)
+        assert not carrier("n4", link2.b_port)
+        assert carrier("n2", link0.a_port) and carrier("n4", link0.b_port)
+        assert c.ping("n2", link0.b_addr)
+        assert not c.ping("n2", link2.b_addr, timeout=0.3)
+    finally:
+        c.restore("n2", "n4", which=1)
+    c.cut("n2", "n4")
+    try:
+        for cb in (link0, link2):
+            assert not carrier("n2", cb.a_port)
+            assert not carrier("n4", cb.b_port)
+        assert carrier("n2", "enp1s0f0np0")  # the other cable
+    finally:
+        c.restore("n2", "n4")
+    for cb in (link0, link2):
+        cl.wait_for(lambda: c.ping("n2", cb.b_addr, timeout=0.5), 5,
+                    "n2 -> n4 on link %d after restore" % cb.link)
+
+
+def test_twins_pcie_link_budget_is_shared(twins4):
+    """The two functions of one PCIe link (one per cable) share R each
+    way; twins of one port (two links) get R each; set_pcie_budget makes
+    one link the bottleneck. Loose bounds: behaviour, not timings."""
+    c = twins4
+    r = TWIN_R
+    # n2 sends on both link 0 functions: one to n1, one to n4.
+    shared_tx = c.tcp_goodput([_flow(c, "n2", "enp1s0f0np0"),
+                               _flow(c, "n2", "enp1s0f1np1")])
+    # n2 receives on both link 0 functions.
+    shared_rx = c.tcp_goodput([_flow(c, "n2", "enp1s0f0np0", reverse=True),
+                               _flow(c, "n2", "enp1s0f1np1", reverse=True)])
+    # n2 sends to n4 on both twins of port p1 (links 0 and 2).
+    twins = c.tcp_goodput([_flow(c, "n2", "enp1s0f1np1"),
+                           _flow(c, "n2", "enP2p1s0f1np1")])
+    assert all(x > 0.2 * r for x in shared_tx + shared_rx + twins), (
+        shared_tx, shared_rx, twins)
+    assert sum(shared_tx) < 1.4 * r, shared_tx
+    assert sum(shared_rx) < 1.4 * r, shared_rx
+    assert sum(twins) > 1.5 * r, twins
+    c.set_pcie_budget("n2", 2, r // 4)
+    try:
+        assert "rate %dMbit" % (r // 4) in c.pcie_class("n2", 2, "tx")
+        assert "rate %dMbit" % (r // 4) in c.pcie_class("n2", 2, "rx")
+        slow = c.tcp_goodput([_flow(c, "n2", "enP2p1s0f1np1")])
+        fast = c.tcp_goodput([_flow(c, "n2", "enp1s0f1np1")])
+    finally:
+        c.set_pcie_budget("n2", 2, r)
+    assert slow[0] < 0.5 * r, slow
+    assert fast[0] > 0.7 * r, fast
+
+
+def test_twins_single_addressed(make_cluster):
+    """The field notes' measured cluster: only link 0's functions
+    addressed; link 2's twins up with carrier and no address. Unshaped by
+    default (no pcie_mbit)."""
+    c = make_cluster(["n1", "n2", "n3"], twins=True,
+                     twin_addressing="single")
+    for name in c.order:
+        assert c.node(name).unaddressed == ["enP2p1s0f0np0",
+                                            "enP2p1s0f1np1"]
+        for p in c.link_functions(name, 2):
+            assert {"UP", "LOWER_UP"} <= c.link_flags(name, p.name)
+            assert [a for a in addrs(c, name, p.name) if a[0] == "inet"] == []
+        assert "htb" not in c.pcie_class(name, 0)
+    for cb in c.cables:
+        if cb.link == 0:
+            assert c.ping(cb.a, cb.b_addr) and c.ping(cb.b, cb.a_addr)
+        else:
+            assert cb.a_addr is None and cb.subnet is None
+    # Beacons still cross on the unaddressed twins.
+    seen = _frames_seen(c, [("n2", "enP2p1s0f1np1", LLDP_MCAST)], ETH_P_LLDP)
+    assert seen[("n2", "enP2p1s0f1np1")] == {("n3", "enP2p1s0f0np0")}
+
+
+def test_twins_cross_option_hears_beacons_on_both_twins(make_cluster):
+    """twin_cross=True: a NIC where one twin's frames reach both twins of
+    the peer port; unicast IP still works on the intended pairs."""
+    c = make_cluster(["n1", "n2", "n3"], twins=True, twin_cross=True)
+    seen = _frames_seen(c, [("n1", "enp1s0f1np1", LLDP_MCAST),
+                            ("n2", "enP2p1s0f0np0", LLDP_MCAST)], ETH_P_LLDP)
+    assert seen[("n1", "enp1s0f1np1")] == {("n2", "enp1s0f0np0"),
+                                           ("n2", "enP2p1s0f0np0")}
+    assert seen[("n2", "enP2p1s0f0np0")] == {("n1", "enP2p1s0f1np1"),
+                                             ("n1", "enp1s0f1np1")}
+    for cb in c.cables:
+        assert c.ping(cb.a, cb.b_addr)
+
+
+def test_twins_options_are_checked(root):
+    with pytest.raises(ValueError):
+        cl.Cluster(ORDER, new_prefix(), twins=True, switch=True)
+    with pytest.raises(ValueError):
+        cl.Cluster(ORDER, new_prefix(), pcie_mbit=100)
+    with pytest.raises(ValueError):
+        cl.Cluster(ORDER, new_prefix(), twins=True, twin_addressing="triple")
+    c = cl.Cluster(ORDER, new_prefix())
+    with pytest.raises(cl.ClusterError):
+        c.functions("n1")
