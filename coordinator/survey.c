@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "frame.h"
+#include "counters_eval.h"
 #include "log.h"
 #include "survey_int.h"
 
@@ -57,9 +58,11 @@ void sv_reset(struct survey *sv)
 		call_cancel(sv->calls, op->call);
 		free(op);
 	}
-	for (unsigned i = 0; i < sv->n_links; i++)
+	for (unsigned i = 0; i < sv->n_links; i++) {
 		if (sv->links[i].test)
 			survey_test_cancel(sv->links[i].test);
+		cev_edge_free(sv->links[i].counters);
+	}
 	sv_load_reset(sv);
 	for (unsigned i = 0; i < sv->n_nodes; i++)
 		free(sv->nodes[i].ifs);

@@ -120,6 +120,7 @@ struct sv_link {
 	struct survey_test *test;
 	struct timespec test_t0;
 	struct survey *sv;
+	struct cev_edge *counters; /* moved during its tests (counters_eval) */
 };
 
 struct sv_diag {

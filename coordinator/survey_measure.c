@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters_eval.h"
 #include "log.h"
 #include "sched.h"
 #include "survey_int.h"
@@ -289,6 +290,8 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 	unsigned step = l->plan[l->step];
 
 	l->test = NULL;
+	if (cev_edge_add(&l->counters, rep) < 0)
+		log_warnx("survey: out of memory keeping a test's counters");
 	/* Measured wall time of each test, to compare with the survey's. */
 	sv->tests_sum_s += sv_elapsed(&l->test_t0);
 	if (sv_step_is_rdma(step)) {

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "frame.h"
+#include "counters_eval.h"
 #include "log.h"
 #include "survey_int.h"
 
@@ -216,6 +217,7 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	e->b_gid_index = l->b_gid_index;
 	e->busy = ar_printf(ar, "%s", l->busy);
 	e->cable_id = ar_printf(ar, "%s", l->cable_id);
+	e->n_counters = cev_edge_view(l->counters, &e->counters);
 	{
 		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
 
@@ -277,8 +279,7 @@ static unsigned sv_hca_port(const Ring__Inventory *inv, const char *dev,
 	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
 		const Ring__RdmaDevice *d = inv->rdma_devices[i];
 
-		for (size_t k = 0; !strcmp(d->name, dev) && k < d->n_ports;
-		     k++)
+		for (size_t k = 0; !strcmp(d->name, dev) && k < d->n_ports; k++)
 			if (!strcmp(d->ports[k]->netdev, ifname))
 				port = d->ports[k]->port;
 	}
@@ -356,8 +357,8 @@ static void sv_rank_agree(struct sv_arena *ar, Ring__Rank *r,
 			len = 0;
 			for (size_t k = 0; k < n && len < sizeof(buf); k++)
 				len += (size_t)snprintf(
-					buf + len, sizeof(buf) - len,
-					"%s%s %d", k ? ", " : "", h[k].name,
+					buf + len, sizeof(buf) - len, "%s%s %d",
+					k ? ", " : "", h[k].name,
 					h[k].gid_index);
 			r->gid_note = ar_printf(ar,
 						"the functions use different "
@@ -618,6 +619,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 	}
 	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
 		const struct sv_link *l = &sv->links[i];
+		Ring__CounterDelta **cd;
 		char text[400];
 
 		if (l->switch_pair)
@@ -636,6 +638,14 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "probe_failed", "warn", text);
 		}
+		snprintf(text, sizeof(text), "edge %s-%s",
+			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name);
+		nfo = cev_edge_view(l->counters, &cd);
+		nfo = cev_findings(text, cd, nfo, fo,
+				   sizeof(fo) / sizeof(fo[0]));
+		for (unsigned k = 0; k < nfo && top->n_findings < cap; k++)
+			top->findings[top->n_findings++] = sv_finding(
+				ar, fo[k].code, fo[k].level, fo[k].text);
 		if (l->error[0] && top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: %s",
 				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
