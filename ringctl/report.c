@@ -2,6 +2,7 @@
  * latency) through the writer: both sides, every stream or QP, the
  * latency table with its round-trip convention. */
 #include "report.h"
+#include "report_counters.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -125,8 +126,10 @@ static void report_rdma(struct writer *w, const Ring__TestReport *r)
 					   ? s->lat_convention
 					   : (read ? "full round trip"
 						   : "half round trip"));
+		report_counters_side(w, s);
 		writer_obj_end(w);
 	}
+	report_counters_findings(w, r);
 }
 
 void report_render(struct writer *w, const Ring__TestReport *r)
@@ -187,6 +190,8 @@ void report_render(struct writer *w, const Ring__TestReport *r)
 		/* Half of each measured round trip. */
 		if (s->n_lat)
 			report_lat(w, s, "half round trip");
+		report_counters_side(w, s);
 		writer_obj_end(w);
 	}
+	report_counters_findings(w, r);
 }
