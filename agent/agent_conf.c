@@ -13,9 +13,27 @@ _Static_assert(sizeof(((struct agent_conf *)0)->coordinator_name) ==
 		       sizeof(((struct agent_conf *)0)->coordinator_host),
 	       "coordinator_name defaults to a copy of coordinator_host");
 
+/* Interfaces that are not data ports on a GPU node: container and VM
+ * bridges and their veths (docker0 has 172.17.0.1 on every DGX OS node),
+ * CNI and overlay devices, tunnels, VPNs. The first ignore_interface line
+ * replaces the list. */
+static const char *const agent_conf_ignore_default[] = {
+	"docker*",     "veth*", "br-*",	   "virbr*", "vnet*",	"cni*",
+	"flannel*",    "cali*", "cilium*", "weave*", "kube-*",	"vxlan*",
+	"genev_sys_*", "tun*",	"tap*",	   "lxc*",   "podman*", "wg*",
+	"tailscale*",  "zt*",	"dummy*",  "ifb*",
+};
+
 void agent_conf_defaults(struct agent_conf *c)
 {
 	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < sizeof(agent_conf_ignore_default) /
+				       sizeof(agent_conf_ignore_default[0]);
+	     i++)
+		snprintf(c->ignore_globs[c->n_ignore_globs++],
+			 sizeof(c->ignore_globs[0]), "%s",
+			 agent_conf_ignore_default[i]);
+	c->ignore_default = 1;
 	c->coordinator_port = RING_DEFAULT_PORT;
 	snprintf(c->ca, sizeof(c->ca), "/etc/ringd/ca.crt");
 	snprintf(c->cert, sizeof(c->cert), "/etc/ringd/agent.crt");
@@ -126,6 +144,13 @@ static int agent_conf_globs(struct cfg_ctx *ctx, int argc, char **argv,
 	struct agent_conf *c = arg;
 	int data = !strcmp(argv[0], "data_interface");
 	int ret = 0;
+
+	/* The file's list replaces the default one; a line without
+	 * patterns ignores nothing. */
+	if (!data && c->ignore_default) {
+		c->ignore_default = 0;
+		c->n_ignore_globs = 0;
+	}
 
 	for (int i = 1; i < argc; i++)
 		if (agent_conf_add_glob(ctx, argv[0], argv[i],
@@ -257,7 +282,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"key", 1, 1, agent_conf_string},
 	{"mgmt_interface", 1, 1, agent_conf_mgmt},
 	{"data_interface", 1, -1, agent_conf_globs},
-	{"ignore_interface", 1, -1, agent_conf_globs},
+	{"ignore_interface", 0, -1, agent_conf_globs},
 	{"nominal_speed", 2, 2, agent_conf_speed},
 	{"sysfs_root", 1, 1, agent_conf_string},
 	{"procfs_root", 1, 1, agent_conf_string},
@@ -383,6 +408,23 @@ uint32_t agent_conf_nominal_mbps(const struct agent_conf *c, const char *ifname)
 	return 0;
 }
 
+/* A data_interface pattern without wildcards names ifname itself. */
+static int agent_conf_named_data(const struct agent_conf *c, const char *ifname)
+{
+	for (unsigned i = 0; i < c->n_data_globs; i++)
+		if (!strcmp(c->data_globs[i], ifname) &&
+		    !strpbrk(c->data_globs[i], "*?[\\"))
+			return 1;
+	return 0;
+}
+
+int agent_conf_is_ignored(const struct agent_conf *c, const char *ifname)
+{
+	if (agent_conf_named_data(c, ifname))
+		return 0;
+	return agent_conf_match_any(c->ignore_globs, c->n_ignore_globs, ifname);
+}
+
 int agent_conf_is_data_interface(const struct agent_conf *c, const char *ifname)
 {
 	if (!strcmp(ifname, "lo"))
@@ -392,8 +434,7 @@ int agent_conf_is_data_interface(const struct agent_conf *c, const char *ifname)
 	if (c->n_data_globs &&
 	    !agent_conf_match_any(c->data_globs, c->n_data_globs, ifname))
 		return 0;
-	return !agent_conf_match_any(c->ignore_globs, c->n_ignore_globs,
-				     ifname);
+	return !agent_conf_is_ignored(c, ifname);
 }
 
 int agent_conf_is_rdma_device(const struct agent_conf *c, const char *name)

@@ -32,6 +32,7 @@ struct agent_conf {
 	char ignore_globs[AGENT_CONF_MAX_GLOBS]
 			 [IFNAMSIZ * 2]; /* ignore_interface */
 	unsigned n_ignore_globs;
+	int ignore_default; /* ignore_globs is still the built-in list */
 	struct agent_speed
 		speeds[AGENT_CONF_MAX_GLOBS]; /* nominal_speed GLOB SPEED */
 	unsigned n_speeds;
@@ -82,6 +83,10 @@ int agent_conf_verify(const struct agent_conf *c, struct cfg_ctx *ctx);
 /* Nominal speed configured for ifname (first matching glob), 0 if none. */
 uint32_t agent_conf_nominal_mbps(const struct agent_conf *c,
 				 const char *ifname);
+/* 1 if the ignore list (ignore_interface, default docker*, veth*, br-*,
+ * virbr*, ...) leaves ifname out; never for a name a data_interface
+ * pattern gives without wildcards. */
+int agent_conf_is_ignored(const struct agent_conf *c, const char *ifname);
 /* 1 if ifname is a data interface under the data/ignore globs. */
 int agent_conf_is_data_interface(const struct agent_conf *c,
 				 const char *ifname);

@@ -1,6 +1,7 @@
 /* The node's inventory: interfaces (sysfs, addresses), PCIe links, RDMA
  * devices, memory. */
 #include "inventory.h"
+#include "inventory_hw.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -78,6 +79,7 @@ static void inv_free_iface(Ring__NetInterface *ifc)
 	inv_str_free(ifc->pcie_max_link_speed);
 	inv_str_free(ifc->rdma_device);
 	inv_str_free(ifc->driver);
+	inventory_hw_free_iface(ifc);
 	free(ifc);
 }
 
@@ -137,6 +139,10 @@ void inventory_free(Ring__Inventory *inv)
 	for (i = 0; i < inv->n_rdma_devices; i++)
 		inv_free_rdma(inv->rdma_devices[i]);
 	free(inv->rdma_devices);
+	inventory_hw_free(inv);
+	for (i = 0; i < inv->n_ignored_interfaces; i++)
+		free(inv->ignored_interfaces[i]);
+	free(inv->ignored_interfaces);
 	free(inv->memory);
 	inv_str_free(inv->kernel);
 	inv_str_free(inv->rdma_error);
@@ -435,6 +441,33 @@ static int inv_iface_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The validator's bound on Inventory.ignored_interfaces. */
+#define INV_MAX_IGNORED 256
+
+/* An interface left out as not a data port: named in the inventory. */
+static int inv_ignored(Ring__Inventory *inv, const char *name)
+{
+	char **grown;
+
+	if (inv->n_ignored_interfaces >= INV_MAX_IGNORED)
+		return 0;
+	grown = reallocarray(inv->ignored_interfaces,
+			     inv->n_ignored_interfaces + 1, sizeof(*grown));
+	if (!grown)
+		return -1;
+	inv->ignored_interfaces = grown;
+	grown[inv->n_ignored_interfaces] = strdup(name);
+	if (!grown[inv->n_ignored_interfaces])
+		return -1;
+	inv->n_ignored_interfaces++;
+	return 0;
+}
+
+static int inv_str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 			  const struct inventory_src *src)
 {
@@ -466,6 +499,12 @@ static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 			continue;
 		mgmt = src->mgmt_interface &&
 		       !strcmp(de->d_name, src->mgmt_interface);
+		if (!mgmt && !inv_is_loopback(dir) &&
+		    agent_conf_is_ignored(conf, de->d_name)) {
+			if (inv_ignored(inv, de->d_name) < 0)
+				goto fail;
+			continue;
+		}
 		if (!mgmt && (inv_is_loopback(dir) ||
 			      !agent_conf_is_data_interface(conf, de->d_name)))
 			continue;
@@ -486,6 +525,9 @@ static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 	if (inv->n_interfaces > 1)
 		qsort(inv->interfaces, inv->n_interfaces,
 		      sizeof(*inv->interfaces), inv_iface_cmp);
+	if (inv->n_ignored_interfaces > 1)
+		qsort(inv->ignored_interfaces, inv->n_ignored_interfaces,
+		      sizeof(*inv->ignored_interfaces), inv_str_cmp);
 	goto out;
 fail:
 	rc = -1;
@@ -857,6 +899,9 @@ Ring__Inventory *inventory_collect(const struct agent_conf *conf,
 	if (inv_interfaces(inv, conf, &s) < 0)
 		goto fail;
 	if (s.with_rdma && inv_rdma(inv, conf, s.sysfs_root) < 0)
+		goto fail;
+	/* After RDMA: software devices' functions know theirs only now. */
+	if (inventory_hw_model(inv, s.sysfs_root, s.procfs_root) < 0)
 		goto fail;
 	if (inv_meminfo(s.procfs_root, &total, &avail) == 0) {
 		inv->memory->total_kib = total;

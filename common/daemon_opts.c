@@ -58,13 +58,17 @@ static int daemon_opts_one(struct daemon_opts *o, int opt, char **argv)
 
 int daemon_opts_parse(struct daemon_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
+	struct option longopts[11] = {
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
 	};
 	char optstring[64];
 	int opt, rc;
+	size_t n = 2;
+
+	for (const struct option *l = o->more_long; l && l->name; l++)
+		if (n + 1 < sizeof(longopts) / sizeof(longopts[0]))
+			longopts[n++] = *l;
 
 	snprintf(optstring, sizeof(optstring), "%s%s", DAEMON_OPTS_COMMON,
 		 o->more_opts ? o->more_opts : "");

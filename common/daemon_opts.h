@@ -4,6 +4,7 @@
 #ifndef RING_DAEMON_OPTS_H
 #define RING_DAEMON_OPTS_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "cfg.h"
@@ -19,6 +20,10 @@ struct daemon_opts {
 	const char *more_opts;
 	int (*more)(int opt, const char *arg, void *more_arg);
 	void *more_arg;
+	/* The daemon's own long options (getopt_long's form, ending in a
+	 * zeroed entry, each with flag NULL), or NULL; found ones go to
+	 * more() with their val. At most 8. */
+	const struct option *more_long;
 	/* In: the default configuration file; out: -c's. */
 	const char *path;
 	const char *debug; /* out: -d's list, NULL without -d */

@@ -909,7 +909,25 @@ static void test_agent_defaults(void **state)
 	assert_fields(&c, agent_shown_defaults, N_WANT(agent_shown_defaults));
 	assert_string_equal(c.mgmt_interface, "");
 	assert_int_equal(c.n_data_globs, 0);
+	/* The built-in list of what is not a data port (issue 11). */
+	assert_int_equal(c.n_ignore_globs, 22);
+	assert_string_equal(c.ignore_globs[0], "docker*");
+	assert_true(agent_conf_is_ignored(&c, "docker0"));
+	assert_true(agent_conf_is_ignored(&c, "br-5f3e9a1c0d2e"));
+	assert_false(agent_conf_is_ignored(&c, "enp1s0f0np0"));
+	assert_false(agent_conf_is_data_interface(&c, "veth3f2a1b0"));
+	/* A line without patterns ignores nothing. */
+	assert_int_equal(agent_parse(&c, "coordinator c\nignore_interface\n"),
+			 0);
 	assert_int_equal(c.n_ignore_globs, 0);
+	assert_true(agent_conf_is_data_interface(&c, "docker0"));
+	/* A data interface named outright is never ignored; a pattern is. */
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "data_interface docker0 veth*\n"),
+			 0);
+	assert_true(agent_conf_is_data_interface(&c, "docker0"));
+	assert_false(agent_conf_is_data_interface(&c, "veth1"));
+	assert_false(agent_conf_is_data_interface(&c, "docker1"));
 	assert_int_equal(c.n_speeds, 0);
 	assert_string_equal(c.sysfs_root, "");
 	assert_string_equal(c.procfs_root, "");

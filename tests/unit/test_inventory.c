@@ -17,16 +17,19 @@
 #include <unistd.h>
 
 #include "inventory.h"
+#include "inventory_hw.h"
+#include "inventory_json.h"
 
 /* A hand-built getifaddrs() list: what the agent would see on a GB10 node
  * with two of its four CX-7 halves addressed. */
 struct test_addr {
 	struct ifaddrs ifa;
+	char name[IFNAMSIZ];
 	struct sockaddr_in addr;
 	struct sockaddr_in mask;
 };
 
-#define TEST_MAX_ADDRS 8
+#define TEST_MAX_ADDRS 16
 
 struct test_addrs {
 	struct test_addr a[TEST_MAX_ADDRS];
@@ -40,7 +43,8 @@ static void test_addrs_add(struct test_addrs *l, const char *name, int family,
 
 	assert_true(l->n < TEST_MAX_ADDRS);
 	memset(t, 0, sizeof(*t));
-	t->ifa.ifa_name = (char *)name;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->ifa.ifa_name = t->name;
 	t->addr.sin_family = (sa_family_t)family;
 	if (addr)
 		assert_int_equal(inet_pton(AF_INET, addr, &t->addr.sin_addr),
@@ -536,6 +540,340 @@ static void test_real_machine(void **state)
 	freeifaddrs(addrs);
 }
 
+/* A fixture's addrs file ("IFNAME ADDRESS/PREFIX" lines) as a getifaddrs
+ * list. */
+static void test_addrs_file(struct test_addrs *l, const char *fixture)
+{
+	char root[PATH_MAX], path[PATH_MAX + 8], line[128];
+	FILE *f;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(path, sizeof(path), "%s/addrs",
+		 test_fixture(fixture, root, sizeof(root)));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[IFNAMSIZ], addr[32], mask[32];
+		unsigned prefix;
+		struct in_addr m;
+
+		assert_int_equal(
+			sscanf(line, "%15s %31[0-9.]/%u", name, addr, &prefix),
+			3);
+		m.s_addr = htonl(prefix ? ~0u << (32 - prefix) : 0);
+		assert_non_null(inet_ntop(AF_INET, &m, mask, sizeof(mask)));
+		assert_true(l->n < TEST_MAX_ADDRS);
+		test_addrs_add(l, name, AF_INET, addr, mask);
+	}
+	fclose(f);
+}
+
+static Ring__Inventory *test_collect_fixture(const char *fixture,
+					     const char *mgmt)
+{
+	char root[PATH_MAX];
+	struct agent_conf c;
+	struct test_addrs *l = calloc(1, sizeof(*l));
+	struct inventory_src src = {
+		.sysfs_root = test_fixture(fixture, root, sizeof(root)),
+		.procfs_root = root,
+		.mgmt_interface = mgmt,
+	};
+	Ring__Inventory *inv;
+
+	assert_non_null(l);
+	agent_conf_defaults(&c);
+	snprintf(c.node, sizeof(c.node), "spark1");
+	if (strncmp(fixture, "gb10-veth", 9)) {
+		test_addrs_file(l, fixture);
+		src.addrs = &l->a[0].ifa;
+	}
+	inv = inventory_collect(&c, &src);
+	assert_non_null(inv);
+	free(l);
+	return inv;
+}
+
+static const Ring__PcieLink *test_link(const Ring__Inventory *inv,
+				       const char *id)
+{
+	for (size_t i = 0; i < inv->n_pcie_links; i++)
+		if (!strcmp(inv->pcie_links[i]->id, id))
+			return inv->pcie_links[i];
+	return NULL;
+}
+
+static const Ring__PhysPort *test_port(const Ring__Inventory *inv,
+				       const char *id)
+{
+	for (size_t i = 0; i < inv->n_phys_ports; i++)
+		if (!strcmp(inv->phys_ports[i]->id, id))
+			return inv->phys_ports[i];
+	return NULL;
+}
+
+static void test_assert_names(char **names, size_t n, const char *a,
+			      const char *b)
+{
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], a);
+	assert_string_equal(names[1], b);
+}
+
+/* The GB10 port and link model: two x4 links each carrying one half of
+ * both ports; two ports each with twins on the two links. */
+static void test_gb10_model_common(const Ring__Inventory *inv, unsigned w2)
+{
+	static const struct {
+		const char *name, *port, *link;
+	} fns[] = {
+		{"enp1s0f0np0", "4cbb47fffe2a1040/p0", "0000:01:00"},
+		{"enP2p1s0f0np0", "4cbb47fffe2a1040/p0", "0002:01:00"},
+		{"enp1s0f1np1", "4cbb47fffe2a1040/p1", "0000:01:00"},
+		{"enP2p1s0f1np1", "4cbb47fffe2a1040/p1", "0002:01:00"},
+	};
+	const Ring__PcieLink *l;
+	const Ring__PhysPort *p;
+
+	/* The management NIC is no part of the model. */
+	assert_int_equal(inv->n_pcie_links, 2);
+	assert_int_equal(inv->n_phys_ports, 2);
+	assert_string_equal(test_iface(inv, "enP7s7")->port_id, "");
+	assert_string_equal(test_iface(inv, "enP7s7")->pcie_link, "");
+	assert_int_equal(test_iface(inv, "enP7s7")->arp_ignore, -1);
+
+	l = test_link(inv, "0000:01:00");
+	assert_non_null(l);
+	test_assert_names(l->interfaces, l->n_interfaces, "enp1s0f0np0",
+			  "enp1s0f1np1");
+	assert_string_equal(l->speed, "32.0 GT/s PCIe");
+	assert_int_equal(l->width, 4);
+	assert_int_equal(l->max_width, 4);
+	assert_true(l->raw_gbps == 126.0);
+	/* 126.0 x 256/282 x 0.97 */
+	assert_true(l->usable_gbps == 111.0);
+	assert_string_equal(l->downtrained, "");
+
+	l = test_link(inv, "0002:01:00");
+	assert_non_null(l);
+	test_assert_names(l->interfaces, l->n_interfaces, "enP2p1s0f0np0",
+			  "enP2p1s0f1np1");
+	assert_int_equal(l->width, w2);
+	assert_int_equal(l->max_width, 4);
+	assert_true(l->raw_gbps == (w2 == 4 ? 126.0 : 63.0));
+	assert_true(l->usable_gbps == (w2 == 4 ? 111.0 : 55.5));
+	assert_string_equal(l->downtrained, w2 == 4 ? "" : "x2 of x4");
+
+	p = test_port(inv, "4cbb47fffe2a1040/p0");
+	assert_non_null(p);
+	assert_string_equal(p->name, "p0");
+	test_assert_names(p->interfaces, p->n_interfaces, "enP2p1s0f0np0",
+			  "enp1s0f0np0");
+	assert_true(p->speed_gbps == 200.0);
+	p = test_port(inv, "4cbb47fffe2a1040/p1");
+	assert_non_null(p);
+	assert_string_equal(p->name, "p1");
+	test_assert_names(p->interfaces, p->n_interfaces, "enP2p1s0f1np1",
+			  "enp1s0f1np1");
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		const Ring__NetInterface *f = test_iface(inv, fns[i].name);
+
+		assert_non_null(f);
+		assert_string_equal(f->port_id, fns[i].port);
+		assert_string_equal(f->pcie_link, fns[i].link);
+		assert_string_equal(f->phys_switch_id, "4cbb47fffe2a1040");
+		/* pcie_gbps keeps its meaning: the raw link rate. */
+		assert_true(f->pcie_gbps ==
+			    (strstr(f->name, "P2") && w2 == 2 ? 63.0 : 126.0));
+	}
+	assert_string_equal(test_iface(inv, "enP2p1s0f1np1")->phys_port_name,
+			    "p1");
+}
+
+static void test_model_gb10(void **state)
+{
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10", "enP7s7");
+	test_gb10_model_common(inv, 4);
+	/* Every function has carrier: two share each link, 111.0 / 2. */
+	for (size_t i = 0; i < inv->n_interfaces; i++)
+		if (!inv->interfaces[i]->management)
+			assert_true(inv->interfaces[i]->nominal_gbps == 55.5);
+	assert_true(test_port(inv, "4cbb47fffe2a1040/p0")->aggregate_gbps ==
+		    111.0);
+	assert_string_equal(test_port(inv, "4cbb47fffe2a1040/p0")->twins_differ,
+			    "");
+	/* arp_ignore/announce 0 everywhere. */
+	assert_int_equal(test_iface(inv, "enp1s0f0np0")->arp_ignore, 0);
+	assert_int_equal(test_iface(inv, "enp1s0f0np0")->arp_announce, 0);
+	assert_true(test_iface(inv, "enP2p1s0f0np0")->up_no_address);
+	assert_false(test_iface(inv, "enP2p1s0f1np1")->up_no_address);
+	inventory_free(inv);
+
+	inv = test_collect_fixture("gb10-onelink", "enP7s7");
+	test_gb10_model_common(inv, 4);
+	assert_false(test_iface(inv, "enp1s0f1np1")->up_no_address);
+	assert_true(test_iface(inv, "enP2p1s0f1np1")->up_no_address);
+	inventory_free(inv);
+}
+
+static void test_model_dual(void **state)
+{
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-dual", "enP7s7");
+	test_gb10_model_common(inv, 4);
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+
+		if (f->management)
+			continue;
+		assert_int_equal(f->n_ipv4, 1);
+		assert_int_equal(f->ipv4[0]->prefix, 30);
+		assert_false(f->up_no_address);
+		/* The larger of all (1, 2) and the device's (0, 0). */
+		assert_int_equal(f->arp_ignore, 1);
+		assert_int_equal(f->arp_announce, 2);
+		assert_true(f->nominal_gbps == 55.5);
+	}
+	inventory_free(inv);
+}
+
+static void test_model_x2(void **state)
+{
+	const Ring__PhysPort *p;
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-x2", "enP7s7");
+	test_gb10_model_common(inv, 2);
+	assert_true(test_iface(inv, "enp1s0f0np0")->nominal_gbps == 55.5);
+	assert_true(test_iface(inv, "enP2p1s0f0np0")->nominal_gbps == 27.8);
+	assert_true(test_iface(inv, "enP2p1s0f1np1")->nominal_gbps == 27.8);
+	p = test_port(inv, "4cbb47fffe2a1040/p0");
+	assert_true(p->aggregate_gbps == 83.3);
+	assert_string_equal(p->twins_differ,
+			    "pcie width: enP2p1s0f0np0 x2, enp1s0f0np0 x4");
+	inventory_free(inv);
+}
+
+/* The harness's twins: no PCI device, no phys_port_name. */
+static void test_model_fallback(void **state)
+{
+	const Ring__PhysPort *p;
+	const Ring__PcieLink *l;
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-veth", "mgmt0");
+	assert_int_equal(inv->n_phys_ports, 2);
+	assert_int_equal(inv->n_pcie_links, 2);
+	p = test_port(inv, "enp1s0f0np0");
+	assert_non_null(p);
+	assert_string_equal(p->name, "p0");
+	test_assert_names(p->interfaces, p->n_interfaces, "enP2p1s0f0np0",
+			  "enp1s0f0np0");
+	/* No PCIe figures: the port speed is all there is. */
+	assert_true(p->speed_gbps == 10.0);
+	assert_true(p->aggregate_gbps == 20.0);
+	assert_string_equal(p->twins_differ, "");
+	p = test_port(inv, "enp1s0f1np1");
+	assert_non_null(p);
+	assert_string_equal(p->twins_differ,
+			    "mtu: enP2p1s0f1np1 1500, enp1s0f1np1 9000");
+	l = test_link(inv, "0002:01:00");
+	assert_non_null(l);
+	test_assert_names(l->interfaces, l->n_interfaces, "enP2p1s0f0np0",
+			  "enP2p1s0f1np1");
+	assert_true(l->raw_gbps == 0.0);
+	assert_string_equal(l->speed, "");
+	assert_string_equal(test_iface(inv, "enp1s0f1np1")->pcie_link,
+			    "0000:01:00");
+	assert_string_equal(test_iface(inv, "enp1s0f1np1")->port_id,
+			    "enp1s0f1np1");
+	assert_string_equal(test_iface(inv, "enp1s0f1np1")->phys_port_name, "");
+	assert_true(test_iface(inv, "enp1s0f1np1")->nominal_gbps == 10.0);
+	assert_int_equal(test_iface(inv, "enp1s0f1np1")->arp_ignore, -1);
+	inventory_free(inv);
+}
+
+static void test_parse_pname(void **state)
+{
+	struct inventory_pname p;
+
+	(void)state;
+	assert_int_equal(inventory_parse_pname("enP2p1s0f1np1", &p), 0);
+	assert_int_equal(p.domain, 2);
+	assert_int_equal(p.bus, 1);
+	assert_int_equal(p.slot, 0);
+	assert_int_equal(p.function, 1);
+	assert_string_equal(p.port_name, "p1");
+	assert_string_equal(p.twin_key, "enp1s0f1np1");
+	assert_int_equal(inventory_parse_pname("enp1s0f0np0", &p), 0);
+	assert_int_equal(p.domain, 0);
+	assert_string_equal(p.twin_key, "enp1s0f0np0");
+	assert_int_equal(inventory_parse_pname("enp3s0", &p), 0);
+	assert_int_equal(p.bus, 3);
+	assert_string_equal(p.port_name, "");
+	assert_int_equal(inventory_parse_pname("enp129s0f1d1", &p), 0);
+	assert_int_equal(p.bus, 129);
+	assert_int_equal(inventory_parse_pname("enP7s7", &p), -1);
+	assert_int_equal(inventory_parse_pname("eth0", &p), -1);
+	assert_int_equal(inventory_parse_pname("enp1s0f9", &p), -1);
+	assert_int_equal(inventory_parse_pname("enp256s0", &p), -1);
+	assert_int_equal(inventory_parse_pname("enp1s0x", &p), -1);
+	assert_int_equal(inventory_parse_pname("enp1s0n", &p), -1);
+	assert_int_equal(inventory_parse_pname("enp1s0.100", &p), -1);
+	assert_int_equal(inventory_parse_pname(NULL, &p), -1);
+}
+
+static void test_usable_gbps(void **state)
+{
+	(void)state;
+	assert_true(inventory_pcie_usable_gbps(126.0) == 111.0);
+	assert_true(inventory_pcie_usable_gbps(63.0) == 55.5);
+	assert_true(inventory_pcie_usable_gbps(504.1) == 443.9);
+	assert_true(inventory_pcie_usable_gbps(0.0) == 0.0);
+	assert_true(inventory_pcie_usable_gbps(-1.0) == 0.0);
+}
+
+/* --print-inventory's JSON: escaping, nested messages, repeated fields. */
+static void test_json(void **state)
+{
+	Ring__Inventory *inv;
+	char *js;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-x2", "enP7s7");
+	js = inventory_json_string(&inv->base);
+	assert_non_null(js);
+	assert_non_null(strstr(js, "\"node\":\"spark1\""));
+	assert_non_null(strstr(js, "\"downtrained\":\"x2 of x4\""));
+	assert_non_null(strstr(js, "\"usable_gbps\":55.5"));
+	assert_non_null(strstr(js, "\"memory\":{\"total_kib\":127611264,"));
+	assert_non_null(strstr(js, "\"ipv4\":[{\"address\":\"192.168.100.5\","
+				   "\"prefix\":30}]"));
+	assert_non_null(strstr(js, "\"arp_ignore\":-1"));
+	assert_string_equal(js + strlen(js) - 2, "}\n");
+	free(js);
+
+	/* Quote, backslash, control characters, bad UTF-8, good UTF-8. */
+	inv->interfaces[0]->mac[0] = '\0';
+	free(inv->node);
+	inv->node = strdup("a\"b\\c\n\x01\xff\xc3\xa9");
+	assert_non_null(inv->node);
+	js = inventory_json_string(&inv->base);
+	assert_non_null(js);
+	assert_non_null(strstr(
+		js, "\"node\":\"a\\\"b\\\\c\\n\\u0001\\u00ff\xc3\xa9\""));
+	free(js);
+	inventory_free(inv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +886,13 @@ int main(void)
 		cmocka_unit_test(test_iface_of_address),
 		cmocka_unit_test(test_mem_available),
 		cmocka_unit_test(test_real_machine),
+		cmocka_unit_test(test_model_gb10),
+		cmocka_unit_test(test_model_dual),
+		cmocka_unit_test(test_model_x2),
+		cmocka_unit_test(test_model_fallback),
+		cmocka_unit_test(test_parse_pname),
+		cmocka_unit_test(test_usable_gbps),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
