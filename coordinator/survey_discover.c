@@ -423,6 +423,10 @@ static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
 				 env->probe_reply->route_interface);
 			d->not_probed = !strncmp(env->probe_reply->error,
 						 "not probed", 10);
+			/* An address this node holds too (docker0's
+			 * 172.17.0.1 everywhere) is no data-plane path. */
+			if (!strcmp(d->route_kind, "local"))
+				d->path = 0;
 		} else {
 			snprintf(d->route_kind, sizeof(d->route_kind), "?");
 		}

@@ -937,7 +937,10 @@ void sv_report(struct survey *sv)
 					    d->route_kind,
 					    d->route_if[0] ? " via " : "",
 					    d->route_if,
-					    d->not_probed
+					    !strcmp(d->route_kind, "local")
+						    ? "the address is also "
+						      "this node's own"
+					    : d->not_probed
 						    ? "not a data port: not "
 						      "probed"
 						    : "probe unanswered");
