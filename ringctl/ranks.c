@@ -6,6 +6,26 @@
 #include <stdio.h>
 #include <string.h>
 
+static int ranks_has_diagonals(const Ring__Topology *t);
+
+/* The functions NCCL_IB_HCA lists, and their GID agreement. */
+static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
+{
+	char buf[1024];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < r->n_hcas && n < sizeof(buf); k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      k ? "," : "", r->hcas[k]);
+	writer_str(w, "hcas", buf);
+	/* The same columns on every row: -1 / 0 with the reason. */
+	writer_int(w, "gid_index_measured", r->n_hcas ? r->gid_index : -1);
+	writer_str(w, "gid_note", r->gid_note);
+	writer_uint(w, "subnet_prefix_len", r->subnet_prefix_len);
+	writer_str(w, "subnet_note", r->subnet_note);
+}
+
 void ranks_render(struct writer *w, const Ring__Topology *t)
 {
 	writer_str(w, "kind", t->kind);
@@ -24,6 +44,7 @@ void ranks_render(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "prev_node", r->prev_node);
 		writer_str(w, "prev_interface", r->prev_interface);
 		writer_str(w, "prev_rdma", r->prev_rdma);
+		ranks_render_hcas(w, r);
 		if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
 			writer_int(w, "next_gid_index_measured",
 				   r->next_gid_index);
@@ -33,25 +54,8 @@ void ranks_render(struct writer *w, const Ring__Topology *t)
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
-}
-
-/* NCCL_IB_GID_INDEX is one value per process: print it when the ports
- * facing both neighbours used the same index in the survey's RDMA tests. */
-static void ranks_env_gid_index(FILE *out, const Ring__Rank *r)
-{
-	int n = r->next_gid_index, p = r->prev_gid_index;
-
-	if (n < 0 && p < 0)
-		fprintf(out, "# NCCL_IB_GID_INDEX: no RDMA test in the last "
-			     "survey to read it from\n");
-	else if (n >= 0 && p >= 0 && n != p)
-		fprintf(out,
-			"# NCCL_IB_GID_INDEX not set: the ports facing the "
-			"neighbours use GID index %d (next) and %d (prev); "
-			"NCCL takes one\n",
-			n, p);
-	else
-		fprintf(out, "NCCL_IB_GID_INDEX=%d\n", n >= 0 ? n : p);
+	if (ranks_has_diagonals(t))
+		writer_str(w, "warning", RANKS_SWITCHLESS_WARNING);
 }
 
 /* A value the text formats print as it is: one word to a shell, an MPI
@@ -108,6 +112,26 @@ static int ranks_check_value(const Ring__Rank *r, const char *field,
 	return -1;
 }
 
+/* Every launcher variable env prints names the management interface:
+ * never guess one (an invented name makes NCCL fail, or worse, pick the
+ * data plane for its sockets). */
+static int ranks_check_mgmt_if(const Ring__Rank *r, char *err, size_t errlen)
+{
+	char node[300];
+
+	if (*r->mgmt_interface)
+		return ranks_check_value(r, "mgmt_interface", r->mgmt_interface,
+					 0, "env", err, errlen);
+	ranks_quote_for_message(r->node, node, sizeof(node));
+	snprintf(err, errlen,
+		 "node '%s' (rank %u): its management interface is unknown "
+		 "(its agent reported none: set mgmt_interface in its "
+		 "configuration); refusing to print env, whose "
+		 "NCCL_SOCKET_IFNAME and launcher socket variables need it",
+		 node, r->rank);
+	return -1;
+}
+
 int ranks_check(const Ring__Topology *t, const char *format, char *err,
 		size_t errlen)
 {
@@ -136,19 +160,182 @@ int ranks_check(const Ring__Topology *t, const char *format, char *err,
 		    (!launcher &&
 		     ranks_check_value(r, "mgmt_address", r->mgmt_address, 0,
 				       format, err, errlen)) ||
-		    (env &&
-		     (ranks_check_value(r, "mgmt_interface", r->mgmt_interface,
-					1, format, err, errlen) ||
-		      ranks_check_value(r, "next_rdma", r->next_rdma, 1, format,
-					err, errlen) ||
-		      ranks_check_value(r, "prev_rdma", r->prev_rdma, 1, format,
-					err, errlen))))
+		    (env && (ranks_check_mgmt_if(r, err, errlen) ||
+			     ranks_check_value(r, "next_rdma", r->next_rdma, 1,
+					       format, err, errlen) ||
+			     ranks_check_value(r, "prev_rdma", r->prev_rdma, 1,
+					       format, err, errlen))))
 			return -1;
+		for (size_t k = 0; env && k < r->n_hcas; k++)
+			if (ranks_check_value(r, "hcas", r->hcas[k], 0, format,
+					      err, errlen))
+				return -1;
 	}
 	if (!launcher &&
 	    ranks_check_value(r0, "kind", t->kind, 0, format, err, errlen))
 		return -1;
 	return 0;
+}
+
+/* A comment line's text: printable ASCII as is, anything else '?' (an
+ * agent-made name must not end the comment and start a line). */
+static void ranks_comment(FILE *out, const char *prefix, const char *text)
+{
+	fputs(prefix, out);
+	for (const char *p = text; *p; p++)
+		fputc((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f
+			      ? *p
+			      : '?',
+		      out);
+	fputc('\n', out);
+}
+
+/* Can two ranks of this order be out of each other's reach? On a ring
+ * of 3 every pair is adjacent, as in a pair; a line of 3 has one gap. */
+static int ranks_has_diagonals(const Ring__Topology *t)
+{
+	if (!strcmp(t->kind, "ring"))
+		return t->n_ranks > 3;
+	if (!strcmp(t->kind, "line"))
+		return t->n_ranks > 2;
+	return 0;
+}
+
+/* Does this rank's HCA list face more than one node? Then NCCL must not
+ * merge its functions, and must pick per peer the one that reaches it. */
+static int ranks_multi_neighbour(const Ring__Rank *r)
+{
+	return *r->next_node && *r->prev_node &&
+	       strcmp(r->next_node, r->prev_node);
+}
+
+/* NCCL_IB_HCA: "=" for exact names (no prefix match that would pull in
+ * another device), "device:port" for the port (NCCL's init.cc and
+ * parseStringList). Legacy topologies without hcas list the two devices
+ * without a port. */
+static int ranks_env_hca(FILE *out, const Ring__Rank *r)
+{
+	if (r->n_hcas) {
+		fputs("NCCL_IB_HCA==", out);
+		for (size_t k = 0; k < r->n_hcas; k++)
+			fprintf(out, "%s%s", k ? "," : "", r->hcas[k]);
+		fputc('\n', out);
+		return 1;
+	}
+	if (*r->next_rdma || *r->prev_rdma) {
+		int both = *r->next_rdma && *r->prev_rdma &&
+			   strcmp(r->next_rdma, r->prev_rdma);
+
+		fprintf(out,
+			"# the coordinator listed no functions with ports "
+			"(an older one): the neighbour-facing devices only\n"
+			"NCCL_IB_HCA==%s%s%s\n",
+			*r->next_rdma ? r->next_rdma : r->prev_rdma,
+			both ? "," : "", both ? r->prev_rdma : "");
+		return 1;
+	}
+	fputs("# no RDMA function faces the neighbours: NCCL_IB_HCA not "
+	      "set\n",
+	      out);
+	return 0;
+}
+
+/* NCCL_IB_GID_INDEX is one value per process: only when every listed
+ * function used the same index in the survey's RDMA tests. */
+static void ranks_env_gid(FILE *out, const Ring__Rank *r)
+{
+	if (r->n_hcas) {
+		if (r->gid_index >= 0)
+			fprintf(out, "NCCL_IB_GID_INDEX=%d\n", r->gid_index);
+		else
+			ranks_comment(out, "# NCCL_IB_GID_INDEX not set: ",
+				      *r->gid_note ? r->gid_note
+						   : "not measured");
+		return;
+	}
+	/* An older coordinator: the two neighbour-facing ports only. */
+	if (r->next_gid_index < 0 && r->prev_gid_index < 0)
+		fputs("# NCCL_IB_GID_INDEX not set: no RDMA test in the last "
+		      "survey to read it from\n",
+		      out);
+	else if (r->next_gid_index >= 0 && r->prev_gid_index >= 0 &&
+		 r->next_gid_index != r->prev_gid_index)
+		fprintf(out,
+			"# NCCL_IB_GID_INDEX not set: the ports facing the "
+			"neighbours use GID index %d (next) and %d (prev); "
+			"NCCL takes one\n",
+			r->next_gid_index, r->prev_gid_index);
+	else
+		fprintf(out, "NCCL_IB_GID_INDEX=%d\n",
+			r->next_gid_index >= 0 ? r->next_gid_index
+					       : r->prev_gid_index);
+}
+
+/* What a switchless ring needs for NCCL to reach each neighbour over the
+ * function that faces it (docs/NCCL.md has the sources). */
+static void ranks_env_routing(FILE *out, const Ring__Rank *r)
+{
+	if (!ranks_multi_neighbour(r) || !r->n_hcas)
+		return;
+	fputs("# NCCL >= 2.20: one NCCL device per function; merged, a "
+	      "connection would\n# spread over functions that face "
+	      "different neighbours\nNCCL_IB_MERGE_NICS=0\n",
+	      out);
+	fputs("# NCCL >= 2.30.7: connect over the function on the peer's "
+	      "subnet (each\n# cable is its own subnet); older NCCL ignores "
+	      "these two\nNCCL_IB_SUBNET_AWARE_ROUTING=1\n",
+	      out);
+	if (r->subnet_prefix_len)
+		fprintf(out, "NCCL_IB_SUBNET_PREFIX_LEN=%u\n",
+			r->subnet_prefix_len);
+	else
+		ranks_comment(out,
+			      "# NCCL_IB_SUBNET_PREFIX_LEN not set (NCCL "
+			      "assumes /24): ",
+			      *r->subnet_note ? r->subnet_note
+					      : "no IPv4 prefix known");
+	fputs("# a ring channel enters on the function facing the previous "
+	      "rank and\n# leaves on the one facing the next: different NICs "
+	      "(NCCL >= 2.5.6)\nNCCL_CROSS_NIC=1\n",
+	      out);
+	fputs("# the built-in IB transport, where the subnet-aware routing "
+	      "is, not an\n# external network plugin (\"none\": NCCL >= "
+	      "2.28.3)\nNCCL_NET_PLUGIN=none\n",
+	      out);
+}
+
+static void ranks_env_rank(FILE *out, const Ring__Topology *t,
+			   const Ring__Rank *r)
+{
+	const char *mif = r->mgmt_interface;
+
+	fprintf(out, "# %s (rank %u)\n", r->node, r->rank);
+	fprintf(out, "NODE_RANK=%u\nMASTER_ADDR=%s\n", r->rank,
+		t->ranks[0]->mgmt_address);
+	/* Sockets (bootstrap, rendezvous, out-of-band) on the management
+	 * interface: never the data plane (the field notes' 181 s hang). */
+	fprintf(out,
+		"NCCL_SOCKET_IFNAME==%s\nGLOO_SOCKET_IFNAME=%s\n"
+		"UCX_NET_DEVICES=%s\nOMPI_MCA_btl_tcp_if_include=%s\n"
+		"OMPI_MCA_oob_tcp_if_include=%s\n",
+		mif, mif, mif, mif, mif);
+	if (ranks_env_hca(out, r)) {
+		ranks_env_gid(out, r);
+		ranks_env_routing(out, r);
+	}
+	if (ranks_has_diagonals(t))
+		fputs(RANKS_SWITCHLESS_WARNING_ENV, out);
+	/* One stream per channel saturates nothing: the field notes needed
+	 * 4 (see the saturation finding). A line is no ring: NCCL's ring
+	 * would cross the missing cable through another path, or hang. */
+	if (!strcmp(t->kind, "ring"))
+		fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
+			     "NCCL_MAX_NCHANNELS=4\n\n");
+	else
+		fprintf(out,
+			"# a %s, not a ring: NCCL_ALGO and the ring's channel "
+			"settings left out\n\n",
+			t->kind);
 }
 
 int ranks_text(FILE *out, const Ring__Topology *t, const char *format)
@@ -195,46 +382,8 @@ int ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 				t->ranks[i]->node, t->n_ranks,
 				t->ranks[i]->rank, r0->mgmt_address);
 	} else if (!strcmp(format, "env")) {
-		for (size_t i = 0; i < t->n_ranks; i++) {
-			const Ring__Rank *r = t->ranks[i];
-
-			fprintf(out, "# %s (rank %u)\n", r->node, r->rank);
-			fprintf(out, "NODE_RANK=%u\nMASTER_ADDR=%s\n", r->rank,
-				r0->mgmt_address);
-			fprintf(out, "NCCL_SOCKET_IFNAME=%s\n",
-				*r->mgmt_interface ? r->mgmt_interface
-						   : "mgmt0");
-			if (*r->next_rdma || *r->prev_rdma)
-				fprintf(out, "NCCL_IB_HCA=%s%s%s\n",
-					r->next_rdma,
-					*r->next_rdma && *r->prev_rdma &&
-							strcmp(r->next_rdma,
-							       r->prev_rdma)
-						? ","
-						: "",
-					strcmp(r->next_rdma, r->prev_rdma)
-						? r->prev_rdma
-						: "");
-			else
-				fprintf(out,
-					"# no RDMA device faces the "
-					"neighbours: NCCL_IB_HCA not set\n");
-			ranks_env_gid_index(out, r);
-			/* One stream per channel saturates nothing: the field
-			 * notes needed 4 (see the saturation finding). A line
-			 * is no ring: NCCL's ring would cross the missing
-			 * cable through another path, or hang. */
-			if (!strcmp(t->kind, "ring"))
-				fprintf(out,
-					"NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
-					"NCCL_MAX_NCHANNELS=4\n\n");
-			else
-				fprintf(out,
-					"# a %s, not a ring: NCCL_ALGO "
-					"and the ring's channel settings "
-					"left out\n\n",
-					t->kind);
-		}
+		for (size_t i = 0; i < t->n_ranks; i++)
+			ranks_env_rank(out, t, t->ranks[i]);
 	} else {
 		return -1;
 	}

@@ -9,7 +9,20 @@
 #include "ring.pb-c.h"
 #include "writer.h"
 
+/* The table; with a "warning" after it where ranks may be out of each
+ * other's reach (a ring of more than 3, a line of more than 2). */
 void ranks_render(struct writer *w, const Ring__Topology *t);
+/* Switchless: only the cables between adjacent ranks exist. */
+#define RANKS_SWITCHLESS_WARNING                                               \
+	"switchless ring: only ring collectives between adjacent ranks are "   \
+	"safe; tree algorithms, all-to-all (MoE expert parallel) and "         \
+	"send/recv between non-adjacent ranks need diagonal paths and will "   \
+	"hang; put pipeline stages on adjacent ranks"
+#define RANKS_SWITCHLESS_WARNING_ENV                                           \
+	"# switchless ring: only ring collectives between adjacent ranks "     \
+	"are safe.\n# Tree algorithms, all-to-all (MoE expert parallel) and "  \
+	"send/recv between\n# non-adjacent ranks need diagonal paths and "     \
+	"will hang; put pipeline stages\n# on adjacent ranks.\n"
 /* Punctuation allowed, besides ASCII letters and digits, in every value
  * the text formats print (IPv6 with a zone, "mlx5_0,mlx5_1"). */
 #define RANKS_SAFE_PUNCT "._:,/+@%-"

@@ -159,12 +159,14 @@ if grep -q 'rdma_error=' $W/status.kv; then
 	grep 'rdma_error=' $W/status.kv
 fi
 
-# Ranks for NCCL: the facing RDMA devices and the GID index the tests used.
+# Ranks for NCCL: every facing RDMA function, exact names with their port
+# ("==" is the variable's '=' and NCCL's exact-match '='), and the GID index
+# the tests used when all listed functions agree.
 rc ranks -f env >$W/env.out 2>&1
 cat $W/env.out
-hca=$(grep -c '^NCCL_IB_HCA=rxe' $W/env.out || true)
+hca=$(grep -c '^NCCL_IB_HCA==rxe[A-Za-z0-9_]*:[0-9]' $W/env.out || true)
 gidx=$(grep -c '^NCCL_IB_GID_INDEX=1$' $W/env.out || true)
-[ "$hca" = "$N" ] && [ "$gidx" = "$N" ] && pass "ranks -f env: NCCL_IB_HCA and NCCL_IB_GID_INDEX=1 for every rank" ||
+[ "$hca" = "$N" ] && [ "$gidx" = "$N" ] && pass "ranks -f env: NCCL_IB_HCA (exact, with ports) and NCCL_IB_GID_INDEX=1 for every rank" ||
 	fail "ranks -f env: $hca NCCL_IB_HCA, $gidx NCCL_IB_GID_INDEX=1 lines of $N"
 
 # ---- on demand ----

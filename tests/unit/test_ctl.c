@@ -130,8 +130,9 @@ static void test_safe_printed(void **state)
 	out = text(&tp, "env", &rc);
 	assert_non_null(strstr(out, "# n2 (rank 1)\nNODE_RANK=1\n"
 				    "MASTER_ADDR=10.0.0.1\n"
-				    "NCCL_SOCKET_IFNAME=enp1s0\n"
-				    "NCCL_IB_HCA=mlx5_0,mlx5_1\n"));
+				    "NCCL_SOCKET_IFNAME==enp1s0\n"));
+	/* No ports listed (an older coordinator): the two devices, exact. */
+	assert_non_null(strstr(out, "NCCL_IB_HCA==mlx5_0,mlx5_1\n"));
 	free(out);
 	out = text(&tp, "hostfile", &rc);
 	assert_non_null(strstr(out, "fe80::3%mgmt0 slots=1  # rank 2: n3\n"));
@@ -140,7 +141,8 @@ static void test_safe_printed(void **state)
 	assert_text_refused(&tp, "json");
 }
 
-/* Optional fields may be empty: env leaves them out or uses a default. */
+/* Optional fields may be empty: env leaves them out; an unknown
+ * management interface is refused (test_ranks_env). */
 static void test_empty_optional(void **state)
 {
 	struct topo tp;
@@ -150,15 +152,19 @@ static void test_empty_optional(void **state)
 
 	(void)state;
 	topo_init(&tp);
-	tp.r[1].mgmt_interface = "";
 	tp.r[1].next_rdma = "";
 	tp.r[1].prev_rdma = "";
 	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), 0);
 	out = text(&tp, "env", &rc);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "NODE_RANK=1\nMASTER_ADDR=10.0.0.1\n"
-				    "NCCL_SOCKET_IFNAME=mgmt0\n# no RDMA"));
+				    "NCCL_SOCKET_IFNAME==enp1s0\n"));
+	assert_non_null(strstr(out, "OMPI_MCA_oob_tcp_if_include=enp1s0\n"
+				    "# no RDMA"));
+	assert_null(strstr(out, "mgmt0\n"));
 	free(out);
+	tp.r[1].mgmt_interface = "";
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
 	/* A host with no name or address would silently shift the list. */
 	tp.r[1].node = "";
 	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++)

@@ -1,0 +1,329 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ranks.h"
+#include "testwriter.h"
+
+/* ringctl ranks -f env on the hardware of the field notes: four GB10
+ * nodes in the physical order 1-2-4-3, each cable carried by two
+ * function pairs (twins), so four functions per node face a neighbour. */
+
+#define NR 4
+
+struct topo {
+	Ring__Topology t;
+	Ring__Rank r[NR];
+	Ring__Rank *rp[NR];
+	char *hcas[NR][4];
+};
+
+static char *twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1", "rocep1s0f0:1",
+			     "roceP2p1s0f0:1"};
+
+static void topo_init(struct topo *tp)
+{
+	static const char *const names[NR] = {"n1", "n2", "n4", "n3"};
+	static const char *const addrs[NR] = {"192.168.1.1", "192.168.1.2",
+					      "192.168.1.4", "192.168.1.3"};
+
+	ring__topology__init(&tp->t);
+	tp->t.kind = "ring";
+	for (int i = 0; i < NR; i++) {
+		Ring__Rank *r = &tp->r[i];
+
+		ring__rank__init(r);
+		r->rank = (uint32_t)i;
+		r->node = (char *)names[i];
+		r->mgmt_address = (char *)addrs[i];
+		r->mgmt_interface = "enP7s7";
+		r->next_node = (char *)names[(i + 1) % NR];
+		r->prev_node = (char *)names[(i + NR - 1) % NR];
+		r->next_interface = "enp1s0f1np1";
+		r->prev_interface = "enp1s0f0np0";
+		r->next_rdma = "rocep1s0f1";
+		r->prev_rdma = "rocep1s0f0";
+		r->next_gid_index = 3;
+		r->prev_gid_index = 3;
+		memcpy(tp->hcas[i], twin_hcas, sizeof(twin_hcas));
+		r->hcas = tp->hcas[i];
+		r->n_hcas = 4;
+		r->gid_index = 3;
+		r->gid_note = "";
+		r->subnet_prefix_len = 30;
+		r->subnet_note = "";
+		tp->rp[i] = r;
+	}
+	tp->t.n_ranks = NR;
+	tp->t.ranks = tp->rp;
+}
+
+static char *env_text(const struct topo *tp, int *rc)
+{
+	struct testwriter t;
+
+	*rc = ranks_text(testwriter_stream(&t), &tp->t, "env");
+	return testwriter_close(&t);
+}
+
+/* The block of one rank, from its "# node (rank N)" line to the blank
+ * line that ends it. */
+static char *rank_block(const char *out, const char *head)
+{
+	const char *p = strstr(out, head), *e;
+	char *s;
+
+	assert_non_null(p);
+	e = strstr(p, "\n\n");
+	assert_non_null(e);
+	s = strndup(p, (size_t)(e - p) + 2);
+	assert_non_null(s);
+	return s;
+}
+
+static const char twin_rank1[] =
+	"# n2 (rank 1)\n"
+	"NODE_RANK=1\n"
+	"MASTER_ADDR=192.168.1.1\n"
+	"NCCL_SOCKET_IFNAME==enP7s7\n"
+	"GLOO_SOCKET_IFNAME=enP7s7\n"
+	"UCX_NET_DEVICES=enP7s7\n"
+	"OMPI_MCA_btl_tcp_if_include=enP7s7\n"
+	"OMPI_MCA_oob_tcp_if_include=enP7s7\n"
+	"NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1,"
+	"roceP2p1s0f0:1\n"
+	"NCCL_IB_GID_INDEX=3\n"
+	"# NCCL >= 2.20: one NCCL device per function; merged, a connection "
+	"would\n"
+	"# spread over functions that face different neighbours\n"
+	"NCCL_IB_MERGE_NICS=0\n"
+	"# NCCL >= 2.30.7: connect over the function on the peer's subnet "
+	"(each\n"
+	"# cable is its own subnet); older NCCL ignores these two\n"
+	"NCCL_IB_SUBNET_AWARE_ROUTING=1\n"
+	"NCCL_IB_SUBNET_PREFIX_LEN=30\n"
+	"# a ring channel enters on the function facing the previous rank "
+	"and\n"
+	"# leaves on the one facing the next: different NICs (NCCL >= "
+	"2.5.6)\n"
+	"NCCL_CROSS_NIC=1\n"
+	"# the built-in IB transport, where the subnet-aware routing is, "
+	"not an\n"
+	"# external network plugin (\"none\": NCCL >= 2.28.3)\n"
+	"NCCL_NET_PLUGIN=none\n"
+	"# switchless ring: only ring collectives between adjacent ranks are "
+	"safe.\n"
+	"# Tree algorithms, all-to-all (MoE expert parallel) and send/recv "
+	"between\n"
+	"# non-adjacent ranks need diagonal paths and will hang; put "
+	"pipeline stages\n"
+	"# on adjacent ranks.\n"
+	"NCCL_ALGO=Ring\n"
+	"NCCL_MIN_NCHANNELS=4\n"
+	"NCCL_MAX_NCHANNELS=4\n\n";
+
+/* Twins: all four functions, exact names with their port, one agreed
+ * GID index, the routing a switchless ring needs. */
+static void test_env_twins(void **state)
+{
+	struct topo tp;
+	char *out, *blk;
+	int rc;
+
+	(void)state;
+	topo_init(&tp);
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	blk = rank_block(out, "# n2 (rank 1)\n");
+	assert_string_equal(blk, twin_rank1);
+	free(blk);
+	/* Every rank gets the same shape. */
+	for (const char *p = out; (p = strstr(p, "NCCL_IB_HCA==")); p++)
+		rc++;
+	assert_int_equal(rc, NR);
+	assert_null(strstr(out, "mgmt0"));
+	free(out);
+}
+
+/* Functions that used different GID indexes: no NCCL_IB_GID_INDEX, a
+ * comment that says which differ. */
+static void test_env_gid_disagree(void **state)
+{
+	struct topo tp;
+	char *out, *blk;
+	int rc;
+
+	(void)state;
+	topo_init(&tp);
+	tp.r[2].gid_index = -1;
+	tp.r[2].gid_note = "the functions use different GID indexes "
+			   "(rocep1s0f1:1 3, roceP2p1s0f1:1 5, rocep1s0f0:1 "
+			   "3, roceP2p1s0f0:1 3); NCCL takes one";
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	blk = rank_block(out, "# n4 (rank 2)\n");
+	assert_non_null(
+		strstr(blk, "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
+			    "rocep1s0f0:1,roceP2p1s0f0:1\n"
+			    "# NCCL_IB_GID_INDEX not set: the functions use "
+			    "different GID indexes (rocep1s0f1:1 3, "
+			    "roceP2p1s0f1:1 5, rocep1s0f0:1 3, roceP2p1s0f0:1 "
+			    "3); NCCL takes one\n"
+			    "# NCCL >= 2.20"));
+	assert_null(strstr(blk, "NCCL_IB_GID_INDEX="));
+	free(blk);
+	/* The others keep theirs. */
+	blk = rank_block(out, "# n3 (rank 3)\n");
+	assert_non_null(strstr(blk, "\nNCCL_IB_GID_INDEX=3\n"));
+	free(blk);
+	/* A note from an agent's names cannot start a line of its own. */
+	tp.r[2].gid_note = "x\nLD_PRELOAD=/a";
+	free(out);
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "\nLD_PRELOAD"));
+	assert_non_null(strstr(out, "not set: x?LD_PRELOAD=/a\n"));
+	free(out);
+}
+
+/* No prefix tells the neighbours apart: routing still on, the prefix
+ * left out with the reason. */
+static void test_env_no_prefix(void **state)
+{
+	struct topo tp;
+	char *out;
+	int rc;
+
+	(void)state;
+	topo_init(&tp);
+	tp.r[0].subnet_prefix_len = 0;
+	tp.r[0].subnet_note = "rocep1s0f1:1 (facing n2) and rocep1s0f0:1 "
+			      "(facing n3) share a /16: no prefix length "
+			      "tells the neighbours apart";
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(
+		out, "NCCL_IB_SUBNET_AWARE_ROUTING=1\n"
+		     "# NCCL_IB_SUBNET_PREFIX_LEN not set (NCCL assumes /24): "
+		     "rocep1s0f1:1 (facing n2) and rocep1s0f0:1 (facing n3) "
+		     "share a /16: no prefix length tells the neighbours "
+		     "apart\n# a ring channel"));
+	free(out);
+}
+
+/* An unknown management interface is an error, not an invented name. */
+static void test_env_unknown_mgmt(void **state)
+{
+	struct topo tp;
+	char err[512];
+	char *out;
+	int rc;
+
+	(void)state;
+	topo_init(&tp);
+	tp.r[3].mgmt_interface = "";
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
+	assert_string_equal(
+		err, "node 'n3' (rank 3): its management interface is unknown "
+		     "(its agent reported none: set mgmt_interface in its "
+		     "configuration); refusing to print env, whose "
+		     "NCCL_SOCKET_IFNAME and launcher socket variables need "
+		     "it");
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(out, "");
+	free(out);
+	/* The other formats do not name it. */
+	assert_int_equal(ranks_check(&tp.t, "hostfile", err, sizeof(err)), 0);
+	assert_int_equal(ranks_check(&tp.t, "torchrun", err, sizeof(err)), 0);
+}
+
+/* A hostile HCA name is refused like any other agent-made value. */
+static void test_env_hca_refused(void **state)
+{
+	struct topo tp;
+	char err[512];
+
+	(void)state;
+	topo_init(&tp);
+	tp.hcas[1][2] = "mlx5_0\nX=1";
+	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "node 'n2' (rank 1): hcas 'mlx5_0\\x0aX=1' "
+				    "has characters outside"));
+}
+
+/* Two nodes (both cables to one peer) or a ring of three: every pair is
+ * adjacent; no routing variables needed for a pair, no warning. */
+static void test_env_small(void **state)
+{
+	struct topo tp;
+	char *out;
+	int rc;
+
+	(void)state;
+	topo_init(&tp);
+	tp.t.n_ranks = 2;
+	tp.t.kind = "pair";
+	for (int i = 0; i < 2; i++)
+		tp.r[i].next_node = tp.r[i].prev_node =
+			(char *)tp.r[1 - i].node;
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "switchless"));
+	assert_null(strstr(out, "NCCL_IB_MERGE_NICS"));
+	assert_null(strstr(out, "SUBNET_AWARE"));
+	assert_non_null(strstr(out, "NCCL_IB_GID_INDEX=3\n# a pair, not a "
+				    "ring"));
+	free(out);
+	topo_init(&tp);
+	tp.t.n_ranks = 3;
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "switchless"));
+	assert_non_null(strstr(out, "NCCL_IB_MERGE_NICS=0\n"));
+	free(out);
+}
+
+/* The plain table ends with the warning where ranks can be apart. */
+static void test_plain_warning(void **state)
+{
+	struct topo tp;
+	struct testwriter t;
+	struct writer *w;
+	char *out;
+
+	(void)state;
+	topo_init(&tp);
+	w = writer_new(testwriter_stream(&t), WRITER_PLAIN);
+	ranks_render(w, &tp.t);
+	writer_finish(w);
+	out = testwriter_close(&t);
+	/* Plain wraps it: the start, and the end's words. */
+	assert_non_null(strstr(out, "\nwarning: switchless ring: only ring "
+				    "collectives between adjacent ranks are "
+				    "safe;"));
+	assert_non_null(strstr(out, "pipeline stages on adjacent ranks\n"));
+	assert_non_null(strstr(out, "rocep1s0f1:1,roceP2p1s0f1:1"));
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_env_twins),
+		cmocka_unit_test(test_env_gid_disagree),
+		cmocka_unit_test(test_env_no_prefix),
+		cmocka_unit_test(test_env_unknown_mgmt),
+		cmocka_unit_test(test_env_hca_refused),
+		cmocka_unit_test(test_env_small),
+		cmocka_unit_test(test_plain_warning),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
