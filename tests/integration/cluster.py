@@ -20,6 +20,28 @@ c is the /30 10.(89 + c//256).(c%256).0: .1 on the eth2 (left) side, .2 on
 the eth1 (right) side. Switch mode puts every node's eth1 on one bridge in
 P-wire, subnet 10.87.0.0/16, node i at 10.87.0.10+i.
 
+Twin mode (twins=True) emulates GB10 nodes: one adapter, physical ports p0
+and p1, each port exposed as two PCI functions ("twins") on two PCIe x4
+links. Per node, four functions named as on GB10:
+
+  link 0 (0000:01:00): enp1s0f0np0 (p0)    enp1s0f1np1 (p1)
+  link 2 (0002:01:00): enP2p1s0f0np0 (p0)  enP2p1s0f1np1 (p1)
+
+Each function is its own veth (MTU 9000, MAC 02:1b:<index>:<link>:<port>)
+to its own wire end f<i>l<L>p<p>; physical cable k joins order[k]'s p1 to
+order[k+1]'s p0, one TwinPair per link (link 0 halves meet, link 2 halves
+meet), tc mirred as for plain cables, so each function hears only its
+intended peer. A PCIe link's budget, shared by its two functions (one per
+cable), is an htb class in an ifb per direction: pcie0/pcie2 in the node's
+namespace (every function's egress is redirected there: transmit) and
+r<i>l<L> in P-wire (every wire end's egress toward the node: receive).
+Addressing "dual" (default): every TwinPair its own /30, link 0 pairs
+10.(89+k//256).(k%256).0, link 2 pairs 10.(189+k//256).(k%256).0, .1 on
+the p1 side; "single": link 2's twins up with carrier, no address.
+twin_cross=True also delivers every frame to the peer port's other twin.
+(VLAN devices, flower and act_vlan would be the lighter design; this
+kernel has none of them, nor matchall or gact.)
+
 All ip/tc work is batched per namespace (ip -n NS -batch -): each process
 costs ~10 ms, so one per namespace keeps 256 nodes near 10 s.
 """

@@ -177,6 +177,11 @@ class Ringd:
             "key %s/%s.key" % (pki, cert_name),
             "nominal_speed eth* 200G",
         ]
+        if getattr(self.cl, "twins", False):
+            # GB10 functions: the four enp*/enP* netdevs are the data
+            # ports; the ifbs holding the PCIe budgets are not.
+            lines += ["data_interface enp* enP*", "nominal_speed enp* 200G",
+                      "nominal_speed enP* 200G"]
         return "\n".join(lines + self.agent_extra + list(extra)) + "\n"
 
     def write(self, name, text):

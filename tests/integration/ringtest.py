@@ -103,9 +103,12 @@ class SurveyRingd(Ringd):
     def agent_conf_text(self, node, cert_name=None, pki=None, ca=None,
                         extra=()):
         text = super().agent_conf_text(node, cert_name, pki, ca, extra)
-        # The first matching nominal_speed wins: replace the default one.
-        return text.replace("nominal_speed eth* 200G",
-                            "nominal_speed eth* %s" % self.nominal)
+        # The first matching nominal_speed wins: replace the default ones
+        # (eth*, and enp*/enP* in twin mode).
+        return re.sub(r"^nominal_speed (\S+) 200G$",
+                      lambda m: "nominal_speed %s %s" % (m.group(1),
+                                                         self.nominal),
+                      text, flags=re.M)
 
     # ------------------------------------------------------------ queries
     def json(self, *args, timeout_s=5):
