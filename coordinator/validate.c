@@ -190,6 +190,11 @@ int validate_hello(const Ring__Hello *h, char *why, size_t len)
 	return 0;
 }
 
+static int validate_gbps(double g)
+{
+	return isfinite(g) && g >= 0.0 && g <= VALIDATE_MAX_GBPS;
+}
+
 static int validate_interface(const Ring__NetInterface *f, char *why,
 			      size_t len)
 {
@@ -219,9 +224,150 @@ static int validate_interface(const Ring__NetInterface *f, char *why,
 	    !validate_text(f->pci_address, 32) ||
 	    !validate_text(f->pcie_link_speed, 64) ||
 	    !validate_text(f->pcie_max_link_speed, 64) ||
-	    !validate_text(f->driver, 64))
+	    !validate_text(f->driver, 64) ||
+	    !validate_text(f->phys_port_name, 32) ||
+	    !validate_text(f->phys_switch_id, 64) ||
+	    !validate_text(f->port_id, 160) || !validate_text(f->pcie_link, 32))
 		return reason_fail(why, len, "interface %s: invalid text field",
 				   f->name);
+	if (!validate_gbps(f->pcie_gbps) || !validate_gbps(f->nominal_gbps))
+		return reason_fail(why, len, "interface %s: invalid rate",
+				   f->name);
+	if (f->arp_ignore < -1 || f->arp_ignore > 8 || f->arp_announce < -1 ||
+	    f->arp_announce > 2)
+		return reason_fail(why, len,
+				   "interface %s: invalid arp_ignore or "
+				   "arp_announce",
+				   f->name);
+	return 0;
+}
+
+static const Ring__NetInterface *validate_find_iface(const Ring__Inventory *inv,
+						     const char *name)
+{
+	for (size_t i = 0; i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
+/* A link's or port's members: listed interfaces whose pcie_link (or
+ * port_id) is this id, each once. */
+static int validate_members(const Ring__Inventory *inv, const char *what,
+			    const char *id, char *const *names, size_t n,
+			    int port, char *why, size_t len)
+{
+	if (n > VALIDATE_MAX_INTERFACES)
+		return reason_fail(why, len, "%s %s: %zu interfaces (max %u)",
+				   what, id, n, VALIDATE_MAX_INTERFACES);
+	for (size_t i = 0; i < n; i++) {
+		const Ring__NetInterface *f;
+
+		if (!validate_ifname(names[i]))
+			return reason_fail(why, len,
+					   "%s %s: invalid interface name",
+					   what, id);
+		f = validate_find_iface(inv, names[i]);
+		if (!f || strcmp(port ? f->port_id : f->pcie_link, id))
+			return reason_fail(why, len,
+					   "%s %s: %s is not an interface of "
+					   "it",
+					   what, id, names[i]);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j]))
+				return reason_fail(why, len,
+						   "%s %s: %s listed twice",
+						   what, id, names[i]);
+	}
+	return 0;
+}
+
+static int validate_hw(const Ring__Inventory *inv, char *why, size_t len)
+{
+	if (inv->n_pcie_links > VALIDATE_MAX_PCIE_LINKS)
+		return reason_fail(why, len, "%zu PCIe links (max %u)",
+				   inv->n_pcie_links, VALIDATE_MAX_PCIE_LINKS);
+	if (inv->n_phys_ports > VALIDATE_MAX_PHYS_PORTS)
+		return reason_fail(why, len, "%zu physical ports (max %u)",
+				   inv->n_phys_ports, VALIDATE_MAX_PHYS_PORTS);
+	if (inv->n_ignored_interfaces > VALIDATE_MAX_IGNORED)
+		return reason_fail(why, len, "%zu ignored interfaces (max %u)",
+				   inv->n_ignored_interfaces,
+				   VALIDATE_MAX_IGNORED);
+	for (size_t i = 0; i < inv->n_pcie_links; i++) {
+		const Ring__PcieLink *l = inv->pcie_links[i];
+
+		if (!*l->id || !validate_text(l->id, 32) ||
+		    !validate_text(l->speed, 64) ||
+		    !validate_text(l->max_speed, 64) ||
+		    !validate_text(l->downtrained, 64))
+			return reason_fail(why, len,
+					   "PCIe link %zu: invalid text field",
+					   i);
+		if (!validate_gbps(l->raw_gbps) ||
+		    !validate_gbps(l->usable_gbps) ||
+		    l->usable_gbps > l->raw_gbps)
+			return reason_fail(why, len,
+					   "PCIe link %s: invalid rate", l->id);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(l->id, inv->pcie_links[j]->id))
+				return reason_fail(why, len,
+						   "PCIe link %s listed twice",
+						   l->id);
+		if (validate_members(inv, "PCIe link", l->id, l->interfaces,
+				     l->n_interfaces, 0, why, len) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < inv->n_phys_ports; i++) {
+		const Ring__PhysPort *p = inv->phys_ports[i];
+
+		if (!*p->id || !validate_text(p->id, 160) ||
+		    !validate_text(p->name, 32) ||
+		    !validate_text(p->twins_differ, VALIDATE_MAX_ERROR_TEXT))
+			return reason_fail(
+				why, len,
+				"physical port %zu: invalid text field", i);
+		if (!validate_gbps(p->speed_gbps) ||
+		    !validate_gbps(p->aggregate_gbps))
+			return reason_fail(why, len,
+					   "physical port %s: invalid rate",
+					   p->id);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(p->id, inv->phys_ports[j]->id))
+				return reason_fail(
+					why, len,
+					"physical port %s listed twice", p->id);
+		if (validate_members(inv, "physical port", p->id, p->interfaces,
+				     p->n_interfaces, 1, why, len) < 0)
+			return -1;
+	}
+	/* An interface naming a port or link names a listed one. */
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+		int port = !*f->port_id, link = !*f->pcie_link;
+
+		for (size_t j = 0; !port && j < inv->n_phys_ports; j++)
+			port = !strcmp(f->port_id, inv->phys_ports[j]->id);
+		for (size_t j = 0; !link && j < inv->n_pcie_links; j++)
+			link = !strcmp(f->pcie_link, inv->pcie_links[j]->id);
+		if (!port || !link)
+			return reason_fail(
+				why, len, "interface %s: %s %s not listed",
+				f->name, port ? "PCIe link" : "physical port",
+				port ? f->pcie_link : f->port_id);
+	}
+	for (size_t i = 0; i < inv->n_ignored_interfaces; i++) {
+		const char *n = inv->ignored_interfaces[i];
+
+		if (!validate_ifname(n))
+			return reason_fail(why, len,
+					   "invalid ignored interface name");
+		if (validate_find_iface(inv, n))
+			return reason_fail(why, len,
+					   "interface %s both listed and "
+					   "ignored",
+					   n);
+	}
 	return 0;
 }
 
@@ -297,7 +443,7 @@ int validate_inventory(const Ring__Inventory *inv, char *why, size_t len)
 	for (size_t i = 0; i < inv->n_rdma_devices; i++)
 		if (validate_rdma_device(inv->rdma_devices[i], why, len) < 0)
 			return -1;
-	return 0;
+	return validate_hw(inv, why, len);
 }
 
 int validate_neighbour_table(const Ring__NeighbourTable *t, char *why,

@@ -21,6 +21,13 @@
 #define VALIDATE_MAX_ERROR_TEXT 1024 /* error texts */
 #define VALIDATE_MAX_REPEATED 1024   /* any repeated field, any message */
 #define VALIDATE_MAX_STRING 4096     /* any string, any message */
+/* The hardware model (issue 11): PCIe links and physical ports per
+ * inventory, interfaces left out as not data ports. */
+#define VALIDATE_MAX_PCIE_LINKS 64
+#define VALIDATE_MAX_PHYS_PORTS 64
+#define VALIDATE_MAX_IGNORED 256
+/* A rate in Gbit/s: finite, 0 to this (beyond any NIC or PCIe link). */
+#define VALIDATE_MAX_GBPS 100000.0
 /* Ports per counters report. */
 #define VALIDATE_MAX_COUNTER_PORTS 256
 /* Counter deltas per test result (the agent sends at most 128), each of
@@ -31,6 +38,14 @@
  * generic bounds above, strings without NUL bytes. */
 int validate_message(const ProtobufCMessage *m, char *why, size_t len);
 int validate_hello(const Ring__Hello *h, char *why, size_t len);
+/* Counts and names as above; the hardware model besides: at most
+ * VALIDATE_MAX_PCIE_LINKS links and VALIDATE_MAX_PHYS_PORTS ports, each
+ * with an id (printable, each once), member interfaces that the
+ * inventory lists (each in one link and one port at most), finite rates
+ * (usable no more than raw), an interface's port_id and pcie_link naming
+ * a listed port and link of which it is a member, arp_ignore -1..8 and
+ * arp_announce -1..2, at most VALIDATE_MAX_IGNORED ignored interface
+ * names, none of them also a listed interface. */
 int validate_inventory(const Ring__Inventory *inv, char *why, size_t len);
 /* The table's shape (counts); entries are checked one by one with
  * validate_neighbour, since their content comes from the data plane and a

@@ -761,6 +761,26 @@ static void test_model_x2(void **state)
 	inventory_free(inv);
 }
 
+/* docker0 up with 172.17.0.1, a veth member and a compose bridge: none
+ * is a data port by default, all are named as ignored. */
+static void test_model_docker(void **state)
+{
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-docker", "enP7s7");
+	assert_null(test_iface(inv, "docker0"));
+	assert_null(test_iface(inv, "veth3f2a1b0"));
+	assert_null(test_iface(inv, "br-5f3e9a1c0d2e"));
+	assert_int_equal(inv->n_ignored_interfaces, 3);
+	assert_string_equal(inv->ignored_interfaces[0], "br-5f3e9a1c0d2e");
+	assert_string_equal(inv->ignored_interfaces[1], "docker0");
+	assert_string_equal(inv->ignored_interfaces[2], "veth3f2a1b0");
+	assert_int_equal(inv->n_interfaces, 5);
+	test_gb10_model_common(inv, 4);
+	inventory_free(inv);
+}
+
 /* The harness's twins: no PCI device, no phys_port_name. */
 static void test_model_fallback(void **state)
 {
@@ -889,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_model_gb10),
 		cmocka_unit_test(test_model_dual),
 		cmocka_unit_test(test_model_x2),
+		cmocka_unit_test(test_model_docker),
 		cmocka_unit_test(test_model_fallback),
 		cmocka_unit_test(test_parse_pname),
 		cmocka_unit_test(test_usable_gbps),

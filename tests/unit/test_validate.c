@@ -7,11 +7,14 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
+#include "inventory.h"
 #include "validate.h"
 
 /* A string and whether the check accepts it. */
@@ -182,6 +185,165 @@ static void test_inventory_limits(void **state)
 	inv_free(inv);
 }
 
+/* The hardware model of a collected GB10 inventory, then broken one way
+ * at a time. */
+static Ring__Inventory *hw_inv(void)
+{
+	const char *root = getenv("RING_FIXTURES");
+	char path[PATH_MAX];
+	struct agent_conf c;
+	struct inventory_src src = {0};
+	Ring__Inventory *inv;
+
+	snprintf(path, sizeof(path), "%s/gb10-docker",
+		 root && *root ? root : "tests/fixtures");
+	src.sysfs_root = src.procfs_root = path;
+	src.mgmt_interface = "enP7s7";
+	agent_conf_defaults(&c);
+	snprintf(c.node, sizeof(c.node), "n1");
+	inv = inventory_collect(&c, &src);
+	assert_non_null(inv);
+	assert_int_equal(inv->n_pcie_links, 2);
+	assert_int_equal(inv->n_phys_ports, 2);
+	assert_int_equal(inv->n_ignored_interfaces, 3);
+	return inv;
+}
+
+static void test_inventory_hw(void **state)
+{
+	Ring__Inventory *inv;
+	char why[200], *keep;
+	size_t n;
+
+	(void)state;
+	inv = hw_inv();
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+	inventory_free(inv);
+
+	/* Counts (the same entry over and over). */
+	inv = hw_inv();
+	{
+		Ring__PcieLink *links[VALIDATE_MAX_PCIE_LINKS + 1], **kl;
+		Ring__PhysPort *ports[VALIDATE_MAX_PHYS_PORTS + 1], **kp;
+		char *ign[VALIDATE_MAX_IGNORED + 1], **ki;
+
+		for (size_t i = 0; i <= VALIDATE_MAX_PCIE_LINKS; i++)
+			links[i] = inv->pcie_links[0];
+		for (size_t i = 0; i <= VALIDATE_MAX_PHYS_PORTS; i++)
+			ports[i] = inv->phys_ports[0];
+		for (size_t i = 0; i <= VALIDATE_MAX_IGNORED; i++)
+			ign[i] = "veth0";
+		kl = inv->pcie_links;
+		n = inv->n_pcie_links;
+		inv->pcie_links = links;
+		inv->n_pcie_links = VALIDATE_MAX_PCIE_LINKS + 1;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "65 PCIe links (max 64)");
+		inv->pcie_links = kl;
+		inv->n_pcie_links = n;
+		kp = inv->phys_ports;
+		n = inv->n_phys_ports;
+		inv->phys_ports = ports;
+		inv->n_phys_ports = VALIDATE_MAX_PHYS_PORTS + 1;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "65 physical ports (max 64)");
+		inv->phys_ports = kp;
+		inv->n_phys_ports = n;
+		ki = inv->ignored_interfaces;
+		n = inv->n_ignored_interfaces;
+		inv->ignored_interfaces = ign;
+		inv->n_ignored_interfaces = VALIDATE_MAX_IGNORED + 1;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "257 ignored interfaces (max 256)");
+		inv->ignored_interfaces = ki;
+		inv->n_ignored_interfaces = n;
+	}
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+
+	/* A link member that is no interface, or not of that link. */
+	keep = inv->pcie_links[0]->interfaces[1];
+	inv->pcie_links[0]->interfaces[1] = "enP2p1s0f0np0";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "PCIe link 0000:01:00: enP2p1s0f0np0 is not "
+				 "an interface of it");
+	inv->pcie_links[0]->interfaces[1] = "enp1s0f0np0";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "PCIe link 0000:01:00: enp1s0f0np0 listed "
+				 "twice");
+	inv->pcie_links[0]->interfaces[1] = "a/b";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "PCIe link 0000:01:00: invalid interface "
+				 "name");
+	inv->pcie_links[0]->interfaces[1] = keep;
+
+	/* Rates: usable above raw, not finite, negative. */
+	inv->pcie_links[1]->usable_gbps = 127.0;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "PCIe link 0002:01:00: invalid rate");
+	inv->pcie_links[1]->usable_gbps = 111.0;
+	inv->phys_ports[0]->aggregate_gbps = NAN;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "physical port 4cbb47fffe2a1040/p0: invalid "
+				 "rate");
+	inv->phys_ports[0]->aggregate_gbps = 111.0;
+	inv->interfaces[0]->nominal_gbps = -1.0;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface enP2p1s0f0np0: invalid rate");
+	inv->interfaces[0]->nominal_gbps = 55.5;
+	inv->interfaces[0]->arp_announce = 3;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface enP2p1s0f0np0: invalid arp_ignore "
+				 "or arp_announce");
+	inv->interfaces[0]->arp_announce = -1;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+
+	/* Text: control characters in an id, a twins_differ too long. */
+	keep = inv->phys_ports[1]->id;
+	inv->phys_ports[1]->id = "p\n1";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "physical port 1: invalid text field");
+	inv->phys_ports[1]->id = inv->phys_ports[0]->id;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "physical port 4cbb47fffe2a1040/p0 listed "
+				 "twice");
+	inv->phys_ports[1]->id = keep;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+
+	/* An interface naming a port nobody lists. */
+	keep = inv->interfaces[4]->port_id;
+	inv->interfaces[4]->port_id = "elsewhere/p9";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "physical port 4cbb47fffe2a1040/p1: "
+				 "enp1s0f1np1 is not an interface of it");
+	inv->interfaces[4]->port_id = keep;
+
+	/* Ignored: a bad name, or one that is also a data interface. */
+	keep = inv->ignored_interfaces[1];
+	inv->ignored_interfaces[1] = "enp1s0f1np1";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface enp1s0f1np1 both listed and "
+				 "ignored");
+	inv->ignored_interfaces[1] = "";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "invalid ignored interface name");
+	inv->ignored_interfaces[1] = keep;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+	inventory_free(inv);
+
+	/* An interface whose link is not listed. */
+	inv = hw_inv();
+	keep = inv->pcie_links[1]->id;
+	inv->pcie_links[1]->id = "0003:01:00";
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	inv->pcie_links[1]->id = keep;
+	inv->n_pcie_links = 1;
+	assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+	assert_string_equal(why, "interface enP2p1s0f0np0: PCIe link "
+				 "0002:01:00 not listed");
+	inv->n_pcie_links = 2;
+	inventory_free(inv);
+}
+
 static void test_neighbours(void **state)
 {
 	/* rc, and the reason where one is checked. */
@@ -313,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_inventory_limits),
+		cmocka_unit_test(test_inventory_hw),
 		cmocka_unit_test(test_neighbours),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_bounded_unpack),
