@@ -479,9 +479,12 @@ int tcount_is_volume(const char *source, const char *name)
 	if (!strcmp(name, "rdma_sends") || !strcmp(name, "rdma_recvs") ||
 	    !strcmp(name, "ack_deferred"))
 		return 1;
-	/* Pause frames are counted in packets but are evidence. */
+	/* Pause frames and ECN-marked packets are counted in packets but
+	 * are evidence. */
 	if (strstr(name, "pause") || strstr(name, "discard") ||
-	    strstr(name, "drop") || strstr(name, "err"))
+	    strstr(name, "drop") || strstr(name, "err") ||
+	    strstr(name, "ecn") || strstr(name, "cnp") ||
+	    strstr(name, "marked"))
 		return 0;
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
 		size_t e = strlen(ends[i]);
