@@ -459,6 +459,10 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 		writer_str(w, "b", e->b);
 		writer_str(w, "b_interface", e->b_interface);
 	}
+	if (e->cable_id && *e->cable_id) {
+		writer_str(w, "cable", e->cable_id);
+		writer_bool(w, "twin", e->twin);
+	}
 	writer_list_start(w, "streams");
 	for (size_t i = 0; i < e->n_ladder; i++)
 		writer_uint(w, NULL, e->ladder[i]);
@@ -704,6 +708,64 @@ static void render_diagonal_id(const Ring__DiagonalCheck *d, char *buf,
 	snprintf(buf, len, "%s-%s@%s", d->a, d->b, d->b_address);
 }
 
+/* Cables (twins: function pairs per cable) with their port steps, and
+ * the ring-load rounds. Plain, brief: only where a cable has several
+ * functions or a round ran. */
+static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
+{
+	int twins = 0;
+
+	for (size_t i = 0; i < t->n_cables; i++)
+		twins |= t->cables[i]->functions > 1;
+	if (twins || !brief) {
+		writer_table_start(w, "cables");
+		for (size_t i = 0; i < t->n_cables; i++) {
+			const Ring__Cable *c = t->cables[i];
+
+			writer_obj_start_named(w, c->id);
+			writer_str(w, "cable", c->id);
+			writer_uint(w, "functions", c->functions);
+			render_opt_double(w, "port_gbps_a_to_b_measured",
+					  c->port_gbps_a_to_b);
+			render_opt_double(w, "port_gbps_b_to_a_measured",
+					  c->port_gbps_b_to_a);
+			if (c->nominal_gbps > 0)
+				writer_double(w, "nominal_gbps",
+					      c->nominal_gbps, 0);
+			if (!brief)
+				writer_str(w, "method", c->method);
+			if (*c->error)
+				writer_str(w, "error", c->error);
+			writer_obj_end(w);
+		}
+		writer_table_end(w);
+	}
+	if (!t->n_load_rounds || (brief && !twins))
+		return;
+	writer_table_start(w, "ring_load");
+	for (size_t i = 0; i < t->n_load_rounds; i++) {
+		const Ring__LoadRound *r = t->load_rounds[i];
+
+		for (size_t k = 0; k < r->n_edges; k++) {
+			const Ring__LoadEdge *e = r->edges[k];
+			char id[WRITER_ID_MAX + 1];
+
+			snprintf(id, sizeof(id), "%s@%s",
+				 *r->mode == 'o' ? "one_way" : "both_ways",
+				 e->cable_id);
+			writer_obj_start_named(w, id);
+			writer_str(w, "round", r->mode);
+			writer_str(w, "cable", e->cable_id);
+			render_opt_double(w, "gbps_a_to_b_measured",
+					  e->gbps_a_to_b);
+			render_opt_double(w, "gbps_b_to_a_measured",
+					  e->gbps_b_to_a);
+			writer_obj_end(w);
+		}
+	}
+	writer_table_end(w);
+}
+
 void render_topology(struct writer *w, const Ring__Topology *t,
 		     unsigned long long now_ms, int verbose)
 {
@@ -746,7 +808,12 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[idx ? idx[i] : i];
 
-		snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
+		/* A cable's second function pair: named by its interface. */
+		if (e->twin)
+			snprintf(id, sizeof(id), "%s-%s:%s", e->a, e->b,
+				 e->a_interface);
+		else
+			snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
 		writer_obj_start_named(w, id);
 		if (brief)
 			render_edge_brief(w, e, now_ms);
@@ -777,6 +844,7 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 		}
 		writer_table_end(w);
 	}
+	render_cables(w, t, brief);
 	render_notes(w, "findings", t->findings, t->n_findings, brief, 0);
 	render_notes(w, "anomalies", t->anomalies, t->n_anomalies, brief, 1);
 	writer_double(w, "survey_wall_s", t->survey_wall_s, 1);

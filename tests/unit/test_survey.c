@@ -34,8 +34,10 @@
 struct tif {
 	char name[16], addr[32];
 	unsigned prefix;
-	int peer_node, peer_if; /* the cable's other end, -1 if none */
-	int no_carrier;		/* the cable is out */
+	int peer_node, peer_if;		 /* the cable's other end, -1 if none */
+	int no_carrier;			 /* the cable is out */
+	char port_id[32], pcie_link[16]; /* twins share port_id */
+	int cross_if; /* also hears the peer's other twin, -1 if not */
 };
 
 struct tnode {
@@ -423,7 +425,7 @@ static int tn_if(struct fake *f, int node, const char *ifname, const char *addr,
 	snprintf(t->name, sizeof(t->name), "%s", ifname);
 	snprintf(t->addr, sizeof(t->addr), "%s", addr);
 	t->prefix = prefix;
-	t->peer_node = t->peer_if = -1;
+	t->peer_node = t->peer_if = t->cross_if = -1;
 	return (int)n->n_ifs++;
 }
 
@@ -456,7 +458,7 @@ static void tn_publish(struct fake *f)
 		Ring__NetInterface nif[TI_MAX + 1], *nifp[TI_MAX + 1];
 		Ring__Ipv4Address ip[TI_MAX + 1], *ipp[TI_MAX + 1];
 		Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
-		Ring__Neighbour nb[TI_MAX], *nbp[TI_MAX];
+		Ring__Neighbour nb[2 * TI_MAX], *nbp[2 * TI_MAX];
 		char maddr[32];
 		struct node *n = nodes_get(f->table, tn->name, 64);
 
@@ -482,10 +484,25 @@ static void tn_publish(struct fake *f)
 			const struct tif *t = &tn->ifs[k];
 
 			nif[k + 1].name = (char *)t->name;
+			nif[k + 1].port_id = (char *)t->port_id;
+			nif[k + 1].pcie_link = (char *)t->pcie_link;
 			ip[k + 1].address = (char *)t->addr;
 			ip[k + 1].prefix = t->prefix;
 			if (t->peer_node < 0 || !tn->beacons)
 				continue;
+			if (t->cross_if >= 0) {
+				ring__neighbour__init(&nb[nt.n_neighbours]);
+				nb[nt.n_neighbours].local_interface =
+					(char *)t->name;
+				nb[nt.n_neighbours].remote_node =
+					(char *)f->n[t->peer_node].name;
+				nb[nt.n_neighbours].remote_interface =
+					(char *)f->n[t->peer_node]
+						.ifs[t->cross_if]
+						.name;
+				nbp[nt.n_neighbours] = &nb[nt.n_neighbours];
+				nt.n_neighbours++;
+			}
 			ring__neighbour__init(&nb[nt.n_neighbours]);
 			nb[nt.n_neighbours].local_interface = (char *)t->name;
 			nb[nt.n_neighbours].remote_node =
@@ -556,6 +573,48 @@ static struct fake *fake_ring4(void)
 	tn_cable(f, n4, n3);
 	tn_cable(f, n3, n1);
 	return f;
+}
+
+/* A GB10 cable: port p<k> of x to port p<m> of y, each port two
+ * functions (twins) on PCIe links 0000:01:00 and 0002:01:00, every
+ * function pair its own /30; cross: each function also hears the
+ * facing port's other twin. */
+static void tn_twin_cable(struct fake *f, int x, int y, int cross)
+{
+	int ix[2], iy[2];
+	char xn[16], yn[16];
+	unsigned px = f->n[x].n_ifs / 2, py = f->n[y].n_ifs / 2;
+
+	snprintf(xn, sizeof(xn), "%s", f->n[x].name);
+	snprintf(yn, sizeof(yn), "%s", f->n[y].name);
+	for (int t = 0; t < 2; t++) {
+		char ax[32], ay[32], nx[16], ny[16];
+		unsigned net = (unsigned)(x * 16 + y);
+
+		snprintf(ax, sizeof(ax), "10.%d.%u.1", t, net);
+		snprintf(ay, sizeof(ay), "10.%d.%u.2", t, net);
+		snprintf(nx, sizeof(nx), "f%u%c", px, t ? 'b' : 'a');
+		snprintf(ny, sizeof(ny), "f%u%c", py, t ? 'b' : 'a');
+		ix[t] = tn_if(f, x, nx, ax, 30);
+		iy[t] = tn_if(f, y, ny, ay, 30);
+		snprintf(f->n[x].ifs[ix[t]].port_id, 32, "%s/p%u", xn, px);
+		snprintf(f->n[y].ifs[iy[t]].port_id, 32, "%s/p%u", yn, py);
+		snprintf(f->n[x].ifs[ix[t]].pcie_link, 16, "000%d:01:00",
+			 2 * t);
+		snprintf(f->n[y].ifs[iy[t]].pcie_link, 16, "000%d:01:00",
+			 2 * t);
+	}
+	for (int t = 0; t < 2; t++) {
+		f->n[x].ifs[ix[t]].peer_node = y;
+		f->n[x].ifs[ix[t]].peer_if = iy[t];
+		f->n[y].ifs[iy[t]].peer_node = x;
+		f->n[y].ifs[iy[t]].peer_if = ix[t];
+		if (cross) {
+			f->n[x].ifs[ix[t]].cross_if = iy[!t];
+			f->n[y].ifs[iy[t]].cross_if = ix[!t];
+		}
+	}
+	f->gbps[x][y] = f->gbps[y][x] = 100.0;
 }
 
 /* Start, answer everything, and the survey is done. */
@@ -1023,6 +1082,80 @@ static void test_alloc_failure_at_once(void **state)
 	fake_free(f);
 }
 
+/* GB10 twins, dual-addressed, beacons heard across twins too: each
+ * cable is one cable of two function pairs (no parallel cables, no cross
+ * pair measured), the port step sums both, the ring load runs. */
+static void test_twins(void **state)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	    n4 = tn_add(f, "n4");
+	const Ring__Topology *t;
+	const Ring__Finding *fd;
+	unsigned twins = 0;
+
+	(void)state;
+	tn_twin_cable(f, n1, n2, 1);
+	tn_twin_cable(f, n2, n4, 1);
+	tn_twin_cable(f, n4, n3, 1);
+	tn_twin_cable(f, n3, n1, 1);
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_string_equal(t->order[0], "n1");
+	assert_string_equal(t->order[1], "n2");
+	assert_string_equal(t->order[2], "n4");
+	assert_string_equal(t->order[3], "n3");
+	assert_int_equal(t->n_anomalies, 0);
+	/* Two function pairs per cable; the cross pairs are no edge. */
+	assert_int_equal(t->n_edges, 8);
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		assert_int_equal(e->a_interface[2], e->b_interface[2]);
+		assert_true(e->verified);
+		assert_true(e->gbps_a_to_b[2] == 100.0);
+		twins += e->twin;
+	}
+	assert_int_equal(twins, 4);
+	assert_string_equal(topo_edge(t, "n1", "n2")->cable_id, "n1/p0-n2/p0");
+	assert_int_equal(t->n_cables, 4);
+	for (size_t i = 0; i < t->n_cables; i++) {
+		const Ring__Cable *c = t->cables[i];
+
+		assert_int_equal(c->functions, 2);
+		assert_int_equal(c->n_edges, 2);
+		assert_true(c->port_gbps_a_to_b == 200.0);
+		assert_true(c->port_gbps_b_to_a == 200.0);
+	}
+	assert_string_equal(t->cables[0]->id, "n1/p0-n2/p0");
+	/* The ring load: one way, then both ways, every cable. */
+	assert_int_equal(t->n_load_rounds, 2);
+	assert_string_equal(t->load_rounds[0]->mode, "one way");
+	assert_int_equal(t->load_rounds[0]->n_edges, 4);
+	assert_int_equal(t->load_rounds[1]->n_edges, 4);
+	for (size_t i = 0; i < 4; i++) {
+		const Ring__LoadEdge *e = t->load_rounds[1]->edges[i];
+
+		assert_true(e->gbps_a_to_b == 200.0 && e->gbps_b_to_a == 200.0);
+	}
+	fd = topo_finding(t, "port_needs_twins");
+	assert_non_null(fd);
+	assert_string_equal(fd->text,
+			    "cable n1/p0-n2/p0: its 2 functions together moved "
+			    "200.0 Gbps a->b (port step, measured), one alone "
+			    "100.0: the port's rate needs every function used "
+			    "(all in NCCL_IB_HCA)");
+	fd = topo_finding(t, "twins_cross");
+	assert_non_null(fd);
+	assert_string_equal(fd->text,
+			    "cable n1/p0-n2/p0: n1 f0a and n2 f0b hear each "
+			    "other across twins (not the intended pair of "
+			    "functions): not measured");
+	assert_null(topo_finding(t, "host_pcie_limit"));
+	fake_free(f);
+}
+
 /* survey_streams 2 16: the findings read that ladder, not 1/4/8. */
 static void test_ladder_2_16(void **state)
 {
@@ -1362,6 +1495,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_failures),
 		cmocka_unit_test(test_alloc_failure_at_once),
 		cmocka_unit_test(test_ladder_2_16),
+		cmocka_unit_test(test_twins),
 		cmocka_unit_test(test_fewer_than_two),
 		cmocka_unit_test(test_recheck_cable_back),
 		cmocka_unit_test(test_recheck_node_back),
