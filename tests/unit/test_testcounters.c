@@ -19,8 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sched.h>
+#include <sys/mount.h>
+
 #include "counters_eval.h"
 #include "testcounters.h"
+#include "testns.h"
 #include "testutil.h"
 #include "validate.h"
 
@@ -467,6 +471,48 @@ static void test_validate(void **state)
 	free(many);
 }
 
+/* The real kernel in a private namespace: the interface found by B's
+ * bind address and by A's route to its peer, the kernel's ethtool answer
+ * for a veth (its statistics read without an error), and a flap of the
+ * peer end counted on vA. */
+static int test_ns_child(void)
+{
+	Ring__TestResult r[2];
+	struct tcount *c[2];
+
+	/* sysfs shows the namespace it was mounted in: mount it anew, as
+	 * ip netns exec does. */
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0 ||
+	    mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("sysfs", "/sys", "sysfs", 0, NULL) < 0)
+		return 77;
+	if (testns_sh("ip link set lo up") ||
+	    testns_sh("ip link add vA type veth peer name vB") ||
+	    testns_sh("ip addr add 10.77.0.1/30 dev vA") ||
+	    testns_sh("ip link set vA up") || testns_sh("ip link set vB up"))
+		return 1;
+	c[0] = tcount_begin("", NULL, "10.77.0.1", NULL, NULL, 0);
+	c[1] = tcount_begin(NULL, "", NULL, "10.77.0.2", NULL, 0);
+	NS_CHECK(c[0] && c[1]);
+	NS_CHECK(testns_sh("ip link set vB down") == 0);
+	NS_CHECK(testns_sh("ip link set vB up") == 0);
+	for (int k = 0; k < 2; k++) {
+		const Ring__CounterDelta *d;
+
+		ring__test_result__init(&r[k]);
+		tcount_end(c[k], &r[k]);
+		if (*r[k].counters_error)
+			fprintf(stderr, "%s\n", r[k].counters_error);
+		NS_CHECK(!strcmp(r[k].counters_error, ""));
+		d = find(&r[k], "netdev", "carrier_changes");
+		NS_CHECK(d && d->delta >= 2 && !strcmp(d->interface, "vA"));
+		d = find(&r[k], "netdev", "carrier_down_count");
+		NS_CHECK(d && d->delta >= 1);
+		tcount_free(c[k]);
+	}
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_report_findings),
 		cmocka_unit_test(test_edge),
 		cmocka_unit_test(test_validate),
+		TESTNS_UNIT_TEST(test_ns_child),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
