@@ -191,6 +191,13 @@ test_ok write-lat 'half round trip' rdma-lat n3 n2 --op write --sizes 64,4K --it
 test_ok read-lat 'full round trip' rdma-lat n1 n2 --op read --sizes 64,4K --iterations 200
 cat $W/write-bw.out
 cat $W/write-lat.out
+# Counters around the test (issue 11): soft-RoCE's hw_counters (sent_pkts,
+# rcvd_pkts, ...) moved on both sides and show with their source.
+ca=$(grep -cE '^a_side\.counters\.[0-9]+\.source=(hw|rdma)$' $W/write-bw.out || true)
+cb=$(grep -cE '^b_side\.counters\.[0-9]+\.source=(hw|rdma)$' $W/write-bw.out || true)
+[ "$ca" -ge 1 ] && [ "$cb" -ge 1 ] &&
+	pass "write-bw: RDMA counters moved around the test ($ca on n1, $cb on n2: $(grep -E '^[ab]_side\.counters\.[0-9]+\.name=' $W/write-bw.out | cut -d= -f2 | sort -u | tr '\n' ' '))" ||
+	fail "write-bw: RDMA counters around the test: $ca on n1, $cb on n2 (source hw or rdma)"
 
 # ---- explicit GID choice and the memory bound ----
 ibv_devinfo -v -d rxe1b 2>/dev/null | grep -E 'GID\[' || true
