@@ -24,11 +24,13 @@
  * degraded edges, asymmetric edges, saturation. */
 #include "findings.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define FINDINGS_SAT_LOW 0.80
 #define FINDINGS_SAT_ENOUGH 0.90
@@ -36,12 +38,15 @@
 #define FINDINGS_UNIFORM_UNDER 0.70
 #define FINDINGS_DEGRADED 0.70
 #define FINDINGS_ASYM 0.20
+/* RoCE's largest path MTU: below it every message takes more packets. */
+#define FINDINGS_ROCE_MTU 4096
 
 struct findings_out {
 	struct finding *v;
 	unsigned n, max;
 	unsigned top; /* ladder step with the largest count */
 	char top_what[64];
+	int halves; /* FINDINGS_HALVES_* */
 };
 
 static int findings_measured(double g)
@@ -147,6 +152,7 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 	double lo = 0.0, hi = 0.0, nominal = -1.0, med, pct;
 	unsigned m = 0;
 	int same_nominal = 1;
+	const char *check;
 
 	for (unsigned i = 0; i < n; i++) {
 		double top = findings_edge_top(&edges[i], o->top);
@@ -178,24 +184,36 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 			tmp[m++] = top;
 	}
 	med = findings_median(tmp, m);
+	/* A correctly dual-addressed cluster is not told to address its
+	 * halves: the inventories' port model says whether any is unused. */
+	switch (o->halves) {
+	case FINDINGS_HALVES_USED:
+		check = "check the host link (PCIe) and PFC/ECN (every cabled "
+			"NIC half is addressed)";
+		break;
+	case FINDINGS_HALVES_UNUSED:
+		check = "check the host link (PCIe), PFC/ECN, and the unused "
+			"NIC halves (see the port findings)";
+		break;
+	default:
+		check = "check the host link (PCIe), PFC/ECN, and unused NIC "
+			"halves";
+	}
 	if (same_nominal)
-		findings_add(
-			o, "uniform_ceiling", "warn",
-			"every edge tops out at %.0f%% of its %.0f Gbps "
-			"nominal (%.1f Gbps median, spread %.0f%%): a "
-			"uniform ceiling - a link-layer or host limit, not "
-			"a bad cable; check the host link (PCIe), PFC/ECN, "
-			"and unused NIC halves",
-			pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0);
+		findings_add(o, "uniform_ceiling", "warn",
+			     "every edge tops out at %.0f%% of its %.0f Gbps "
+			     "nominal (%.1f Gbps median, spread %.0f%%): a "
+			     "uniform ceiling - a link-layer or host limit, "
+			     "not a bad cable; %s",
+			     pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0,
+			     check);
 	else
-		findings_add(
-			o, "uniform_ceiling", "warn",
-			"every edge tops out at %.0f%% of its nominal rate "
-			"(%.1f Gbps median, spread %.0f%%): a uniform "
-			"ceiling - a link-layer or host limit, not a bad "
-			"cable; check the host link (PCIe), PFC/ECN, and "
-			"unused NIC halves",
-			pct * 100.0, med, (hi / lo - 1.0) * 100.0);
+		findings_add(o, "uniform_ceiling", "warn",
+			     "every edge tops out at %.0f%% of its nominal "
+			     "rate (%.1f Gbps median, spread %.0f%%): a "
+			     "uniform ceiling - a link-layer or host limit, "
+			     "not a bad cable; %s",
+			     pct * 100.0, med, (hi / lo - 1.0) * 100.0, check);
 }
 
 static void findings_degraded(const struct findings_edge *edges, unsigned n,
@@ -342,6 +360,7 @@ unsigned findings_compute(const struct findings_ladder *ladder,
 	for (unsigned s = 1; s < ladder->n; s++)
 		if (ladder->streams[s] > ladder->streams[o.top])
 			o.top = s;
+	o.halves = ladder->halves;
 	if (ladder->top_what && *ladder->top_what)
 		snprintf(o.top_what, sizeof(o.top_what), "%s",
 			 ladder->top_what);
@@ -359,4 +378,418 @@ unsigned findings_compute(const struct findings_ladder *ladder,
 	findings_saturation(ladder, edges, n, tmp, &o);
 	free(tmp);
 	return o.n;
+}
+
+/* ---------------------------------------------------------------- hw */
+
+static const Ring__NetInterface *fhw_iface(const Ring__Inventory *inv,
+					   const char *name)
+{
+	for (size_t i = 0; inv && i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i];
+	return NULL;
+}
+
+static const Ring__PcieLink *fhw_link(const Ring__Inventory *inv,
+				      const char *id)
+{
+	for (size_t i = 0; *id && i < inv->n_pcie_links; i++)
+		if (!strcmp(inv->pcie_links[i]->id, id))
+			return inv->pcie_links[i];
+	return NULL;
+}
+
+static int fhw_data(const Ring__NetInterface *f)
+{
+	return f && !f->management;
+}
+
+/* "a and b", "a, b and c" of a port's functions that pass keep(). */
+static unsigned fhw_names(const Ring__Inventory *inv, char *const *names,
+			  size_t n, int (*keep)(const Ring__NetInterface *),
+			  char *buf, size_t len)
+{
+	unsigned k = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += keep(fhw_iface(inv, names[i])) != 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		size_t w = strlen(buf);
+
+		if (!keep(fhw_iface(inv, names[i])))
+			continue;
+		k++;
+		snprintf(buf + w, len - w, "%s%s",
+			 k == 1	      ? ""
+			 : k == total ? " and "
+				      : ", ",
+			 names[i]);
+	}
+	return k;
+}
+
+static int fhw_used(const Ring__NetInterface *f)
+{
+	return f && f->carrier && f->n_ipv4 > 0;
+}
+
+static int fhw_idle(const Ring__NetInterface *f)
+{
+	return f && f->up_no_address;
+}
+
+static const char *fhw_port_label(const Ring__PhysPort *p)
+{
+	return *p->name ? p->name : p->id;
+}
+
+/* The port a function belongs to, NULL if none is listed. */
+static const Ring__PhysPort *fhw_port_of(const Ring__Inventory *inv,
+					 const Ring__NetInterface *f)
+{
+	for (size_t i = 0; *f->port_id && i < inv->n_phys_ports; i++)
+		if (!strcmp(inv->phys_ports[i]->id, f->port_id))
+			return inv->phys_ports[i];
+	return NULL;
+}
+
+static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
+{
+	const Ring__Inventory *inv = nd->inv;
+
+	for (size_t i = 0; i < inv->n_phys_ports; i++) {
+		const Ring__PhysPort *p = inv->phys_ports[i];
+		char idle[160], used[160], cap[64] = "near half of its rate";
+		unsigned ni, nu;
+
+		nu = fhw_names(inv, p->interfaces, p->n_interfaces, fhw_used,
+			       used, sizeof(used));
+		ni = fhw_names(inv, p->interfaces, p->n_interfaces, fhw_idle,
+			       idle, sizeof(idle));
+		if (nu && ni) {
+			if (p->speed_gbps > 0.0)
+				snprintf(cap, sizeof(cap),
+					 "near %s of %.0f Gbps",
+					 nu * 2 == nu + ni ? "half"
+					 : nu == 1	   ? "one share"
+							   : "part",
+					 p->speed_gbps);
+			findings_add(o, "port_half_unused", "warn",
+				     "%s port %s: %s %s carrier but no "
+				     "address; %s %s the cable alone, capping "
+				     "it %s; address and use %s too",
+				     nd->name, fhw_port_label(p), idle,
+				     ni == 1 ? "has" : "have", used,
+				     nu == 1 ? "carries" : "carry", cap,
+				     ni == 1 ? "it" : "them");
+		}
+		if (*p->twins_differ)
+			findings_add(o, "twins_differ", "warn",
+				     "%s port %s: its functions differ (%s): "
+				     "they should be configured alike",
+				     nd->name, fhw_port_label(p),
+				     p->twins_differ);
+	}
+	/* Carrier, no address, and no addressed twin: the pre-model
+	 * advice, for a function alone on its port. */
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+		const Ring__PhysPort *p;
+		char used[160];
+
+		if (!fhw_data(f) || !f->up_no_address)
+			continue;
+		p = fhw_port_of(inv, f);
+		if (p && fhw_names(inv, p->interfaces, p->n_interfaces,
+				   fhw_used, used, sizeof(used)))
+			continue;
+		findings_add(o, "unaddressed_port", "info",
+			     "%s %s has carrier but no address%s%s%s: if it "
+			     "is the other PCIe half of a cabled port, "
+			     "address and use it too, or that port stays "
+			     "near half its rate",
+			     nd->name, f->name, *f->pci_address ? " (PCI " : "",
+			     f->pci_address, *f->pci_address ? ")" : "");
+	}
+}
+
+/* Does the node face a neighbour through f? From its neighbour table
+ * when it has one, else: f is addressed and has carrier. */
+static int fhw_facing(const struct findings_hw_node *nd,
+		      const Ring__NetInterface *f)
+{
+	if (!fhw_data(f) || !f->carrier)
+		return 0;
+	if (!nd->nbrs || !nd->nbrs->n_neighbours)
+		return f->n_ipv4 > 0;
+	for (size_t i = 0; i < nd->nbrs->n_neighbours; i++)
+		if (!strcmp(nd->nbrs->neighbours[i]->local_interface, f->name))
+			return 1;
+	return 0;
+}
+
+static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
+{
+	const Ring__Inventory *inv = nd->inv;
+	const char *link = NULL, *port = NULL;
+	char facing[160] = "", other[160] = "";
+	const Ring__PcieLink *l, *idle = NULL;
+	unsigned nf = 0;
+	int ports = 0;
+
+	for (size_t i = 0; i < inv->n_pcie_links; i++) {
+		l = inv->pcie_links[i];
+		if (*l->downtrained)
+			findings_add(o, "pcie_downtrained", "warn",
+				     "%s PCIe link %s trained at %s (%s): "
+				     "%.1f Gbps usable, shared by its "
+				     "functions; check the BIOS/firmware PCIe "
+				     "settings and the seating of the card",
+				     nd->name, l->id, l->downtrained,
+				     l->n_interfaces ? l->interfaces[0] : "",
+				     l->usable_gbps);
+	}
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *f = inv->interfaces[i];
+		size_t w = strlen(facing);
+
+		if (!fhw_facing(nd, f))
+			continue;
+		if (!*f->pcie_link)
+			return;
+		if (!link)
+			link = f->pcie_link;
+		else if (strcmp(link, f->pcie_link))
+			return; /* spread over links: fine */
+		if (!port)
+			port = f->port_id;
+		else if (strcmp(port, f->port_id))
+			ports = 1;
+		nf++;
+		snprintf(facing + w, sizeof(facing) - w, "%s%s",
+			 w ? " and " : "", f->name);
+	}
+	if (nf < 2 || !ports)
+		return;
+	for (size_t i = 0; i < inv->n_pcie_links && !idle; i++) {
+		l = inv->pcie_links[i];
+		if (strcmp(l->id, link))
+			for (size_t j = 0; j < l->n_interfaces && !idle; j++) {
+				const Ring__NetInterface *f =
+					fhw_iface(inv, l->interfaces[j]);
+
+				if (fhw_data(f) && f->carrier)
+					idle = l;
+			}
+	}
+	if (!idle)
+		return;
+	for (size_t j = 0; j < idle->n_interfaces; j++) {
+		size_t w = strlen(other);
+
+		snprintf(other + w, sizeof(other) - w, "%s%s", w ? ", " : "",
+			 idle->interfaces[j]);
+	}
+	l = fhw_link(inv, link);
+	findings_add(o, "one_pcie_link", "warn",
+		     "%s: the neighbour-facing functions %s share PCIe link "
+		     "%s (%.1f Gbps usable for both cables) while link %s "
+		     "(%s) carries none: use the twins on %s too",
+		     nd->name, facing, link, l ? l->usable_gbps : 0.0, idle->id,
+		     other, idle->id);
+}
+
+static void fhw_rdma_mtu(const struct findings_hw_node *nd,
+			 struct findings_out *o)
+{
+	const Ring__Inventory *inv = nd->inv;
+
+	for (size_t i = 0; i < inv->n_rdma_devices; i++) {
+		const Ring__RdmaDevice *d = inv->rdma_devices[i];
+
+		for (size_t j = 0; j < d->n_ports; j++) {
+			const Ring__RdmaPort *p = d->ports[j];
+			const Ring__NetInterface *f = fhw_iface(inv, p->netdev);
+
+			if (!fhw_data(f) || !f->carrier ||
+			    strcmp(p->state, "ACTIVE") ||
+			    strcmp(p->link_layer, "Ethernet") ||
+			    !p->active_mtu ||
+			    p->active_mtu >= FINDINGS_ROCE_MTU)
+				continue;
+			findings_add(o, "rdma_mtu", "warn",
+				     "%s %s port %u (%s): active_mtu %u, under "
+				     "RoCE's %u (netdev MTU %u): raise the "
+				     "MTU on both ends of the cable (9000) so "
+				     "that the path MTU can be 4096",
+				     nd->name, d->name, p->port, f->name,
+				     p->active_mtu, FINDINGS_ROCE_MTU, f->mtu);
+		}
+	}
+}
+
+static int fhw_net(const char *addr, unsigned prefix, uint32_t *net)
+{
+	struct in_addr a;
+	uint32_t mask;
+
+	if (!addr || prefix > 32 || inet_pton(AF_INET, addr, &a) != 1)
+		return -1;
+	mask = prefix ? ~0u << (32 - prefix) : 0;
+	*net = ntohl(a.s_addr) & mask;
+	return 0;
+}
+
+static void fhw_arp(const struct findings_hw_node *nd, struct findings_out *o)
+{
+	const Ring__Inventory *inv = nd->inv;
+
+	for (size_t i = 0; i < inv->n_interfaces; i++) {
+		const Ring__NetInterface *a = inv->interfaces[i];
+
+		for (size_t j = i + 1; fhw_data(a) && j < inv->n_interfaces;
+		     j++) {
+			const Ring__NetInterface *b = inv->interfaces[j];
+			int shared = 0;
+			uint32_t na, nb;
+			char text[48] = "";
+
+			if (!fhw_data(b))
+				continue;
+			for (size_t x = 0; !shared && x < a->n_ipv4; x++)
+				for (size_t y = 0; !shared && y < b->n_ipv4;
+				     y++) {
+					const Ring__Ipv4Address *p = a->ipv4[x],
+								*q = b->ipv4[y];
+					struct in_addr in;
+
+					if (p->prefix != q->prefix ||
+					    fhw_net(p->address, p->prefix,
+						    &na) < 0 ||
+					    fhw_net(q->address, q->prefix,
+						    &nb) < 0 ||
+					    na != nb)
+						continue;
+					shared = 1;
+					in.s_addr = htonl(na);
+					inet_ntop(AF_INET, &in, text,
+						  sizeof(text));
+					snprintf(text + strlen(text),
+						 sizeof(text) - strlen(text),
+						 "/%u", p->prefix);
+				}
+			if (!shared)
+				continue;
+			/* -1: not known, nothing to say. */
+			if ((a->arp_ignore != 0 && a->arp_announce >= 2 &&
+			     b->arp_ignore != 0 && b->arp_announce >= 2) ||
+			    a->arp_ignore < 0 || b->arp_ignore < 0 ||
+			    a->arp_announce < 0 || b->arp_announce < 0)
+				continue;
+			findings_add(
+				o, "arp_flux", "warn",
+				"%s: %s and %s share %s with arp_ignore %d/%d "
+				"and arp_announce %d/%d: either may answer ARP "
+				"for the other's address, and RoCE sent to the "
+				"wrong function is silently dropped; set "
+				"net.ipv4.conf.all.arp_ignore=1 and "
+				"arp_announce=2, or give each function its own "
+				"subnet",
+				nd->name, a->name, b->name, text, a->arp_ignore,
+				b->arp_ignore, a->arp_announce,
+				b->arp_announce);
+		}
+	}
+}
+
+static const struct findings_hw_node *
+fhw_node(const struct findings_hw_node *nodes, unsigned n, const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (nodes[i].name && !strcmp(nodes[i].name, name))
+			return &nodes[i];
+	return NULL;
+}
+
+static void fhw_cables(const struct findings_hw_node *nodes, unsigned n,
+		       unsigned i, struct findings_out *o)
+{
+	const struct findings_hw_node *nd = &nodes[i];
+
+	for (size_t k = 0; nd->nbrs && k < nd->nbrs->n_neighbours; k++) {
+		const Ring__Neighbour *nb = nd->nbrs->neighbours[k];
+		const struct findings_hw_node *peer =
+			fhw_node(nodes, n, nb->remote_node);
+		const Ring__NetInterface *mine, *theirs;
+
+		mine = fhw_iface(nd->inv, nb->local_interface);
+		theirs = peer ? fhw_iface(peer->inv, nb->remote_interface)
+			      : NULL;
+		if (!fhw_data(mine) || !theirs || peer == nd)
+			continue;
+		if (*nb->remote_mac && *theirs->mac &&
+		    strcasecmp(nb->remote_mac, theirs->mac))
+			findings_add(o, "neighbour_mac", "warn",
+				     "%s %s hears %s %s from MAC %s, but %s's "
+				     "inventory gives %s MAC %s: the beacon "
+				     "came through another function or "
+				     "device (a twin, a bond, a bridge), or "
+				     "the claim is forged",
+				     nd->name, mine->name, peer->name,
+				     theirs->name, nb->remote_mac, peer->name,
+				     theirs->name, theirs->mac);
+		/* Once per cable: from the side that sorts first. */
+		if (mine->mtu && theirs->mtu && mine->mtu != theirs->mtu &&
+		    (strcmp(nd->name, peer->name) < 0))
+			findings_add(o, "mtu_mismatch", "warn",
+				     "%s %s (MTU %u) and %s %s (MTU %u) differ "
+				     "across their cable: the smaller one "
+				     "decides, and RoCE's path MTU with it; "
+				     "set both alike (9000)",
+				     nd->name, mine->name, mine->mtu,
+				     peer->name, theirs->name, theirs->mtu);
+	}
+}
+
+unsigned findings_hw(const struct findings_hw_node *nodes, unsigned n,
+		     struct finding *out, unsigned max)
+{
+	struct findings_out o = {.v = out, .n = 0, .max = out ? max : 0};
+
+	if (!nodes)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!nodes[i].inv || !nodes[i].name)
+			continue;
+		fhw_ports(&nodes[i], &o);
+		fhw_links(&nodes[i], &o);
+		fhw_rdma_mtu(&nodes[i], &o);
+		fhw_arp(&nodes[i], &o);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (nodes[i].inv && nodes[i].name)
+			fhw_cables(nodes, n, i, &o);
+	return o.n;
+}
+
+int findings_hw_halves(const struct findings_hw_node *nodes, unsigned n)
+{
+	int seen = 0;
+
+	for (unsigned i = 0; nodes && i < n; i++) {
+		const Ring__Inventory *inv = nodes[i].inv;
+
+		for (size_t j = 0; inv && j < inv->n_interfaces; j++) {
+			const Ring__NetInterface *f = inv->interfaces[j];
+
+			if (!fhw_data(f))
+				continue;
+			seen = 1;
+			if (f->up_no_address)
+				return FINDINGS_HALVES_UNUSED;
+		}
+	}
+	return seen ? FINDINGS_HALVES_USED : FINDINGS_HALVES_UNKNOWN;
 }

@@ -2,6 +2,8 @@
 #ifndef RING_FINDINGS_H
 #define RING_FINDINGS_H
 
+#include "ring.pb-c.h"
+
 /* Ladder steps the rules take (survey_streams has at most four). */
 #define FINDINGS_LADDER_MAX 4
 
@@ -15,7 +17,18 @@ struct findings_ladder {
 	/* What the top figure is, for the texts: NULL = "N streams" with
 	 * the largest count; an RDMA survey says e.g. "4 RDMA QPs". */
 	const char *top_what;
+	/* What the inventories say of the NIC halves (twins), for the
+	 * uniform ceiling's advice: FINDINGS_HALVES_UNKNOWN (0, no
+	 * inventories: the advice names unused halves as a suspect),
+	 * FINDINGS_HALVES_UNUSED (some function has carrier but no address),
+	 * FINDINGS_HALVES_USED (every cabled function is addressed: not a
+	 * suspect). findings_hw_halves() tells. */
+	int halves;
 };
+
+#define FINDINGS_HALVES_UNKNOWN 0
+#define FINDINGS_HALVES_UNUSED 1
+#define FINDINGS_HALVES_USED 2
 
 struct findings_edge {
 	const char *name;	 /* "n1-n2" */
@@ -38,7 +51,8 @@ struct finding {
  *   streams; use at least 4 channels"), from the median over edges;
  * - uniform ceiling: all edges within ~20% of each other and well under
  *   nominal: "link-layer ceiling, not a bad cable; check host link,
- *   PFC/ECN, unused NIC halves";
+ *   PFC/ECN, unused NIC halves" (the halves only when ladder->halves does
+ *   not say all are used);
  * - degraded edge: one edge well under the others: named;
  * - asymmetric: an edge whose two directions differ by more than ~20%.
  * Edges of one method per call. Returns the number written (at most
@@ -46,5 +60,40 @@ struct finding {
 unsigned findings_compute(const struct findings_ladder *ladder,
 			  const struct findings_edge *edges, unsigned n,
 			  struct finding *out, unsigned max);
+
+/* One node for the hardware rules: its inventory and neighbour table as
+ * last received (either may be NULL). */
+struct findings_hw_node {
+	const char *name;
+	const Ring__Inventory *inv;
+	const Ring__NeighbourTable *nbrs;
+};
+
+/* Findings from the port and PCIe model of the inventories (issue 11),
+ * per node in order, then across cables:
+ * - port_half_unused (warn): a physical port with an addressed function
+ *   and a twin with carrier but no address, both named;
+ * - unaddressed_port (info): a function with carrier and no address that
+ *   is not such a twin;
+ * - one_pcie_link (warn): every neighbour-facing function (from the
+ *   neighbour table, else the addressed ones with carrier) of two or more
+ *   ports on one PCIe link while another link's functions have carrier;
+ * - pcie_downtrained (warn): a link below its maximum speed or width;
+ * - twins_differ (warn): a port whose functions differ (speed, MTU,
+ *   carrier, PCIe link);
+ * - rdma_mtu (warn): an active Ethernet RDMA port of a cabled data
+ *   function with active_mtu under 4096;
+ * - arp_flux (warn): two data functions of a node in one IPv4 subnet with
+ *   arp_ignore 0 or arp_announce under 2;
+ * - mtu_mismatch (warn): the two ends of a cable (a neighbour heard on a
+ *   data function) with different netdev MTUs, once per cable;
+ * - neighbour_mac (warn): a beacon's source MAC that is not the MAC the
+ *   sender's inventory gives for the interface it names.
+ * Returns the number written (at most max). */
+unsigned findings_hw(const struct findings_hw_node *nodes, unsigned n,
+		     struct finding *out, unsigned max);
+
+/* FINDINGS_HALVES_* for the inventories of nodes (UNKNOWN with none). */
+int findings_hw_halves(const struct findings_hw_node *nodes, unsigned n);
 
 #endif

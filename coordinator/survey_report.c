@@ -598,16 +598,26 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		       Ring__Topology *top)
 {
 	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
-	struct finding fo[32];
-	unsigned nf, nfo, cap = 64 + sv->n_links * 3 + sv->n_nodes * 4;
+	struct findings_hw_node *hw = calloc(sv->n_nodes + 1, sizeof(*hw));
+	struct finding fo[32],
+		*hwf = calloc(sv->n_nodes * 16 + 1, sizeof(*hwf));
+	unsigned nf, nfo, cap = 64 + sv->n_links * 3 + sv->n_nodes * 20;
 	int rc = -1;
 
 	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
-	if (!fe || !top->findings)
+	if (!fe || !hw || !hwf || !top->findings)
 		goto out;
+	for (unsigned i = 0; i < sv->n_nodes; i++) {
+		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+
+		hw[i].name = sv->nodes[i].name;
+		hw[i].inv = n ? n->inventory : NULL;
+		hw[i].nbrs = n ? n->neighbours : NULL;
+	}
 	for (int rdma = 0; rdma < 2; rdma++) {
 		struct findings_ladder ladder = {0};
 
+		ladder.halves = findings_hw_halves(hw, sv->n_nodes);
 		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
 		nf = sv_findings_edges(sv, ar, rdma, &ladder, fe);
 		nfo = nf ? findings_compute(&ladder, fe, nf, fo,
@@ -681,35 +691,16 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 	}
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
-	/* Ports with carrier and no address, from the current inventories. */
-	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
-		const Ring__Inventory *inv = n ? n->inventory : NULL;
-
-		for (size_t j = 0;
-		     inv && j < inv->n_interfaces && top->n_findings < cap;
-		     j++) {
-			const Ring__NetInterface *f = inv->interfaces[j];
-			char text[400];
-
-			if (f->management || !f->up_no_address)
-				continue;
-			snprintf(
-				text, sizeof(text),
-				"%s %s has carrier but no address%s%s%s: if it "
-				"is the other PCIe half of a cabled port, "
-				"address and use it too, or that port stays "
-				"near half its rate",
-				sv->nodes[i].name, f->name,
-				*f->pci_address ? " (PCI " : "", f->pci_address,
-				*f->pci_address ? ")" : "");
-			top->findings[top->n_findings++] = sv_finding(
-				ar, "unaddressed_port", "info", text);
-		}
-	}
+	/* The port and PCIe model of the current inventories. */
+	nfo = findings_hw(hw, sv->n_nodes, hwf, sv->n_nodes * 16);
+	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+		top->findings[top->n_findings++] =
+			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
 	rc = 0;
 out:
 	free(fe);
+	free(hw);
+	free(hwf);
 	return rc;
 }
 

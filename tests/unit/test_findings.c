@@ -5,9 +5,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "findings.h"
+#include "inventory.h"
 
 static const char *const edge_names[] = {"n1-n2", "n2-n4", "n4-n3", "n3-n1",
 					 "n1-n4"};
@@ -17,7 +25,7 @@ static const char *const dir_names[][2] = {
 };
 
 /* The default survey_streams ladder. */
-static const struct findings_ladder ladder148 = {{1, 4, 8}, 3, NULL};
+static const struct findings_ladder ladder148 = {{1, 4, 8}, 3, NULL, 0};
 
 /* Edge i with only the 8-stream figure, the same both ways, on a 200G
  * port. */
@@ -232,7 +240,7 @@ static void test_asymmetric(void **state)
  * base, the counts between advise. 2 16: no count between, so the top. */
 static void test_ladder_2_16(void **state)
 {
-	const struct findings_ladder ladder = {{2, 16}, 2, NULL};
+	const struct findings_ladder ladder = {{2, 16}, 2, NULL, 0};
 	const double g16[] = {105.2, 95.6, 99.9, 110.7};
 	struct findings_edge e[4];
 	struct finding f[8];
@@ -270,8 +278,8 @@ static void test_ladder_2_16(void **state)
  * the top is advised; the ladder's order does not matter. */
 static void test_ladder_1_2_4_8(void **state)
 {
-	const struct findings_ladder up = {{1, 2, 4, 8}, 4, NULL};
-	const struct findings_ladder down = {{8, 4, 2, 1}, 4, NULL};
+	const struct findings_ladder up = {{1, 2, 4, 8}, 4, NULL, 0};
+	const struct findings_ladder down = {{8, 4, 2, 1}, 4, NULL, 0};
 	struct findings_edge e, r;
 	struct finding f[4];
 
@@ -305,7 +313,7 @@ static void test_ladder_1_2_4_8(void **state)
 			       "reach 92%"));
 	/* One count, or a count missing: no saturation, the rest stands. */
 	{
-		const struct findings_ladder one = {{4}, 1, "4 RDMA QPs"};
+		const struct findings_ladder one = {{4}, 1, "4 RDMA QPs", 0};
 		struct findings_edge q = findings_test_edge(0, -1.0);
 
 		q.gbps[0][0] = 110.0;
@@ -316,7 +324,7 @@ static void test_ladder_1_2_4_8(void **state)
 	}
 	/* A ladder the rules cannot take. */
 	{
-		const struct findings_ladder none = {{0}, 0, NULL};
+		const struct findings_ladder none = {{0}, 0, NULL, 0};
 
 		assert_int_equal(findings_compute(&none, &e, 1, f, 4), 0);
 		assert_int_equal(findings_compute(NULL, &e, 1, f, 4), 0);
@@ -337,6 +345,318 @@ static void test_empty(void **state)
 	assert_int_equal(findings_compute(&ladder148, e, 4, f, 4), 0);
 }
 
+/* ------------------------------------------------ hardware (issue 11) */
+
+/* A getifaddrs() list from "IFNAME ADDRESS/PREFIX" lines (a fixture's
+ * addrs file, or a test's own). */
+struct hw_addr {
+	struct ifaddrs ifa;
+	struct sockaddr_in addr, mask;
+	char name[IFNAMSIZ];
+};
+
+struct hw_addrs {
+	struct hw_addr a[16];
+	unsigned n;
+};
+
+static void hw_addrs_line(struct hw_addrs *l, const char *line)
+{
+	char addr[32];
+	unsigned prefix;
+	struct hw_addr *t = &l->a[l->n];
+
+	assert_true(l->n < 16);
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(
+		sscanf(line, "%15s %31[0-9.]/%u", t->name, addr, &prefix), 3);
+	t->addr.sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, addr, &t->addr.sin_addr), 1);
+	t->mask.sin_family = AF_INET;
+	t->mask.sin_addr.s_addr = htonl(prefix ? ~0u << (32 - prefix) : 0);
+	t->ifa.ifa_name = t->name;
+	t->ifa.ifa_addr = (struct sockaddr *)&t->addr;
+	t->ifa.ifa_netmask = (struct sockaddr *)&t->mask;
+	if (l->n)
+		l->a[l->n - 1].ifa.ifa_next = &t->ifa;
+	l->n++;
+}
+
+static const char *hw_root(const char *fixture, char *buf, size_t len)
+{
+	const char *root = getenv("RING_FIXTURES");
+
+	snprintf(buf, len, "%s/%s", root && *root ? root : "tests/fixtures",
+		 fixture);
+	return buf;
+}
+
+/* The agent's inventory of a fixture (its addrs file, or lines when not
+ * NULL), as node name. */
+static Ring__Inventory *hw_inv(const char *fixture, const char *name,
+			       const char *const *lines)
+{
+	char root[PATH_MAX], path[PATH_MAX + 8], line[128];
+	struct hw_addrs *l = calloc(1, sizeof(*l));
+	struct inventory_src src = {0};
+	struct agent_conf c;
+	Ring__Inventory *inv;
+
+	assert_non_null(l);
+	hw_root(fixture, root, sizeof(root));
+	if (lines) {
+		for (; *lines; lines++)
+			hw_addrs_line(l, *lines);
+	} else {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/addrs", root);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f))
+			hw_addrs_line(l, line);
+		fclose(f);
+	}
+	src.sysfs_root = src.procfs_root = root;
+	src.addrs = l->n ? &l->a[0].ifa : NULL;
+	src.mgmt_interface = "enP7s7";
+	agent_conf_defaults(&c);
+	snprintf(c.node, sizeof(c.node), "%s", name);
+	inv = inventory_collect(&c, &src);
+	assert_non_null(inv);
+	free(l);
+	return inv;
+}
+
+/* Findings of one node's fixture: exactly want[] (code, then text). */
+static void hw_expect(const char *fixture, const char *const *lines,
+		      const char *const *want, unsigned n_want)
+{
+	struct findings_hw_node nd = {.name = "n1"};
+	struct finding f[16];
+	unsigned n;
+
+	nd.inv = hw_inv(fixture, "n1", lines);
+	n = findings_hw(&nd, 1, f, 16);
+	for (unsigned i = 0; i < n; i++)
+		print_message("%s: %s: %s\n", fixture, f[i].code, f[i].text);
+	assert_int_equal(n, n_want);
+	for (unsigned i = 0; i < n; i++) {
+		assert_string_equal(f[i].code, want[2 * i]);
+		assert_string_equal(f[i].level, "warn");
+		assert_string_equal(f[i].text, want[2 * i + 1]);
+	}
+	assert_int_equal(findings_hw_halves(&nd, 1),
+			 n_want && !strcmp(want[0], "port_half_unused")
+				 ? FINDINGS_HALVES_UNUSED
+				 : FINDINGS_HALVES_USED);
+	inventory_free((Ring__Inventory *)nd.inv);
+}
+
+#define HW_HALF_P0_ALONE                                                       \
+	"n1 port p0: enP2p1s0f0np0 has carrier but no address; enp1s0f0np0 "   \
+	"carries the cable alone, capping it near half of 200 Gbps; address "  \
+	"and use it too"
+
+/* One half of each port addressed, the halves on different links. */
+static void test_hw_gb10(void **state)
+{
+	static const char *const want[] = {
+		"port_half_unused",
+		HW_HALF_P0_ALONE,
+		"port_half_unused",
+		"n1 port p1: enp1s0f1np1 has carrier but no address; "
+		"enP2p1s0f1np1 carries the cable alone, capping it near half "
+		"of 200 Gbps; address and use it too",
+	};
+
+	(void)state;
+	hw_expect("gb10", NULL, want, 2);
+	/* docker0 up with 172.17.0.1 changes nothing: it is ignored. */
+	hw_expect("gb10-docker", NULL, want, 2);
+}
+
+/* The field notes' choice: both cables on the 0000 link. */
+static void test_hw_onelink(void **state)
+{
+	static const char *const want[] = {
+		"port_half_unused",
+		HW_HALF_P0_ALONE,
+		"port_half_unused",
+		"n1 port p1: enP2p1s0f1np1 has carrier but no address; "
+		"enp1s0f1np1 carries the cable alone, capping it near half of "
+		"200 Gbps; address and use it too",
+		"one_pcie_link",
+		"n1: the neighbour-facing functions enp1s0f0np0 and enp1s0f1np1 "
+		"share PCIe link 0000:01:00 (111.0 Gbps usable for both "
+		"cables) while link 0002:01:00 (enP2p1s0f0np0, enP2p1s0f1np1) "
+		"carries none: use the twins on 0002:01:00 too",
+	};
+
+	(void)state;
+	hw_expect("gb10-onelink", NULL, want, 3);
+}
+
+/* All four addressed, a /30 each, ARP set: nothing to say. */
+static void test_hw_dual(void **state)
+{
+	(void)state;
+	hw_expect("gb10-dual", NULL, NULL, 0);
+}
+
+static void test_hw_x2(void **state)
+{
+	static const char *const want[] = {
+		"twins_differ",
+		"n1 port p0: its functions differ (pcie width: enP2p1s0f0np0 "
+		"x2, enp1s0f0np0 x4): they should be configured alike",
+		"twins_differ",
+		"n1 port p1: its functions differ (pcie width: enP2p1s0f1np1 "
+		"x2, enp1s0f1np1 x4): they should be configured alike",
+		"pcie_downtrained",
+		"n1 PCIe link 0002:01:00 trained at x2 of x4 (enP2p1s0f0np0): "
+		"55.5 Gbps usable, shared by its functions; check the "
+		"BIOS/firmware PCIe settings and the seating of the card",
+	};
+
+	(void)state;
+	hw_expect("gb10-x2", NULL, want, 3);
+}
+
+/* Twins in one subnet: ARP flux unless arp_ignore=1, arp_announce=2. */
+static void test_hw_arp(void **state)
+{
+	static const char *const shared[] = {
+		"enP7s7 10.0.0.11/24",
+		"enp1s0f0np0 192.168.100.1/24",
+		"enP2p1s0f0np0 192.168.100.2/24",
+		"enp1s0f1np1 192.168.101.1/30",
+		"enP2p1s0f1np1 192.168.101.5/30",
+		NULL,
+	};
+	static const char *const want[] = {
+		"arp_flux",
+		"n1: enP2p1s0f0np0 and enp1s0f0np0 share 192.168.100.0/24 with "
+		"arp_ignore 0/0 and arp_announce 0/0: either may answer ARP "
+		"for the other's address, and RoCE sent to the wrong function "
+		"is silently dropped; set net.ipv4.conf.all.arp_ignore=1 and "
+		"arp_announce=2, or give each function its own subnet",
+	};
+
+	(void)state;
+	hw_expect("gb10", shared, want, 1);
+	/* gb10-dual has all/arp_ignore 1 and all/arp_announce 2. */
+	hw_expect("gb10-dual", shared, NULL, 0);
+}
+
+/* A hand-made RDMA device on a fixture inventory (freed with it). */
+static void hw_add_rdma(Ring__Inventory *inv, const char *dev,
+			const char *netdev, uint32_t mtu)
+{
+	Ring__RdmaDevice *d = malloc(sizeof(*d));
+	Ring__RdmaPort *p = malloc(sizeof(*p));
+
+	assert_non_null(d);
+	assert_non_null(p);
+	ring__rdma_device__init(d);
+	ring__rdma_port__init(p);
+	d->name = strdup(dev);
+	p->port = 1;
+	p->state = strdup("ACTIVE");
+	p->link_layer = strdup("Ethernet");
+	p->netdev = strdup(netdev);
+	p->active_mtu = mtu;
+	d->ports = malloc(sizeof(*d->ports));
+	assert_non_null(d->ports);
+	d->ports[0] = p;
+	d->n_ports = 1;
+	inv->rdma_devices = realloc(inv->rdma_devices,
+				    (inv->n_rdma_devices + 1) * sizeof(d));
+	assert_non_null(inv->rdma_devices);
+	inv->rdma_devices[inv->n_rdma_devices++] = d;
+}
+
+/* Two dual-addressed nodes, n1 enp1s0f0np0 cabled to n2 enp1s0f1np1: the
+ * cable rules (MAC, MTU) and the RDMA MTU. */
+static void test_hw_cable(void **state)
+{
+	struct findings_hw_node nd[2] = {{.name = "n1"}, {.name = "n2"}};
+	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
+	Ring__Neighbour nb = RING__NEIGHBOUR__INIT, *nbs[1] = {&nb};
+	Ring__Inventory *n1, *n2;
+	struct finding f[16];
+
+	(void)state;
+	n1 = hw_inv("gb10-dual", "n1", NULL);
+	n2 = hw_inv("gb10-dual", "n2", NULL);
+	nb.local_interface = "enp1s0f0np0";
+	nb.remote_node = "n2";
+	nb.remote_interface = "enp1s0f1np1";
+	nb.remote_mac = "4C:BB:47:2A:10:41";
+	t.neighbours = nbs;
+	t.n_neighbours = 1;
+	nd[0].inv = n1;
+	nd[0].nbrs = &t;
+	nd[1].inv = n2;
+	assert_int_equal(findings_hw(nd, 2, f, 16), 0);
+
+	nb.remote_mac = "4c:bb:47:2a:10:43";
+	n2->interfaces[4]->mtu = 1500; /* enp1s0f1np1 */
+	hw_add_rdma(n1, "rocep1s0f0", "enp1s0f0np0", 1024);
+	hw_add_rdma(n1, "rocep1s0f1", "enp1s0f1np1", 4096);
+	assert_int_equal(findings_hw(nd, 2, f, 16), 3);
+	assert_string_equal(f[0].code, "rdma_mtu");
+	assert_string_equal(f[0].text,
+			    "n1 rocep1s0f0 port 1 (enp1s0f0np0): active_mtu "
+			    "1024, under RoCE's 4096 (netdev MTU 9000): raise "
+			    "the MTU on both ends of the cable (9000) so that "
+			    "the path MTU can be 4096");
+	assert_string_equal(f[1].code, "neighbour_mac");
+	assert_string_equal(
+		f[1].text,
+		"n1 enp1s0f0np0 hears n2 enp1s0f1np1 from MAC "
+		"4c:bb:47:2a:10:43, but n2's inventory gives enp1s0f1np1 MAC "
+		"4c:bb:47:2a:10:41: the beacon came through another function "
+		"or device (a twin, a bond, a bridge), or the claim is forged");
+	assert_string_equal(f[2].code, "mtu_mismatch");
+	assert_string_equal(f[2].text,
+			    "n1 enp1s0f0np0 (MTU 9000) and n2 enp1s0f1np1 (MTU "
+			    "1500) differ across their cable: the smaller one "
+			    "decides, and RoCE's path MTU with it; set both "
+			    "alike (9000)");
+	/* Room for one: one. */
+	assert_int_equal(findings_hw(nd, 2, f, 1), 1);
+	assert_int_equal(findings_hw(NULL, 2, f, 16), 0);
+	inventory_free(n1);
+	inventory_free(n2);
+}
+
+/* The uniform ceiling's advice follows the port model: a correctly
+ * dual-addressed cluster is not told of unused halves. */
+static void test_hw_uniform(void **state)
+{
+	const double g8[] = {105.2, 95.6, 99.9, 110.7};
+	struct findings_ladder ladder = ladder148;
+	struct findings_edge e[4];
+	const struct finding *f;
+
+	(void)state;
+	findings_test_four(e, g8);
+	ladder.halves = FINDINGS_HALVES_USED;
+	f = findings_test_one(&ladder, e, 4, 8, "uniform_ceiling");
+	assert_string_equal(
+		f->text,
+		"every edge tops out at 51% of its 200 Gbps nominal (102.6 "
+		"Gbps median, spread 16%): a uniform ceiling - a link-layer or "
+		"host limit, not a bad cable; check the host link (PCIe) and "
+		"PFC/ECN (every cabled NIC half is addressed)");
+	ladder.halves = FINDINGS_HALVES_UNUSED;
+	f = findings_test_one(&ladder, e, 4, 8, "uniform_ceiling");
+	assert_non_null(strstr(f->text, "; check the host link (PCIe), "
+					"PFC/ECN, and the unused NIC halves "
+					"(see the port findings)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +669,13 @@ int main(void)
 		cmocka_unit_test(test_ladder_2_16),
 		cmocka_unit_test(test_ladder_1_2_4_8),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_hw_gb10),
+		cmocka_unit_test(test_hw_onelink),
+		cmocka_unit_test(test_hw_dual),
+		cmocka_unit_test(test_hw_x2),
+		cmocka_unit_test(test_hw_arp),
+		cmocka_unit_test(test_hw_cable),
+		cmocka_unit_test(test_hw_uniform),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -711,12 +711,13 @@ static void test_ring_exact(void **state)
 	assert_string_equal(t->ranks[0]->mgmt_address, "192.168.0.1");
 	assert_int_equal(t->n_findings, 2);
 	assert_string_equal(t->findings[0]->code, "uniform_ceiling");
+	/* Every cabled function is addressed: no "unused NIC halves". */
 	assert_string_equal(
 		t->findings[0]->text,
 		"every edge tops out at 50% of its 200 Gbps nominal (100.0 "
 		"Gbps median, spread 0%): a uniform ceiling - a link-layer or "
-		"host limit, not a bad cable; check the host link (PCIe), "
-		"PFC/ECN, and unused NIC halves");
+		"host limit, not a bad cable; check the host link (PCIe) and "
+		"PFC/ECN (every cabled NIC half is addressed)");
 	assert_string_equal(t->findings[1]->code, "saturation");
 	assert_string_equal(t->findings[1]->text,
 			    "1 stream reaches 40% of 8 streams (median over 4 "
