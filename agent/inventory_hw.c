@@ -7,12 +7,13 @@
  *
  * Usable bandwidth: raw (after 8b/10b or 128b/130b line encoding) times
  * the TLP payload share MPS / (MPS + per-TLP overhead) times 1 - the DLLP
- * share. HW_MPS is 256 bytes (what GB10-class hosts negotiate; larger
- * payloads only raise the figure), HW_TLP_OVERHEAD 26 bytes (4-byte Gen3+
- * framing token, 2-byte sequence number, 16-byte 4DW header for 64-bit
- * addresses, 4-byte LCRC; no ECRC), HW_DLLP 3% (ACK/NAK and flow-control
- * updates). Gen5 x4: 126.0 x 256/282 x 0.97 = 111.0 Gbps, against the
- * field notes' 110.9 Gbps measured per edge.
+ * share. HW_MPS is 256 bytes (what hosts of this class negotiate; larger
+ * payloads only raise the figure), HW_TLP_OVERHEAD 26 bytes (a 4-dword
+ * header for 64-bit addresses, the LCRC, sequence number and framing; the
+ * conservative end of the 24 bytes Intel's AN 855 counts without ECRC),
+ * HW_DLLP 3% (ACK/NAK, flow-control updates: an estimate). Gen5 x4:
+ * 126.0 x 256/282 x 0.97 = 111.0 Gbps, against the field notes' 110.9
+ * Gbps measured per edge. docs/HARDWARE.md cites the sources.
  *
  * Physical port: functions with the same adapter (phys_switch_id, else the
  * RDMA device's sys_image_guid) and phys_port_name; without those, the
