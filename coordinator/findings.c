@@ -630,78 +630,103 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 	}
 }
 
-static int fhw_net(const char *addr, unsigned prefix, uint32_t *net)
-{
-	struct in_addr a;
-	uint32_t mask;
+/* One IPv4 subnet of a data function, for finding shared subnets. */
+struct fhw_net {
+	uint32_t net;
+	unsigned prefix;
+	size_t iface;
+};
 
-	if (!addr || prefix > 32 || inet_pton(AF_INET, addr, &a) != 1)
-		return -1;
-	mask = prefix ? ~0u << (32 - prefix) : 0;
-	*net = ntohl(a.s_addr) & mask;
-	return 0;
+static int fhw_net_cmp(const void *pa, const void *pb)
+{
+	const struct fhw_net *a = pa, *b = pb;
+
+	if (a->prefix != b->prefix)
+		return a->prefix < b->prefix ? -1 : 1;
+	if (a->net != b->net)
+		return a->net < b->net ? -1 : 1;
+	return (a->iface > b->iface) - (a->iface < b->iface);
 }
 
+/* Does f answer ARP only for its own addresses and announce only them? */
+static int fhw_arp_ok(const Ring__NetInterface *f)
+{
+	/* -1: not known, nothing to say. */
+	if (f->arp_ignore < 0 || f->arp_announce < 0)
+		return 1;
+	return f->arp_ignore != 0 && f->arp_announce >= 2;
+}
+
+/* Sorted by subnet, so that a node of 256 interfaces of 16 addresses
+ * each costs one sort, not every pair of addresses. One finding per
+ * shared subnet, naming its first two functions. */
 static void fhw_arp(const struct findings_hw_node *nd, struct findings_out *o)
 {
 	const Ring__Inventory *inv = nd->inv;
+	struct fhw_net *v;
+	size_t n = 0, cap = 0;
 
+	for (size_t i = 0; i < inv->n_interfaces; i++)
+		if (fhw_data(inv->interfaces[i]))
+			cap += inv->interfaces[i]->n_ipv4;
+	if (cap < 2)
+		return;
+	v = calloc(cap, sizeof(*v));
+	if (!v)
+		return;
 	for (size_t i = 0; i < inv->n_interfaces; i++) {
-		const Ring__NetInterface *a = inv->interfaces[i];
+		const Ring__NetInterface *f = inv->interfaces[i];
 
-		for (size_t j = i + 1; fhw_data(a) && j < inv->n_interfaces;
-		     j++) {
-			const Ring__NetInterface *b = inv->interfaces[j];
-			int shared = 0;
-			uint32_t na, nb;
-			char text[48] = "";
+		for (size_t k = 0; fhw_data(f) && k < f->n_ipv4; k++) {
+			struct in_addr a;
+			unsigned p = f->ipv4[k]->prefix;
 
-			if (!fhw_data(b))
+			if (p > 32 ||
+			    inet_pton(AF_INET, f->ipv4[k]->address, &a) != 1)
 				continue;
-			for (size_t x = 0; !shared && x < a->n_ipv4; x++)
-				for (size_t y = 0; !shared && y < b->n_ipv4;
-				     y++) {
-					const Ring__Ipv4Address *p = a->ipv4[x],
-								*q = b->ipv4[y];
-					struct in_addr in;
-
-					if (p->prefix != q->prefix ||
-					    fhw_net(p->address, p->prefix,
-						    &na) < 0 ||
-					    fhw_net(q->address, q->prefix,
-						    &nb) < 0 ||
-					    na != nb)
-						continue;
-					shared = 1;
-					in.s_addr = htonl(na);
-					inet_ntop(AF_INET, &in, text,
-						  sizeof(text));
-					snprintf(text + strlen(text),
-						 sizeof(text) - strlen(text),
-						 "/%u", p->prefix);
-				}
-			if (!shared)
-				continue;
-			/* -1: not known, nothing to say. */
-			if ((a->arp_ignore != 0 && a->arp_announce >= 2 &&
-			     b->arp_ignore != 0 && b->arp_announce >= 2) ||
-			    a->arp_ignore < 0 || b->arp_ignore < 0 ||
-			    a->arp_announce < 0 || b->arp_announce < 0)
-				continue;
-			findings_add(
-				o, "arp_flux", "warn",
-				"%s: %s and %s share %s with arp_ignore %d/%d "
-				"and arp_announce %d/%d: either may answer ARP "
-				"for the other's address, and RoCE sent to the "
-				"wrong function is silently dropped; set "
-				"net.ipv4.conf.all.arp_ignore=1 and "
-				"arp_announce=2, or give each function its own "
-				"subnet",
-				nd->name, a->name, b->name, text, a->arp_ignore,
-				b->arp_ignore, a->arp_announce,
-				b->arp_announce);
+			v[n].prefix = p;
+			v[n].net = ntohl(a.s_addr) & (p ? ~0u << (32 - p) : 0);
+			v[n].iface = i;
+			n++;
 		}
 	}
+	qsort(v, n, sizeof(*v), fhw_net_cmp);
+	for (size_t g = 0, e; g < n; g = e) {
+		const Ring__NetInterface *a = inv->interfaces[v[g].iface], *b;
+		size_t second = n;
+		char net[INET_ADDRSTRLEN];
+		struct in_addr in;
+		int bad = !fhw_arp_ok(a);
+
+		for (e = g + 1; e < n && v[e].prefix == v[g].prefix &&
+				v[e].net == v[g].net;
+		     e++) {
+			if (v[e].iface == v[g].iface)
+				continue;
+			if (second == n)
+				second = e;
+			if (!fhw_arp_ok(inv->interfaces[v[e].iface]))
+				bad = 1;
+		}
+		if (second == n || !bad)
+			continue;
+		b = inv->interfaces[v[second].iface];
+		in.s_addr = htonl(v[g].net);
+		if (!inet_ntop(AF_INET, &in, net, sizeof(net)))
+			continue;
+		findings_add(o, "arp_flux", "warn",
+			     "%s: %s and %s share %s/%u with arp_ignore %d/%d "
+			     "and arp_announce %d/%d: either may answer ARP "
+			     "for the other's address, and RoCE sent to the "
+			     "wrong function is silently dropped; set "
+			     "net.ipv4.conf.all.arp_ignore=1 and "
+			     "arp_announce=2, or give each function its own "
+			     "subnet",
+			     nd->name, a->name, b->name, net, v[g].prefix,
+			     a->arp_ignore, b->arp_ignore, a->arp_announce,
+			     b->arp_announce);
+	}
+	free(v);
 }
 
 static const struct findings_hw_node *

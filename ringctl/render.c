@@ -217,6 +217,66 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_list_end(w);
 }
 
+/* The function's place in the port and PCIe model (docs/HARDWARE.md). */
+static void render_interface_hw(struct writer *w, const Ring__NetInterface *f)
+{
+	writer_str(w, "phys_port_name", f->phys_port_name);
+	writer_str(w, "phys_switch_id", f->phys_switch_id);
+	writer_str(w, "port_id", f->port_id);
+	writer_str(w, "pcie_link", f->pcie_link);
+	/* Lesser of port speed and share of the link: not measured. */
+	writer_double(w, "nominal_gbps_computed", f->nominal_gbps, 1);
+	writer_int(w, "arp_ignore", f->arp_ignore);
+	writer_int(w, "arp_announce", f->arp_announce);
+}
+
+/* PCIe links, physical ports and ignored interfaces of an inventory. */
+static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
+{
+	writer_list_start(w, "pcie_links");
+	for (size_t i = 0; i < inv->n_pcie_links; i++) {
+		const Ring__PcieLink *l = inv->pcie_links[i];
+
+		writer_obj_start_named(w, l->id);
+		writer_str(w, "id", l->id);
+		writer_list_start(w, "interfaces");
+		for (size_t k = 0; k < l->n_interfaces; k++)
+			writer_str(w, NULL, l->interfaces[k]);
+		writer_list_end(w);
+		writer_str(w, "speed", l->speed);
+		writer_uint(w, "width", l->width);
+		writer_str(w, "max_speed", l->max_speed);
+		writer_uint(w, "max_width", l->max_width);
+		writer_double(w, "raw_gbps_computed", l->raw_gbps, 1);
+		writer_double(w, "usable_gbps_computed", l->usable_gbps, 1);
+		writer_str(w, "downtrained", l->downtrained);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	writer_list_start(w, "phys_ports");
+	for (size_t i = 0; i < inv->n_phys_ports; i++) {
+		const Ring__PhysPort *p = inv->phys_ports[i];
+
+		writer_obj_start_named(w, p->id);
+		writer_str(w, "id", p->id);
+		writer_str(w, "name", p->name);
+		writer_list_start(w, "interfaces");
+		for (size_t k = 0; k < p->n_interfaces; k++)
+			writer_str(w, NULL, p->interfaces[k]);
+		writer_list_end(w);
+		writer_double(w, "speed_gbps", p->speed_gbps, 1);
+		writer_double(w, "aggregate_gbps_computed", p->aggregate_gbps,
+			      1);
+		writer_str(w, "twins_differ", p->twins_differ);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	writer_list_start(w, "ignored_interfaces");
+	for (size_t i = 0; i < inv->n_ignored_interfaces; i++)
+		writer_str(w, NULL, inv->ignored_interfaces[i]);
+	writer_list_end(w);
+}
+
 static void render_interface(struct writer *w, const Ring__NetInterface *f)
 {
 	writer_str(w, "name", f->name);
@@ -246,6 +306,7 @@ static void render_interface(struct writer *w, const Ring__NetInterface *f)
 	/* Derived from link speed, width and encoding, not measured. */
 	writer_double(w, "pcie_gbps_computed", f->pcie_gbps, 1);
 	writer_str(w, "rdma_device", f->rdma_device);
+	render_interface_hw(w, f);
 }
 
 static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
@@ -314,6 +375,7 @@ void render_inventory(struct writer *w, const Ring__InventoryReply *r)
 	writer_list_end(w);
 	if (inv->rdma_error && *inv->rdma_error)
 		writer_str(w, "rdma_error", inv->rdma_error);
+	render_inventory_hw(w, inv);
 	writer_obj_start(w, "memory");
 	writer_uint(w, "total_kib", inv->memory ? inv->memory->total_kib : 0);
 	writer_uint(w, "available_kib",
@@ -690,6 +752,9 @@ static void render_notes(struct writer *w, const char *key,
 				   v[i]->text);
 		} else {
 			writer_str(w, by_code ? "kind" : "level", tag);
+			/* A finding's code, for scripts (no table column). */
+			if (!by_code && writer_get_format(w) != WRITER_PLAIN)
+				writer_str(w, "code", v[i]->code);
 			writer_str(w, by_code ? "anomaly" : "finding",
 				   v[i]->text);
 		}
