@@ -56,18 +56,25 @@ static int sv_on_any_subnet(const struct sv_node *n, const char *addr)
 
 /* The function's physical port and PCIe link, from the inventory's
  * port model (agents before it: each interface is its own port). */
-static void sv_if_port(struct sv_if *si, const Ring__NetInterface *f)
+static void sv_if_port(struct sv_if *si, const Ring__NetInterface *f,
+		       const Ring__Inventory *inv)
 {
-	const char *slash;
+	const char *slash, *pname = f->phys_port_name;
+
+	/* Without sysfs' phys_port_name the agent names the port (from
+	 * the predictable name's n<port> part). */
+	for (size_t i = 0; !*pname && *f->port_id && i < inv->n_phys_ports; i++)
+		if (!strcmp(inv->phys_ports[i]->id, f->port_id))
+			pname = inv->phys_ports[i]->name;
 
 	snprintf(si->port_id, sizeof(si->port_id), "%s", f->port_id);
 	snprintf(si->pcie_link, sizeof(si->pcie_link), "%s", f->pcie_link);
 	slash = strrchr(f->port_id, '/');
 	snprintf(si->port_name, sizeof(si->port_name), "%s",
-		 f->phys_port_name[0] ? f->phys_port_name
-		 : slash	      ? slash + 1
-		 : f->port_id[0]      ? f->port_id
-				      : f->name);
+		 *pname		 ? pname
+		 : slash	 ? slash + 1
+		 : f->port_id[0] ? f->port_id
+				 : f->name);
 	si->port_gbps = f->speed_mbps > 0 ? f->speed_mbps / 1000.0 : 0;
 }
 
@@ -162,7 +169,7 @@ int sv_snapshot(struct survey *sv)
 						    ? (unsigned)f->speed_mbps
 						    : 0)) /
 				1000.0;
-			sv_if_port(si, f);
+			sv_if_port(si, f, inv);
 			sn->n_ifs++;
 		}
 		sv_twin_index(sn);

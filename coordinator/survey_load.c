@@ -437,10 +437,163 @@ static int sv_add_finding(struct survey *sv, Ring__Finding ***v, size_t *n,
 	return 0;
 }
 
-/* Computed from the measured steps: what a cable's functions add up to,
- * and whose limit the ring load hits. */
+/* The best figure of the function pairs through node n's functions on
+ * PCIe link `link`, both ways: hi (the best) and lo (the worst pair's
+ * best); how many pairs and their interfaces. */
+static unsigned sv_link_figures(const struct survey *sv, unsigned n,
+				const char *link, double *lo, double *hi,
+				char *names, size_t len)
+{
+	unsigned count = 0;
+	size_t used = 0;
+
+	*lo = -1;
+	*hi = -1;
+	names[0] = '\0';
+	for (unsigned i = 0; i < sv->n_links; i++) {
+		const struct sv_link *l = &sv->links[i];
+		const char *ifn = l->t.a == n	? l->t.a_if
+				  : l->t.b == n ? l->t.b_if
+						: NULL;
+		const struct sv_if *f = ifn ? sv_iface(sv, n, ifn) : NULL;
+		double g = -1;
+
+		if (!f || strcmp(f->pcie_link, link) || !sv_adjacent(l))
+			continue;
+		for (int d = 0; d < 2; d++)
+			if (sv_link_alone(l, d) > g)
+				g = sv_link_alone(l, d);
+		if (g < 0)
+			continue;
+		count++;
+		if (*lo < 0 || g < *lo)
+			*lo = g;
+		if (g > *hi)
+			*hi = g;
+		if (used < len)
+			used += (size_t)snprintf(names + used, len - used,
+						 "%s%s", used ? ", " : "", ifn);
+	}
+	return count;
+}
+
+/* A node whose function pairs through one PCIe link are all slower than
+ * every pair through its other link: that link (trained down, or
+ * shared) is the bottleneck, not the cables: its neighbours' other
+ * pairs are fine. */
+static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
+{
+	for (unsigned n = 0; n < sv->n_nodes; n++) {
+		const struct sv_node *sn = &sv->nodes[n];
+
+		for (unsigned i = 0; i < sn->n_ifs; i++) {
+			const char *link = sn->ifs[i].pcie_link;
+			char slow[160], fast[160];
+			double slo, shi, flo = -1, fhi = -1;
+			const char *other = NULL;
+			int first = 1;
+
+			for (unsigned j = 0; j < i && first; j++)
+				first = strcmp(sn->ifs[j].pcie_link, link) != 0;
+			if (!*link || !first ||
+			    sv_link_figures(sv, n, link, &slo, &shi, slow,
+					    sizeof(slow)) < 2)
+				continue;
+			/* Against each other link of this node. */
+			for (unsigned j = 0; j < sn->n_ifs; j++) {
+				const char *ol = sn->ifs[j].pcie_link;
+
+				if (!*ol || !strcmp(ol, link) ||
+				    sv_link_figures(sv, n, ol, &flo, &fhi, fast,
+						    sizeof(fast)) < 2 ||
+				    shi > 0.6 * flo)
+					continue;
+				other = ol;
+				break;
+			}
+			if (other &&
+			    sv_add_finding(
+				    sv, &top->findings, &top->n_findings,
+				    "pcie_link_slow", "warn",
+				    sv_keep_printf(
+					    sv,
+					    "%s: every function pair through "
+					    "its PCIe link %s (%s) measured "
+					    "at most %.2f Gbps alone, every "
+					    "one through %s (%s) at least "
+					    "%.2f: that PCIe link (trained "
+					    "down, or shared) is the limit, "
+					    "not the cables",
+					    sn->name, link, slow, shi, other,
+					    fast, flo)) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Append "; " or ", " and text to a list, keeping it terminated. */
+static void sv_list_add(char *list, size_t len, size_t *used, const char *sep,
+			const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void sv_list_add(char *list, size_t len, size_t *used, const char *sep,
+			const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*used >= len - 1)
+		return;
+	if (*used)
+		*used += (size_t)snprintf(list + *used, len - *used, "%s", sep);
+	if (*used >= len - 1) {
+		*used = len - 1;
+		return;
+	}
+	va_start(ap, fmt);
+	w = vsnprintf(list + *used, len - *used, fmt, ap);
+	va_end(ap);
+	*used += w > 0 ? (size_t)w : 0;
+	if (*used >= len)
+		*used = len - 1;
+}
+
+/* A cable's port step against its best function alone, the worse
+ * direction's ratio (0 when not both measured). */
+static double sv_port_ratio(const struct survey *sv, const struct sv_cable *c,
+			    double *port, double *alone_out)
+{
+	double worst = 0;
+
+	for (int d = 0; d < 2 && c->n_links >= 2; d++) {
+		double alone = -1;
+
+		for (unsigned j = 0; j < c->n_links; j++) {
+			double g = sv_link_alone(&sv->links[c->links[j]], d);
+
+			if (g > alone)
+				alone = g;
+		}
+		if (alone <= 0 || c->port[d] <= 0)
+			return 0;
+		if (!d || c->port[d] / alone < worst) {
+			worst = c->port[d] / alone;
+			*port = c->port[d];
+			*alone_out = alone;
+		}
+	}
+	return worst;
+}
+
+/* Computed from the measured steps: what a cable's functions add up to
+ * (port steps), and whose limit the ring load hits. Said once for the
+ * whole ring when every cable or node is alike. */
 static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 {
+	char twins[400] = "", limit[400] = "", hosts[400] = "";
+	size_t ut = 0, ul = 0, uh = 0;
+	unsigned stepped = 0, n_twins = 0, n_limit = 0, nodes = 0, fell = 0;
+
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		const struct sv_link *l = &sv->links[i];
 
@@ -460,56 +613,54 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 	}
 	for (unsigned k = 0; k < sv->n_cables; k++) {
 		const struct sv_cable *c = &sv->cables[k];
+		double port = 0, alone = 0,
+		       r = sv_port_ratio(sv, c, &port, &alone);
 
-		for (int d = 0; d < 2 && c->n_links >= 2 && c->port[d] > 0;
-		     d++) {
-			double alone = -1;
-
-			for (unsigned j = 0; j < c->n_links; j++) {
-				double g = sv_link_alone(
-					&sv->links[c->links[j]], d);
-
-				if (g > alone)
-					alone = g;
-			}
-			if (alone <= 0)
-				continue;
-			if (c->port[d] >= 1.5 * alone &&
-			    sv_add_finding(
-				    sv, &top->findings, &top->n_findings,
-				    "port_needs_twins", "info",
-				    sv_keep_printf(
-					    sv,
-					    "cable %s: its %u functions "
-					    "together moved %.1f Gbps %s "
-					    "(port step, measured), one alone "
-					    "%.1f: the port's rate needs every "
-					    "function used (all in "
-					    "NCCL_IB_HCA)",
-					    c->id, c->n_links, c->port[d],
-					    d ? "b->a" : "a->b", alone)) < 0)
-				return -1;
-			if (c->port[d] < 1.2 * alone &&
-			    sv_add_finding(
-				    sv, &top->findings, &top->n_findings,
-				    "port_limit", "warn",
-				    sv_keep_printf(
-					    sv,
-					    "cable %s: its %u functions "
-					    "together moved %.1f Gbps %s, "
-					    "hardly more than one alone "
-					    "(%.1f): the cable or port is "
-					    "the limit, not the PCIe links",
-					    c->id, c->n_links, c->port[d],
-					    d ? "b->a" : "a->b", alone)) < 0)
-				return -1;
+		if (r <= 0)
+			continue;
+		stepped++;
+		if (r >= 1.5) {
+			n_twins++;
+			sv_list_add(twins, sizeof(twins), &ut, ", ",
+				    "%s %.2f vs %.2f", c->id, port, alone);
+		} else if (r < 1.2) {
+			n_limit++;
+			sv_list_add(limit, sizeof(limit), &ul, ", ",
+				    "%s %.2f vs %.2f", c->id, port, alone);
 		}
 	}
+	if (n_twins &&
+	    sv_add_finding(
+		    sv, &top->findings, &top->n_findings, "port_needs_twins",
+		    "info",
+		    sv_keep_printf(
+			    sv,
+			    "%s: a cable's functions together move more than "
+			    "one alone (%s Gbps, port step vs one function, "
+			    "measured, the worse direction): the port's rate "
+			    "needs every function used (all in NCCL_IB_HCA)",
+			    n_twins == stepped ? "every cable" : "some cables",
+			    twins)) < 0)
+		return -1;
+	if (n_limit &&
+	    sv_add_finding(
+		    sv, &top->findings, &top->n_findings, "port_limit", "warn",
+		    sv_keep_printf(
+			    sv,
+			    "%s: a cable's functions together move hardly "
+			    "more than one alone (%s Gbps, port step vs one "
+			    "function, measured): the cable or port is the "
+			    "limit, not the PCIe links",
+			    n_limit == stepped ? "every cable" : "some cables",
+			    limit)) < 0)
+		return -1;
+	if (sv_pcie_link_findings(sv, top) < 0)
+		return -1;
 	/* Both ways at once against one way: a node whose every ring cable
 	 * fell is limited by its host side (PCIe), not by a cable. */
 	for (unsigned n = 0; n < sv->n_nodes; n++) {
-		unsigned cables = 0, fell = 0;
-		char list[300] = "";
+		unsigned cables = 0, down = 0;
+		char list[200] = "";
 		size_t used = 0;
 
 		for (unsigned k = 0; k < sv->n_cables; k++) {
@@ -522,33 +673,35 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 				continue;
 			cables++;
 			if (both < 0.75 * one) {
-				fell++;
-				used += (size_t)snprintf(
-					list + used,
-					used < sizeof(list)
-						? sizeof(list) - used
-						: 0,
-					"%s%s %.1f of %.1f Gbps",
-					used ? ", " : "", c->id, both, one);
-				if (used >= sizeof(list))
-					used = sizeof(list) - 1;
+				down++;
+				sv_list_add(list, sizeof(list), &used, ", ",
+					    "%.2f of %.2f", both, one);
 			}
 		}
-		if (cables >= 2 && fell == cables &&
-		    sv_add_finding(
-			    sv, &top->findings, &top->n_findings,
-			    "host_pcie_limit", "warn",
-			    sv_keep_printf(
-				    sv,
-				    "%s: with its cables loaded both ways at "
-				    "once every one fell (%s; ring load, "
-				    "measured): the limit is %s's host side "
-				    "(PCIe links shared by both cables), not "
-				    "a cable",
-				    sv->nodes[n].name, list,
-				    sv->nodes[n].name)) < 0)
-			return -1;
+		if (cables < 2)
+			continue;
+		nodes++;
+		if (down == cables) {
+			fell++;
+			sv_list_add(hosts, sizeof(hosts), &uh, "; ", "%s %s",
+				    sv->nodes[n].name, list);
+		}
 	}
+	if (fell &&
+	    sv_add_finding(
+		    sv, &top->findings, &top->n_findings, "host_pcie_limit",
+		    "warn",
+		    sv_keep_printf(
+			    sv,
+			    "%s: with both cables loaded both ways at once "
+			    "each fell below three quarters of its one-way "
+			    "figure (%s Gbps, ring load, measured): the host "
+			    "side (PCIe links that each carry a half of both "
+			    "cables) is the limit, not a cable; a ring "
+			    "all-reduce sends one way",
+			    fell == nodes ? "every node" : "some nodes",
+			    hosts)) < 0)
+		return -1;
 	return 0;
 }
 

@@ -1142,11 +1142,16 @@ static void test_twins(void **state)
 	}
 	fd = topo_finding(t, "port_needs_twins");
 	assert_non_null(fd);
-	assert_string_equal(fd->text,
-			    "cable n1/p0-n2/p0: its 2 functions together moved "
-			    "200.0 Gbps a->b (port step, measured), one alone "
-			    "100.0: the port's rate needs every function used "
-			    "(all in NCCL_IB_HCA)");
+	assert_string_equal(
+		fd->text,
+		"every cable: a cable's functions together move more than one "
+		"alone (n1/p0-n2/p0 200.00 vs 100.00, n1/p1-n3/p1 200.00 vs "
+		"100.00, n2/p1-n4/p0 200.00 vs 100.00, n3/p0-n4/p1 200.00 vs "
+		"100.00 Gbps, port step vs one function, measured, the worse "
+		"direction): the port's rate needs every function used (all "
+		"in NCCL_IB_HCA)");
+	assert_null(topo_finding(t, "port_limit"));
+	assert_null(topo_finding(t, "pcie_link_slow"));
 	fd = topo_finding(t, "twins_cross");
 	assert_non_null(fd);
 	assert_string_equal(fd->text,
