@@ -60,6 +60,10 @@ enum cev_class cev_classify(const char *source, const char *name)
 	 * posted), not the network's. */
 	if (strstr(name, "rnr"))
 		return CEV_NONE;
+	/* rxe's completer scheduled later: work, not loss ("deferred" is
+	 * no "err"). */
+	if (!strcmp(name, "ack_deferred"))
+		return CEV_NONE;
 	if (CEV_HAS(name, link))
 		return CEV_LINK;
 	if (strstr(name, "pause"))

@@ -329,6 +329,9 @@ static void test_classify(void **state)
 			 CEV_CABLE);
 	assert_int_equal(cev_classify("hw", "rnr_nak_retry_err"), CEV_NONE);
 	assert_int_equal(cev_classify("hw", "sent_pkts"), CEV_NONE);
+	assert_int_equal(cev_classify("hw", "ack_deferred"), CEV_NONE);
+	assert_int_equal(cev_classify("hw", "completer_retry_err"), CEV_LOSS);
+	assert_int_equal(cev_classify("hw", "rcvd_seq_err"), CEV_LOSS);
 	assert_int_equal(cev_classify("rdma", "port_xmit_data"), CEV_NONE);
 }
 
