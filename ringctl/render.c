@@ -2,6 +2,7 @@
  * topology, test reports, ranks) through the writer, and the text formats
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
+#include "report_counters.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -572,6 +573,8 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 		if (e->light_error && *e->light_error)
 			writer_str(w, "light_error", e->light_error);
 	}
+	/* Moved during its tests, both ends (measured, counted by agents). */
+	report_counters_list(w, "counters", e->counters, e->n_counters);
 	if (!rdma && !*e->rdma_error)
 		return;
 	render_opt_double(w, "rdma_write_gbps_a_to_b_measured",
