@@ -413,6 +413,25 @@ static double render_edge_top(const Ring__Edge *e)
 	return a < b ? a : b;
 }
 
+/* What the cable of edge e carries: its port step (every function at
+ * once, worse direction) where twins were measured together, else the
+ * edge's own top figure. */
+static double render_cable_top(const Ring__Topology *t, const Ring__Edge *e)
+{
+	for (size_t i = 0; e && e->cable_id && *e->cable_id && i < t->n_cables;
+	     i++) {
+		const Ring__Cable *c = t->cables[i];
+
+		if (strcmp(c->id, e->cable_id) || c->port_gbps_a_to_b < 0 ||
+		    c->port_gbps_b_to_a < 0)
+			continue;
+		return c->port_gbps_a_to_b < c->port_gbps_b_to_a
+			       ? c->port_gbps_a_to_b
+			       : c->port_gbps_b_to_a;
+	}
+	return render_edge_top(e);
+}
+
 void render_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -425,7 +444,7 @@ void render_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 						      : NULL;
 		const Ring__Edge *e =
 			next ? render_edge_between(t, t->order[i], next) : NULL;
-		double g = render_edge_top(e);
+		double g = render_cable_top(t, e);
 		int n;
 
 		n = snprintf(buf + used, len - used, "%s", t->order[i]);
@@ -864,7 +883,7 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	}
 	render_ring_picture(t, pic, sizeof(pic));
 	/* Each edge labelled with its measured top-of-ladder figure, the
-	 * worse direction, in Gbps. */
+	 * worse direction, in Gbps (a cable of twins: its port step). */
 	writer_str(w, "picture", pic);
 	writer_list_start(w, "order");
 	for (size_t i = 0; i < t->n_order; i++)

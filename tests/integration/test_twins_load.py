@@ -16,6 +16,8 @@ Expected (R = PCIE_MBIT / 1000 Gbps; figures loose):
 - no "unused NIC halves" (every half is addressed and used)."""
 
 
+import re
+
 import pytest
 
 import cluster as cl
@@ -98,6 +100,10 @@ def test_twins_cables(twin_ringd):
     for e in top["edges"]:
         for k in ("gbps_a_to_b_measured", "gbps_b_to_a_measured"):
             assert max(e[k]) <= 1.05 * R, (e["edge"], k, e[k])
+
+    # The ring picture labels each cable with its port step (~2R).
+    labels = [float(x) for x in re.findall(r"=([0-9.]+)=", top["picture"])]
+    assert len(labels) == 4 and min(labels) > 1.4 * R, top["picture"]
 
     # Ring-load rounds: one way ~2R per cable, both ways ~R each way.
     rows = top["ring_load"]
