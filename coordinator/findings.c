@@ -515,15 +515,16 @@ static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
 	}
 }
 
-/* Does the node face a neighbour through f? From its neighbour table
- * when it has one, else: f is addressed and has carrier. */
+/* Does the node use f to face a neighbour? Addressed with carrier, and
+ * heard a neighbour when the node has a neighbour table (beacons go out
+ * on unaddressed twins too: hearing alone says nothing of use). */
 static int fhw_facing(const struct findings_hw_node *nd,
 		      const Ring__NetInterface *f)
 {
-	if (!fhw_data(f) || !f->carrier)
+	if (!fhw_data(f) || !f->carrier || !f->n_ipv4)
 		return 0;
 	if (!nd->nbrs || !nd->nbrs->n_neighbours)
-		return f->n_ipv4 > 0;
+		return 1;
 	for (size_t i = 0; i < nd->nbrs->n_neighbours; i++)
 		if (!strcmp(nd->nbrs->neighbours[i]->local_interface, f->name))
 			return 1;

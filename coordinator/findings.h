@@ -75,9 +75,10 @@ struct findings_hw_node {
  *   and a twin with carrier but no address, both named;
  * - unaddressed_port (info): a function with carrier and no address that
  *   is not such a twin;
- * - one_pcie_link (warn): every neighbour-facing function (from the
- *   neighbour table, else the addressed ones with carrier) of two or more
- *   ports on one PCIe link while another link's functions have carrier;
+ * - one_pcie_link (warn): every neighbour-facing function (addressed,
+ *   with carrier, and heard a neighbour when there is a neighbour table)
+ *   of two or more ports on one PCIe link while another link's functions
+ *   have carrier;
  * - pcie_downtrained (warn): a link below its maximum speed or width;
  * - twins_differ (warn): a port whose functions differ (speed, MTU,
  *   carrier, PCIe link);

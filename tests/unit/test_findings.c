@@ -631,6 +631,43 @@ static void test_hw_cable(void **state)
 	inventory_free(n2);
 }
 
+/* Beacons go out on unaddressed twins too: a neighbour table in which
+ * every function hears someone does not hide the one-link choice. */
+static void test_hw_onelink_beacons(void **state)
+{
+	static const char *const ifs[] = {"enp1s0f0np0", "enP2p1s0f0np0",
+					  "enp1s0f1np1", "enP2p1s0f1np1"};
+	struct findings_hw_node nd = {.name = "n1"};
+	Ring__NeighbourTable t = RING__NEIGHBOUR_TABLE__INIT;
+	Ring__Neighbour nb[4], *nbs[4];
+	struct finding f[16];
+	unsigned n, one = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++) {
+		ring__neighbour__init(&nb[i]);
+		nb[i].local_interface = (char *)ifs[i];
+		nb[i].remote_node = i < 2 ? "n2" : "n3";
+		nb[i].remote_interface = (char *)ifs[i ^ 2];
+		nbs[i] = &nb[i];
+	}
+	t.neighbours = nbs;
+	t.n_neighbours = 4;
+	nd.inv = hw_inv("gb10-onelink", "n1", NULL);
+	nd.nbrs = &t;
+	n = findings_hw(&nd, 1, f, 16);
+	for (unsigned i = 0; i < n; i++)
+		one += !strcmp(f[i].code, "one_pcie_link");
+	assert_int_equal(n, 3);
+	assert_int_equal(one, 1);
+	inventory_free((Ring__Inventory *)nd.inv);
+
+	/* Dual-addressed, every function used: nothing. */
+	nd.inv = hw_inv("gb10-dual", "n1", NULL);
+	assert_int_equal(findings_hw(&nd, 1, f, 16), 0);
+	inventory_free((Ring__Inventory *)nd.inv);
+}
+
 /* The uniform ceiling's advice follows the port model: a correctly
  * dual-addressed cluster is not told of unused halves. */
 static void test_hw_uniform(void **state)
@@ -675,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_hw_x2),
 		cmocka_unit_test(test_hw_arp),
 		cmocka_unit_test(test_hw_cable),
+		cmocka_unit_test(test_hw_onelink_beacons),
 		cmocka_unit_test(test_hw_uniform),
 	};
 
