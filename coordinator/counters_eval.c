@@ -115,10 +115,14 @@ static int cev_node_slot(struct cev_edge *acc, const char *node)
 }
 
 static void cev_edge_side(struct cev_edge *acc, const char *node,
-			  const Ring__TestResult *r)
+			  const Ring__TestResult *r, const Ring__TestParams *p)
 {
 	int slot = cev_node_slot(acc, node);
 	double span = r->window_s;
+
+	/* An RDMA target measures no window: the test's asked length. */
+	if (span <= 0 && p)
+		span = (p->warmup_ms + p->duration_ms) / 1000.0;
 
 	/* The agent's own span between its reads, where one moved. */
 	if (r->n_counters && r->counters[0]->span_s > 0)
@@ -157,9 +161,9 @@ int cev_edge_add(struct cev_edge **acc, const Ring__TestReport *rep)
 		}
 	}
 	if (rep->a_side)
-		cev_edge_side(*acc, rep->a, rep->a_side);
+		cev_edge_side(*acc, rep->a, rep->a_side, rep->params);
 	if (rep->b_side)
-		cev_edge_side(*acc, rep->b, rep->b_side);
+		cev_edge_side(*acc, rep->b, rep->b_side, rep->params);
 	return 0;
 }
 

@@ -405,6 +405,7 @@ static void test_edge(void **state)
 	Ring__TestResult ra = RING__TEST_RESULT__INIT;
 	Ring__TestResult rb = RING__TEST_RESULT__INIT;
 	Ring__TestReport rep = RING__TEST_REPORT__INIT;
+	Ring__TestParams params = RING__TEST_PARAMS__INIT;
 	struct cev_edge *acc = NULL;
 	struct finding f[8];
 	size_t n;
@@ -423,7 +424,11 @@ static void test_edge(void **state)
 	/* The other direction's test: B's node is now A. */
 	rep.a = "n2";
 	rep.b = "n1";
-	rb.window_s = 3;
+	/* No window (an RDMA target): the asked warm-up and duration. */
+	rb.window_s = 0;
+	params.warmup_ms = 500;
+	params.duration_ms = 2500;
+	rep.params = &params;
 	assert_int_equal(cev_edge_add(&acc, &rep), 0);
 	n = cev_edge_view(acc, &v);
 	assert_int_equal(n, 2);
