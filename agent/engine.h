@@ -36,7 +36,9 @@ struct engine_result {
 	int kind;	 /* the engine's own test kind */
 	int err;	 /* 0, or -errno */
 	char error[320]; /* operator-facing reason when err != 0 */
-	int no_path;	 /* err means no data-plane path: not ring neighbours */
+	int no_path;	 /* err means no data-plane path (the coordinator says
+			whether the nodes are ring neighbours) */
+	char path_detail[400];	    /* with no_path: what this side knows */
 	const char *method;	    /* "tcp" or "rdma" */
 	const char *lat_convention; /* "half round trip", "full round trip" */
 	double window_s; /* the measured window as this side timed it */

@@ -403,8 +403,10 @@ static void ops_send_result(struct op *op, const struct engine_result *r,
 	Ring__LatResult lr[ENGINE_MAX_SIZES], *lrp[ENGINE_MAX_SIZES];
 
 	res.error = (char *)(r->err ? r->error : "");
-	if (r->err && r->no_path)
+	if (r->err && r->no_path) {
 		res.error_code = RING__ERROR_CODE__ERROR_NOT_ADJACENT;
+		res.path_detail = (char *)r->path_detail;
+	}
 	res.method = (char *)(r->method ? r->method : "");
 	res.lat_convention =
 		(char *)(r->lat_convention ? r->lat_convention : "");
@@ -585,6 +587,8 @@ static int ops_rdma_params(const Ring__TestParams *in, struct verbs_params *p,
 		p->post_list = r->post_list;
 		p->iterations = r->iterations;
 		p->mtu = r->mtu;
+		p->traffic_class = r->traffic_class;
+		p->service_level = r->service_level;
 	}
 	p->duration_ms = in->duration_ms;
 	p->warmup_ms = in->warmup_ms;

@@ -198,6 +198,10 @@ static void verbs_report_done(struct verbs_test *t)
 		snprintf(t->res.error, sizeof(t->res.error), "%s", t->conn_why);
 		t->res.no_path = t->conn_no_path;
 	}
+	if (t->res.err && t->res.no_path)
+		verbs_path_detail(&t->local, &t->peer, t->procfs_root,
+				  t->res.path_detail,
+				  sizeof(t->res.path_detail));
 	if (t->res.err)
 		log_warnx("verbs %s %s: %s", t->requester ? "to" : "from",
 			  t->peer_name, t->res.error);
@@ -290,6 +294,8 @@ struct verbs_test *verbs_setup(struct event_base *base,
 	t->requester = s->requester;
 	snprintf(t->peer_name, sizeof(t->peer_name), "%s",
 		 s->peer ? s->peer : "");
+	snprintf(t->procfs_root, sizeof(t->procfs_root), "%s",
+		 s->conf ? s->conf->procfs_root : "");
 	t->ccb = ccb;
 	t->dcb = dcb;
 	t->arg = arg;

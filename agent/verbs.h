@@ -57,7 +57,9 @@ struct verbs_params {
 	uint32_t sizes[VERBS_MAX_SIZES];
 	unsigned lat_iterations;
 	unsigned lat_warmup;
-	unsigned mtu; /* path MTU bytes; 0 = both ports' active MTU */
+	unsigned mtu;		/* path MTU bytes; 0 = both ports' active MTU */
+	unsigned traffic_class; /* GRH traffic class, 0..255 */
+	unsigned service_level; /* SL, 0..15 */
 };
 
 /* One side's connection data, as it travels to the peer. */
@@ -147,5 +149,13 @@ int verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
 int verbs_explain_rtr(int e, const struct verbs_endpoint *local,
 		      const struct verbs_endpoint *peer, const char *peer_name,
 		      char *out, size_t len);
+/* After "no data-plane path": what this side knows of the path, for the
+ * coordinator's wording (TestResult.path_detail): the local function and
+ * port, its GID's netdev, the neighbour entry the kernel resolved for the
+ * peer's IPv4 address (procfs_root/proc/net/arp) and the route to it
+ * (procfs_root/proc/net/route). Always 0; out is always terminated. */
+int verbs_path_detail(const struct verbs_endpoint *local,
+		      const struct verbs_endpoint *peer,
+		      const char *procfs_root, char *out, size_t len);
 
 #endif

@@ -48,11 +48,17 @@ int verbs_qp_to_rts(struct verbs_test *t, unsigned i)
 	a.min_rnr_timer = 12;
 	a.ah_attr.port_num = (uint8_t)t->local.port;
 	a.ah_attr.dlid = (uint16_t)t->peer.lid;
+	/* What NCCL_IB_SL / NCCL_IB_TC set (NCCL's net_ib connect.cc fills
+	 * the same two fields): on RoCE the SL maps to the 802.1p priority
+	 * and the traffic class to DSCP/ECN, which pick the PFC lossless
+	 * class. Ranges checked by testlimits_check. */
+	a.ah_attr.sl = (uint8_t)t->p.service_level;
 	if (!t->is_ib || t->local.gid_index) {
 		a.ah_attr.is_global = 1;
 		memcpy(a.ah_attr.grh.dgid.raw, t->peer.gid, 16);
 		a.ah_attr.grh.sgid_index = (uint8_t)t->local.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.grh.traffic_class = (uint8_t)t->p.traffic_class;
 	}
 	e = ibv_modify_qp(t->q[i].qp, &a,
 			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |

@@ -81,7 +81,8 @@ struct verbs_test {
 	unsigned lat_done; /* latency: completions seen while spinning */
 	int conn_err;
 	char conn_why[320];
-	int conn_no_path; /* conn_why says there is no data-plane path */
+	char procfs_root[512]; /* for verbs_path_detail */
+	int conn_no_path;      /* conn_why says there is no data-plane path */
 	struct engine_result res;
 };
 

@@ -150,6 +150,14 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 				? r->a_gid_index
 				: r->b_gid_index,
 			TESTLIMITS_GID_INDEX_MAX);
+	if (r->traffic_class > TESTLIMITS_RDMA_TC_MAX)
+		return reason_fail(why, len,
+				   "traffic class %u out of range 0..%d",
+				   r->traffic_class, TESTLIMITS_RDMA_TC_MAX);
+	if (r->service_level > TESTLIMITS_RDMA_SL_MAX)
+		return reason_fail(why, len,
+				   "service level %u out of range 0..%d",
+				   r->service_level, TESTLIMITS_RDMA_SL_MAX);
 	if (lat)
 		return testlimits_lat(p, TESTLIMITS_RDMA_LAT_SIZE_MAX, 1, why,
 				      len);

@@ -52,6 +52,10 @@ extern const uint32_t
 #define TESTLIMITS_RDMA_ITERATIONS_MAX 100000000ull /* per QP; 0 = duration */
 /* The address handle's sgid_index is 8 bits. */
 #define TESTLIMITS_GID_INDEX_MAX 255
+/* The GRH traffic class is 8 bits (NCCL_IB_TC), the service level 4
+ * (NCCL_IB_SL): ibv_ah_attr's grh.traffic_class and sl. */
+#define TESTLIMITS_RDMA_TC_MAX 255
+#define TESTLIMITS_RDMA_SL_MAX 15
 /* An RDMA test never holds queue pairs and memory longer. */
 #define TESTLIMITS_RDMA_DEADLINE_MAX_MS (3600u * 1000)
 

@@ -49,7 +49,7 @@ struct rdmatest {
 	uint8_t id[16];
 	unsigned deadline_ms;
 	struct rt_side side[2];
-	char error[512];
+	char error[1536];
 	Ring__ErrorCode error_code; /* the first error's, when typed */
 	int busy;		    /* nesting of our own entry points */
 	rdmatest_cb cb;
@@ -144,6 +144,65 @@ static void rt_stop(struct rdmatest *t, int idx)
 	rt_send_stop(t, idx);
 }
 
+/* The endpoint side idx used, for the wording: "n1 rxe1 port 1 (netdev
+ * r1b)"; the node alone when it never answered with one. */
+static void rt_side_name(const struct rdmatest *t, int idx, char *buf,
+			 size_t len)
+{
+	const Ring__RdmaEndpoint *e = t->side[idx].ep;
+
+	if (e && *e->device)
+		snprintf(buf, len, "%s %s port %u (netdev %s)", t->node[idx],
+			 e->device, e->port, *e->netdev ? e->netdev : "?");
+	else
+		snprintf(buf, len, "%s", t->node[idx]);
+}
+
+void rdmatest_no_path_text(const char *a, const char *a_end, const char *b,
+			   const char *b_end, int adjacent, const char *error,
+			   const char *detail, char *out, size_t len)
+{
+	const char *d = detail ? detail : "";
+
+	if (adjacent == 0) {
+		/* The field notes' rank-order failure: known, not guessed. */
+		snprintf(out, len,
+			 "%s and %s are not ring neighbours (no published "
+			 "edge joins them): no data-plane path between them; "
+			 "%s",
+			 a, b, error);
+		return;
+	}
+	snprintf(out, len,
+		 "no RDMA path from %s to %s although %s: %s%s%s; between "
+		 "neighbours a wrong function or ARP flux fails this way: "
+		 "check that each address is on the function facing the "
+		 "peer and, with twins on one subnet, net.ipv4.conf "
+		 "arp_ignore=1 and arp_announce=2",
+		 a_end, b_end,
+		 adjacent == 1 ? "a published edge joins them (ring neighbours)"
+			       : "no survey has said whether they are "
+				 "neighbours",
+		 error, *d ? "; " : "", d);
+}
+
+/* An agent's "no data-plane path" (ERROR_NOT_ADJACENT): only here is it
+ * known whether the pair is adjacent, so only here is it worded. */
+static void rt_no_path(struct rdmatest *t)
+{
+	const char *detail = "";
+	char a_end[160], b_end[160], err[sizeof(t->error)];
+
+	for (int i = 0; i < 2 && !*detail; i++)
+		if (t->side[i].res && t->side[i].res->path_detail)
+			detail = t->side[i].res->path_detail;
+	rt_side_name(t, 0, a_end, sizeof(a_end));
+	rt_side_name(t, 1, b_end, sizeof(b_end));
+	snprintf(err, sizeof(err), "%s", t->error);
+	rdmatest_no_path_text(t->node[0], a_end, t->node[1], b_end, t->adjacent,
+			      err, detail, t->error, sizeof(t->error));
+}
+
 static void rt_finish(struct rdmatest *t)
 {
 	Ring__TestReport rep = RING__TEST_REPORT__INIT;
@@ -167,6 +226,8 @@ static void rt_finish(struct rdmatest *t)
 		else
 			rep.gbps_a_to_b = ra->gbps_sent;
 	}
+	if (t->error_code == RING__ERROR_CODE__ERROR_NOT_ADJACENT)
+		rt_no_path(t);
 	rep.error = t->error;
 	rep.error_code = t->error_code;
 	rep.finished_ms = clock_now_ms();

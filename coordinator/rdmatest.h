@@ -33,5 +33,13 @@ struct rdmatest *rdmatest_start(const struct call_iface *ci,
 				void *arg);
 /* Stop every side that was set up, forget the test; no callback. */
 void rdmatest_cancel(struct rdmatest *t);
+/* The report's words for an agent's "no data-plane path" (its error, and
+ * the path_detail it sent): "not ring neighbours" only when adjacent is
+ * 0 (no published edge joins a and b); otherwise both ends (a_end,
+ * b_end: node, function, port, netdev), the agent's facts, and what
+ * fails this way between real neighbours (wrong function, ARP flux). */
+void rdmatest_no_path_text(const char *a, const char *a_end, const char *b,
+			   const char *b_end, int adjacent, const char *error,
+			   const char *detail, char *out, size_t len);
 
 #endif

@@ -95,10 +95,12 @@ static void ringctl_usage(FILE *f)
 		"              [--duration S] [--warmup S] [--iterations 1-%llu]\n"
 		"              [--tx-depth 1-%d] [--cq-mod N] [--post-list 1-%d]\n"
 		"              [--gid-a 0-%d] [--gid-b 0-%d] [--mtu 256-4096]\n"
+		"              [--tc 0-%d] [--sl 0-%d]  traffic class, service level\n"
 		"              --cq-mod must divide the tx depth (tx depth default %d)\n"
 		"                              RDMA bandwidth, A posts (root)\n"
 		"  test rdma-lat A B --op write|read [--sizes S,...]\n"
 		"              [--iterations 1-%u] [--gid-a IDX] [--gid-b IDX]\n"
+		"              [--tc N] [--sl N]\n"
 		"              up to %d distinct sizes of 1-%s\n"
 		"                              RDMA latency, A posts (root)\n"
 		"              sizes take K, M and G suffixes (binary); latency\n"
@@ -117,6 +119,7 @@ static void ringctl_usage(FILE *f)
 		bw_rdma, TESTLIMITS_RDMA_ITERATIONS_MAX,
 		TESTLIMITS_RDMA_TX_DEPTH_MAX, TESTLIMITS_RDMA_POST_LIST_MAX,
 		TESTLIMITS_GID_INDEX_MAX, TESTLIMITS_GID_INDEX_MAX,
+		TESTLIMITS_RDMA_TC_MAX, TESTLIMITS_RDMA_SL_MAX,
 		TESTLIMITS_RDMA_TX_DEPTH_DEFAULT, TESTLIMITS_LAT_ITERATIONS_MAX,
 		TESTLIMITS_LAT_SIZES_MAX, lat_rdma, defaults,
 		TESTLIMITS_DURATION_DEFAULT_MS / 1000,

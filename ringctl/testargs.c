@@ -264,6 +264,25 @@ static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 	if (!strcmp(opt, "--gid-b"))
 		return testargs_gid(opt, val, &r->b_gid_set, &r->b_gid_index,
 				    err, len);
+	/* NCCL_IB_TC / NCCL_IB_SL: the lossless class a job will use. */
+	if (!strcmp(opt, "--tc")) {
+		if (testargs_count32(val, 0, TESTLIMITS_RDMA_TC_MAX,
+				     &r->traffic_class) < 0)
+			return reason_fail(err, len,
+					   "--tc: '%s' is not a traffic class "
+					   "0..%d",
+					   val, TESTLIMITS_RDMA_TC_MAX);
+		return 0;
+	}
+	if (!strcmp(opt, "--sl")) {
+		if (testargs_count32(val, 0, TESTLIMITS_RDMA_SL_MAX,
+				     &r->service_level) < 0)
+			return reason_fail(err, len,
+					   "--sl: '%s' is not a service level "
+					   "0..%d",
+					   val, TESTLIMITS_RDMA_SL_MAX);
+		return 0;
+	}
 	if (bw)
 		return testargs_rdma_bw_option(t, opt, val, err, len);
 	if (!strcmp(opt, "--sizes"))

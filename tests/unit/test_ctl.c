@@ -338,6 +338,14 @@ static void test_parse_rdma_bw(void **state)
 	assert_int_equal(t.rdma.b_gid_index, 1);
 	assert_int_equal(t.rdma.mtu, 1024);
 	assert_int_equal(t.params.direction, RING__DIRECTION__DIR_A_TO_B);
+	assert_int_equal(t.rdma.traffic_class, 0);
+	assert_int_equal(t.rdma.service_level, 0);
+	assert_int_equal(parse(&t, err, sizeof(err), "rdma-bw", "n1", "n2",
+			       "--op", "write", "--tc", "106", "--sl", "3",
+			       NULL),
+			 0);
+	assert_int_equal(t.rdma.traffic_class, 106);
+	assert_int_equal(t.rdma.service_level, 3);
 }
 
 /* One command line: what parse returns and, when it fails, what it says. */
@@ -414,6 +422,19 @@ static void test_parse_rdma_errors(void **state)
 		{"rdma-bw n1 n2 --op write --streams 4", -1,
 		 "unknown rdma-bw option '--streams'", NULL},
 		{"rdma-bw n1 n2 --op", -1, "option '--op' needs a value", NULL},
+		/* NCCL_IB_TC / NCCL_IB_SL: 8 and 4 bits, strictly. */
+		{"rdma-bw n1 n2 --op write --tc 256", -1,
+		 "--tc: '256' is not a traffic class 0..255", NULL},
+		{"rdma-bw n1 n2 --op write --tc -1", -1,
+		 "--tc: '-1' is not a traffic class 0..255", NULL},
+		{"rdma-bw n1 n2 --op write --tc 0x6a", -1,
+		 "--tc: '0x6a' is not a traffic class 0..255", NULL},
+		{"rdma-lat n1 n2 --op write --sl 16", -1,
+		 "--sl: '16' is not a service level 0..15", NULL},
+		{"rdma-lat n1 n2 --op write --sl 1.5", -1,
+		 "--sl: '1.5' is not a service level 0..15", NULL},
+		{"rdma-bw n1 n2 --op write --tc 106 --sl 3", 0, NULL, NULL},
+		{"rdma-lat n1 n2 --op read --tc 255 --sl 15", 0, NULL, NULL},
 		/* Bandwidth knobs are not latency knobs. */
 		{"rdma-lat n1 n2 --op write --qps 2", -1,
 		 "unknown rdma-lat option '--qps'", NULL},

@@ -178,6 +178,22 @@ static void fx_result(struct fx *f, struct tc_call *c, double gbps,
 	assert_int_equal(tc_reply(&f->tc, c, &env), 1);
 }
 
+/* A's "no data-plane path" result with what the agent knows of it. */
+static void fx_result_no_path(struct fx *f, struct tc_call *c,
+			      const char *error, const char *detail)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__TestResult r = RING__TEST_RESULT__INIT;
+
+	r.error = (char *)error;
+	r.error_code = RING__ERROR_CODE__ERROR_NOT_ADJACENT;
+	r.method = "rdma";
+	r.path_detail = (char *)detail;
+	env.body_case = RING__ENVELOPE__BODY_TEST_RESULT;
+	env.test_result = &r;
+	assert_int_equal(tc_reply(&f->tc, c, &env), 1);
+}
+
 static struct tc_call *fx_setup(struct fx *f, const char *node)
 {
 	return tc_get(&f->tc, node, SETUP, 1);
@@ -855,24 +871,40 @@ static void test_session_lost_inside_send(void **state)
 
 /* ------------------------------------------------------------ codes */
 
+#define NO_PATH                                                                \
+	"transport retry exceeded before the first completion: no "            \
+	"data-plane path from rxe1 port 1 (GID ::ffff:10.9.1.1 on r1b) to n2 " \
+	"(::ffff:10.9.1.2)"
+#define DETAIL                                                                 \
+	"local function rxe1 port 1, its GID ::ffff:10.9.1.1 on netdev r1b; "  \
+	"peer GID ::ffff:10.9.1.2; the kernel resolved 10.9.1.2 to MAC "       \
+	"02:00:0a:09:01:62 on r1b; route to 10.9.1.2: on link, dev r1b"
+#define BETWEEN_NEIGHBOURS                                                     \
+	"; between neighbours a wrong function or ARP flux fails this way: "   \
+	"check that each address is on the function facing the peer and, "     \
+	"with twins on one subnet, net.ipv4.conf arp_ignore=1 and "            \
+	"arp_announce=2"
+
 /* "No data-plane path" keeps its code in the report, from A's result or
  * from a refused CONNECT; other codes are text only; the first error
- * wins, code and text. */
+ * wins, code and text. The words are the coordinator's: "not ring
+ * neighbours" only when no published edge joins the pair; between
+ * neighbours (or when no survey says) both ends, the agent's facts and
+ * what fails this way (a wrong function, ARP flux). */
 static void test_not_adjacent_code(void **state)
 {
 	struct fx *f = *state;
 
 	fx_start(f, 0);
 	fx_run(f);
-	fx_result(f, fx_setup(f, "n1"), 0,
-		  "n1 and n2 are not ring neighbours: no data-plane path",
-		  RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+	fx_result_no_path(f, fx_setup(f, "n1"), NO_PATH, DETAIL);
 	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
 	fx_over(f);
-	expect_error(f,
-		     "n1: n1 and n2 are not ring neighbours: no data-plane "
-		     "path",
-		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+	expect_error(
+		f,
+		"n1 and n2 are not ring neighbours (no published edge "
+		"joins them): no data-plane path between them; n1: " NO_PATH,
+		RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 
 	fx_reset(f);
 	fx_start_ab(f, 0);
@@ -881,7 +913,38 @@ static void test_not_adjacent_code(void **state)
 				  "no path to n1"),
 			 1);
 	fx_wind_down_over(f);
-	expect_error(f, "n2: no path to n1",
+	expect_error(f,
+		     "n1 and n2 are not ring neighbours (no published edge "
+		     "joins them): no data-plane path between them; n2: no "
+		     "path to n1",
+		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+
+	/* Neighbours: never "not ring neighbours"; both functions and
+	 * netdevs, the neighbour MAC the kernel resolved. */
+	fx_reset(f);
+	fx_start(f, 1);
+	fx_run(f);
+	fx_result_no_path(f, fx_setup(f, "n1"), NO_PATH, DETAIL);
+	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
+	fx_over(f);
+	expect_error(f,
+		     "no RDMA path from n1 rxe1 port 1 (netdev r1b) to n2 rxe2 "
+		     "port 1 (netdev r2a) although a published edge joins "
+		     "them (ring neighbours): n1: " NO_PATH
+		     "; " DETAIL BETWEEN_NEIGHBOURS,
+		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+
+	/* No survey yet: not said either way. */
+	fx_reset(f);
+	fx_start(f, -1);
+	fx_run(f);
+	fx_result_no_path(f, fx_setup(f, "n1"), NO_PATH, "");
+	fx_result(f, fx_setup(f, "n2"), 0, NULL, 0);
+	fx_over(f);
+	expect_error(f,
+		     "no RDMA path from n1 rxe1 port 1 (netdev r1b) to n2 rxe2 "
+		     "port 1 (netdev r2a) although no survey has said whether "
+		     "they are neighbours: n1: " NO_PATH BETWEEN_NEIGHBOURS,
 		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 
 	/* Another code first: its text, no code, whatever follows. */
@@ -1266,7 +1329,7 @@ static void test_control_refusals(void **state)
 
 /* A request runs the test on the ports the rules pick and gets the
  * driver's report; an agent's NOT_ADJACENT reaches ringctl with its code
- * and its own words (no second hint). */
+ * and the driver's words (no second hint from control). */
 static void test_control_report(void **state)
 {
 	struct fx *f = *state;
@@ -1306,14 +1369,16 @@ static void test_control_report(void **state)
 		tc_ack(&f->tc, fx_find_ctl(f, "n1",
 					   RING__RDMA_ACTION__RDMA_CONNECT, 2)),
 		1);
-	fx_result(f, tc_get(&f->tc, "n1", SETUP, 2), 0,
-		  "n1 and n2 are not ring neighbours",
-		  RING__ERROR_CODE__ERROR_NOT_ADJACENT);
+	fx_result_no_path(f, tc_get(&f->tc, "n1", SETUP, 2), NO_PATH, DETAIL);
 	fx_result(f, tc_get(&f->tc, "n2", SETUP, 2), 0, NULL, 0);
 	rep = cfx_reply(&c);
 	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_TEST_REPORT);
-	assert_string_equal(rep->test_report->error,
-			    "n1: n1 and n2 are not ring neighbours");
+	assert_string_equal(
+		rep->test_report->error,
+		"no RDMA path from n1 rxe1 port 1 (netdev r1b) to n2 rxe2 port "
+		"1 (netdev r2a) although no survey has said whether they are "
+		"neighbours: n1: " NO_PATH "; " DETAIL BETWEEN_NEIGHBOURS);
+	assert_null(strstr(rep->test_report->error, "ranks must follow"));
 	assert_int_equal(rep->test_report->error_code,
 			 RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 	frame_free(rep);

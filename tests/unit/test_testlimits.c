@@ -202,6 +202,13 @@ static void test_check_rdma(void **state)
 	   "iterations out of range (0..100000000)");
 	RD(mtu, 1024, NULL);
 	RD(mtu, 1500, "mtu 1500: use 256, 512, 1024, 2048 or 4096");
+	/* NCCL_IB_TC / NCCL_IB_SL: ibv_ah_attr's 8 and 4 bits. */
+	RD(traffic_class, TESTLIMITS_RDMA_TC_MAX, NULL);
+	RD(traffic_class, TESTLIMITS_RDMA_TC_MAX + 1,
+	   "traffic class 256 out of range 0..255");
+	RD(service_level, TESTLIMITS_RDMA_SL_MAX, NULL);
+	RD(service_level, TESTLIMITS_RDMA_SL_MAX + 1,
+	   "service level 16 out of range 0..15");
 	s = r, s.a_gid_set = 1, s.a_gid_index = TESTLIMITS_GID_INDEX_MAX;
 	q = p, q.rdma = &s, expect(&q, NULL);
 	s.b_gid_set = 1, s.b_gid_index = TESTLIMITS_GID_INDEX_MAX + 1;

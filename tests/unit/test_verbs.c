@@ -8,7 +8,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ops.h"
 #include "testsock.h"
@@ -89,9 +93,92 @@ static void endpoints(struct verbs_endpoint *l, struct verbs_endpoint *r)
 {
 	memset(l, 0, sizeof(*l));
 	memset(r, 0, sizeof(*r));
+	strcpy(l->device, "rxe1");
+	l->port = 1;
 	strcpy(l->netdev, "r1b");
 	strcpy(l->gid_str, "::ffff:10.9.1.1");
 	strcpy(r->gid_str, "::ffff:10.9.3.2");
+	strcpy(r->ipv4, "10.9.3.2");
+}
+
+/* path_detail from a procfs tree: the neighbour entry and the route the
+ * kernel has for the peer's address, or that it has none. */
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_path_detail(void **state)
+{
+	char root[] = "/tmp/test_verbs_procXXXXXX", path[512], out[400];
+	struct verbs_endpoint l, r;
+
+	(void)state;
+	endpoints(&l, &r);
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/proc", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/proc/net", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	/* A twin answered for the peer's address: the MAC is the evidence. */
+	write_file(root, "proc/net/arp",
+		   "IP address       HW type     Flags       HW address      "
+		   "      Mask     Device\n"
+		   "10.9.3.2         0x1         0x2         02:00:0a:09:03:62 "
+		   "    *        r1b\n"
+		   "10.9.3.9         0x1         0x0         00:00:00:00:00:00 "
+		   "    *        r1a\n");
+	/* 10.9.3.0/24 on r1b, the default via the management gateway
+	 * 192.168.0.1; the kernel prints network-order words in host
+	 * (little-endian) hex: 10.9.3.0 is "0003090A". */
+	write_file(root, "proc/net/route",
+		   "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\t"
+		   "Metric\tMask\t\tMTU\tWindow\tIRTT\n"
+		   "mgmt0\t00000000\t0100A8C0\t0003\t0\t0\t0\t00000000\t0"
+		   "\t0\t0\n"
+		   "r1b\t0003090A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0"
+		   "\t0\t0\n");
+	assert_int_equal(verbs_path_detail(&l, &r, root, out, sizeof(out)), 0);
+	assert_string_equal(
+		out, "local function rxe1 port 1, its GID ::ffff:10.9.1.1 "
+		     "on netdev r1b; peer GID ::ffff:10.9.3.2; the "
+		     "kernel resolved 10.9.3.2 to MAC 02:00:0a:09:03:62 "
+		     "on r1b; route to 10.9.3.2: on link, dev r1b");
+	/* An unanswered ARP, and a peer off every data subnet: the route
+	 * is the management gateway's (the diagonal of the field notes). */
+	strcpy(r.ipv4, "10.9.3.9");
+	assert_int_equal(verbs_path_detail(&l, &r, root, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "the kernel's neighbour entry for "
+				    "10.9.3.9 on r1a is incomplete"));
+	strcpy(r.ipv4, "10.9.7.2");
+	assert_int_equal(verbs_path_detail(&l, &r, root, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "; no neighbour entry for 10.9.7.2; "
+				    "route to 10.9.7.2 via 192.168.0.1 dev "
+				    "mgmt0"));
+	/* No procfs there: said, not guessed. */
+	snprintf(path, sizeof(path), "%s/none", root);
+	assert_int_equal(verbs_path_detail(&l, &r, path, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "(neighbour table unreadable)"));
+	assert_non_null(strstr(out, "(route table unreadable)"));
+	/* A short buffer stays terminated. */
+	assert_int_equal(verbs_path_detail(&l, &r, root, out, 20), 0);
+	assert_int_equal(strlen(out), 19);
+	snprintf(path, sizeof(path), "%s/proc/net/arp", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/net/route", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/net", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/proc", root);
+	rmdir(path);
+	rmdir(root);
 }
 
 /* The texts for a failed work completion (wc) or a failed move to RTR, and
@@ -115,8 +202,9 @@ static void test_explain(void **state)
 		 "n3",
 		 1,
 		 {"transport retry exceeded", "r1b", "::ffff:10.9.3.2",
-		  "not ring neighbours"},
-		 NULL},
+		  "no data-plane path"},
+		 /* Only the coordinator knows adjacency. */
+		 "not ring neighbours"},
 		/* Worked, then stopped: the peer went away, not the
 		 * topology. */
 		{"retry after 120",
@@ -141,8 +229,8 @@ static void test_explain(void **state)
 		 0,
 		 "n3",
 		 1,
-		 {"ibv_modify_qp(RTR)", "not ring neighbours"},
-		 NULL},
+		 {"ibv_modify_qp(RTR)", "no data-plane path", "rxe1 port 1"},
+		 "not ring neighbours"},
 		{"RTR invalid",
 		 1,
 		 EINVAL,
@@ -353,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_explain),
+		cmocka_unit_test(test_path_detail),
 		cmocka_unit_test(test_setup_refusals),
 		cmocka_unit_test(test_ops_rdma_budget),
 		cmocka_unit_test(test_ops_tests_cap),
