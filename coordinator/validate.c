@@ -91,6 +91,9 @@ static int validate_test_counters(const Ring__TestResult *r, char *why,
 				   r->n_counters, VALIDATE_MAX_TEST_COUNTERS);
 	if (!validate_text(r->counters_error, VALIDATE_MAX_ERROR_TEXT))
 		return reason_fail(why, len, "invalid counters_error");
+	/* Worded into the report's error (rdmatest_no_path_text). */
+	if (!validate_text(r->path_detail, VALIDATE_MAX_ERROR_TEXT))
+		return reason_fail(why, len, "invalid path_detail");
 	for (size_t i = 0; i < r->n_counters; i++) {
 		const Ring__CounterDelta *c = r->counters[i];
 
