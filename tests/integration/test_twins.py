@@ -82,3 +82,46 @@ def test_twins_survey_finds_the_ring(twin_ringd):
     order = [kv["topology.order.%d" % i] for i in range(len(ORDER))]
     assert order == ["n1", "n2", "n4", "n3"], order
     assert "topology.order.%d" % len(ORDER) not in kv
+
+
+def test_twins_single_addressed_halves_found(root, ringd_bin):
+    """The field notes' measured cluster: only link 0's functions
+    addressed, link 2's twins up with carrier. The ring is still found
+    over link 0, and the findings name, per node, each port's unused half
+    beside the function that carries the cable alone, and both cables on
+    one PCIe link."""
+    c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=PCIE_MBIT,
+                   twin_addressing="single")
+    with ringd_up(c, ringd_bin, report_chars=3000, heartbeat_ms=500,
+                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
+        r.setup_pki()
+        r.start_all(timeout=30)
+        cl.wait_for(lambda: all(lldp_neighbours(r, n) == 4 for n in ORDER),
+                    60, "every node to hear four LLDP neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=120)
+        assert p.returncode in (0, 1), "survey --wait: rc %d %s" % (
+            p.returncode, p.stderr)  # 1: warnings fire, as they should
+        rc, doc, err = r.status()
+        top = doc["topology"]
+        assert top["kind"] == "ring" and top["order"] == ORDER, top["order"]
+        for e in top["edges"]:
+            if e["a_interface"].startswith("enp1s0"):
+                assert "error" not in e, e
+                assert min(e["gbps_a_to_b_measured"]) > 0, e
+        by_code = {}
+        for f in top["findings"]:
+            by_code.setdefault(f.get("code"), []).append(f["finding"])
+        for n in ORDER:
+            for phys in (0, 1):
+                unused = c.function(n, phys, 2).name
+                used = c.function(n, phys, 0).name
+                hits = [t for t in by_code.get("port_half_unused", [])
+                        if t.startswith("%s port p%d:" % (n, phys))]
+                assert len(hits) == 1, (n, phys, by_code)
+                assert unused in hits[0] and used in hits[0], hits
+            hits = [t for t in by_code.get("one_pcie_link", [])
+                    if t.startswith(n + ":")]
+            assert len(hits) == 1, (n, by_code)
+            assert "enp1s0f0np0" in hits[0] and "enp1s0f1np1" in hits[0]
+            assert "0000:01:00" in hits[0] and "0002:01:00" in hits[0]
