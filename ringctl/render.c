@@ -829,26 +829,36 @@ static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 	}
 	if (!t->n_load_rounds || (brief && !twins))
 		return;
+	/* One row per ring cable: one way (the direction each node sends
+	 * to the next), then both ways at once. */
 	writer_table_start(w, "ring_load");
-	for (size_t i = 0; i < t->n_load_rounds; i++) {
-		const Ring__LoadRound *r = t->load_rounds[i];
+	for (size_t k = 0; k < t->load_rounds[0]->n_edges; k++) {
+		const Ring__LoadEdge *one = t->load_rounds[0]->edges[k];
+		const Ring__LoadEdge *both = NULL;
+		int ab = one->gbps_a_to_b >= 0;
+		char dir[140];
 
-		for (size_t k = 0; k < r->n_edges; k++) {
-			const Ring__LoadEdge *e = r->edges[k];
-			char id[WRITER_ID_MAX + 1];
-
-			snprintf(id, sizeof(id), "%s@%s",
-				 *r->mode == 'o' ? "one_way" : "both_ways",
-				 e->cable_id);
-			writer_obj_start_named(w, id);
-			writer_str(w, "round", r->mode);
-			writer_str(w, "cable", e->cable_id);
-			render_opt_double(w, "gbps_a_to_b_measured",
-					  e->gbps_a_to_b);
-			render_opt_double(w, "gbps_b_to_a_measured",
-					  e->gbps_b_to_a);
-			writer_obj_end(w);
-		}
+		for (size_t i = 1; i < t->n_load_rounds && !both; i++)
+			for (size_t m = 0; m < t->load_rounds[i]->n_edges; m++)
+				if (!strcmp(t->load_rounds[i]
+						    ->edges[m]
+						    ->cable_id,
+					    one->cable_id))
+					both = t->load_rounds[i]->edges[m];
+		writer_obj_start_named(w, one->cable_id);
+		writer_str(w, "cable", one->cable_id);
+		snprintf(dir, sizeof(dir), "%s->%s", ab ? one->a : one->b,
+			 ab ? one->b : one->a);
+		writer_str(w, "one_way", dir);
+		render_opt_double(w, "one_way_gbps_measured",
+				  ab ? one->gbps_a_to_b : one->gbps_b_to_a);
+		render_opt_double(w, "both_ways_gbps_a_to_b_measured",
+				  both ? both->gbps_a_to_b : -1);
+		render_opt_double(w, "both_ways_gbps_b_to_a_measured",
+				  both ? both->gbps_b_to_a : -1);
+		if (*one->error)
+			writer_str(w, "error", one->error);
+		writer_obj_end(w);
 	}
 	writer_table_end(w);
 }
@@ -895,12 +905,8 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[idx ? idx[i] : i];
 
-		/* A cable's second function pair: named by its interface. */
-		if (e->twin)
-			snprintf(id, sizeof(id), "%s-%s:%s", e->a, e->b,
-				 e->a_interface);
-		else
-			snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
+		/* A cable's second function pair (twins) gets "#index". */
+		snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
 		writer_obj_start_named(w, id);
 		if (brief)
 			render_edge_brief(w, e, now_ms);

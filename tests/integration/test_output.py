@@ -73,7 +73,8 @@ def strict_keyvalue(text, what):
 KV_NAME = {"nodes": "node", "edges": "edge", "interfaces": "name",
            "rdma_devices": "name", "ports": "port", "gids": "index",
            "lat_p50_us_measured": "size", "latency": "size",
-           "rdma_write_lat_p50_us_measured": "size"}
+           "rdma_write_lat_p50_us_measured": "size", "pcie_links": "id",
+           "phys_ports": "id", "cables": "cable", "ring_load": "cable"}
 
 
 def kv_component(key, elem, i, used):
