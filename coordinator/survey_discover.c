@@ -76,6 +76,16 @@ static void sv_if_port(struct sv_if *si, const Ring__NetInterface *f,
 		 : f->port_id[0] ? f->port_id
 				 : f->name);
 	si->port_gbps = f->speed_mbps > 0 ? f->speed_mbps / 1000.0 : 0;
+	/* One function alone runs at most at its PCIe link's usable rate
+	 * (GB10: ~111 of a 200G port's Gbps): that is its edge's nominal,
+	 * or a healthy edge would read as a ceiling at half. */
+	for (size_t i = 0; *f->pcie_link && i < inv->n_pcie_links; i++) {
+		double u = inv->pcie_links[i]->usable_gbps;
+
+		if (!strcmp(inv->pcie_links[i]->id, f->pcie_link) && u > 0 &&
+		    (!si->nominal_gbps || u < si->nominal_gbps))
+			si->nominal_gbps = u;
+	}
 }
 
 /* Each function's place among its port's twins, ordered by PCIe link

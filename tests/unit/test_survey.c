@@ -459,6 +459,7 @@ static void tn_publish(struct fake *f)
 		Ring__Ipv4Address ip[TI_MAX + 1], *ipp[TI_MAX + 1];
 		Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
 		Ring__Neighbour nb[2 * TI_MAX], *nbp[2 * TI_MAX];
+		Ring__PcieLink pl[TI_MAX], *plp[TI_MAX];
 		char maddr[32];
 		struct node *n = nodes_get(f->table, tn->name, 64);
 
@@ -517,6 +518,22 @@ static void tn_publish(struct fake *f)
 		inv.mgmt_address = maddr;
 		inv.interfaces = nifp;
 		inv.n_interfaces = tn->n_ifs + 1;
+		/* Twins' PCIe links, 150 Gbps usable each. */
+		for (unsigned k = 0; k < tn->n_ifs; k++) {
+			size_t m = 0;
+
+			while (m < inv.n_pcie_links &&
+			       strcmp(pl[m].id, tn->ifs[k].pcie_link))
+				m++;
+			if (!tn->ifs[k].pcie_link[0] || m < inv.n_pcie_links)
+				continue;
+			ring__pcie_link__init(&pl[m]);
+			pl[m].id = (char *)tn->ifs[k].pcie_link;
+			pl[m].usable_gbps = 150.0;
+			plp[m] = &pl[m];
+			inv.n_pcie_links++;
+		}
+		inv.pcie_links = plp;
 		nt.neighbours = nbp;
 		nt.beacons_available = tn->beacons;
 		nt.beacons_error = tn->beacons ? "" : "no CAP_NET_RAW";
@@ -1115,6 +1132,9 @@ static void test_twins(void **state)
 
 		assert_int_equal(e->a_interface[2], e->b_interface[2]);
 		assert_true(e->verified);
+		/* A function alone: its PCIe link's usable rate, not the
+		 * port's 200. */
+		assert_true(e->nominal_gbps == 150.0);
 		assert_true(e->gbps_a_to_b[2] == 100.0);
 		twins += e->twin;
 	}
