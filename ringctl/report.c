@@ -53,6 +53,37 @@ static void report_endpoint(struct writer *w, const char *key, const char *node,
 	writer_obj_end(w);
 }
 
+/* The path MTU the agents set (computed from the report, as the agent's
+ * RTR does: the lesser of both ports' active MTU, or --mtu when below
+ * it), and why. */
+static void report_path_mtu(struct writer *w, const Ring__TestReport *r,
+			    const Ring__RdmaParams *rp)
+{
+	const Ring__RdmaEndpoint *ea = r->a_side ? r->a_side->endpoint : NULL;
+	const Ring__RdmaEndpoint *eb = r->b_side ? r->b_side->endpoint : NULL;
+	unsigned asked = rp ? rp->mtu : 0, m;
+	char why[200];
+
+	if (!ea || !eb || !ea->mtu || !eb->mtu) {
+		writer_none(w, "path_mtu", "both ports' active MTU not known");
+		return;
+	}
+	m = ea->mtu < eb->mtu ? ea->mtu : eb->mtu;
+	if (asked && asked < m)
+		snprintf(why, sizeof(why),
+			 "--mtu %u, below both ports' active MTU (%s %u, %s "
+			 "%u)",
+			 asked, r->a, ea->mtu, r->b, eb->mtu);
+	else
+		snprintf(why, sizeof(why),
+			 "the lesser of both ports' active MTU (%s %u, %s "
+			 "%u)%s",
+			 r->a, ea->mtu, r->b, eb->mtu,
+			 asked ? "; --mtu is not below it" : "");
+	writer_uint(w, "path_mtu", asked && asked < m ? asked : m);
+	writer_str(w, "path_mtu_why", why);
+}
+
 static void report_rdma(struct writer *w, const Ring__TestReport *r)
 {
 	const Ring__TestParams *p = r->params;
@@ -78,6 +109,10 @@ static void report_rdma(struct writer *w, const Ring__TestReport *r)
 	writer_str(w, "data_direction", buf);
 	report_endpoint(w, "a_endpoint", r->a, a);
 	report_endpoint(w, "b_endpoint", r->b, r->b_side);
+	report_path_mtu(w, r, rp);
+	/* What NCCL_IB_TC / NCCL_IB_SL would set; 0 is the verbs default. */
+	writer_uint(w, "traffic_class", rp ? rp->traffic_class : 0);
+	writer_uint(w, "service_level", rp ? rp->service_level : 0);
 	if (bw) {
 		writer_uint(w, "qps", a ? a->n_streams : (rp ? rp->qps : 0));
 		if (rp && rp->size)

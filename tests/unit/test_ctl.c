@@ -1007,6 +1007,69 @@ static void test_status_brief(void **state)
 	free(out);
 }
 
+/* The path MTU the agents set, said with its reason; NCCL's TC and SL. */
+static void test_report_path_mtu(void **state)
+{
+	Ring__TestReport rep = RING__TEST_REPORT__INIT;
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+	Ring__TestResult side[2];
+	Ring__RdmaEndpoint ep[2];
+	static const unsigned mtu[2] = {4096, 1024};
+	static const struct {
+		unsigned asked;
+		const char *want;
+	} cases[] = {
+		{0, "path_mtu=1024\npath_mtu_why=the lesser of both ports' "
+		    "active MTU (n1 4096, n2 1024)\n"},
+		{2048, "path_mtu=1024\npath_mtu_why=the lesser of both ports' "
+		       "active MTU (n1 4096, n2 1024); --mtu is not below "
+		       "it\n"},
+		{512, "path_mtu=512\npath_mtu_why=--mtu 512, below both "
+		      "ports' active MTU (n1 4096, n2 1024)\n"},
+	};
+	struct testwriter t;
+	struct writer *w;
+	char *out;
+
+	(void)state;
+	p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+	p.rdma = &r;
+	r.traffic_class = 106;
+	r.service_level = 3;
+	rep.a = "n1";
+	rep.b = "n2";
+	rep.params = &p;
+	for (int i = 0; i < 2; i++) {
+		ring__test_result__init(&side[i]);
+		ring__rdma_endpoint__init(&ep[i]);
+		ep[i].mtu = mtu[i];
+		side[i].endpoint = &ep[i];
+	}
+	rep.a_side = &side[0];
+	rep.b_side = &side[1];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		r.mtu = cases[i].asked;
+		w = testwriter_open(&t, WRITER_KEYVALUE);
+		report_render(w, &rep);
+		out = testwriter_close(&t);
+		if (!strstr(out, cases[i].want))
+			fail_msg("--mtu %u: no '%s' in:\n%s", cases[i].asked,
+				 cases[i].want, out);
+		assert_non_null(strstr(out, "traffic_class=106\n"
+					    "service_level=3\n"));
+		free(out);
+	}
+	/* An endpoint never came: not guessed. */
+	rep.b_side = NULL;
+	w = testwriter_open(&t, WRITER_KEYVALUE);
+	report_render(w, &rep);
+	out = testwriter_close(&t);
+	assert_null(strstr(out, "path_mtu=1024"));
+	assert_non_null(strstr(out, "path_mtu"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1019,6 +1082,7 @@ int main(void)
 		cmocka_unit_test(test_parse_rdma_errors),
 		cmocka_unit_test(test_parse_rdma_lat),
 		cmocka_unit_test(test_parse_tcp),
+		cmocka_unit_test(test_report_path_mtu),
 		cmocka_unit_test_setup_teardown(test_replies_unique_keys,
 						replies_setup,
 						replies_teardown),
