@@ -82,6 +82,11 @@ struct coord_conf {
 	uint32_t survey_rdma_qps;  /* survey_rdma_qps, 1..64, default 4 */
 	uint32_t survey_rdma_size; /* survey_rdma_size, bytes, default 1M,
 				      at most TESTLIMITS_RDMA_SIZE_MAX */
+	/* survey_rdma_tc 0..255, survey_rdma_sl 0..15, default 0: the GRH
+	 * traffic class and service level of the survey's RDMA tests (the
+	 * jobs' NCCL_IB_TC / NCCL_IB_SL) */
+	uint32_t survey_rdma_tc;
+	uint32_t survey_rdma_sl;
 	/* Watching (issue 10) */
 	uint64_t alert_hold_down_ms; /* alert_hold_down: clear this long before
 					an alert resolves, default 30s */

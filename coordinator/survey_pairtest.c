@@ -247,6 +247,9 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 				  survey_test_cb cb, void *arg, int manual)
 {
 	struct survey_test *t = calloc(1, sizeof(*t));
+	struct rdmatest_spec s;
+	Ring__TestParams p;
+	Ring__RdmaParams r;
 
 	if (!t)
 		return NULL;
@@ -257,6 +260,18 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 	t->arg = arg;
 	t->manual = manual;
 	sv_test_link(sv, t);
+	/* The survey's own tests run in the jobs' class (survey_rdma_tc,
+	 * survey_rdma_sl); an operator's test says its own. */
+	if (!manual && sp->params->rdma) {
+		p = *sp->params;
+		r = *sp->params->rdma;
+		r.traffic_class = sv->conf->survey_rdma_tc;
+		r.service_level = sv->conf->survey_rdma_sl;
+		p.rdma = &r;
+		s = *sp;
+		s.params = &p;
+		sp = &s;
+	}
 	t->rdma = rdmatest_start(sv->calls, sp, sv_rdma_done, t);
 	if (!t->rdma) {
 		int err = errno;

@@ -265,6 +265,58 @@ static void test_conf_survey_method(void **state)
 	coord_conf_free(&c);
 }
 
+static void keep_msg(const char *msg, void *arg)
+{
+	snprintf(arg, 256, "%s", msg);
+}
+
+/* survey_rdma_tc / survey_rdma_sl: the jobs' NCCL_IB_TC / NCCL_IB_SL,
+ * strictly in range, errors at file:line. */
+static void test_conf_survey_tc_sl(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{"survey_rdma_tc 256\n",
+		 "t.conf:1: 'survey_rdma_tc': 256 is out of range (0..255)"},
+		{"\nsurvey_rdma_sl 16\n",
+		 "t.conf:2: 'survey_rdma_sl': 16 is out of range (0..15)"},
+		{"survey_rdma_tc -1\n", "t.conf:1: 'survey_rdma_tc'"},
+		{"survey_rdma_sl 3x\n", "t.conf:1: 'survey_rdma_sl'"},
+		{"survey_rdma_tc\n", "t.conf:1:"},
+		{"survey_rdma_sl 1 2\n", "t.conf:1:"},
+	};
+	struct coord_conf c;
+	char msg[256];
+	struct cfg_ctx ctx = {.report = keep_msg, .report_arg = msg};
+
+	(void)state;
+	assert_int_equal(conf_load(&c, ""), 0);
+	assert_int_equal(c.survey_rdma_tc, 0);
+	assert_int_equal(c.survey_rdma_sl, 0);
+	coord_conf_free(&c);
+	assert_int_equal(conf_load(&c, "survey_rdma_tc 106\n"
+				       "survey_rdma_sl 15\n"),
+			 0);
+	assert_int_equal(c.survey_rdma_tc, 106);
+	assert_int_equal(c.survey_rdma_sl, 15);
+	coord_conf_free(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		msg[0] = '\0';
+		ctx.file = "t.conf";
+		ctx.line = 0;
+		coord_conf_defaults(&c);
+		assert_int_equal(
+			coord_conf_load_buffer(&c, "t.conf", bad[i].text,
+					       strlen(bad[i].text), &ctx),
+			-1);
+		if (strncmp(msg, bad[i].msg, strlen(bad[i].msg)))
+			fail_msg("'%s': '%s' does not start with '%s'",
+				 bad[i].text, msg, bad[i].msg);
+		coord_conf_free(&c);
+	}
+}
+
 static void test_capabilities(void **state)
 {
 	struct nodes *t = nodes_new();
@@ -297,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_active_port),
 		cmocka_unit_test(test_gid_check),
 		cmocka_unit_test(test_conf_survey_method),
+		cmocka_unit_test(test_conf_survey_tc_sl),
 		cmocka_unit_test(test_capabilities),
 	};
 
