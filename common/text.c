@@ -1,6 +1,8 @@
 /* UTF-8 checking for what is printed from peers. */
 #include "text.h"
 
+#include <stdio.h>
+
 size_t text_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
@@ -33,4 +35,18 @@ size_t text_utf8_len(const unsigned char *s, size_t n)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return len;
+}
+
+void text_edge_name(char *buf, size_t len, const char *a, const char *b,
+		    const char *a_if, int twin)
+{
+	if (twin && a_if && *a_if)
+		snprintf(buf, len, "%s-%s:%s", a, b, a_if);
+	else
+		snprintf(buf, len, "%s-%s", a, b);
+}
+
+void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e)
+{
+	text_edge_name(buf, len, e->a, e->b, e->a_interface, e->twin);
 }

@@ -5,9 +5,19 @@
 
 #include <stddef.h>
 
+#include "ring.pb-c.h"
+
 /* Length of the valid UTF-8 sequence at s (n bytes left, n > 0), 0 if
  * invalid: overlong forms, surrogates and code points past U+10FFFF are
  * refused. */
 size_t text_utf8_len(const unsigned char *s, size_t n);
+
+/* An edge's name everywhere (status, findings, alerts, history, the
+ * feed): "a-b"; a cable's second function pair (twins) "a-b:a_if", so
+ * that the two pairs of one cable are told apart. */
+void text_edge_name(char *buf, size_t len, const char *a, const char *b,
+		    const char *a_if, int twin);
+/* The same for a published edge. */
+void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e);
 
 #endif

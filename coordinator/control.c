@@ -28,6 +28,7 @@
 #include "log.h"
 #include "survey.h"
 #include "testlimits.h"
+#include "text.h"
 
 /* A whole request must arrive within this long of accept, or of the
  * previous request on a kept connection: an absolute deadline, so a client
@@ -316,7 +317,14 @@ static int control_history_edge(const struct control *co, const char *edge,
 	for (size_t i = 0; t && i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		size_t la = strlen(e->a), lb = strlen(e->b);
+		char own[ALERTS_EDGE_LEN];
 
+		/* A cable's second function pair: "a-b:a_if". */
+		text_edge_msg_name(own, sizeof(own), e);
+		if (e->twin && !strcmp(own, edge)) {
+			snprintf(name, len, "%s", own);
+			return 0;
+		}
 		if (la + lb + 1 != n)
 			continue;
 		if ((!strncmp(edge, e->a, la) && edge[la] == '-' &&

@@ -25,6 +25,7 @@
 #include "survey.h"
 #include "tls.h"
 #include "watch.h"
+#include "text.h"
 
 static void coord_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -100,7 +101,7 @@ static void coord_sample(struct store_sample *v, size_t *n, size_t max,
 		return;
 	memset(&v[*n], 0, sizeof(v[*n]));
 	v[*n].ts_ms = e->measured_ms;
-	snprintf(v[*n].edge, sizeof(v[*n].edge), "%s-%s", e->a, e->b);
+	text_edge_msg_name(v[*n].edge, sizeof(v[*n].edge), e);
 	snprintf(v[*n].kind, sizeof(v[*n].kind), "%s", kind);
 	snprintf(v[*n].direction, sizeof(v[*n].direction), "%s", dir);
 	v[*n].param = param;

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "text.h"
 
 #define FEED_STATE_LEN 24
 #define FEED_CLASS_LEN 32
@@ -368,8 +369,7 @@ static void feed_snapshot(struct feed_sub *s, const Ring__Topology *t,
 		char *name = names + i * ALERTS_EDGE_LEN;
 
 		ring__watch_edge__init(&e[i]);
-		snprintf(name, ALERTS_EDGE_LEN, "%s-%s", t->edges[i]->a,
-			 t->edges[i]->b);
+		text_edge_msg_name(name, ALERTS_EDGE_LEN, t->edges[i]);
 		e[i].edge = name;
 		e[i].state = t->edges[i]->live_state;
 		e[i].reason = t->edges[i]->live_reason;
@@ -516,7 +516,7 @@ void feed_topology(struct feed *f, const Ring__Topology *t)
 		const Ring__Edge *e = t->edges[i];
 		struct feed_edge *old;
 
-		snprintf(now[i].name, sizeof(now[i].name), "%s-%s", e->a, e->b);
+		text_edge_msg_name(now[i].name, sizeof(now[i].name), e);
 		snprintf(now[i].state, sizeof(now[i].state), "%s",
 			 e->live_state);
 		if (!f->have_topo)
@@ -581,7 +581,7 @@ void feed_published(struct feed *f, const Ring__Topology *t)
 		Ring__WatchEvent ev = RING__WATCH_EVENT__INIT;
 		Ring__WatchMeasurement m = RING__WATCH_MEASUREMENT__INIT;
 
-		snprintf(name, sizeof(name), "%s-%s", e->a, e->b);
+		text_edge_msg_name(name, sizeof(name), e);
 		m.edge = name;
 		m.measured_ms = e->measured_ms;
 		m.method = e->method;

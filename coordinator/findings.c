@@ -535,7 +535,7 @@ static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 {
 	const Ring__Inventory *inv = nd->inv;
 	const char *link = NULL, *port = NULL;
-	char facing[160] = "", other[160] = "";
+	char facing[160] = "", other[160] = "", usable[64] = "";
 	const Ring__PcieLink *l, *idle = NULL;
 	unsigned nf = 0;
 	int ports = 0;
@@ -594,12 +594,15 @@ static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 			 idle->interfaces[j]);
 	}
 	l = fhw_link(inv, link);
+	/* The usable rate only where the agent could compute it. */
+	if (l && l->usable_gbps > 0)
+		snprintf(usable, sizeof(usable),
+			 " (%.1f Gbps usable for both cables)", l->usable_gbps);
 	findings_add(o, "one_pcie_link", "warn",
 		     "%s: the neighbour-facing functions %s share PCIe link "
-		     "%s (%.1f Gbps usable for both cables) while link %s "
-		     "(%s) carries none: use the twins on %s too",
-		     nd->name, facing, link, l ? l->usable_gbps : 0.0, idle->id,
-		     other, idle->id);
+		     "%s%s while link %s (%s) carries none: use the twins on "
+		     "%s too",
+		     nd->name, facing, link, usable, idle->id, other, idle->id);
 }
 
 static void fhw_rdma_mtu(const struct findings_hw_node *nd,

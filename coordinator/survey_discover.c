@@ -743,16 +743,24 @@ out:
 	return rc;
 }
 
+/* An adjacent link between x and y: one with addresses at both ends if
+ * any (twins: an unaddressed half carries no test), else the first. */
 int sv_find_link(const struct survey *sv, unsigned x, unsigned y)
 {
+	int first = -1;
+
 	for (unsigned i = 0; i < sv->n_links; i++) {
 		const struct sv_link *l = &sv->links[i];
 
-		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
-				       (l->t.a == y && l->t.b == x)))
+		if (!sv_adjacent(l) || !((l->t.a == x && l->t.b == y) ||
+					 (l->t.a == y && l->t.b == x)))
+			continue;
+		if (l->a_addr[0] && l->b_addr[0])
 			return (int)i;
+		if (first < 0)
+			first = (int)i;
 	}
-	return -1;
+	return first;
 }
 
 static int sv_shares_port(const struct sv_link *x, const struct sv_link *y)

@@ -56,7 +56,9 @@ int sv_plan_measure(struct survey *sv)
 			int li = sv_find_link(sv, res.order[i],
 					      res.order[(i + 1) % res.n_order]);
 
-			if (li >= 0)
+			/* Unaddressed (an unused twin): nothing to test. */
+			if (li >= 0 && sv->links[li].a_addr[0] &&
+			    sv->links[li].b_addr[0])
 				sv->meas[sv->n_meas++] = (unsigned)li;
 		}
 	}

@@ -10,6 +10,7 @@
 #include "counters_eval.h"
 #include "log.h"
 #include "survey_int.h"
+#include "text.h"
 
 /* Edge.method of a pair measured through a switch. ring.proto documents
  * only "tcp" and "rdma": this string, and the test below, become the
@@ -505,8 +506,17 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 		if ((!sv_adjacent(l) && !l->switch_pair) ||
 		    !l->ladder_rdma != !rdma)
 			continue;
-		e->name = ar_printf(ar, "%s-%s", sv->nodes[l->t.a].name,
-				    sv->nodes[l->t.b].name);
+		{
+			const struct sv_if *fa =
+				sv_iface(sv, l->t.a, l->t.a_if);
+			char name[200];
+
+			text_edge_name(
+				name, sizeof(name), sv->nodes[l->t.a].name,
+				sv->nodes[l->t.b].name, l->t.a_if,
+				!l->switch_pair && fa && fa->twin_idx > 0);
+			e->name = ar_printf(ar, "%s", name);
+		}
 		e->dir_name[0] = ar_printf(ar, "%s->%s", sv->nodes[l->t.a].name,
 					   sv->nodes[l->t.b].name);
 		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,

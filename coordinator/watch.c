@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "text.h"
 
 /* One edge of the published topology as the agents see it now. */
 struct watch_edge {
@@ -489,7 +490,7 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 		const Ring__NetInterface *fb = nodes_iface(b, e->b_interface);
 		char edge[ALERTS_EDGE_LEN];
 
-		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		text_edge_msg_name(edge, sizeof(edge), e);
 		if (!strcmp(w->edges[i].state, "down"))
 			watch_raise(w, "cable_down", edge, NULL, edge,
 				    ALERT_CRITICAL, now_ms,
@@ -625,7 +626,7 @@ static void watch_rules_gids(struct watch *w, uint64_t now_ms)
 				   e->b_gid_index, why, sizeof(why));
 		if (!ca && !cb)
 			continue;
-		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		text_edge_msg_name(edge, sizeof(edge), e);
 		watch_raise(w, "gid_change", edge,
 			    ca && cb ? NULL
 			    : ca     ? e->a
@@ -895,7 +896,7 @@ static void watch_note_baselines(struct watch *w, const Ring__Topology *t)
 		char edge[ALERTS_EDGE_LEN];
 		double g = watch_edge_figure(e);
 
-		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		text_edge_msg_name(edge, sizeof(edge), e);
 		if (g > 0 && !*e->error && !watch_baseline_find(w, edge))
 			watch_set_baseline(w, edge, g, e->measured_ms);
 	}
@@ -931,7 +932,7 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 		const struct watch_baseline *b;
 		double g = watch_edge_figure(e);
 
-		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		text_edge_msg_name(edge, sizeof(edge), e);
 		b = watch_baseline_find(w, edge);
 		ratio[i] = b && g >= 0 ? g / b->gbps : -1;
 		if (ratio[i] >= 0)
@@ -951,7 +952,7 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 			continue;
 		if (n >= 3 && ratio[i] >= 0.8 * median)
 			continue;
-		snprintf(edge, sizeof(edge), "%s-%s", e->a, e->b);
+		text_edge_msg_name(edge, sizeof(edge), e);
 		b = watch_baseline_find(w, edge);
 		watch_raise(w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
 			    now_ms,

@@ -3,6 +3,7 @@
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
 #include "report_counters.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,7 +522,7 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 	double top = render_edge_top(e);
 	int rdma;
 
-	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
+	text_edge_msg_name(buf, sizeof(buf), e);
 	writer_str(w, "edge", buf);
 	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
 		 e->b_interface);
@@ -662,7 +663,7 @@ static void render_edge_brief(struct writer *w, const Ring__Edge *e,
 	char buf[256];
 	double top = render_edge_top(e);
 
-	snprintf(buf, sizeof(buf), "%s-%s", e->a, e->b);
+	text_edge_msg_name(buf, sizeof(buf), e);
 	writer_str(w, "edge", buf);
 	snprintf(buf, sizeof(buf), "%s %s -> %s %s", e->a, e->a_interface, e->b,
 		 e->b_interface);
@@ -905,8 +906,7 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[idx ? idx[i] : i];
 
-		/* A cable's second function pair (twins) gets "#index". */
-		snprintf(id, sizeof(id), "%s-%s", e->a, e->b);
+		text_edge_msg_name(id, sizeof(id), e);
 		writer_obj_start_named(w, id);
 		if (brief)
 			render_edge_brief(w, e, now_ms);

@@ -125,3 +125,30 @@ def test_twins_single_addressed_halves_found(root, ringd_bin):
             assert len(hits) == 1, (n, by_code)
             assert "enp1s0f0np0" in hits[0] and "enp1s0f1np1" in hits[0]
             assert "0000:01:00" in hits[0] and "0002:01:00" in hits[0]
+
+
+def test_twins_single_addressed(root, ringd_bin):
+    c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=PCIE_MBIT,
+                   twin_addressing="single")
+    with ringd_up(c, ringd_bin, report_chars=3000, heartbeat_ms=500,
+                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
+        r.setup_pki()
+        r.start_all(timeout=30)
+        cl.wait_for(lambda: all(lldp_neighbours(r, n) == 4 for n in ORDER),
+                    60, "every node to hear four LLDP neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=120)
+        # The field notes' cluster: link 2's twins up with carrier and no
+        # address. Those pairs are reported (port_half_unused), never
+        # tested; and a cable's pairs have names of their own.
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        top = r.status()[1]["topology"]
+        codes = [f.get("code") for f in top["findings"]]
+        assert "test_failed" not in codes, top["findings"]
+        for e in top["edges"]:
+            assert "error" not in e, e
+        texts = [f["finding"] for f in top["findings"]]
+        assert not [t for t in texts if "0.0 Gbps usable" in t], texts
+        # Edge names tell a cable's function pairs apart.
+        names = [e["edge"] for e in top["edges"]]
+        assert len(names) == len(set(names)), names
