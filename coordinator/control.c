@@ -699,8 +699,9 @@ static void control_survey(struct client *cl, uint64_t id)
 					  : "fewer than two nodes are up");
 		return;
 	}
-	/* "survey started" either way: it will, right after the re-check. */
-	ack.text = rc ? "survey started (after the re-check now running)"
+	/* "survey started" either way: it will, right after the one now
+	 * running. */
+	ack.text = rc ? "survey started (after the one now running)"
 		      : "survey started";
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }

@@ -115,7 +115,7 @@ static void sv_idle(struct survey *sv)
 		snprintf(why, sizeof(why), "%s", sv->queued);
 		sv->queued[0] = '\0';
 		if (survey_start(sv, why) < 0)
-			log_warnx("survey (%s) asked for during a re-check "
+			log_warnx("survey (%s) asked for while another ran "
 				  "did not start: %s",
 				  why, strerror(errno));
 	}
@@ -309,7 +309,9 @@ int survey_start(struct survey *sv, const char *reason)
 
 int survey_request(struct survey *sv, const char *reason)
 {
-	if (sv->phase != SV_IDLE && sv->recheck && !sv->manual_tests) {
+	/* Behind a running re-check or survey: one survey that starts after
+	 * the request, not a refusal that `survey --wait` would wait out. */
+	if (sv->phase != SV_IDLE && !sv->manual_tests) {
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
 		return 1;
 	}

@@ -31,9 +31,9 @@ void survey_free(struct survey *sv);
  * of memory listing nodes, cables or pairs to check; a survey that runs
  * out later is abandoned and logged, the last result stays). */
 int survey_start(struct survey *sv, const char *reason);
-/* The operator's survey: as survey_start, but while a re-check runs the
- * survey is queued to start when it ends. 0 started, 1 queued, or -1 as
- * survey_start. */
+/* The operator's survey: as survey_start, but while a re-check or a
+ * survey runs it is queued to start when that ends (so a fresh one
+ * follows every request). 0 started, 1 queued, or -1 as survey_start. */
 int survey_request(struct survey *sv, const char *reason);
 int survey_running(const struct survey *sv);
 /* The last completed survey (or NULL); survey_state tells "running" while

@@ -1316,13 +1316,24 @@ static void test_recheck_cable_back(void **state)
 	fake_free(f);
 }
 
+static void count_queued_done(enum survey_event ev, const char *what,
+			      const char *reason, const char *failure,
+			      void *arg)
+{
+	(void)what;
+	(void)failure;
+	if (ev == SURVEY_DONE && !strcmp(reason, "behind a survey"))
+		(*(unsigned *)arg)++;
+}
+
 /* The operator's survey asked for while a re-check runs: queued, and it
- * runs (whole) right after. */
+ * runs (whole) right after; the same behind a survey. */
 static void test_survey_queued_behind_recheck(void **state)
 {
 	struct fake *f = fake_ring4();
 	const Ring__Topology *t;
 	uint64_t surveyed;
+	unsigned queued_done = 0;
 
 	(void)state;
 	f->conf.recheck_settle_ms = 1;
@@ -1345,8 +1356,14 @@ static void test_survey_queued_behind_recheck(void **state)
 	assert_int_equal(t->n_diagonals, 4); /* a whole survey */
 	/* Idle: the request starts at once. */
 	assert_int_equal(survey_request(f->sv, "now"), 0);
+	/* Another while that one runs: queued behind it, and a fresh
+	 * survey follows (what `survey --wait` waits for). */
+	assert_true(survey_running(f->sv));
+	survey_set_event_cb(f->sv, count_queued_done, &queued_done);
+	assert_int_equal(survey_request(f->sv, "behind a survey"), 1);
 	fake_pump(f);
 	assert_false(survey_running(f->sv));
+	assert_int_equal(queued_done, 1);
 	fake_free(f);
 }
 
