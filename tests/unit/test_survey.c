@@ -83,6 +83,7 @@ struct fake {
 	struct tc tc;
 	unsigned busy[TN_MAX]; /* tests each node is in */
 	unsigned busy_max;
+	int rdma; /* each data interface has an RDMA function "roce_<if>" */
 	/* The system under test. */
 	struct event_base *base;
 	struct nodes *table;
@@ -460,6 +461,9 @@ static void tn_publish(struct fake *f)
 		Ring__NeighbourTable nt = RING__NEIGHBOUR_TABLE__INIT;
 		Ring__Neighbour nb[2 * TI_MAX], *nbp[2 * TI_MAX];
 		Ring__PcieLink pl[TI_MAX], *plp[TI_MAX];
+		Ring__RdmaDevice rd[TI_MAX], *rdp[TI_MAX];
+		Ring__RdmaPort rp[TI_MAX], *rpp[TI_MAX];
+		char rname[TI_MAX][24];
 		char maddr[32];
 		struct node *n = nodes_get(f->table, tn->name, 64);
 
@@ -534,6 +538,23 @@ static void tn_publish(struct fake *f)
 			inv.n_pcie_links++;
 		}
 		inv.pcie_links = plp;
+		for (unsigned k = 0; f->rdma && k < tn->n_ifs; k++) {
+			snprintf(rname[k], sizeof(rname[k]), "roce_%s",
+				 tn->ifs[k].name);
+			nif[k + 1].rdma_device = rname[k];
+			ring__rdma_device__init(&rd[k]);
+			ring__rdma_port__init(&rp[k]);
+			rp[k].port = 1;
+			rp[k].state = "ACTIVE";
+			rp[k].netdev = (char *)tn->ifs[k].name;
+			rpp[k] = &rp[k];
+			rd[k].name = rname[k];
+			rd[k].ports = &rpp[k];
+			rd[k].n_ports = 1;
+			rdp[k] = &rd[k];
+		}
+		inv.rdma_devices = rdp;
+		inv.n_rdma_devices = f->rdma ? tn->n_ifs : 0;
 		nt.neighbours = nbp;
 		nt.beacons_available = tn->beacons;
 		nt.beacons_error = tn->beacons ? "" : "no CAP_NET_RAW";
@@ -1182,6 +1203,67 @@ static void test_twins(void **state)
 	fake_free(f);
 }
 
+/* The NCCL view of a twin ring: every function facing a neighbour, with
+ * its port, next rank's first; no GID index without RDMA tests (said
+ * why); the /30s tell the neighbours apart, a /16 does not. */
+static void test_twins_ranks_nccl(void **state)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	    n4 = tn_add(f, "n4");
+	const Ring__Topology *t;
+	const Ring__Rank *r;
+	static const char *const want[] = {"roce_f1a:1", "roce_f1b:1",
+					   "roce_f0a:1", "roce_f0b:1"};
+
+	(void)state;
+	f->rdma = 1;
+	tn_twin_cable(f, n1, n2, 0);
+	tn_twin_cable(f, n2, n4, 0);
+	tn_twin_cable(f, n4, n3, 0);
+	tn_twin_cable(f, n3, n1, 0);
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	r = t->ranks[1];
+	assert_string_equal(r->node, "n2");
+	assert_string_equal(r->next_node, "n4");
+	assert_int_equal(r->n_hcas, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(r->hcas[i], want[i]);
+	assert_int_equal(r->gid_index, -1);
+	assert_string_equal(r->gid_note,
+			    "no RDMA test measured the GID index of "
+			    "roce_f1a:1, roce_f1b:1, roce_f0a:1, roce_f0b:1");
+	assert_int_equal(r->subnet_prefix_len, 30);
+	assert_string_equal(r->subnet_note, "");
+	for (size_t i = 0; i < t->n_ranks; i++)
+		assert_int_equal(t->ranks[i]->n_hcas, 4);
+	fake_free(f);
+
+	/* Every function in one /16: no prefix length separates them. */
+	f = fake_new();
+	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	n4 = tn_add(f, "n4");
+	f->rdma = 1;
+	tn_twin_cable(f, n1, n2, 0);
+	tn_twin_cable(f, n2, n4, 0);
+	tn_twin_cable(f, n4, n3, 0);
+	tn_twin_cable(f, n3, n1, 0);
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		for (unsigned k = 0; k < f->n[i].n_ifs; k++)
+			f->n[i].ifs[k].prefix = 16;
+	tn_publish(f);
+	t = fake_survey(f);
+	r = t->ranks[1];
+	assert_int_equal(r->subnet_prefix_len, 0);
+	assert_string_equal(r->subnet_note,
+			    "roce_f1a:1 (facing n4) and roce_f0a:1 (facing n1) "
+			    "share a /16: no prefix length tells the "
+			    "neighbours apart");
+	fake_free(f);
+}
+
 /* survey_streams 2 16: the findings read that ladder, not 1/4/8. */
 static void test_ladder_2_16(void **state)
 {
@@ -1539,6 +1621,7 @@ int main(void)
 		cmocka_unit_test(test_alloc_failure_at_once),
 		cmocka_unit_test(test_ladder_2_16),
 		cmocka_unit_test(test_twins),
+		cmocka_unit_test(test_twins_ranks_nccl),
 		cmocka_unit_test(test_fewer_than_two),
 		cmocka_unit_test(test_recheck_cable_back),
 		cmocka_unit_test(test_recheck_node_back),
