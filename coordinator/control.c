@@ -590,8 +590,8 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 	client_arm(cl);
 	cev_report_attach(&copy, &cf); /* the counters' findings */
 	rep = &copy;
-	/* The RDMA agent says "not ring neighbours" itself when its retries
-	 * run out: say nothing twice. */
+	/* An agent's typed "no data-plane path" (ERROR_NOT_ADJACENT) was
+	 * worded by rdmatest, which knows the adjacency: say nothing twice. */
 	if (*rep->error && cl->test_adjacent == 0 &&
 	    rep->error_code != RING__ERROR_CODE__ERROR_NOT_ADJACENT) {
 		/* The field notes' rank-order failure, said plainly. */
