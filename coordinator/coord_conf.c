@@ -57,6 +57,7 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->lat_iterations = 1000;
 	c->diagonal_all_max = 16;
 	c->survey_method = COORD_SURVEY_AUTO;
+	c->survey_load = 1;
 	c->survey_rdma_qps = TESTLIMITS_RDMA_QPS_DEFAULT;
 	c->survey_rdma_size = TESTLIMITS_RDMA_SIZE_DEFAULT_WRITE;
 	c->alert_hold_down_ms = 30000;
@@ -263,6 +264,15 @@ static int coord_conf_admit_unexpected(struct cfg_ctx *ctx, int argc,
 
 	(void)argc;
 	return cfg_parse_bool(ctx, argv[0], argv[1], &c->admit_unexpected);
+}
+
+static int coord_conf_survey_load(struct cfg_ctx *ctx, int argc, char **argv,
+				  void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_bool(ctx, argv[0], argv[1], &c->survey_load);
 }
 
 int coord_conf_admit(const struct coord_conf *c, const char *node,
@@ -578,6 +588,7 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"history_max_age", 1, 1, coord_conf_duration},
 	{"history_max_rows", 1, 1, coord_conf_uint},
 	{"survey_method", 1, 1, coord_conf_method},
+	{"survey_load", 1, 1, coord_conf_survey_load},
 	{"survey_rdma_qps", 1, 1, coord_conf_uint},
 	{"survey_rdma_size", 1, 1, coord_conf_rdma_size},
 	{"survey_rdma_tc", 1, 1, coord_conf_uint},

@@ -30,6 +30,7 @@ struct coord_conf {
 	char (*expect)[64];	       /* expect NODE [NODE...], repeatable */
 	unsigned n_expect;
 	int admit_unexpected; /* admit_unexpected yes|no, default no */
+	int survey_load;      /* survey_load yes|no: port steps, ring load */
 	char (*deny)[64];     /* deny NODE [NODE...], repeatable */
 	unsigned n_deny;
 	/* deny_serial HEX [HEX...], repeatable: lower case, no colons, no

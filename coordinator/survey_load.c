@@ -363,6 +363,8 @@ int sv_load_begin(struct survey *sv)
 	}
 	ring = sv_cables_ring(sv);
 	sv->n_load_steps = 2 * sv->n_cable_rounds + (ring ? 2 : 0);
+	if (!sv->conf->survey_load)
+		sv->n_load_steps = 0; /* the cables are still reported */
 	sv->load_step = 0;
 	/* The most slots a step can have: both ways on every function. */
 	sv->slots = calloc(2 * SV_CABLE_FUNCS * (size_t)sv->n_cables + 1,
