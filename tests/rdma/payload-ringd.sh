@@ -154,6 +154,14 @@ done
 lat=$(grep '^topology\.edges\.[^.]*\.rdma_write_lat_p50_us_measured\.[0-9]*\.p50_us=' $W/status.kv |
 	grep -c '=[0-9.]*[1-9]' || true)
 [ "$lat" -ge "$N" ] && pass "RDMA write latency on every edge ($lat figures)" || fail "RDMA latency figures: $lat"
+# The ring-load round (every cable at once, one way, then both ways) ran
+# over RDMA on every cable; zero is a figure under TCG, as above.
+rl=$(grep -c '^topology\.ring_load\.[^.]*\.one_way_gbps_measured=[0-9]' $W/status.kv || true)
+rb=$(grep -c '^topology\.ring_load\.[^.]*\.both_ways_gbps_b_to_a_measured=[0-9]' $W/status.kv || true)
+rm_=$(grep -c '^topology\.cables\.[^.]*\.method=rdma$' $W/status.kv || true)
+[ "$rl" = "$N" ] && [ "$rb" = "$N" ] && [ "$rm_" = "$N" ] &&
+	pass "ring load over RDMA: one way and both ways on all $N cables" ||
+	{ fail "ring load: one way on $rl, both ways on $rb, over RDMA $rm_ of $N cables"; grep -E '^topology\.(ring_load|cables)\.' $W/status.kv; }
 if grep -q 'rdma_error=' $W/status.kv; then
 	fail "an edge reports an RDMA error"
 	grep 'rdma_error=' $W/status.kv
