@@ -373,6 +373,9 @@ int sv_analyse(struct survey *sv, struct topo_result *res);
 
 /* survey_measure.c */
 int sv_plan_measure(struct survey *sv);
+/* An RDMA test over link l: A requester, or B when swapped. */
+void sv_rdma_spec(const struct survey *sv, const struct sv_link *l, int swap,
+		  const Ring__TestParams *p, struct rdmatest_spec *sp);
 void sv_start_round_or_finish(struct survey *sv);
 unsigned sv_ladder_len(const struct survey *sv);
 

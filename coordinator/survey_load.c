@@ -218,20 +218,9 @@ static struct survey_test *sv_slot_start(struct survey *sv,
 	p.duration_ms = (uint32_t)conf->survey_duration_ms;
 	p.warmup_ms = (uint32_t)conf->survey_warmup_ms;
 	if (l->ladder_rdma) {
-		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
-		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
-		int swap = s->dir == 1;
-		struct rdmatest_spec sp = {
-			.a = sv->nodes[swap ? l->t.b : l->t.a].name,
-			.a_if = swap ? l->t.b_if : l->t.a_if,
-			.a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "",
-			.b = sv->nodes[swap ? l->t.a : l->t.b].name,
-			.b_if = swap ? l->t.a_if : l->t.b_if,
-			.b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "",
-			.adjacent = 1,
-			.params = &p,
-		};
+		struct rdmatest_spec sp;
 
+		sv_rdma_spec(sv, l, s->dir == 1, &p, &sp);
 		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
 		p.rdma = &r;
 		r.op = RING__RDMA_OP__RDMA_OP_WRITE;

@@ -368,6 +368,22 @@ static void sv_bw_params(Ring__TestParams *p, Ring__TestKind kind,
 	p->warmup_ms = (uint32_t)conf->survey_warmup_ms;
 }
 
+void sv_rdma_spec(const struct survey *sv, const struct sv_link *l, int swap,
+		  const Ring__TestParams *p, struct rdmatest_spec *sp)
+{
+	const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
+	const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
+
+	sp->a = sv->nodes[swap ? l->t.b : l->t.a].name;
+	sp->a_if = swap ? l->t.b_if : l->t.a_if;
+	sp->a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "";
+	sp->b = sv->nodes[swap ? l->t.a : l->t.b].name;
+	sp->b_if = swap ? l->t.a_if : l->t.b_if;
+	sp->b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "";
+	sp->adjacent = 1;
+	sp->params = p;
+}
+
 /* Start one RDMA step of an edge; its requester is A or, swapped, B. */
 static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 					unsigned step)
@@ -375,21 +391,11 @@ static struct survey_test *sv_edge_rdma(struct survey *sv, struct sv_link *l,
 	const struct coord_conf *conf = sv->conf;
 	Ring__TestParams p = RING__TEST_PARAMS__INIT;
 	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
-	const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
-	const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
 	int swap = step == SV_ST_RDMA_WRITE_BA || step == SV_ST_RDMA_READ_BA;
 	uint32_t sizes[SV_LAT_SIZES_MAX];
-	struct rdmatest_spec sp = {
-		.a = sv->nodes[swap ? l->t.b : l->t.a].name,
-		.a_if = swap ? l->t.b_if : l->t.a_if,
-		.a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "",
-		.b = sv->nodes[swap ? l->t.a : l->t.b].name,
-		.b_if = swap ? l->t.a_if : l->t.b_if,
-		.b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "",
-		.adjacent = 1,
-		.params = &p,
-	};
+	struct rdmatest_spec sp;
 
+	sv_rdma_spec(sv, l, swap, &p, &sp);
 	p.rdma = &r;
 	if (step == SV_ST_RDMA_LAT) {
 		sv_lat_params(&p, RING__TEST_KIND__TEST_RDMA_LAT, sizes, conf,
