@@ -59,6 +59,12 @@ def expected_ranks(cl, order, ring=True):
             "prev_node": prv,
             "prev_interface": facing_port(cl, node, prv) if prv else "",
             "prev_rdma": "",
+            # NCCL's view (no RDMA on veth): no functions to list.
+            "hcas": "",
+            "gid_index_measured": -1,
+            "gid_note": "",
+            "subnet_prefix_len": 0,
+            "subnet_note": "",
         })
     return rows
 
@@ -289,9 +295,16 @@ def test_field_notes_ranks(fn):
         kv = dict(ln.split("=", 1) for ln in b.splitlines()
                   if ln and ln[0] != "#")
         assert b.splitlines()[0] == "# %s (rank %d)" % (n, i), b
+        # Sockets on the management interface, exact ("=" is NCCL's),
+        # for NCCL and the launchers beside it.
         want = {"NODE_RANK": str(i), "MASTER_ADDR": addrs[0],
-                "NCCL_SOCKET_IFNAME": "mgmt0", "NCCL_ALGO": "Ring"}
+                "NCCL_SOCKET_IFNAME": "=mgmt0", "GLOO_SOCKET_IFNAME": "mgmt0",
+                "UCX_NET_DEVICES": "mgmt0",
+                "OMPI_MCA_btl_tcp_if_include": "mgmt0",
+                "OMPI_MCA_oob_tcp_if_include": "mgmt0", "NCCL_ALGO": "Ring"}
         assert {k: kv.get(k) for k in want} == want, b
+        # Four nodes on a switchless ring: the diagonals warning.
+        assert "only ring collectives between adjacent ranks" in b, b
         # No RDMA devices in the emulation: no HCA list to give.
         assert "NCCL_IB_HCA" not in kv, b
         assert "NCCL_IB_GID_INDEX" not in kv, b
