@@ -84,12 +84,10 @@ def test_twins_survey_finds_the_ring(twin_ringd):
     assert "topology.order.%d" % len(ORDER) not in kv
 
 
-def test_twins_single_addressed_halves_found(root, ringd_bin):
+@pytest.fixture(scope="module")
+def single_ringd(root, ringd_bin):
     """The field notes' measured cluster: only link 0's functions
-    addressed, link 2's twins up with carrier. The ring is still found
-    over link 0, and the findings name, per node, each port's unused half
-    beside the function that carries the cable alone, and both cables on
-    one PCIe link."""
+    addressed, link 2's twins up with carrier, surveyed once."""
     c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=PCIE_MBIT,
                    twin_addressing="single")
     with ringd_up(c, ringd_bin, report_chars=3000, heartbeat_ms=500,
@@ -102,53 +100,51 @@ def test_twins_single_addressed_halves_found(root, ringd_bin):
         p = r.ringctl("survey", "--wait", fmt=None, timeout_s=120)
         assert p.returncode in (0, 1), "survey --wait: rc %d %s" % (
             p.returncode, p.stderr)  # 1: warnings fire, as they should
-        rc, doc, err = r.status()
-        top = doc["topology"]
-        assert top["kind"] == "ring" and top["order"] == ORDER, top["order"]
-        for e in top["edges"]:
-            if e["a_interface"].startswith("enp1s0"):
-                assert "error" not in e, e
-                assert min(e["gbps_a_to_b_measured"]) > 0, e
-        by_code = {}
-        for f in top["findings"]:
-            by_code.setdefault(f.get("code"), []).append(f["finding"])
-        for n in ORDER:
-            for phys in (0, 1):
-                unused = c.function(n, phys, 2).name
-                used = c.function(n, phys, 0).name
-                hits = [t for t in by_code.get("port_half_unused", [])
-                        if t.startswith("%s port p%d:" % (n, phys))]
-                assert len(hits) == 1, (n, phys, by_code)
-                assert unused in hits[0] and used in hits[0], hits
-            hits = [t for t in by_code.get("one_pcie_link", [])
-                    if t.startswith(n + ":")]
-            assert len(hits) == 1, (n, by_code)
-            assert "enp1s0f0np0" in hits[0] and "enp1s0f1np1" in hits[0]
-            assert "0000:01:00" in hits[0] and "0002:01:00" in hits[0]
+        yield r
 
 
-def test_twins_single_addressed(root, ringd_bin):
-    c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=PCIE_MBIT,
-                   twin_addressing="single")
-    with ringd_up(c, ringd_bin, report_chars=3000, heartbeat_ms=500,
-                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
-                  agent_extra=FAST_AGENT) as r:
-        r.setup_pki()
-        r.start_all(timeout=30)
-        cl.wait_for(lambda: all(lldp_neighbours(r, n) == 4 for n in ORDER),
-                    60, "every node to hear four LLDP neighbours")
-        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=120)
-        # The field notes' cluster: link 2's twins up with carrier and no
-        # address. Those pairs are reported (port_half_unused), never
-        # tested; and a cable's pairs have names of their own.
-        assert p.returncode in (0, 1), (p.returncode, p.stderr)
-        top = r.status()[1]["topology"]
-        codes = [f.get("code") for f in top["findings"]]
-        assert "test_failed" not in codes, top["findings"]
-        for e in top["edges"]:
+def test_twins_single_addressed_halves_found(single_ringd):
+    """The ring is still found over link 0, and the findings name, per
+    node, each port's unused half beside the function that carries the
+    cable alone, and both cables on one PCIe link."""
+    r = single_ringd
+    c = r.cl
+    rc, doc, err = r.status()
+    top = doc["topology"]
+    assert top["kind"] == "ring" and top["order"] == ORDER, top["order"]
+    for e in top["edges"]:
+        if e["a_interface"].startswith("enp1s0"):
             assert "error" not in e, e
-        texts = [f["finding"] for f in top["findings"]]
-        assert not [t for t in texts if "0.0 Gbps usable" in t], texts
-        # Edge names tell a cable's function pairs apart.
-        names = [e["edge"] for e in top["edges"]]
-        assert len(names) == len(set(names)), names
+            assert min(e["gbps_a_to_b_measured"]) > 0, e
+    by_code = {}
+    for f in top["findings"]:
+        by_code.setdefault(f.get("code"), []).append(f["finding"])
+    for n in ORDER:
+        for phys in (0, 1):
+            unused = c.function(n, phys, 2).name
+            used = c.function(n, phys, 0).name
+            hits = [t for t in by_code.get("port_half_unused", [])
+                    if t.startswith("%s port p%d:" % (n, phys))]
+            assert len(hits) == 1, (n, phys, by_code)
+            assert unused in hits[0] and used in hits[0], hits
+        hits = [t for t in by_code.get("one_pcie_link", [])
+                if t.startswith(n + ":")]
+        assert len(hits) == 1, (n, by_code)
+        assert "enp1s0f0np0" in hits[0] and "enp1s0f1np1" in hits[0]
+        assert "0000:01:00" in hits[0] and "0002:01:00" in hits[0]
+
+
+def test_twins_single_addressed(single_ringd):
+    """Link 2's unaddressed pairs are reported (port_half_unused), never
+    tested; and a cable's pairs have names of their own."""
+    r = single_ringd
+    top = r.status()[1]["topology"]
+    codes = [f.get("code") for f in top["findings"]]
+    assert "test_failed" not in codes, top["findings"]
+    for e in top["edges"]:
+        assert "error" not in e, e
+    texts = [f["finding"] for f in top["findings"]]
+    assert not [t for t in texts if "0.0 Gbps usable" in t], texts
+    # Edge names tell a cable's function pairs apart.
+    names = [e["edge"] for e in top["edges"]]
+    assert len(names) == len(set(names)), names
