@@ -149,6 +149,10 @@ int verbs_explain_wc(enum ibv_wc_status st, uint64_t ok_before,
 int verbs_explain_rtr(int e, const struct verbs_endpoint *local,
 		      const struct verbs_endpoint *peer, const char *peer_name,
 		      char *out, size_t len);
+/* The path MTU of the queue pairs: the lesser of both ports' active MTU,
+ * or asked (RdmaParams.mtu, 0 = none) when it is below that. ringctl's
+ * report says the same from the endpoints. */
+unsigned verbs_path_mtu(unsigned local_mtu, unsigned peer_mtu, unsigned asked);
 /* After "no data-plane path": what this side knows of the path, for the
  * coordinator's wording (TestResult.path_detail): the local function and
  * port, its GID's netdev, the neighbour entry the kernel resolved for the

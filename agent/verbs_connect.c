@@ -30,15 +30,20 @@ static enum ibv_mtu verbs_mtu_enum(unsigned bytes)
 	}
 }
 
+unsigned verbs_path_mtu(unsigned local_mtu, unsigned peer_mtu, unsigned asked)
+{
+	unsigned mtu = local_mtu < peer_mtu ? local_mtu : peer_mtu;
+
+	return asked && asked < mtu ? asked : mtu;
+}
+
 /* The peer's INIT -> RTR -> RTS for queue pair i; errno-style result. */
 int verbs_qp_to_rts(struct verbs_test *t, unsigned i)
 {
-	unsigned mtu = t->local.mtu < t->peer.mtu ? t->local.mtu : t->peer.mtu;
+	unsigned mtu = verbs_path_mtu(t->local.mtu, t->peer.mtu, t->p.mtu);
 	struct ibv_qp_attr a;
 	int e;
 
-	if (t->p.mtu && t->p.mtu < mtu)
-		mtu = t->p.mtu;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = verbs_mtu_enum(mtu);

@@ -268,6 +268,18 @@ static void test_explain(void **state)
 	}
 }
 
+/* Both ports' active MTU decide; --mtu only lowers it. */
+static void test_path_mtu(void **state)
+{
+	(void)state;
+	assert_int_equal(verbs_path_mtu(4096, 1024, 0), 1024);
+	assert_int_equal(verbs_path_mtu(1024, 4096, 0), 1024);
+	assert_int_equal(verbs_path_mtu(4096, 4096, 0), 4096);
+	assert_int_equal(verbs_path_mtu(4096, 1024, 512), 512);
+	assert_int_equal(verbs_path_mtu(4096, 1024, 2048), 1024);
+	assert_int_equal(verbs_path_mtu(2048, 2048, 2048), 2048);
+}
+
 static void never_cb(struct verbs_test *t, int err, const char *why, void *arg)
 {
 	(void)t, (void)err, (void)why, (void)arg;
@@ -442,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_bad_params),
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_path_detail),
+		cmocka_unit_test(test_path_mtu),
 		cmocka_unit_test(test_setup_refusals),
 		cmocka_unit_test(test_ops_rdma_budget),
 		cmocka_unit_test(test_ops_tests_cap),
