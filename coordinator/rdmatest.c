@@ -180,7 +180,9 @@ void rdmatest_no_path_text(const char *a, const char *a_end, const char *b,
 		 "peer and, with twins on one subnet, net.ipv4.conf "
 		 "arp_ignore=1 and arp_announce=2",
 		 a_end, b_end,
-		 adjacent == 1 ? "a published edge joins them (ring neighbours)"
+		 /* 1: a published edge (ringctl test) or the cable the
+		  * survey is measuring joins them. */
+		 adjacent == 1 ? "they are neighbours (an edge joins them)"
 			       : "no survey has said whether they are "
 				 "neighbours",
 		 error, *d ? "; " : "", d);

@@ -929,8 +929,8 @@ static void test_not_adjacent_code(void **state)
 	fx_over(f);
 	expect_error(f,
 		     "no RDMA path from n1 rxe1 port 1 (netdev r1b) to n2 rxe2 "
-		     "port 1 (netdev r2a) although a published edge joins "
-		     "them (ring neighbours): n1: " NO_PATH
+		     "port 1 (netdev r2a) although they are neighbours (an "
+		     "edge joins them): n1: " NO_PATH
 		     "; " DETAIL BETWEEN_NEIGHBOURS,
 		     RING__ERROR_CODE__ERROR_NOT_ADJACENT);
 
