@@ -530,6 +530,15 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		log_warnx("cannot create event loop");
 		return -1;
 	}
+	/* Before any socket exists: a SIGTERM as soon as the control socket
+	 * appears (systemd, a test) is a clean stop, not death by signal. */
+	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);
+	co->sig_int = evsignal_new(co->base, SIGINT, coord_signal, co);
+	co->sig_hup = evsignal_new(co->base, SIGHUP, coord_signal, co);
+	if (!co->sig_term || !co->sig_int || !co->sig_hup ||
+	    evsignal_add(co->sig_term, NULL) ||
+	    evsignal_add(co->sig_int, NULL) || evsignal_add(co->sig_hup, NULL))
+		goto fail;
 	co->tls = tls_ctx_new(1, conf->ca, conf->cert, conf->key);
 	if (!co->tls)
 		goto fail;
@@ -569,13 +578,6 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
 	control_set_feed(co->control, co->feed);
-	co->sig_term = evsignal_new(co->base, SIGTERM, coord_signal, co);
-	co->sig_int = evsignal_new(co->base, SIGINT, coord_signal, co);
-	co->sig_hup = evsignal_new(co->base, SIGHUP, coord_signal, co);
-	if (!co->sig_term || !co->sig_int || !co->sig_hup ||
-	    evsignal_add(co->sig_term, NULL) ||
-	    evsignal_add(co->sig_int, NULL) || evsignal_add(co->sig_hup, NULL))
-		goto fail;
 	if (sd_watchdog_enabled(0, &co->watchdog_usec) > 0) {
 		struct timeval tv = {.tv_sec = co->watchdog_usec / 2000000,
 				     .tv_usec =
