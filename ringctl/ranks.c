@@ -21,6 +21,10 @@ static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 	writer_str(w, "hcas", buf);
 	/* The same columns on every row: -1 / 0 with the reason. */
 	writer_int(w, "gid_index_measured", r->n_hcas ? r->gid_index : -1);
+	/* The reasons and the prefix are env's comments and variables; a
+	 * table for people stays within a terminal's width. */
+	if (writer_get_format(w) == WRITER_PLAIN)
+		return;
 	writer_str(w, "gid_note", r->gid_note);
 	writer_uint(w, "subnet_prefix_len", r->subnet_prefix_len);
 	writer_str(w, "subnet_note", r->subnet_note);
