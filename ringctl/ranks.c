@@ -32,6 +32,8 @@ static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 
 void ranks_render(struct writer *w, const Ring__Topology *t)
 {
+	int plain = writer_get_format(w) == WRITER_PLAIN;
+
 	writer_str(w, "kind", t->kind);
 	writer_table_start(w, "ranks");
 	for (size_t i = 0; i < t->n_ranks; i++) {
@@ -44,10 +46,13 @@ void ranks_render(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "mgmt_interface", r->mgmt_interface);
 		writer_str(w, "next_node", r->next_node);
 		writer_str(w, "next_interface", r->next_interface);
-		writer_str(w, "next_rdma", r->next_rdma);
+		/* Plain: HCAS lists the RDMA functions of both sides. */
+		if (!plain)
+			writer_str(w, "next_rdma", r->next_rdma);
 		writer_str(w, "prev_node", r->prev_node);
 		writer_str(w, "prev_interface", r->prev_interface);
-		writer_str(w, "prev_rdma", r->prev_rdma);
+		if (!plain)
+			writer_str(w, "prev_rdma", r->prev_rdma);
 		ranks_render_hcas(w, r);
 		if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
 			writer_int(w, "next_gid_index_measured",
