@@ -50,9 +50,7 @@ void counters_free(struct counters *c)
 	free(c);
 }
 
-/* A sysfs counter: one decimal number. Small files, read at once; sysfs
- * attributes never block. */
-static int counters_read(const char *path, uint64_t *out)
+int counters_read(const char *path, uint64_t *out)
 {
 	char buf[32], *end;
 	unsigned long long v;

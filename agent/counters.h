@@ -17,6 +17,9 @@ struct counters;
 
 /* sysfs_root: prefix before /sys/...; "" or NULL = the real one. NULL
  * with errno on allocation failure. */
+/* A sysfs counter: one decimal number. Small files, read at once; sysfs
+ * attributes never block. 0, or -1 (errno set; EINVAL: not a number). */
+int counters_read(const char *path, uint64_t *out);
 struct counters *counters_new(const char *sysfs_root);
 void counters_free(struct counters *c);
 

@@ -2,6 +2,8 @@
  * (testcounters.h). */
 #include "testcounters.h"
 
+#include "counters.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -131,33 +133,6 @@ static void tcount_put(struct tcount_snap *s, enum tcount_src src,
 	e->v = v;
 }
 
-/* A sysfs counter: one decimal number (some hw_counters files of a
- * device that lacks the counter fail to read: left out). */
-static int tcount_read(const char *path, uint64_t *out)
-{
-	char buf[32], *end;
-	unsigned long long v;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -1;
-	do
-		n = read(fd, buf, sizeof(buf) - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno || end == buf || buf[0] == '-' || (*end && *end != '\n'))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* A path into buf; -1 when it does not fit. */
 static int tcount_path(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -191,7 +166,7 @@ static void tcount_netdev(struct tcount *c, struct tcount_snap *s)
 		if (tcount_path(path, sizeof(path),
 				"%s/sys/class/net/%s/statistics/%s", c->root,
 				c->ifname, tcount_netdev_stats[i]) == 0 &&
-		    tcount_read(path, &v) == 0)
+		    counters_read(path, &v) == 0)
 			tcount_put(s, TC_NETDEV, tcount_netdev_stats[i], v, 0);
 	}
 	for (size_t i = 0;
@@ -200,7 +175,7 @@ static void tcount_netdev(struct tcount *c, struct tcount_snap *s)
 		if (tcount_path(path, sizeof(path), "%s/sys/class/net/%s/%s",
 				c->root, c->ifname,
 				tcount_netdev_link[i]) == 0 &&
-		    tcount_read(path, &v) == 0)
+		    counters_read(path, &v) == 0)
 			tcount_put(s, TC_NETDEV, tcount_netdev_link[i], v, 0);
 	}
 }
@@ -229,7 +204,7 @@ static void tcount_rdma_dir(struct tcount *c, struct tcount_snap *s,
 			continue; /* lifespan: a setting (ms), not a count */
 		if (tcount_path(file, sizeof(file), "%s/%s", path,
 				de->d_name) == 0 &&
-		    tcount_read(file, &v) == 0)
+		    counters_read(file, &v) == 0)
 			tcount_put(s, src, de->d_name, v, 0);
 	}
 	closedir(d);
