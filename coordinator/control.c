@@ -699,10 +699,12 @@ static void control_survey(struct client *cl, uint64_t id)
 					  : "fewer than two nodes are up");
 		return;
 	}
-	/* "survey started" either way: it will, right after the one now
-	 * running. */
-	ack.text = rc ? "survey started (after the one now running)"
-		      : "survey started";
+	/* "survey started" either way: it will, right after what runs now
+	 * (ringctl survey --wait tells the two apart). */
+	ack.text = rc == 2   ? "survey started (after the survey now running)"
+		   : rc == 1 ? "survey started (after the re-check now running)"
+			     : "survey started";
+	ack.queued = (uint32_t)rc;
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 

@@ -313,7 +313,7 @@ int survey_request(struct survey *sv, const char *reason)
 	 * the request, not a refusal that `survey --wait` would wait out. */
 	if (sv->phase != SV_IDLE && !sv->manual_tests) {
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
-		return 1;
+		return sv->recheck ? 1 : 2;
 	}
 	return survey_start(sv, reason);
 }

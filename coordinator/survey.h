@@ -33,7 +33,8 @@ void survey_free(struct survey *sv);
 int survey_start(struct survey *sv, const char *reason);
 /* The operator's survey: as survey_start, but while a re-check or a
  * survey runs it is queued to start when that ends (so a fresh one
- * follows every request). 0 started, 1 queued, or -1 as survey_start. */
+ * follows every request). 0 started, 1 queued behind a re-check, 2
+ * behind a survey, or -1 as survey_start. */
 int survey_request(struct survey *sv, const char *reason);
 int survey_running(const struct survey *sv);
 /* The last completed survey (or NULL); survey_state tells "running" while

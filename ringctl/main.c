@@ -435,7 +435,7 @@ static int ringctl_ranks(const struct ringctl *rc)
 }
 
 /* Poll until a survey newer than `since` is done, within the deadline. */
-static int ringctl_wait_survey(const struct ringctl *rc, uint64_t since,
+static int ringctl_wait_survey(const struct ringctl *rc, uint64_t *since,
 			       int wait_s)
 {
 	struct ringctl quiet = *rc;
@@ -447,7 +447,8 @@ static int ringctl_wait_survey(const struct ringctl *rc, uint64_t since,
 
 		usleep(250000);
 		t = ringctl_topology(&quiet, &hold);
-		if (t && t->surveyed_ms > since) {
+		if (t && t->surveyed_ms > *since) {
+			*since = t->surveyed_ms;
 			frame_free(hold);
 			return 0;
 		}
@@ -463,7 +464,7 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	Ring__SurveyRequest sr = RING__SURVEY_REQUEST__INIT;
 	Ring__Topology *t;
 	uint64_t since = 0;
-	int wait = 0, verbose = 0;
+	int wait = 0, verbose = 0, behind;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--wait"))
@@ -492,6 +493,9 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);
 	if (!rep)
 		return EXIT_TROUBLE;
+	/* Queued behind a survey already running: that one's result comes
+	 * first, and is not the one asked for. */
+	behind = rep->ack->queued == 2;
 	/* With --wait the status document follows: nothing may precede it. */
 	if (wait && rc->fmt != WRITER_PLAIN)
 		fprintf(stderr, "ringctl: %s\n", rep->ack->text);
@@ -500,7 +504,8 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	frame_free(rep);
 	if (!wait)
 		return 0;
-	if (ringctl_wait_survey(rc, since, 3600) < 0)
+	if (ringctl_wait_survey(rc, &since, 3600) < 0 ||
+	    (behind && ringctl_wait_survey(rc, &since, 3600) < 0))
 		return EXIT_TROUBLE;
 	return ringctl_status(rc, verbose);
 }

@@ -1442,7 +1442,7 @@ static void test_survey_queued_behind_recheck(void **state)
 	 * survey follows (what `survey --wait` waits for). */
 	assert_true(survey_running(f->sv));
 	survey_set_event_cb(f->sv, count_queued_done, &queued_done);
-	assert_int_equal(survey_request(f->sv, "behind a survey"), 1);
+	assert_int_equal(survey_request(f->sv, "behind a survey"), 2);
 	fake_pump(f);
 	assert_false(survey_running(f->sv));
 	assert_int_equal(queued_done, 1);
