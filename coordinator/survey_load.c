@@ -51,6 +51,18 @@ static struct sv_cable *sv_cable_get(struct survey *sv, const char *id,
 	return c;
 }
 
+/* The cable a link runs over: its ports' id, or (ports unknown) its
+ * interfaces'. */
+static void sv_link_cable(const struct survey *sv, const struct sv_link *l,
+			  char *id, size_t len)
+{
+	if (l->cable_id[0])
+		snprintf(id, len, "%s", l->cable_id);
+	else
+		snprintf(id, len, "%s/%s-%s/%s", sv->nodes[l->t.a].name,
+			 l->t.a_if, sv->nodes[l->t.b].name, l->t.b_if);
+}
+
 /* The cables of the adjacent links: twins' function pairs share one. */
 static int sv_cables_build(struct survey *sv)
 {
@@ -63,12 +75,7 @@ static int sv_cables_build(struct survey *sv)
 
 		if (l->switch_pair || !sv_adjacent(l))
 			continue;
-		if (l->cable_id[0])
-			snprintf(id, sizeof(id), "%s", l->cable_id);
-		else
-			snprintf(id, sizeof(id), "%s/%s-%s/%s",
-				 sv->nodes[l->t.a].name, l->t.a_if,
-				 sv->nodes[l->t.b].name, l->t.b_if);
+		sv_link_cable(sv, l, id, sizeof(id));
 		c = sv_cable_get(sv, id, l);
 		if (!c)
 			return -1;
@@ -726,12 +733,7 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 			    l->t.b != c->b || !sv_adjacent(l) ||
 			    m->n_edges >= c->n_funcs)
 				continue;
-			if (l->cable_id[0])
-				snprintf(id, sizeof(id), "%s", l->cable_id);
-			else
-				snprintf(id, sizeof(id), "%s/%s-%s/%s",
-					 sv->nodes[l->t.a].name, l->t.a_if,
-					 sv->nodes[l->t.b].name, l->t.b_if);
+			sv_link_cable(sv, l, id, sizeof(id));
 			if (!strcmp(id, c->id))
 				m->edges[m->n_edges++] =
 					(uint32_t)edge_of_link[i];
