@@ -589,6 +589,7 @@ static int ops_rdma_params(const Ring__TestParams *in, struct verbs_params *p,
 		p->mtu = r->mtu;
 		p->traffic_class = r->traffic_class;
 		p->service_level = r->service_level;
+		p->ack_timeout = r->ack_timeout;
 	}
 	p->duration_ms = in->duration_ms;
 	p->warmup_ms = in->warmup_ms;

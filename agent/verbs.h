@@ -60,6 +60,7 @@ struct verbs_params {
 	unsigned mtu;		/* path MTU bytes; 0 = both ports' active MTU */
 	unsigned traffic_class; /* GRH traffic class, 0..255 */
 	unsigned service_level; /* SL, 0..15 */
+	unsigned ack_timeout;	/* exponent, 0 = VERBS_QP_TIMEOUT */
 };
 
 /* One side's connection data, as it travels to the peer. */

@@ -9,8 +9,10 @@
 /* Local ACK timeout 4.096 us * 2^14 = 67 ms (perftest's), 6 retries: a
  * peer that is not there shows as IBV_WC_RETRY_EXC_ERR after about 0.5 s.
  * Not 7: soft-RoCE (and the IB spec for RNR) reads 7 as "retry forever",
- * and a missing path would hang. */
-#define VERBS_QP_TIMEOUT 14
+ * and a missing path would hang. A test may ask for a longer timeout
+ * (RdmaParams.ack_timeout, NCCL_IB_TIMEOUT): with 20, NCCL's, a dead path
+ * takes about 30 s to fail. */
+#define VERBS_QP_TIMEOUT TESTLIMITS_RDMA_ACK_TIMEOUT_DEFAULT
 #define VERBS_RETRY_CNT 6
 #define VERBS_RNR_RETRY 6
 
@@ -78,7 +80,8 @@ int verbs_qp_to_rts(struct verbs_test *t, unsigned i)
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = VERBS_QP_TIMEOUT;
+	a.timeout = (uint8_t)(t->p.ack_timeout ? t->p.ack_timeout
+					       : VERBS_QP_TIMEOUT);
 	a.retry_cnt = VERBS_RETRY_CNT;
 	a.rnr_retry = VERBS_RNR_RETRY;
 	a.sq_psn = t->local.psn[i];

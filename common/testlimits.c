@@ -158,6 +158,13 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 		return reason_fail(why, len,
 				   "service level %u out of range 0..%d",
 				   r->service_level, TESTLIMITS_RDMA_SL_MAX);
+	if (r->ack_timeout &&
+	    (r->ack_timeout < TESTLIMITS_RDMA_ACK_TIMEOUT_MIN ||
+	     r->ack_timeout > TESTLIMITS_RDMA_ACK_TIMEOUT_MAX))
+		return reason_fail(
+			why, len, "ACK timeout %u out of range %d..%d",
+			r->ack_timeout, TESTLIMITS_RDMA_ACK_TIMEOUT_MIN,
+			TESTLIMITS_RDMA_ACK_TIMEOUT_MAX);
 	if (lat)
 		return testlimits_lat(p, TESTLIMITS_RDMA_LAT_SIZE_MAX, 1, why,
 				      len);
@@ -254,6 +261,11 @@ unsigned testlimits_rdma_deadline_ms(const Ring__TestParams *p)
 
 		ms += r->iterations * qps * size * 8 / 1000000;
 	}
+	/* A longer ACK timeout: room for the agent to see a dead path as
+	 * such (7 tries of 4.096 us * 2^n) before the deadline does. */
+	if (r && r->ack_timeout > TESTLIMITS_RDMA_ACK_TIMEOUT_DEFAULT &&
+	    r->ack_timeout <= TESTLIMITS_RDMA_ACK_TIMEOUT_MAX)
+		ms += 7 * ((4096ull << r->ack_timeout) / 1000000 + 1);
 	return ms > TESTLIMITS_RDMA_DEADLINE_MAX_MS
 		       ? TESTLIMITS_RDMA_DEADLINE_MAX_MS
 		       : (unsigned)ms;

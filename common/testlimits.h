@@ -56,6 +56,12 @@ extern const uint32_t
  * (NCCL_IB_SL): ibv_ah_attr's grh.traffic_class and sl. */
 #define TESTLIMITS_RDMA_TC_MAX 255
 #define TESTLIMITS_RDMA_SL_MAX 15
+/* Local ACK timeout exponents: 1 ms .. 69 s a try (NCCL_IB_TIMEOUT). */
+#define TESTLIMITS_RDMA_ACK_TIMEOUT_MIN 8
+#define TESTLIMITS_RDMA_ACK_TIMEOUT_MAX 24
+#define TESTLIMITS_RDMA_ACK_TIMEOUT_DEFAULT 14
+/* NCCL's own (net_ib, NCCL_IB_TIMEOUT default since 2.14). */
+#define TESTLIMITS_RDMA_ACK_TIMEOUT_NCCL 20
 /* An RDMA test never holds queue pairs and memory longer. */
 #define TESTLIMITS_RDMA_DEADLINE_MAX_MS (3600u * 1000)
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "sched.h"
 #include "survey_int.h"
+#include "testlimits.h"
 
 static const char *const sv_load_mode_name[] = {"port step", "ring load",
 						"ring load both ways"};
@@ -233,6 +234,10 @@ static struct survey_test *sv_slot_start(struct survey *sv,
 		r.op = RING__RDMA_OP__RDMA_OP_WRITE;
 		r.qps = conf->survey_rdma_qps;
 		r.size = conf->survey_rdma_size;
+		/* NCCL's ACK timeout: these steps load the ring as a job
+		 * does, and the path is known by now (the ladder ran on it);
+		 * a shorter one retransmits into a merely busy peer. */
+		r.ack_timeout = TESTLIMITS_RDMA_ACK_TIMEOUT_NCCL;
 		return sv_rdma_start(sv, &sp, sv_slot_done, s, 0);
 	}
 	p.kind = RING__TEST_KIND__TEST_TCP_BW;

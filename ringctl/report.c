@@ -3,6 +3,7 @@
  * latency table with its round-trip convention. */
 #include "report.h"
 #include "report_counters.h"
+#include "testlimits.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -113,6 +114,11 @@ static void report_rdma(struct writer *w, const Ring__TestReport *r)
 	/* What NCCL_IB_TC / NCCL_IB_SL would set; 0 is the verbs default. */
 	writer_uint(w, "traffic_class", rp ? rp->traffic_class : 0);
 	writer_uint(w, "service_level", rp ? rp->service_level : 0);
+	/* NCCL_IB_TIMEOUT's exponent the queue pairs used. */
+	writer_uint(w, "ack_timeout",
+		    rp && rp->ack_timeout
+			    ? rp->ack_timeout
+			    : TESTLIMITS_RDMA_ACK_TIMEOUT_DEFAULT);
 	if (bw) {
 		writer_uint(w, "qps", a ? a->n_streams : (rp ? rp->qps : 0));
 		if (rp && rp->size)

@@ -283,6 +283,18 @@ static int testargs_rdma_option(struct testargs *t, int bw, const char *opt,
 					   val, TESTLIMITS_RDMA_SL_MAX);
 		return 0;
 	}
+	/* NCCL_IB_TIMEOUT: a longer wait before a retransmission. */
+	if (!strcmp(opt, "--ack-timeout")) {
+		if (testargs_count32(val, TESTLIMITS_RDMA_ACK_TIMEOUT_MIN,
+				     TESTLIMITS_RDMA_ACK_TIMEOUT_MAX,
+				     &r->ack_timeout) < 0)
+			return reason_fail(err, len,
+					   "--ack-timeout: '%s' is not an "
+					   "exponent %d..%d",
+					   val, TESTLIMITS_RDMA_ACK_TIMEOUT_MIN,
+					   TESTLIMITS_RDMA_ACK_TIMEOUT_MAX);
+		return 0;
+	}
 	if (bw)
 		return testargs_rdma_bw_option(t, opt, val, err, len);
 	if (!strcmp(opt, "--sizes"))

@@ -60,6 +60,12 @@ ring_net_up() {
 	ring_net_sysctl net.ipv4.conf.default.accept_local 1 || return 1
 	ring_net_sysctl net.ipv4.conf.all.rp_filter 0 || return 1
 	ring_net_sysctl net.ipv4.conf.default.rp_filter 0 || return 1
+	# A veth delivers through the CPU's backlog queue, 1000 packets by
+	# default: every cable loaded at once under TCG overflows it, the
+	# drops (an rxe ACK among them) become retransmissions, and the
+	# kernel's rxe retry path is where its WARNING in rxe_completer lives.
+	# A real port has no such queue; make this one deep enough.
+	ring_net_sysctl net.core.netdev_max_backlog 30000 || return 1
 
 	e=1
 	while [ "$e" -le "$n" ]; do

@@ -435,6 +435,12 @@ static void test_parse_rdma_errors(void **state)
 		 "--sl: '1.5' is not a service level 0..15", NULL},
 		{"rdma-bw n1 n2 --op write --tc 106 --sl 3", 0, NULL, NULL},
 		{"rdma-lat n1 n2 --op read --tc 255 --sl 15", 0, NULL, NULL},
+		/* NCCL_IB_TIMEOUT's exponent, 8..24. */
+		{"rdma-bw n1 n2 --op write --ack-timeout 20", 0, NULL, NULL},
+		{"rdma-bw n1 n2 --op write --ack-timeout 7", -1,
+		 "--ack-timeout: '7' is not an exponent 8..24", NULL},
+		{"rdma-lat n1 n2 --op write --ack-timeout 25", -1,
+		 "--ack-timeout: '25' is not an exponent 8..24", NULL},
 		/* Bandwidth knobs are not latency knobs. */
 		{"rdma-lat n1 n2 --op write --qps 2", -1,
 		 "unknown rdma-lat option '--qps'", NULL},

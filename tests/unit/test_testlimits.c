@@ -65,6 +65,10 @@ static void test_deadline(void **state)
 	p.warmup_ms = 1000;
 	p.rdma = &r;
 	assert_int_equal(testlimits_rdma_deadline_ms(&p), 16000);
+	/* NCCL's ACK timeout: 7 tries of 4.29 s more, to see a dead path. */
+	r.ack_timeout = TESTLIMITS_RDMA_ACK_TIMEOUT_NCCL;
+	assert_int_equal(testlimits_rdma_deadline_ms(&p), 16000 + 7 * 4295);
+	r.ack_timeout = 0;
 	/* Counted messages: 1e6 x 4 QPs x 64K at 1 Gbit/s. */
 	r.iterations = 1000000;
 	assert_int_equal(testlimits_rdma_deadline_ms(&p),
@@ -209,6 +213,11 @@ static void test_check_rdma(void **state)
 	RD(service_level, TESTLIMITS_RDMA_SL_MAX, NULL);
 	RD(service_level, TESTLIMITS_RDMA_SL_MAX + 1,
 	   "service level 16 out of range 0..15");
+	/* NCCL_IB_TIMEOUT: 0 is the agent's default, else 8..24. */
+	RD(ack_timeout, 0, NULL);
+	RD(ack_timeout, TESTLIMITS_RDMA_ACK_TIMEOUT_NCCL, NULL);
+	RD(ack_timeout, 7, "ACK timeout 7 out of range 8..24");
+	RD(ack_timeout, 25, "ACK timeout 25 out of range 8..24");
 	s = r, s.a_gid_set = 1, s.a_gid_index = TESTLIMITS_GID_INDEX_MAX;
 	q = p, q.rdma = &s, expect(&q, NULL);
 	s.b_gid_set = 1, s.b_gid_index = TESTLIMITS_GID_INDEX_MAX + 1;
