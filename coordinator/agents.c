@@ -453,6 +453,8 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_HEARTBEAT:
 		n->mem_available_kib = env->heartbeat->mem_available_kib;
+		n->mem_available_ms =
+			n->mem_available_kib ? n->last_seen_ms : 0;
 		session_reply(s, env->request_id,
 			      RING__ENVELOPE__BODY_HEARTBEAT, env->heartbeat);
 		break;

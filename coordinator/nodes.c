@@ -146,8 +146,12 @@ void nodes_set_inventory(struct node *n, Ring__Inventory *inv)
 	if (n->inventory)
 		ring__inventory__free_unpacked(n->inventory, NULL);
 	n->inventory = inv;
-	if (inv && inv->memory)
+	if (inv && inv->memory) {
 		n->mem_available_kib = inv->memory->available_kib;
+		/* The report being stored arrived just now. */
+		n->mem_available_ms =
+			inv->memory->available_kib ? n->last_seen_ms : 0;
+	}
 }
 
 void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t)
@@ -335,6 +339,7 @@ void nodes_fill_status(const struct node *n, Ring__NodeStatus *st,
 	st->down_since_ms = n->down_since_ms;
 	st->down_reason = (char *)n->down_reason;
 	st->mem_available_kib = n->mem_available_kib;
+	st->mem_available_ms = n->mem_available_ms;
 	st->n_unaddressed_up = 0;
 	st->unaddressed_up = unaddressed;
 	if (!inv)

@@ -38,6 +38,7 @@ struct node {
 	uint64_t down_since_ms;
 	char down_reason[160];
 	uint64_t mem_available_kib;
+	uint64_t mem_available_ms;     /* when it arrived (last_seen_ms then) */
 	uint64_t cert_not_after_ms;    /* the session certificate's end; 0 ? */
 	char caps[NODES_MAX_CAPS][32]; /* Hello capabilities of the session */
 	unsigned n_caps;
@@ -65,7 +66,8 @@ int nodes_remove(struct nodes *t, const char *name);
 unsigned nodes_count(const struct nodes *t);
 /* Sorted by name into a new malloc'd array of *n pointers. */
 struct node **nodes_sorted(struct nodes *t, unsigned *n);
-/* Replace the stored inventory (takes ownership). */
+/* Replace the stored inventory (takes ownership); its MemAvailable, if
+ * any, becomes the node's, received at last_seen_ms. */
 void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
 /* Replace the stored neighbour table (takes ownership). */
 void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);

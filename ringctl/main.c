@@ -11,6 +11,7 @@
 #include "history.h"
 #include "testlimits.h"
 #include "pki.h"
+#include "plan.h"
 #include "ranks.h"
 #include "render.h"
 #include "report.h"
@@ -87,6 +88,19 @@ static void ringctl_usage(FILE *f)
 		"                              -t bounds the wait for the snapshot;\n"
 		"                              exit 0 after N events, 2 when the\n"
 		"                              coordinator refuses or goes away)\n"
+		"  plan --model-bytes SIZE | --params N [--bytes-per-param B]\n"
+		"       [--reserve SIZE] [--nodes NODE[,NODE...]]\n"
+		"                              does a model fit in the nodes'\n"
+		"                              memory: MemAvailable per node\n"
+		"                              (measured) less --reserve (default\n"
+		"                              0); total, nodes needed, gap, in GB\n"
+		"                              (10^9 bytes) and GiB (2^30); SIZE:\n"
+		"                              bytes, K M G T P or KB..PB powers of\n"
+		"                              1000, Ki Mi Gi Ti Pi or KiB..PiB of\n"
+		"                              1024; N e.g. 744B, 1.6T, 70e9; B\n"
+		"                              default 2 (bf16); nodes: the ring,\n"
+		"                              else the connected ones; exit 1 when\n"
+		"                              it does not fit or a figure is missing\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
@@ -756,6 +770,20 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		if (watch_cmd_parse(argc, argv, &wo, err, sizeof(err)) < 0)
 			return ringctl_bad_usage("%s", err);
 		return watch_cmd_run(rc->sock, rc->timeout_ms, rc->fmt, &wo);
+	}
+	if (!strcmp(cmd, "plan")) {
+		struct plan_opts *po = malloc(sizeof(*po));
+		char err[512];
+		int r;
+
+		if (!po)
+			return EXIT_TROUBLE;
+		r = plan_cmd_parse(argc, argv, po, err, sizeof(err)) < 0
+			    ? ringctl_bad_usage("%s", err)
+			    : plan_cmd_run(rc->sock, rc->timeout_ms, rc->fmt,
+					   po);
+		free(po);
+		return r;
 	}
 	if (!strcmp(cmd, "ranks")) {
 		if (argc)

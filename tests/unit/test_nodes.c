@@ -129,9 +129,13 @@ static void test_fill_status(void **state)
 		inv->interfaces[i] = f;
 	}
 	n->expected = 1;
+	n->last_seen_ms = 1764000000000ull;
 	nodes_set_inventory(n, inv);
 	assert_int_equal(n->mem_available_kib, 50);
 	nodes_fill_status(n, &st, unaddr);
+	/* When the figure arrived: what plan reports as measured when. */
+	assert_int_equal(st.mem_available_kib, 50);
+	assert_int_equal(st.mem_available_ms, 1764000000000ull);
 	assert_string_equal(st.node, "n1");
 	assert_true(st.expected);
 	assert_string_equal(st.state, "never");

@@ -1,0 +1,831 @@
+/* `ringctl plan`: a model's size against the ring's measured memory. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "frame.h"
+#include "render.h"
+
+#define PLAN_GB 1e9
+#define PLAN_GIB 1073741824.0
+
+struct plan_suffix {
+	const char *text;
+	uint64_t mult;
+};
+
+#define PLAN_K 1000ull
+#define PLAN_KI 1024ull
+static const struct plan_suffix plan_size_suffixes[] = {
+	{"", 1},
+	{"B", 1},
+	{"K", PLAN_K},
+	{"k", PLAN_K},
+	{"KB", PLAN_K},
+	{"kB", PLAN_K},
+	{"M", 1000000ull},
+	{"MB", 1000000ull},
+	{"G", 1000000000ull},
+	{"GB", 1000000000ull},
+	{"T", 1000000000000ull},
+	{"TB", 1000000000000ull},
+	{"P", 1000000000000000ull},
+	{"PB", 1000000000000000ull},
+	{"Ki", PLAN_KI},
+	{"KiB", PLAN_KI},
+	{"Mi", PLAN_KI << 10},
+	{"MiB", PLAN_KI << 10},
+	{"Gi", PLAN_KI << 20},
+	{"GiB", PLAN_KI << 20},
+	{"Ti", PLAN_KI << 30},
+	{"TiB", PLAN_KI << 30},
+	{"Pi", PLAN_KI << 40},
+	{"PiB", PLAN_KI << 40},
+};
+
+/* B is a billion parameters here, as model names count them (744B). */
+static const struct plan_suffix plan_params_suffixes[] = {
+	{"", 1},
+	{"K", PLAN_K},
+	{"M", 1000000ull},
+	{"B", 1000000000ull},
+	{"T", 1000000000000ull},
+};
+
+/* digits[.digits][e[+-]digits]: all digits as *mant, the power of ten
+ * that scales it as *exp10, *end after the number. Exact, unlike strtod:
+ * 2.03 bytes per parameter must stay 203/100. -1: not such a number or
+ * more than 19 digits. */
+static int plan_number(const char *s, uint64_t *mant, int *exp10,
+		       const char **end)
+{
+	const char *p = s;
+	uint64_t m = 0;
+	int digits = 0, frac = 0, point = 0, e = 0;
+
+	for (;; p++) {
+		if (*p >= '0' && *p <= '9') {
+			if (m > (UINT64_MAX - 9) / 10)
+				return -1;
+			m = m * 10 + (uint64_t)(*p - '0');
+			digits++;
+			frac += point;
+		} else if (*p == '.' && !point) {
+			/* A digit on both sides: "5." and ".5" are typos. */
+			if (p == s || p[1] < '0' || p[1] > '9')
+				return -1;
+			point = 1;
+		} else {
+			break;
+		}
+	}
+	if (!digits)
+		return -1;
+	if (*p == 'e' || *p == 'E') {
+		const char *q = p + 1;
+		int neg = 0, ed = 0;
+
+		if (*q == '+' || *q == '-')
+			neg = *q++ == '-';
+		for (; *q >= '0' && *q <= '9' && ed < 3; q++, ed++)
+			e = e * 10 + (*q - '0');
+		if (!ed || ed > 2)
+			return -1;
+		p = q;
+		e = neg ? -e : e;
+	}
+	*mant = m;
+	*exp10 = e - frac;
+	*end = p;
+	return 0;
+}
+
+/* mant x mult x 10^exp10 as a whole number up to max, rounded up when
+ * round_up (121.7GiB is 130674380390.4 bytes): 0, -1 not whole, -2 too
+ * large. 128 bits: mant < 2^64 and mult <= 2^50 cannot overflow, and v
+ * stays at most 10 x max. */
+static int plan_scale(uint64_t mant, uint64_t mult, int exp10, uint64_t max,
+		      int round_up, uint64_t *out)
+{
+	unsigned __int128 v = (unsigned __int128)mant * mult;
+	int rest = 0;
+
+	/* Floor division step by step; rest: the whole was not exact. */
+	for (; exp10 < 0 && v; exp10++) {
+		rest |= v % 10 != 0;
+		v /= 10;
+	}
+	if (rest && !round_up)
+		return -1;
+	v += rest;
+	for (; exp10 > 0 && v; exp10--) {
+		if (v > max)
+			return -2;
+		v *= 10;
+	}
+	if (v > max)
+		return -2;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* The number and its suffix from table t; the suffix's multiplier in
+ * *mult. -1 not a number, -3 an unknown suffix (*suffix points to it). */
+static int plan_number_suffix(const char *s, const struct plan_suffix *t,
+			      size_t nt, uint64_t *mant, int *exp10,
+			      uint64_t *mult, const char **suffix)
+{
+	const char *end;
+
+	if (plan_number(s, mant, exp10, &end) < 0)
+		return -1;
+	*suffix = end;
+	for (size_t i = 0; i < nt; i++)
+		if (!strcmp(end, t[i].text)) {
+			*mult = t[i].mult;
+			return 0;
+		}
+	return -3;
+}
+
+#define PLAN_SIZE_FORMS                                                        \
+	"bytes, or a number with K, M, G, T, P or KB, MB, GB, TB, PB "         \
+	"(powers of 1000) or Ki, Mi, Gi, Ti, Pi or KiB, MiB, GiB, TiB, PiB "   \
+	"(powers of 1024), e.g. 800GB, 121.7GiB"
+
+int plan_parse_size(const char *s, uint64_t *bytes, char *err, size_t len)
+{
+	const char *suffix;
+	uint64_t mant, mult = 1;
+	int exp10, r;
+
+	r = plan_number_suffix(s, plan_size_suffixes,
+			       sizeof(plan_size_suffixes) /
+				       sizeof(plan_size_suffixes[0]),
+			       &mant, &exp10, &mult, &suffix);
+	if (r == -3 && *suffix && suffix[strlen(suffix) - 1] == 'b') {
+		snprintf(err, len,
+			 "'%s': a lower-case b is bits; sizes are bytes "
+			 "(GB: 10^9 bytes, GiB: 2^30 bytes)",
+			 s);
+		return -1;
+	}
+	if (r < 0) {
+		snprintf(err, len, "'%s' is not a size: " PLAN_SIZE_FORMS, s);
+		return -1;
+	}
+	/* A bare number or B counts bytes: whole; with a unit, a fraction
+	 * of a byte rounds up. */
+	r = plan_scale(mant, mult, exp10, PLAN_BYTES_MAX, mult > 1, bytes);
+	if (r == -1)
+		snprintf(err, len, "'%s' is not a whole number of bytes", s);
+	else if (r == -2)
+		snprintf(err, len, "'%s' is more than 2^60 bytes (1 EiB)", s);
+	return r < 0 ? -1 : 0;
+}
+
+int plan_parse_params(const char *s, uint64_t *n, char *err, size_t len)
+{
+	const char *suffix;
+	uint64_t mant, mult = 1;
+	int exp10, r;
+
+	r = plan_number_suffix(s, plan_params_suffixes,
+			       sizeof(plan_params_suffixes) /
+				       sizeof(plan_params_suffixes[0]),
+			       &mant, &exp10, &mult, &suffix);
+	if (r < 0) {
+		snprintf(err, len,
+			 "'%s' is not a number of parameters: a whole number, "
+			 "or with K, M, B (billion) or T, e.g. 744B, 1.6T, "
+			 "70e9",
+			 s);
+		return -1;
+	}
+	r = plan_scale(mant, mult, exp10, PLAN_PARAMS_MAX, 0, n);
+	if (r == -1)
+		snprintf(err, len, "'%s' is not a whole number of parameters",
+			 s);
+	else if (r == -2)
+		snprintf(err, len, "'%s' is more than 10^15 parameters", s);
+	else if (!*n)
+		snprintf(err, len, "'%s': no parameters", s);
+	return r < 0 || !*n ? -1 : 0;
+}
+
+int plan_parse_bpp(const char *s, uint64_t *num, uint64_t *den, char *err,
+		   size_t len)
+{
+	const char *end;
+	uint64_t mant, d = 1;
+	int exp10;
+
+	if (plan_number(s, &mant, &exp10, &end) < 0 || *end)
+		goto bad;
+	/* 2.50 is 25/10: trailing zeros say nothing. */
+	while (exp10 < 0 && mant && mant % 10 == 0) {
+		mant /= 10;
+		exp10++;
+	}
+	if (exp10 < -6)
+		goto bad;
+	for (; exp10 < 0; exp10++)
+		d *= 10;
+	for (; exp10 > 0 && mant <= PLAN_BPP_MAX; exp10--)
+		mant *= 10;
+	if (!mant || mant > PLAN_BPP_MAX * d)
+		goto bad;
+	*num = mant;
+	*den = d;
+	return 0;
+bad:
+	snprintf(err, len,
+		 "'%s' is not a number of bytes per parameter: more than 0, "
+		 "at most %d, at most 6 decimals (e.g. 2, 2.03, 0.5)",
+		 s, PLAN_BPP_MAX);
+	return -1;
+}
+
+int plan_model_bytes(uint64_t params, uint64_t num, uint64_t den,
+		     uint64_t *bytes)
+{
+	unsigned __int128 v = (unsigned __int128)params * num;
+
+	if (!den)
+		return -1;
+	v = v / den + (v % den != 0);
+	if (v > PLAN_BYTES_MAX)
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
+uint64_t plan_nodes_needed(uint64_t model, uint64_t per_node)
+{
+	if (!per_node)
+		return 0;
+	return model / per_node + (model % per_node != 0);
+}
+
+static uint64_t plan_add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void plan_compute(uint64_t model, const uint64_t *usable, size_t n,
+		  struct plan_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->n = n;
+	for (size_t i = 0; i < n; i++) {
+		f->total = plan_add_sat(f->total, usable[i]);
+		if (!i || usable[i] < f->smallest) {
+			f->smallest = usable[i];
+			f->smallest_at = i;
+		}
+	}
+	f->capacity = n && f->smallest > UINT64_MAX / n ? UINT64_MAX
+							: f->smallest * n;
+	f->needed = plan_nodes_needed(model, f->smallest);
+	f->holds = n && model <= f->capacity;
+	if (f->holds)
+		f->headroom_bytes = f->capacity - model;
+	else
+		f->short_bytes = model - f->capacity;
+}
+
+/* "--opt VALUE" or "--opt=VALUE": the value, or NULL (not this option). */
+static const char *plan_opt(int argc, char **argv, int *i, const char *name,
+			    int *missing)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n))
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n])
+		return NULL;
+	if (*i + 1 >= argc) {
+		*missing = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+static int plan_parse_nodes(struct plan_opts *o, const char *val, char *err,
+			    size_t len)
+{
+	size_t used = 0;
+
+	while (used < sizeof(o->nodes_buf) && o->nodes_buf[used])
+		used += strlen(o->nodes_buf + used) + 1;
+	if (used + strlen(val) + 1 > sizeof(o->nodes_buf)) {
+		snprintf(err, len, "--nodes: too long");
+		return -1;
+	}
+	memcpy(o->nodes_buf + used, val, strlen(val) + 1);
+	for (char *p = o->nodes_buf + used, *tok; (tok = strsep(&p, ","));) {
+		if (!*tok || strlen(tok) > 63) {
+			snprintf(err, len,
+				 "--nodes: '%s' is not a list of node names "
+				 "(n1,n2,...)",
+				 val);
+			return -1;
+		}
+		for (size_t k = 0; k < o->n_nodes; k++)
+			if (!strcmp(o->nodes[k], tok)) {
+				snprintf(err, len, "--nodes: %s twice", tok);
+				return -1;
+			}
+		if (o->n_nodes >= PLAN_MAX_NODES) {
+			snprintf(err, len, "--nodes: at most %d nodes",
+				 PLAN_MAX_NODES);
+			return -1;
+		}
+		o->nodes[o->n_nodes++] = tok;
+	}
+	return 0;
+}
+
+int plan_cmd_parse(int argc, char **argv, struct plan_opts *o, char *err,
+		   size_t len)
+{
+	static const char *const names[] = {"--model-bytes", "--params",
+					    "--bytes-per-param", "--reserve"};
+	const char **texts[] = {&o->model_text, &o->params_text, &o->bpp_text,
+				&o->reserve_text};
+	char why[400];
+
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < argc; i++) {
+		const char *val = NULL;
+		int missing = 0, done = 0;
+
+		for (size_t k = 0; k < 4 && !done; k++) {
+			val = plan_opt(argc, argv, &i, names[k], &missing);
+			if (missing) {
+				snprintf(err, len, "%s needs a value",
+					 names[k]);
+				return -1;
+			}
+			if (!val)
+				continue;
+			if (*texts[k]) {
+				snprintf(err, len, "%s given twice", names[k]);
+				return -1;
+			}
+			*texts[k] = val;
+			done = 1;
+		}
+		if (done)
+			continue;
+		val = plan_opt(argc, argv, &i, "--nodes", &missing);
+		if (missing) {
+			snprintf(err, len, "--nodes needs a list of nodes");
+			return -1;
+		}
+		if (val) {
+			if (plan_parse_nodes(o, val, err, len) < 0)
+				return -1;
+			continue;
+		}
+		snprintf(err, len,
+			 "plan takes --model-bytes SIZE or --params N "
+			 "[--bytes-per-param B], --reserve SIZE and --nodes "
+			 "LIST, not '%s'",
+			 argv[i]);
+		return -1;
+	}
+	if (o->model_text && o->params_text) {
+		snprintf(err, len,
+			 "plan takes --model-bytes or --params, not both");
+		return -1;
+	}
+	if (!o->model_text && !o->params_text) {
+		snprintf(err, len,
+			 "plan needs the model's size: --model-bytes SIZE, or "
+			 "--params N with --bytes-per-param B");
+		return -1;
+	}
+	if (o->bpp_text && !o->params_text) {
+		snprintf(err, len, "--bytes-per-param goes with --params");
+		return -1;
+	}
+	if (o->model_text) {
+		if (plan_parse_size(o->model_text, &o->model_bytes, why,
+				    sizeof(why)) < 0) {
+			snprintf(err, len, "--model-bytes: %s", why);
+			return -1;
+		}
+		if (!o->model_bytes) {
+			snprintf(err, len, "--model-bytes: a model of 0 bytes");
+			return -1;
+		}
+	} else {
+		if (plan_parse_params(o->params_text, &o->params, why,
+				      sizeof(why)) < 0) {
+			snprintf(err, len, "--params: %s", why);
+			return -1;
+		}
+		o->bpp_num = PLAN_BPP_DEFAULT;
+		o->bpp_den = 1;
+		o->bpp_default = !o->bpp_text;
+		if (o->bpp_text &&
+		    plan_parse_bpp(o->bpp_text, &o->bpp_num, &o->bpp_den, why,
+				   sizeof(why)) < 0) {
+			snprintf(err, len, "--bytes-per-param: %s", why);
+			return -1;
+		}
+		if (plan_model_bytes(o->params, o->bpp_num, o->bpp_den,
+				     &o->model_bytes) < 0) {
+			snprintf(err, len,
+				 "--params %s x --bytes-per-param %s is more "
+				 "than 2^60 bytes (1 EiB)",
+				 o->params_text,
+				 o->bpp_text ? o->bpp_text : "2");
+			return -1;
+		}
+	}
+	if (o->reserve_text &&
+	    plan_parse_size(o->reserve_text, &o->reserve_bytes, why,
+			    sizeof(why)) < 0) {
+		snprintf(err, len, "--reserve: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static const Ring__NodeStatus *plan_find(const Ring__StatusReply *r,
+					 const char *name)
+{
+	for (size_t i = 0; i < r->n_nodes; i++)
+		if (!strcmp(r->nodes[i]->node, name))
+			return r->nodes[i];
+	return NULL;
+}
+
+int plan_select(const Ring__StatusReply *r, const struct plan_opts *o,
+		struct plan_sel *sel, char *err, size_t len)
+{
+	const Ring__Topology *t = r->topology;
+
+	memset(sel, 0, sizeof(*sel));
+	if (o->n_nodes) {
+		sel->from = PLAN_FROM_NODES;
+		for (size_t i = 0; i < o->n_nodes; i++) {
+			sel->name[i] = o->nodes[i];
+			sel->st[i] = plan_find(r, o->nodes[i]);
+			if (!sel->st[i]) {
+				snprintf(err, len,
+					 "--nodes: the coordinator lists no "
+					 "node '%s'",
+					 o->nodes[i]);
+				return -1;
+			}
+		}
+		sel->n = o->n_nodes;
+		return 0;
+	}
+	if (t && t->n_ranks) {
+		sel->from = PLAN_FROM_RING;
+		for (size_t i = 0; i < t->n_ranks && i < PLAN_MAX_NODES; i++) {
+			sel->name[sel->n] = t->ranks[i]->node;
+			sel->st[sel->n++] = plan_find(r, t->ranks[i]->node);
+		}
+		return 0;
+	}
+	sel->from = PLAN_FROM_CONNECTED;
+	for (size_t i = 0; i < r->n_nodes && sel->n < PLAN_MAX_NODES; i++)
+		if (!strcmp(r->nodes[i]->state, "up")) {
+			sel->name[sel->n] = r->nodes[i]->node;
+			sel->st[sel->n++] = r->nodes[i];
+		}
+	if (!sel->n) {
+		snprintf(err, len,
+			 "no node to plan on: no published ring and no node "
+			 "connected");
+		return -1;
+	}
+	return 0;
+}
+
+/* A size as bytes (machine formats, or with bytes), GB and GiB. */
+static void plan_size(struct writer *w, const char *stem, const char *suffix,
+		      uint64_t v, int bytes)
+{
+	char k[96];
+
+	if (bytes || writer_get_format(w) != WRITER_PLAIN) {
+		snprintf(k, sizeof(k), "%s_bytes%s", stem, suffix);
+		writer_uint(w, k, v);
+	}
+	snprintf(k, sizeof(k), "%s_gb%s", stem, suffix);
+	writer_double(w, k, (double)v / PLAN_GB, 2);
+	snprintf(k, sizeof(k), "%s_gib%s", stem, suffix);
+	writer_double(w, k, (double)v / PLAN_GIB, 2);
+}
+
+static void plan_size_none(struct writer *w, const char *stem,
+			   const char *suffix)
+{
+	char k[96];
+
+	if (writer_get_format(w) != WRITER_PLAIN) {
+		snprintf(k, sizeof(k), "%s_bytes%s", stem, suffix);
+		writer_none(w, k, "");
+	}
+	snprintf(k, sizeof(k), "%s_gb%s", stem, suffix);
+	writer_none(w, k, "");
+	snprintf(k, sizeof(k), "%s_gib%s", stem, suffix);
+	writer_none(w, k, "");
+}
+
+/* Why a node has no current figure, or NULL: it has one. */
+static const char *plan_unknown(const Ring__NodeStatus *st)
+{
+	if (!st)
+		return "the coordinator no longer lists it";
+	if (strcmp(st->state, "up"))
+		return !strcmp(st->state, "never")
+			       ? "never connected: no MemAvailable"
+			       : "not up: its last MemAvailable is not "
+				 "current";
+	if (!st->mem_available_kib)
+		return "no MemAvailable reported";
+	return NULL;
+}
+
+/* "12.34 GB (11.49 GiB)" */
+static const char *plan_gb_gib(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f GB (%.2f GiB)", (double)v / PLAN_GB,
+		 (double)v / PLAN_GIB);
+	return buf;
+}
+
+static const char *plan_gib_gb(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.2f GiB (%.2f GB)", (double)v / PLAN_GIB,
+		 (double)v / PLAN_GB);
+	return buf;
+}
+
+static void plan_verdict(struct writer *w, const struct plan_opts *o,
+			 const struct plan_sel *sel,
+			 const struct plan_figures *f, const char *smallest)
+{
+	char text[768], a[64], b[64], c[64], d[64], head[128] = "";
+
+	if (f->n < sel->n)
+		snprintf(head, sizeof(head),
+			 "only %zu of the %zu nodes have a current figure; "
+			 "counting those, ",
+			 f->n, sel->n);
+	if (!f->n)
+		snprintf(text, sizeof(text),
+			 "cannot check: none of the %zu nodes has a current "
+			 "MemAvailable figure",
+			 sel->n);
+	else if (!f->needed)
+		snprintf(text, sizeof(text),
+			 "%sdoes not fit: no room on %s after the %s "
+			 "reservation; %s short",
+			 head, smallest,
+			 plan_gb_gib(o->reserve_bytes, a, sizeof(a)),
+			 plan_gb_gib(f->short_bytes, b, sizeof(b)));
+	else if (f->holds)
+		snprintf(text, sizeof(text),
+			 "%sfits: %s needs %llu node%s of %s usable (%s, "
+			 "the smallest); these %zu hold %s: %s headroom",
+			 head, plan_gb_gib(o->model_bytes, a, sizeof(a)),
+			 (unsigned long long)f->needed,
+			 f->needed == 1 ? "" : "s",
+			 plan_gib_gb(f->smallest, b, sizeof(b)), smallest, f->n,
+			 plan_gib_gb(f->capacity, c, sizeof(c)),
+			 plan_gb_gib(f->headroom_bytes, d, sizeof(d)));
+	else
+		snprintf(text, sizeof(text),
+			 "%sdoes not fit: %s needs %llu nodes of %s usable "
+			 "(%s, the smallest); these %zu hold %s: %s short",
+			 head, plan_gb_gib(o->model_bytes, a, sizeof(a)),
+			 (unsigned long long)f->needed,
+			 plan_gib_gb(f->smallest, b, sizeof(b)), smallest, f->n,
+			 plan_gib_gb(f->capacity, c, sizeof(c)),
+			 plan_gb_gib(f->short_bytes, d, sizeof(d)));
+	writer_str(w, "verdict", text);
+}
+
+static void plan_render_model(struct writer *w, const struct plan_opts *o)
+{
+	char text[256];
+
+	plan_size(w, "model", "", o->model_bytes, 1);
+	if (!o->params) {
+		snprintf(text, sizeof(text), "given: --model-bytes %s",
+			 o->model_text);
+		writer_str(w, "model_source", text);
+		return;
+	}
+	snprintf(text, sizeof(text),
+		 "computed: %llu parameters x %s bytes per parameter, rounded "
+		 "up to whole bytes",
+		 (unsigned long long)o->params,
+		 o->bpp_text ? o->bpp_text : "2");
+	writer_str(w, "model_source", text);
+	writer_uint(w, "params", o->params);
+	writer_double(w, "bytes_per_param",
+		      (double)o->bpp_num / (double)o->bpp_den, 6);
+	writer_str(w, "bytes_per_param_source",
+		   o->bpp_default ? "default: 2 (bf16, nothing for overhead; "
+				    "the field notes measured 2.03)"
+				  : "given");
+}
+
+int plan_render(struct writer *w, const Ring__StatusReply *r,
+		const struct plan_opts *o, const struct plan_sel *sel)
+{
+	uint64_t usable[PLAN_MAX_NODES] = {0}, avail[PLAN_MAX_NODES] = {0};
+	size_t known_at[PLAN_MAX_NODES], n = 0;
+	struct plan_figures f;
+	char text[256], t[32];
+
+	/* The figures first: the verdict leads the document. */
+	for (size_t i = 0; i < sel->n; i++) {
+		const Ring__NodeStatus *st = sel->st[i];
+
+		if (plan_unknown(st))
+			continue;
+		avail[n] = st->mem_available_kib > PLAN_BYTES_MAX / 1024
+				   ? PLAN_BYTES_MAX
+				   : st->mem_available_kib * 1024;
+		usable[n] = avail[n] > o->reserve_bytes
+				    ? avail[n] - o->reserve_bytes
+				    : 0;
+		known_at[n++] = i;
+	}
+	plan_compute(o->model_bytes, usable, n, &f);
+	plan_verdict(w, o, sel, &f,
+		     n ? sel->name[known_at[f.smallest_at]] : "");
+	writer_bool(w, "holds", n == sel->n && f.holds);
+
+	plan_render_model(w, o);
+	plan_size(w, "reserve_per_node", "", o->reserve_bytes, 1);
+	if (o->reserve_text)
+		snprintf(text, sizeof(text), "given: --reserve %s",
+			 o->reserve_text);
+	writer_str(w, "reserve_source",
+		   o->reserve_text ? text : "default: none (0 bytes)");
+	if (sel->from == PLAN_FROM_RING) {
+		render_format_time(r->topology->surveyed_ms, t, sizeof(t));
+		snprintf(text, sizeof(text),
+			 "the published rank order (survey of %s)", t);
+	}
+	writer_str(w, "nodes_from",
+		   sel->from == PLAN_FROM_NODES	 ? "--nodes"
+		   : sel->from == PLAN_FROM_RING ? text
+						 : "the connected nodes (no "
+						   "published rank order)");
+
+	writer_table_start(w, "nodes");
+	for (size_t i = 0, k = 0; i < sel->n; i++) {
+		const Ring__NodeStatus *st = sel->st[i];
+		const char *why = plan_unknown(st);
+
+		writer_obj_start_named(w, sel->name[i]);
+		writer_str(w, "node", sel->name[i]);
+		writer_str(w, "state", st ? st->state : "unknown");
+		if (why) {
+			plan_size_none(w, "available", "_measured");
+			writer_none(w, "measured_at", "");
+			writer_none(w, "age_s", "");
+			plan_size_none(w, "usable", "_computed");
+			writer_str(w, "note", why);
+			writer_obj_end(w);
+			continue;
+		}
+		plan_size(w, "available", "_measured", avail[k], 0);
+		if (st->mem_available_ms) {
+			render_format_time(st->mem_available_ms, t, sizeof(t));
+			writer_str(w, "measured_at", t);
+			writer_uint(
+				w, "age_s",
+				r->now_ms > st->mem_available_ms
+					? (r->now_ms - st->mem_available_ms) /
+						  1000
+					: 0);
+		} else {
+			/* A coordinator from before mem_available_ms. */
+			writer_none(w, "measured_at", "unknown");
+			writer_none(w, "age_s", "");
+		}
+		plan_size(w, "usable", "_computed", usable[k], 0);
+		writer_str(w, "note", k == f.smallest_at ? "the smallest" : "");
+		k++;
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+
+	writer_uint(w, "nodes_planned", sel->n);
+	writer_uint(w, "nodes_with_figure", n);
+	if (n) {
+		writer_str(w, "smallest_node",
+			   sel->name[known_at[f.smallest_at]]);
+		plan_size(w, "smallest_usable", "_computed", f.smallest, 0);
+		plan_size(w, "total_usable", "_computed", f.total, 0);
+		plan_size(w, "capacity", "_computed", f.capacity, 0);
+		if (f.needed)
+			writer_uint(w, "nodes_needed_computed", f.needed);
+		else
+			writer_none(w, "nodes_needed_computed",
+				    "none: no room after the reservation");
+		if (f.holds)
+			plan_size(w, "headroom", "_computed", f.headroom_bytes,
+				  0);
+		else
+			plan_size(w, "short", "_computed", f.short_bytes, 0);
+	}
+	writer_str(w, "units", "GB = 10^9 bytes, GiB = 2^30 bytes");
+	writer_str(w, "measured",
+		   "available_*_measured: each node's MemAvailable "
+		   "(/proc/meminfo; on unified-memory nodes also what the GPU "
+		   "can use), read by its agent and received by the "
+		   "coordinator with its latest heartbeat, at measured_at");
+	writer_str(w, "computed",
+		   "usable = available - reserve per node; total_usable = "
+		   "their sum; nodes taken as alike: capacity = nodes x "
+		   "smallest usable, nodes_needed = ceil(model / smallest "
+		   "usable), short or headroom = model against capacity");
+	if (!n)
+		return 2;
+	return n == sel->n && f.holds ? 0 : 1;
+}
+
+/* What came from the coordinator may hold anything: no raw control byte
+ * on the operator's terminal. */
+static void plan_print_escaped(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}
+
+int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
+		 const struct plan_opts *o)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	struct plan_sel *sel = NULL;
+	struct writer *w;
+	char err[512];
+	int ret = 2;
+
+	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	req.status_request = &sr;
+	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <
+	    0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return 2;
+	}
+	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
+		fputs("ringctl: coordinator: ", stderr);
+		plan_print_escaped(stderr, rep->error->text);
+		fputc('\n', stderr);
+		goto out;
+	}
+	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
+		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
+			frame_type_name((uint16_t)rep->body_case));
+		goto out;
+	}
+	sel = calloc(1, sizeof(*sel));
+	if (!sel) {
+		perror("ringctl");
+		goto out;
+	}
+	if (plan_select(rep->status_reply, o, sel, err, sizeof(err)) < 0) {
+		fputs("ringctl: plan: ", stderr);
+		plan_print_escaped(stderr, err);
+		fputc('\n', stderr);
+		goto out;
+	}
+	w = writer_new(stdout, fmt);
+	if (!w) {
+		perror("ringctl");
+		goto out;
+	}
+	ret = plan_render(w, rep->status_reply, o, sel);
+	writer_finish(w);
+out:
+	free(sel);
+	frame_free(rep);
+	return ret;
+}
