@@ -751,9 +751,10 @@ int plan_render(struct writer *w, const Ring__StatusReply *r,
 	writer_str(w, "units", "GB = 10^9 bytes, GiB = 2^30 bytes");
 	writer_str(w, "measured",
 		   "available_*_measured: each node's MemAvailable "
-		   "(/proc/meminfo; on unified-memory nodes also what the GPU "
-		   "can use), read by its agent and received by the "
-		   "coordinator with its latest heartbeat, at measured_at");
+		   "(/proc/meminfo), read by its agent and received by the "
+		   "coordinator with its latest heartbeat, at measured_at; on "
+		   "unified-memory nodes (GB10) the GPU's memory too, on "
+		   "nodes with discrete GPUs host memory only");
 	writer_str(w, "computed",
 		   "usable = available - reserve per node; total_usable = "
 		   "their sum; nodes taken as alike: capacity = nodes x "
