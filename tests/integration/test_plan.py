@@ -16,6 +16,7 @@ import cluster as cl
 from conftest import new_prefix
 from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
                       neighbours_heard, ringd_up)
+from test_output import outputs
 
 ORDER = ["n1", "n2", "n3"]
 GB = 10 ** 9
@@ -159,6 +160,16 @@ def test_params_and_reserve(ringd):
 
 
 def test_formats(ringd):
+    # No key twice in JSON or keyvalue; a number in one is one in both.
+    doc, kv = outputs(ringd, "plan", "--model-bytes", "1GB", "--reserve",
+                      "1MiB")
+    assert doc["holds"] is True and kv["holds"] == "yes", (doc, kv)
+    for n in ORDER:
+        # The two calls are moments apart: the figures may move, the
+        # reservation not.
+        usable = int(kv["nodes.%s.usable_bytes_computed" % n])
+        avail = int(kv["nodes.%s.available_bytes_measured" % n])
+        assert usable == avail - 2 ** 20, kv
     p, _ = plan(ringd, "--model-bytes", "800GB", fmt=None)
     assert p.returncode in (0, 1), (p.returncode, p.stderr)
     lines = p.stdout.splitlines()
