@@ -521,11 +521,18 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		else if (!c->rdma && fa && fa->mtu && fa->mtu < 9000)
 			explain_advise(c, "raise the MTU on both ends (9000): "
 					  "less framing per byte");
-		explain_advise(c, "the port is full: only a faster port (or "
-				  "another cable) raises it");
+		explain_advise(c, "the port is full at this MTU: beyond that "
+				  "only a faster port (or another cable) "
+				  "raises it");
 	}
 	explain_advise_pcie(c, t, e, inv_a, inv_b, c->at);
-	if (nl >= 2 && e->n_gbps_a_to_b == nl && e->n_gbps_b_to_a == nl) {
+	/* At a limit, more streams cannot pass it: the ladder only below. */
+	if (c->at < 0 && nl >= 2 && e->n_gbps_a_to_b == nl &&
+	    e->n_gbps_b_to_a == nl) {
+		const char *u =
+			e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_RDMA
+				? "QPs"
+				: "streams";
 		double top = explain_worse(e->gbps_a_to_b[nl - 1],
 					   e->gbps_b_to_a[nl - 1]),
 		       prev = explain_worse(e->gbps_a_to_b[nl - 2],
@@ -535,17 +542,17 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 			explain_advise(
 				c,
 				"the ladder still rose %.0f%% from %u to "
-				"%u streams (measured): more streams "
-				"or channels may raise it",
+				"%u %s (measured): more %s or channels may "
+				"raise it",
 				(top / prev - 1.0) * 100.0, e->ladder[nl - 2],
-				e->ladder[nl - 1]);
-		else if (prev > 0 && c->at < 0)
+				e->ladder[nl - 1], u, u);
+		else if (prev > 0)
 			explain_advise(c,
-				       "the ladder saturated (%u streams %.1f, "
-				       "%u streams %.1f Gbps, measured): more "
-				       "streams will not raise it",
-				       e->ladder[nl - 2], prev,
-				       e->ladder[nl - 1], top);
+				       "the ladder saturated (%u %s %.1f, %u "
+				       "%s %.1f Gbps, measured): more %s will "
+				       "not raise it",
+				       e->ladder[nl - 2], u, prev,
+				       e->ladder[nl - 1], u, top, u);
 	}
 	if (c->at < 0) {
 		size_t before = c->n_advice;
