@@ -92,6 +92,40 @@ int explain_find_edge(const Ring__Topology *t, const char *name)
 	return -1;
 }
 
+int explain_finding_names_edge(const Ring__Edge *e, const char *text)
+{
+	char name[EXPLAIN_NAME_MAX];
+
+	text_edge_msg_name(name, sizeof(name), e);
+	if (explain_text_names(text, name))
+		return 1;
+	if (e->twin)
+		snprintf(name, sizeof(name), "%s-%s:%s", e->b, e->a,
+			 e->b_interface);
+	else
+		snprintf(name, sizeof(name), "%s-%s", e->b, e->a);
+	return explain_text_names(text, name) ||
+	       (explain_text_names(text, e->a) &&
+		explain_text_names(text, e->a_interface)) ||
+	       (explain_text_names(text, e->b) &&
+		explain_text_names(text, e->b_interface)) ||
+	       strstr(text, "every edge") || strstr(text, "every node");
+}
+
+/* The coordinator's finding code about node and what (a link id), if
+ * any: quoted instead of said again. */
+static const Ring__Finding *explain_finding(const Ring__Topology *t,
+					    const char *code, const char *node,
+					    const char *what)
+{
+	for (size_t i = 0; t && i < t->n_findings; i++)
+		if (!strcmp(t->findings[i]->code, code) &&
+		    explain_text_names(t->findings[i]->text, node) &&
+		    explain_text_names(t->findings[i]->text, what))
+			return t->findings[i];
+	return NULL;
+}
+
 /* ---- the inventory model ---- */
 
 static const Ring__NetInterface *explain_iface(const Ring__Inventory *inv,
@@ -361,7 +395,9 @@ static void explain_advise_pcie(struct explain_ceiling *c,
 
 		if (!k)
 			continue;
-		if (*k->downtrained) {
+		/* The coordinator's finding says it: quoted below. */
+		if (*k->downtrained &&
+		    !explain_finding(t, "pcie_downtrained", nodes[s], k->id)) {
 			double gts = explain_gts(k->speed),
 			       max_gts = explain_gts(k->max_speed);
 			double full = k->usable_gbps;
@@ -561,7 +597,19 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		if (c->n_advice == before)
 			explain_advise(c, "no loss counter moved: look at the "
 					  "hosts (CPU and IRQ placement, "
-					  "PFC/ECN) and at the findings below");
+					  "PFC/ECN)");
+	}
+	/* What the coordinator already concluded about it. */
+	for (int pass = 0; t && pass < 2; pass++) {
+		Ring__Finding *const *v = pass ? t->anomalies : t->findings;
+		size_t n = pass ? t->n_anomalies : t->n_findings;
+
+		for (size_t i = 0; i < n; i++)
+			if ((pass || !strcmp(v[i]->level, "warn")) &&
+			    explain_finding_names_edge(e, v[i]->text))
+				explain_advise(c,
+					       "finding %s (coordinator): %s",
+					       v[i]->code, v[i]->text);
 	}
 }
 
@@ -970,9 +1018,17 @@ static void explain_ceiling_section(struct writer *w,
 	writer_table_end(w);
 	writer_str(w, "at", c->at >= 0 ? c->limits[c->at].what : "");
 	writer_str(w, "verdict_computed", c->verdict);
+	/* Plain: one wrapped line each (the texts hold commas). */
 	writer_list_start(w, "raise_computed");
-	for (unsigned i = 0; i < c->n_advice; i++)
-		writer_str(w, NULL, c->advice[i]);
+	for (unsigned i = 0; i < c->n_advice; i++) {
+		if (writer_get_format(w) != WRITER_PLAIN) {
+			writer_str(w, NULL, c->advice[i]);
+			continue;
+		}
+		writer_obj_start(w, NULL);
+		writer_str(w, "raise", c->advice[i]);
+		writer_obj_end(w);
+	}
 	writer_list_end(w);
 	writer_obj_end(w);
 }
@@ -1030,17 +1086,11 @@ struct explain_edge_arg {
 	char name[EXPLAIN_NAME_MAX], rev[EXPLAIN_NAME_MAX];
 };
 
-static int explain_finding_names_edge(const char *text, const void *arg)
+static int explain_finding_about_edge(const char *text, const void *arg)
 {
 	const struct explain_edge_arg *x = arg;
-	const Ring__Edge *e = x->e;
 
-	return explain_text_names(text, x->name) ||
-	       explain_text_names(text, x->rev) ||
-	       (explain_text_names(text, e->a) &&
-		explain_text_names(text, e->a_interface)) ||
-	       (explain_text_names(text, e->b) &&
-		explain_text_names(text, e->b_interface));
+	return explain_finding_names_edge(x->e, text);
 }
 
 static int explain_alert_names_edge(const Ring__Alert *a, const void *arg)
@@ -1145,7 +1195,7 @@ static int explain_edge(const char *sock, int timeout_ms,
 			     e->n_counters);
 	explain_history(w, h);
 	explain_ceiling_section(w, c);
-	warn = explain_findings(w, t, explain_finding_names_edge, &x);
+	warn = explain_findings(w, t, explain_finding_about_edge, &x);
 	if (warn)
 		explain_problem(&pr, "a warning finding names it");
 	if (explain_alerts(w, st, explain_alert_names_edge, &x))

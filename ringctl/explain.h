@@ -14,7 +14,7 @@
 /* An explain argument, at most (bounded before anything is matched). */
 #define EXPLAIN_NAME_MAX 256
 #define EXPLAIN_LIMITS_MAX 8
-#define EXPLAIN_ADVICE_MAX 6
+#define EXPLAIN_ADVICE_MAX 8
 /* A figure within this fraction of a limit "sits at" it. */
 #define EXPLAIN_AT 0.10
 
@@ -45,9 +45,15 @@ int explain_find_edge(const Ring__Topology *t, const char *name);
 /* Whether text names word as a whole (no letter, digit or '_' beside it). */
 int explain_text_names(const char *text, const char *word);
 
+/* Whether a finding's text is about edge e: it names the edge (either
+ * order), or an end's node and its interface, or speaks of every edge or
+ * every node. */
+int explain_finding_names_edge(const Ring__Edge *e, const char *text);
+
 /* The ceiling analysis of edge e of t with both ends' inventories (either
  * may be NULL: those limits are then unknown). Pure: computed text from
- * the measured figures and the inventories' figures. */
+ * the measured figures and the inventories' figures; the coordinator's
+ * warning findings about the edge are quoted, not derived again. */
 void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		     const Ring__Inventory *inv_a, const Ring__Inventory *inv_b,
 		     struct explain_ceiling *c);

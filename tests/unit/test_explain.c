@@ -237,6 +237,36 @@ static void test_gb10_downtrained(void **state)
 				   "of x4"));
 	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
 	assert_true(advice_has(&c, "use both twins of the port (n2"));
+
+	/* The coordinator's finding is quoted, not said again; a finding
+	 * about another edge is left out. */
+	{
+		Ring__Finding f[2], *fp[2] = {&f[0], &f[1]};
+
+		ring__finding__init(&f[0]);
+		f[0].code = "pcie_downtrained";
+		f[0].level = "warn";
+		f[0].text = "n2 PCIe link 0000:01:00 trained at x2 of x4 "
+			    "(enp1s0f0np0): 55.5 Gbps usable";
+		ring__finding__init(&f[1]);
+		f[1].code = "degraded_edge";
+		f[1].level = "warn";
+		f[1].text = "edge n3-n4 tops out at 20.1 Gbps";
+		t.t.findings = fp;
+		t.t.n_findings = 2;
+		explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
+		show(&c);
+		assert_false(advice_has(&c, "reseat"));
+		assert_true(advice_has(&c, "finding pcie_downtrained "
+					   "(coordinator): n2 PCIe link "
+					   "0000:01:00 trained at x2 of x4"));
+		assert_false(advice_has(&c, "n3-n4"));
+		assert_true(explain_finding_names_edge(&t.e[0], f[0].text));
+		assert_false(explain_finding_names_edge(&t.e[0], f[1].text));
+		/* The twin's pair is named by its function, not the
+		 * first pair's. */
+		assert_false(explain_finding_names_edge(&t.e[1], f[0].text));
+	}
 }
 
 /* 20 Gbps against 111 and 198: below every limit; the moved counters are
