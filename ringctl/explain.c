@@ -92,6 +92,13 @@ int explain_find_edge(const Ring__Topology *t, const char *name)
 	return -1;
 }
 
+/* Findings about all edges, nodes or cables ("every edge tops out..."). */
+static int explain_text_names_all(const char *text)
+{
+	return strstr(text, "every edge") || strstr(text, "every node") ||
+	       strstr(text, "every cable");
+}
+
 int explain_finding_names_edge(const Ring__Edge *e, const char *text)
 {
 	char name[EXPLAIN_NAME_MAX];
@@ -109,7 +116,8 @@ int explain_finding_names_edge(const Ring__Edge *e, const char *text)
 		explain_text_names(text, e->a_interface)) ||
 	       (explain_text_names(text, e->b) &&
 		explain_text_names(text, e->b_interface)) ||
-	       strstr(text, "every edge") || strstr(text, "every node");
+	       (e->cable_id && explain_text_names(text, e->cable_id)) ||
+	       explain_text_names_all(text);
 }
 
 /* The coordinator's finding code about node and what (a link id), if
@@ -529,10 +537,10 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 			 100.0 * c->gbps / l->gbps, l->gbps, l->text);
 	} else if (low >= 0 && c->gbps < lowest) {
 		snprintf(c->verdict, sizeof(c->verdict),
-			 "%.1f Gbps sits below every known limit: %.0f%% of "
+			 "%.1f Gbps sits below every known limit: %.*f%% of "
 			 "the lowest, %s",
-			 c->gbps, 100.0 * c->gbps / lowest,
-			 c->limits[low].text);
+			 c->gbps, c->gbps < 0.1 * lowest ? 1 : 0,
+			 100.0 * c->gbps / lowest, c->limits[low].text);
 	} else if (low >= 0) {
 		snprintf(c->verdict, sizeof(c->verdict),
 			 "%.1f Gbps is above %s: that limit does not bind "
@@ -605,8 +613,7 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		size_t n = pass ? t->n_anomalies : t->n_findings;
 
 		for (size_t i = 0; i < n; i++)
-			if ((pass || !strcmp(v[i]->level, "warn")) &&
-			    explain_finding_names_edge(e, v[i]->text))
+			if (explain_finding_names_edge(e, v[i]->text))
 				explain_advise(c,
 					       "finding %s (coordinator): %s",
 					       v[i]->code, v[i]->text);
@@ -1103,7 +1110,7 @@ static int explain_alert_names_edge(const Ring__Alert *a, const void *arg)
 
 static int explain_finding_names_node(const char *text, const void *arg)
 {
-	return explain_text_names(text, arg);
+	return explain_text_names(text, arg) || explain_text_names_all(text);
 }
 
 static int explain_alert_names_node(const Ring__Alert *a, const void *arg)
@@ -1245,7 +1252,8 @@ static void explain_node_inventory(struct writer *w, const Ring__Inventory *inv)
 		writer_bool(w, "carrier", f->carrier);
 		writer_int(w, "speed_mbps", f->speed_mbps);
 		writer_str(w, "pcie_link", f->pcie_link);
-		writer_str(w, "port", f->phys_port_name);
+		writer_str(w, "port",
+			   *f->phys_port_name ? f->phys_port_name : f->port_id);
 		writer_str(w, "rdma", f->rdma_device);
 		writer_double(w, "nominal_gbps_computed", f->nominal_gbps, 1);
 		writer_obj_end(w);

@@ -4,6 +4,7 @@ the ceiling; a node lists its two edges; an unknown name exits 2 with the
 known ones; every format parses."""
 
 import json
+import re
 
 import pytest
 
@@ -132,3 +133,60 @@ def test_usage_errors_exit_2(ringd):
         p = ringd.ringctl(*args)
         assert p.returncode == 2, (args, p.returncode)
         assert "explain needs one EDGE" in p.stderr, p.stderr
+
+
+def lldp_neighbours(r, node):
+    with open(r.coord.log, errors="replace") as f:
+        seen = re.findall(r"node %s: (\d+) LLDP neighbours" % node, f.read())
+    return int(seen[-1]) if seen else None
+
+
+TWIN_ORDER = ["n1", "n2", "n4", "n3"]
+
+
+@pytest.fixture(scope="module")
+def twin_ringd(root, ringd_bin):
+    """cluster.py's GB10 emulation: two functions per port (twins), one
+    per port on each of two emulated PCIe links, all addressed."""
+    c = cl.Cluster(TWIN_ORDER, new_prefix(), twins=True, pcie_mbit=400)
+    with ringd_up(c, ringd_bin, report_chars=3000, heartbeat_ms=500,
+                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
+        r.setup_pki()
+        r.start_all(timeout=30)
+        cl.wait_for(lambda: all(lldp_neighbours(r, n) == 4
+                                for n in TWIN_ORDER),
+                    60, "every node to hear four LLDP neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=120)
+        assert p.returncode in (0, 1), "survey --wait: rc %d %s" % (
+            p.returncode, p.stderr)
+        yield r
+
+
+def test_twin_edge_by_its_function(twin_ringd):
+    """A cable's second function pair is explained by the name status
+    gives it (a-b:IFACE, or b-a:IFACE from the other end); a-b is the
+    first pair; each end lists the port's twin and the PCIe link."""
+    es = edges(twin_ringd)
+    twins = [e for e in es if e.get("twin")]
+    assert twins, es
+    for e in twins:
+        a, b = e["a"], e["b"]
+        _, doc = explain(twin_ringd, e["edge"])
+        assert doc["edge"] == e["edge"], (e["edge"], doc["edge"])
+        assert doc["edge"] == "%s-%s:%s" % (a, b, e["a_interface"])
+        assert doc["cable"]["twin"] is True
+        assert doc["cable"]["functions"] == 2, doc["cable"]
+        _, rev = explain(twin_ringd, "%s-%s:%s" % (b, a, e["b_interface"]))
+        assert rev["edge"] == e["edge"]
+        assert rev["figures"] == doc["figures"]
+        for x in doc["ends"]:
+            ifname = x["interface"]
+            assert x["port"]["twins"], x
+            assert ifname not in x["port"]["twins"], x
+            assert x["pcie_link"]["id"], x
+        # The plain pair name is the cable's first pair, not this one.
+        _, first = explain(twin_ringd, "%s-%s" % (a, b))
+        assert first["edge"] == "%s-%s" % (a, b)
+        assert first["cable"]["twin"] is False
+        assert first["cable"]["id"] == doc["cable"]["id"]
