@@ -486,6 +486,106 @@ static void explain_advise_counters(struct explain_ceiling *c,
 			       buf);
 }
 
+/* The usable rate of the PCIe links that the cable's functions at node
+ * use, each link once; 0 when one is unknown. The links' ids into ids. */
+static double explain_cable_pcie(const Ring__Topology *t, const Ring__Edge *e,
+				 const Ring__Inventory *inv, const char *node,
+				 char *ids, size_t len)
+{
+	const Ring__PcieLink *seen[8];
+	size_t n = 0;
+	double sum = 0;
+
+	ids[0] = '\0';
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *x = t->edges[i];
+		const char *ifname;
+		const Ring__PcieLink *k;
+		int dup = 0;
+
+		if (!x->cable_id || strcmp(x->cable_id, e->cable_id))
+			continue;
+		ifname = !strcmp(x->a, node)   ? x->a_interface
+			 : !strcmp(x->b, node) ? x->b_interface
+					       : NULL;
+		k = explain_link(inv, explain_iface(inv, ifname));
+		if (!k || !(k->usable_gbps > 0))
+			return 0;
+		for (size_t j = 0; j < n; j++)
+			dup |= seen[j] == k;
+		if (dup || n == sizeof(seen) / sizeof(seen[0]))
+			continue;
+		seen[n++] = k;
+		sum += k->usable_gbps;
+		snprintf(ids + strlen(ids), len - strlen(ids), "%s%s %.1f",
+			 n > 1 ? " + " : "", k->id, k->usable_gbps);
+	}
+	return sum;
+}
+
+/* The port step against the port's line rate and the PCIe links. */
+static void explain_port_step(const Ring__Topology *t, const Ring__Edge *e,
+			      const Ring__Inventory *inv_a,
+			      const Ring__Inventory *inv_b,
+			      struct explain_ceiling *c)
+{
+	const Ring__Cable *cab = explain_cable(t, e);
+	const struct explain_limit *port = NULL;
+	const char *lname = NULL;
+	char ids[2][160], lim[240] = "";
+	double pcie[2], lowest = 0;
+
+	c->port_gbps = -1;
+	if (!cab || cab->port_gbps_a_to_b < 0 || cab->port_gbps_b_to_a < 0)
+		return;
+	c->port_gbps =
+		explain_worse(cab->port_gbps_a_to_b, cab->port_gbps_b_to_a);
+	for (unsigned i = 0; i < c->n_limits && !port; i++)
+		if (strcmp(c->limits[i].what, "pcie_link"))
+			port = &c->limits[i];
+	if (port) {
+		lowest = port->gbps;
+		lname = "the port's line rate";
+		snprintf(lim, sizeof(lim), "%.1f Gbps", port->gbps);
+	}
+	pcie[0] = explain_cable_pcie(t, e, inv_a, e->a, ids[0], sizeof(ids[0]));
+	pcie[1] = explain_cable_pcie(t, e, inv_b, e->b, ids[1], sizeof(ids[1]));
+	for (int s = 0; s < 2; s++)
+		if (pcie[s] > 0 && (!lname || pcie[s] < lowest)) {
+			lowest = pcie[s];
+			snprintf(lim, sizeof(lim),
+				 "%s's PCIe links %s = %.1f Gbps usable",
+				 s ? e->b : e->a, ids[s], pcie[s]);
+			lname = "the PCIe links' usable rate";
+		}
+	if (!lname) {
+		snprintf(c->port_verdict, sizeof(c->port_verdict),
+			 "port step %.1f Gbps (measured, %u function pairs "
+			 "at once): no limit known",
+			 c->port_gbps, cab->functions);
+		return;
+	}
+	if (c->port_gbps > (1.0 + EXPLAIN_AT) * lowest)
+		snprintf(c->port_verdict, sizeof(c->port_verdict),
+			 "port step %.1f Gbps (measured, %u function pairs "
+			 "at once) is above %s (%.0f%% of %s): that limit "
+			 "does not bind it",
+			 c->port_gbps, cab->functions, lname,
+			 100.0 * c->port_gbps / lowest, lim);
+	else if (c->port_gbps >= (1.0 - EXPLAIN_AT) * lowest)
+		snprintf(c->port_verdict, sizeof(c->port_verdict),
+			 "port step %.1f Gbps (measured, %u function pairs "
+			 "at once) sits at %s (%.0f%% of %s)",
+			 c->port_gbps, cab->functions, lname,
+			 100.0 * c->port_gbps / lowest, lim);
+	else
+		snprintf(c->port_verdict, sizeof(c->port_verdict),
+			 "port step %.1f Gbps (measured, %u function pairs "
+			 "at once) sits below %s (%.0f%% of %s)",
+			 c->port_gbps, cab->functions, lname,
+			 100.0 * c->port_gbps / lowest, lim);
+}
+
 void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		     const Ring__Inventory *inv_a, const Ring__Inventory *inv_b,
 		     struct explain_ceiling *c)
@@ -500,6 +600,10 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 	explain_port_limit(c, e, inv_a, inv_b);
 	explain_pcie_limit(c, e->a, inv_a, e->a_interface);
 	explain_pcie_limit(c, e->b, inv_b, e->b_interface);
+	if (t)
+		explain_port_step(t, e, inv_a, inv_b, c);
+	else
+		c->port_gbps = -1;
 	if (c->gbps < 0) {
 		snprintf(c->verdict, sizeof(c->verdict),
 			 "nothing to analyse: no bandwidth figure was "
@@ -1025,6 +1129,8 @@ static void explain_ceiling_section(struct writer *w,
 	writer_table_end(w);
 	writer_str(w, "at", c->at >= 0 ? c->limits[c->at].what : "");
 	writer_str(w, "verdict_computed", c->verdict);
+	if (*c->port_verdict)
+		writer_str(w, "port_step_verdict_computed", c->port_verdict);
 	/* Plain: one wrapped line each (the texts hold commas). */
 	writer_list_start(w, "raise_computed");
 	for (unsigned i = 0; i < c->n_advice; i++) {

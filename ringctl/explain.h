@@ -35,6 +35,11 @@ struct explain_ceiling {
 	char verdict[400]; /* computed */
 	char advice[EXPLAIN_ADVICE_MAX][400];
 	unsigned n_advice;
+	/* The cable's port step (every function pair at once, worse
+	 * direction; < 0 not measured) against the port's line rate and
+	 * each end's PCIe links summed (twins on one link count it once). */
+	double port_gbps;
+	char port_verdict[400]; /* computed; "" without a port step */
 };
 
 /* The edge of t that name means: "a-b" or "b-a" (the cable's first

@@ -153,8 +153,8 @@ static void topo_init(struct topo *x, double g1, double g4, double g8)
 	ring__cable__init(&x->c);
 	x->c.id = "n1:p0-n2:p0";
 	x->c.functions = 2;
-	x->c.port_gbps_a_to_b = 215.3;
-	x->c.port_gbps_b_to_a = 214.8;
+	x->c.port_gbps_a_to_b = 195.0;
+	x->c.port_gbps_b_to_a = 194.6;
 	x->cp[0] = &x->c;
 	x->t.edges = x->ep;
 	x->t.n_edges = 2;
@@ -174,6 +174,7 @@ static void show(const struct explain_ceiling *c)
 {
 	print_message("figure %s %.2f; at %d; %s\n", c->figure, c->gbps, c->at,
 		      c->verdict);
+	print_message("  port: %s\n", c->port_verdict);
 	for (unsigned i = 0; i < c->n_limits; i++)
 		print_message("  limit %s %.1f: %s\n", c->limits[i].what,
 			      c->limits[i].gbps, c->limits[i].text);
@@ -205,9 +206,29 @@ static void test_gb10_at_pcie(void **state)
 	assert_non_null(strstr(c.verdict, "111.0"));
 	assert_true(advice_has(&c, "use both twins of the port"));
 	assert_true(advice_has(&c, "enP2p1s0f0np0 on link 0002:01:00"));
-	assert_true(advice_has(&c, "port step measured 214.8 Gbps"));
+	assert_true(advice_has(&c, "port step measured 194.6 Gbps"));
 	/* Saturated ladder at a known limit: no stream advice. */
 	assert_false(advice_has(&c, "streams"));
+	/* Both twins at once: 194.6, at the port's 198.0 (at MTU 9000),
+	 * below the links' 111.0 + 111.0. */
+	assert_true(c.port_gbps > 194.5 && c.port_gbps < 194.7);
+	assert_non_null(strstr(c.port_verdict,
+			       "port step 194.6 Gbps (measured, 2 function "
+			       "pairs at once) sits at the port's line rate "
+			       "(98% of 198.0 Gbps)"));
+
+	/* Twins on one link (the field notes' choice, one link per node for
+	 * both cables): the link counts once, its usable rate halves. */
+	a.f[1].pcie_link = "0000:01:00";
+	t.c.port_gbps_a_to_b = t.c.port_gbps_b_to_a = 108.0;
+	explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
+	show(&c);
+	assert_non_null(strstr(c.port_verdict,
+			       "sits at the PCIe links' usable rate (97% of "
+			       "n1's PCIe links 0000:01:00 111.0 = 111.0 Gbps "
+			       "usable)"));
+	/* The twin on the same link does not raise the edge's figure. */
+	assert_false(advice_has(&c, "use both twins"));
 }
 
 /* n2's first link trained x2 of x4 (the GB10 BIOS issue): 55.5 usable,
@@ -237,6 +258,14 @@ static void test_gb10_downtrained(void **state)
 				   "of x4"));
 	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
 	assert_true(advice_has(&c, "use both twins of the port (n2"));
+	/* n2's links: 55.5 + 111.0 below the port's 198. */
+	t.c.port_gbps_a_to_b = t.c.port_gbps_b_to_a = 160.2;
+	explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
+	show(&c);
+	assert_non_null(
+		strstr(c.port_verdict,
+		       "sits at the PCIe links' usable rate (96% of n2's PCIe "
+		       "links 0000:01:00 55.5 + 0002:01:00 111.0 = 166.5"));
 
 	/* The coordinator's finding is quoted, not said again; a finding
 	 * about another edge is left out. */
