@@ -523,6 +523,20 @@ static double explain_cable_pcie(const Ring__Topology *t, const Ring__Edge *e,
 	return sum;
 }
 
+/* Text into a bounded buffer, cut where it does not fit (a long node
+ * name shortens the sentence, it never overruns). */
+static void explain_fmt(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void explain_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
 /* The port step against the port's line rate and the PCIe links. */
 static void explain_port_step(const Ring__Topology *t, const Ring__Edge *e,
 			      const Ring__Inventory *inv_a,
@@ -553,9 +567,9 @@ static void explain_port_step(const Ring__Topology *t, const Ring__Edge *e,
 	for (int s = 0; s < 2; s++)
 		if (pcie[s] > 0 && (!lname || pcie[s] < lowest)) {
 			lowest = pcie[s];
-			snprintf(lim, sizeof(lim),
-				 "%s's PCIe links %s = %.1f Gbps usable",
-				 s ? e->b : e->a, ids[s], pcie[s]);
+			explain_fmt(lim, sizeof(lim),
+				    "%s's PCIe links %s = %.1f Gbps usable",
+				    s ? e->b : e->a, ids[s], pcie[s]);
 			lname = "the PCIe links' usable rate";
 		}
 	if (!lname) {
