@@ -38,10 +38,20 @@ def edges(r):
     return json.loads(p.stdout)["topology"]["edges"]
 
 
+def no_duplicates(pairs):
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), "duplicate key in %r" % keys
+    return dict(pairs)
+
+
 def explain(r, name, fmt="json"):
     p = r.ringctl("explain", name, fmt=fmt)
     assert p.returncode in (0, 1), (name, p.returncode, p.stderr)
-    return p, json.loads(p.stdout) if fmt == "json" else None
+    # The writer warns on stderr of a key it left out as a duplicate.
+    assert p.stderr == "", p.stderr
+    if fmt != "json":
+        return p, None
+    return p, json.loads(p.stdout, object_pairs_hook=no_duplicates)
 
 
 def test_edge_both_orders(ringd):
@@ -126,6 +136,12 @@ def test_unknown_name_exits_2(ringd, name):
         assert "no node or edge" in p.stderr, p.stderr
         for n in ORDER:
             assert n in p.stderr, p.stderr
+
+
+def test_unreachable_coordinator_exits_2(ringd, tmp_path):
+    p = ringd.ringctl("explain", "n1", sock=str(tmp_path / "none.sock"))
+    assert p.returncode == 2, (p.returncode, p.stdout)
+    assert p.stdout == "" and p.stderr.startswith("ringctl: "), p.stderr
 
 
 def test_usage_errors_exit_2(ringd):
