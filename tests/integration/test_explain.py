@@ -151,6 +151,34 @@ def test_usage_errors_exit_2(ringd):
         assert "explain needs one EDGE" in p.stderr, p.stderr
 
 
+def test_cut_cable_is_a_problem(ringd):
+    """n1-n2 pulled: explain of the edge and of n1 exits 1 and says why,
+    the node's table showing the edge down."""
+    c = ringd.cl
+
+    def down():
+        p = ringd.ringctl("explain", "n2-n1")
+        if p.returncode != 1:
+            return None
+        doc = json.loads(p.stdout)
+        return doc if "the edge is down now" in doc["problems"] else None
+
+    c.cut("n1", "n2")
+    try:
+        doc = cl.wait_for(down, 20, "explain n2-n1 to say the edge is down")
+        assert doc["figures"]["live_state"] == "down"
+        assert doc["figures"]["live_reason"], doc["figures"]
+        p = ringd.ringctl("explain", "n1")
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        node = json.loads(p.stdout)
+        assert "one of its edges failed or is down" in node["problems"]
+        live = {x["edge"]: x["live"] for x in node["edges"]}
+        assert live.get("n1-n2", live.get("n2-n1")) == "down", live
+        assert sorted(live.values()) == ["down", "up"], live
+    finally:
+        c.restore("n1", "n2")
+
+
 def lldp_neighbours(r, node):
     with open(r.coord.log, errors="replace") as f:
         seen = re.findall(r"node %s: (\d+) LLDP neighbours" % node, f.read())
