@@ -6,10 +6,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "explain.h"
+#include "inventory.h"
 
 /* One end: a port with two twins on two PCIe links (GB10's p0), an RDMA
  * port on the facing function. */
@@ -450,6 +457,105 @@ static void test_text_names(void **state)
 	assert_true(explain_text_names("n12 n1", "n1"));
 }
 
+/* ------------------------------------- the agent's inventory of fixtures */
+
+/* A getifaddrs() list from a fixture's addrs file ("IFNAME ADDR/PREFIX"). */
+struct fx_addr {
+	struct ifaddrs ifa;
+	struct sockaddr_in addr, mask;
+	char name[IFNAMSIZ];
+};
+
+static Ring__Inventory *fx_inventory(const char *fixture, const char *node)
+{
+	const char *root = getenv("RING_FIXTURES");
+	char dir[PATH_MAX], path[PATH_MAX + 8], line[128];
+	struct fx_addr *a = calloc(16, sizeof(*a));
+	struct inventory_src src = {0};
+	struct agent_conf conf;
+	Ring__Inventory *inv;
+	unsigned n = 0;
+	FILE *f;
+
+	assert_non_null(a);
+	snprintf(dir, sizeof(dir), "%s/%s",
+		 root && *root ? root : "tests/fixtures", fixture);
+	snprintf(path, sizeof(path), "%s/addrs", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char addr[32];
+		unsigned prefix;
+
+		assert_true(n < 16);
+		assert_int_equal(sscanf(line, "%15s %31[0-9.]/%u", a[n].name,
+					addr, &prefix),
+				 3);
+		a[n].addr.sin_family = AF_INET;
+		assert_int_equal(inet_pton(AF_INET, addr, &a[n].addr.sin_addr),
+				 1);
+		a[n].mask.sin_family = AF_INET;
+		a[n].mask.sin_addr.s_addr =
+			htonl(prefix ? ~0u << (32 - prefix) : 0);
+		a[n].ifa.ifa_name = a[n].name;
+		a[n].ifa.ifa_addr = (struct sockaddr *)&a[n].addr;
+		a[n].ifa.ifa_netmask = (struct sockaddr *)&a[n].mask;
+		if (n)
+			a[n - 1].ifa.ifa_next = &a[n].ifa;
+		n++;
+	}
+	fclose(f);
+	src.sysfs_root = src.procfs_root = dir;
+	src.addrs = n ? &a[0].ifa : NULL;
+	src.mgmt_interface = "enP7s7";
+	agent_conf_defaults(&conf);
+	snprintf(conf.node, sizeof(conf.node), "%s", node);
+	inv = inventory_collect(&conf, &src);
+	assert_non_null(inv);
+	free(a);
+	return inv;
+}
+
+/* The agent's own model of GB10 fixtures: n1 with its 0002 link trained
+ * x2 (gb10-x2), n2 fully trained (gb10-dual). The edge over n1's
+ * enP2p1s0f0np0 at 54.8 Gbps sits at that link's usable rate as the
+ * agent computes it; the edge over enp1s0f0np0 at 109.9 at its x4 link's. */
+static void test_fixture_inventories(void **state)
+{
+	Ring__Inventory *n1 = fx_inventory("gb10-x2", "n1");
+	Ring__Inventory *n2 = fx_inventory("gb10-dual", "n2");
+	struct explain_ceiling c;
+	struct topo t;
+
+	(void)state;
+	topo_init(&t, 30.0, 54.0, 54.8);
+	t.e[0].a_interface = t.e[0].b_interface = "enP2p1s0f0np0";
+	t.e[1].a_interface = t.e[1].b_interface = "enp1s0f0np0";
+	explain_ceiling(&t.t, &t.e[0], n1, n2, &c);
+	show(&c);
+	assert_true(c.at >= 0);
+	assert_string_equal(c.limits[c.at].what, "pcie_link");
+	assert_non_null(strstr(c.limits[c.at].text,
+			       "n1 enP2p1s0f0np0 PCIe link 0002:01:00"));
+	assert_non_null(strstr(c.limits[c.at].text, "x2 of x4"));
+	assert_true(c.limits[c.at].gbps > 55.4 && c.limits[c.at].gbps < 55.6);
+	assert_true(advice_has(&c, "n1 PCIe link 0002:01:00 is trained x2 of "
+				   "x4"));
+	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
+	assert_true(advice_has(&c, "enp1s0f0np0 on link 0000:01:00"));
+
+	for (int i = 0; i < 3; i++)
+		t.ab[i] = t.ba[i] = 109.9;
+	explain_ceiling(&t.t, &t.e[1], n1, n2, &c);
+	show(&c);
+	assert_true(c.at >= 0);
+	assert_string_equal(c.limits[c.at].what, "pcie_link");
+	assert_true(c.limits[c.at].gbps > 110.9 && c.limits[c.at].gbps < 111.1);
+	assert_non_null(strstr(c.verdict, "PCIe link's usable rate"));
+	inventory_free(n1);
+	inventory_free(n2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_far_below),
 		cmocka_unit_test(test_port_bound),
 		cmocka_unit_test(test_rdma_mtu),
+		cmocka_unit_test(test_fixture_inventories),
 		cmocka_unit_test(test_find_edge),
 		cmocka_unit_test(test_text_names),
 	};
