@@ -740,6 +740,14 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 
 /* ---- requests ---- */
 
+/* Texts from agents on the operator's terminal: no control byte. */
+static void explain_put(const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s,
+		      stderr);
+}
+
 static Ring__Envelope *explain_call(const char *sock, int timeout_ms,
 				    Ring__Envelope *req,
 				    Ring__Envelope__BodyCase want, int quiet)
@@ -754,11 +762,7 @@ static Ring__Envelope *explain_call(const char *sock, int timeout_ms,
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
 		if (!quiet) {
 			fputs("ringctl: coordinator: ", stderr);
-			for (const char *p = rep->error->text; *p; p++)
-				fputc((unsigned char)*p < 0x20 || *p == 0x7f
-					      ? '?'
-					      : *p,
-				      stderr);
+			explain_put(rep->error->text);
 			fputc('\n', stderr);
 		}
 		frame_free(rep);
@@ -939,6 +943,7 @@ static void explain_cable_section(struct writer *w, const Ring__Topology *t,
 				continue;
 			writer_obj_start_named(w, r->mode);
 			writer_str(w, "mode", r->mode);
+			explain_time(w, "measured", t->surveyed_ms);
 			explain_opt(w, "gbps_a_to_b_measured", le->gbps_a_to_b);
 			explain_opt(w, "gbps_b_to_a_measured", le->gbps_b_to_a);
 			writer_str(w, "error", le->error);
@@ -1514,9 +1519,16 @@ static void explain_unknown(const Ring__StatusReply *st, const char *name)
 {
 	const Ring__Topology *t = st->topology;
 
-	fprintf(stderr, "ringctl: no node or edge '%.64s'; nodes:", name);
-	for (size_t i = 0; i < st->n_nodes && i < EXPLAIN_LIST_MAX; i++)
-		fprintf(stderr, "%s %s", i ? "," : "", st->nodes[i]->node);
+	char shown[65];
+
+	snprintf(shown, sizeof(shown), "%s", name);
+	fputs("ringctl: no node or edge '", stderr);
+	explain_put(shown);
+	fputs("'; nodes:", stderr);
+	for (size_t i = 0; i < st->n_nodes && i < EXPLAIN_LIST_MAX; i++) {
+		fputs(i ? ", " : " ", stderr);
+		explain_put(st->nodes[i]->node);
+	}
 	if (st->n_nodes > EXPLAIN_LIST_MAX)
 		fputs(", ...", stderr);
 	if (!st->n_nodes)
@@ -1526,7 +1538,8 @@ static void explain_unknown(const Ring__StatusReply *st, const char *name)
 		char e[EXPLAIN_NAME_MAX];
 
 		text_edge_msg_name(e, sizeof(e), t->edges[i]);
-		fprintf(stderr, "%s %s", i ? "," : "", e);
+		fputs(i ? ", " : " ", stderr);
+		explain_put(e);
 	}
 	if (t && t->n_edges > EXPLAIN_LIST_MAX)
 		fputs(", ...", stderr);
