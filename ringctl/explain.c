@@ -688,9 +688,8 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 				  "raises it");
 	}
 	explain_advise_pcie(c, t, e, inv_a, inv_b, c->at);
-	/* At a limit, more streams cannot pass it: the ladder only below. */
-	if (c->at < 0 && nl >= 2 && e->n_gbps_a_to_b == nl &&
-	    e->n_gbps_b_to_a == nl) {
+	/* The ladder's top two steps, worse direction. */
+	if (nl >= 2 && e->n_gbps_a_to_b == nl && e->n_gbps_b_to_a == nl) {
 		const char *u =
 			e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_RDMA
 				? "QPs"
@@ -699,16 +698,25 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 					   e->gbps_b_to_a[nl - 1]),
 		       prev = explain_worse(e->gbps_a_to_b[nl - 2],
 					    e->gbps_b_to_a[nl - 2]);
+		int rising = prev > 0 && top > prev * (1.0 + EXPLAIN_RISING);
 
-		if (prev > 0 && top > prev * (1.0 + EXPLAIN_RISING))
+		if (prev > 0)
+			snprintf(c->ladder, sizeof(c->ladder),
+				 "%s: %u %s %.1f Gbps, %u %s %.1f Gbps "
+				 "(measured; %+.0f%%)",
+				 rising ? "still rising" : "saturated",
+				 e->ladder[nl - 2], u, prev, e->ladder[nl - 1],
+				 u, top, (top / prev - 1.0) * 100.0);
+		/* At a limit, more streams cannot pass it. */
+		if (c->at < 0 && rising)
 			explain_advise(
 				c,
 				"the ladder still rose %.0f%% from %u to "
-				"%u %s (measured): more %s or channels may "
-				"raise it",
+				"%u %s (measured): more %s or channels "
+				"may raise it",
 				(top / prev - 1.0) * 100.0, e->ladder[nl - 2],
 				e->ladder[nl - 1], u, u);
-		else if (prev > 0)
+		else if (c->at < 0 && prev > 0)
 			explain_advise(c,
 				       "the ladder saturated (%u %s %.1f, %u "
 				       "%s %.1f Gbps, measured): more %s will "
@@ -1147,6 +1155,7 @@ static void explain_ceiling_section(struct writer *w,
 	}
 	writer_table_end(w);
 	writer_str(w, "at", c->at >= 0 ? c->limits[c->at].what : "");
+	writer_str(w, "ladder_computed", c->ladder);
 	writer_str(w, "verdict_computed", c->verdict);
 	if (*c->port_verdict)
 		writer_str(w, "port_step_verdict_computed", c->port_verdict);

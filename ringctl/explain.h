@@ -33,6 +33,9 @@ struct explain_ceiling {
 	unsigned n_limits;
 	int at;		   /* index of the limit the figure sits at; -1 */
 	char verdict[400]; /* computed */
+	/* The stream ladder's top two steps: "saturated ..." or "still
+	 * rising ..." (computed from the measured steps; "" with fewer). */
+	char ladder[200];
 	char advice[EXPLAIN_ADVICE_MAX][400];
 	unsigned n_advice;
 	/* The cable's port step (every function pair at once, worse

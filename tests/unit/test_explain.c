@@ -201,7 +201,7 @@ static void test_gb10_at_pcie(void **state)
 	(void)state;
 	end_init(&a, "n1", 9000, 200);
 	end_init(&b, "n2", 9000, 200);
-	topo_init(&t, 60.0, 105.0, 110.4);
+	topo_init(&t, 60.0, 107.0, 110.4);
 	explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
 	show(&c);
 	assert_true(c.gbps > 109.8 && c.gbps < 109.9); /* b_to_a, worse */
@@ -214,6 +214,8 @@ static void test_gb10_at_pcie(void **state)
 	assert_true(advice_has(&c, "use both twins of the port"));
 	assert_true(advice_has(&c, "enP2p1s0f0np0 on link 0002:01:00"));
 	assert_true(advice_has(&c, "port step measured 194.6 Gbps"));
+	assert_string_equal(c.ladder, "saturated: 4 streams 106.5 Gbps, 8 "
+				      "streams 109.8 Gbps (measured; +3%)");
 	/* Saturated ladder at a known limit: no stream advice. */
 	assert_false(advice_has(&c, "streams"));
 	/* Both twins at once: 194.6, at the port's 198.0 (at MTU 9000),
