@@ -234,6 +234,7 @@ static struct explain_limit *explain_add_limit(struct explain_ceiling *c,
 	if (c->n_limits >= EXPLAIN_LIMITS_MAX || !(gbps > 0))
 		return NULL;
 	l = &c->limits[c->n_limits++];
+	l->side = -1;
 	snprintf(l->what, sizeof(l->what), "%s", what);
 	l->gbps = gbps;
 	return l;
@@ -330,8 +331,9 @@ static void explain_port_limit(struct explain_ceiling *c, const Ring__Edge *e,
 
 /* One end's PCIe link: the test loads one function of it, so the whole
  * usable rate; twins on it halve that when both carry traffic. */
-static void explain_pcie_limit(struct explain_ceiling *c, const char *node,
-			       const Ring__Inventory *inv, const char *ifname)
+static void explain_pcie_limit(struct explain_ceiling *c, int side,
+			       const char *node, const Ring__Inventory *inv,
+			       const char *ifname)
 {
 	const Ring__NetInterface *f = explain_iface(inv, ifname);
 	const Ring__PcieLink *k = explain_link(inv, f);
@@ -342,6 +344,7 @@ static void explain_pcie_limit(struct explain_ceiling *c, const char *node,
 	l = explain_add_limit(c, "pcie_link", k->usable_gbps);
 	if (!l)
 		return;
+	l->side = side;
 	snprintf(l->text, sizeof(l->text),
 		 "%s %s PCIe link %s: %s x%u%s%s, usable %.1f Gbps (computed "
 		 "from the inventory; shared by %zu function%s, half each "
@@ -424,8 +427,7 @@ static void explain_advise_pcie(struct explain_ceiling *c,
 		/* Twins only where this end's link is the bound. */
 		if (at_index < 0 || said_twins ||
 		    strcmp(c->limits[at_index].what, "pcie_link") ||
-		    !explain_text_names(c->limits[at_index].text, nodes[s]) ||
-		    !explain_text_names(c->limits[at_index].text, k->id))
+		    c->limits[at_index].side != s)
 			continue;
 		if (explain_twins_elsewhere(invs[s], f, twins, sizeof(twins))) {
 			said_twins = 1;
@@ -612,8 +614,8 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 	c->at = -1;
 	explain_figure(e, c);
 	explain_port_limit(c, e, inv_a, inv_b);
-	explain_pcie_limit(c, e->a, inv_a, e->a_interface);
-	explain_pcie_limit(c, e->b, inv_b, e->b_interface);
+	explain_pcie_limit(c, 0, e->a, inv_a, e->a_interface);
+	explain_pcie_limit(c, 1, e->b, inv_b, e->b_interface);
 	if (t)
 		explain_port_step(t, e, inv_a, inv_b, c);
 	else

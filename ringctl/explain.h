@@ -22,6 +22,7 @@ struct explain_limit {
 	char what[16];	/* "port", "pcie_link", "rdma_mtu" */
 	char text[240]; /* the limit and its inputs, named */
 	double gbps;	/* computed */
+	int side;	/* 0 the edge's a end, 1 its b end, -1 both */
 };
 
 struct explain_ceiling {
