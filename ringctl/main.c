@@ -8,6 +8,7 @@
 
 #include "client.h"
 #include "clock.h"
+#include "explain.h"
 #include "history.h"
 #include "testlimits.h"
 #include "pki.h"
@@ -70,6 +71,11 @@ static void ringctl_usage(FILE *f)
 		"                              of every node (-v, --verbose: every\n"
 		"                              figure; else about 100 columns)\n"
 		"  inventory NODE              one node's full inventory\n"
+		"  explain EDGE|NODE           everything known about one edge\n"
+		"                              (a-b, or a-b:IFACE for a twin) or\n"
+		"                              node, and the edge's ceiling: which\n"
+		"                              limit its figure sits at (exit 1:\n"
+		"                              a problem found)\n"
 		"  forget NODE                 drop a node that is down (root)\n"
 		"  survey [--wait [-v]]        survey the data plane now (root); --wait:\n"
 		"                              then print status\n"
@@ -763,6 +769,9 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_alerts(rc, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return ringctl_history(rc, argc, argv);
+	if (!strcmp(cmd, "explain"))
+		return explain_cmd(rc->sock, rc->timeout_ms, rc->fmt, argc,
+				   argv);
 	if (!strcmp(cmd, "watch")) {
 		struct watch_cmd_opts wo;
 		char err[256];
