@@ -469,9 +469,11 @@ static void check_ranks_steps(struct writer *w, const struct check_hosts *h,
 	writer_table_end(w);
 }
 
-int check_ranks_report(struct writer *w, const struct check_hosts *h,
-		       const char *name, const Ring__StatusReply *st)
+int check_ranks_report(FILE *outf, enum writer_format fmt,
+		       const struct check_hosts *h, const char *name,
+		       const Ring__StatusReply *st)
 {
+	struct writer *w = NULL;
 	const Ring__Topology *t = st->topology;
 	struct check_addr *where = calloc(h->n, sizeof(*where));
 	const char **nodes = calloc(h->n, sizeof(*nodes));
@@ -523,6 +525,11 @@ int check_ranks_report(struct writer *w, const struct check_hosts *h,
 			 "included) is joined by a cable: the order follows "
 			 "the %s",
 			 t->kind);
+	w = writer_new(outf, fmt);
+	if (!w) {
+		fprintf(stderr, "ringctl: out of memory\n");
+		goto out;
+	}
 	writer_str(w, "verdict", bad ? "problems" : "ok");
 	writer_str(w, "summary", summary);
 	writer_str(w, "file", name);
@@ -556,6 +563,7 @@ int check_ranks_report(struct writer *w, const struct check_hosts *h,
 			 "verdicts, the functions and GIDs NCCL would use "
 			 "(from the survey's cables), the predicted error and "
 			 "the corrected order");
+	writer_finish(w);
 	ret = bad ? CHECK_PROBLEMS : CHECK_OK;
 out:
 	free(where);
@@ -694,9 +702,10 @@ static void check_rank0_render(struct writer *w, const struct check_rank0 *c)
 	writer_obj_end(w);
 }
 
-int check_rendezvous_report(struct writer *w, const char *arg,
+int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 			    const Ring__StatusReply *st)
 {
+	struct writer *w;
 	const Ring__Topology *t = st->topology;
 	char host[CHECK_HOSTS_NAME_MAX + 1], how[512], text[1200], nopath[600];
 	const char *r0 = t->n_ranks ? t->ranks[0]->node : NULL;
@@ -756,6 +765,11 @@ int check_rendezvous_report(struct writer *w, const char *arg,
 		break;
 	}
 	bad |= r0c.bad;
+	w = writer_new(outf, fmt);
+	if (!w) {
+		fprintf(stderr, "ringctl: out of memory\n");
+		return CHECK_CANNOT;
+	}
 	writer_str(w, "verdict", bad ? "problems" : "ok");
 	writer_str(w, "summary", text);
 	writer_str(w, "host", host);
@@ -775,5 +789,6 @@ int check_rendezvous_report(struct writer *w, const char *arg,
 			 "the address's kind and node (resolved here, now), "
 			 "the nodes without a path (from the survey's cables "
 			 "and diagonal checks) and the predicted error");
+	writer_finish(w);
 	return bad ? CHECK_PROBLEMS : CHECK_OK;
 }

@@ -57,11 +57,12 @@ int check_edge(const Ring__Topology *t, const char *a, const char *b);
 int check_ranks_corrected(const Ring__Topology *t, const char *const *nodes,
 			  size_t n, size_t *corrected, char *err,
 			  size_t errlen);
-/* The checks, rendered through w; CHECK_OK, CHECK_PROBLEMS or
- * CHECK_CANNOT (why on stderr). */
-int check_ranks_report(struct writer *w, const struct check_hosts *h,
-		       const char *name, const Ring__StatusReply *st);
-int check_rendezvous_report(struct writer *w, const char *arg,
+/* The checks, rendered in fmt on out; CHECK_OK, CHECK_PROBLEMS or
+ * CHECK_CANNOT (why on stderr, nothing on out). */
+int check_ranks_report(FILE *out, enum writer_format fmt,
+		       const struct check_hosts *h, const char *name,
+		       const Ring__StatusReply *st);
+int check_rendezvous_report(FILE *out, enum writer_format fmt, const char *arg,
 			    const Ring__StatusReply *st);
 
 #endif

@@ -467,7 +467,6 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 	FILE *f = is_stdin ? stdin : fopen(path, "r");
 	struct check_hosts h;
 	Ring__Envelope *rep;
-	struct writer *w;
 	char err[600];
 	int r;
 
@@ -489,9 +488,7 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 		check_hosts_free(&h);
 		return CHECK_CANNOT;
 	}
-	w = writer_new(stdout, rc->fmt);
-	r = check_ranks_report(w, &h, name, rep->status_reply);
-	writer_finish(w);
+	r = check_ranks_report(stdout, rc->fmt, &h, name, rep->status_reply);
 	frame_free(rep);
 	check_hosts_free(&h);
 	return r;
@@ -500,14 +497,11 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 {
 	Ring__Envelope *rep = ringctl_check_status(rc);
-	struct writer *w;
 	int r;
 
 	if (!rep)
 		return CHECK_CANNOT;
-	w = writer_new(stdout, rc->fmt);
-	r = check_rendezvous_report(w, arg, rep->status_reply);
-	writer_finish(w);
+	r = check_rendezvous_report(stdout, rc->fmt, arg, rep->status_reply);
 	frame_free(rep);
 	return r;
 }
