@@ -377,14 +377,16 @@ static void check_provenance(struct writer *w, const Ring__StatusReply *st,
 	render_format_time(t->surveyed_ms, ts, sizeof(ts));
 	writer_str(w, "cables_measured", ts);
 	render_format_time(st->now_ms, ts, sizeof(ts));
-	writer_str(w, "addresses_reported", ts);
+	writer_str(w, "coordinator_read", ts);
 	writer_str(w, "computed", computed);
 }
 
-/* The file's lines again, ranks renumbered into the measured order. */
-static void check_ranks_corrected_lines(struct writer *w,
-					const struct check_hosts *h,
-					const size_t *corrected)
+/* The file's lines again, ranks renumbered into the measured order: a
+ * list for programs; for people, after the rest, a block to paste (its
+ * one comment line is a comment in every one of these formats). */
+static void check_ranks_corrected_list(struct writer *w,
+				       const struct check_hosts *h,
+				       const size_t *corrected)
 {
 	char line[4200];
 
@@ -394,6 +396,23 @@ static void check_ranks_corrected_lines(struct writer *w,
 				     sizeof(line)) == 0)
 			writer_str(w, NULL, line);
 	writer_list_end(w);
+}
+
+static void check_ranks_corrected_block(FILE *out, const struct check_hosts *h,
+					const Ring__Topology *t,
+					const size_t *corrected)
+{
+	char line[4200], ts[64];
+
+	render_format_time(t->surveyed_ms, ts, sizeof(ts));
+	fprintf(out,
+		"\n# corrected by ringctl check ranks: the %s's order "
+		"surveyed %s, rank 0 kept\n",
+		t->kind, ts);
+	for (size_t k = 0; k < h->n; k++)
+		if (check_hosts_line(h, corrected[k], (unsigned)k, line,
+				     sizeof(line)) == 0)
+			fprintf(out, "%s\n", line);
 }
 
 /* Every host to its node; CHECK_CANNOT with file:line when one is no
@@ -479,7 +498,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	const char **nodes = calloc(h->n, sizeof(*nodes));
 	size_t *corrected = calloc(h->n, sizeof(*corrected));
 	size_t steps, bad = 0, data = 0;
-	int ret = CHECK_CANNOT, sw;
+	int ret = CHECK_CANNOT, sw, plain = fmt == WRITER_PLAIN;
 	char err[512], summary[600];
 
 	if (!where || !nodes || !corrected) {
@@ -556,7 +575,11 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 						    nodes[j]);
 		}
 		writer_list_end(w);
-		check_ranks_corrected_lines(w, h, corrected);
+		if (!plain)
+			check_ranks_corrected_list(w, h, corrected);
+		else
+			writer_str(w, "corrected",
+				   "below, in the file's format");
 	}
 	check_provenance(w, st,
 			 "the hosts' nodes (resolved here, now), the pairs' "
@@ -564,6 +587,8 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 			 "(from the survey's cables), the predicted error and "
 			 "the corrected order");
 	writer_finish(w);
+	if (bad && plain)
+		check_ranks_corrected_block(outf, h, t, corrected);
 	ret = bad ? CHECK_PROBLEMS : CHECK_OK;
 out:
 	free(where);

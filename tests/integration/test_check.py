@@ -121,7 +121,10 @@ def test_wrong_order_is_named_and_corrected(ringd, tmp_path):
     rc, _, out, err = check(r, "ranks", path, fmt="plain")
     assert rc == 1, err
     assert "n1-n3" in out and RANKS_ERROR in out, out
-    assert "%s slots=2" % mgmt(r, "n2") in out
+    # ... the corrected file last, ready to paste.
+    tail = out.rstrip("\n").split("\n")[-5:]
+    assert tail[0].startswith("# corrected by ringctl check ranks"), out
+    assert tail[1:] == ["%s slots=2" % h for h in order], out
 
     # A rankfile keeps its format: rank numbers are renumbered.
     rk = "".join("rank %d=%s slot=0\n" % (i, mgmt(r, n))

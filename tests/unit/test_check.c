@@ -321,6 +321,19 @@ static void test_compare(void **state)
 	assert_string_equal(err, "n5 is not in the surveyed order (ring)");
 }
 
+static char *ranks_report_fmt(struct cluster *c, const char *text,
+			      enum writer_format fmt, int *rc)
+{
+	struct testwriter tw;
+	FILE *f = testwriter_stream(&tw);
+	struct check_hosts h;
+
+	parse_ok(text, &h);
+	*rc = check_ranks_report(f, fmt, &h, "f", &c->st);
+	check_hosts_free(&h);
+	return testwriter_close(&tw);
+}
+
 static char *ranks_report(struct cluster *c, const char *text, int *rc)
 {
 	struct testwriter tw;
@@ -384,6 +397,22 @@ static void test_ranks_report(void **state)
 	assert_null(strstr(out, "\"corrected\""));
 	/* n4 given by its data address: resolved, and warned about. */
 	assert_non_null(strstr(out, "\"warning_data_addresses\""));
+	free(out);
+
+	/* Plain: a block to paste after the rest, rank numbers renumbered,
+	 * the comment kept. */
+	out = ranks_report_fmt(&c,
+			       "rank 0=n1 slot=0 # a\nrank 1=n2 slot=0\n"
+			       "rank 2=n3 slot=0\nrank 3=n4 slot=0\n",
+			       WRITER_PLAIN, &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_non_null(strstr(out, "\ncorrected: below, in the file's "
+				    "format\n"));
+	assert_non_null(strstr(out, "\n\n# corrected by ringctl check ranks: "
+				    "the ring's order surveyed "));
+	assert_non_null(strstr(out, "rank 0 kept\nrank 0=n1 slot=0 # a\n"
+				    "rank 1=n2 slot=0\nrank 2=n4 slot=0\n"
+				    "rank 3=n3 slot=0\n"));
 	free(out);
 
 	/* Could not check: nothing on the output at all. */
