@@ -181,6 +181,29 @@ int check_edge(const Ring__Topology *t, const char *a, const char *b)
 	return -1;
 }
 
+/* The cable between a and b that works: surveyed, and not down in the
+ * coordinator's live view now. */
+static int check_cable_ok(const Ring__Topology *t, const char *a, const char *b)
+{
+	int e = check_edge(t, a, b);
+
+	return e >= 0 && strcmp(t->edges[e]->live_state, "down");
+}
+
+/* Pairs of consecutive ranks in nodes[order[k]] without a working
+ * cable (two ranks: one pair, its cable carries both ways). */
+static size_t check_count_bad(const Ring__Topology *t, const char **nodes,
+			      const size_t *order, size_t n)
+{
+	size_t steps = n < 2 ? 0 : n == 2 ? 1 : n, bad = 0;
+
+	for (size_t i = 0; i < steps; i++)
+		bad += !check_cable_ok(
+			t, nodes[order ? order[i] : i],
+			nodes[order ? order[(i + 1) % n] : (i + 1) % n]);
+	return bad;
+}
+
 static long check_order_index(const Ring__Topology *t, const char *node)
 {
 	for (size_t i = 0; i < t->n_order; i++)
@@ -323,6 +346,31 @@ static void check_function(char *buf, size_t len, const Ring__Rank *r, int next)
 		snprintf(buf, len, "%s (%s)", hca, ifn);
 	else
 		snprintf(buf, len, "%s", *ifn ? ifn : "?");
+}
+
+/* Consecutive ranks whose cable the coordinator sees down now. */
+static void check_ranks_down(struct writer *w, const Ring__Edge *e, size_t i,
+			     const char *a, size_t j, const char *b)
+{
+	char pair[300], text[1200], ts[64];
+
+	snprintf(pair, sizeof(pair), "%s-%s", a, b);
+	render_format_time(e->live_since_ms, ts, sizeof(ts));
+	writer_obj_start(w, NULL);
+	writer_str(w, "pair", pair);
+	writer_uint(w, "rank", i);
+	writer_str(w, "node", a);
+	writer_uint(w, "next_rank", j);
+	writer_str(w, "next_node", b);
+	writer_str(w, "cable_down", e->live_reason);
+	writer_str(w, "error_predicted", CHECK_RANKS_ERROR);
+	snprintf(text, sizeof(text),
+		 "%s (rank %zu) and %s (rank %zu) are cable neighbours, but "
+		 "their cable is down since %s (%s): NCCL cannot connect "
+		 "them until it is back",
+		 a, i, b, j, ts, *e->live_reason ? e->live_reason : "?");
+	writer_str(w, "text", text);
+	writer_obj_end(w);
 }
 
 /* One consecutive pair without a cable: who, over what, and the failure
@@ -480,8 +528,10 @@ static void check_ranks_steps(struct writer *w, const struct check_hosts *h,
 			check_edge_side(t->edges[e], nodes[j], &ib, &ab, &gb);
 			snprintf(ports, sizeof(ports), "%s-%s", ia, ib);
 			writer_str(w, "interfaces", ports);
+			writer_str(w, "cable_now", t->edges[e]->live_state);
 		} else {
 			writer_str(w, "interfaces", "");
+			writer_str(w, "cable_now", "");
 		}
 		writer_obj_end(w);
 	}
@@ -497,7 +547,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	struct check_addr *where = calloc(h->n, sizeof(*where));
 	const char **nodes = calloc(h->n, sizeof(*nodes));
 	size_t *corrected = calloc(h->n, sizeof(*corrected));
-	size_t steps, bad = 0, data = 0;
+	size_t steps, bad = 0, data = 0, left = 0;
 	int ret = CHECK_CANNOT, sw, plain = fmt == WRITER_PLAIN;
 	char err[512], summary[600];
 
@@ -524,8 +574,10 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	}
 	/* Two ranks: one cable carries both directions. */
 	steps = h->n < 2 ? 0 : h->n == 2 ? 1 : h->n;
-	for (size_t i = 0; !sw && i < steps; i++)
-		bad += check_edge(t, nodes[i], nodes[(i + 1) % h->n]) < 0;
+	if (!sw) {
+		bad = check_count_bad(t, nodes, NULL, h->n);
+		left = check_count_bad(t, nodes, corrected, h->n);
+	}
 	for (size_t i = 0; i < h->n; i++)
 		data += where[i].kind == CHECK_ADDR_DATA;
 	if (sw)
@@ -534,10 +586,11 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 			 "every other, any order works");
 	else if (bad)
 		snprintf(summary, sizeof(summary),
-			 "%zu of %zu consecutive rank pairs have no cable "
-			 "between them: NCCL fails at startup with '%s'; "
-			 "use the corrected order",
-			 bad, steps, CHECK_RANKS_ERROR);
+			 "%zu of %zu consecutive rank pairs have no working "
+			 "cable between them: NCCL fails at startup with "
+			 "'%s'%s",
+			 bad, steps, CHECK_RANKS_ERROR,
+			 left ? "" : "; use the corrected order");
 	else
 		snprintf(summary, sizeof(summary),
 			 "every consecutive rank pair (last to first "
@@ -558,6 +611,15 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 		writer_str(w, "warning_order",
 			   "the measured order no longer holds: "
 			   "survey again once it is fixed");
+	if (bad && left)
+		writer_str(w, "warning_corrected",
+			   !strcmp(t->kind, "ring") && h->n == t->n_order
+				   ? "no order avoids a pair without a "
+				     "working cable: a cable is down"
+				   : "no order of these hosts avoids a pair "
+				     "without a cable: a ring order needs "
+				     "every node of the ring (a line never "
+				     "closes one)");
 	if (data)
 		writer_str(w, "warning_data_addresses",
 			   "some hosts are data-plane addresses: the "
@@ -570,9 +632,14 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 		for (size_t i = 0; i < steps; i++) {
 			size_t j = (i + 1) % h->n;
 
-			if (check_edge(t, nodes[i], nodes[j]) < 0)
+			int e = check_edge(t, nodes[i], nodes[j]);
+
+			if (e < 0)
 				check_ranks_problem(w, t, i, nodes[i], j,
 						    nodes[j]);
+			else if (!check_cable_ok(t, nodes[i], nodes[j]))
+				check_ranks_down(w, t->edges[e], i, nodes[i], j,
+						 nodes[j]);
 		}
 		writer_list_end(w);
 		if (!plain)

@@ -9,8 +9,8 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, facing_port,
-                      neighbours_heard, ringd_up)
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, SurveyRingd,
+                      facing_port, neighbours_heard, ringd_up, stop_and_check)
 
 ORDER = ["n1", "n2", "n3", "n4"]
 RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
@@ -207,3 +207,20 @@ def test_no_coordinator_exits_2(ringd, tmp_path):
     p = r.run(["ringctl", "-s", str(tmp_path / "nosock"), "check",
                "rendezvous", mgmt(r, "n1")], timeout=30)
     assert p.returncode == 2, p.stderr
+
+
+def test_before_any_survey_exits_2(make_cluster, ringd_bin, tmp_path):
+    """A coordinator with no survey yet: nothing to check against."""
+    c = make_cluster(["n1", "n2"])
+    r = SurveyRingd(c, ringd_bin)
+    try:
+        r.setup_pki()
+        r.start_coordinator()
+        path = write(tmp_path, "hosts", "n1\nn2\n")
+        for args in (("ranks", path), ("rendezvous", "10.88.0.11")):
+            rc, _, out, err = check(r, *args)
+            assert rc == 2, (args, out, err)
+            assert out == "", out
+            assert "no survey has completed yet (survey never)" in err, err
+    finally:
+        stop_and_check(c, r)

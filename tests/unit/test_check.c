@@ -83,6 +83,8 @@ static void cluster_init(struct cluster *c)
 		e->b_address = (char *)data_b[i];
 		e->a_gid_index = -1;
 		e->b_gid_index = -1;
+		e->live_state = "up";
+		e->live_reason = "";
 		c->ep[i] = e;
 		c->order[i] = (char *)ring[i];
 	}
@@ -413,6 +415,31 @@ static void test_ranks_report(void **state)
 	assert_non_null(strstr(out, "rank 0 kept\nrank 0=n1 slot=0 # a\n"
 				    "rank 1=n2 slot=0\nrank 2=n4 slot=0\n"
 				    "rank 3=n3 slot=0\n"));
+	free(out);
+
+	/* A cable between consecutive ranks down now: a problem the
+	 * corrected order cannot mend. */
+	c.e[3].live_state = "down";
+	c.e[3].live_reason = "n3 eth2: no carrier";
+	out = ranks_report(&c, "n1\nn2\nn4\nn3\n", &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_non_null(strstr(out, "\"pair\": \"n3-n1\""));
+	assert_non_null(strstr(out, "\"cable_down\": \"n3 eth2: no carrier\""));
+	assert_non_null(
+		strstr(out, "\"warning_corrected\": \"no order avoids"));
+	free(out);
+	c.e[3].live_state = "up";
+	out = ranks_report(&c, "n1\nn2\nn4\nn3\n", &rc);
+	assert_int_equal(rc, CHECK_OK);
+	assert_non_null(strstr(out, "\"cable_now\": \"up\""));
+	free(out);
+
+	/* Three of the four: n3-n1 and n1-n2 are cables, n4-n3 too, but
+	 * the order must close: n2 ... n3 or n4 ... n1 crosses. */
+	out = ranks_report(&c, "n1\nn2\nn4\n", &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_non_null(strstr(out, "\"pair\": \"n4-n1\""));
+	assert_non_null(strstr(out, "no order of these hosts avoids"));
 	free(out);
 
 	/* Could not check: nothing on the output at all. */
