@@ -548,7 +548,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	const char **nodes = calloc(h->n, sizeof(*nodes));
 	size_t *corrected = calloc(h->n, sizeof(*corrected));
 	size_t steps, bad = 0, data = 0, left = 0;
-	int ret = CHECK_CANNOT, sw, plain = fmt == WRITER_PLAIN;
+	int ret = CHECK_CANNOT, sw, plain = fmt == WRITER_PLAIN, moved = 0;
 	char err[512], summary[600];
 
 	if (!where || !nodes || !corrected) {
@@ -577,6 +577,8 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	if (!sw) {
 		bad = check_count_bad(t, nodes, NULL, h->n);
 		left = check_count_bad(t, nodes, corrected, h->n);
+		for (size_t i = 0; i < h->n; i++)
+			moved |= corrected[i] != i;
 	}
 	for (size_t i = 0; i < h->n; i++)
 		data += where[i].kind == CHECK_ADDR_DATA;
@@ -642,7 +644,11 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 						 nodes[j]);
 		}
 		writer_list_end(w);
-		if (!plain)
+		if (!moved)
+			writer_str(w, "corrected",
+				   "none: no other order of these hosts is "
+				   "better");
+		else if (!plain)
 			check_ranks_corrected_list(w, h, corrected);
 		else
 			writer_str(w, "corrected",
@@ -654,7 +660,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 			 "(from the survey's cables), the predicted error and "
 			 "the corrected order");
 	writer_finish(w);
-	if (bad && plain)
+	if (bad && moved && plain)
 		check_ranks_corrected_block(outf, h, t, corrected);
 	ret = bad ? CHECK_PROBLEMS : CHECK_OK;
 out:
@@ -760,10 +766,16 @@ static void check_rank0_judge(const Ring__StatusReply *st,
 	} else if (a.kind == CHECK_ADDR_NAME) {
 		/* Not proof of a problem: ringctl may run off the nodes. */
 		snprintf(c->text, sizeof(c->text),
-			 "%s gives no address ringd knows here (%s): "
-			 "torchrun's c10d rendezvous needs it to resolve to "
-			 "%s on every node",
-			 r0->node, c->how, r0->mgmt_address);
+			 "%s %s%s here: torchrun's c10d rendezvous needs it "
+			 "to resolve to %s on every node",
+			 r0->node,
+			 strcmp(c->how, "does not resolve here")
+				 ? "gives no address ringd knows: "
+				 : "",
+			 strcmp(c->how, "does not resolve here")
+				 ? c->how
+				 : "does not resolve",
+			 r0->mgmt_address);
 	} else {
 		c->bad = 1;
 		snprintf(c->text, sizeof(c->text),
@@ -833,12 +845,12 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		np = check_no_path(st, &a, nopath, sizeof(nopath));
 		snprintf(text, sizeof(text),
 			 "%s is %s's data-plane address on its cable to %s "
-			 "(%s): %zu of %zu nodes (%s) have no path to it; the "
-			 "launcher hangs for ~181 s, then fails with '%s' "
-			 "(the field notes' rendezvous failure); use %s's "
-			 "management address",
+			 "(%s): %zu of %zu nodes (%s) have no path to it, so "
+			 "at most %zu can join; the launcher hangs for "
+			 "~181 s, then fails like the field notes' '%s'; use "
+			 "%s's management address",
 			 a.address, a.node, a.peer, a.interface, np, t->n_order,
-			 nopath, CHECK_RDZV_ERROR, a.node);
+			 nopath, t->n_order - np, CHECK_RDZV_ERROR, a.node);
 		break;
 	case CHECK_ADDR_NAME:
 		bad = 1;

@@ -427,6 +427,7 @@ static void test_ranks_report(void **state)
 	assert_non_null(strstr(out, "\"cable_down\": \"n3 eth2: no carrier\""));
 	assert_non_null(
 		strstr(out, "\"warning_corrected\": \"no order avoids"));
+	assert_non_null(strstr(out, "\"corrected\": \"none: "));
 	free(out);
 	c.e[3].live_state = "up";
 	out = ranks_report(&c, "n1\nn2\nn4\nn3\n", &rc);
@@ -481,7 +482,8 @@ static void test_rendezvous(void **state)
 	out = rdzv_report(&c, "10.89.1.1", &rc);
 	assert_int_equal(rc, CHECK_PROBLEMS);
 	assert_non_null(strstr(out, "\"no_path_computed\": \"n4 n3\""));
-	assert_non_null(strstr(out, "2 of 4 nodes"));
+	assert_non_null(strstr(out, "2 of 4 nodes (n4 n3) have no path to it, "
+				    "so at most 2 can join"));
 	assert_non_null(strstr(out, CHECK_RDZV_ERROR));
 	free(out);
 	/* A diagonal check that found a path (n1 -> n4's 10.89.3.1). */
