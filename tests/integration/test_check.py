@@ -58,6 +58,8 @@ def check(r, *args, fmt="json", stdin=None):
     if fmt:
         argv += ["-f", fmt]
     p = r.run(argv + ["check"] + list(args), timeout=30, input=stdin)
+    # The writer reports a key given twice as an internal error.
+    assert "internal error" not in p.stderr, p.stderr
     doc = None
     if fmt == "json" and p.stdout.strip():
         doc = json.loads(p.stdout)
@@ -118,6 +120,10 @@ def test_wrong_order_is_named_and_corrected(ringd, tmp_path):
     assert doc["corrected"] == ["%s slots=2" % h for h in order], doc
 
     # Plain: the verdict, the pair and the corrected lines.
+    rc, _, out, err = check(r, "ranks", path, fmt="keyvalue")
+    assert rc == 1, err
+    assert "problems.0.pair=n1-n3\n" in out, out
+    assert "corrected.1=%s slots=2\n" % mgmt(r, "n2") in out, out
     rc, _, out, err = check(r, "ranks", path, fmt="plain")
     assert rc == 1, err
     assert "n1-n3" in out and RANKS_ERROR in out, out
