@@ -222,6 +222,7 @@ static int check_hosts_one(struct check_host *h, char *line,
 		return 1;
 	saved = *end;
 	*end = '\0';
+	h->len = (size_t)(end - line);
 	colon = strstr(content, ": torchrun");
 	if (colon && (colon[10] == ' ' || !colon[10])) {
 		*kind = CHECK_HOSTS_KIND_TORCH;
@@ -397,12 +398,13 @@ int check_hosts_line(const struct check_hosts *h, size_t i, unsigned rank,
 		     char *buf, size_t len)
 {
 	const struct check_host *e = &h->v[i];
+	size_t after = e->rank_off + e->rank_len;
 	int n;
 
 	if (!e->rank_len)
-		n = snprintf(buf, len, "%s", e->line);
+		n = snprintf(buf, len, "%.*s", (int)e->len, e->line);
 	else
-		n = snprintf(buf, len, "%.*s%u%s", (int)e->rank_off, e->line,
-			     rank, e->line + e->rank_off + e->rank_len);
+		n = snprintf(buf, len, "%.*s%u%.*s", (int)e->rank_off, e->line,
+			     rank, (int)(e->len - after), e->line + after);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }

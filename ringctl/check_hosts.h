@@ -26,6 +26,7 @@ enum check_hosts_format {
 struct check_host {
 	char host[CHECK_HOSTS_NAME_MAX + 1];
 	char *line;	 /* the line as written, no newline */
+	size_t len;	 /* its length without a trailing comment */
 	unsigned lineno; /* 1-based */
 	unsigned rank;	 /* rankfile / torchrun: the number written */
 	size_t rank_off; /* where that number is in line */
@@ -48,7 +49,9 @@ int check_hosts_read(FILE *f, const char *name, struct check_hosts *out,
 		     char *err, size_t errlen);
 void check_hosts_free(struct check_hosts *h);
 /* Host i's line as it reads with rank number `rank` (rankfile, torchrun;
- * the line as it is for the others). 0, or -1 when it does not fit. */
+ * the line as it is for the others), without its trailing comment (one
+ * that ranks printed names the old rank). 0, or -1 when it does not
+ * fit. */
 int check_hosts_line(const struct check_hosts *h, size_t i, unsigned rank,
 		     char *buf, size_t len);
 

@@ -151,7 +151,7 @@ static void test_parse_hostfile(void **state)
 	assert_int_equal(h.v[3].lineno, 6);
 	/* The line as written, comment and slots kept, no CR. */
 	assert_int_equal(check_hosts_line(&h, 1, 7, line, sizeof(line)), 0);
-	assert_string_equal(line, "  n3 slots=1 max_slots=4  # x");
+	assert_string_equal(line, "  n3 slots=1 max_slots=4");
 	assert_int_equal(check_hosts_line(&h, 2, 7, line, sizeof(line)), 0);
 	assert_string_equal(line, "n2");
 	assert_int_equal(check_hosts_line(&h, 1, 7, line, 5), -1);
@@ -412,7 +412,7 @@ static void test_ranks_report(void **state)
 				    "format\n"));
 	assert_non_null(strstr(out, "\n\n# corrected by ringctl check ranks: "
 				    "the ring's order surveyed "));
-	assert_non_null(strstr(out, "rank 0 kept\nrank 0=n1 slot=0 # a\n"
+	assert_non_null(strstr(out, "rank 0 kept\nrank 0=n1 slot=0\n"
 				    "rank 1=n2 slot=0\nrank 2=n4 slot=0\n"
 				    "rank 3=n3 slot=0\n"));
 	free(out);
@@ -442,6 +442,25 @@ static void test_ranks_report(void **state)
 	assert_non_null(strstr(out, "\"pair\": \"n4-n1\""));
 	assert_non_null(strstr(out, "no order of these hosts avoids"));
 	free(out);
+
+	/* With RDMA (the field notes' hardware): the function is the
+	 * device:port NCCL_IB_HCA lists, with its GID index. */
+	{
+		static char *hcas[2] = {"roceP2p1s0f1:1", "rocep1s0f1:1"};
+
+		c.r[1].next_rdma = "rocep1s0f1";
+		c.r[1].hcas = hcas;
+		c.r[1].n_hcas = 2;
+		c.r[1].gid_index = 3;
+		out = ranks_report(&c, "n1\nn2\nn3\nn4\n", &rc);
+		assert_int_equal(rc, CHECK_PROBLEMS);
+		assert_non_null(
+			strstr(out, "\"function\": \"rocep1s0f1:1 (eth2)\""));
+		assert_non_null(strstr(out, "\"gid_index_measured\": 3"));
+		free(out);
+		c.r[1].n_hcas = 0;
+		c.r[1].next_rdma = "";
+	}
 
 	/* Could not check: nothing on the output at all. */
 	out = ranks_report(&c, "n1\nn9\n", &rc);
