@@ -1,7 +1,9 @@
-"""ringctl check ranks / rendezvous on a real 4-node emulated ring
-(n1-n2-n3-n4-n1) after a short survey: a launcher's rank order and
-rendezvous address compared with what the survey measured."""
+"""ringctl check ranks / rendezvous on real 4-node emulated rings after a
+short survey (n1-n2-n3-n4-n1, and the field notes' n1-n2-n4-n3-n1): a
+launcher's rank order and rendezvous address compared with what the
+survey measured."""
 
+import contextlib
 import json
 import os
 
@@ -17,18 +19,27 @@ RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
 RDZV_ERROR = "Timed out waiting for clients, 3/4 clients joined"
 
 
-@pytest.fixture(scope="module")
-def ringd(root, ringd_bin):
-    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
+FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
+
+
+@contextlib.contextmanager
+def surveyed_ring(order, ringd_bin):
+    with ringd_up(cl.Cluster(order, new_prefix()), ringd_bin,
                   heartbeat_ms=500, coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
                   agent_extra=FAST_AGENT) as r:
         r.setup_pki()
         r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
+        cl.wait_for(lambda: neighbours_heard(r, order), 60,
                     "every node to hear its two neighbours")
         p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
         assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
             p.returncode, p.stderr, r.log_tails())
+        yield r
+
+
+@pytest.fixture(scope="module")
+def ringd(root, ringd_bin):
+    with surveyed_ring(ORDER, ringd_bin) as r:
         yield r
 
 
@@ -230,3 +241,24 @@ def test_before_any_survey_exits_2(make_cluster, ringd_bin, tmp_path):
             assert "no survey has completed yet (survey never)" in err, err
     finally:
         stop_and_check(c, r)
+
+
+def test_field_notes_natural_order(root, ringd_bin, tmp_path):
+    """The field notes' first failure: hosts in name order on the ring
+    n1-n2-n4-n3 cross both diagonals; the fix is the physical order."""
+    with surveyed_ring(FN_ORDER, ringd_bin) as r:
+        addrs = {n: mgmt(r, n) for n in FN_ORDER}
+        text = "".join("%s slots=1\n" % addrs[n] for n in ORDER)
+        rc, doc, out, err = check(r, "ranks",
+                                  write(tmp_path, "natural", text))
+        assert rc == 1, (out, err)
+        assert sorted(p["pair"] for p in doc["problems"]) == \
+            ["n2-n3", "n4-n1"], doc["problems"]
+        assert all(p["error_predicted"] == RANKS_ERROR
+                   for p in doc["problems"])
+        assert doc["corrected"] == ["%s slots=1" % addrs[n]
+                                    for n in FN_ORDER], doc
+        # The corrected file checks out.
+        fixed = "".join(x + "\n" for x in doc["corrected"])
+        rc, doc, out, err = check(r, "ranks", "-", stdin=fixed)
+        assert rc == 0 and doc["verdict"] == "ok", (out, err)
