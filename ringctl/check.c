@@ -817,7 +817,7 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	struct check_addr a;
 	unsigned port;
 	int bad = 0;
-	size_t np;
+	size_t np = 0;
 
 	if (check_split_hostport(arg, host, sizeof(host), &port) < 0) {
 		fprintf(stderr,
@@ -843,6 +843,19 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	case CHECK_ADDR_DATA:
 		bad = 1;
 		np = check_no_path(st, &a, nopath, sizeof(nopath));
+		/* A pair, or a path the diagonal checks found: it works,
+		 * but the field notes' rule still holds. */
+		if (!np) {
+			snprintf(text, sizeof(text),
+				 "%s is %s's data-plane address on its cable "
+				 "to %s (%s): every node has a path to it, but "
+				 "rendezvous belongs on the management network "
+				 "(the data plane carries collective traffic "
+				 "only); use %s's management address",
+				 a.address, a.node, a.peer, a.interface,
+				 a.node);
+			break;
+		}
 		snprintf(text, sizeof(text),
 			 "%s is %s's data-plane address on its cable to %s "
 			 "(%s): %zu of %zu nodes (%s) have no path to it, so "
@@ -886,7 +899,8 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	if (a.kind == CHECK_ADDR_DATA) {
 		writer_str(w, "cable_peer", a.peer);
 		writer_str(w, "no_path_computed", nopath);
-		writer_str(w, "error_predicted", CHECK_RDZV_ERROR);
+		if (np)
+			writer_str(w, "error_predicted", CHECK_RDZV_ERROR);
 	}
 	check_rank0_render(w, &r0c);
 	check_provenance(w, st,

@@ -512,6 +512,21 @@ static void test_rendezvous(void **state)
 	assert_non_null(strstr(out, "\"no_path_computed\": \"n2\""));
 	free(out);
 
+	/* Paths from everyone (both diagonal checks found one): still the
+	 * wrong network, but no hang to predict. */
+	c.d[1].b_address = (char *)data_a[3];
+	c.d[1].path = 1;
+	c.d[0].b_address = (char *)data_a[3];
+	c.d[0].a = "n2";
+	c.d[0].b = "n3";
+	c.d[1].a = "n4";
+	c.d[1].b = "n3";
+	out = rdzv_report(&c, "10.89.4.1", &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_non_null(strstr(out, "every node has a path to it"));
+	assert_null(strstr(out, "error_predicted"));
+	free(out);
+
 	out = rdzv_report(&c, "192.0.2.1", &rc);
 	assert_int_equal(rc, CHECK_PROBLEMS);
 	assert_non_null(strstr(out, "ringd does not know"));
