@@ -436,7 +436,7 @@ static void check_ranks_corrected_list(struct writer *w,
 				       const struct check_hosts *h,
 				       const size_t *corrected)
 {
-	char line[4200];
+	char line[CHECK_HOSTS_LINE_MAX + 16];
 
 	writer_list_start(w, "corrected");
 	for (size_t k = 0; k < h->n; k++)
@@ -450,7 +450,7 @@ static void check_ranks_corrected_block(FILE *out, const struct check_hosts *h,
 					const Ring__Topology *t,
 					const size_t *corrected)
 {
-	char line[4200], ts[64];
+	char line[CHECK_HOSTS_LINE_MAX + 16], ts[64];
 
 	render_format_time(t->surveyed_ms, ts, sizeof(ts));
 	fprintf(out,

@@ -272,6 +272,28 @@ static int check_hosts_ranks(struct check_hosts *out, const char *name,
 	return 0;
 }
 
+/* A line printed back (the corrected order) is text of bounded length:
+ * no control byte but tab. */
+static int check_hosts_text(const char *s, size_t len, const char *name,
+			    unsigned lineno, char *err, size_t errlen)
+{
+	if (len > CHECK_HOSTS_LINE_MAX)
+		return check_hosts_fail(err, errlen, name, lineno,
+					"longer than %d characters",
+					CHECK_HOSTS_LINE_MAX);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!c)
+			return check_hosts_fail(err, errlen, name, lineno,
+						"a NUL byte: not a text file");
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return check_hosts_fail(err, errlen, name, lineno,
+						"a control byte (0x%02x)", c);
+	}
+	return 0;
+}
+
 /* Lines are copied whole (with their comments restored on output). */
 static int check_hosts_split(const char *buf, size_t len, const char *name,
 			     struct check_hosts *out, char *err, size_t errlen)
@@ -292,11 +314,10 @@ static int check_hosts_split(const char *buf, size_t len, const char *name,
 			return check_hosts_fail(err, errlen, name, 0,
 						"more than %d lines",
 						CHECK_HOSTS_MAX_LINES);
-		if (memchr(buf + pos, '\0', ll))
-			return check_hosts_fail(err, errlen, name, lineno,
-						"a NUL byte: not a text file");
 		if (ll && buf[pos + ll - 1] == '\r')
 			ll--;
+		if (check_hosts_text(buf + pos, ll, name, lineno, err, errlen))
+			return -1;
 		line = strndup(buf + pos, ll);
 		if (!line)
 			return check_hosts_fail(err, errlen, name, 0, "%s",

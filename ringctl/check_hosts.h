@@ -12,6 +12,7 @@
  * these is not one, and is refused rather than read into memory. */
 #define CHECK_HOSTS_MAX_BYTES (1024 * 1024)
 #define CHECK_HOSTS_MAX_LINES 4096
+#define CHECK_HOSTS_LINE_MAX 4096
 #define CHECK_HOSTS_NAME_MAX 255 /* a DNS name's length */
 
 enum check_hosts_format {

@@ -246,7 +246,8 @@ static void test_parse_errors(void **state)
 	parse_fails("n1: torchrun --nnodes=2 SCRIPT\n", 31,
 		    "f:1: torchrun line without --node-rank=R");
 	parse_fails("n1\nn\0002\n", 6, "f:2: a NUL byte");
-	parse_fails("n1\nn\0012\n", 6, "f:2: host name with a control");
+	parse_fails("n1\nn\0012\n", 6, "f:2: a control byte (0x01)");
+	parse_fails("n1 slots=1 # \033[2J\n", 19, "f:1: a control byte (0x1b)");
 	parse_fails("# only\n\n", 8, "f: no hosts");
 	big = malloc(CHECK_HOSTS_MAX_BYTES + 2);
 	assert_non_null(big);
@@ -256,6 +257,10 @@ static void test_parse_errors(void **state)
 	parse_fails(big, CHECK_HOSTS_MAX_LINES + 1, "f: more than 4096 lines");
 	memset(big, 'a', 300);
 	parse_fails(big, 300, "f:1: host name longer than 255");
+	memset(big, ' ', CHECK_HOSTS_LINE_MAX + 1);
+	big[0] = 'a';
+	parse_fails(big, CHECK_HOSTS_LINE_MAX + 1,
+		    "f:1: longer than 4096 characters");
 	free(big);
 }
 
