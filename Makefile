@@ -189,9 +189,9 @@ unit: $(UNIT_BINS)
 fuzz:
 	$(MAKE) BUILD=build/fuzz FUZZ=1 CC=clang fuzz-bins
 fuzz-bins: $(FUZZ_BINS)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBAGENT) $(LIBCOORD) $(LIBCOMMON)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Wno-missing-prototypes -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) -iquote ringctl -Wno-missing-prototypes -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
 # Each target briefly, on its seed corpus (copied: libFuzzer writes into it).
 fuzz-smoke: fuzz
 	@set -e; $(CHECK_RECORD); ok=0; runs=; \

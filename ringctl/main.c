@@ -1,11 +1,13 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "client.h"
 #include "clock.h"
 #include "explain.h"
@@ -82,6 +84,15 @@ static void ringctl_usage(FILE *f)
 		"  ranks                       rank order from the last survey (exit 1\n"
 		"                              while it no longer holds)\n"
 		"  alerts [--all]              firing alerts (--all: resolved ones too)\n"
+		"  check ranks FILE|-          a launcher's rank order (MPI hostfile,\n"
+		"                              rankfile, host list or torchrun lines)\n"
+		"                              against the measured ring: names pairs\n"
+		"                              without a cable, prints the corrected\n"
+		"                              order in the same format\n"
+		"  check rendezvous HOST[:PORT]\n"
+		"                              whether the launcher's rendezvous lands\n"
+		"                              on a management address; check exits\n"
+		"                              0 ok, 1 problems found, 2 could not check\n"
 		"  history EDGE [--since DURATION]\n"
 		"                              an edge's measured figures over time\n"
 		"                              (EDGE a-b; DURATION e.g. 30m, 6h, 7d;\n"
@@ -455,6 +466,97 @@ static int ringctl_ranks(const struct ringctl *rc)
 	return ret;
 }
 
+/* The status reply with a topology for the checks; NULL (why printed)
+ * when the coordinator cannot answer or no survey has completed. */
+static Ring__Envelope *ringctl_check_status(const struct ringctl *rc)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+
+	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	req.status_request = &sr;
+	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_STATUS_REPLY);
+	if (rep && !rep->status_reply->topology) {
+		fprintf(stderr,
+			"ringctl: cannot check: no survey has completed yet "
+			"(survey %s); run 'ringctl survey --wait'\n",
+			rep->status_reply->survey_state);
+		frame_free(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+/* check ranks FILE|-: the file is read (and refused, file:line) before
+ * the coordinator is asked. */
+static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
+{
+	int is_stdin = !strcmp(path, "-");
+	const char *name = is_stdin ? "<stdin>" : path;
+	FILE *f = is_stdin ? stdin : fopen(path, "r");
+	struct check_hosts h;
+	Ring__Envelope *rep;
+	char err[600];
+	int r;
+
+	if (!f) {
+		fprintf(stderr, "ringctl: %s: %s\n", path, strerror(errno));
+		return CHECK_CANNOT;
+	}
+	r = check_hosts_read(f, name, &h, err, sizeof(err));
+	if (!is_stdin)
+		fclose(f);
+	if (r < 0) {
+		fprintf(stderr, "ringctl: ");
+		ringctl_print_escaped(stderr, err);
+		fputc('\n', stderr);
+		return CHECK_CANNOT;
+	}
+	rep = ringctl_check_status(rc);
+	if (!rep) {
+		check_hosts_free(&h);
+		return CHECK_CANNOT;
+	}
+	r = check_ranks_report(stdout, rc->fmt, &h, name, rep->status_reply);
+	frame_free(rep);
+	check_hosts_free(&h);
+	return r;
+}
+
+static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
+{
+	Ring__Envelope *rep = ringctl_check_status(rc);
+	int r;
+
+	if (!rep)
+		return CHECK_CANNOT;
+	r = check_rendezvous_report(stdout, rc->fmt, arg, rep->status_reply);
+	frame_free(rep);
+	return r;
+}
+
+/* check SUBCOMMAND ...: 0 ok, 1 problems found, 2 could not check. */
+static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
+{
+	if (argc < 1)
+		return ringctl_bad_usage("check needs 'ranks FILE|-' or "
+					 "'rendezvous HOST[:PORT]'");
+	if (!strcmp(argv[0], "ranks")) {
+		if (argc != 2)
+			return ringctl_bad_usage("check ranks needs one FILE "
+						 "(or - for stdin)");
+		return ringctl_check_ranks(rc, argv[1]);
+	}
+	if (!strcmp(argv[0], "rendezvous")) {
+		if (argc != 2)
+			return ringctl_bad_usage("check rendezvous needs one "
+						 "HOST[:PORT]");
+		return ringctl_check_rendezvous(rc, argv[1]);
+	}
+	return ringctl_bad_usage("unknown check '%s' (ranks, rendezvous)",
+				 argv[0]);
+}
+
 /* Poll until a survey newer than `since` is done, within the deadline. */
 static int ringctl_wait_survey(const struct ringctl *rc, uint64_t *since,
 			       int wait_s)
@@ -767,6 +869,8 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 	}
 	if (!strcmp(cmd, "alerts"))
 		return ringctl_alerts(rc, argc, argv);
+	if (!strcmp(cmd, "check"))
+		return ringctl_check(rc, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return ringctl_history(rc, argc, argv);
 	if (!strcmp(cmd, "explain"))

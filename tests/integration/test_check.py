@@ -1,0 +1,264 @@
+"""ringctl check ranks / rendezvous on real 4-node emulated rings after a
+short survey (n1-n2-n3-n4-n1, and the field notes' n1-n2-n4-n3-n1): a
+launcher's rank order and rendezvous address compared with what the
+survey measured."""
+
+import contextlib
+import json
+import os
+
+import pytest
+
+import cluster as cl
+from conftest import new_prefix
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, SurveyRingd,
+                      facing_port, neighbours_heard, ringd_up, stop_and_check)
+
+ORDER = ["n1", "n2", "n3", "n4"]
+RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
+RDZV_ERROR = "Timed out waiting for clients, 3/4 clients joined"
+
+
+FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
+
+
+@contextlib.contextmanager
+def surveyed_ring(order, ringd_bin):
+    with ringd_up(cl.Cluster(order, new_prefix()), ringd_bin,
+                  heartbeat_ms=500, coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
+        r.setup_pki()
+        r.start_all(timeout=20)
+        cl.wait_for(lambda: neighbours_heard(r, order), 60,
+                    "every node to hear its two neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
+        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
+            p.returncode, p.stderr, r.log_tails())
+        yield r
+
+
+@pytest.fixture(scope="module")
+def ringd(root, ringd_bin):
+    with surveyed_ring(ORDER, ringd_bin) as r:
+        yield r
+
+
+def mgmt(r, node):
+    return r.cl.node(node).mgmt_addr
+
+
+def data_addr(r, node, peer):
+    return r.cl.node(node).ports[facing_port(r.cl, node, peer)].addr
+
+
+def ranks_text(r, fmt):
+    p = r.ringctl("ranks", fmt=fmt)
+    assert p.returncode == 0, (fmt, p.stderr)
+    return p.stdout
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def check(r, *args, fmt="json", stdin=None):
+    """(rc, parsed JSON or None, stdout, stderr) of ringctl check ARGS."""
+    argv = ["ringctl", "-s", r.sock]
+    if fmt:
+        argv += ["-f", fmt]
+    p = r.run(argv + ["check"] + list(args), timeout=30, input=stdin)
+    # The writer reports a key given twice as an internal error.
+    assert "internal error" not in p.stderr, p.stderr
+    doc = None
+    if fmt == "json" and p.stdout.strip():
+        doc = json.loads(p.stdout)
+    return p.returncode, doc, p.stdout, p.stderr
+
+
+def test_right_order_in_every_format(ringd, tmp_path):
+    r = ringd
+    p = r.ringctl("ranks", fmt="json")
+    assert p.returncode == 0, p.stderr
+    ranks = [x["node"] for x in json.loads(p.stdout)["ranks"]]
+    # What ringctl ranks prints is, by construction, a right order.
+    for fmt in ("hostfile", "rankfile", "torchrun"):
+        path = write(tmp_path, fmt, ranks_text(r, fmt))
+        rc, doc, out, err = check(r, "ranks", path)
+        assert rc == 0, (fmt, out, err)
+        assert doc["verdict"] == "ok", doc
+        assert doc["kind_measured"] == "ring"
+        assert [s["node"] for s in doc["steps"]] == ranks
+        assert all(s["cable"] for s in doc["steps"]), doc
+        assert "corrected" not in doc and "problems" not in doc
+        assert doc["cables_measured"] and doc["computed"], doc
+    # A plain host list by name on stdin, the ring the other way round.
+    rev = [ranks[0]] + ranks[:0:-1]
+    rc, doc, out, err = check(r, "ranks", "-", stdin="\n".join(rev) + "\n")
+    assert rc == 0, (out, err)
+    assert doc["format"] == "host list" and doc["file"] == "<stdin>"
+
+
+def test_wrong_order_is_named_and_corrected(ringd, tmp_path):
+    r = ringd
+    wrong = ["n1", "n3", "n2", "n4"]
+    # Management addresses, a name and a data address: all resolve.
+    hosts = [mgmt(r, "n1"), "n3", mgmt(r, "n2"), data_addr(r, "n4", "n1")]
+    text = "# natural order is not ring order\n" + "".join(
+        "%s slots=2\n" % h for h in hosts)
+    path = write(tmp_path, "hostfile", text)
+    rc, doc, out, err = check(r, "ranks", path)
+    assert rc == 1, (out, err)
+    assert doc["verdict"] == "problems"
+    assert [s["node"] for s in doc["steps"]] == wrong
+    assert [s["cable"] for s in doc["steps"]] == [False, True, False, True]
+    assert [s["via"] for s in doc["steps"]] == [
+        "management", "name", "management", "data"]
+    assert "warning_data_addresses" in doc
+    probs = {p["pair"]: p for p in doc["problems"]}
+    assert sorted(probs) == ["n1-n3", "n2-n4"], probs
+    p = probs["n1-n3"]
+    assert p["error_predicted"] == RANKS_ERROR
+    # n1 would use its function facing n2 (its published next), with
+    # n1's data address on that cable as the local GID.
+    assert p["function"] == facing_port(r.cl, "n1", "n2")
+    assert p["local_gid_computed"] == "::ffff:" + data_addr(r, "n1", "n2")
+    assert p["remote_gid_computed"] == "::ffff:" + data_addr(r, "n3", "n2")
+    assert "n1 (rank 0) and n3 (rank 1)" in p["text"]
+    # The same lines in ring order, starting at the file's first host.
+    order = [hosts[wrong.index(n)] for n in ORDER]
+    assert doc["corrected"] == ["%s slots=2" % h for h in order], doc
+
+    # Plain: the verdict, the pair and the corrected lines.
+    rc, _, out, err = check(r, "ranks", path, fmt="keyvalue")
+    assert rc == 1, err
+    assert "problems.0.pair=n1-n3\n" in out, out
+    assert "corrected.1=%s slots=2\n" % mgmt(r, "n2") in out, out
+    rc, _, out, err = check(r, "ranks", path, fmt="plain")
+    assert rc == 1, err
+    assert "n1-n3" in out and RANKS_ERROR in out, out
+    # ... the corrected file last, ready to paste.
+    tail = out.rstrip("\n").split("\n")[-5:]
+    assert tail[0].startswith("# corrected by ringctl check ranks"), out
+    assert tail[1:] == ["%s slots=2" % h for h in order], out
+
+    # A rankfile keeps its format: rank numbers are renumbered.
+    rk = "".join("rank %d=%s slot=0\n" % (i, mgmt(r, n))
+                 for i, n in enumerate(wrong))
+    rc, doc, out, err = check(r, "ranks", write(tmp_path, "rankfile", rk))
+    assert rc == 1, (out, err)
+    assert doc["format"] == "rankfile"
+    assert doc["corrected"] == ["rank %d=%s slot=0" % (i, mgmt(r, n))
+                                for i, n in enumerate(ORDER)], doc
+
+
+def test_bad_files_exit_2_with_file_and_line(ringd, tmp_path):
+    r = ringd
+    cases = [
+        ("n1 slots=1\nn2 slots=x\n", ":2: 'slots=x' after the host"),
+        ("n1\nrank 1=n2\n", ":2: a rankfile line"),
+        ("rank 0=n1\nrank 0=n2\n", ":2: rank 0 again"),
+        ("n1\nn2\nnosuchnode.invalid\n",
+         ":3: 'nosuchnode.invalid' is no node ringd knows"),
+        ("n1\nn2\n%s\n" % mgmt(r, "n1"), ":3: '%s' is n1 again" %
+         mgmt(r, "n1")),
+    ]
+    for i, (text, want) in enumerate(cases):
+        path = write(tmp_path, "bad%d" % i, text)
+        rc, _, out, err = check(r, "ranks", path)
+        assert rc == 2, (text, out, err)
+        assert (path + want) in err, (want, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert out == "", out
+    rc, _, out, err = check(r, "ranks", str(tmp_path / "missing"))
+    assert rc == 2 and "missing" in err, err
+    big = write(tmp_path, "big", "n1\n" * 5000)
+    rc, _, out, err = check(r, "ranks", big)
+    assert rc == 2 and "more than 4096 lines" in err, err
+    # Usage: unknown subcommand, missing argument.
+    for args in (("nccl-env",), ("ranks",), ()):
+        rc, _, out, err = check(r, *args)
+        assert rc == 2, (args, err)
+        assert err.startswith("ringctl: ") and "usage" in err, err
+    assert "unknown check 'nccl-env'" in check(r, "nccl-env")[3]
+
+
+def test_rendezvous(ringd):
+    r = ringd
+    rc, doc, out, err = check(r, "rendezvous", mgmt(r, "n1") + ":29500")
+    assert rc == 0, (out, err)
+    assert doc["verdict"] == "ok" and doc["address_kind"] == "management"
+    assert doc["node"] == "n1" and doc["port"] == 29500
+    # Rank 0's name: checked here only, and said so.
+    assert doc["rank0_name"]["node"] == "n1"
+    assert doc["rank0_name"]["checked"].startswith("on this host only")
+
+    # n2's address on its cable to n3: n1 and n4 have no path to it.
+    addr = data_addr(r, "n2", "n3")
+    rc, doc, out, err = check(r, "rendezvous", addr)
+    assert rc == 1, (out, err)
+    assert doc["address_kind"] == "data" and doc["node"] == "n2"
+    assert doc["cable_peer"] == "n3"
+    assert doc["no_path_computed"] == "n1 n4"
+    assert doc["error_predicted"] == RDZV_ERROR
+    assert "181 s" in doc["summary"], doc
+
+    rc, _, out, err = check(r, "rendezvous", addr, fmt="plain")
+    assert rc == 1 and RDZV_ERROR in out and "n1 n4" in out, out
+
+    rc, doc, out, err = check(r, "rendezvous", "192.0.2.1:29500")
+    assert rc == 1 and doc["address_kind"] == "unknown", doc
+    assert "ringd does not know" in doc["summary"]
+    rc, _, out, err = check(r, "rendezvous", mgmt(r, "n1") + ":0")
+    assert rc == 2 and "HOST:PORT" in err, err
+
+
+def test_no_coordinator_exits_2(ringd, tmp_path):
+    r = ringd
+    path = write(tmp_path, "ok", "n1\nn2\nn3\nn4\n")
+    p = r.run(["ringctl", "-s", str(tmp_path / "nosock"), "check", "ranks",
+               path], timeout=30)
+    assert p.returncode == 2, p.stderr
+    assert os.path.exists(path)
+    p = r.run(["ringctl", "-s", str(tmp_path / "nosock"), "check",
+               "rendezvous", mgmt(r, "n1")], timeout=30)
+    assert p.returncode == 2, p.stderr
+
+
+def test_before_any_survey_exits_2(make_cluster, ringd_bin, tmp_path):
+    """A coordinator with no survey yet: nothing to check against."""
+    c = make_cluster(["n1", "n2"])
+    r = SurveyRingd(c, ringd_bin)
+    try:
+        r.setup_pki()
+        r.start_coordinator()
+        path = write(tmp_path, "hosts", "n1\nn2\n")
+        for args in (("ranks", path), ("rendezvous", "10.88.0.11")):
+            rc, _, out, err = check(r, *args)
+            assert rc == 2, (args, out, err)
+            assert out == "", out
+            assert "no survey has completed yet (survey never)" in err, err
+    finally:
+        stop_and_check(c, r)
+
+
+def test_field_notes_natural_order(root, ringd_bin, tmp_path):
+    """The field notes' first failure: hosts in name order on the ring
+    n1-n2-n4-n3 cross both diagonals; the fix is the physical order."""
+    with surveyed_ring(FN_ORDER, ringd_bin) as r:
+        addrs = {n: mgmt(r, n) for n in FN_ORDER}
+        text = "".join("%s slots=1\n" % addrs[n] for n in ORDER)
+        rc, doc, out, err = check(r, "ranks",
+                                  write(tmp_path, "natural", text))
+        assert rc == 1, (out, err)
+        assert sorted(p["pair"] for p in doc["problems"]) == \
+            ["n2-n3", "n4-n1"], doc["problems"]
+        assert all(p["error_predicted"] == RANKS_ERROR
+                   for p in doc["problems"])
+        assert doc["corrected"] == ["%s slots=1" % addrs[n]
+                                    for n in FN_ORDER], doc
+        # The corrected file checks out.
+        fixed = "".join(x + "\n" for x in doc["corrected"])
+        rc, doc, out, err = check(r, "ranks", "-", stdin=fixed)
+        assert rc == 0 and doc["verdict"] == "ok", (out, err)
