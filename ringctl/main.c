@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_env.h"
 #include "client.h"
 #include "clock.h"
 #include "history.h"
@@ -107,6 +108,10 @@ static void ringctl_usage(FILE *f)
 		"              sizes take K, M and G suffixes (binary); latency\n"
 		"              sizes default to %s, duration %u s,\n"
 		"              warm-up %u s, iterations %u\n"
+		"  check nccl-env [FILE|-]     lint an NCCL environment (VAR=value\n"
+		"                              lines; none: this process's) against\n"
+		"                              the last survey; prints the corrected\n"
+		"                              one per node (exit 1: problems)\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--coordinator] [--days N]\n"
 		"                                        key + certificate for node NAME\n"
@@ -756,6 +761,22 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		if (watch_cmd_parse(argc, argv, &wo, err, sizeof(err)) < 0)
 			return ringctl_bad_usage("%s", err);
 		return watch_cmd_run(rc->sock, rc->timeout_ms, rc->fmt, &wo);
+	}
+	if (!strcmp(cmd, "check")) {
+		/* check nccl-env [FILE|-]: no FILE, the environment's. */
+		if (argc < 1 || strcmp(argv[0], "nccl-env"))
+			return ringctl_bad_usage("check needs 'nccl-env' "
+						 "[FILE|-]");
+		if (argc > 2)
+			return ringctl_bad_usage("check nccl-env takes one "
+						 "FILE (or -), not '%s'",
+						 argv[2]);
+		if (argc == 2 && argv[1][0] == '-' && argv[1][1])
+			return ringctl_bad_usage("check nccl-env: unknown "
+						 "option '%s'",
+						 argv[1]);
+		return check_env_run(rc->sock, rc->timeout_ms, rc->fmt,
+				     argc == 2 ? argv[1] : NULL);
 	}
 	if (!strcmp(cmd, "ranks")) {
 		if (argc)
