@@ -30,8 +30,10 @@
  * (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, and the
  * archived 2.15.5 / 2.23.4 / 2.31.2 pages), plus those docs/NCCL.md found
  * only in NCCL's source (src/transport/net_ib/connect.cc, init.cc):
- * checked December 2026. A name missing here is reported as a warning,
- * not an error: a newer NCCL may have it. */
+ * checked December 2026. NCCL_CUMEM_ENABLE and NCCL_NVLS_ENABLE were
+ * not on the pages read; NVIDIA's own threads use them (NVIDIA/nccl#1234,
+ * NVIDIA/JAX-Toolbox#1708). A name missing here is reported as a
+ * warning, not an error: a newer NCCL may have it. */
 static const char *const check_env_upstream[] = {
 	"NCCL_ALGO",
 	"NCCL_ALLOC_P2P_NET_LL_BUFFERS",
@@ -495,6 +497,8 @@ static void check_env_add(struct check_env_result *res, const char *level,
 
 	if (strcmp(level, "note"))
 		res->counted++;
+	if (!strcmp(level, "problem"))
+		res->problems++;
 	if (res->n >= CHECK_ENV_ISSUES_MAX) {
 		res->dropped++;
 		return;
@@ -919,7 +923,7 @@ static void check_env_gid(const struct check_env_set *set,
 void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
 		    const Ring__StatusReply *st, struct check_env_result *res)
 {
-	res->n = res->dropped = res->counted = 0;
+	res->n = res->dropped = res->counted = res->problems = 0;
 	check_env_saturation(t, &res->sat);
 	check_env_names(set, res);
 	check_env_algo(set, t, res);
@@ -967,7 +971,8 @@ void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
 	writer_str(w, "source", source);
 	writer_str(w, "kind", t->kind);
 	writer_str(w, "surveyed", when);
-	writer_uint(w, "problems", res->counted);
+	writer_uint(w, "problems", res->problems);
+	writer_uint(w, "warnings", res->counted - res->problems);
 	check_env_render_sat(w, &res->sat);
 	writer_list_start(w, "issues");
 	for (size_t i = 0; i < res->n; i++) {

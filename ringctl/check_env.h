@@ -75,8 +75,9 @@ struct check_env_issue {
 struct check_env_result {
 	struct check_env_issue issues[CHECK_ENV_ISSUES_MAX];
 	size_t n;
-	size_t dropped; /* beyond CHECK_ENV_ISSUES_MAX */
-	size_t counted; /* problems and warnings */
+	size_t dropped;	 /* beyond CHECK_ENV_ISSUES_MAX */
+	size_t counted;	 /* problems and warnings */
+	size_t problems; /* of which problems */
 	struct check_env_sat sat;
 };
 

@@ -289,6 +289,7 @@ static void test_names(void **state)
 	assert_non_null(strstr(is->why, "a patched build's?"));
 	assert_null(find(res, "FOO", NULL));
 	assert_int_equal(res->counted, 2);
+	assert_int_equal(res->problems, 0);
 	free(res);
 }
 
