@@ -963,7 +963,7 @@ void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
 		      const char *source, const Ring__Topology *t,
 		      const struct check_env_result *res)
 {
-	char when[32];
+	char when[32], refused[512];
 	int plain = fmt == WRITER_PLAIN;
 
 	render_format_time(t->surveyed_ms, when, sizeof(when));
@@ -994,7 +994,12 @@ void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
 	writer_list_end(w);
 	if (res->dropped)
 		writer_uint(w, "issues_left_out", res->dropped);
-	if (!plain) {
+	if (t->n_ranks && ranks_check(t, "env", refused, sizeof(refused)) < 0)
+		/* ranks -f env refuses too (exit 1 there): say why here. */
+		writer_str(w, "corrected_env_refused", refused);
+	else
+		refused[0] = '\0';
+	if (!plain && !refused[0]) {
 		/* The corrected environment per node, each as env prints
 		 * it. */
 		writer_list_start(w, "corrected_env");
@@ -1021,14 +1026,11 @@ void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
 		writer_list_end(w);
 	}
 	writer_finish(w);
-	if (plain && t->n_ranks) {
+	if (plain && t->n_ranks && !refused[0]) {
 		fputs("\ncorrected environment per node (as ringctl ranks -f "
 		      "env prints it):\n",
 		      out);
-		if (ranks_text(out, t, "env") < 0)
-			fputs("(not printed: ringctl ranks -f env says "
-			      "why)\n",
-			      out);
+		ranks_text(out, t, "env");
 	}
 	fflush(out);
 }

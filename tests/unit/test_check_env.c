@@ -403,6 +403,16 @@ static void test_channels(void **state)
 	assert_int_equal(res->counted, 0);
 	free(res);
 
+	/* 86% at 1 stream: the findings see no saturation problem (under
+	 * 80% only), so neither does the check. */
+	tp.gbps[0] = 95.0;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=1\n",
+		   &tp);
+	assert_int_equal(res->sat.streams, 1);
+	assert_int_equal(res->counted, 0);
+	free(res);
+
 	/* No step reaches 90%: the top count. */
 	tp.gbps[0] = 40.0;
 	tp.gbps[1] = 80.0;
@@ -617,6 +627,17 @@ static void test_render(void **state)
 	free(out);
 	free(one);
 	assert_int_equal(ranks_env_node(stdout, &tp.t, NR), -1);
+
+	/* A node without a management interface: ranks -f env refuses, and
+	 * so does the corrected environment here, saying why. */
+	tp.r[1].mgmt_interface = "";
+	testwriter_open(&tw, WRITER_PLAIN);
+	check_env_render(tw.w, tw.f, WRITER_PLAIN, "f.env", &tp.t, res);
+	tw.w = NULL;
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "corrected_env_refused: node 'n2'"));
+	assert_null(strstr(out, "NODE_RANK="));
+	free(out);
 	free(res);
 }
 
