@@ -164,12 +164,14 @@ static int check_env_put(struct check_env_set *set, const char *name,
 	if (v) {
 		free(v->name);
 		free(v->value);
+		v->prev_line = v->line;
 	} else {
 		grown = realloc(set->v, (set->n + 1) * sizeof(*set->v));
 		if (!grown)
 			goto fail;
 		set->v = grown;
 		v = &set->v[set->n++];
+		v->prev_line = 0;
 	}
 	v->name = n;
 	v->value = s;
@@ -531,6 +533,13 @@ static void check_env_names(const struct check_env_set *set,
 {
 	for (size_t i = 0; i < set->n; i++) {
 		const struct check_env_var *v = &set->v[i];
+
+		/* A block pasted after another: easy to miss which wins. */
+		if (v->prev_line && !strncmp(v->name, "NCCL_", 5))
+			check_env_add(res, "note", v, NULL, NULL, "",
+				      "set again after line %u: this value "
+				      "wins, as in a shell",
+				      v->prev_line);
 
 		if (strncmp(v->name, "NCCL_", 5) || check_env_known(v->name))
 			continue;

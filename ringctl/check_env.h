@@ -20,7 +20,8 @@
 struct check_env_var {
 	char *name;
 	char *value;
-	unsigned line; /* 0: from the environment */
+	unsigned line;	    /* 0: from the environment */
+	unsigned prev_line; /* an earlier assignment's line, 0 if none */
 };
 
 struct check_env_set {

@@ -168,6 +168,8 @@ static void test_parse(void **state)
 	assert_string_equal(check_env_get(&set, "D"), "");
 	assert_null(check_env_get(&set, "E"));
 	assert_int_equal(set.v[0].line, 6); /* the last assignment's line */
+	assert_int_equal(set.v[0].prev_line, 3);
+	assert_int_equal(set.v[1].prev_line, 0);
 	check_env_set_free(&set);
 }
 
@@ -343,6 +345,22 @@ static void test_algo(void **state)
 
 		assert_non_null(is);
 		assert_non_null(strstr(is->why, "unset"));
+		free(res);
+	}
+	/* Set twice: the later value is judged, and a note says so. */
+	{
+		struct check_env_result *res =
+			lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+			     "NCCL_ALGO=Tree\n",
+			     &tp);
+		const struct check_env_issue *is = find(res, "NCCL_ALGO", NULL);
+
+		assert_int_equal(res->n, 2);
+		assert_int_equal(res->counted, 1);
+		assert_string_equal(is->level, "note");
+		assert_non_null(strstr(is->why, "set again after line 2"));
+		assert_int_equal(is->line, 4);
+		assert_string_equal(res->issues[1].level, "problem");
 		free(res);
 	}
 	/* A line: ranks -f env sets no algorithm; nothing to say. */
