@@ -13,7 +13,7 @@ import pytest
 
 from cluster import Cluster
 from conftest import new_prefix
-from ringtest import shape_ring, surveyed
+from ringtest import NO_AUTO_SURVEY, ringd_up, shape_ring, surveyed
 
 ORDER = ["n1", "n2", "n4", "n3"]
 SANITIZER_MARKERS = ("AddressSanitizer", "runtime error:",
@@ -174,3 +174,16 @@ def test_malformed_and_unreachable(fn):
                        capture_output=True, text=True, env=r.env(),
                        timeout=30)
     assert p.returncode == 2 and "nccl-env" in p.stderr, p
+
+
+def test_no_survey_yet(root, ringd_bin, tmp_path):
+    """Before the first survey there is nothing to check against: 2."""
+    cl = Cluster(["n1", "n2", "n3"], new_prefix())
+    with ringd_up(cl, ringd_bin, coord_extra=NO_AUTO_SURVEY) as r:
+        r.setup_pki()
+        r.start_all(timeout=20)
+        good = write(tmp_path, "g.env", "NCCL_ALGO=Ring\n")
+        rc, out, err = check(r, good)
+        assert rc == 2, (rc, out, err)
+        assert out == ""
+        assert "cannot check: no survey yet" in err, err
