@@ -228,6 +228,71 @@ static void test_parse_errors(void **state)
 	free(many);
 }
 
+/* Random input from a fixed seed (ASan watches): lines of pieces the
+ * parser cares about, and stray bytes. Every input either parses, with
+ * every value free of control bytes, or is refused with "x:LINE: why",
+ * never a crash. */
+static void test_parse_random(void **state)
+{
+	static const char *const pieces[] = {
+		"NCCL_A",  "B1",   "=",	   "x,y",    "'",   "\"", " ",
+		"\t",	   "#",	   "$",	   "`",	     "^=",  ":1", "\r",
+		"export ", "\x01", "\x7f", "=\"q\"", "='s'"};
+	const size_t np = sizeof(pieces) / sizeof(pieces[0]);
+	unsigned seed = 12345, parsed = 0, kept = 0;
+	char buf[512], err[256];
+
+	(void)state;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct check_env_set set;
+		size_t len = 0;
+		unsigned lines;
+
+		seed = seed * 1103515245u + 12345u;
+		lines = 1 + (seed >> 16) % 6;
+		for (unsigned l = 0; l < lines; l++) {
+			unsigned n;
+
+			seed = seed * 1103515245u + 12345u;
+			n = (seed >> 16) % 6;
+			for (unsigned k = 0; k < n; k++) {
+				const char *pc;
+
+				seed = seed * 1103515245u + 12345u;
+				/* Mostly NAME=value shaped. */
+				pc = k == 0 && (seed >> 20) % 2 ? "NCCL_A"
+				     : k == 1 && (seed >> 21) % 2
+					     ? "="
+					     : pieces[(seed >> 16) % np];
+				if (len + strlen(pc) + 2 >= sizeof(buf))
+					break;
+				memcpy(buf + len, pc, strlen(pc));
+				len += strlen(pc);
+			}
+			buf[len++] = '\n';
+		}
+		err[0] = '\0';
+		if (check_env_parse(buf, len, "x", &set, err, sizeof(err)) <
+		    0) {
+			assert_true(!strncmp(err, "x:", 2));
+			continue;
+		}
+		for (size_t i = 0; i < set.n; i++) {
+			assert_true(set.v[i].name[0] != '\0');
+			for (const char *p = set.v[i].value; *p; p++)
+				assert_true((unsigned char)*p >= 0x20 &&
+					    (unsigned char)*p != 0x7f);
+		}
+		parsed++;
+		kept += set.n;
+		check_env_set_free(&set);
+	}
+	/* Both paths taken often: the inputs are not all refused. */
+	print_message("random inputs: %u of 20000 parsed, %u assignments\n",
+		      parsed, kept);
+	assert_true(parsed > 1000 && kept > 300);
+}
+
 static void test_environ(void **state)
 {
 	char *envp[] = {"PATH=/bin", "NCCL_ALGO=Tree", "NCCL_X=", "NCCLX=1",
@@ -664,6 +729,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_random),
 		cmocka_unit_test(test_environ),
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_names),
