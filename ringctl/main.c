@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_env.h"
 #include "client.h"
 #include "clock.h"
 #include "explain.h"
@@ -91,8 +92,13 @@ static void ringctl_usage(FILE *f)
 		"                              order in the same format\n"
 		"  check rendezvous HOST[:PORT]\n"
 		"                              whether the launcher's rendezvous lands\n"
-		"                              on a management address; check exits\n"
-		"                              0 ok, 1 problems found, 2 could not check\n"
+		"                              on a management address\n"
+		"  check nccl-env [FILE|-]     lint an NCCL environment (VAR=value\n"
+		"                              lines; none: this process's) against\n"
+		"                              the last survey; prints the corrected\n"
+		"                              one per node (exit 1: problems)\n"
+		"                              check exits 0 ok, 1 problems found,\n"
+		"                              2 could not check\n"
 		"  history EDGE [--since DURATION]\n"
 		"                              an edge's measured figures over time\n"
 		"                              (EDGE a-b; DURATION e.g. 30m, 6h, 7d;\n"
@@ -539,8 +545,9 @@ static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
-		return ringctl_bad_usage("check needs 'ranks FILE|-' or "
-					 "'rendezvous HOST[:PORT]'");
+		return ringctl_bad_usage("check needs 'ranks FILE|-', "
+					 "'rendezvous HOST[:PORT]' or "
+					 "'nccl-env [FILE|-]'");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
@@ -553,7 +560,21 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 						 "HOST[:PORT]");
 		return ringctl_check_rendezvous(rc, argv[1]);
 	}
-	return ringctl_bad_usage("unknown check '%s' (ranks, rendezvous)",
+	if (!strcmp(argv[0], "nccl-env")) {
+		/* check nccl-env [FILE|-]: no FILE, the environment's. */
+		if (argc > 2)
+			return ringctl_bad_usage("check nccl-env takes one "
+						 "FILE (or -), not '%s'",
+						 argv[2]);
+		if (argc == 2 && argv[1][0] == '-' && argv[1][1])
+			return ringctl_bad_usage("check nccl-env: unknown "
+						 "option '%s'",
+						 argv[1]);
+		return check_env_run(rc->sock, rc->timeout_ms, rc->fmt,
+				     argc == 2 ? argv[1] : NULL);
+	}
+	return ringctl_bad_usage("unknown check '%s' (ranks, rendezvous, "
+				 "nccl-env)",
 				 argv[0]);
 }
 

@@ -347,6 +347,16 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 			t->kind);
 }
 
+int ranks_env_node(FILE *out, const Ring__Topology *t, size_t i)
+{
+	char err[512];
+
+	if (i >= t->n_ranks || ranks_check(t, "env", err, sizeof(err)) < 0)
+		return -1;
+	ranks_env_rank(out, t, t->ranks[i]);
+	return 0;
+}
+
 int ranks_text(FILE *out, const Ring__Topology *t, const char *format)
 {
 	const Ring__Rank *r0 = t->n_ranks ? t->ranks[0] : NULL;

@@ -37,5 +37,8 @@ int ranks_check(const Ring__Topology *t, const char *format, char *err,
 /* hostfile, rankfile, torchrun, env. -1 (nothing printed) for another
  * format, no ranks, or a value ranks_check refuses. */
 int ranks_text(FILE *out, const Ring__Topology *t, const char *format);
+/* env's block of rank i alone (check nccl-env prints it per node); -1
+ * (nothing printed) as ranks_text refuses env, or i out of range. */
+int ranks_env_node(FILE *out, const Ring__Topology *t, size_t i);
 
 #endif

@@ -1,0 +1,1181 @@
+/* ringctl check nccl-env: lint an NCCL environment against the measured
+ * cluster (docs/NCCL.md, "Checking an environment"). The input is bounded:
+ * CHECK_ENV_MAX_BYTES (1 MiB) and CHECK_ENV_MAX_LINES (4096 lines), a name
+ * CHECK_ENV_NAME_MAX and a value CHECK_ENV_VALUE_MAX bytes; more is an
+ * error, never a cut. */
+#include "check_env.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "ranks.h"
+#include "render.h"
+
+#define CHECK_ENV_EXIT_PROBLEMS 1
+#define CHECK_ENV_EXIT_TROUBLE 2
+
+/* The thresholds of coordinator/findings.c's saturation rule (ringctl
+ * links none of the coordinator's modules): below 80% of the top at the
+ * smallest count the ladder has not saturated; 90% is "enough". */
+#define CHECK_ENV_SAT_LOW 0.80
+#define CHECK_ENV_SAT_ENOUGH 0.90
+#define CHECK_ENV_LADDER_MAX 8
+
+/* Names upstream NCCL documents in its user guide, Environment Variables
+ * (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, and the
+ * archived 2.15.5 / 2.23.4 / 2.31.2 pages), plus those docs/NCCL.md found
+ * only in NCCL's source (src/transport/net_ib/connect.cc, init.cc):
+ * checked December 2026. NCCL_CUMEM_ENABLE and NCCL_NVLS_ENABLE were
+ * not on the pages read; NVIDIA's own threads use them (NVIDIA/nccl#1234,
+ * NVIDIA/JAX-Toolbox#1708). A name missing here is reported as a
+ * warning, not an error: a newer NCCL may have it. */
+static const char *const check_env_upstream[] = {
+	"NCCL_ALGO",
+	"NCCL_ALLOC_P2P_NET_LL_BUFFERS",
+	"NCCL_BUFFSIZE",
+	"NCCL_CHECKS_DISABLE",
+	"NCCL_CHECK_POINTERS",
+	"NCCL_COLLNET_ENABLE",
+	"NCCL_COLLNET_NODE_THRESHOLD",
+	"NCCL_COMM_BLOCKING",
+	"NCCL_CONF_FILE",
+	"NCCL_CROSS_NIC",
+	"NCCL_CUMEM_ENABLE",
+	"NCCL_DEBUG",
+	"NCCL_DEBUG_FILE",
+	"NCCL_DEBUG_SUBSYS",
+	"NCCL_DMABUF_ENABLE",
+	"NCCL_GRAPH_MIXING_SUPPORT",
+	"NCCL_GRAPH_REGISTER",
+	"NCCL_IB_ADAPTIVE_ROUTING",
+	"NCCL_IB_ADDR_FAMILY",
+	"NCCL_IB_ADDR_RANGE",
+	"NCCL_IB_AR_THRESHOLD",
+	"NCCL_IB_CUDA_SUPPORT",
+	"NCCL_IB_DISABLE",
+	"NCCL_IB_ECE_ENABLE",
+	"NCCL_IB_FIFO_TC",
+	"NCCL_IB_GDR_LEVEL",
+	"NCCL_IB_GID_INDEX",
+	"NCCL_IB_HCA",
+	"NCCL_IB_MERGE_NICS",
+	"NCCL_IB_PCI_RELAXED_ORDERING",
+	"NCCL_IB_PKEY",
+	"NCCL_IB_QPS_PER_CONNECTION",
+	"NCCL_IB_RETRY_CNT",
+	"NCCL_IB_ROCE_VERSION_NUM",
+	"NCCL_IB_ROUTABLE_FLID_GID_INDEX",
+	"NCCL_IB_SL",
+	"NCCL_IB_SPLIT_DATA_ON_QPS",
+	"NCCL_IB_SUBNET_AWARE_ROUTING",
+	"NCCL_IB_SUBNET_PREFIX_LEN",
+	"NCCL_IB_TC",
+	"NCCL_IB_TIMEOUT",
+	"NCCL_IB_USE_INLINE",
+	"NCCL_IGNORE_CPU_AFFINITY",
+	"NCCL_LAUNCH_MODE",
+	"NCCL_LL_THRESHOLD",
+	"NCCL_MAX_NCHANNELS",
+	"NCCL_MEM_SYNC_DOMAIN",
+	"NCCL_MIN_NCHANNELS",
+	"NCCL_NET",
+	"NCCL_NET_GDR_LEVEL",
+	"NCCL_NET_GDR_READ",
+	"NCCL_NET_PLUGIN",
+	"NCCL_NET_SHARED_BUFFERS",
+	"NCCL_NET_SHARED_COMMS",
+	"NCCL_NSOCKS_PERTHREAD",
+	"NCCL_NTHREADS",
+	"NCCL_NVB_DISABLE",
+	"NCCL_NVLS_ENABLE",
+	"NCCL_P2P_DIRECT_DISABLE",
+	"NCCL_P2P_DISABLE",
+	"NCCL_P2P_LEVEL",
+	"NCCL_P2P_LL_THRESHOLD",
+	"NCCL_P2P_NET_CHUNKSIZE",
+	"NCCL_P2P_PXN_LEVEL",
+	"NCCL_PROTO",
+	"NCCL_PXN_DISABLE",
+	"NCCL_SET_STACK_SIZE",
+	"NCCL_SET_THREAD_NAME",
+	"NCCL_SHM_DISABLE",
+	"NCCL_SINGLE_RING_THRESHOLD",
+	"NCCL_SOCKET_FAMILY",
+	"NCCL_SOCKET_IFNAME",
+	"NCCL_SOCKET_NTHREADS",
+	"NCCL_TOPO_DUMP_FILE",
+	"NCCL_TOPO_FILE",
+	"NCCL_TREE_THRESHOLD",
+};
+
+/* A patched build's variable that operators copy from its scripts: named,
+ * because upstream NCCL silently ignores it (docs/NCCL.md). */
+#define CHECK_ENV_SWITCHLESS "NCCL_SWITCHLESS_RING_ONLY"
+
+int check_env_known(const char *name)
+{
+	for (size_t i = 0;
+	     i < sizeof(check_env_upstream) / sizeof(check_env_upstream[0]);
+	     i++)
+		if (!strcmp(name, check_env_upstream[i]))
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ parsing */
+
+void check_env_set_free(struct check_env_set *set)
+{
+	for (size_t i = 0; set->v && i < set->n; i++) {
+		free(set->v[i].name);
+		free(set->v[i].value);
+	}
+	free(set->v);
+	set->v = NULL;
+	set->n = 0;
+}
+
+const char *check_env_get(const struct check_env_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i].name, name))
+			return set->v[i].value;
+	return NULL;
+}
+
+/* Set name (replacing an earlier one: the shell's last word wins). */
+static int check_env_put(struct check_env_set *set, const char *name,
+			 size_t nlen, const char *val, size_t vlen,
+			 unsigned line)
+{
+	struct check_env_var *v = NULL, *grown;
+	char *n = strndup(name, nlen), *s = strndup(val, vlen);
+
+	if (!n || !s)
+		goto fail;
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i].name, n))
+			v = &set->v[i];
+	if (v) {
+		free(v->name);
+		free(v->value);
+		v->prev_line = v->line;
+	} else {
+		grown = realloc(set->v, (set->n + 1) * sizeof(*set->v));
+		if (!grown)
+			goto fail;
+		set->v = grown;
+		v = &set->v[set->n++];
+		v->prev_line = 0;
+	}
+	v->name = n;
+	v->value = s;
+	v->line = line;
+	return 0;
+fail:
+	free(n);
+	free(s);
+	errno = ENOMEM;
+	return -1;
+}
+
+static int check_env_name_char(unsigned char c, int first)
+{
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+/* One line (without its newline): 0 nothing, 1 an assignment in
+ * name/value, -1 with why in err. */
+static int check_env_line(const char *p, const char *end, const char **name,
+			  size_t *nlen, const char **val, size_t *vlen,
+			  const char **why)
+{
+	const char *q;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (end > p &&
+	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (p == end || *p == '#')
+		return 0;
+	if (end - p > 7 && !strncmp(p, "export", 6) &&
+	    (p[6] == ' ' || p[6] == '\t')) {
+		p += 7;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	for (q = p; q < end && check_env_name_char((unsigned char)*q, q == p);
+	     q++)
+		;
+	if (q == p || q == end || *q != '=') {
+		*why = "not a VAR=value assignment";
+		return -1;
+	}
+	if ((size_t)(q - p) >= CHECK_ENV_NAME_MAX) {
+		*why = "variable name longer than 127 bytes";
+		return -1;
+	}
+	*name = p;
+	*nlen = (size_t)(q - p);
+	p = q + 1;
+	if (p < end && (*p == '"' || *p == '\'')) {
+		/* One quoted word: the closing quote must end the line (or
+		 * come before a comment). */
+		const char *close = memchr(p + 1, *p, (size_t)(end - p - 1));
+
+		if (!close) {
+			*why = "unterminated quote";
+			return -1;
+		}
+		for (q = close + 1; q < end && (*q == ' ' || *q == '\t'); q++)
+			;
+		if (q < end && *q != '#') {
+			*why = "text after the closing quote";
+			return -1;
+		}
+		*val = p + 1;
+		*vlen = (size_t)(close - p - 1);
+	} else {
+		/* Unquoted: a shell ends the word at a blank ("#" after it
+		 * starts a comment); anything else there is not one value. */
+		for (q = p; q < end && *q != ' ' && *q != '\t'; q++)
+			if (*q == '"' || *q == '\'' || *q == '`' || *q == '$') {
+				*why = "quotes, $ or ` inside an unquoted "
+				       "value (quote the whole value)";
+				return -1;
+			}
+		*val = p;
+		*vlen = (size_t)(q - p);
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < end && *q != '#') {
+			*why = "a blank inside an unquoted value (quote it)";
+			return -1;
+		}
+	}
+	if (*vlen >= CHECK_ENV_VALUE_MAX) {
+		*why = "value longer than 4095 bytes";
+		return -1;
+	}
+	for (size_t i = 0; i < *vlen; i++)
+		if ((unsigned char)(*val)[i] < 0x20 ||
+		    (unsigned char)(*val)[i] == 0x7f) {
+			*why = "a control character in the value";
+			return -1;
+		}
+	return 1;
+}
+
+int check_env_parse(const char *text, size_t len, const char *where,
+		    struct check_env_set *set, char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len;
+	unsigned line = 0;
+
+	set->v = NULL;
+	set->n = 0;
+	if (len > CHECK_ENV_MAX_BYTES) {
+		snprintf(err, errlen, "%s: more than %d bytes", where,
+			 CHECK_ENV_MAX_BYTES);
+		return -1;
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(err, errlen, "%s: a NUL byte (not a text file)",
+			 where);
+		return -1;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *name, *val, *why = "";
+		size_t nlen = 0, vlen = 0;
+		int r;
+
+		if (++line > CHECK_ENV_MAX_LINES) {
+			snprintf(err, errlen, "%s: more than %d lines", where,
+				 CHECK_ENV_MAX_LINES);
+			goto fail;
+		}
+		r = check_env_line(p, le, &name, &nlen, &val, &vlen, &why);
+		if (r < 0) {
+			snprintf(err, errlen, "%s:%u: %s", where, line, why);
+			goto fail;
+		}
+		if (r > 0 &&
+		    check_env_put(set, name, nlen, val, vlen, line) < 0) {
+			snprintf(err, errlen, "%s:%u: out of memory", where,
+				 line);
+			goto fail;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+fail:
+	check_env_set_free(set);
+	return -1;
+}
+
+int check_env_from_environ(char *const *envp, struct check_env_set *set)
+{
+	set->v = NULL;
+	set->n = 0;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		const char *eq = strchr(envp[i], '=');
+
+		if (strncmp(envp[i], "NCCL_", 5) || !eq)
+			continue;
+		if (check_env_put(set, envp[i], (size_t)(eq - envp[i]), eq + 1,
+				  strlen(eq + 1), 0) < 0) {
+			check_env_set_free(set);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- saturation */
+
+static int check_env_cmp(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* Median over edges of the mean over directions of step / top, as
+ * findings.c computes it; < 0 when no edge has both figures. */
+static double check_env_ratio(Ring__Edge *const *edges, const size_t *use,
+			      size_t n, size_t step, size_t top, double *tmp,
+			      unsigned *m)
+{
+	*m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const Ring__Edge *e = edges[use[i]];
+		const double *g[2] = {e->gbps_a_to_b, e->gbps_b_to_a};
+		size_t ng[2] = {e->n_gbps_a_to_b, e->n_gbps_b_to_a};
+		double sum = 0.0;
+		int k = 0;
+
+		for (int d = 0; d < 2; d++) {
+			if (step >= ng[d] || top >= ng[d])
+				continue;
+			if (!(g[d][step] >= 0.0) || !(g[d][top] > 0.0))
+				continue;
+			sum += g[d][step] / g[d][top];
+			k++;
+		}
+		if (k)
+			tmp[(*m)++] = sum / k;
+	}
+	if (!*m)
+		return -1.0;
+	qsort(tmp, *m, sizeof(*tmp), check_env_cmp);
+	return (tmp[(*m - 1) / 2] + tmp[*m / 2]) / 2.0;
+}
+
+/* The edges of one method with the first such edge's ladder: findings
+ * never compare one method's figures with another's. */
+static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
+			     size_t *use)
+{
+	const Ring__Edge *first = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if (e->method_kind != method || e->n_ladder < 2 ||
+		    e->n_ladder > CHECK_ENV_LADDER_MAX)
+			continue;
+		if (!first)
+			first = e;
+		if (e->n_ladder != first->n_ladder ||
+		    memcmp(e->ladder, first->ladder,
+			   e->n_ladder * sizeof(*e->ladder)))
+			continue;
+		use[n++] = i;
+	}
+	return n;
+}
+
+void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat)
+{
+	static const Ring__EdgeMethod methods[] = {
+		RING__EDGE_METHOD__EDGE_METHOD_TCP,
+		RING__EDGE_METHOD__EDGE_METHOD_RDMA};
+	size_t *use = calloc(t->n_edges + 1, sizeof(*use));
+	double *tmp = calloc(t->n_edges + 1, sizeof(*tmp));
+
+	memset(sat, 0, sizeof(*sat));
+	for (size_t k = 0; use && tmp && k < 2 && !sat->streams; k++) {
+		size_t n = check_env_pick(t, methods[k], use), base = 0,
+		       top = 0;
+		const Ring__Edge *e0;
+		unsigned m = 0, best_m = 0;
+		double r, best;
+		size_t w = 0;
+
+		if (!n)
+			continue;
+		e0 = t->edges[use[0]];
+		for (size_t s = 1; s < e0->n_ladder; s++) {
+			if (e0->ladder[s] > e0->ladder[top])
+				top = s;
+			if (e0->ladder[s] < e0->ladder[base])
+				base = s;
+		}
+		if (base == top)
+			continue;
+		r = check_env_ratio(t->edges, use, n, base, top, tmp, &m);
+		if (r < 0.0)
+			continue;
+		sat->streams = e0->ladder[base];
+		best = r;
+		best_m = m;
+		if (r < CHECK_ENV_SAT_LOW) {
+			/* The smallest count between that reaches 90%,
+			 * else the top. */
+			size_t pick = top;
+			double pr = 1.0;
+			unsigned pm = m;
+
+			for (size_t s = 0; s < e0->n_ladder; s++) {
+				double rs;
+				unsigned ms;
+
+				if (e0->ladder[s] <= e0->ladder[base] ||
+				    e0->ladder[s] >= e0->ladder[pick])
+					continue;
+				rs = check_env_ratio(t->edges, use, n, s, top,
+						     tmp, &ms);
+				if (rs >= CHECK_ENV_SAT_ENOUGH) {
+					pick = s;
+					pr = rs;
+					pm = ms;
+				}
+			}
+			sat->streams = e0->ladder[pick];
+			best = pr;
+			best_m = pm;
+		}
+		sat->top = e0->ladder[top];
+		sat->pct_of_top = best * 100.0;
+		sat->edges = best_m;
+		sat->method = k ? "rdma" : "tcp";
+		for (size_t i = 0; i < n; i++)
+			if (t->edges[use[i]]->measured_ms > sat->measured_ms)
+				sat->measured_ms =
+					t->edges[use[i]]->measured_ms;
+		for (size_t s = 0; s < e0->n_ladder && w < sizeof(sat->ladder);
+		     s++)
+			w += (size_t)snprintf(sat->ladder + w,
+					      sizeof(sat->ladder) - w, "%s%u",
+					      s ? "," : "", e0->ladder[s]);
+	}
+	free(use);
+	free(tmp);
+}
+
+/* --------------------------------------------------------------- rules */
+
+static void check_env_add(struct check_env_result *res, const char *level,
+			  const struct check_env_var *v, const char *var,
+			  const char *node, const char *fix, const char *fmt,
+			  ...) __attribute__((format(printf, 7, 8)));
+
+static void check_env_add(struct check_env_result *res, const char *level,
+			  const struct check_env_var *v, const char *var,
+			  const char *node, const char *fix, const char *fmt,
+			  ...)
+{
+	struct check_env_issue *is;
+	va_list ap;
+
+	if (strcmp(level, "note"))
+		res->counted++;
+	if (!strcmp(level, "problem"))
+		res->problems++;
+	if (res->n >= CHECK_ENV_ISSUES_MAX) {
+		res->dropped++;
+		return;
+	}
+	is = &res->issues[res->n++];
+	memset(is, 0, sizeof(*is));
+	snprintf(is->level, sizeof(is->level), "%s", level);
+	snprintf(is->variable, sizeof(is->variable), "%s", v ? v->name : var);
+	snprintf(is->value, sizeof(is->value), "%s", v ? v->value : "");
+	is->line = v ? v->line : 0;
+	snprintf(is->node, sizeof(is->node), "%s", node ? node : "");
+	snprintf(is->fix, sizeof(is->fix), "%s", fix ? fix : "");
+	va_start(ap, fmt);
+	if (vsnprintf(is->why, sizeof(is->why), fmt, ap) < 0)
+		is->why[0] = '\0';
+	va_end(ap);
+}
+
+static const struct check_env_var *check_env_var(const struct check_env_set *s,
+						 const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return &s->v[i];
+	return NULL;
+}
+
+static void check_env_names(const struct check_env_set *set,
+			    struct check_env_result *res)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct check_env_var *v = &set->v[i];
+
+		/* A block pasted after another: easy to miss which wins. */
+		if (v->prev_line && !strncmp(v->name, "NCCL_", 5))
+			check_env_add(res, "note", v, NULL, NULL, "",
+				      "set again after line %u: this value "
+				      "wins, as in a shell",
+				      v->prev_line);
+
+		if (strncmp(v->name, "NCCL_", 5) || check_env_known(v->name))
+			continue;
+		if (!strcmp(v->name, CHECK_ENV_SWITCHLESS))
+			check_env_add(
+				res, "warning", v, NULL, NULL,
+				"remove it; NCCL_ALGO=Ring and ranks in ring "
+				"order (ringctl ranks) are what upstream NCCL "
+				"needs",
+				"not an upstream NCCL variable (a patched "
+				"build's?): upstream NCCL ignores it and does "
+				"not keep itself to ring neighbours");
+		else
+			check_env_add(res, "warning", v, NULL, NULL,
+				      "remove it, or check it against the "
+				      "NCCL build in use",
+				      "not an upstream NCCL variable (a "
+				      "patched build's?)");
+	}
+}
+
+/* Two ranks that are not neighbours exist (a ring of more than 3). */
+static int check_env_diagonals(const Ring__Topology *t)
+{
+	return !strcmp(t->kind, "ring") && t->n_ranks > 3;
+}
+
+/* NCCL_ALGO is a list ("Ring", "Tree,Ring", 2.24's "allreduce:tree;...",
+ * "^tree"): only Ring, and nothing but Ring, keeps to ring neighbours. */
+static int check_env_algo_ring_only(const char *val, char *bad, size_t len)
+{
+	const char *p = val;
+	size_t w = 0;
+	int ok = 1;
+
+	bad[0] = '\0';
+	if (*p == '^') {
+		snprintf(bad, len, "an exclusion list");
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",;");
+		const char *tok = p, *colon = memchr(p, ':', n);
+
+		if (colon) {
+			n -= (size_t)(colon + 1 - tok);
+			tok = colon + 1;
+		}
+		while (n && *tok == ' ') {
+			tok++;
+			n--;
+		}
+		if (n && !(n == 4 && !strncasecmp(tok, "ring", 4))) {
+			ok = 0;
+			if (w < len)
+				w += (size_t)snprintf(bad + w, len - w,
+						      "%s%.*s", w ? ", " : "",
+						      (int)n, tok);
+		}
+		p = tok + n;
+		p += strspn(p, ",;");
+	}
+	if (!*val) {
+		snprintf(bad, len, "an empty list");
+		return 0;
+	}
+	return ok;
+}
+
+static void check_env_algo(const struct check_env_set *set,
+			   const Ring__Topology *t,
+			   struct check_env_result *res)
+{
+	const struct check_env_var *v = check_env_var(set, "NCCL_ALGO");
+	char bad[160];
+
+	if (strcmp(t->kind, "ring"))
+		return; /* ranks -f env sets no algorithm on a line or pair */
+	if (!v) {
+		if (check_env_diagonals(t))
+			check_env_add(
+				res, "problem", NULL, "NCCL_ALGO", NULL,
+				"NCCL_ALGO=Ring",
+				"unset on a switchless ring of %zu nodes: NCCL "
+				"picks per collective and size, Tree "
+				"included, and a tree connects ranks that are "
+				"not ring neighbours (no data-plane path)",
+				t->n_ranks);
+		return;
+	}
+	if (check_env_algo_ring_only(v->value, bad, sizeof(bad)))
+		return;
+	check_env_add(res, "problem", v, NULL, NULL, "NCCL_ALGO=Ring",
+		      "%s on a ring: only Ring keeps every connection between "
+		      "ring neighbours; %s",
+		      bad,
+		      check_env_diagonals(t)
+			      ? "the others connect ranks that have no "
+				"data-plane path and hang"
+			      : "the others find no better path here");
+}
+
+/* A decimal count 0..1024 (NCCL's channel counts are far below). */
+static int check_env_count(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	return *s && !*end && !errno && *out >= 0 && *out <= 1024 ? 0 : -1;
+}
+
+static void check_env_channels(const struct check_env_set *set,
+			       struct check_env_result *res)
+{
+	static const char *const names[2] = {"NCCL_MIN_NCHANNELS",
+					     "NCCL_MAX_NCHANNELS"};
+	const struct check_env_sat *sat = &res->sat;
+	long val[2] = {-1, -1};
+	char fix[96], when[32];
+
+	render_format_time(sat->measured_ms, when, sizeof(when));
+	snprintf(fix, sizeof(fix),
+		 "NCCL_MIN_NCHANNELS=%u NCCL_MAX_NCHANNELS=%u",
+		 sat->streams < 4 ? 4 : sat->streams,
+		 sat->streams < 4 ? 4 : sat->streams);
+	for (int k = 0; k < 2; k++) {
+		const struct check_env_var *v = check_env_var(set, names[k]);
+
+		if (!v)
+			continue;
+		if (check_env_count(v->value, &val[k]) < 0) {
+			check_env_add(res, "problem", v, NULL, NULL, fix,
+				      "not a channel count (0..1024)");
+			continue;
+		}
+		if (sat->streams && (unsigned long)val[k] < sat->streams)
+			check_env_add(
+				res, "problem", v, NULL, NULL, fix,
+				"%ld channel%s, fewer than the %u %s at which "
+				"the survey's ladder (%s, %s) saturates: %.0f%% "
+				"of %u %s (computed, median over %u edge%s "
+				"measured up to %s)",
+				val[k], val[k] == 1 ? "" : "s", sat->streams,
+				!strcmp(sat->method, "rdma") ? "QPs"
+							     : "streams",
+				sat->ladder, sat->method, sat->pct_of_top,
+				sat->top,
+				!strcmp(sat->method, "rdma") ? "QPs"
+							     : "streams",
+				sat->edges, sat->edges == 1 ? "" : "s", when);
+	}
+	if (val[0] >= 0 && val[1] >= 0 && val[0] > val[1])
+		check_env_add(res, "problem", check_env_var(set, names[0]),
+			      NULL, NULL, fix,
+			      "NCCL_MIN_NCHANNELS %ld is more than "
+			      "NCCL_MAX_NCHANNELS %ld",
+			      val[0], val[1]);
+	if (val[0] < 0 && !check_env_var(set, names[0]) && sat->streams > 1)
+		check_env_add(res, "warning", NULL, names[0], NULL, fix,
+			      "unset: NCCL chooses its channel count itself "
+			      "and may run fewer than the %u %s the ladder "
+			      "needs (computed, %.0f%% of %u)",
+			      sat->streams,
+			      !strcmp(sat->method, "rdma") ? "QPs" : "streams",
+			      sat->pct_of_top, sat->top);
+}
+
+/* NCCL's interface and device lists: "^" excludes, then "=" for exact
+ * names, entries split at ',' (init.cc, utils.cc parseStringList; the
+ * user guide's NCCL_SOCKET_IFNAME). port < 0: the entry names none. */
+struct check_env_list {
+	int exclude, exact;
+	const char *p; /* the entries */
+};
+
+static void check_env_list_init(struct check_env_list *l, const char *val)
+{
+	l->exclude = *val == '^';
+	val += l->exclude;
+	l->exact = *val == '=';
+	l->p = val + l->exact;
+}
+
+/* Does the list take name (with port, or -1 for an interface)? */
+static int check_env_list_takes(const struct check_env_list *l,
+				const char *name, long port)
+{
+	const char *p = l->p;
+	size_t nl = strlen(name);
+	int match = 0;
+
+	while (*p && !match) {
+		size_t n = strcspn(p, ",");
+		const char *colon = memchr(p, ':', n);
+		size_t en = colon ? (size_t)(colon - p) : n;
+		long eport = -1;
+
+		if (colon && port >= 0)
+			eport = strtol(colon + 1, NULL, 10);
+		if (en && (l->exact ? en == nl : en <= nl) &&
+		    !strncmp(p, name, en) && (eport < 0 || eport == port))
+			match = 1;
+		p += n;
+		p += *p == ',';
+	}
+	return l->exclude ? !match : match;
+}
+
+/* Data ports of a node: the interfaces its edges run over, and (from
+ * status) those with carrier but no address. */
+static void check_env_socket_node(const struct check_env_var *v,
+				  const struct check_env_list *l,
+				  const Ring__Topology *t,
+				  const Ring__StatusReply *st,
+				  const Ring__Rank *r,
+				  struct check_env_result *res, const char *fix)
+{
+	if (*r->mgmt_interface &&
+	    !check_env_list_takes(l, r->mgmt_interface, -1))
+		check_env_add(res, "problem", v, NULL, r->node, fix,
+			      "does not select %s's management interface %s "
+			      "(NCCL's bootstrap would take another "
+			      "interface, or none)",
+			      r->node, r->mgmt_interface);
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		const char *ifn = !strcmp(e->a, r->node)   ? e->a_interface
+				  : !strcmp(e->b, r->node) ? e->b_interface
+							   : NULL;
+
+		if (ifn && *ifn && strcmp(ifn, r->mgmt_interface) &&
+		    check_env_list_takes(l, ifn, -1))
+			check_env_add(res, "problem", v, NULL, r->node, fix,
+				      "selects %s's data port %s: sockets "
+				      "(bootstrap, rendezvous) must stay on "
+				      "the management network; a data port "
+				      "reaches one neighbour only",
+				      r->node, ifn);
+	}
+	for (size_t i = 0; st && i < st->n_nodes; i++) {
+		const Ring__NodeStatus *ns = st->nodes[i];
+
+		if (strcmp(ns->node, r->node))
+			continue;
+		for (size_t k = 0; k < ns->n_unaddressed_up; k++)
+			if (check_env_list_takes(l, ns->unaddressed_up[k], -1))
+				check_env_add(
+					res, "problem", v, NULL, r->node, fix,
+					"selects %s's data port %s (carrier, "
+					"no address)",
+					r->node, ns->unaddressed_up[k]);
+	}
+}
+
+static void check_env_socket(const struct check_env_set *set,
+			     const Ring__Topology *t,
+			     const Ring__StatusReply *st,
+			     struct check_env_result *res)
+{
+	const struct check_env_var *v =
+		check_env_var(set, "NCCL_SOCKET_IFNAME");
+	struct check_env_list l;
+	char fix[160];
+	const char *mif = t->n_ranks ? t->ranks[0]->mgmt_interface : "";
+	int same = 1;
+
+	for (size_t i = 1; i < t->n_ranks; i++)
+		same &= !strcmp(t->ranks[i]->mgmt_interface, mif);
+	if (same && *mif)
+		snprintf(fix, sizeof(fix), "NCCL_SOCKET_IFNAME==%s", mif);
+	else
+		snprintf(fix, sizeof(fix),
+			 "NCCL_SOCKET_IFNAME==<the node's management "
+			 "interface> (see the corrected environment)");
+	if (!v) {
+		if (t->n_edges)
+			check_env_add(res, "problem", NULL,
+				      "NCCL_SOCKET_IFNAME", NULL, fix,
+				      "unset: NCCL takes any interface but lo "
+				      "and docker*, a data port included, "
+				      "for its sockets (bootstrap)");
+		return;
+	}
+	check_env_list_init(&l, v->value);
+	for (size_t i = 0; i < t->n_ranks; i++)
+		check_env_socket_node(v, &l, t, st, t->ranks[i], res, fix);
+}
+
+/* "device:port" of Rank.hcas, split. */
+static void check_env_hca_split(const char *hca, char *dev, size_t len,
+				long *port)
+{
+	const char *colon = strrchr(hca, ':');
+	size_t n = colon ? (size_t)(colon - hca) : strlen(hca);
+
+	snprintf(dev, len, "%.*s", (int)n, hca);
+	*port = colon ? strtol(colon + 1, NULL, 10) : -1;
+}
+
+static void check_env_hca(const struct check_env_set *set,
+			  const Ring__Topology *t, struct check_env_result *res)
+{
+	const struct check_env_var *v = check_env_var(set, "NCCL_IB_HCA");
+	struct check_env_list l;
+
+	if (!v)
+		return; /* NCCL takes every device: all faced ones included */
+	check_env_list_init(&l, v->value);
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+		char fix[600];
+		size_t w = 0;
+
+		w += (size_t)snprintf(fix, sizeof(fix), "NCCL_IB_HCA==");
+		for (size_t k = 0; k < r->n_hcas && w < sizeof(fix); k++)
+			w += (size_t)snprintf(fix + w, sizeof(fix) - w, "%s%s",
+					      k ? "," : "", r->hcas[k]);
+		for (size_t k = 0; k < r->n_hcas; k++) {
+			char dev[128];
+			long port;
+
+			check_env_hca_split(r->hcas[k], dev, sizeof(dev),
+					    &port);
+			if (check_env_list_takes(&l, dev, port))
+				continue;
+			/* Twins share no name: a device not named next_rdma
+			 * or prev_rdma faces one of the two. */
+			check_env_add(res, "problem", v, NULL, r->node, fix,
+				      "leaves out %s's function %s, through "
+				      "which it reaches %s%s%s: that cable "
+				      "(or its PCIe half) stays unused",
+				      r->node, r->hcas[k],
+				      !strcmp(dev, r->next_rdma) ? r->next_node
+				      : !strcmp(dev, r->prev_rdma)
+					      ? r->prev_node
+					      : r->next_node,
+				      strcmp(dev, r->next_rdma) &&
+						      strcmp(dev, r->prev_rdma)
+					      ? " or "
+					      : "",
+				      strcmp(dev, r->next_rdma) &&
+						      strcmp(dev, r->prev_rdma)
+					      ? r->prev_node
+					      : "");
+		}
+	}
+}
+
+static void check_env_gid(const struct check_env_set *set,
+			  const Ring__Topology *t, struct check_env_result *res)
+{
+	const struct check_env_var *v = check_env_var(set, "NCCL_IB_GID_INDEX");
+	long idx;
+	int measured = 0;
+
+	if (!v)
+		return;
+	if (check_env_count(v->value, &idx) < 0 || idx > 255) {
+		check_env_add(res, "problem", v, NULL, NULL,
+			      "the measured index (see the corrected "
+			      "environment), or leave it unset",
+			      "not a GID index (0..255)");
+		return;
+	}
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+		char fix[64];
+
+		if (!r->n_hcas || r->gid_index < 0)
+			continue;
+		measured = 1;
+		if (r->gid_index == idx)
+			continue;
+		snprintf(fix, sizeof(fix), "NCCL_IB_GID_INDEX=%d",
+			 r->gid_index);
+		check_env_add(res, "problem", v, NULL, r->node, fix,
+			      "%s's neighbour-facing functions use GID index "
+			      "%d (measured: the RoCE v2 IPv4 GID the "
+			      "survey's RDMA tests used), not %ld",
+			      r->node, r->gid_index, idx);
+	}
+	if (!measured)
+		check_env_add(res, "note", v, NULL, NULL, "",
+			      "not checked: the last survey measured no GID "
+			      "index (no RDMA test, or the functions "
+			      "disagree)");
+}
+
+void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
+		    const Ring__StatusReply *st, struct check_env_result *res)
+{
+	res->n = res->dropped = res->counted = res->problems = 0;
+	check_env_saturation(t, &res->sat);
+	check_env_names(set, res);
+	check_env_algo(set, t, res);
+	check_env_channels(set, res);
+	check_env_socket(set, t, st, res);
+	check_env_hca(set, t, res);
+	check_env_gid(set, t, res);
+}
+
+/* -------------------------------------------------------------- output */
+
+static void check_env_render_sat(struct writer *w,
+				 const struct check_env_sat *sat)
+{
+	char when[32];
+
+	writer_obj_start(w, "saturation");
+	if (!sat->streams) {
+		writer_none(w, "streams_computed", "none");
+		writer_str(w, "basis",
+			   "no ladder of two or more counts in the survey");
+		writer_obj_end(w);
+		return;
+	}
+	render_format_time(sat->measured_ms, when, sizeof(when));
+	writer_uint(w, "streams_computed", sat->streams);
+	writer_double(w, "pct_of_top_computed", sat->pct_of_top, 0);
+	writer_uint(w, "top_streams", sat->top);
+	writer_str(w, "ladder", sat->ladder);
+	writer_str(w, "method", sat->method);
+	writer_uint(w, "edges", sat->edges);
+	writer_str(w, "ladder_measured_at", when);
+	writer_obj_end(w);
+}
+
+void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
+		      const char *source, const Ring__Topology *t,
+		      const struct check_env_result *res)
+{
+	char when[32], refused[512];
+	int plain = fmt == WRITER_PLAIN;
+
+	render_format_time(t->surveyed_ms, when, sizeof(when));
+	writer_str(w, "verdict", res->counted ? "problems" : "ok");
+	writer_str(w, "source", source);
+	writer_str(w, "kind", t->kind);
+	writer_str(w, "surveyed", when);
+	writer_uint(w, "problems", res->problems);
+	writer_uint(w, "warnings", res->counted - res->problems);
+	check_env_render_sat(w, &res->sat);
+	writer_list_start(w, "issues");
+	for (size_t i = 0; i < res->n; i++) {
+		const struct check_env_issue *is = &res->issues[i];
+
+		writer_obj_start(w, NULL);
+		writer_str(w, "level", is->level);
+		writer_str(w, "variable", is->variable);
+		writer_str(w, "value", is->value);
+		if (is->line)
+			writer_uint(w, "line", is->line);
+		if (*is->node)
+			writer_str(w, "node", is->node);
+		writer_str(w, "why", is->why);
+		if (*is->fix)
+			writer_str(w, "fix", is->fix);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+	if (res->dropped)
+		writer_uint(w, "issues_left_out", res->dropped);
+	if (t->n_ranks && ranks_check(t, "env", refused, sizeof(refused)) < 0)
+		/* ranks -f env refuses too (exit 1 there): say why here. */
+		writer_str(w, "corrected_env_refused", refused);
+	else
+		refused[0] = '\0';
+	if (!plain && !refused[0]) {
+		/* The corrected environment per node, each as env prints
+		 * it. */
+		writer_list_start(w, "corrected_env");
+		for (size_t i = 0; i < t->n_ranks; i++) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&buf, &len);
+
+			if (!m)
+				break;
+			if (ranks_env_node(m, t, i) < 0) {
+				fclose(m);
+				free(buf);
+				break;
+			}
+			fclose(m);
+			writer_obj_start_named(w, t->ranks[i]->node);
+			writer_str(w, "node", t->ranks[i]->node);
+			writer_uint(w, "rank", t->ranks[i]->rank);
+			writer_str(w, "env", buf);
+			writer_obj_end(w);
+			free(buf);
+		}
+		writer_list_end(w);
+	}
+	writer_finish(w);
+	if (plain && t->n_ranks && !refused[0]) {
+		fputs("\ncorrected environment per node (as ringctl ranks -f "
+		      "env prints it):\n",
+		      out);
+		ranks_text(out, t, "env");
+	}
+	fflush(out);
+}
+
+/* ----------------------------------------------------------------- run */
+
+/* The whole input, bounded: more than CHECK_ENV_MAX_BYTES is an error. */
+static char *check_env_slurp(FILE *f, size_t *len)
+{
+	char *buf = malloc(CHECK_ENV_MAX_BYTES + 1);
+	size_t n;
+
+	if (!buf)
+		return NULL;
+	n = fread(buf, 1, CHECK_ENV_MAX_BYTES + 1, f);
+	if (ferror(f)) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static int check_env_load(const char *file, struct check_env_set *set)
+{
+	extern char **environ;
+	char err[512];
+	size_t len = 0;
+	char *text;
+	FILE *f;
+	int rc;
+
+	if (!file) {
+		if (check_env_from_environ(environ, set) < 0) {
+			fprintf(stderr, "ringctl: out of memory\n");
+			return -1;
+		}
+		return 0;
+	}
+	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "ringctl: %s: %s\n", file, strerror(errno));
+		return -1;
+	}
+	text = check_env_slurp(f, &len);
+	if (!text)
+		fprintf(stderr, "ringctl: %s: %s\n", file,
+			errno ? strerror(errno) : "read error");
+	if (f != stdin)
+		fclose(f);
+	if (!text)
+		return -1;
+	rc = check_env_parse(text, len, strcmp(file, "-") ? file : "stdin", set,
+			     err, sizeof(err));
+	free(text);
+	if (rc < 0)
+		fprintf(stderr, "ringctl: %s\n", err);
+	return rc;
+}
+
+/* The status reply (topology and nodes) or NULL with why on stderr. */
+static Ring__Envelope *check_env_status(const char *sock, int timeout_ms)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	char err[512];
+
+	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	req.status_request = &sr;
+	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <
+	    0) {
+		fprintf(stderr, "ringctl: %s\n", err);
+		return NULL;
+	}
+	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
+		fprintf(stderr, "ringctl: %s\n",
+			rep->body_case == RING__ENVELOPE__BODY_ERROR
+				? "the coordinator refused the status request"
+				: "unexpected reply to the status request");
+		frame_free(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+/* Why the last survey cannot be checked against, or NULL. */
+static const char *check_env_unusable(const Ring__Topology *t)
+{
+	if (!t || !t->surveyed_ms)
+		return "no survey yet (ringctl survey --wait)";
+	if (t->order_invalid && *t->order_invalid)
+		return "the rank order of the last survey no longer holds; "
+		       "survey again once the ring is whole";
+	if (!t->n_ranks)
+		return "the last survey found no ring, line or pair";
+	return NULL;
+}
+
+int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
+		  const char *file_or_dash)
+{
+	struct check_env_set set = {0};
+	struct check_env_result *res = NULL;
+	Ring__Envelope *rep = NULL;
+	const Ring__Topology *t;
+	const char *why;
+	int ret = CHECK_ENV_EXIT_TROUBLE;
+
+	if (check_env_load(file_or_dash, &set) < 0)
+		return CHECK_ENV_EXIT_TROUBLE;
+	rep = check_env_status(sock, timeout_ms);
+	if (!rep)
+		goto out;
+	t = rep->status_reply->topology;
+	why = check_env_unusable(t);
+	if (why) {
+		fprintf(stderr, "ringctl: cannot check: %s\n", why);
+		goto out;
+	}
+	res = calloc(1, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "ringctl: out of memory\n");
+		goto out;
+	}
+	check_env_lint(&set, t, rep->status_reply, res);
+	check_env_render(
+		writer_new(stdout, fmt), stdout, fmt,
+		file_or_dash
+			? (strcmp(file_or_dash, "-") ? file_or_dash : "stdin")
+			: "environment",
+		t, res);
+	ret = res->counted ? CHECK_ENV_EXIT_PROBLEMS : 0;
+out:
+	free(res);
+	if (rep)
+		frame_free(rep);
+	check_env_set_free(&set);
+	return ret;
+}

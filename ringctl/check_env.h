@@ -1,0 +1,101 @@
+/* ringctl check nccl-env: an NCCL environment (a file of VAR=value lines,
+ * or the current environment) linted against the last survey, and the
+ * corrected environment per node (what `ranks -f env` prints). */
+#ifndef RING_CHECK_ENV_H
+#define RING_CHECK_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ring.pb-c.h"
+#include "writer.h"
+
+/* Bounds on the input (a file or stdin): bigger is refused, not cut. */
+#define CHECK_ENV_MAX_BYTES (1024 * 1024)
+#define CHECK_ENV_MAX_LINES 4096
+#define CHECK_ENV_NAME_MAX 128
+#define CHECK_ENV_VALUE_MAX 4096
+
+struct check_env_var {
+	char *name;
+	char *value;
+	unsigned line;	    /* 0: from the environment */
+	unsigned prev_line; /* an earlier assignment's line, 0 if none */
+};
+
+struct check_env_set {
+	struct check_env_var *v;
+	size_t n;
+};
+
+/* Parse VAR=value lines (`export VAR=value`, '#' comments, blank lines;
+ * one pair of matching quotes around a value is stripped; a later
+ * assignment replaces an earlier one, as in a shell). where names the
+ * input in messages. 0, or -1 with "WHERE:LINE: why" in err (nothing
+ * kept). */
+int check_env_parse(const char *text, size_t len, const char *where,
+		    struct check_env_set *set, char *err, size_t errlen);
+/* The NCCL_* variables of envp (NULL-terminated, as environ). 0 or -1. */
+int check_env_from_environ(char *const *envp, struct check_env_set *set);
+void check_env_set_free(struct check_env_set *set);
+/* The value of name, NULL when unset. */
+const char *check_env_get(const struct check_env_set *set, const char *name);
+
+/* Is name a variable upstream NCCL documents (or reads in its source)? */
+int check_env_known(const char *name);
+
+/* The stream (or QP) count at which the survey's ladder saturates,
+ * computed from the published edges as the findings do
+ * (coordinator/findings.c): the smallest count whose median ratio to the
+ * top count reaches 90%, the smallest count when it reaches 80% already,
+ * the top count when none reaches 90%. */
+struct check_env_sat {
+	unsigned streams;     /* computed; 0 = no ladder to judge */
+	unsigned top;	      /* the ladder's largest count */
+	double pct_of_top;    /* computed: median ratio at streams */
+	unsigned edges;	      /* edges the median is over */
+	const char *method;   /* "tcp", "rdma" */
+	uint64_t measured_ms; /* the newest edge figure used */
+	char ladder[64];      /* "1,4,8" */
+};
+void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat);
+
+struct check_env_issue {
+	char level[8]; /* "problem", "warning", "note" (notes: not counted) */
+	char variable[CHECK_ENV_NAME_MAX];
+	char value[200];
+	unsigned line;
+	char node[64];
+	char why[480];
+	char fix[240];
+};
+
+#define CHECK_ENV_ISSUES_MAX 256
+
+struct check_env_result {
+	struct check_env_issue issues[CHECK_ENV_ISSUES_MAX];
+	size_t n;
+	size_t dropped;	 /* beyond CHECK_ENV_ISSUES_MAX */
+	size_t counted;	 /* problems and warnings */
+	size_t problems; /* of which problems */
+	struct check_env_sat sat;
+};
+
+/* Lint set against topology t (ranks, edges) and, when st is not NULL,
+ * the nodes' unaddressed data ports. Fills res. */
+void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
+		    const Ring__StatusReply *st, struct check_env_result *res);
+
+/* The verdict, the issues and the corrected environment per node, through
+ * the writer; plain prints the corrected environment as text after it. */
+void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
+		      const char *source, const Ring__Topology *t,
+		      const struct check_env_result *res);
+
+/* The whole command: file_or_dash NULL for the environment, "-" for
+ * stdin. Exit status: 0 ok, 1 problems found, 2 could not check. */
+int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
+		  const char *file_or_dash);
+
+#endif

@@ -1,0 +1,745 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_env.h"
+#include "ranks.h"
+#include "testwriter.h"
+
+/* ringctl check nccl-env on the field notes' cluster: four GB10 nodes in
+ * the physical order 1-2-4-3, twins on every cable (four functions per
+ * node), the measured ladder 1 stream 40.0, 4 streams 102.3, 8 streams
+ * 110.9 Gbps on every edge (saturates at 4: 92% of 8). */
+
+#define NR 4
+
+struct topo {
+	Ring__Topology t;
+	Ring__Rank r[NR];
+	Ring__Rank *rp[NR];
+	char *hcas[NR][4];
+	Ring__Edge e[NR];
+	Ring__Edge *ep[NR];
+	uint32_t ladder[3];
+	double gbps[3];
+};
+
+static char *twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1", "rocep1s0f0:1",
+			     "roceP2p1s0f0:1"};
+static const char *const names[NR] = {"n1", "n2", "n4", "n3"};
+
+static void topo_init(struct topo *tp)
+{
+	static const char *const addrs[NR] = {"192.168.1.1", "192.168.1.2",
+					      "192.168.1.4", "192.168.1.3"};
+
+	memset(tp, 0, sizeof(*tp));
+	ring__topology__init(&tp->t);
+	tp->t.kind = "ring";
+	tp->t.surveyed_ms = 1796000000000ULL;
+	tp->ladder[0] = 1;
+	tp->ladder[1] = 4;
+	tp->ladder[2] = 8;
+	tp->gbps[0] = 40.0;
+	tp->gbps[1] = 102.3;
+	tp->gbps[2] = 110.9;
+	for (int i = 0; i < NR; i++) {
+		Ring__Rank *r = &tp->r[i];
+		Ring__Edge *e = &tp->e[i];
+
+		ring__rank__init(r);
+		r->rank = (uint32_t)i;
+		r->node = (char *)names[i];
+		r->mgmt_address = (char *)addrs[i];
+		r->mgmt_interface = "enP7s7";
+		r->next_node = (char *)names[(i + 1) % NR];
+		r->prev_node = (char *)names[(i + NR - 1) % NR];
+		r->next_interface = "enp1s0f1np1";
+		r->prev_interface = "enp1s0f0np0";
+		r->next_rdma = "rocep1s0f1";
+		r->prev_rdma = "rocep1s0f0";
+		r->next_gid_index = 3;
+		r->prev_gid_index = 3;
+		memcpy(tp->hcas[i], twin_hcas, sizeof(twin_hcas));
+		r->hcas = tp->hcas[i];
+		r->n_hcas = 4;
+		r->gid_index = 3;
+		r->gid_note = "";
+		r->subnet_prefix_len = 30;
+		r->subnet_note = "";
+		tp->rp[i] = r;
+
+		/* The edge from rank i to rank i+1. */
+		ring__edge__init(e);
+		e->a = (char *)names[i];
+		e->b = (char *)names[(i + 1) % NR];
+		e->a_interface = "enp1s0f1np1";
+		e->b_interface = "enp1s0f0np0";
+		e->method_kind = RING__EDGE_METHOD__EDGE_METHOD_TCP;
+		e->method = "tcp";
+		e->ladder = tp->ladder;
+		e->n_ladder = 3;
+		e->gbps_a_to_b = tp->gbps;
+		e->n_gbps_a_to_b = 3;
+		e->gbps_b_to_a = tp->gbps;
+		e->n_gbps_b_to_a = 3;
+		e->measured_ms = 1796000000000ULL + (uint64_t)i;
+		tp->ep[i] = e;
+	}
+	tp->t.n_ranks = NR;
+	tp->t.ranks = tp->rp;
+	tp->t.n_edges = NR;
+	tp->t.edges = tp->ep;
+}
+
+/* What ranks -f env prints for every node, in one file: clean. */
+static const char good[] = "# from ringctl ranks -f env\n"
+			   "export NCCL_SOCKET_IFNAME==enP7s7\n"
+			   "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
+			   "rocep1s0f0:1,roceP2p1s0f0:1\n"
+			   "NCCL_IB_GID_INDEX=3\n"
+			   "\n"
+			   "NCCL_ALGO='Ring'\n"
+			   "NCCL_MIN_NCHANNELS=\"4\"  # four\n"
+			   "NCCL_MAX_NCHANNELS=4\n"
+			   "NCCL_CROSS_NIC=1\n"
+			   "MASTER_ADDR=192.168.1.1\n";
+
+static struct check_env_result *lint_raw(const char *text,
+					 const struct topo *tp)
+{
+	struct check_env_result *res = calloc(1, sizeof(*res));
+	struct check_env_set set;
+	char err[256] = "";
+
+	assert_non_null(res);
+	if (check_env_parse(text, strlen(text), "f.env", &set, err,
+			    sizeof(err)) < 0)
+		fail_msg("parse: %s", err);
+	check_env_lint(&set, &tp->t, NULL, res);
+	check_env_set_free(&set);
+	return res;
+}
+
+/* With the channels the ladder needs on line 1 unless text sets them:
+ * each test looks at one rule. */
+static struct check_env_result *lint(const char *text, const struct topo *tp)
+{
+	char buf[1024];
+
+	if (strstr(text, "NCCL_MIN_NCHANNELS"))
+		return lint_raw(text, tp);
+	snprintf(buf, sizeof(buf), "NCCL_MIN_NCHANNELS=4\n%s", text);
+	return lint_raw(buf, tp);
+}
+
+/* The issue about var (and node, when not NULL), or NULL. */
+static const struct check_env_issue *find(const struct check_env_result *res,
+					  const char *var, const char *node)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (!strcmp(res->issues[i].variable, var) &&
+		    (!node || !strcmp(res->issues[i].node, node)))
+			return &res->issues[i];
+	return NULL;
+}
+
+static void test_parse(void **state)
+{
+	struct check_env_set set;
+	char err[256];
+	const char *text = "  # comment\n\nexport A=1\nB='two words'\r\n"
+			   "C=\"=x,y\"\nA=3\nD=\n";
+
+	(void)state;
+	assert_int_equal(check_env_parse(text, strlen(text), "f", &set, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(set.n, 4);
+	assert_string_equal(check_env_get(&set, "A"), "3");
+	assert_string_equal(check_env_get(&set, "B"), "two words");
+	assert_string_equal(check_env_get(&set, "C"), "=x,y");
+	assert_string_equal(check_env_get(&set, "D"), "");
+	assert_null(check_env_get(&set, "E"));
+	assert_int_equal(set.v[0].line, 6); /* the last assignment's line */
+	assert_int_equal(set.v[0].prev_line, 3);
+	assert_int_equal(set.v[1].prev_line, 0);
+	check_env_set_free(&set);
+}
+
+static void expect_error(const char *text, size_t len, const char *msg)
+{
+	struct check_env_set set;
+	char err[256] = "";
+
+	assert_int_equal(
+		check_env_parse(text, len, "x.env", &set, err, sizeof(err)),
+		-1);
+	assert_null(set.v);
+	if (!strstr(err, msg))
+		fail_msg("error '%s' lacks '%s'", err, msg);
+}
+
+static void test_parse_errors(void **state)
+{
+	char *big, *many;
+	size_t n;
+
+	(void)state;
+	expect_error("A=1\nnot an assignment\n", 20, "x.env:2: not a VAR");
+	expect_error("A=1\n\n=1\n", 7, "x.env:3:");
+	expect_error("1A=1\n", 5, "x.env:1:");
+	expect_error("A='open\n", 8, "x.env:1: unterminated quote");
+	expect_error("A=two words\n", 12, "x.env:1: a blank");
+	expect_error("A='x' y\n", 8, "x.env:1: text after");
+	expect_error("A=$HOME\n", 8, "x.env:1: quotes, $");
+	expect_error("A=\"a\tb\"\n", 8, "x.env:1: a control");
+	expect_error("A=1\0\n", 5, "NUL");
+	/* The bounds: one byte over 1 MiB, one line over 4096. */
+	big = malloc(CHECK_ENV_MAX_BYTES + 1);
+	assert_non_null(big);
+	memset(big, '#', CHECK_ENV_MAX_BYTES + 1);
+	expect_error(big, CHECK_ENV_MAX_BYTES + 1, "more than 1048576 bytes");
+	free(big);
+	n = 2 * (CHECK_ENV_MAX_LINES + 1);
+	many = malloc(n);
+	assert_non_null(many);
+	for (size_t i = 0; i < n; i += 2) {
+		many[i] = '#';
+		many[i + 1] = '\n';
+	}
+	expect_error(many, n, "more than 4096 lines");
+	/* 4096 lines are fine. */
+	{
+		struct check_env_set set;
+		char err[64];
+
+		assert_int_equal(check_env_parse(many, n - 2, "x", &set, err,
+						 sizeof(err)),
+				 0);
+		check_env_set_free(&set);
+	}
+	free(many);
+}
+
+/* Random input from a fixed seed (ASan watches): lines of pieces the
+ * parser cares about, and stray bytes. Every input either parses, with
+ * every value free of control bytes, or is refused with "x:LINE: why",
+ * never a crash. */
+static void test_parse_random(void **state)
+{
+	static const char *const pieces[] = {
+		"NCCL_A",  "B1",   "=",	   "x,y",    "'",   "\"", " ",
+		"\t",	   "#",	   "$",	   "`",	     "^=",  ":1", "\r",
+		"export ", "\x01", "\x7f", "=\"q\"", "='s'"};
+	const size_t np = sizeof(pieces) / sizeof(pieces[0]);
+	unsigned seed = 12345, parsed = 0, kept = 0;
+	char buf[512], err[256];
+
+	(void)state;
+	for (int iter = 0; iter < 20000; iter++) {
+		struct check_env_set set;
+		size_t len = 0;
+		unsigned lines;
+
+		seed = seed * 1103515245u + 12345u;
+		lines = 1 + (seed >> 16) % 6;
+		for (unsigned l = 0; l < lines; l++) {
+			unsigned n;
+
+			seed = seed * 1103515245u + 12345u;
+			n = (seed >> 16) % 6;
+			for (unsigned k = 0; k < n; k++) {
+				const char *pc;
+
+				seed = seed * 1103515245u + 12345u;
+				/* Mostly NAME=value shaped. */
+				pc = k == 0 && (seed >> 20) % 2 ? "NCCL_A"
+				     : k == 1 && (seed >> 21) % 2
+					     ? "="
+					     : pieces[(seed >> 16) % np];
+				if (len + strlen(pc) + 2 >= sizeof(buf))
+					break;
+				memcpy(buf + len, pc, strlen(pc));
+				len += strlen(pc);
+			}
+			buf[len++] = '\n';
+		}
+		err[0] = '\0';
+		if (check_env_parse(buf, len, "x", &set, err, sizeof(err)) <
+		    0) {
+			assert_true(!strncmp(err, "x:", 2));
+			continue;
+		}
+		for (size_t i = 0; i < set.n; i++) {
+			assert_true(set.v[i].name[0] != '\0');
+			for (const char *p = set.v[i].value; *p; p++)
+				assert_true((unsigned char)*p >= 0x20 &&
+					    (unsigned char)*p != 0x7f);
+		}
+		parsed++;
+		kept += set.n;
+		check_env_set_free(&set);
+	}
+	/* Both paths taken often: the inputs are not all refused. */
+	print_message("random inputs: %u of 20000 parsed, %u assignments\n",
+		      parsed, kept);
+	assert_true(parsed > 1000 && kept > 300);
+}
+
+static void test_environ(void **state)
+{
+	char *envp[] = {"PATH=/bin", "NCCL_ALGO=Tree", "NCCL_X=", "NCCLX=1",
+			NULL};
+	struct check_env_set set;
+
+	(void)state;
+	assert_int_equal(check_env_from_environ(envp, &set), 0);
+	assert_int_equal(set.n, 2);
+	assert_string_equal(check_env_get(&set, "NCCL_ALGO"), "Tree");
+	assert_string_equal(check_env_get(&set, "NCCL_X"), "");
+	assert_int_equal(set.v[0].line, 0);
+	check_env_set_free(&set);
+}
+
+static void test_good(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+
+	(void)state;
+	topo_init(&tp);
+	res = lint(good, &tp);
+	if (res->n)
+		fail_msg("unexpected: %s %s", res->issues[0].variable,
+			 res->issues[0].why);
+	assert_int_equal(res->counted, 0);
+	/* The ladder saturates at 4 (102.3 / 110.9 = 92%). */
+	assert_int_equal(res->sat.streams, 4);
+	assert_int_equal(res->sat.top, 8);
+	assert_int_equal(res->sat.edges, 4);
+	assert_true(res->sat.pct_of_top > 92.0 && res->sat.pct_of_top < 92.5);
+	assert_string_equal(res->sat.ladder, "1,4,8");
+	assert_int_equal(res->sat.measured_ms, 1796000000003ULL);
+	free(res);
+}
+
+static void test_names(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+
+	(void)state;
+	topo_init(&tp);
+	assert_true(check_env_known("NCCL_IB_GID_INDEX"));
+	assert_true(check_env_known("NCCL_IB_SUBNET_AWARE_ROUTING"));
+	assert_false(check_env_known("NCCL_SWITCHLESS_RING_ONLY"));
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_SWITCHLESS_RING_ONLY=1\nNCCL_FOO=2\nFOO=3\n",
+		   &tp);
+	is = find(res, "NCCL_SWITCHLESS_RING_ONLY", NULL);
+	assert_non_null(is);
+	assert_string_equal(is->level, "warning");
+	assert_int_equal(is->line, 4);
+	assert_string_equal(is->value, "1");
+	assert_non_null(strstr(is->why, "not an upstream NCCL variable"));
+	assert_non_null(strstr(is->why, "ring neighbours"));
+	is = find(res, "NCCL_FOO", NULL);
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "a patched build's?"));
+	assert_null(find(res, "FOO", NULL));
+	assert_int_equal(res->counted, 2);
+	assert_int_equal(res->problems, 0);
+	free(res);
+}
+
+static void test_algo(void **state)
+{
+	static const char *const bad[] = {"Tree",
+					  "ring,tree",
+					  "CollNet",
+					  "NVLS",
+					  "^tree",
+					  "",
+					  "allreduce:tree;allgather:ring"};
+	static const char *const ok[] = {"Ring", "ring",
+					 "allreduce:ring;allgather:Ring"};
+	struct topo tp;
+	char text[128];
+
+	(void)state;
+	topo_init(&tp);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct check_env_result *res;
+		const struct check_env_issue *is;
+
+		snprintf(text, sizeof(text),
+			 "NCCL_ALGO=\"%s\"\nNCCL_SOCKET_IFNAME==enP7s7\n",
+			 bad[i]);
+		res = lint(text, &tp);
+		is = find(res, "NCCL_ALGO", NULL);
+		if (!is)
+			fail_msg("NCCL_ALGO=%s passed", bad[i]);
+		assert_string_equal(is->level, "problem");
+		assert_string_equal(is->fix, "NCCL_ALGO=Ring");
+		assert_non_null(strstr(is->why, "no data-plane path"));
+		free(res);
+	}
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct check_env_result *res;
+
+		snprintf(text, sizeof(text),
+			 "NCCL_ALGO=%s\nNCCL_SOCKET_IFNAME==enP7s7\n", ok[i]);
+		res = lint(text, &tp);
+		if (res->n)
+			fail_msg("NCCL_ALGO=%s: %s", ok[i], res->issues[0].why);
+		free(res);
+	}
+	/* Unset on a 4-ring: NCCL may pick Tree. */
+	{
+		struct check_env_result *res =
+			lint("NCCL_SOCKET_IFNAME==enP7s7\n", &tp);
+		const struct check_env_issue *is = find(res, "NCCL_ALGO", NULL);
+
+		assert_non_null(is);
+		assert_non_null(strstr(is->why, "unset"));
+		free(res);
+	}
+	/* Set twice: the later value is judged, and a note says so. */
+	{
+		struct check_env_result *res =
+			lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+			     "NCCL_ALGO=Tree\n",
+			     &tp);
+		const struct check_env_issue *is = find(res, "NCCL_ALGO", NULL);
+
+		assert_int_equal(res->n, 2);
+		assert_int_equal(res->counted, 1);
+		assert_string_equal(is->level, "note");
+		assert_non_null(strstr(is->why, "set again after line 2"));
+		assert_int_equal(is->line, 4);
+		assert_string_equal(res->issues[1].level, "problem");
+		free(res);
+	}
+	/* A line: ranks -f env sets no algorithm; nothing to say. */
+	tp.t.kind = "line";
+	{
+		struct check_env_result *res = lint(
+			"NCCL_ALGO=Tree\nNCCL_SOCKET_IFNAME==enP7s7\n", &tp);
+
+		assert_null(find(res, "NCCL_ALGO", NULL));
+		free(res);
+	}
+}
+
+static void test_channels(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+
+	(void)state;
+	topo_init(&tp);
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=2\nNCCL_MAX_NCHANNELS=1\n",
+		   &tp);
+	is = find(res, "NCCL_MIN_NCHANNELS", NULL);
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "fewer than the 4 streams"));
+	assert_non_null(strstr(is->why, "92%"));
+	assert_string_equal(is->fix,
+			    "NCCL_MIN_NCHANNELS=4 NCCL_MAX_NCHANNELS=4");
+	assert_non_null(find(res, "NCCL_MAX_NCHANNELS", NULL));
+	/* 2 > 1: min above max, besides both being short. */
+	assert_int_equal(res->counted, 3);
+	free(res);
+
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=four\n",
+		   &tp);
+	is = find(res, "NCCL_MIN_NCHANNELS", NULL);
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "not a channel count"));
+	free(res);
+
+	/* Unset: a warning, the count NCCL may undercut. */
+	res = lint_raw("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n", &tp);
+	is = find(res, "NCCL_MIN_NCHANNELS", NULL);
+	assert_non_null(is);
+	assert_string_equal(is->level, "warning");
+	free(res);
+
+	/* A ladder that saturates at once (90% at 1 stream): 1 channel is
+	 * enough, nothing to say. */
+	tp.gbps[0] = 100.0;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=1\n",
+		   &tp);
+	assert_int_equal(res->sat.streams, 1);
+	assert_int_equal(res->counted, 0);
+	free(res);
+
+	/* 86% at 1 stream: the findings see no saturation problem (under
+	 * 80% only), so neither does the check. */
+	tp.gbps[0] = 95.0;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=1\n",
+		   &tp);
+	assert_int_equal(res->sat.streams, 1);
+	assert_int_equal(res->counted, 0);
+	free(res);
+
+	/* No step reaches 90%: the top count. */
+	tp.gbps[0] = 40.0;
+	tp.gbps[1] = 80.0;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_MIN_NCHANNELS=4\nNCCL_MAX_NCHANNELS=4\n",
+		   &tp);
+	assert_int_equal(res->sat.streams, 8);
+	assert_non_null(find(res, "NCCL_MIN_NCHANNELS", NULL));
+	free(res);
+}
+
+static void test_socket(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+	Ring__StatusReply st = RING__STATUS_REPLY__INIT;
+	Ring__NodeStatus ns = RING__NODE_STATUS__INIT, *nsp = &ns;
+	char *unaddr[] = {"enP2p1s0f0np0"};
+	struct check_env_set set;
+	char err[128];
+	const char *text = "NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=enP\n"
+			   "NCCL_MIN_NCHANNELS=4\n";
+
+	(void)state;
+	topo_init(&tp);
+	/* A data port by name. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=enp1s0f1np1\n", &tp);
+	is = find(res, "NCCL_SOCKET_IFNAME", "n2");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "management interface enP7s7"));
+	/* Every node: no management interface, and its data port. */
+	assert_int_equal(res->counted, 8);
+	is = &res->issues[1];
+	assert_non_null(strstr(is->why, "data port enp1s0f1np1"));
+	assert_string_equal(is->fix, "NCCL_SOCKET_IFNAME==enP7s7");
+	free(res);
+
+	/* An interface no node has. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==eth0\n", &tp);
+	assert_int_equal(res->counted, 4);
+	free(res);
+
+	/* A prefix that takes the management interface and, from status,
+	 * an unaddressed data port. */
+	ns.node = "n3";
+	ns.unaddressed_up = unaddr;
+	ns.n_unaddressed_up = 1;
+	st.nodes = &nsp;
+	st.n_nodes = 1;
+	res = calloc(1, sizeof(*res));
+	assert_non_null(res);
+	assert_int_equal(check_env_parse(text, strlen(text), "f", &set, err,
+					 sizeof(err)),
+			 0);
+	check_env_lint(&set, &tp.t, &st, res);
+	check_env_set_free(&set);
+	is = find(res, "NCCL_SOCKET_IFNAME", "n3");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "enP2p1s0f0np0 (carrier"));
+	assert_int_equal(res->counted, 1);
+	free(res);
+
+	/* Exclusions: "^=enp1s0f0np0" leaves the other data port in. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=^=enp1s0f0np0\n", &tp);
+	is = find(res, "NCCL_SOCKET_IFNAME", "n1");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "data port enp1s0f1np1"));
+	assert_int_equal(res->counted, 4);
+	free(res);
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=^enp\n", &tp);
+	assert_int_equal(res->counted, 0);
+	free(res);
+
+	/* Unset: NCCL may take a data port. */
+	res = lint("NCCL_ALGO=Ring\n", &tp);
+	is = find(res, "NCCL_SOCKET_IFNAME", NULL);
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "unset"));
+	free(res);
+}
+
+static void test_hca(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+
+	(void)state;
+	topo_init(&tp);
+	/* One function per neighbour: the twins are left out. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_HCA==rocep1s0f1:1,rocep1s0f0:1\n",
+		   &tp);
+	assert_int_equal(res->counted, 8);
+	is = find(res, "NCCL_IB_HCA", "n4");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "n4's function roceP2p1s0f1:1"));
+	assert_non_null(strstr(is->why, "reaches n3 or n2"));
+	assert_string_equal(is->fix, "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
+				     "rocep1s0f0:1,roceP2p1s0f0:1");
+	free(res);
+
+	/* The wrong port. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_HCA=rocep1s0f1:2,roceP\n",
+		   &tp);
+	is = find(res, "NCCL_IB_HCA", "n1");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "rocep1s0f1:1, through which it "
+					"reaches n2:"));
+	assert_int_equal(res->counted, 8); /* rocep1s0f0 and s0f1, each */
+	free(res);
+
+	/* Prefixes that take all, and an exclusion that spares them. */
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_HCA=roce\n",
+		   &tp);
+	assert_int_equal(res->counted, 0);
+	free(res);
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_HCA=^mlx5\n",
+		   &tp);
+	assert_int_equal(res->counted, 0);
+	free(res);
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_HCA=^=roceP2p1s0f0\n",
+		   &tp);
+	assert_int_equal(res->counted, 4);
+	free(res);
+}
+
+static void test_gid(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+
+	(void)state;
+	topo_init(&tp);
+	tp.r[2].gid_index = 1;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_GID_INDEX=3\n",
+		   &tp);
+	assert_int_equal(res->counted, 1);
+	is = find(res, "NCCL_IB_GID_INDEX", "n4");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "GID index 1"));
+	assert_non_null(strstr(is->why, "RoCE v2 IPv4"));
+	assert_string_equal(is->fix, "NCCL_IB_GID_INDEX=1");
+	free(res);
+
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_GID_INDEX=x\n",
+		   &tp);
+	assert_non_null(find(res, "NCCL_IB_GID_INDEX", NULL));
+	free(res);
+
+	/* Nothing measured: a note, not a problem. */
+	for (int i = 0; i < NR; i++)
+		tp.r[i].gid_index = -1;
+	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_IB_GID_INDEX=3\n",
+		   &tp);
+	assert_int_equal(res->counted, 0);
+	assert_int_equal(res->n, 1);
+	assert_string_equal(res->issues[0].level, "note");
+	free(res);
+}
+
+static void test_render(void **state)
+{
+	struct topo tp;
+	struct check_env_result *res;
+	struct testwriter tw;
+	char *out, *one = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	(void)state;
+	topo_init(&tp);
+	res = lint("NCCL_ALGO=Tree\nNCCL_SOCKET_IFNAME==enP7s7\n"
+		   "NCCL_SWITCHLESS_RING_ONLY=1\n",
+		   &tp);
+	/* Plain: the records, then the text of ranks -f env. */
+	testwriter_open(&tw, WRITER_PLAIN);
+	check_env_render(tw.w, tw.f, WRITER_PLAIN, "f.env", &tp.t, res);
+	tw.w = NULL; /* finished by check_env_render */
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "verdict: problems"));
+	assert_non_null(strstr(out, "NCCL_SWITCHLESS_RING_ONLY"));
+	assert_non_null(strstr(out, "# n4 (rank 2)\nNODE_RANK=2\n"));
+	assert_non_null(strstr(out, "NCCL_ALGO=Ring\n"));
+	free(out);
+
+	/* JSON: each node's block as ranks_env_node prints it. */
+	m = open_memstream(&one, &len);
+	assert_non_null(m);
+	assert_int_equal(ranks_env_node(m, &tp.t, 3), 0);
+	fclose(m);
+	assert_non_null(strstr(one, "# n3 (rank 3)\n"));
+	assert_null(strstr(one, "# n1 (rank 0)"));
+	testwriter_open(&tw, WRITER_JSON);
+	check_env_render(tw.w, tw.f, WRITER_JSON, "f.env", &tp.t, res);
+	tw.w = NULL;
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "\"verdict\": \"problems\""));
+	assert_non_null(strstr(out, "\"streams_computed\": 4"));
+	assert_non_null(strstr(out, "\"corrected_env\""));
+	assert_non_null(strstr(out, "NODE_RANK=3\\nMASTER_ADDR=192.168.1.1"));
+	assert_null(strstr(out, "corrected environment per node"));
+	free(out);
+	free(one);
+	assert_int_equal(ranks_env_node(stdout, &tp.t, NR), -1);
+
+	/* A node without a management interface: ranks -f env refuses, and
+	 * so does the corrected environment here, saying why. */
+	tp.r[1].mgmt_interface = "";
+	testwriter_open(&tw, WRITER_PLAIN);
+	check_env_render(tw.w, tw.f, WRITER_PLAIN, "f.env", &tp.t, res);
+	tw.w = NULL;
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "corrected_env_refused: node 'n2'"));
+	assert_null(strstr(out, "NODE_RANK="));
+	free(out);
+	free(res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_parse_random),
+		cmocka_unit_test(test_environ),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_algo),
+		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_socket),
+		cmocka_unit_test(test_hca),
+		cmocka_unit_test(test_gid),
+		cmocka_unit_test(test_render),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
