@@ -177,11 +177,11 @@ def test_bad_files_exit_2_with_file_and_line(ringd, tmp_path):
     rc, _, out, err = check(r, "ranks", big)
     assert rc == 2 and "more than 4096 lines" in err, err
     # Usage: unknown subcommand, missing argument.
-    for args in (("nccl-env",), ("ranks",), ()):
+    for args in (("bogus",), ("ranks",), ()):
         rc, _, out, err = check(r, *args)
         assert rc == 2, (args, err)
         assert err.startswith("ringctl: ") and "usage" in err, err
-    assert "unknown check 'nccl-env'" in check(r, "nccl-env")[3]
+    assert "unknown check 'bogus'" in check(r, "bogus")[3]
 
 
 def test_rendezvous(ringd):
