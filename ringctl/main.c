@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_all.h"
 #include "check_env.h"
 #include "client.h"
 #include "clock.h"
@@ -97,6 +98,10 @@ static void ringctl_usage(FILE *f)
 		"                              lines; none: this process's) against\n"
 		"                              the last survey; prints the corrected\n"
 		"                              one per node (exit 1: problems)\n"
+		"  check all [--hostfile F] [--env F] [--rendezvous HOST[:PORT]]\n"
+		"                              every check that applies, one row each\n"
+		"                              (rendezvous: else $MASTER_ADDR; env:\n"
+		"                              else this process's NCCL_* variables)\n"
 		"                              check exits 0 ok, 1 problems found,\n"
 		"                              2 could not check\n"
 		"  history EDGE [--since DURATION]\n"
@@ -546,8 +551,8 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
 		return ringctl_bad_usage("check needs 'ranks FILE|-', "
-					 "'rendezvous HOST[:PORT]' or "
-					 "'nccl-env [FILE|-]'");
+					 "'rendezvous HOST[:PORT]', "
+					 "'nccl-env [FILE|-]' or 'all'");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
@@ -559,6 +564,22 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 			return ringctl_bad_usage("check rendezvous needs one "
 						 "HOST[:PORT]");
 		return ringctl_check_rendezvous(rc, argv[1]);
+	}
+	if (!strcmp(argv[0], "all")) {
+		struct check_all_opts o;
+		Ring__Envelope *rep;
+		char err[256];
+		int r;
+
+		if (check_all_parse(argc - 1, argv + 1, &o, err, sizeof(err)) <
+		    0)
+			return ringctl_bad_usage("%s", err);
+		rep = ringctl_check_status(rc);
+		if (!rep)
+			return CHECK_CANNOT;
+		r = check_all_report(stdout, rc->fmt, &o, rep->status_reply);
+		frame_free(rep);
+		return r;
 	}
 	if (!strcmp(argv[0], "nccl-env")) {
 		/* check nccl-env [FILE|-]: no FILE, the environment's. */
@@ -574,7 +595,7 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 				     argc == 2 ? argv[1] : NULL);
 	}
 	return ringctl_bad_usage("unknown check '%s' (ranks, rendezvous, "
-				 "nccl-env)",
+				 "nccl-env, all)",
 				 argv[0]);
 }
 

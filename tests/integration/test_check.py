@@ -6,6 +6,7 @@ survey measured."""
 import contextlib
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -262,3 +263,79 @@ def test_field_notes_natural_order(root, ringd_bin, tmp_path):
         fixed = "".join(x + "\n" for x in doc["corrected"])
         rc, doc, out, err = check(r, "ranks", "-", stdin=fixed)
         assert rc == 0 and doc["verdict"] == "ok", (out, err)
+
+
+def env_block(r, node):
+    """ranks -f env's block for one node."""
+    for b in ranks_text(r, "env").strip("\n").split("\n\n"):
+        if b.startswith("# %s " % node):
+            return b + "\n"
+    raise AssertionError("no env block for %s" % node)
+
+
+def check_with_env(r, extra, *args):
+    """ringctl -f json check ARGS with MASTER_* from extra only."""
+    env = {k: v for k, v in r.env().items() if not k.startswith("MASTER_")}
+    env.update(extra)
+    return subprocess.run([r.path("ringctl"), "-s", r.sock, "-f", "json",
+                           "check"] + list(args), capture_output=True,
+                          text=True, timeout=30, env=env)
+
+
+def test_check_all(ringd, tmp_path):
+    r = ringd
+    hosts = write(tmp_path, "good", ranks_text(r, "hostfile"))
+    env = write(tmp_path, "job.env", env_block(r, "n1"))
+    rdzv = mgmt(r, "n1") + ":29500"
+    rc, doc, out, err = check(r, "all", "--hostfile", hosts, "--env", env,
+                              "--rendezvous", rdzv)
+    assert rc == 0, (out, err)
+    rows = {c["check"]: c for c in doc["checks"]}
+    assert sorted(rows) == ["nccl-env", "ranks", "rendezvous", "ring"], doc
+    assert all(c["verdict"] == "ok" for c in rows.values()), doc
+    assert doc["problems"] == 0 and doc["could_not_check"] == 0, doc
+    assert doc["survey_measured"], doc
+    assert rows["ranks"]["details"] == "ringctl check ranks " + hosts, doc
+
+    # A wrong order and a data-plane rendezvous: both rows say so, the
+    # others stay ok, and the command exits 1.
+    bad = write(tmp_path, "bad", "n1\nn3\nn2\nn4\n")
+    rc, doc, out, err = check(r, "all", "--hostfile", bad, "--env", env,
+                              "--rendezvous", data_addr(r, "n2", "n1"))
+    assert rc == 1, (out, err)
+    rows = {c["check"]: c for c in doc["checks"]}
+    assert rows["ranks"]["verdict"] == "problems", doc
+    assert "2 of 4 consecutive rank pairs" in rows["ranks"]["summary"], doc
+    assert rows["rendezvous"]["verdict"] == "problems", doc
+    assert rows["ring"]["verdict"] == "ok", doc
+    assert rows["nccl-env"]["verdict"] == "ok", doc
+    assert doc["problems"] == 2, doc
+
+    # An unreadable hostfile is a check that could not run; with no
+    # problem elsewhere the command exits 2, and the rows not asked for
+    # are skipped, not passed.
+    p = check_with_env(r, {}, "all", "--hostfile",
+                       str(tmp_path / "missing"), "--env", env)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["ranks"]["verdict"] == "could not check", rows
+    assert rows["rendezvous"]["verdict"] == "skipped", rows
+
+    # MASTER_ADDR stands in for --rendezvous, as the launcher reads it.
+    p = check_with_env(r, {"MASTER_ADDR": data_addr(r, "n2", "n1"),
+                           "MASTER_PORT": "29500"}, "all", "--env", env)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["rendezvous"]["verdict"] == "problems", rows
+    assert rows["rendezvous"]["details"].endswith(":29500"), rows
+
+    # Plain: one screen, a table.
+    rc, _, out, err = check(r, "all", "--hostfile", hosts, "--env", env,
+                            "--rendezvous", rdzv, fmt=None)
+    assert rc == 0 and len(out.splitlines()) < 25, out
+    # Usage errors exit 2 with nothing on stdout.
+    for args in (("all", "--hostfile"), ("all", "--bogus", "x"),
+                 ("all", "--env", env, "--env", env)):
+        rc, _, out, err = check(r, *args)
+        assert rc == 2 and out == "" and err.startswith("ringctl: "), (
+            args, out, err)

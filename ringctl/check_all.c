@@ -1,0 +1,346 @@
+/* ringctl check all: the pre-flight as one command. Every check that
+ * applies runs against one status reply and gets one row: its verdict and
+ * the one-line summary its own command would print, so the verdict fits a
+ * screen and each row names the command with the whole story. */
+#include "check_all.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "check_env.h"
+#include "check_hosts.h"
+#include "render.h"
+#include "writer.h"
+
+extern char **environ;
+
+#define CHECK_ALL_SUMMARY_MAX 1024
+
+struct check_all_row {
+	const char *name;
+	int status; /* CHECK_OK, CHECK_PROBLEMS, CHECK_CANNOT; -1 skipped */
+	char summary[CHECK_ALL_SUMMARY_MAX];
+	char detail[4200]; /* the command that tells the whole story */
+};
+
+int check_all_parse(int argc, char **argv, struct check_all_opts *o, char *err,
+		    size_t len)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < argc; i++) {
+		const char **slot =
+			!strcmp(argv[i], "--hostfile")	   ? &o->hostfile
+			: !strcmp(argv[i], "--env")	   ? &o->env
+			: !strcmp(argv[i], "--rendezvous") ? &o->rendezvous
+							   : NULL;
+
+		if (!slot) {
+			snprintf(err, len,
+				 "check all: unknown option '%s' (--hostfile "
+				 "F, --env F, --rendezvous HOST[:PORT])",
+				 argv[i]);
+			return -1;
+		}
+		if (i + 1 >= argc || !*argv[i + 1]) {
+			snprintf(err, len, "check all: %s needs a value",
+				 argv[i]);
+			return -1;
+		}
+		if (*slot) {
+			snprintf(err, len, "check all: %s given twice",
+				 argv[i]);
+			return -1;
+		}
+		*slot = argv[++i];
+	}
+	return 0;
+}
+
+/* A keyvalue document's top-level value of key (its first line). */
+static void check_all_kv(const char *doc, const char *key, char *out,
+			 size_t len)
+{
+	size_t klen = strlen(key);
+
+	*out = '\0';
+	for (const char *p = doc; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			n -= klen + 1;
+			snprintf(out, len, "%.*s", (int)n, p + klen + 1);
+			return;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* The ring itself: the last survey's kind, and whether its order holds. */
+static void check_all_ring(const Ring__StatusReply *st, struct check_all_row *r)
+{
+	const Ring__Topology *t = st->topology;
+
+	r->name = "ring";
+	snprintf(r->detail, sizeof(r->detail), "ringctl status");
+	if (strcmp(t->kind, "ring") && strcmp(t->kind, "pair")) {
+		r->status = CHECK_PROBLEMS;
+		snprintf(r->summary, sizeof(r->summary),
+			 "the last survey found a %s, not a ring: a ring "
+			 "all-reduce has no closed path",
+			 t->kind);
+	} else if (!t->order_valid) {
+		r->status = CHECK_PROBLEMS;
+		snprintf(r->summary, sizeof(r->summary),
+			 "the published rank order no longer holds (now: "
+			 "%s): a node or a cable is down",
+			 *t->live_kind ? t->live_kind : "unknown");
+	} else {
+		r->status = CHECK_OK;
+		snprintf(r->summary, sizeof(r->summary),
+			 "a %s of %zu nodes, its rank order holds", t->kind,
+			 t->n_order);
+	}
+}
+
+/* Run a report into memory as keyvalue and keep its verdict line. */
+static void check_all_capture(struct check_all_row *r, int status,
+			      const char *doc)
+{
+	r->status = status;
+	check_all_kv(doc, "summary", r->summary, sizeof(r->summary));
+	if (!*r->summary)
+		snprintf(r->summary, sizeof(r->summary), "%s",
+			 status == CHECK_OK ? "ok" : "see the command");
+}
+
+static void check_all_ranks(const Ring__StatusReply *st, const char *path,
+			    struct check_all_row *r)
+{
+	struct check_hosts h;
+	char err[600], *doc = NULL;
+	size_t doc_len = 0;
+	FILE *f, *mem;
+	int status;
+
+	r->name = "ranks";
+	snprintf(r->detail, sizeof(r->detail), "ringctl check ranks %s", path);
+	f = fopen(path, "r");
+	if (!f) {
+		r->status = CHECK_CANNOT;
+		snprintf(r->summary, sizeof(r->summary), "%s: cannot read it",
+			 path);
+		return;
+	}
+	status = check_hosts_read(f, path, &h, err, sizeof(err));
+	fclose(f);
+	if (status < 0) {
+		r->status = CHECK_CANNOT;
+		snprintf(r->summary, sizeof(r->summary), "%s", err);
+		return;
+	}
+	mem = open_memstream(&doc, &doc_len);
+	if (!mem) {
+		check_hosts_free(&h);
+		r->status = CHECK_CANNOT;
+		snprintf(r->summary, sizeof(r->summary), "out of memory");
+		return;
+	}
+	status = check_ranks_report(mem, WRITER_KEYVALUE, &h, path, st);
+	fclose(mem);
+	check_hosts_free(&h);
+	check_all_capture(r, status, doc);
+	free(doc);
+}
+
+static void check_all_rendezvous(const Ring__StatusReply *st, const char *arg,
+				 struct check_all_row *r)
+{
+	char *doc = NULL;
+	size_t doc_len = 0;
+	FILE *mem;
+	int status;
+
+	r->name = "rendezvous";
+	snprintf(r->detail, sizeof(r->detail), "ringctl check rendezvous %s",
+		 arg);
+	mem = open_memstream(&doc, &doc_len);
+	if (!mem) {
+		r->status = CHECK_CANNOT;
+		snprintf(r->summary, sizeof(r->summary), "out of memory");
+		return;
+	}
+	status = check_rendezvous_report(mem, WRITER_KEYVALUE, arg, st);
+	fclose(mem);
+	check_all_capture(r, status, doc);
+	free(doc);
+}
+
+/* The file's bytes, bounded as check nccl-env bounds them. */
+static char *check_all_slurp(const char *path, size_t *len, char *err,
+			     size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot read it", path);
+		return NULL;
+	}
+	buf = malloc(CHECK_ENV_MAX_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*len = fread(buf, 1, CHECK_ENV_MAX_BYTES + 1, f);
+	fclose(f);
+	if (*len > CHECK_ENV_MAX_BYTES) {
+		free(buf);
+		snprintf(err, errlen, "%s: larger than %d bytes", path,
+			 CHECK_ENV_MAX_BYTES);
+		return NULL;
+	}
+	return buf;
+}
+
+static void check_all_env(const Ring__StatusReply *st, const char *path,
+			  struct check_all_row *r)
+{
+	struct check_env_set set = {0};
+	struct check_env_result *res;
+	char err[600];
+	size_t len = 0;
+	char *text;
+	int rc;
+
+	r->name = "nccl-env";
+	snprintf(r->detail, sizeof(r->detail), "ringctl check nccl-env%s%s",
+		 path ? " " : "", path ? path : "");
+	if (path) {
+		text = check_all_slurp(path, &len, err, sizeof(err));
+		rc = text ? check_env_parse(text, len, path, &set, err,
+					    sizeof(err))
+			  : -1;
+		free(text);
+	} else {
+		rc = check_env_from_environ(environ, &set);
+		if (rc < 0)
+			snprintf(err, sizeof(err),
+				 "this process's environment is too large");
+	}
+	res = rc < 0 ? NULL : calloc(1, sizeof(*res));
+	if (!res) {
+		r->status = CHECK_CANNOT;
+		snprintf(r->summary, sizeof(r->summary), "%s",
+			 rc < 0 ? err : "out of memory");
+		check_env_set_free(&set);
+		return;
+	}
+	check_env_lint(&set, st->topology, st, res);
+	r->status = res->counted ? CHECK_PROBLEMS : CHECK_OK;
+	if (!res->counted)
+		snprintf(r->summary, sizeof(r->summary),
+			 "%zu NCCL variables%s, nothing to fix", set.n,
+			 path ? "" : " in this environment");
+	for (size_t i = 0; res->counted && i < res->n; i++) {
+		const struct check_env_issue *is = &res->issues[i];
+
+		if (!strcmp(is->level, "note"))
+			continue;
+		snprintf(r->summary, sizeof(r->summary),
+			 "%zu problems, %zu warnings; first: %s: %s",
+			 res->problems, res->counted - res->problems,
+			 is->variable, is->why);
+		break;
+	}
+	free(res);
+	check_env_set_free(&set);
+}
+
+static const char *check_all_word(int status)
+{
+	return status == CHECK_OK	  ? "ok"
+	       : status == CHECK_PROBLEMS ? "problems"
+	       : status == CHECK_CANNOT	  ? "could not check"
+					  : "skipped";
+}
+
+int check_all_report(FILE *out, enum writer_format fmt,
+		     const struct check_all_opts *o,
+		     const Ring__StatusReply *st)
+{
+	struct check_all_row rows[4];
+	const char *rdzv = o->rendezvous;
+	char rdzv_env[300], ts[64];
+	int n = 0, problems = 0, cannot = 0, status;
+	struct writer *w;
+
+	memset(rows, 0, sizeof(rows));
+	/* Launchers read MASTER_ADDR/MASTER_PORT: without --rendezvous,
+	 * the address the next launch from this shell would use. */
+	if (!rdzv && getenv("MASTER_ADDR") && *getenv("MASTER_ADDR")) {
+		const char *port = getenv("MASTER_PORT");
+
+		snprintf(rdzv_env, sizeof(rdzv_env), "%s%s%s",
+			 getenv("MASTER_ADDR"), port && *port ? ":" : "",
+			 port && *port ? port : "");
+		rdzv = rdzv_env;
+	}
+	check_all_ring(st, &rows[n++]);
+	if (o->hostfile) {
+		check_all_ranks(st, o->hostfile, &rows[n++]);
+	} else {
+		rows[n].name = "ranks";
+		rows[n].status = -1;
+		snprintf(rows[n].summary, sizeof(rows[n].summary),
+			 "no --hostfile: the launcher's order was not "
+			 "checked (ringctl ranks -f hostfile prints one)");
+		n++;
+	}
+	if (rdzv) {
+		check_all_rendezvous(st, rdzv, &rows[n++]);
+	} else {
+		rows[n].name = "rendezvous";
+		rows[n].status = -1;
+		snprintf(rows[n].summary, sizeof(rows[n].summary),
+			 "no --rendezvous and no MASTER_ADDR: not checked");
+		n++;
+	}
+	check_all_env(st, o->env, &rows[n++]);
+	for (int i = 0; i < n; i++) {
+		problems += rows[i].status == CHECK_PROBLEMS;
+		cannot += rows[i].status == CHECK_CANNOT;
+	}
+	/* A problem found outranks a check that could not run. */
+	status = problems ? CHECK_PROBLEMS : cannot ? CHECK_CANNOT : CHECK_OK;
+	w = writer_new(out, fmt);
+	if (!w)
+		return CHECK_CANNOT;
+	writer_str(w, "verdict",
+		   status == CHECK_OK	      ? "ok: nothing found to fix"
+		   : status == CHECK_PROBLEMS ? "problems: fix before launch"
+					      : "could not check everything");
+	writer_uint(w, "problems", (uint64_t)problems);
+	writer_uint(w, "could_not_check", (uint64_t)cannot);
+	/* Every row judges the same survey's figures. */
+	render_format_time(st->topology->surveyed_ms, ts, sizeof(ts));
+	writer_str(w, "survey_measured", ts);
+	writer_str(w, "computed",
+		   "each row's verdict, from the survey's cables and ranks "
+		   "and from the files and environment given");
+	writer_table_start(w, "checks");
+	for (int i = 0; i < n; i++) {
+		writer_obj_start_named(w, rows[i].name);
+		writer_str(w, "check", rows[i].name);
+		writer_str(w, "verdict", check_all_word(rows[i].status));
+		writer_str(w, "summary", rows[i].summary);
+		writer_str(w, "details", rows[i].detail);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	writer_finish(w);
+	return status;
+}
