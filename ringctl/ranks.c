@@ -2,6 +2,7 @@
  * launchers read (hostfile, rankfile, torchrun, env) with the check that
  * no value from an agent can inject a line into them. */
 #include "ranks.h"
+#include "check_env.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -335,12 +336,21 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 	if (ranks_has_diagonals(t))
 		fputs(RANKS_SWITCHLESS_WARNING_ENV, out);
 	/* One stream per channel saturates nothing: the field notes needed
-	 * 4 (see the saturation finding). A line is no ring: NCCL's ring
-	 * would cross the missing cable through another path, or hang. */
-	if (!strcmp(t->kind, "ring"))
-		fprintf(out, "NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=4\n"
-			     "NCCL_MAX_NCHANNELS=4\n\n");
-	else
+	 * 4, and more when the survey's ladder saturated only above that
+	 * (the count check nccl-env asks for). A line is no ring: NCCL's
+	 * ring would cross the missing cable through another path, or
+	 * hang. */
+	if (!strcmp(t->kind, "ring")) {
+		struct check_env_sat sat;
+		unsigned ch;
+
+		check_env_saturation(t, &sat);
+		ch = sat.streams > 4 ? sat.streams : 4;
+		fprintf(out,
+			"NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=%u\n"
+			"NCCL_MAX_NCHANNELS=%u\n\n",
+			ch, ch);
+	} else
 		fprintf(out,
 			"# a %s, not a ring: NCCL_ALGO and the ring's channel "
 			"settings left out\n\n",

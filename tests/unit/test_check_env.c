@@ -724,6 +724,32 @@ static void test_render(void **state)
 	free(res);
 }
 
+/* ranks -f env writes the channel count this check asks for: at least
+ * the field notes' 4, more when the ladder saturated only above that. */
+static void test_ranks_env_channels(void **state)
+{
+	struct testwriter tw;
+	struct topo tp;
+	char *out;
+
+	(void)state;
+	topo_init(&tp);
+	assert_int_equal(ranks_text(testwriter_stream(&tw), &tp.t, "env"), 0);
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "NCCL_MIN_NCHANNELS=4\n"
+				    "NCCL_MAX_NCHANNELS=4\n"));
+	free(out);
+	/* 18% at 1, 54% at 4, all of it only at 8 streams. */
+	tp.gbps[0] = 20.0;
+	tp.gbps[1] = 60.0;
+	assert_int_equal(ranks_text(testwriter_stream(&tw), &tp.t, "env"), 0);
+	out = testwriter_close(&tw);
+	assert_non_null(strstr(out, "NCCL_MIN_NCHANNELS=8\n"
+				    "NCCL_MAX_NCHANNELS=8\n"));
+	assert_null(strstr(out, "NCHANNELS=4"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -739,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_hca),
 		cmocka_unit_test(test_gid),
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_ranks_env_channels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
