@@ -116,14 +116,13 @@ static void check_all_capture(struct check_all_row *r, int status,
 			 status == CHECK_OK ? "ok" : "see the command");
 }
 
-static void check_all_ranks(const Ring__StatusReply *st, const char *path,
-			    struct check_all_row *r)
+/* Read the launcher's file; 0, or -1 with the row saying why. */
+static int check_all_hosts(const char *path, struct check_hosts *h,
+			   struct check_all_row *r)
 {
-	struct check_hosts h;
-	char err[600], *doc = NULL;
-	size_t doc_len = 0;
-	FILE *f, *mem;
-	int status;
+	char err[600];
+	FILE *f;
+	int rc;
 
 	r->name = "ranks";
 	snprintf(r->detail, sizeof(r->detail), "ringctl check ranks %s", path);
@@ -132,27 +131,82 @@ static void check_all_ranks(const Ring__StatusReply *st, const char *path,
 		r->status = CHECK_CANNOT;
 		snprintf(r->summary, sizeof(r->summary), "%s: cannot read it",
 			 path);
-		return;
+		return -1;
 	}
-	status = check_hosts_read(f, path, &h, err, sizeof(err));
+	rc = check_hosts_read(f, path, h, err, sizeof(err));
 	fclose(f);
-	if (status < 0) {
+	if (rc < 0) {
 		r->status = CHECK_CANNOT;
 		snprintf(r->summary, sizeof(r->summary), "%s", err);
-		return;
 	}
+	return rc;
+}
+
+static void check_all_ranks(const Ring__StatusReply *st, const char *path,
+			    const struct check_hosts *h,
+			    struct check_all_row *r)
+{
+	char *doc = NULL;
+	size_t doc_len = 0;
+	FILE *mem;
+	int status;
+
 	mem = open_memstream(&doc, &doc_len);
 	if (!mem) {
-		check_hosts_free(&h);
 		r->status = CHECK_CANNOT;
 		snprintf(r->summary, sizeof(r->summary), "out of memory");
 		return;
 	}
-	status = check_ranks_report(mem, WRITER_KEYVALUE, &h, path, st);
+	status = check_ranks_report(mem, WRITER_KEYVALUE, h, path, st);
 	fclose(mem);
-	check_hosts_free(&h);
 	check_all_capture(r, status, doc);
 	free(doc);
+}
+
+/* The value of option name (spelled with '-' or '_') in line, given as
+ * "NAME=V" or "NAME V"; "" when absent. */
+static void check_all_option(const char *line, const char *name, char *out,
+			     size_t len)
+{
+	char alt[32];
+	size_t nlen = strlen(name);
+
+	*out = '\0';
+	snprintf(alt, sizeof(alt), "%s", name);
+	for (char *c = alt + 2; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	for (const char *p = line; *p; p++) {
+		const char *v = p + nlen;
+		size_t n;
+
+		if (strncmp(p, name, nlen) && strncmp(p, alt, nlen))
+			continue;
+		if (*v != '=' && *v != ' ')
+			continue;
+		v += 1 + strspn(v + 1, " ");
+		n = strcspn(v, " \t#");
+		if (n && n < len)
+			snprintf(out, len, "%.*s", (int)n, v);
+		return;
+	}
+}
+
+/* torchrun's --master-addr (and --master-port) on rank 0's line: where
+ * that launch will rendezvous. 0 and HOST[:PORT] in out, or -1. */
+static int check_all_torchrun_master(const struct check_hosts *h, char *out,
+				     size_t len)
+{
+	char addr[CHECK_HOSTS_NAME_MAX + 1], port[16];
+
+	if (h->format != CHECK_HOSTS_TORCHRUN || !h->n)
+		return -1;
+	check_all_option(h->v[0].line, "--master-addr", addr, sizeof(addr));
+	check_all_option(h->v[0].line, "--master-port", port, sizeof(port));
+	if (!*addr)
+		return -1;
+	snprintf(out, len, "%s%s%s", addr, *port ? ":" : "", port);
+	return 0;
 }
 
 static void check_all_rendezvous(const Ring__StatusReply *st, const char *arg,
@@ -274,13 +328,23 @@ int check_all_report(FILE *out, enum writer_format fmt,
 {
 	struct check_all_row rows[4];
 	const char *rdzv = o->rendezvous;
-	char rdzv_env[300], ts[64];
+	char rdzv_env[2 * CHECK_HOSTS_NAME_MAX + 2], ts[64];
+	struct check_all_row ranks;
+	struct check_hosts hosts;
+	int have_hosts = 0;
 	int n = 0, problems = 0, cannot = 0, status;
 	struct writer *w;
 
 	memset(rows, 0, sizeof(rows));
-	/* Launchers read MASTER_ADDR/MASTER_PORT: without --rendezvous,
-	 * the address the next launch from this shell would use. */
+	memset(&hosts, 0, sizeof(hosts));
+	memset(&ranks, 0, sizeof(ranks));
+	if (o->hostfile)
+		have_hosts = check_all_hosts(o->hostfile, &hosts, &ranks) == 0;
+	/* Without --rendezvous: the torchrun lines' own --master-addr, else
+	 * MASTER_ADDR/MASTER_PORT, which launchers read. */
+	if (!rdzv && have_hosts &&
+	    check_all_torchrun_master(&hosts, rdzv_env, sizeof(rdzv_env)) == 0)
+		rdzv = rdzv_env;
 	if (!rdzv && getenv("MASTER_ADDR") && *getenv("MASTER_ADDR")) {
 		const char *port = getenv("MASTER_PORT");
 
@@ -291,7 +355,9 @@ int check_all_report(FILE *out, enum writer_format fmt,
 	}
 	check_all_ring(st, &rows[n++]);
 	if (o->hostfile) {
-		check_all_ranks(st, o->hostfile, &rows[n++]);
+		if (have_hosts)
+			check_all_ranks(st, o->hostfile, &hosts, &ranks);
+		rows[n++] = ranks;
 	} else {
 		rows[n].name = "ranks";
 		rows[n].status = -1;
@@ -310,6 +376,8 @@ int check_all_report(FILE *out, enum writer_format fmt,
 		n++;
 	}
 	check_all_env(st, o->env, &rows[n++]);
+	if (have_hosts)
+		check_hosts_free(&hosts);
 	for (int i = 0; i < n; i++) {
 		problems += rows[i].status == CHECK_PROBLEMS;
 		cannot += rows[i].status == CHECK_CANNOT;
@@ -318,7 +386,7 @@ int check_all_report(FILE *out, enum writer_format fmt,
 	status = problems ? CHECK_PROBLEMS : cannot ? CHECK_CANNOT : CHECK_OK;
 	w = writer_new(out, fmt);
 	if (!w)
-		return CHECK_CANNOT;
+		return CHECK_CANNOT; /* nothing written: writer_new failed */
 	writer_str(w, "verdict",
 		   status == CHECK_OK	      ? "ok: nothing found to fix"
 		   : status == CHECK_PROBLEMS ? "problems: fix before launch"

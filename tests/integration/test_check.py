@@ -329,6 +329,25 @@ def test_check_all(ringd, tmp_path):
     assert rows["rendezvous"]["verdict"] == "problems", rows
     assert rows["rendezvous"]["details"].endswith(":29500"), rows
 
+    # torchrun lines carry their own rendezvous: rank 0's --master-addr
+    # is checked without --rendezvous or MASTER_ADDR.
+    tr = ranks_text(r, "torchrun")
+    good_tr = write(tmp_path, "torchrun", tr)
+    p = check_with_env(r, {}, "all", "--hostfile", good_tr, "--env", env)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["rendezvous"]["details"] == (
+        "ringctl check rendezvous %s:29500" % mgmt(r, "n1")), rows
+    assert "--master-addr=" + mgmt(r, "n1") in tr, tr
+    bad_tr = write(tmp_path, "torchrun-data",
+                   tr.replace("--master-addr=" + mgmt(r, "n1"),
+                              "--master-addr=" + data_addr(r, "n2", "n1")))
+    p = check_with_env(r, {}, "all", "--hostfile", bad_tr, "--env", env)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["rendezvous"]["verdict"] == "problems", rows
+    assert rows["ranks"]["verdict"] == "ok", rows
+
     # Plain: one screen, a table.
     rc, _, out, err = check(r, "all", "--hostfile", hosts, "--env", env,
                             "--rendezvous", rdzv, fmt=None)
