@@ -63,6 +63,8 @@ struct client {
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
+	struct survey_allreduce *ar; /* an all-reduce this client waits for */
+	uint64_t ar_id;
 	/* A watcher: the connection is a stream of events (feed.h), counted
 	 * by the feed's bounds instead of the clients'. */
 	struct feed_sub *watch;
@@ -97,6 +99,7 @@ static void client_free(struct client *cl)
 		ctl->n_group -= cl->uid != 0;
 	}
 	survey_test_cancel(cl->test);
+	survey_allreduce_cancel(cl->ar);
 	if (cl->deadline)
 		event_free(cl->deadline);
 	/* The bufferevent may outlive us (freed after the callback that is
@@ -116,7 +119,7 @@ static void client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
-	if (cl->test || cl->watch)
+	if (cl->test || cl->watch || cl->ar)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
 	else
@@ -685,6 +688,78 @@ static void control_test(struct client *cl, uint64_t id,
 	/* The test has its own deadline: control_msg lifts the request's. */
 }
 
+static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
+{
+	struct client *cl = arg;
+
+	cl->ar = NULL;
+	client_arm(cl);
+	log_info("all-reduce over %zu ranks: %s", rep->n_order,
+		 *rep->error ? rep->error : "done");
+	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
+		    (void *)rep);
+}
+
+static void control_allreduce(struct client *cl, uint64_t id,
+			      const Ring__AllreduceRequest *req)
+{
+	struct control *co = cl->ctl;
+	struct allreduce_coord_plan *p;
+	int not_adjacent = 0;
+	char why[1024];
+
+	if (cl->test || cl->ar) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"one test at a time per client");
+		return;
+	}
+	p = malloc(sizeof(*p)); /* a few KiB: not on the stack */
+	if (!p) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	if (allreduce_coord_plan(control_topology(co), req, p, &not_adjacent,
+				 why, sizeof(why)) < 0) {
+		/* A wrong order is a finding (exit 1), like a failed test;
+		 * anything else is a bad request. */
+		cl->ar_id = id;
+		if (not_adjacent)
+			allreduce_coord_refused(
+				p, why, RING__ERROR_CODE__ERROR_NOT_ADJACENT,
+				control_allreduce_done, cl);
+		else
+			conn_send_error(cl->conn, id,
+					RING__ERROR_CODE__ERROR_BAD_REQUEST,
+					"%s", why);
+		goto out;
+	}
+	for (unsigned i = 0; i < p->n; i++) {
+		struct node *nd = nodes_find(co->nodes, p->ranks[i].node);
+
+		if (!nd || nd->state != NODE_UP) {
+			conn_send_error(
+				cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"%s (rank %u) is not up", p->ranks[i].node, i);
+			goto out;
+		}
+	}
+	cl->ar_id = id;
+	cl->ar = survey_allreduce_start(co->survey, p, control_allreduce_done,
+					cl);
+	if (!cl->ar)
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
+			errno == EBUSY ? "a survey, a re-check or a test "
+					 "is running; try again when "
+					 "it is done"
+				       : strerror(errno));
+	/* The job has its own deadline: control_msg lifts the request's. */
+out:
+	free(p);
+}
+
 static void control_survey(struct client *cl, uint64_t id)
 {
 	Ring__Ack ack = RING__ACK__INIT;
@@ -824,6 +899,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
+	case RING__ENVELOPE__BODY_ALLREDUCE_REQUEST:
 		if (cl->uid != 0) {
 			conn_send_error(cl->conn, id,
 					RING__ERROR_CODE__ERROR_PERMISSION,
@@ -832,6 +908,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		}
 		if (env->body_case == RING__ENVELOPE__BODY_TEST_REQUEST)
 			control_test(cl, id, env->test_request);
+		else if (env->body_case ==
+			 RING__ENVELOPE__BODY_ALLREDUCE_REQUEST)
+			control_allreduce(cl, id, env->allreduce_request);
 		else
 			control_survey(cl, id);
 		break;

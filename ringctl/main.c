@@ -15,6 +15,7 @@
 #include "render.h"
 #include "report.h"
 #include "testargs.h"
+#include "allreduce_cli.h"
 #include "watch.h"
 #include "writer.h"
 
@@ -511,6 +512,37 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	return ringctl_status(rc, verbose);
 }
 
+static int ringctl_allreduce(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	struct allreduce_cli *c = malloc(sizeof(*c));
+	struct ringctl slow = *rc;
+	struct writer *w;
+	char err[256];
+	int ret = EXIT_TROUBLE;
+
+	if (!c)
+		return EXIT_TROUBLE;
+	if (allreduce_cli_parse(argc, argv, c, err, sizeof(err)) < 0) {
+		free(c);
+		return ringctl_bad_usage("%s", err);
+	}
+	req.body_case = RING__ENVELOPE__BODY_ALLREDUCE_REQUEST;
+	req.allreduce_request = &c->req;
+	/* The coordinator answers when the job is over. */
+	slow.timeout_ms = rc->timeout_ms + (int)allreduce_cli_wait_ms(c);
+	rep = ringctl_call(&slow, &req, RING__ENVELOPE__BODY_ALLREDUCE_REPORT);
+	if (rep) {
+		w = writer_new(stdout, rc->fmt);
+		allreduce_cli_render(w, rep->allreduce_report);
+		writer_finish(w);
+		ret = *rep->allreduce_report->error ? EXIT_DEGRADED : 0;
+		frame_free(rep);
+	}
+	free(c);
+	return ret;
+}
+
 static int ringctl_test(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
@@ -734,6 +766,8 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_pki(argc, argv);
 	if (!strcmp(cmd, "survey"))
 		return ringctl_survey(rc, argc, argv);
+	if (!strcmp(cmd, "test") && argc > 0 && !strcmp(argv[0], "allreduce"))
+		return ringctl_allreduce(rc, argc, argv);
 	if (!strcmp(cmd, "test"))
 		return ringctl_test(rc, argc, argv);
 	if (!strcmp(cmd, "status")) {
