@@ -108,6 +108,13 @@ static void ringctl_usage(FILE *f)
 		"              sizes take K, M and G suffixes (binary); latency\n"
 		"              sizes default to %s, duration %u s,\n"
 		"              warm-up %u s, iterations %u\n"
+		"  test allreduce [--nodes N,N,...|--order N,N,...]\n"
+		"              [--sizes LO..HI|S,S,...] [--iterations 1-%d]\n"
+		"              [--warmup 0-%d] [--step-timeout %d-%d]\n"
+		"                              ring all-reduce over the data\n"
+		"                              plane, TCP (root); sizes default\n"
+		"                              to 1M..1G, iterations %d,\n"
+		"                              warm-up %d\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--coordinator] [--days N]\n"
 		"                                        key + certificate for node NAME\n"
@@ -126,7 +133,9 @@ static void ringctl_usage(FILE *f)
 		TESTLIMITS_LAT_SIZES_MAX, lat_rdma, defaults,
 		TESTLIMITS_DURATION_DEFAULT_MS / 1000,
 		TESTLIMITS_WARMUP_DEFAULT_MS / 1000,
-		TESTLIMITS_LAT_ITERATIONS_DEFAULT);
+		TESTLIMITS_LAT_ITERATIONS_DEFAULT, ARLIMITS_ITERATIONS_MAX,
+		ARLIMITS_WARMUP_MAX, ARLIMITS_STEP_MIN_MS, ARLIMITS_STEP_MAX_MS,
+		ARLIMITS_ITERATIONS_DEFAULT, ARLIMITS_WARMUP_DEFAULT);
 }
 
 /* One line naming the problem; the usage is one --help away. */
