@@ -12,7 +12,7 @@
 
 #include <event2/event.h>
 
-#include "allreduce.h"
+#include "allreduce_coord.h"
 #include "call.h"
 #include "coord_conf.h"
 #include "nodes.h"
@@ -125,7 +125,7 @@ struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
 					   const Ring__TestParams *p,
 					   survey_test_cb cb, void *arg);
 
-/* A ring all-reduce (allreduce.h) as a manual test: EBUSY while a
+/* A ring all-reduce (allreduce_coord.h) as a manual test: EBUSY while a
  * survey, a re-check or another test runs; none starts while it does.
  * Cancel it with survey_allreduce_cancel (no callback). */
 struct survey_allreduce;

@@ -1,5 +1,5 @@
-/* The ring all-reduce, coordinator side (see allreduce.h). */
-#include "allreduce.h"
+/* The ring all-reduce, coordinator side (see allreduce_coord.h). */
+#include "allreduce_coord.h"
 
 #include <errno.h>
 #include <math.h>
