@@ -883,6 +883,16 @@ static void ops_allreduce_setup(struct ops *o, uint64_t id,
 	uint16_t port = 0;
 	struct op *op;
 
+	/* The job's traffic stays on the data plane, as probes' does. */
+	if (o->conf && r->listen_interface && r->next_interface &&
+	    (!ops_is_data_port(o, r->listen_interface) ||
+	     !ops_is_data_port(o, r->next_interface))) {
+		ops_error(o, id,
+			  "allreduce: %.16s or %.16s is not a data interface "
+			  "of this node",
+			  r->listen_interface, r->next_interface);
+		return;
+	}
 	if (o->allreduce) {
 		ops_error(o, id,
 			  "allreduce: busy: this node already runs an "

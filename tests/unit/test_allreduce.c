@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "allreduce.h"
+#include "frame.h"
+#include "ops.h"
 
 #define T_MAX 8
 
@@ -224,6 +226,150 @@ static void test_job_refusals(void **state)
 	event_base_free(base);
 }
 
+/* What an agent's ops module sent, per instance. */
+struct t_agent {
+	struct ops *ops;
+	Ring__Envelope__BodyCase last[8];
+	uint64_t last_id[8];
+	char text[8][512];
+	unsigned n;
+	uint32_t port;
+	Ring__AllreduceResult *res;
+};
+
+static void t_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
+		   void *body)
+{
+	struct t_agent *a = arg;
+
+	if (a->n == 8)
+		fail_msg("too many replies");
+	a->last[a->n] = type;
+	a->last_id[a->n] = id;
+	if (type == RING__ENVELOPE__BODY_ERROR)
+		snprintf(a->text[a->n], 512, "%s", ((Ring__Error *)body)->text);
+	if (type == RING__ENVELOPE__BODY_ALLREDUCE_ENDPOINT)
+		a->port = ((Ring__AllreduceEndpoint *)body)->port;
+	if (type == RING__ENVELOPE__BODY_ALLREDUCE_RESULT) {
+		a->res = frame_copy(&((Ring__AllreduceResult *)body)->base);
+		assert_non_null(a->res);
+	}
+	a->n++;
+}
+
+static void t_setup(Ring__AllreduceSetup *s, uint8_t *id, unsigned rank,
+		    uint64_t *sizes)
+{
+	ring__allreduce_setup__init(s);
+	s->job_id.data = id;
+	s->job_id.len = ALLREDUCE_ID_LEN;
+	s->rank = rank;
+	s->n = 2;
+	s->listen_interface = "lo";
+	s->listen_address = "127.0.0.1";
+	s->prev_address = "127.0.0.1";
+	s->next_interface = "lo";
+	s->sizes = sizes;
+	s->n_sizes = 2;
+	s->iterations = 2;
+	s->warmup = 1;
+	s->deadline_ms = 20000;
+	s->prev_node = rank ? "r0" : "r1";
+	s->next_node = rank ? "r0" : "r1";
+}
+
+static void t_handle_setup(struct ops *o, uint64_t id, Ring__AllreduceSetup *s)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_ALLREDUCE_SETUP;
+	env.allreduce_setup = s;
+	assert_int_equal(ops_handle(o, &env), 1);
+}
+
+static void t_control(struct ops *o, uint64_t id, uint8_t *job,
+		      Ring__AllreduceAction action, uint32_t port)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__AllreduceControl c = RING__ALLREDUCE_CONTROL__INIT;
+
+	c.job_id.data = job;
+	c.job_id.len = ALLREDUCE_ID_LEN;
+	c.action = action;
+	c.next_address = "127.0.0.1";
+	c.next_port = port;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_ALLREDUCE_CONTROL;
+	env.allreduce_control = &c;
+	assert_int_equal(ops_handle(o, &env), 1);
+}
+
+/* Two agents' ops modules on one loop, over loopback: setups, a second
+ * job refused as busy, START with each other's endpoint, the results on
+ * the setups' request ids; then a job stopped before START. */
+static void test_agents_over_loopback(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct t_agent a[2] = {0};
+	uint8_t id[ALLREDUCE_ID_LEN] = {7, 7}, other[ALLREDUCE_ID_LEN] = {9};
+	uint64_t sizes[] = {65536, 2u << 20};
+	Ring__AllreduceSetup s[2], s2;
+	double end;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		a[i].ops = ops_new(base, NULL, t_send, &a[i]);
+		assert_non_null(a[i].ops);
+		t_setup(&s[i], id, (unsigned)i, sizes);
+		t_handle_setup(a[i].ops, 10 + (uint64_t)i, &s[i]);
+		assert_int_equal(a[i].last[0],
+				 RING__ENVELOPE__BODY_ALLREDUCE_ENDPOINT);
+	}
+	/* One job per agent. */
+	t_setup(&s2, other, 0, sizes);
+	t_handle_setup(a[0].ops, 99, &s2);
+	assert_int_equal(a[0].last[1], RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(a[0].text[1], "busy"));
+	/* A control for a job it does not run. */
+	t_control(a[0].ops, 98, other, RING__ALLREDUCE_ACTION__ALLREDUCE_STOP,
+		  0);
+	assert_int_equal(a[0].last[2], RING__ENVELOPE__BODY_ERROR);
+	t_control(a[0].ops, 20, id, RING__ALLREDUCE_ACTION__ALLREDUCE_START,
+		  a[1].port);
+	t_control(a[1].ops, 21, id, RING__ALLREDUCE_ACTION__ALLREDUCE_START,
+		  a[0].port);
+	assert_int_equal(a[0].last[3], RING__ENVELOPE__BODY_ACK);
+	assert_int_equal(a[1].last[1], RING__ENVELOPE__BODY_ACK);
+	end = allreduce_now() + 20;
+	while ((!a[0].res || !a[1].res) && allreduce_now() < end)
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	for (int i = 0; i < 2; i++) {
+		assert_non_null(a[i].res);
+		assert_string_equal(a[i].res->error, "");
+		assert_int_equal(a[i].res->n_sizes, 2);
+		assert_true(a[i].res->sizes[1]->verified);
+		assert_int_equal(a[i].res->sizes[1]->size, 2u << 20);
+		assert_int_equal(a[i].last_id[a[i].n - 1], 10 + (uint64_t)i);
+		assert_int_equal(ops_running(a[i].ops), 0);
+		ring__allreduce_result__free_unpacked(a[i].res, NULL);
+		a[i].res = NULL;
+	}
+	/* Stopped before START: the result at once, with why. */
+	t_handle_setup(a[0].ops, 30, &s2);
+	t_control(a[0].ops, 31, other, RING__ALLREDUCE_ACTION__ALLREDUCE_STOP,
+		  0);
+	assert_non_null(a[0].res);
+	assert_non_null(strstr(a[0].res->error, "stopped before START"));
+	ring__allreduce_result__free_unpacked(a[0].res, NULL);
+	/* A job left running is torn down with its agent. */
+	t_handle_setup(a[1].ops, 40, &s2);
+	assert_int_equal(ops_running(a[1].ops), 1);
+	for (int i = 0; i < 2; i++)
+		ops_free(a[i].ops);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_rings),
 		cmocka_unit_test(test_vanished_peer),
 		cmocka_unit_test(test_job_refusals),
+		cmocka_unit_test(test_agents_over_loopback),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
