@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -63,6 +64,15 @@ static int ar_bind_dev(int fd, const char *ifname)
 {
 	return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname,
 			  (socklen_t)strlen(ifname) + 1);
+}
+
+/* Chunks are written in pieces: Nagle would hold a piece's tail back for
+ * an ACK the peer delays (NCCL's sockets set it too). */
+static void ar_nodelay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static int ar_listen(struct allreduce_job *j, uint16_t *port)
@@ -297,6 +307,7 @@ static int ar_connect_next(struct allreduce_job *j, double end, char *why,
 		rc = -errno;
 		goto fail;
 	}
+	ar_nodelay(fd);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
 	    errno != EINPROGRESS) {
 		rc = -errno;
@@ -367,6 +378,7 @@ static int ar_accept_prev(struct allreduce_job *j, double end, char *why,
 				continue;
 			break;
 		}
+		ar_nodelay(fd);
 		j->prev_fd = fd;
 		return 0;
 	}
