@@ -252,6 +252,7 @@ int allreduce_coord_plan(const Ring__Topology *t,
 struct arc_rank {
 	struct allreduce_coord *j;
 	unsigned idx;
+	char *why; /* its own failure, for the report's notes */
 	struct call *setup, *ctl;
 	Ring__AllreduceEndpoint *ep;
 	Ring__AllreduceResult *res;
@@ -286,6 +287,19 @@ static void arc_error(struct allreduce_coord *j, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A rank's own failure: the job's error if it is the first, and a note
+ * either way (a neighbour's view of the same failure names the step). */
+static void arc_rank_error(struct arc_rank *r, const char *text)
+{
+	struct allreduce_coord *j = r->j;
+	const char *me = j->p.ranks[r->idx].node;
+
+	arc_error(j, "%s (rank %u): %s", me, r->idx, text);
+	free(r->why);
+	if (asprintf(&r->why, "%s (rank %u): %s", me, r->idx, text) < 0)
+		r->why = NULL;
+}
+
 static const char *arc_err_text(int err)
 {
 	return err == -ETIMEDOUT    ? "no answer before the job's deadline"
@@ -298,6 +312,7 @@ static void arc_free(struct allreduce_coord *j)
 	for (unsigned i = 0; i < j->p.n; i++) {
 		call_cancel(j->ci, j->r[i].setup);
 		call_cancel(j->ci, j->r[i].ctl);
+		free(j->r[i].why);
 		if (j->r[i].ep)
 			ring__allreduce_endpoint__free_unpacked(j->r[i].ep,
 								NULL);
@@ -401,7 +416,13 @@ static void arc_finish(struct allreduce_coord *j)
 	Ring__AllreduceSize *szp[ARLIMITS_SIZES_MAX];
 	char *order[ARLIMITS_RANKS_MAX];
 
+	char *notes[ARLIMITS_RANKS_MAX];
+
 	arc_report(j, &rep, sz, szp, order);
+	for (unsigned i = 0; i < j->p.n; i++)
+		if (j->r[i].why)
+			notes[rep.n_notes++] = j->r[i].why;
+	rep.notes = notes;
 	rep.error = j->error;
 	rep.started_ms = j->started_ms;
 	rep.finished_ms = clock_now_ms();
@@ -521,7 +542,7 @@ static void arc_setup_reply(const Ring__Envelope *env, int err, void *arg)
 	r->setup = NULL;
 	r->done = 1;
 	if (!env) {
-		arc_error(j, "%s (rank %u): %s", me, r->idx, arc_err_text(err));
+		arc_rank_error(r, arc_err_text(err));
 		if (err == -ETIMEDOUT && !r->stopped)
 			arc_send_stop(j, r->idx);
 	} else if (env->body_case == RING__ENVELOPE__BODY_ALLREDUCE_RESULT &&
@@ -531,12 +552,11 @@ static void arc_setup_reply(const Ring__Envelope *env, int err, void *arg)
 	} else if (env->body_case == RING__ENVELOPE__BODY_ALLREDUCE_RESULT) {
 		r->res = frame_copy(&env->allreduce_result->base);
 		if (*env->allreduce_result->error)
-			arc_error(j, "%s (rank %u): %s", me, r->idx,
-				  env->allreduce_result->error);
+			arc_rank_error(r, env->allreduce_result->error);
 		else if (!r->res)
 			arc_error(j, "coordinator: out of memory");
 	} else if (env->body_case == RING__ENVELOPE__BODY_ERROR) {
-		arc_error(j, "%s (rank %u): %s", me, r->idx, env->error->text);
+		arc_rank_error(r, env->error->text);
 	} else {
 		arc_error(j, "%s: unexpected %s to the all-reduce setup", me,
 			  frame_type_name((uint16_t)env->body_case));

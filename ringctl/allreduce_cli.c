@@ -199,6 +199,13 @@ void allreduce_cli_render(struct writer *w, const Ring__AllreduceReport *r)
 	writer_str(w, "result", *r->error ? "failed" : "ok");
 	if (*r->error)
 		writer_str(w, "error", r->error);
+	/* Each failed rank's own words: a neighbour's names the step. */
+	if (r->n_notes) {
+		writer_list_start(w, "rank_errors");
+		for (size_t i = 0; i < r->n_notes; i++)
+			writer_str(w, NULL, r->notes[i]);
+		writer_list_end(w);
+	}
 	if (r->started_ms) {
 		render_format_time(r->started_ms, t, sizeof(t));
 		writer_str(w, "measured_at", t);

@@ -359,6 +359,8 @@ static void test_job_rank_lost(void **state)
 	assert_int_equal(f->reports, 1);
 	assert_non_null(
 		strstr(f->rep->error, "n3 (rank 2): agent session lost"));
+	/* Every rank's own failure is a note. */
+	assert_int_equal(f->rep->n_notes, 4);
 	assert_int_equal(f->rep->n_sizes, 0);
 }
 
