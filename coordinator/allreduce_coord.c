@@ -327,7 +327,7 @@ static void arc_ignore(const Ring__Envelope *env, int err, void *arg)
 {
 	(void)arg;
 	if (!env)
-		log_debug("allreduce", "STOP unanswered: %s",
+		log_debug("control", "all-reduce STOP unanswered: %s",
 			  arc_err_text(err));
 }
 
