@@ -80,11 +80,17 @@ static void ar_fail(struct ar_run *r, const char *peer, const char *role,
 {
 	char sz[16];
 
-	snprintf(r->err, r->len,
-		 "%s step %u/%u of size %s: %s (rank %u's %s rank) %s",
-		 r->phase, r->step + 1, r->p->n - 1,
-		 testlimits_format_size(r->size, sz, sizeof(sz)), peer,
-		 r->p->rank, role, what);
+	testlimits_format_size(r->size, sz, sizeof(sz));
+	if (!strcmp(r->phase, "start"))
+		snprintf(r->err, r->len,
+			 "starting an all-reduce of size %s: %s (rank %u's "
+			 "%s rank) %s",
+			 sz, peer, r->p->rank, role, what);
+	else
+		snprintf(r->err, r->len,
+			 "%s step %u/%u of size %s: %s (rank %u's %s rank) %s",
+			 r->phase, r->step + 1, r->p->n - 1, sz, peer,
+			 r->p->rank, role, what);
 }
 
 static void ar_add(float *dst, const uint8_t *src, uint64_t nbytes)
@@ -230,6 +236,8 @@ static int ar_once(struct ar_run *r, uint64_t count)
 static int ar_size(struct ar_run *r, struct allreduce_size_result *o)
 {
 	uint64_t count = r->size / 4;
+	const uint8_t tok = 1;
+	float sink = 0;
 	double sum = 0;
 	int64_t bad;
 
@@ -241,6 +249,12 @@ static int ar_size(struct ar_run *r, struct allreduce_size_result *o)
 		/* In place, so every iteration starts from the inputs; the
 		 * filling is not timed. */
 		allreduce_fill(r->buf, count, r->p->rank);
+		/* A byte each way first, untimed: the previous rank has
+		 * refilled too, so its refill is not timed as ours. */
+		r->phase = "start";
+		r->step = 0;
+		if (ar_xfer(r, &tok, 1, &sink, 1, 0) < 0)
+			return -1;
 		t0 = allreduce_now();
 		if (ar_once(r, count) < 0)
 			return -1;
