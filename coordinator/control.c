@@ -612,6 +612,16 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 		    (void *)rep);
 }
 
+static int control_allreduce_running(const struct control *co)
+{
+	const struct client *cl;
+
+	LIST_FOREACH(cl, &co->clients, link)
+	if (cl->ar)
+		return 1;
+	return 0;
+}
+
 static void control_test(struct client *cl, uint64_t id,
 			 const Ring__TestRequest *req)
 {
@@ -638,6 +648,14 @@ static void control_test(struct client *cl, uint64_t id,
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"one test at a time per client");
+		return;
+	}
+	if (control_allreduce_running(co)) {
+		/* Its figures would share the cables with the test's. */
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"an all-reduce is running; try again when it "
+				"is done");
 		return;
 	}
 	rdma = req->params->kind == RING__TEST_KIND__TEST_RDMA_BW ||

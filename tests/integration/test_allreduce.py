@@ -140,7 +140,17 @@ def test_agent_killed_mid_job(ringd):
 
     th = threading.Thread(target=run)
     th.start()
-    time.sleep(3)
+    time.sleep(2)
+    assert th.is_alive(), out
+    # One job at a time, and nothing else measures meanwhile.
+    rc2, doc2, err2 = allreduce(ringd, *SMALL)
+    assert rc2 == 2 and "a test is running" in err2, (rc2, err2)
+    p = ringd.ringctl("test", "bw", "n1", "n2", "--duration", "0.5",
+                      fmt=None, timeout_s=30)
+    assert p.returncode == 2 and "all-reduce is running" in p.stderr, p
+    p = ringd.ringctl("survey", fmt=None)
+    assert p.returncode == 2, p
+    time.sleep(1)
     assert th.is_alive(), out
     ringd.agents["n3"].signal(signal.SIGKILL)
     th.join(60)
