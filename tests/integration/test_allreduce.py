@@ -7,6 +7,7 @@ killed mid-job fails the job cleanly within its deadline."""
 
 import json
 import signal
+import subprocess
 import threading
 import time
 
@@ -126,6 +127,29 @@ def test_plain_and_keyvalue(ringd):
     print(p.stdout)
     assert "sizes.1M.verified=yes" in p.stdout
     assert "sizes.64K.busbw_gbps_computed=" in p.stdout
+
+
+def test_client_gone_stops_job(ringd):
+    """ringctl killed mid-job: the coordinator STOPs every rank, so the
+    agents take a new job at once instead of refusing it as busy."""
+    argv = [ringd.path("ringctl"), "-s", ringd.sock, "-f", "json",
+            "test", "allreduce", "--sizes", "8M", "--iterations", "1000",
+            "--warmup", "0"]
+    p = subprocess.Popen(argv, env=ringd.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        time.sleep(2)
+        assert p.poll() is None, p.communicate()
+    finally:
+        p.kill()
+        p.communicate()
+    t0 = time.monotonic()
+    while True:
+        rc, doc, err = allreduce(ringd, *SMALL)
+        if rc == 0 or time.monotonic() - t0 > 10:
+            break
+        time.sleep(0.5)
+    assert rc == 0, (rc, doc, err)
 
 
 def test_agent_killed_mid_job(ringd):
