@@ -686,3 +686,51 @@ void allreduce_coord_refused(const struct allreduce_coord_plan *p,
 	rep.finished_ms = clock_now_ms();
 	cb(&rep, arg);
 }
+
+static int arc_report_ok(const Ring__AllreduceReport *r)
+{
+	if (!r || *r->error || !r->n_sizes)
+		return 0;
+	for (size_t i = 0; i < r->n_sizes; i++)
+		if (!r->sizes[i]->verified || !(r->sizes[i]->busbw_gbps > 0))
+			return 0;
+	return 1;
+}
+
+int allreduce_coord_compare(const Ring__AllreduceReport *old,
+			    const Ring__AllreduceReport *cur, char *out,
+			    size_t len)
+{
+	const Ring__AllreduceReport *few, *many;
+	const Ring__AllreduceSize *a = NULL, *b = NULL;
+	char sz[16];
+	double ratio;
+
+	if (!arc_report_ok(old) || !arc_report_ok(cur) ||
+	    old->n_order == cur->n_order)
+		return -1;
+	few = old->n_order < cur->n_order ? old : cur;
+	many = few == old ? cur : old;
+	/* The largest size both measured: the least latency-bound. */
+	for (size_t i = 0; i < few->n_sizes; i++)
+		for (size_t k = 0; k < many->n_sizes; k++)
+			if (few->sizes[i]->size == many->sizes[k]->size &&
+			    (!a || few->sizes[i]->size > a->size)) {
+				a = few->sizes[i];
+				b = many->sizes[k];
+			}
+	if (!a)
+		return -1;
+	ratio = b->busbw_gbps / a->busbw_gbps;
+	snprintf(out, len,
+		 "busbw at %s: %zu ranks %.3f Gbps, %zu ranks %.3f Gbps, ratio "
+		 "%.3f%s",
+		 testlimits_format_size(a->size, sz, sizeof(sz)), few->n_order,
+		 a->busbw_gbps, many->n_order, b->busbw_gbps, ratio,
+		 ratio >= 0.9 && ratio <= 1.1
+			 ? ": adding nodes to the ring adds memory, not "
+			   "all-reduce bandwidth"
+			 : ": the rings differ by more than 10% (the slower "
+			   "one has a slower cable or rank)");
+	return 0;
+}

@@ -49,6 +49,15 @@ int allreduce_coord_plan(const Ring__Topology *t,
  * (doc/PERFORMANCE.md there): busbw = algbw * 2(n-1)/n. */
 double allreduce_coord_busbw(double algbw, unsigned n);
 
+/* cur against old, two successful runs over different numbers of ranks:
+ * the bus bandwidth at the largest size both measured, and the ratio
+ * (more ranks over fewer); within 10% the field notes' conclusion that a
+ * longer ring adds memory, not all-reduce bandwidth. 0 with the text, or
+ * -1 when they cannot be compared. */
+int allreduce_coord_compare(const Ring__AllreduceReport *old,
+			    const Ring__AllreduceReport *cur, char *out,
+			    size_t len);
+
 struct allreduce_coord;
 /* The report (valid during the call); the job is freed after. */
 typedef void (*allreduce_coord_cb)(const Ring__AllreduceReport *rep, void *arg);

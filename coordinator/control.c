@@ -85,6 +85,9 @@ struct control {
 	unsigned n_group; /* clients other than root */
 	uint64_t refuse_logged_ms;
 	unsigned refuse_quiet; /* refusals not logged since */
+	/* The last successful all-reduce per number of ranks, for the next
+	 * one's comparison (in memory only). */
+	Ring__AllreduceReport *ar_last[ARLIMITS_RANKS_MAX + 1];
 };
 
 static void client_free(struct client *cl)
@@ -709,13 +712,35 @@ static void control_test(struct client *cl, uint64_t id,
 static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
 {
 	struct client *cl = arg;
+	struct control *co = cl->ctl;
+	const Ring__AllreduceReport *other = NULL;
+	Ring__AllreduceReport copy = *rep, *keep;
+	char cmp[512];
 
 	cl->ar = NULL;
 	client_arm(cl);
 	log_info("all-reduce over %zu ranks: %s", rep->n_order,
 		 *rep->error ? rep->error : "done");
+	/* Against the latest run over another number of ranks. */
+	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
+		if (co->ar_last[i] && i != rep->n_order &&
+		    (!other ||
+		     co->ar_last[i]->finished_ms > other->finished_ms))
+			other = co->ar_last[i];
+	if (other && allreduce_coord_compare(other, rep, cmp, sizeof(cmp)) == 0)
+		copy.comparison = cmp;
+	if (!*rep->error && rep->n_sizes &&
+	    rep->n_order <= ARLIMITS_RANKS_MAX) {
+		keep = frame_copy(&rep->base);
+		if (keep) {
+			if (co->ar_last[rep->n_order])
+				ring__allreduce_report__free_unpacked(
+					co->ar_last[rep->n_order], NULL);
+			co->ar_last[rep->n_order] = keep;
+		}
+	}
 	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
-		    (void *)rep);
+		    &copy);
 }
 
 static void control_allreduce(struct client *cl, uint64_t id,
@@ -1231,5 +1256,9 @@ void control_free(struct control *ctl)
 		client_free(LIST_FIRST(&ctl->clients));
 	evconnlistener_free(ctl->listener);
 	unlink(ctl->path);
+	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
+		if (ctl->ar_last[i])
+			ring__allreduce_report__free_unpacked(ctl->ar_last[i],
+							      NULL);
 	free(ctl);
 }

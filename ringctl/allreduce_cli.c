@@ -215,6 +215,9 @@ void allreduce_cli_render(struct writer *w, const Ring__AllreduceReport *r)
 	writer_str(w, "computed",
 		   "algbw = size / time_us_measured (the slowest rank's mean); "
 		   "busbw = algbw x 2(n-1)/n (nccl-tests); Gbit/s");
+	/* Against the coordinator's last run over another ring size. */
+	if (*r->comparison)
+		writer_str(w, "comparison_computed", r->comparison);
 	writer_table_start(w, "sizes");
 	for (size_t i = 0; i < r->n_sizes; i++) {
 		const Ring__AllreduceSize *s = r->sizes[i];

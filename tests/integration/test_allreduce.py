@@ -83,6 +83,10 @@ def test_two_neighbours(ringd):
     assert rc == 0, (rc, doc, err)
     assert doc["order"] == [a, b] and doc["order_source"] == "nodes"
     check_figures(doc, 2)
+    # Against the full ring measured just before (computed).
+    cmp = doc["comparison_computed"]
+    assert "busbw at 1M: 2 ranks" in cmp and "4 ranks" in cmp, cmp
+    assert "ratio" in cmp, cmp
 
 
 def test_three_of_four_refused(ringd):

@@ -214,6 +214,59 @@ static void test_busbw(void **state)
 	assert_true(allreduce_coord_busbw(10, 4) == 15);
 }
 
+/* A successful report of n ranks with one size's bus bandwidth. */
+static void t_report(Ring__AllreduceReport *r, Ring__AllreduceSize *s,
+		     Ring__AllreduceSize **sp, char **order, size_t n,
+		     uint64_t size, double busbw)
+{
+	ring__allreduce_report__init(r);
+	ring__allreduce_size__init(s);
+	s->size = size;
+	s->busbw_gbps = busbw;
+	s->verified = 1;
+	sp[0] = s;
+	r->sizes = sp;
+	r->n_sizes = 1;
+	r->order = order;
+	r->n_order = n;
+}
+
+static void test_compare(void **state)
+{
+	Ring__AllreduceReport two, four;
+	Ring__AllreduceSize s2, s4, *p2[1], *p4[1];
+	char *names[] = {"n1", "n2", "n3", "n4"}, out[512];
+
+	(void)state;
+	/* The field notes: 2 nodes and 4, ratio 1.004. */
+	t_report(&two, &s2, p2, names, 2, 1u << 30, 20.0);
+	t_report(&four, &s4, p4, names, 4, 1u << 30, 20.08);
+	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "busbw at 1G: 2 ranks 20.000 Gbps, 4 "
+				    "ranks 20.080 Gbps, ratio 1.004"));
+	assert_non_null(strstr(out, "adds memory, not all-reduce bandwidth"));
+	/* Either order: more ranks over fewer. */
+	assert_int_equal(allreduce_coord_compare(&four, &two, out, sizeof(out)),
+			 0);
+	assert_non_null(strstr(out, "ratio 1.004"));
+	/* Far apart: no such conclusion. */
+	s4.busbw_gbps = 10;
+	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),
+			 0);
+	assert_null(strstr(out, "adds memory"));
+	/* Not comparable: same ring size, a failed run, no common size. */
+	assert_int_equal(allreduce_coord_compare(&two, &two, out, sizeof(out)),
+			 -1);
+	s4.verified = 0;
+	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),
+			 -1);
+	s4.verified = 1;
+	s4.size = 1u << 20;
+	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),
+			 -1);
+}
+
 static void on_report(const Ring__AllreduceReport *rep, void *arg)
 {
 	struct fx *f = arg;
@@ -399,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_plan_wrong_order, setup,
 						teardown),
 		cmocka_unit_test(test_busbw),
+		cmocka_unit_test(test_compare),
 		cmocka_unit_test_setup_teardown(test_job_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_rank_lost, setup,
 						teardown),
