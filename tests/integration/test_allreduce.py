@@ -131,6 +131,16 @@ def test_plain_and_keyvalue(ringd):
     print(p.stdout)
     assert "sizes.1M.verified=yes" in p.stdout
     assert "sizes.64K.busbw_gbps_computed=" in p.stdout
+    keys = [line.split("=", 1)[0] for line in p.stdout.splitlines()]
+    assert len(keys) == len(set(keys)), keys
+    # JSON without a duplicate key, numbers as numbers.
+    p = ringd.ringctl("test", "allreduce", *SMALL, fmt="json", timeout_s=60)
+
+    def no_dup(pairs):
+        assert len({k for k, _ in pairs}) == len(pairs), pairs
+        return dict(pairs)
+    doc = json.loads(p.stdout, object_pairs_hook=no_dup)
+    assert isinstance(doc["sizes"][0]["time_us_measured"], float)
 
 
 def test_client_gone_stops_job(ringd):
