@@ -131,8 +131,16 @@ static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
 		ssize_t n;
 
 		if (g->stop && atomic_load(g->stop)) {
-			ar_fail(r, g->next_node, "next",
-				"not finished: stopped");
+			char sz[16];
+
+			/* No peer's fault: the coordinator ended the job. */
+			snprintf(r->err, r->len,
+				 "%s of size %s: stopped by the coordinator "
+				 "(another rank failed, or the job was "
+				 "cancelled)",
+				 r->phase,
+				 testlimits_format_size(r->size, sz,
+							sizeof(sz)));
 			return -1;
 		}
 		if (left <= 0) {
