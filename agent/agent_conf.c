@@ -46,6 +46,7 @@ void agent_conf_defaults(struct agent_conf *c)
 	c->counters_interval_ms = 10000;
 	c->max_frame = 1024 * 1024;
 	c->rdma_max_memory = 1ull << 30;
+	c->allreduce_max_memory = 1ull << 30;
 }
 
 static int agent_conf_node(struct cfg_ctx *ctx, int argc, char **argv,
@@ -266,6 +267,9 @@ static int agent_conf_rdma_memory(struct cfg_ctx *ctx, int argc, char **argv,
 	struct agent_conf *c = arg;
 
 	(void)argc;
+	if (!strcmp(argv[0], "allreduce_max_memory"))
+		return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20,
+				      64ull << 30, &c->allreduce_max_memory);
 	if (!strcmp(argv[0], "rdma_max_memory"))
 		return cfg_parse_size(ctx, argv[0], argv[1], 1ull << 20,
 				      64ull << 30, &c->rdma_max_memory);
@@ -296,6 +300,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"rdma_device", 1, -1, agent_conf_rdma_globs},
 	{"rdma_max_memory", 1, 1, agent_conf_rdma_memory},
 	{"rdma_max_total_memory", 1, 1, agent_conf_rdma_memory},
+	{"allreduce_max_memory", 1, 1, agent_conf_rdma_memory},
 	{NULL, 0, 0, NULL},
 };
 

@@ -54,6 +54,9 @@ struct agent_conf {
 	/* rdma_max_total_memory SIZE: all RDMA tests in flight together;
 	 * 0 = twice rdma_max_memory (filled in by agent_conf_check) */
 	uint64_t rdma_max_total_memory;
+	/* allreduce_max_memory SIZE: an all-reduce job's buffer (its largest
+	 * size), default 1 GiB, 1 MiB..64 GiB */
+	uint64_t allreduce_max_memory;
 	/* The line that set ca, cert, key (0: the default), for
 	 * agent_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key;

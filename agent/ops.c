@@ -10,6 +10,7 @@
 #include <time.h>
 #include <sys/queue.h>
 
+#include "allreduce.h"
 #include "log.h"
 #include "probe.h"
 #include "tcptest.h"
@@ -41,7 +42,8 @@ struct op {
 	struct probe *probe;
 	struct tcptest *test;
 	struct verbs_test *vt;
-	struct tcount *tc; /* counters around a test (testcounters.h) */
+	struct allreduce_job *arj; /* a ring all-reduce job (allreduce.h) */
+	struct tcount *tc;	   /* counters around a test (testcounters.h) */
 	uint8_t test_id[OPS_TEST_ID_LEN];
 	uint64_t connect_id; /* RdmaControl CONNECT waiting for RTS */
 	struct probe_route route;
@@ -57,8 +59,9 @@ struct ops {
 	LIST_HEAD(, op) ops;
 	unsigned n;
 	unsigned n_probes, n_tests, n_rdma;
-	uint64_t rdma_mem; /* reserved by the RDMA tests in flight */
-	uint64_t warn_ms;  /* last refusal logged (CLOCK_MONOTONIC ms) */
+	uint64_t rdma_mem;    /* reserved by the RDMA tests in flight */
+	struct op *allreduce; /* the one all-reduce job an agent runs */
+	uint64_t warn_ms;     /* last refusal logged (CLOCK_MONOTONIC ms) */
 	char mgmt_if[IFNAMSIZ];
 };
 
@@ -104,6 +107,9 @@ static void op_unlink(struct op *op)
 		o->n_probes--;
 	else
 		o->n_tests--;
+	if (o->allreduce == op)
+		o->allreduce = NULL;
+	allreduce_job_free(op->arj);
 	if (op->rdma_mem) {
 		o->rdma_mem -= op->rdma_mem;
 		o->n_rdma--;
@@ -854,6 +860,94 @@ static void ops_rdma_control(struct ops *o, uint64_t id,
 	}
 }
 
+/* ---- ring all-reduce ---- */
+
+static void ops_allreduce_done(struct allreduce_job *j, void *arg)
+{
+	struct op *op = arg;
+
+	op->owner->send(op->owner->arg, op->request_id,
+			RING__ENVELOPE__BODY_ALLREDUCE_RESULT,
+			(void *)allreduce_job_result(j));
+	op_unlink(op); /* frees the job: it has returned from the worker */
+}
+
+static void ops_allreduce_setup(struct ops *o, uint64_t id,
+				const Ring__AllreduceSetup *r)
+{
+	Ring__AllreduceEndpoint ep = RING__ALLREDUCE_ENDPOINT__INIT;
+	uint64_t max = o->conf && o->conf->allreduce_max_memory
+			       ? o->conf->allreduce_max_memory
+			       : 1ull << 30;
+	char why[320];
+	uint16_t port = 0;
+	struct op *op;
+
+	/* The job's traffic stays on the data plane, as probes' does. */
+	if (o->conf && r->listen_interface && r->next_interface &&
+	    (!ops_is_data_port(o, r->listen_interface) ||
+	     !ops_is_data_port(o, r->next_interface))) {
+		ops_error(o, id,
+			  "allreduce: %.16s or %.16s is not a data interface "
+			  "of this node",
+			  r->listen_interface, r->next_interface);
+		return;
+	}
+	if (o->allreduce) {
+		ops_error(o, id,
+			  "allreduce: busy: this node already runs an "
+			  "all-reduce job (one at a time)");
+		return;
+	}
+	op = ops_start(o, id, OP_TEST, "allreduce");
+	if (!op)
+		return;
+	op->arj = allreduce_job_new(o->base, r, max, ops_allreduce_done, op,
+				    &port, why, sizeof(why));
+	if (!op->arj) {
+		ops_error(o, id, "allreduce: %s", why);
+		op_unlink(op);
+		return;
+	}
+	o->allreduce = op;
+	ep.address = r->listen_address;
+	ep.port = port;
+	o->send(o->arg, id, RING__ENVELOPE__BODY_ALLREDUCE_ENDPOINT, &ep);
+}
+
+static void ops_allreduce_control(struct ops *o, uint64_t id,
+				  const Ring__AllreduceControl *r)
+{
+	struct op *op = o->allreduce;
+	char why[320];
+
+	if (!op || !allreduce_job_is(op->arj, r->job_id)) {
+		ops_error_code(o, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+			       "allreduce: no such job here (finished, timed "
+			       "out or never set up)");
+		return;
+	}
+	switch (r->action) {
+	case RING__ALLREDUCE_ACTION__ALLREDUCE_START:
+		if (allreduce_job_start(op->arj, r->next_address, r->next_port,
+					why, sizeof(why)) < 0) {
+			ops_error(o, id, "allreduce: %s", why);
+			return;
+		}
+		ops_ack(o, id, "started");
+		return;
+	case RING__ALLREDUCE_ACTION__ALLREDUCE_STOP:
+		/* Ack first: a job not started ends (and is freed) at once. */
+		ops_ack(o, id, "stopping");
+		allreduce_job_stop(op->arj);
+		return;
+	default:
+		ops_error(o, id, "allreduce: unknown action %d",
+			  (int)r->action);
+		return;
+	}
+}
+
 int ops_handle(struct ops *o, const Ring__Envelope *env)
 {
 	switch (env->body_case) {
@@ -871,6 +965,13 @@ int ops_handle(struct ops *o, const Ring__Envelope *env)
 		return 1;
 	case RING__ENVELOPE__BODY_RDMA_CONTROL:
 		ops_rdma_control(o, env->request_id, env->rdma_control);
+		return 1;
+	case RING__ENVELOPE__BODY_ALLREDUCE_SETUP:
+		ops_allreduce_setup(o, env->request_id, env->allreduce_setup);
+		return 1;
+	case RING__ENVELOPE__BODY_ALLREDUCE_CONTROL:
+		ops_allreduce_control(o, env->request_id,
+				      env->allreduce_control);
 		return 1;
 	default:
 		return 0;

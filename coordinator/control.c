@@ -63,6 +63,8 @@ struct client {
 	struct survey_test *test; /* a test this client waits for */
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
+	struct survey_allreduce *ar; /* an all-reduce this client waits for */
+	uint64_t ar_id;
 	/* A watcher: the connection is a stream of events (feed.h), counted
 	 * by the feed's bounds instead of the clients'. */
 	struct feed_sub *watch;
@@ -83,6 +85,9 @@ struct control {
 	unsigned n_group; /* clients other than root */
 	uint64_t refuse_logged_ms;
 	unsigned refuse_quiet; /* refusals not logged since */
+	/* The last successful all-reduce per number of ranks, for the next
+	 * one's comparison (in memory only). */
+	Ring__AllreduceReport *ar_last[ARLIMITS_RANKS_MAX + 1];
 };
 
 static void client_free(struct client *cl)
@@ -97,6 +102,7 @@ static void client_free(struct client *cl)
 		ctl->n_group -= cl->uid != 0;
 	}
 	survey_test_cancel(cl->test);
+	survey_allreduce_cancel(cl->ar);
 	if (cl->deadline)
 		event_free(cl->deadline);
 	/* The bufferevent may outlive us (freed after the callback that is
@@ -116,7 +122,7 @@ static void client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
-	if (cl->test || cl->watch)
+	if (cl->test || cl->watch || cl->ar)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
 	else
@@ -609,6 +615,16 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 		    (void *)rep);
 }
 
+static int control_allreduce_running(const struct control *co)
+{
+	const struct client *cl;
+
+	LIST_FOREACH(cl, &co->clients, link)
+	if (cl->ar)
+		return 1;
+	return 0;
+}
+
 static void control_test(struct client *cl, uint64_t id,
 			 const Ring__TestRequest *req)
 {
@@ -635,6 +651,14 @@ static void control_test(struct client *cl, uint64_t id,
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"one test at a time per client");
+		return;
+	}
+	if (control_allreduce_running(co)) {
+		/* Its figures would share the cables with the test's. */
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"an all-reduce is running; try again when it "
+				"is done");
 		return;
 	}
 	rdma = req->params->kind == RING__TEST_KIND__TEST_RDMA_BW ||
@@ -683,6 +707,100 @@ static void control_test(struct client *cl, uint64_t id,
 		return;
 	}
 	/* The test has its own deadline: control_msg lifts the request's. */
+}
+
+static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
+{
+	struct client *cl = arg;
+	struct control *co = cl->ctl;
+	const Ring__AllreduceReport *other = NULL;
+	Ring__AllreduceReport copy = *rep, *keep;
+	char cmp[512];
+
+	cl->ar = NULL;
+	client_arm(cl);
+	log_info("all-reduce over %zu ranks: %s", rep->n_order,
+		 *rep->error ? rep->error : "done");
+	/* Against the latest run over another number of ranks. */
+	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
+		if (co->ar_last[i] && i != rep->n_order &&
+		    (!other ||
+		     co->ar_last[i]->finished_ms > other->finished_ms))
+			other = co->ar_last[i];
+	if (other && allreduce_coord_compare(other, rep, cmp, sizeof(cmp)) == 0)
+		copy.comparison = cmp;
+	if (!*rep->error && rep->n_sizes &&
+	    rep->n_order <= ARLIMITS_RANKS_MAX) {
+		keep = frame_copy(&rep->base);
+		if (keep) {
+			if (co->ar_last[rep->n_order])
+				ring__allreduce_report__free_unpacked(
+					co->ar_last[rep->n_order], NULL);
+			co->ar_last[rep->n_order] = keep;
+		}
+	}
+	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
+		    &copy);
+}
+
+static void control_allreduce(struct client *cl, uint64_t id,
+			      const Ring__AllreduceRequest *req)
+{
+	struct control *co = cl->ctl;
+	struct allreduce_coord_plan *p;
+	int not_adjacent = 0;
+	char why[1024];
+
+	if (cl->test || cl->ar) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"one test at a time per client");
+		return;
+	}
+	p = malloc(sizeof(*p)); /* a few KiB: not on the stack */
+	if (!p) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	if (allreduce_coord_plan(control_topology(co), req, p, &not_adjacent,
+				 why, sizeof(why)) < 0) {
+		/* A wrong order is a finding (exit 1), like a failed test;
+		 * anything else is a bad request. */
+		cl->ar_id = id;
+		if (not_adjacent)
+			allreduce_coord_refused(
+				p, why, RING__ERROR_CODE__ERROR_NOT_ADJACENT,
+				control_allreduce_done, cl);
+		else
+			conn_send_error(cl->conn, id,
+					RING__ERROR_CODE__ERROR_BAD_REQUEST,
+					"%s", why);
+		goto out;
+	}
+	for (unsigned i = 0; i < p->n; i++) {
+		struct node *nd = nodes_find(co->nodes, p->ranks[i].node);
+
+		if (!nd || nd->state != NODE_UP) {
+			conn_send_error(
+				cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"%s (rank %u) is not up", p->ranks[i].node, i);
+			goto out;
+		}
+	}
+	cl->ar_id = id;
+	cl->ar = survey_allreduce_start(co->survey, p, control_allreduce_done,
+					cl);
+	if (!cl->ar)
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
+			errno == EBUSY ? "a survey, a re-check or a test "
+					 "is running; try again when "
+					 "it is done"
+				       : strerror(errno));
+	/* The job has its own deadline: control_msg lifts the request's. */
+out:
+	free(p);
 }
 
 static void control_survey(struct client *cl, uint64_t id)
@@ -824,6 +942,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
+	case RING__ENVELOPE__BODY_ALLREDUCE_REQUEST:
 		if (cl->uid != 0) {
 			conn_send_error(cl->conn, id,
 					RING__ERROR_CODE__ERROR_PERMISSION,
@@ -832,6 +951,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		}
 		if (env->body_case == RING__ENVELOPE__BODY_TEST_REQUEST)
 			control_test(cl, id, env->test_request);
+		else if (env->body_case ==
+			 RING__ENVELOPE__BODY_ALLREDUCE_REQUEST)
+			control_allreduce(cl, id, env->allreduce_request);
 		else
 			control_survey(cl, id);
 		break;
@@ -1134,5 +1256,9 @@ void control_free(struct control *ctl)
 		client_free(LIST_FIRST(&ctl->clients));
 	evconnlistener_free(ctl->listener);
 	unlink(ctl->path);
+	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
+		if (ctl->ar_last[i])
+			ring__allreduce_report__free_unpacked(ctl->ar_last[i],
+							      NULL);
 	free(ctl);
 }

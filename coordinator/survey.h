@@ -12,6 +12,7 @@
 
 #include <event2/event.h>
 
+#include "allreduce_coord.h"
 #include "call.h"
 #include "coord_conf.h"
 #include "nodes.h"
@@ -123,5 +124,15 @@ struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
 					   const struct survey_rdma_ends *e,
 					   const Ring__TestParams *p,
 					   survey_test_cb cb, void *arg);
+
+/* A ring all-reduce (allreduce_coord.h) as a manual test: EBUSY while a
+ * survey, a re-check or another test runs; none starts while it does.
+ * Cancel it with survey_allreduce_cancel (no callback). */
+struct survey_allreduce;
+struct allreduce_coord_plan;
+struct survey_allreduce *
+survey_allreduce_start(struct survey *sv, const struct allreduce_coord_plan *p,
+		       allreduce_coord_cb cb, void *arg);
+void survey_allreduce_cancel(struct survey_allreduce *a);
 
 #endif

@@ -21,6 +21,7 @@
 #include "render.h"
 #include "report.h"
 #include "testargs.h"
+#include "allreduce_cli.h"
 #include "watch.h"
 #include "writer.h"
 
@@ -150,6 +151,13 @@ static void ringctl_usage(FILE *f)
 		"              sizes take K, M and G suffixes (binary); latency\n"
 		"              sizes default to %s, duration %u s,\n"
 		"              warm-up %u s, iterations %u\n"
+		"  test allreduce [--nodes N,N,...|--order N,N,...]\n"
+		"              [--sizes LO..HI|S,S,...] [--iterations 1-%d]\n"
+		"              [--warmup 0-%d] [--step-timeout %d-%d]\n"
+		"                              ring all-reduce over the data\n"
+		"                              plane, TCP (root); sizes default\n"
+		"                              to 1M..1G, iterations %d,\n"
+		"                              warm-up %d\n"
 		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
 		"  pki issue DIR NAME [--coordinator] [--days N]\n"
 		"                                        key + certificate for node NAME\n"
@@ -168,7 +176,9 @@ static void ringctl_usage(FILE *f)
 		TESTLIMITS_LAT_SIZES_MAX, lat_rdma, defaults,
 		TESTLIMITS_DURATION_DEFAULT_MS / 1000,
 		TESTLIMITS_WARMUP_DEFAULT_MS / 1000,
-		TESTLIMITS_LAT_ITERATIONS_DEFAULT);
+		TESTLIMITS_LAT_ITERATIONS_DEFAULT, ARLIMITS_ITERATIONS_MAX,
+		ARLIMITS_WARMUP_MAX, ARLIMITS_STEP_MIN_MS, ARLIMITS_STEP_MAX_MS,
+		ARLIMITS_ITERATIONS_DEFAULT, ARLIMITS_WARMUP_DEFAULT);
 }
 
 /* One line naming the problem; the usage is one --help away. */
@@ -676,6 +686,37 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	return ringctl_status(rc, verbose);
 }
 
+static int ringctl_allreduce(const struct ringctl *rc, int argc, char **argv)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
+	struct allreduce_cli *c = malloc(sizeof(*c));
+	struct ringctl slow = *rc;
+	struct writer *w;
+	char err[256];
+	int ret = EXIT_TROUBLE;
+
+	if (!c)
+		return EXIT_TROUBLE;
+	if (allreduce_cli_parse(argc, argv, c, err, sizeof(err)) < 0) {
+		free(c);
+		return ringctl_bad_usage("%s", err);
+	}
+	req.body_case = RING__ENVELOPE__BODY_ALLREDUCE_REQUEST;
+	req.allreduce_request = &c->req;
+	/* The coordinator answers when the job is over. */
+	slow.timeout_ms = rc->timeout_ms + (int)allreduce_cli_wait_ms(c);
+	rep = ringctl_call(&slow, &req, RING__ENVELOPE__BODY_ALLREDUCE_REPORT);
+	if (rep) {
+		w = writer_new(stdout, rc->fmt);
+		allreduce_cli_render(w, rep->allreduce_report);
+		writer_finish(w);
+		ret = *rep->allreduce_report->error ? EXIT_DEGRADED : 0;
+		frame_free(rep);
+	}
+	free(c);
+	return ret;
+}
+
 static int ringctl_test(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
@@ -899,6 +940,8 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_pki(argc, argv);
 	if (!strcmp(cmd, "survey"))
 		return ringctl_survey(rc, argc, argv);
+	if (!strcmp(cmd, "test") && argc > 0 && !strcmp(argv[0], "allreduce"))
+		return ringctl_allreduce(rc, argc, argv);
 	if (!strcmp(cmd, "test"))
 		return ringctl_test(rc, argc, argv);
 	if (!strcmp(cmd, "status")) {

@@ -934,6 +934,7 @@ static void test_agent_defaults(void **state)
 	assert_int_equal(c.n_rdma_globs, 0);
 	assert_int_equal(c.rdma_max_memory, 1ull << 30);
 	assert_int_equal(c.rdma_max_total_memory, 2ull << 30);
+	assert_int_equal(c.allreduce_max_memory, 1ull << 30);
 	assert_true(agent_conf_is_rdma_device(&c, "mlx5_0"));
 }
 
@@ -985,6 +986,18 @@ static void test_agent_rdma(void **state)
 	assert_msgs(1, "t.conf: rdma_max_total_memory (128 MiB) is less than "
 		       "rdma_max_memory (256 MiB): no test that one allows "
 		       "could run");
+	/* The all-reduce's buffer bound. */
+	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
+					 "allreduce_max_memory 4G\n"),
+			 0);
+	assert_int_equal(c.allreduce_max_memory, 4ull << 30);
+	agent_bad("allreduce_max_memory 512K",
+		  "t.conf:2: 'allreduce_max_memory': 512K is out of range "
+		  "(1048576..68719476736 bytes)");
+	agent_bad(
+		"allreduce_max_memory lots",
+		"t.conf:2: 'allreduce_max_memory': 'lots' is not a size (e.g. "
+		"4096, 64K, 1M, 2G)");
 }
 
 /* ring-agent -i / -r replace the file's patterns. */
