@@ -28,6 +28,7 @@
 #include "lldp.h"
 #include "log.h"
 #include "ops.h"
+#include "resolve.h"
 #include "rdma_events.h"
 #include "tls.h"
 
@@ -56,6 +57,7 @@ struct agent {
 	Ring__Inventory *sent; /* last inventory the coordinator has */
 	struct lldp *lldp;
 	struct ops *ops;
+	struct resolve *resolve;   /* host-name lookups (ResolveRequest) */
 	struct counters *counters; /* NULL: counters_interval 0 */
 	struct rdma_events *rdma_events;
 	char agent_id[33]; /* random per start: tells our own beacons apart */
@@ -252,6 +254,7 @@ static void agent_drop(struct agent *a)
 {
 	/* Tests and probes belong to the session that asked for them. */
 	ops_cancel_all(a->ops);
+	resolve_cancel(a->resolve);
 	evtimer_del(a->deadline_ev);
 	evtimer_del(a->heartbeat_ev);
 	conn_free(a->conn);
@@ -358,7 +361,9 @@ static void agent_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
 			  env->error->code);
 		break;
 	default:
-		if (a->state == AGENT_ACTIVE && ops_handle(a->ops, env))
+		if (a->state == AGENT_ACTIVE &&
+		    (ops_handle(a->ops, env) ||
+		     resolve_handle(a->resolve, env)))
 			break;
 		conn_send_error(c, env->request_id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
@@ -631,7 +636,8 @@ struct agent *agent_new(const struct agent_conf *conf)
 			   (unsigned)conf->lldp_interval_ms, agent_lldp_changed,
 			   a);
 	a->ops = ops_new(a->base, a->conf, agent_reply, a);
-	if (!a->lldp || !a->ops)
+	a->resolve = resolve_new(a->base, a->conf->node, agent_reply, a);
+	if (!a->lldp || !a->ops || !a->resolve)
 		goto fail;
 	if (conf->counters_interval_ms) {
 		struct timeval tv = agent_tv(conf->counters_interval_ms);
@@ -687,6 +693,7 @@ void agent_free(struct agent *a)
 	conn_free(a->conn);
 	inventory_free(a->sent);
 	ops_free(a->ops);
+	resolve_free(a->resolve);
 	lldp_free(a->lldp);
 	counters_free(a->counters);
 	rdma_events_free(a->rdma_events);

@@ -2,6 +2,7 @@
 #include "text.h"
 
 #include <stdio.h>
+#include <string.h>
 
 size_t text_utf8_len(const unsigned char *s, size_t n)
 {
@@ -49,4 +50,24 @@ void text_edge_name(char *buf, size_t len, const char *a, const char *b,
 void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e)
 {
 	text_edge_name(buf, len, e->a, e->b, e->a_interface, e->twin);
+}
+
+int text_host_name_check(const char *name, char *why, size_t len)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > TEXT_HOST_NAME_MAX) {
+		snprintf(why, len, "a host name of 1..%d characters",
+			 TEXT_HOST_NAME_MAX);
+		return -1;
+	}
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr(".-_:", *p))) {
+			snprintf(why, len,
+				 "a host name or address holds only letters, "
+				 "digits, '.', '-', '_' and ':'");
+			return -1;
+		}
+	return 0;
 }

@@ -20,4 +20,9 @@ void text_edge_name(char *buf, size_t len, const char *a, const char *b,
 /* The same for a published edge. */
 void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e);
 
+/* A host name or numeric address a resolver may be asked for: 1..253
+ * letters, digits, '.', '-', '_' or ':'. 0, or -1 with why. */
+#define TEXT_HOST_NAME_MAX 253
+int text_host_name_check(const char *name, char *why, size_t len);
+
 #endif

@@ -26,6 +26,7 @@
 #include "feed.h"
 #include "nodes.h"
 #include "log.h"
+#include "resolve_fanout.h"
 #include "survey.h"
 #include "testlimits.h"
 #include "text.h"
@@ -64,6 +65,8 @@ struct client {
 	uint64_t test_id;
 	int test_adjacent; /* the pair's adjacency in the last survey */
 	struct survey_allreduce *ar; /* an all-reduce this client waits for */
+	struct resolve_fanout *resolve; /* a lookup on every node */
+	uint64_t resolve_id;
 	uint64_t ar_id;
 	/* A watcher: the connection is a stream of events (feed.h), counted
 	 * by the feed's bounds instead of the clients'. */
@@ -103,6 +106,7 @@ static void client_free(struct client *cl)
 	}
 	survey_test_cancel(cl->test);
 	survey_allreduce_cancel(cl->ar);
+	resolve_fanout_cancel(cl->resolve);
 	if (cl->deadline)
 		event_free(cl->deadline);
 	/* The bufferevent may outlive us (freed after the callback that is
@@ -122,7 +126,7 @@ static void client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
-	if (cl->test || cl->watch || cl->ar)
+	if (cl->test || cl->watch || cl->ar || cl->resolve)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
 	else
@@ -803,6 +807,53 @@ out:
 	free(p);
 }
 
+static void control_resolve_done(const Ring__ResolveReply *rep, void *arg)
+{
+	struct client *cl = arg;
+
+	cl->resolve = NULL;
+	client_arm(cl);
+	client_send(cl, cl->resolve_id, RING__ENVELOPE__BODY_RESOLVE_REPLY,
+		    (void *)rep);
+}
+
+/* A host name looked up on every node, as a launcher there would: read
+ * only, for the socket's group too; one at a time per client. */
+static void control_resolve(struct client *cl, uint64_t id,
+			    const Ring__ResolveRequest *req)
+{
+	struct control *co = cl->ctl;
+	struct node **nodes;
+	unsigned n;
+	char why[160];
+
+	if (text_host_name_check(req->name, why, sizeof(why)) < 0) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
+		return;
+	}
+	if (cl->test || cl->ar || cl->resolve) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"one request at a time per client");
+		return;
+	}
+	nodes = nodes_sorted(co->nodes, &n);
+	if (!nodes && n) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	cl->resolve_id = id;
+	cl->resolve =
+		resolve_fanout_start(co->base, survey_calls(co->survey), nodes,
+				     n, req->name, control_resolve_done, cl);
+	free(nodes);
+	if (!cl->resolve)
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+}
+
 static void control_survey(struct client *cl, uint64_t id)
 {
 	Ring__Ack ack = RING__ACK__INIT;
@@ -939,6 +990,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_WATCH_REQUEST:
 		control_watch(cl, id, env->watch_request);
+		break;
+	case RING__ENVELOPE__BODY_RESOLVE_REQUEST:
+		control_resolve(cl, id, env->resolve_request);
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:

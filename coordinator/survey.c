@@ -323,6 +323,11 @@ int survey_running(const struct survey *sv)
 	return sv->phase != SV_IDLE;
 }
 
+const struct call_iface *survey_calls(const struct survey *sv)
+{
+	return sv->calls;
+}
+
 const Ring__Topology *survey_topology(const struct survey *sv)
 {
 	return sv->topology;

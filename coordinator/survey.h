@@ -22,6 +22,9 @@ struct survey;
 
 /* Depends on the node table (read), the configuration, and agents only
  * through calls. */
+/* How the survey asks agents things; others (a lookup on every node) ask
+ * the same way. */
+const struct call_iface *survey_calls(const struct survey *sv);
 struct survey *survey_new(struct event_base *base,
 			  const struct coord_conf *conf, struct nodes *table,
 			  const struct call_iface *calls);

@@ -745,9 +745,61 @@ struct check_rank0 {
 	char how[512];
 	char text[900];
 	int bad;
+	const Ring__ResolveReply *rr; /* the nodes' own lookups, or NULL */
+	size_t nodes_ok, nodes_bad, nodes_unasked;
+	char nodes_text[600]; /* the first node it fails on, and how */
 };
 
+/* What rank 0's name gives on node nr: its management address first is
+ * right (c10d connects to the first); 1 when not. */
+static int check_rank0_node_bad(const Ring__Rank *r0,
+				const Ring__NodeResolve *nr, char *why,
+				size_t len)
+{
+	if (*nr->error) {
+		snprintf(why, len, "on %s it does not resolve (%s)", nr->node,
+			 nr->error);
+		return 1;
+	}
+	if (!nr->n_addresses || strcmp(nr->addresses[0], r0->mgmt_address)) {
+		snprintf(why, len,
+			 "on %s it resolves to %s first, not to %s's "
+			 "management address %s",
+			 nr->node,
+			 nr->n_addresses ? nr->addresses[0] : "nothing",
+			 r0->node, r0->mgmt_address);
+		return 1;
+	}
+	return 0;
+}
+
+/* The nodes' own answers: counted, the first failure worded. A node the
+ * coordinator could not ask (down, no answer) is counted apart. */
+static void check_rank0_nodes(struct check_rank0 *c)
+{
+	char why[400];
+
+	for (size_t i = 0; c->rr && i < c->rr->n_nodes; i++) {
+		const Ring__NodeResolve *nr = c->rr->nodes[i];
+
+		if (!nr->answered) {
+			c->nodes_unasked++;
+			continue;
+		}
+		if (!check_rank0_node_bad(c->r0, nr, why, sizeof(why))) {
+			c->nodes_ok++;
+			continue;
+		}
+		if (!c->nodes_bad++)
+			snprintf(c->nodes_text, sizeof(c->nodes_text), "%s",
+				 why);
+	}
+	if (c->nodes_bad)
+		c->bad = 1;
+}
+
 static void check_rank0_judge(const Ring__StatusReply *st,
+			      const Ring__ResolveReply *rr,
 			      struct check_rank0 *c)
 {
 	const Ring__Topology *t = st->topology;
@@ -756,8 +808,10 @@ static void check_rank0_judge(const Ring__StatusReply *st,
 
 	memset(c, 0, sizeof(*c));
 	c->r0 = r0;
+	c->rr = rr;
 	if (!r0)
 		return;
+	check_rank0_nodes(c);
 	check_resolve(st, r0->node, &a, c->how, sizeof(c->how));
 	if (a.kind == CHECK_ADDR_MGMT && !strcmp(a.node, r0->node)) {
 		snprintf(c->text, sizeof(c->text),
@@ -802,12 +856,45 @@ static void check_rank0_render(struct writer *w, const struct check_rank0 *c)
 	writer_str(w, "resolves_here", c->how);
 	writer_str(w, "verdict", c->bad ? "problem" : "ok");
 	writer_str(w, "text", c->text);
-	writer_str(w, "checked", "on this host only, not on every node");
+	if (!c->rr) {
+		writer_str(w, "checked",
+			   "on this host only, not on every node");
+		writer_obj_end(w);
+		return;
+	}
+	writer_str(w, "checked",
+		   "on this host and on every node the coordinator could ask "
+		   "(their own resolvers, now)");
+	writer_uint(w, "nodes_ok", c->nodes_ok);
+	writer_uint(w, "nodes_wrong", c->nodes_bad);
+	writer_uint(w, "nodes_not_asked", c->nodes_unasked);
+	if (c->nodes_bad)
+		writer_str(w, "nodes_text", c->nodes_text);
+	writer_table_start(w, "on_nodes");
+	for (size_t i = 0; i < c->rr->n_nodes; i++) {
+		const Ring__NodeResolve *nr = c->rr->nodes[i];
+		char why[400];
+
+		writer_obj_start_named(w, nr->node);
+		writer_str(w, "node", nr->node);
+		writer_list_start(w, "resolves_to");
+		for (size_t k = 0; k < nr->n_addresses; k++)
+			writer_str(w, NULL, nr->addresses[k]);
+		writer_list_end(w);
+		writer_str(w, "error", nr->error);
+		writer_str(w, "verdict",
+			   check_rank0_node_bad(c->r0, nr, why, sizeof(why))
+				   ? "wrong"
+				   : "ok");
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
 	writer_obj_end(w);
 }
 
 int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
-			    const Ring__StatusReply *st)
+			    const Ring__StatusReply *st,
+			    const Ring__ResolveReply *rr)
 {
 	struct writer *w;
 	const Ring__Topology *t = st->topology;
@@ -828,7 +915,7 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		return CHECK_CANNOT;
 	}
 	check_resolve(st, host, &a, how, sizeof(how));
-	check_rank0_judge(st, &r0c);
+	check_rank0_judge(st, rr, &r0c);
 	switch (a.kind) {
 	case CHECK_ADDR_MGMT:
 		snprintf(text, sizeof(text),
@@ -882,6 +969,15 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		break;
 	}
 	bad |= r0c.bad;
+	if (r0c.nodes_bad) {
+		size_t l = strlen(text);
+
+		snprintf(text + l, sizeof(text) - l,
+			 "; rank 0's host name %s: %s (%zu of %zu nodes), "
+			 "and torchrun's c10d rendezvous looks it up there",
+			 r0c.r0->node, r0c.nodes_text, r0c.nodes_bad,
+			 r0c.nodes_bad + r0c.nodes_ok);
+	}
 	w = writer_new(outf, fmt);
 	if (!w) {
 		fprintf(stderr, "ringctl: out of memory\n");

@@ -62,7 +62,10 @@ int check_ranks_corrected(const Ring__Topology *t, const char *const *nodes,
 int check_ranks_report(FILE *out, enum writer_format fmt,
 		       const struct check_hosts *h, const char *name,
 		       const Ring__StatusReply *st);
+/* rr: rank 0's host name as every node resolves it (ResolveReply), or
+ * NULL to check it on this host only. */
 int check_rendezvous_report(FILE *out, enum writer_format fmt, const char *arg,
-			    const Ring__StatusReply *st);
+			    const Ring__StatusReply *st,
+			    const Ring__ResolveReply *rr);
 
 #endif

@@ -209,7 +209,8 @@ static int check_all_torchrun_master(const struct check_hosts *h, char *out,
 	return 0;
 }
 
-static void check_all_rendezvous(const Ring__StatusReply *st, const char *arg,
+static void check_all_rendezvous(const Ring__StatusReply *st,
+				 const Ring__ResolveReply *rr, const char *arg,
 				 struct check_all_row *r)
 {
 	char *doc = NULL;
@@ -226,7 +227,7 @@ static void check_all_rendezvous(const Ring__StatusReply *st, const char *arg,
 		snprintf(r->summary, sizeof(r->summary), "out of memory");
 		return;
 	}
-	status = check_rendezvous_report(mem, WRITER_KEYVALUE, arg, st);
+	status = check_rendezvous_report(mem, WRITER_KEYVALUE, arg, st, rr);
 	fclose(mem);
 	check_all_capture(r, status, doc);
 	free(doc);
@@ -324,7 +325,7 @@ static const char *check_all_word(int status)
 
 int check_all_report(FILE *out, enum writer_format fmt,
 		     const struct check_all_opts *o,
-		     const Ring__StatusReply *st)
+		     const Ring__StatusReply *st, const Ring__ResolveReply *rr)
 {
 	struct check_all_row rows[4];
 	const char *rdzv = o->rendezvous;
@@ -367,7 +368,7 @@ int check_all_report(FILE *out, enum writer_format fmt,
 		n++;
 	}
 	if (rdzv) {
-		check_all_rendezvous(st, rdzv, &rows[n++]);
+		check_all_rendezvous(st, rr, rdzv, &rows[n++]);
 	} else {
 		rows[n].name = "rendezvous";
 		rows[n].status = -1;

@@ -545,14 +545,39 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 	return r;
 }
 
+/* Rank 0's host name as every node resolves it (torchrun's c10d looks it
+ * up there). NULL when there is no rank 0 or the coordinator could not
+ * say (an older one): the check then says it looked on this host only. */
+static Ring__Envelope *ringctl_check_resolve(const struct ringctl *rc,
+					     const Ring__StatusReply *st)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT;
+	Ring__ResolveRequest rr = RING__RESOLVE_REQUEST__INIT;
+	struct ringctl quiet = *rc;
+
+	if (!st->topology || !st->topology->n_ranks)
+		return NULL;
+	rr.name = st->topology->ranks[0]->node;
+	req.body_case = RING__ENVELOPE__BODY_RESOLVE_REQUEST;
+	req.resolve_request = &rr;
+	/* The coordinator waits up to 10 s for the slowest node. */
+	if (quiet.timeout_ms < 15000)
+		quiet.timeout_ms = 15000;
+	quiet.quiet = 1;
+	return ringctl_call(&quiet, &req, RING__ENVELOPE__BODY_RESOLVE_REPLY);
+}
+
 static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 {
-	Ring__Envelope *rep = ringctl_check_status(rc);
+	Ring__Envelope *rep = ringctl_check_status(rc), *res;
 	int r;
 
 	if (!rep)
 		return CHECK_CANNOT;
-	r = check_rendezvous_report(stdout, rc->fmt, arg, rep->status_reply);
+	res = ringctl_check_resolve(rc, rep->status_reply);
+	r = check_rendezvous_report(stdout, rc->fmt, arg, rep->status_reply,
+				    res ? res->resolve_reply : NULL);
+	frame_free(res);
 	frame_free(rep);
 	return r;
 }
@@ -578,7 +603,7 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "all")) {
 		struct check_all_opts o;
-		Ring__Envelope *rep;
+		Ring__Envelope *rep, *res;
 		char err[256];
 		int r;
 
@@ -588,7 +613,10 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 		rep = ringctl_check_status(rc);
 		if (!rep)
 			return CHECK_CANNOT;
-		r = check_all_report(stdout, rc->fmt, &o, rep->status_reply);
+		res = ringctl_check_resolve(rc, rep->status_reply);
+		r = check_all_report(stdout, rc->fmt, &o, rep->status_reply,
+				     res ? res->resolve_reply : NULL);
+		frame_free(res);
 		frame_free(rep);
 		return r;
 	}

@@ -191,9 +191,35 @@ def test_rendezvous(ringd):
     assert rc == 0, (out, err)
     assert doc["verdict"] == "ok" and doc["address_kind"] == "management"
     assert doc["node"] == "n1" and doc["port"] == 29500
-    # Rank 0's name: checked here only, and said so.
-    assert doc["rank0_name"]["node"] == "n1"
-    assert doc["rank0_name"]["checked"].startswith("on this host only")
+    # Rank 0's name: on this host (where it does not resolve: a note), and
+    # on every node, by the node's own resolver (/etc/netns/NS/hosts here).
+    r0 = doc["rank0_name"]
+    assert r0["node"] == "n1" and r0["verdict"] == "ok", r0
+    assert r0["checked"].startswith("on this host and on every node"), r0
+    assert r0["nodes_ok"] == 4 and r0["nodes_wrong"] == 0, r0
+    assert [n["resolves_to"] for n in r0["on_nodes"]] == [
+        [mgmt(r, "n1")]] * 4, r0
+
+    # On n3, n1's name leads to n2's management address (a stale hosts
+    # line): c10d would go there.
+    hosts = os.path.join(cl.NETNS_ETC, r.cl.ns("n3"), "hosts")
+    with open(hosts) as f:
+        saved = f.read()
+    line = "%s n1\n" % mgmt(r, "n1")
+    assert line in saved, saved
+    try:
+        with open(hosts, "w") as f:  # in place: the bind mount shows it
+            f.write(saved.replace(line, "%s n1\n" % mgmt(r, "n2")))
+        rc, doc, out, err = check(r, "rendezvous", mgmt(r, "n1") + ":29500")
+        assert rc == 1, (out, err)
+        r0 = doc["rank0_name"]
+        assert r0["verdict"] == "problem" and r0["nodes_wrong"] == 1, r0
+        want = "on n3 it resolves to %s first" % mgmt(r, "n2")
+        assert want in r0["nodes_text"], r0
+        assert want in doc["summary"], doc
+    finally:
+        with open(hosts, "w") as f:
+            f.write(saved)
 
     # n2's address on its cable to n3: n1 and n4 have no path to it.
     addr = data_addr(r, "n2", "n3")

@@ -483,7 +483,7 @@ static char *rdzv_report(struct cluster *c, const char *arg, int *rc)
 	struct testwriter tw;
 	FILE *f = testwriter_stream(&tw);
 
-	*rc = check_rendezvous_report(f, WRITER_JSON, arg, &c->st);
+	*rc = check_rendezvous_report(f, WRITER_JSON, arg, &c->st, NULL);
 	return testwriter_close(&tw);
 }
 
