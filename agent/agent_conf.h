@@ -9,6 +9,7 @@
 
 #define RING_DEFAULT_PORT 7420
 #define AGENT_CONF_MAX_GLOBS 32
+#define AGENT_CONF_MAX_READ_PATHS 16
 #define AGENT_CONF_PATH_LEN 512
 
 struct agent_speed {
@@ -54,6 +55,10 @@ struct agent_conf {
 	/* rdma_max_total_memory SIZE: all RDMA tests in flight together;
 	 * 0 = twice rdma_max_memory (filled in by agent_conf_check) */
 	uint64_t rdma_max_total_memory;
+	/* read_path DIR (repeatable, absolute): the only places a read test
+	 * (ringctl plan --weights) may read; none = read tests refused. */
+	char read_paths[AGENT_CONF_MAX_READ_PATHS][AGENT_CONF_PATH_LEN];
+	unsigned n_read_paths;
 	/* The line that set ca, cert, key (0: the default), for
 	 * agent_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key;

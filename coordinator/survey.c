@@ -447,3 +447,8 @@ void survey_free(struct survey *sv)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);
 }
+
+const struct call_iface *survey_calls(const struct survey *sv)
+{
+	return sv->calls;
+}

@@ -124,4 +124,7 @@ struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
 					   const Ring__TestParams *p,
 					   survey_test_cb cb, void *arg);
 
+/* The call interface the survey was made with (for other relays). */
+const struct call_iface *survey_calls(const struct survey *sv);
+
 #endif
