@@ -15,6 +15,7 @@
 
 #include "agent_conf.h"
 #include "cfg.h"
+#include "ops.h"
 #include "readtest.h"
 #include "ring.pb-c.h"
 #include "testlimits.h"
@@ -279,6 +280,110 @@ static void test_read(void **state)
 	free(r);
 }
 
+/* Through the agent's request handler, with its real worker thread. */
+struct got {
+	int n;
+	Ring__Envelope__BodyCase type[4];
+	Ring__ErrorCode code[4];
+	char text[4][512];
+	uint64_t bytes[4];
+	int direct[4];
+	struct event_base *base;
+};
+
+static void got_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
+		     void *body)
+{
+	struct got *g = arg;
+
+	(void)id;
+	assert_true(g->n < 4);
+	g->type[g->n] = type;
+	if (type == RING__ENVELOPE__BODY_ERROR) {
+		Ring__Error *e = body;
+
+		g->code[g->n] = e->code;
+		snprintf(g->text[g->n], sizeof(g->text[0]), "%s", e->text);
+	} else if (type == RING__ENVELOPE__BODY_READ_TEST_RESULT) {
+		Ring__ReadTestResult *r = body;
+
+		g->bytes[g->n] = r->bytes;
+		g->direct[g->n] = r->direct;
+		snprintf(g->text[g->n], sizeof(g->text[0]), "%s", r->error);
+		event_base_loopbreak(g->base);
+	}
+	g->n++;
+}
+
+static void ask(struct ops *o, uint64_t id, const char *path, uint64_t bytes)
+{
+	Ring__ReadTestRequest r = RING__READ_TEST_REQUEST__INIT;
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	r.path = (char *)path;
+	r.max_bytes = bytes;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_READ_TEST_REQUEST;
+	env.read_test_request = &r;
+	assert_int_equal(ops_handle(o, &env), 1);
+}
+
+static void test_ops(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct got g = {0};
+	struct ops *o;
+	char p[PATH_MAX];
+
+	assert_non_null(c);
+	g.base = event_base_new();
+	assert_non_null(g.base);
+	/* No read_path: refused at once, naming the option. */
+	fx_conf(c, NULL);
+	o = ops_new(g.base, c, got_send, &g);
+	assert_non_null(o);
+	ask(o, 1, f->file, 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.type[0], RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(g.code[0], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[0], "read_path"));
+	ops_free(o);
+
+	/* One at a time: the second is refused while the first runs; the
+	 * first answers from the worker through the loop. */
+	memset(g.text, 0, sizeof(g.text));
+	g.n = 0;
+	fx_conf(c, f->ok);
+	o = ops_new(g.base, c, got_send, &g);
+	ask(o, 2, f->file, 3000000);
+	ask(o, 3, f->file, 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.type[0], RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(g.text[0], "busy"));
+	assert_int_equal(ops_running(o), 1);
+	event_base_dispatch(g.base);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.type[1], RING__ENVELOPE__BODY_READ_TEST_RESULT);
+	assert_string_equal(g.text[1], "");
+	assert_int_equal(g.bytes[1], 3000000);
+	assert_int_equal(ops_running(o), 0);
+	/* Outside: refused naming read_path and the directory. */
+	snprintf(p, sizeof(p), "%s/secret", f->out);
+	ask(o, 4, p, 0);
+	assert_int_equal(g.n, 3);
+	assert_non_null(strstr(g.text[2], "outside read_path"));
+	assert_non_null(strstr(g.text[2], f->ok));
+	/* Cancelled while running (the session dropped): nothing answers,
+	 * nothing leaks. */
+	ask(o, 5, f->file, 0);
+	assert_int_equal(ops_running(o), 1);
+	ops_free(o);
+	assert_int_equal(g.n, 3);
+	event_base_free(g.base);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +392,8 @@ int main(void)
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test_setup_teardown(test_read, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ops, fx_setup,
 						fx_teardown),
 	};
 
