@@ -16,7 +16,8 @@
 
 /* The read size and buffer alignment (O_DIRECT needs the alignment). */
 #define READTEST_BLOCK (4u << 20)
-/* Files read from one directory; the rest are left (and said). */
+/* Files read from one directory: the first this many readdir gives,
+ * sorted by name; the rest are not read. */
 #define READTEST_MAX_FILES 4096
 
 struct readtest_result {
