@@ -16,7 +16,8 @@ import pytest
 
 from cluster import Cluster
 from conftest import new_prefix
-from ringtest import SurveyRingd, shape_ring, stop_and_check
+from ringtest import (NO_AUTO_SURVEY, SurveyRingd, ringd_up, shape_ring,
+                      stop_and_check)
 
 ORDER = ["n1", "n2", "n3"]
 READERS = ("n1", "n2")
@@ -141,3 +142,16 @@ def test_bad_usage(fx):
         assert len(p.stderr.strip().splitlines()) >= 1, p.stderr
     p, _ = weights(r, "/x", "--nodes", "n9", fmt=None)
     assert p.returncode == 2 and "n9" in p.stderr, p.stderr
+
+
+def test_no_survey_yet(root, ringd_bin):
+    """Before any survey there is nothing to compare with: exit 2 and
+    the coordinator's reason, and no disk is read for nothing."""
+    with ringd_up(Cluster(ORDER[:2], new_prefix()), ringd_bin,
+                  heartbeat_ms=500, coord_extra=NO_AUTO_SURVEY) as r:
+        r.setup_pki()
+        r.start_all(timeout=20)
+        p = r.ringctl("plan", "--weights", "/tmp", fmt=None)
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert "no survey has completed yet" in p.stderr, p.stderr
+        assert p.stdout == "", p.stdout
