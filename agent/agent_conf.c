@@ -277,6 +277,29 @@ static int agent_conf_rdma_memory(struct cfg_ctx *ctx, int argc, char **argv,
 			      &c->rdma_max_total_memory);
 }
 
+/* Where read tests may read: absolute, so that what is allowed does not
+ * depend on the daemon's working directory; resolved (realpath) per
+ * request, so a symlink swapped in later cannot widen it. */
+static int agent_conf_read_path(struct cfg_ctx *ctx, int argc, char **argv,
+				void *arg)
+{
+	struct agent_conf *c = arg;
+
+	(void)argc;
+	if (argv[1][0] != '/')
+		return cfg_error(ctx, "'%s': '%s' is not an absolute path",
+				 argv[0], argv[1]);
+	if (c->n_read_paths >= AGENT_CONF_MAX_READ_PATHS)
+		return cfg_error(ctx, "'%s': too many paths (max %d)", argv[0],
+				 AGENT_CONF_MAX_READ_PATHS);
+	if (cfg_copy_string(ctx, argv[0], argv[1],
+			    c->read_paths[c->n_read_paths],
+			    sizeof(c->read_paths[0])) < 0)
+		return -1;
+	c->n_read_paths++;
+	return 0;
+}
+
 static const struct cfg_directive agent_conf_directives[] = {
 	{"node", 1, 1, agent_conf_node},
 	{"coordinator", 1, 1, agent_conf_coordinator},
@@ -301,6 +324,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"rdma_max_memory", 1, 1, agent_conf_rdma_memory},
 	{"rdma_max_total_memory", 1, 1, agent_conf_rdma_memory},
 	{"allreduce_max_memory", 1, 1, agent_conf_rdma_memory},
+	{"read_path", 1, 1, agent_conf_read_path},
 	{NULL, 0, 0, NULL},
 };
 

@@ -9,6 +9,7 @@
 
 #define RING_DEFAULT_PORT 7420
 #define AGENT_CONF_MAX_GLOBS 32
+#define AGENT_CONF_MAX_READ_PATHS 16
 #define AGENT_CONF_PATH_LEN 512
 
 struct agent_speed {
@@ -57,6 +58,10 @@ struct agent_conf {
 	/* allreduce_max_memory SIZE: an all-reduce job's buffer (its largest
 	 * size), default 1 GiB, 1 MiB..64 GiB */
 	uint64_t allreduce_max_memory;
+	/* read_path DIR (repeatable, absolute): the only places a read test
+	 * (ringctl plan --weights) may read; none = read tests refused. */
+	char read_paths[AGENT_CONF_MAX_READ_PATHS][AGENT_CONF_PATH_LEN];
+	unsigned n_read_paths;
 	/* The line that set ca, cert, key (0: the default), for
 	 * agent_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key;

@@ -3,6 +3,7 @@
 #include "ops.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "allreduce.h"
 #include "log.h"
 #include "probe.h"
+#include "readtest.h"
 #include "tcptest.h"
 #include "testcounters.h"
 #include "testlimits.h"
@@ -43,6 +45,7 @@ struct op {
 	struct tcptest *test;
 	struct verbs_test *vt;
 	struct allreduce_job *arj; /* a ring all-reduce job (allreduce.h) */
+	struct readtest *rt;	   /* a read test (plan --weights) */
 	struct tcount *tc;	   /* counters around a test (testcounters.h) */
 	uint8_t test_id[OPS_TEST_ID_LEN];
 	uint64_t connect_id; /* RdmaControl CONNECT waiting for RTS */
@@ -58,7 +61,7 @@ struct ops {
 	void *arg;
 	LIST_HEAD(, op) ops;
 	unsigned n;
-	unsigned n_probes, n_tests, n_rdma;
+	unsigned n_probes, n_tests, n_rdma, n_read;
 	uint64_t rdma_mem;    /* reserved by the RDMA tests in flight */
 	struct op *allreduce; /* the one all-reduce job an agent runs */
 	uint64_t warn_ms;     /* last refusal logged (CLOCK_MONOTONIC ms) */
@@ -948,6 +951,76 @@ static void ops_allreduce_control(struct ops *o, uint64_t id,
 	}
 }
 
+/* ---- read test ---- */
+
+static void ops_read_done(const struct readtest_result *r, void *arg)
+{
+	struct op *op = arg;
+	struct ops *o = op->owner;
+	Ring__ReadTestResult rep = RING__READ_TEST_RESULT__INIT;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	rep.path = (char *)r->path;
+	rep.bytes = r->bytes;
+	rep.seconds = r->seconds;
+	rep.gbytes_per_s =
+		r->seconds > 0 ? (double)r->bytes / r->seconds / 1e9 : 0;
+	rep.files = r->files;
+	rep.direct = r->direct;
+	rep.filesystem = (char *)r->fstype;
+	rep.device = (char *)r->device;
+	rep.error = (char *)r->error;
+	rep.stopped_at_time = r->stopped_at_time;
+	rep.measured_ms =
+		(uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	log_info("read test %s: %llu bytes in %.3f s%s%s", r->path,
+		 (unsigned long long)r->bytes, r->seconds,
+		 *r->error ? ": " : "", r->error);
+	op->rt = NULL; /* frees itself after this returns */
+	o->n_read--;
+	o->send(o->arg, op->request_id, RING__ENVELOPE__BODY_READ_TEST_RESULT,
+		&rep);
+	op_unlink(op);
+}
+
+/* Only under read_path, one at a time, counted with the tests. */
+static void ops_read(struct ops *o, uint64_t id, const Ring__ReadTestRequest *r)
+{
+	char resolved[PATH_MAX], why[600];
+	uint64_t bytes;
+	unsigned ms;
+	struct op *op;
+
+	if (testlimits_read_check(r, &bytes, &ms, why, sizeof(why)) < 0) {
+		ops_error(o, id, "%s", why);
+		return;
+	}
+	if (readtest_path_check(o->conf, r->path, resolved, sizeof(resolved),
+				why, sizeof(why)) < 0) {
+		ops_error_code(o, id, RING__ERROR_CODE__ERROR_PERMISSION,
+			       "read test: %s", why);
+		return;
+	}
+	if (o->n_read) {
+		ops_error(o, id,
+			  "read test: busy: one read test at a time per agent");
+		return;
+	}
+	op = ops_start(o, id, OP_TEST, "read test");
+	if (!op)
+		return;
+	op->rt = readtest_start(o->base, resolved, bytes, ms, ops_read_done, op,
+				why, sizeof(why));
+	if (!op->rt) {
+		ops_error_code(o, id, RING__ERROR_CODE__ERROR_INTERNAL,
+			       "read test: %s", why);
+		op_unlink(op);
+		return;
+	}
+	o->n_read++;
+}
+
 int ops_handle(struct ops *o, const Ring__Envelope *env)
 {
 	switch (env->body_case) {
@@ -973,6 +1046,9 @@ int ops_handle(struct ops *o, const Ring__Envelope *env)
 		ops_allreduce_control(o, env->request_id,
 				      env->allreduce_control);
 		return 1;
+	case RING__ENVELOPE__BODY_READ_TEST_REQUEST:
+		ops_read(o, env->request_id, env->read_test_request);
+		return 1;
 	default:
 		return 0;
 	}
@@ -989,6 +1065,10 @@ void ops_cancel_all(struct ops *o)
 			tcptest_free(op->test);
 		if (op->vt)
 			verbs_free(op->vt);
+		if (op->rt) {
+			readtest_free(op->rt);
+			o->n_read--;
+		}
 		op_unlink(op);
 	}
 }

@@ -13,6 +13,7 @@
 
 /* What one agent runs at once for its coordinator. Over a cap a request
  * is answered at once with an Error ("busy: ..."); nothing is queued.
+ * A read test (plan --weights) counts as a test; one at a time.
  * Probes: the survey's widest burst is a switched cluster's all-pairs
  * check, one probe per other node (at most 63). Tests: TCP listeners, TCP
  * runs and RDMA tests together; a survey runs one per node at a time,

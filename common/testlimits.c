@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reason.h"
 
@@ -269,4 +270,34 @@ unsigned testlimits_rdma_deadline_ms(const Ring__TestParams *p)
 	return ms > TESTLIMITS_RDMA_DEADLINE_MAX_MS
 		       ? TESTLIMITS_RDMA_DEADLINE_MAX_MS
 		       : (unsigned)ms;
+}
+
+int testlimits_read_check(const Ring__ReadTestRequest *r, uint64_t *bytes,
+			  unsigned *ms, char *why, size_t len)
+{
+	if (!r->path || r->path[0] != '/' || strlen(r->path) > 4095) {
+		snprintf(why, len,
+			 "read test: the path must be absolute (at most 4095 "
+			 "bytes)");
+		return -1;
+	}
+	if (r->max_bytes > TESTLIMITS_READ_BYTES_MAX) {
+		snprintf(why, len,
+			 "read test: max_bytes %llu is more than 64 GiB",
+			 (unsigned long long)r->max_bytes);
+		return -1;
+	}
+	if (r->max_ms > TESTLIMITS_READ_MS_MAX) {
+		snprintf(why, len, "read test: max_ms %u is more than %u",
+			 r->max_ms, TESTLIMITS_READ_MS_MAX);
+		return -1;
+	}
+	if (r->n_nodes > TESTLIMITS_READ_NODES_MAX) {
+		snprintf(why, len, "read test: at most %d nodes",
+			 TESTLIMITS_READ_NODES_MAX);
+		return -1;
+	}
+	*bytes = r->max_bytes ? r->max_bytes : TESTLIMITS_READ_BYTES_DEFAULT;
+	*ms = r->max_ms ? r->max_ms : TESTLIMITS_READ_MS_DEFAULT;
+	return 0;
 }

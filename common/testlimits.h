@@ -65,6 +65,21 @@ extern const uint32_t
 /* An RDMA test never holds queue pairs and memory longer. */
 #define TESTLIMITS_RDMA_DEADLINE_MAX_MS (3600u * 1000)
 
+/* Read tests (ringctl plan --weights): bytes and time per node; 0 in a
+ * request means the default. */
+#define TESTLIMITS_READ_BYTES_DEFAULT (4ull << 30)
+#define TESTLIMITS_READ_BYTES_MAX (64ull << 30)
+#define TESTLIMITS_READ_MS_DEFAULT 10000u
+#define TESTLIMITS_READ_MS_MAX 60000u
+/* Nodes in one ringctl read request. */
+#define TESTLIMITS_READ_NODES_MAX 256
+
+/* A read test request's path (absolute, at most 4095 bytes, no NUL) and
+ * bounds: 0 and *bytes, *ms filled in (defaults for 0), or -1 with a
+ * one-line reason in why. */
+int testlimits_read_check(const Ring__ReadTestRequest *r, uint64_t *bytes,
+			  unsigned *ms, char *why, size_t len);
+
 /* The size grammar of ringctl and the configuration files: digits with an
  * optional binary suffix K, M or G (either case): "4096", "64K", "1M". 0,
  * or -1 with errno EINVAL (not a size) or ERANGE (outside [min, max]). */

@@ -26,6 +26,7 @@
 #include "feed.h"
 #include "nodes.h"
 #include "log.h"
+#include "readrelay.h"
 #include "resolve_fanout.h"
 #include "survey.h"
 #include "testlimits.h"
@@ -67,6 +68,8 @@ struct client {
 	struct survey_allreduce *ar; /* an all-reduce this client waits for */
 	struct resolve_fanout *resolve; /* a lookup on every node */
 	uint64_t resolve_id;
+	struct readrelay *read; /* read tests this client waits for */
+	uint64_t read_id;
 	uint64_t ar_id;
 	/* A watcher: the connection is a stream of events (feed.h), counted
 	 * by the feed's bounds instead of the clients'. */
@@ -107,6 +110,7 @@ static void client_free(struct client *cl)
 	survey_test_cancel(cl->test);
 	survey_allreduce_cancel(cl->ar);
 	resolve_fanout_cancel(cl->resolve);
+	readrelay_cancel(cl->read);
 	if (cl->deadline)
 		event_free(cl->deadline);
 	/* The bufferevent may outlive us (freed after the callback that is
@@ -126,7 +130,7 @@ static void client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
-	if (cl->test || cl->watch || cl->ar || cl->resolve)
+	if (cl->test || cl->watch || cl->ar || cl->resolve || cl->read)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
 	else
@@ -651,7 +655,7 @@ static void control_test(struct client *cl, uint64_t id,
 				a->state != NODE_UP ? a->name : b->name);
 		return;
 	}
-	if (cl->test) {
+	if (cl->test || cl->ar || cl->resolve || cl->read) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"one test at a time per client");
@@ -755,7 +759,7 @@ static void control_allreduce(struct client *cl, uint64_t id,
 	int not_adjacent = 0;
 	char why[1024];
 
-	if (cl->test || cl->ar) {
+	if (cl->test || cl->ar || cl->resolve || cl->read) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"one test at a time per client");
@@ -832,7 +836,7 @@ static void control_resolve(struct client *cl, uint64_t id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
 		return;
 	}
-	if (cl->test || cl->ar || cl->resolve) {
+	if (cl->test || cl->ar || cl->resolve || cl->read) {
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,
 				"one request at a time per client");
@@ -852,6 +856,85 @@ static void control_resolve(struct client *cl, uint64_t id,
 	if (!cl->resolve)
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
 				"out of memory");
+}
+
+static void control_read_done(const Ring__ReadTestResult *all, void *arg)
+{
+	struct client *cl = arg;
+
+	cl->read = NULL;
+	client_send(cl, cl->read_id, RING__ENVELOPE__BODY_READ_TEST_RESULT,
+		    (void *)all);
+	if (!cl->in_msg)
+		client_arm(cl);
+}
+
+/* plan --weights: read tests on the nodes asked (none: every node up). */
+static void control_read(struct client *cl, uint64_t id,
+			 const Ring__ReadTestRequest *req)
+{
+	struct control *co = cl->ctl;
+	const char *names[TESTLIMITS_READ_NODES_MAX];
+	int up[TESTLIMITS_READ_NODES_MAX];
+	struct node **all = NULL;
+	unsigned n_all = 0;
+	size_t n = 0;
+	uint64_t bytes;
+	unsigned ms;
+	char why[512];
+
+	if (cl->test || cl->ar || cl->resolve || cl->read) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"one test at a time per client");
+		return;
+	}
+	if (testlimits_read_check(req, &bytes, &ms, why, sizeof(why)) < 0) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s", why);
+		return;
+	}
+	if (req->n_nodes) {
+		for (size_t i = 0; i < req->n_nodes; i++) {
+			struct node *nd = nodes_find(co->nodes, req->nodes[i]);
+
+			if (!nd) {
+				conn_send_error(
+					cl->conn, id,
+					RING__ERROR_CODE__ERROR_NOT_FOUND,
+					"no node %.64s", req->nodes[i]);
+				return;
+			}
+			names[n] = nd->name;
+			up[n++] = nd->state == NODE_UP;
+		}
+	} else {
+		all = nodes_sorted(co->nodes, &n_all);
+		for (unsigned i = 0;
+		     all && i < n_all && n < TESTLIMITS_READ_NODES_MAX; i++)
+			if (all[i]->state == NODE_UP) {
+				names[n] = all[i]->name;
+				up[n++] = 1;
+			}
+	}
+	if (!n) {
+		free(all);
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+				"no node is up");
+		return;
+	}
+	cl->read = readrelay_new(survey_calls(co->survey), names, up, n,
+				 req->path, bytes, ms, control_read_done, cl);
+	free(all);
+	if (!cl->read) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	cl->read_id = id;
+	log_info("read test of %s on %zu node%s (ringctl)", req->path, n,
+		 n == 1 ? "" : "s");
+	readrelay_go(cl->read); /* may answer at once */
 }
 
 static void control_survey(struct client *cl, uint64_t id)
@@ -997,6 +1080,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
 	case RING__ENVELOPE__BODY_ALLREDUCE_REQUEST:
+	case RING__ENVELOPE__BODY_READ_TEST_REQUEST:
 		if (cl->uid != 0) {
 			conn_send_error(cl->conn, id,
 					RING__ERROR_CODE__ERROR_PERMISSION,
@@ -1008,6 +1092,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		else if (env->body_case ==
 			 RING__ENVELOPE__BODY_ALLREDUCE_REQUEST)
 			control_allreduce(cl, id, env->allreduce_request);
+		else if (env->body_case ==
+			 RING__ENVELOPE__BODY_READ_TEST_REQUEST)
+			control_read(cl, id, env->read_test_request);
 		else
 			control_survey(cl, id);
 		break;

@@ -176,6 +176,33 @@ int validate_message(const ProtobufCMessage *m, char *why, size_t len)
 	return validate_walk(m, why, len, 0);
 }
 
+int validate_read_result(const Ring__ReadTestResult *r, char *why, size_t len)
+{
+	if (!r) {
+		snprintf(why, len, "no result");
+		return -1;
+	}
+	if (r->n_nodes) {
+		snprintf(why, len, "an agent's read result lists nodes");
+		return -1;
+	}
+	/* 64 GiB at most is asked; a minute at most, plus a margin. */
+	if (r->bytes > (64ull << 30) || !(r->seconds >= 0) ||
+	    r->seconds > 3600 || !(r->gbytes_per_s >= 0) ||
+	    r->gbytes_per_s > 1e6) {
+		snprintf(why, len, "read figures out of range");
+		return -1;
+	}
+	if (!validate_text(r->path, 4095) ||
+	    !validate_text(r->filesystem, 63) ||
+	    !validate_text(r->device, 63) ||
+	    !validate_text(r->error, VALIDATE_MAX_ERROR_TEXT)) {
+		snprintf(why, len, "bad text in a read result");
+		return -1;
+	}
+	return 0;
+}
+
 int validate_hello(const Ring__Hello *h, char *why, size_t len)
 {
 	if (!cfg_valid_node_name(h->node))

@@ -37,6 +37,9 @@
 /* Any message from an agent: repeated fields and strings within the
  * generic bounds above, strings without NUL bytes. */
 int validate_message(const ProtobufCMessage *m, char *why, size_t len);
+/* A read test's result from an agent: finite figures in range, no nested
+ * results, bounded texts. */
+int validate_read_result(const Ring__ReadTestResult *r, char *why, size_t len);
 int validate_hello(const Ring__Hello *h, char *why, size_t len);
 /* Counts and names as above; the hardware model besides: at most
  * VALIDATE_MAX_PCIE_LINKS links and VALIDATE_MAX_PHYS_PORTS ports, each

@@ -1,5 +1,6 @@
 /* `ringctl plan`: a model's size against the ring's measured memory. */
 #include "plan.h"
+#include "plan_weights.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,28 @@ int plan_cmd_parse(int argc, char **argv, struct plan_opts *o, char *err,
 		}
 		if (done)
 			continue;
+		for (size_t k = 0; k < 2 && !done; k++) {
+			static const char *const wn[] = {"--weights",
+							 "--max-bytes"};
+			const char **slot =
+				k ? &o->max_bytes_text : &o->weights;
+
+			val = plan_opt(argc, argv, &i, wn[k], &missing);
+			if (missing) {
+				snprintf(err, len, "%s needs a value", wn[k]);
+				return -1;
+			}
+			if (!val)
+				continue;
+			if (*slot) {
+				snprintf(err, len, "%s given twice", wn[k]);
+				return -1;
+			}
+			*slot = val;
+			done = 1;
+		}
+		if (done)
+			continue;
 		val = plan_opt(argc, argv, &i, "--nodes", &missing);
 		if (missing) {
 			snprintf(err, len, "--nodes needs a list of nodes");
@@ -396,10 +419,13 @@ int plan_cmd_parse(int argc, char **argv, struct plan_opts *o, char *err,
 		snprintf(err, len,
 			 "plan takes --model-bytes SIZE or --params N "
 			 "[--bytes-per-param B], --reserve SIZE and --nodes "
-			 "LIST, not '%s'",
+			 "LIST, or --weights PATH [--max-bytes SIZE], not "
+			 "'%s'",
 			 argv[i]);
 		return -1;
 	}
+	if (o->weights || o->max_bytes_text)
+		return plan_weights_parse(o, err, len);
 	if (o->model_text && o->params_text) {
 		snprintf(err, len,
 			 "plan takes --model-bytes or --params, not both");
@@ -789,6 +815,8 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	char err[512];
 	int ret = 2;
 
+	if (o->weights)
+		return plan_weights_run(sock, timeout_ms, fmt, o);
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
 	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <

@@ -32,6 +32,12 @@ struct plan_opts {
 	const char *nodes[PLAN_MAX_NODES]; /* --nodes, in order */
 	size_t n_nodes;
 	char nodes_buf[4096]; /* the --nodes words, split at commas */
+	/* --weights PATH: shard or not (plan_weights.h) instead of a model
+	 * size; --max-bytes SIZE bounds each node's read (0: the agents'
+	 * default, 4 GiB). */
+	const char *weights;
+	const char *max_bytes_text;
+	uint64_t max_bytes;
 };
 
 /* A size: a number (decimals and an exponent allowed, e.g. 1.5T, 8e11)

@@ -292,8 +292,8 @@ static void test_cmd_parse(void **state)
 		  NULL);
 	parse_bad("--model-bytes needs a value", "--model-bytes", NULL);
 	parse_bad("--nodes needs", "--model-bytes", "1G", "--nodes", NULL);
-	parse_bad("not '--weights'", "--model-bytes", "1G", "--weights", "/x",
-		  NULL);
+	/* --weights is its own question (test_plan_weights.c). */
+	parse_bad("on its own", "--model-bytes", "1G", "--weights", "/x", NULL);
 	parse_bad("not 'n1'", "--model-bytes", "1G", "n1", NULL);
 	parse_bad("not '--model-bytesX'", "--model-bytesX", "1G", NULL);
 	parse_bad("--model-bytes: '800Gb': a lower-case b is bits",

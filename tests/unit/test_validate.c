@@ -469,6 +469,44 @@ static void test_bounded_unpack(void **state)
 	inv_free(inv);
 }
 
+/* A read test's result from an agent: figures in range, no nested list. */
+static void test_read_result(void **state)
+{
+	Ring__ReadTestResult r = RING__READ_TEST_RESULT__INIT, *one = &r;
+	Ring__ReadTestResult top = RING__READ_TEST_RESULT__INIT;
+	char why[256];
+
+	(void)state;
+	r.path = "/srv/m/w.bin";
+	r.bytes = 4ull << 30;
+	r.seconds = 0.43;
+	r.gbytes_per_s = 9.98;
+	r.device = "259:1";
+	r.filesystem = "ext4";
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), 0);
+	assert_int_equal(validate_read_result(NULL, why, sizeof(why)), -1);
+	r.seconds = NAN;
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), -1);
+	r.seconds = -1;
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), -1);
+	r.seconds = 0.43;
+	r.bytes = (64ull << 30) + 1;
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), -1);
+	r.bytes = 1;
+	r.gbytes_per_s = INFINITY;
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), -1);
+	r.gbytes_per_s = 1;
+	r.error = "bad\001byte";
+	assert_int_equal(validate_read_result(&r, why, sizeof(why)), -1);
+	r.error = "";
+	/* An agent may not answer with a list of nodes. */
+	top.path = "/srv/m";
+	top.nodes = &one;
+	top.n_nodes = 1;
+	assert_int_equal(validate_read_result(&top, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "lists nodes"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_neighbours),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_bounded_unpack),
+		cmocka_unit_test(test_read_result),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

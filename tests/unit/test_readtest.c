@@ -1,0 +1,401 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent_conf.h"
+#include "cfg.h"
+#include "ops.h"
+#include "readtest.h"
+#include "ring.pb-c.h"
+#include "testlimits.h"
+
+/* Read tests on real files in a temp dir: containment after realpath
+ * (symlinks in and out), the option, the bounds and a real read. */
+
+struct fx {
+	char dir[200];	/* the temp dir (resolved) */
+	char ok[300];	/* dir/ok: the read_path */
+	char out[300];	/* dir/out: outside */
+	char file[400]; /* dir/ok/w.bin, 8 MiB + 100 bytes */
+};
+
+static void fx_write(const char *path, size_t bytes)
+{
+	FILE *f = fopen(path, "w");
+	char buf[65536];
+
+	assert_non_null(f);
+	memset(buf, 0x5a, sizeof(buf));
+	while (bytes) {
+		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
+
+		assert_int_equal(fwrite(buf, 1, n, f), n);
+		bytes -= n;
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char tmpl[] = "/tmp/readtestXXXXXX", p[PATH_MAX];
+
+	assert_non_null(f);
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, p));
+	assert_true(strlen(p) < sizeof(f->dir));
+	snprintf(f->dir, sizeof(f->dir), "%.199s", p);
+	snprintf(f->ok, sizeof(f->ok), "%s/ok", f->dir);
+	snprintf(f->out, sizeof(f->out), "%s/out", f->dir);
+	snprintf(f->file, sizeof(f->file), "%s/w.bin", f->ok);
+	assert_int_equal(mkdir(f->ok, 0700), 0);
+	assert_int_equal(mkdir(f->out, 0700), 0);
+	fx_write(f->file, (8u << 20) + 100);
+	snprintf(p, sizeof(p), "%s/secret", f->out);
+	fx_write(p, 4096);
+	/* ok/escape -> ../out (a way out); out/in -> ../ok (a way in) */
+	snprintf(p, sizeof(p), "%s/escape", f->ok);
+	assert_int_equal(symlink(f->out, p), 0);
+	snprintf(p, sizeof(p), "%s/in", f->out);
+	assert_int_equal(symlink(f->ok, p), 0);
+	/* a sibling whose name starts like the root: not inside it */
+	snprintf(p, sizeof(p), "%s/okay", f->dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void fx_conf(struct agent_conf *c, const char *root)
+{
+	agent_conf_defaults(c);
+	if (root) {
+		snprintf(c->read_paths[0], sizeof(c->read_paths[0]), "%.500s",
+			 root);
+		c->n_read_paths = 1;
+	}
+}
+
+static int check(const struct agent_conf *c, const char *path, char *why)
+{
+	char resolved[PATH_MAX] = "";
+
+	why[0] = '\0';
+	return readtest_path_check(c, path, resolved, sizeof(resolved), why,
+				   512);
+}
+
+static void test_containment(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	char p[PATH_MAX], why[512], resolved[PATH_MAX];
+
+	assert_non_null(c);
+	/* No read_path: every request refused, naming the option. */
+	fx_conf(c, NULL);
+	assert_int_equal(check(c, f->file, why), -1);
+	assert_non_null(strstr(why, "read_path"));
+	assert_int_equal(check(NULL, f->file, why), -1);
+	assert_non_null(strstr(why, "read_path"));
+
+	fx_conf(c, f->ok);
+	assert_int_equal(readtest_path_check(c, f->file, resolved,
+					     sizeof(resolved), why,
+					     sizeof(why)),
+			 0);
+	assert_string_equal(resolved, f->file);
+	assert_int_equal(check(c, f->ok, why), 0); /* the root itself */
+	/* Outside, named with the option. */
+	snprintf(p, sizeof(p), "%s/secret", f->out);
+	assert_int_equal(check(c, p, why), -1);
+	assert_non_null(strstr(why, "outside read_path"));
+	assert_non_null(strstr(why, f->ok));
+	/* A symlink inside pointing out: its target decides. */
+	snprintf(p, sizeof(p), "%s/escape/secret", f->ok);
+	assert_int_equal(check(c, p, why), -1);
+	assert_non_null(strstr(why, "outside read_path"));
+	/* .. out of the root. */
+	snprintf(p, sizeof(p), "%s/../out/secret", f->ok);
+	assert_int_equal(check(c, p, why), -1);
+	/* A sibling sharing the root's prefix is not inside. */
+	snprintf(p, sizeof(p), "%s/okay", f->dir);
+	assert_int_equal(check(c, p, why), -1);
+	/* A symlink from outside into the root: the target is inside. */
+	snprintf(p, sizeof(p), "%s/in/w.bin", f->out);
+	assert_int_equal(readtest_path_check(c, p, resolved, sizeof(resolved),
+					     why, sizeof(why)),
+			 0);
+	assert_string_equal(resolved, f->file);
+	/* Relative, missing. */
+	assert_int_equal(check(c, "ok/w.bin", why), -1);
+	assert_non_null(strstr(why, "absolute"));
+	snprintf(p, sizeof(p), "%s/nope", f->ok);
+	assert_int_equal(check(c, p, why), -1);
+	assert_non_null(strstr(why, "No such file"));
+	/* A read_path that is itself a symlink: its target is the root. */
+	snprintf(p, sizeof(p), "%s/in", f->out);
+	fx_conf(c, p);
+	assert_int_equal(check(c, f->file, why), 0);
+	free(c);
+}
+
+static void test_conf(void **state)
+{
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct cfg_ctx ctx = {0};
+	char text[4096];
+	size_t used = 0;
+
+	(void)state;
+	assert_non_null(c);
+	agent_conf_defaults(c);
+	snprintf(text, sizeof(text),
+		 "coordinator c:1\nnode n1\nread_path /srv/models\n"
+		 "read_path /data\n");
+	assert_int_equal(
+		agent_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx),
+		0);
+	assert_int_equal(c->n_read_paths, 2);
+	assert_string_equal(c->read_paths[1], "/data");
+
+	agent_conf_defaults(c);
+	memset(&ctx, 0, sizeof(ctx));
+	snprintf(text, sizeof(text),
+		 "coordinator c:1\nnode n1\nread_path models\n");
+	assert_int_equal(
+		agent_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx),
+		-1);
+	assert_int_equal(ctx.errors, 1);
+
+	/* 17 paths: the 17th is refused. */
+	agent_conf_defaults(c);
+	memset(&ctx, 0, sizeof(ctx));
+	used = (size_t)snprintf(text, sizeof(text), "coordinator c:1\n");
+	for (int i = 0; i < 17; i++)
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "read_path /d%d\n", i);
+	assert_int_equal(agent_conf_load_buffer(c, "t.conf", text, used, &ctx),
+			 -1);
+	assert_int_equal(ctx.errors, 1);
+	assert_int_equal(c->n_read_paths, AGENT_CONF_MAX_READ_PATHS);
+	free(c);
+}
+
+static void test_bounds(void **state)
+{
+	Ring__ReadTestRequest r = RING__READ_TEST_REQUEST__INIT;
+	uint64_t bytes = 0;
+	unsigned ms = 0;
+	char why[256];
+
+	(void)state;
+	r.path = "/srv/w";
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), 0);
+	assert_int_equal(bytes, 4ull << 30);
+	assert_int_equal(ms, 10000);
+	r.max_bytes = 64ull << 30;
+	r.max_ms = 60000;
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), 0);
+	assert_int_equal(bytes, 64ull << 30);
+	r.max_bytes++;
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "64 GiB"));
+	r.max_bytes = 1;
+	r.max_ms = 60001;
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), -1);
+	r.max_ms = 1;
+	r.path = "rel/w";
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), -1);
+	r.path = "";
+	assert_int_equal(
+		testlimits_read_check(&r, &bytes, &ms, why, sizeof(why)), -1);
+}
+
+static void test_read(void **state)
+{
+	struct fx *f = *state;
+	struct readtest_result *r = calloc(1, sizeof(*r));
+	int stop = 0;
+	char p[PATH_MAX];
+
+	assert_non_null(r);
+	/* The whole file: every byte counted, once. */
+	assert_int_equal(readtest_read(f->file, 1ull << 30, 10000, &stop, r),
+			 0);
+	assert_string_equal(r->error, "");
+	assert_int_equal(r->bytes, (8u << 20) + 100);
+	assert_int_equal(r->files, 1);
+	assert_true(r->seconds > 0);
+	assert_true(r->device[0] != '\0');
+	/* Bounded: 1 MiB + 1 of it, exactly. */
+	assert_int_equal(
+		readtest_read(f->file, (1u << 20) + 1, 10000, &stop, r), 0);
+	assert_int_equal(r->bytes, (1u << 20) + 1);
+	assert_false(r->stopped_at_time);
+	/* A directory: its regular files (the symlink is not followed). */
+	snprintf(p, sizeof(p), "%s/second.bin", f->ok);
+	fx_write(p, 4096);
+	assert_int_equal(readtest_read(f->ok, 1ull << 30, 10000, &stop, r), 0);
+	assert_int_equal(r->files, 2);
+	assert_int_equal(r->bytes, (8u << 20) + 100 + 4096);
+	/* An empty directory: nothing to read, said. */
+	snprintf(p, sizeof(p), "%s/okay", f->dir);
+	assert_int_equal(readtest_read(p, 1ull << 30, 10000, &stop, r), -1);
+	assert_non_null(strstr(r->error, "nothing to read"));
+	/* Stopped from outside: ends after the first block. */
+	stop = 1;
+	assert_int_equal(readtest_read(f->file, 1ull << 30, 10000, &stop, r),
+			 0);
+	assert_int_equal(r->bytes, READTEST_BLOCK);
+	/* Not a file or directory. */
+	assert_int_equal(readtest_read("/dev/null", 1, 1000, &stop, r), -1);
+	assert_non_null(strstr(r->error, "not a regular file"));
+	free(r);
+}
+
+/* Through the agent's request handler, with its real worker thread. */
+struct got {
+	int n;
+	Ring__Envelope__BodyCase type[4];
+	Ring__ErrorCode code[4];
+	char text[4][512];
+	uint64_t bytes[4];
+	int direct[4];
+	struct event_base *base;
+};
+
+static void got_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
+		     void *body)
+{
+	struct got *g = arg;
+
+	(void)id;
+	assert_true(g->n < 4);
+	g->type[g->n] = type;
+	if (type == RING__ENVELOPE__BODY_ERROR) {
+		Ring__Error *e = body;
+
+		g->code[g->n] = e->code;
+		snprintf(g->text[g->n], sizeof(g->text[0]), "%s", e->text);
+	} else if (type == RING__ENVELOPE__BODY_READ_TEST_RESULT) {
+		Ring__ReadTestResult *r = body;
+
+		g->bytes[g->n] = r->bytes;
+		g->direct[g->n] = r->direct;
+		snprintf(g->text[g->n], sizeof(g->text[0]), "%s", r->error);
+		event_base_loopbreak(g->base);
+	}
+	g->n++;
+}
+
+static void ask(struct ops *o, uint64_t id, const char *path, uint64_t bytes)
+{
+	Ring__ReadTestRequest r = RING__READ_TEST_REQUEST__INIT;
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+
+	r.path = (char *)path;
+	r.max_bytes = bytes;
+	env.request_id = id;
+	env.body_case = RING__ENVELOPE__BODY_READ_TEST_REQUEST;
+	env.read_test_request = &r;
+	assert_int_equal(ops_handle(o, &env), 1);
+}
+
+static void test_ops(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct got g = {0};
+	struct ops *o;
+	char p[PATH_MAX];
+
+	assert_non_null(c);
+	g.base = event_base_new();
+	assert_non_null(g.base);
+	/* No read_path: refused at once, naming the option. */
+	fx_conf(c, NULL);
+	o = ops_new(g.base, c, got_send, &g);
+	assert_non_null(o);
+	ask(o, 1, f->file, 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.type[0], RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(g.code[0], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[0], "read_path"));
+	ops_free(o);
+
+	/* One at a time: the second is refused while the first runs; the
+	 * first answers from the worker through the loop. */
+	memset(g.text, 0, sizeof(g.text));
+	g.n = 0;
+	fx_conf(c, f->ok);
+	o = ops_new(g.base, c, got_send, &g);
+	ask(o, 2, f->file, 3000000);
+	ask(o, 3, f->file, 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.type[0], RING__ENVELOPE__BODY_ERROR);
+	assert_non_null(strstr(g.text[0], "busy"));
+	assert_int_equal(ops_running(o), 1);
+	event_base_dispatch(g.base);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.type[1], RING__ENVELOPE__BODY_READ_TEST_RESULT);
+	assert_string_equal(g.text[1], "");
+	assert_int_equal(g.bytes[1], 3000000);
+	assert_int_equal(ops_running(o), 0);
+	/* Outside: refused naming read_path and the directory. */
+	snprintf(p, sizeof(p), "%s/secret", f->out);
+	ask(o, 4, p, 0);
+	assert_int_equal(g.n, 3);
+	assert_non_null(strstr(g.text[2], "outside read_path"));
+	assert_non_null(strstr(g.text[2], f->ok));
+	/* Cancelled while running (the session dropped): nothing answers,
+	 * nothing leaks. */
+	ask(o, 5, f->file, 0);
+	assert_int_equal(ops_running(o), 1);
+	ops_free(o);
+	assert_int_equal(g.n, 3);
+	event_base_free(g.base);
+	free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_containment, fx_setup,
+						fx_teardown),
+		cmocka_unit_test(test_conf),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test_setup_teardown(test_read, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ops, fx_setup,
+						fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
