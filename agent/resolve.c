@@ -102,7 +102,7 @@ static void resolve_on_done(evutil_socket_t fd, short what, void *arg)
 		return;
 	pthread_join(r->tid, NULL);
 	r->running = 0;
-	log_debug("resolve", "%s: %zu addresses%s%s", r->name, r->n,
+	log_debug("ops", "resolve %s: %zu addresses%s%s", r->name, r->n,
 		  *r->error ? ", " : "", r->error);
 	if (r->answer)
 		resolve_reply(r);
