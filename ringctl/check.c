@@ -844,6 +844,12 @@ static void check_rank0_judge(const Ring__StatusReply *st,
 				   "not know",
 			 a.node ? a.node : "", "", r0->mgmt_address);
 	}
+	/* The nodes' own answers outrank this host's when they all agree. */
+	if (!c->bad && c->nodes_ok && a.kind != CHECK_ADDR_MGMT)
+		snprintf(c->text, sizeof(c->text),
+			 "%s resolves to its management address %s on all %zu "
+			 "nodes asked; on this host, where ringctl runs: %s",
+			 r0->node, r0->mgmt_address, c->nodes_ok, c->how);
 }
 
 static void check_rank0_render(struct writer *w, const struct check_rank0 *c)

@@ -400,7 +400,9 @@ int check_all_report(FILE *out, enum writer_format fmt,
 	writer_str(w, "computed",
 		   "each row's verdict, from the survey's cables and ranks "
 		   "and from the files and environment given");
-	writer_table_start(w, "checks");
+	/* A list, not a table: summaries are sentences, which plain wraps
+	 * at 100 columns; JSON and keyvalue are the same either way. */
+	writer_list_start(w, "checks");
 	for (int i = 0; i < n; i++) {
 		writer_obj_start_named(w, rows[i].name);
 		writer_str(w, "check", rows[i].name);
@@ -409,7 +411,7 @@ int check_all_report(FILE *out, enum writer_format fmt,
 		writer_str(w, "details", rows[i].detail);
 		writer_obj_end(w);
 	}
-	writer_table_end(w);
+	writer_list_end(w);
 	writer_finish(w);
 	return status;
 }

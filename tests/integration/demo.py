@@ -215,6 +215,11 @@ def look_around(bindir, workdir, r, c, victim="n4"):
         "  ringctl test bw n1 n2 --streams 4 --duration 3",
         "  ringctl test lat n1 n4             # a diagonal: fails, says why",
         "  ringctl survey --wait",
+        "  ringctl explain n1-n2              # one cable, its limits",
+        "  ringctl test allreduce --sizes 1M,16M   # a real ring all-reduce",
+        "  ringctl ranks -f hostfile > /tmp/hosts; "
+        "ringctl check all --hostfile /tmp/hosts",
+        "  ringctl plan --model-bytes 800GB   # does it fit",
         "  ip netns exec %s ip -br addr   # n1's interfaces" % q(c.ns("n1")),
         "  ip netns exec %s bash          # a shell on n1" % q(c.ns("n1")),
         "Logs: %s/logs/  configs: %s/conf/  CA: %s/pki/" %
