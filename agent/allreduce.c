@@ -67,6 +67,7 @@ struct ar_run {
 	const struct allreduce_ring *ring;
 	const struct allreduce_params *p;
 	float *buf;
+	int own_buf;
 	uint8_t *stage;
 	uint64_t size;
 	const char *phase; /* "reduce-scatter", "all-gather", "warm-up" */
@@ -103,13 +104,47 @@ static void ar_add(float *dst, const uint8_t *src, uint64_t nbytes)
 	}
 }
 
-/* Send slen bytes to the next rank while receiving rlen from the previous
- * one (into dst, or added into dst when add): both at once, so a ring of
- * chunks larger than the socket buffers cannot deadlock. */
-static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
-		   float *dst, uint64_t rlen, int add)
+/* RDMA steps' side of a transfer: progress, then (when not done) arm the
+ * completion channels and progress again, so a completion that came
+ * before the arming is not slept through. *np grows by their fds. */
+static int ar_rdma_turn(struct ar_run *r, struct allreduce_rdma *rd, float *dst,
+			uint64_t rlen, int add, int *sent, int *got,
+			struct pollfd *pfd, int *np)
 {
 	const struct allreduce_ring *g = r->ring;
+	int rx = allreduce_rdma_has(rd, 1), which = 0;
+	char why[320];
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (allreduce_rdma_progress(rd, rx ? dst : NULL, rlen, add,
+					    sent, got, &which, why,
+					    sizeof(why)) < 0) {
+			ar_fail(r, which ? g->prev_node : g->next_node,
+				which ? "previous" : "next", why);
+			return -1;
+		}
+		if (pass == 0 && allreduce_rdma_arm(rd) < 0) {
+			snprintf(r->err, r->len, "ibv_req_notify_cq: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	*np += allreduce_rdma_pollfds(rd, pfd + *np);
+	return 0;
+}
+
+/* Send slen bytes to the next rank while receiving rlen from the previous
+ * one (into dst, or added into dst when add): both at once, so a ring of
+ * chunks larger than the socket buffers cannot deadlock. A data step
+ * (data) goes over RDMA WRITE on the sides that have it. */
+static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
+		   float *dst, uint64_t rlen, int add, int data)
+{
+	const struct allreduce_ring *g = r->ring;
+	struct allreduce_rdma *rd = data ? g->rdma : NULL;
+	int tx_rdma = allreduce_rdma_has(rd, 0);
+	int rx_rdma = allreduce_rdma_has(rd, 1);
+	int rsent = 0, rgot = 0;
 	uint64_t sent = 0, got = 0, fill = 0;
 	double end = allreduce_now() +
 		     arlimits_step_deadline_ms(r->p->step_ms,
@@ -119,17 +154,30 @@ static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
 
 	if (end > g->deadline)
 		end = g->deadline;
-	while (sent < slen || got < rlen) {
-		struct pollfd pfd[2] = {
-			{.fd = g->next_fd, .events = sent < slen ? POLLOUT : 0},
-			{.fd = g->prev_fd, .events = got < rlen ? POLLIN : 0},
+	if (tx_rdma)
+		allreduce_rdma_send(rd, sendp, slen);
+	for (;;) {
+		struct pollfd pfd[4] = {
+			{.fd = g->next_fd,
+			 .events = !tx_rdma && sent < slen ? POLLOUT : 0},
+			{.fd = g->prev_fd,
+			 .events = !rx_rdma && got < rlen ? POLLIN : 0},
 		};
-		double left = end - allreduce_now();
-		int ms = left <= 0		    ? 0
-			 : left * 1000 > AR_POLL_MS ? AR_POLL_MS
-						    : (int)(left * 1000) + 1;
+		int np = 2;
+		double left;
+		int ms;
 		ssize_t n;
 
+		if (rd && ar_rdma_turn(r, rd, dst, rlen, add, &rsent, &rgot,
+				       pfd, &np) < 0)
+			return -1;
+		if ((tx_rdma ? rsent : sent == slen) &&
+		    (rx_rdma ? rgot : got == rlen))
+			return 0;
+		left = end - allreduce_now();
+		ms = left <= 0			? 0
+		     : left * 1000 > AR_POLL_MS ? AR_POLL_MS
+						: (int)(left * 1000) + 1;
 		if (g->stop && atomic_load(g->stop)) {
 			char sz[16];
 
@@ -144,25 +192,36 @@ static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
 			return -1;
 		}
 		if (left <= 0) {
-			snprintf(why, sizeof(why),
-				 "made no progress before the step's deadline "
-				 "(%llu of %llu bytes sent, %llu of %llu "
-				 "received)",
-				 (unsigned long long)sent,
-				 (unsigned long long)slen,
-				 (unsigned long long)got,
-				 (unsigned long long)rlen);
-			ar_fail(r, got < rlen ? g->prev_node : g->next_node,
-				got < rlen ? "previous" : "next", why);
+			int rx_late = rx_rdma ? !rgot : got < rlen;
+
+			if (tx_rdma || rx_rdma)
+				snprintf(why, sizeof(why),
+					 "made no progress before the step's "
+					 "deadline (RDMA WRITE: %s)",
+					 rx_late ? "its chunk did not arrive"
+						 : "ours was not acknowledged");
+			else
+				snprintf(why, sizeof(why),
+					 "made no progress before the step's "
+					 "deadline (%llu of %llu bytes sent, "
+					 "%llu of %llu received)",
+					 (unsigned long long)sent,
+					 (unsigned long long)slen,
+					 (unsigned long long)got,
+					 (unsigned long long)rlen);
+			ar_fail(r, rx_late ? g->prev_node : g->next_node,
+				rx_late ? "previous" : "next", why);
 			return -1;
 		}
-		if (poll(pfd, 2, ms) < 0) {
+		if (poll(pfd, (nfds_t)np, ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			snprintf(r->err, r->len, "poll: %s", strerror(errno));
 			return -1;
 		}
-		if (pfd[0].revents) {
+		/* Only the directions asked: a finished neighbour's hang-up
+		 * is no failure while we wait on the other. */
+		if (pfd[0].events && pfd[0].revents) {
 			uint64_t want = slen - sent;
 
 			n = send(g->next_fd, sendp + sent,
@@ -177,7 +236,7 @@ static int ar_xfer(struct ar_run *r, const uint8_t *sendp, uint64_t slen,
 			if (n > 0)
 				sent += (uint64_t)n;
 		}
-		if (pfd[1].revents) {
+		if (pfd[1].events && pfd[1].revents) {
 			uint64_t want = rlen - got;
 			uint8_t *at =
 				add ? r->stage + fill : (uint8_t *)dst + got;
@@ -224,7 +283,7 @@ static int ar_once(struct ar_run *r, uint64_t count)
 		allreduce_chunk(count, n, (me + n - s % n) % n, &so, &sl);
 		allreduce_chunk(count, n, (me + 2 * n - s - 1) % n, &ro, &rl);
 		if (ar_xfer(r, (uint8_t *)(r->buf + so), sl * 4, r->buf + ro,
-			    rl * 4, 1) < 0)
+			    rl * 4, 1, 1) < 0)
 			return -1;
 	}
 	r->phase = "all-gather";
@@ -235,7 +294,7 @@ static int ar_once(struct ar_run *r, uint64_t count)
 		allreduce_chunk(count, n, (me + 1 + n - s) % n, &so, &sl);
 		allreduce_chunk(count, n, (me + n - s) % n, &ro, &rl);
 		if (ar_xfer(r, (uint8_t *)(r->buf + so), sl * 4, r->buf + ro,
-			    rl * 4, 0) < 0)
+			    rl * 4, 0, 1) < 0)
 			return -1;
 	}
 	return 0;
@@ -261,7 +320,7 @@ static int ar_size(struct ar_run *r, struct allreduce_size_result *o)
 		 * refilled too, so its refill is not timed as ours. */
 		r->phase = "start";
 		r->step = 0;
-		if (ar_xfer(r, &tok, 1, &sink, 1, 0) < 0)
+		if (ar_xfer(r, &tok, 1, &sink, 1, 0, 0) < 0)
 			return -1;
 		t0 = allreduce_now();
 		if (ar_once(r, count) < 0)
@@ -305,7 +364,11 @@ int allreduce_run(const struct allreduce_ring *ring,
 	for (unsigned i = 0; i < p->n_sizes; i++)
 		if (p->sizes[i] > max)
 			max = p->sizes[i];
-	r.buf = malloc(max ? max : 4);
+	/* RDMA WRITEs go out of a registered buffer: the transport's. */
+	r.buf = ring->rdma ? allreduce_rdma_buf(ring->rdma) : NULL;
+	r.own_buf = !r.buf;
+	if (!r.buf)
+		r.buf = malloc(max ? max : 4);
 	r.stage = malloc(AR_STAGE);
 	if (!r.buf || !r.stage) {
 		snprintf(err, len, "out of memory for %llu bytes",
@@ -320,7 +383,8 @@ int allreduce_run(const struct allreduce_ring *ring,
 			*n_out = i + 1;
 	}
 out:
-	free(r.buf);
+	if (r.own_buf)
+		free(r.buf);
 	free(r.stage);
 	return rc;
 }

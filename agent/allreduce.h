@@ -2,8 +2,9 @@
  * allreduce), as NCCL's ring algorithm does it: n-1 reduce-scatter steps,
  * then n-1 all-gather steps, each rank sending only to the next rank and
  * receiving only from the previous one. float32 sums, checked exactly.
- * RDMA WRITE is a later step: the engine's transfer (allreduce_run's
- * sockets) is the only part that would change.
+ * Each step moves its chunk over TCP or, where the cable's both ends have
+ * RDMA, by RDMA WRITE (allreduce_rdma.c); the TCP connections stay, for
+ * the handshake and the start of each size.
  *
  * The job runs on a worker thread with blocking waits bounded by poll()
  * timeouts; the event loop learns of its end through an eventfd. */
@@ -50,8 +51,12 @@ struct allreduce_size_result {
 	int verified;
 };
 
+struct allreduce_rdma;
+
 struct allreduce_ring {
 	int prev_fd, next_fd; /* non-blocking, connected */
+	/* RDMA steps (NULL: all TCP): its buffer is the run's buffer. */
+	struct allreduce_rdma *rdma;
 	const char *prev_node, *next_node;
 	atomic_int *stop;
 	double deadline; /* CLOCK_MONOTONIC seconds; the job's end */
@@ -64,6 +69,55 @@ int allreduce_run(const struct allreduce_ring *ring,
 		  struct allreduce_size_result *out, unsigned *n_out, char *err,
 		  size_t len);
 double allreduce_now(void);
+
+/* ---- the RDMA WRITE transport (allreduce_rdma.c) ---- */
+
+struct verbs_setup;
+struct verbs_endpoint;
+struct pollfd;
+
+struct allreduce_rdma_cfg {
+	/* The side toward each neighbour over RDMA (NULL: TCP there):
+	 * interface, device, GID and peer name as for a test. */
+	const struct verbs_setup *prev, *next;
+	uint64_t max_size; /* the largest size of the job */
+	unsigned n;	   /* ranks */
+};
+
+/* Registered memory one rank needs (its buffer when it writes to the next
+ * rank, the staging slots when the previous one writes to it). */
+uint64_t allreduce_rdma_memory(uint64_t max_size, unsigned n, int prev,
+			       int next);
+/* Devices, queue pairs (INIT), buffers registered, receives posted. NULL
+ * with why. */
+struct allreduce_rdma *allreduce_rdma_new(const struct allreduce_rdma_cfg *c,
+					  char *why, size_t len);
+/* The endpoint of the queue pair facing the previous rank (prev) or the
+ * next one; NULL when that side is TCP. */
+const struct verbs_endpoint *
+allreduce_rdma_local(const struct allreduce_rdma *r, int prev);
+int allreduce_rdma_has(const struct allreduce_rdma *r, int prev);
+/* The run's buffer when this rank writes to the next one, else NULL. */
+float *allreduce_rdma_buf(const struct allreduce_rdma *r);
+/* RTR and RTS on both sides; from the worker thread. */
+int allreduce_rdma_connect(struct allreduce_rdma *r,
+			   const struct verbs_endpoint *prev_peer,
+			   const struct verbs_endpoint *next_peer,
+			   unsigned ack_timeout, char *why, size_t len);
+/* A step: send len bytes from src (in the run's buffer) to the next rank. */
+void allreduce_rdma_send(struct allreduce_rdma *r, const void *src,
+			 uint64_t len);
+/* Poll both queue pairs and post what may go: *sent when the step's
+ * WRITEs completed, *got when the previous rank's message was consumed
+ * into dst (rlen bytes, added when add). -1 with why; *which says the
+ * side (0 next, 1 previous). */
+int allreduce_rdma_progress(struct allreduce_rdma *r, float *dst, uint64_t rlen,
+			    int add, int *sent, int *got, int *which, char *why,
+			    size_t len);
+/* The completion channels to wait on (at most 2), after arming them. */
+int allreduce_rdma_pollfds(struct allreduce_rdma *r, struct pollfd *pfd);
+int allreduce_rdma_arm(struct allreduce_rdma *r);
+void allreduce_rdma_free(struct allreduce_rdma *r);
 
 /* ---- the agent's job ---- */
 
@@ -79,10 +133,24 @@ struct allreduce_job *allreduce_job_new(struct event_base *base,
 					uint64_t max_memory,
 					allreduce_done_fn done, void *arg,
 					uint16_t *port, char *why, size_t len);
+/* The setup's RDMA steps (prev_rdma, next_rdma): devices, queue pairs
+ * and registered buffers now, so their endpoints go back with the TCP
+ * one. 0 (also when every step is TCP), or -1 with a reason. */
+struct agent_conf;
+int allreduce_job_rdma(struct allreduce_job *j, const Ring__AllreduceSetup *s,
+		       const struct agent_conf *conf, char *why, size_t len);
+/* The queue pair facing the previous rank (prev) or the next; NULL when
+ * that step is TCP. */
+const struct verbs_endpoint *
+allreduce_job_rdma_local(const struct allreduce_job *j, int prev);
 int allreduce_job_is(const struct allreduce_job *j, ProtobufCBinaryData id);
-/* Connect to the next rank and run. 0, or -1 with a reason. */
+/* Connect to the next rank and run; the neighbours' queue pairs for the
+ * RDMA steps (NULL where TCP). 0, or -1 with a reason. */
 int allreduce_job_start(struct allreduce_job *j, const char *next_addr,
-			uint32_t next_port, char *why, size_t len);
+			uint32_t next_port,
+			const struct verbs_endpoint *prev_peer,
+			const struct verbs_endpoint *next_peer, char *why,
+			size_t len);
 /* End soon: the done callback follows. */
 void allreduce_job_stop(struct allreduce_job *j);
 /* The result message (valid until the job is freed). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "verbs.h"
 
 /* What the connecting rank says first: the job id and its rank. */
 #define AR_HELLO_LEN (ALLREDUCE_ID_LEN + 4)
@@ -32,6 +33,11 @@ struct allreduce_job {
 	uint16_t next_port;
 	char prev_node[64], next_node[64];
 	int lfd, prev_fd, next_fd, efd;
+	/* RDMA steps: the transport, and the neighbours' queue pairs */
+	struct allreduce_rdma *rdma;
+	struct verbs_endpoint prev_peer, next_peer;
+	unsigned ack_timeout;
+	const char *method;
 	struct event *efd_ev, *deadline_ev;
 	double deadline;
 	pthread_t tid;
@@ -102,7 +108,7 @@ static void ar_finish(struct allreduce_job *j)
 	Ring__AllreduceResult *m = &j->msg;
 
 	ring__allreduce_result__init(m);
-	m->method = "tcp";
+	m->method = (char *)j->method;
 	m->error = j->error;
 	for (unsigned i = 0; i < j->n_res; i++) {
 		ring__allreduce_size_result__init(&j->sr[i]);
@@ -222,6 +228,7 @@ struct allreduce_job *allreduce_job_new(struct event_base *base,
 		return NULL;
 	}
 	j->lfd = j->prev_fd = j->next_fd = j->efd = -1;
+	j->method = "tcp";
 	j->base = base;
 	j->done = done;
 	j->arg = arg;
@@ -262,6 +269,55 @@ fail_sys:
 fail:
 	allreduce_job_free(j);
 	return NULL;
+}
+
+int allreduce_job_rdma(struct allreduce_job *j, const Ring__AllreduceSetup *s,
+		       const struct agent_conf *conf, char *why, size_t len)
+{
+	struct verbs_setup prev = {0}, next = {0};
+	struct allreduce_rdma_cfg c = {0};
+
+	if (!s->prev_rdma && !s->next_rdma)
+		return 0;
+	prev.device = s->prev_device;
+	prev.interface = j->listen_if;
+	prev.gid_set = s->prev_gid_index >= 0 && s->prev_gid_index < 256 &&
+		       *s->prev_device;
+	prev.gid_index = prev.gid_set ? (unsigned)s->prev_gid_index : 0;
+	prev.peer = j->prev_node;
+	prev.conf = conf;
+	next.device = s->next_device;
+	next.interface = j->next_if;
+	next.gid_set = s->next_gid_index >= 0 && s->next_gid_index < 256 &&
+		       *s->next_device;
+	next.gid_index = next.gid_set ? (unsigned)s->next_gid_index : 0;
+	next.peer = j->next_node;
+	next.conf = conf;
+	c.prev = s->prev_rdma ? &prev : NULL;
+	c.next = s->next_rdma ? &next : NULL;
+	c.n = j->p.n;
+	for (unsigned i = 0; i < j->p.n_sizes; i++)
+		if (j->p.sizes[i] > c.max_size)
+			c.max_size = j->p.sizes[i];
+	if (s->ack_timeout &&
+	    (s->ack_timeout < TESTLIMITS_RDMA_ACK_TIMEOUT_MIN ||
+	     s->ack_timeout > TESTLIMITS_RDMA_ACK_TIMEOUT_MAX))
+		return snprintf(why, len, "ACK timeout %u is not within %d..%d",
+				s->ack_timeout, TESTLIMITS_RDMA_ACK_TIMEOUT_MIN,
+				TESTLIMITS_RDMA_ACK_TIMEOUT_MAX),
+		       -1;
+	j->ack_timeout = s->ack_timeout;
+	j->rdma = allreduce_rdma_new(&c, why, len);
+	if (!j->rdma)
+		return -1;
+	j->method = s->next_rdma ? "rdma" : "tcp";
+	return 0;
+}
+
+const struct verbs_endpoint *
+allreduce_job_rdma_local(const struct allreduce_job *j, int prev)
+{
+	return j->rdma ? allreduce_rdma_local(j->rdma, prev) : NULL;
 }
 
 int allreduce_job_is(const struct allreduce_job *j, ProtobufCBinaryData id)
@@ -389,6 +445,32 @@ static int ar_accept_prev(struct allreduce_job *j, double end, char *why,
 	return -1;
 }
 
+/* "Ready" to the previous rank, then the next rank's: a rank starts only
+ * when its next rank is listening and its queue pairs are at RTS. The
+ * next rank answers once it accepted us, which needs nothing of ours
+ * beyond the connect already made: no ring of waits. */
+static int ar_ready(struct allreduce_job *j, double end, char *why, size_t len)
+{
+	const uint8_t ready = 'R';
+	uint8_t got = 0;
+	int rc = 0;
+
+	if (send(j->prev_fd, &ready, 1, MSG_NOSIGNAL) != 1)
+		rc = -errno;
+	if (rc == 0)
+		rc = ar_wait(j->next_fd, POLLIN, end, &j->stop);
+	if (rc == 0 && recv(j->next_fd, &got, 1, MSG_DONTWAIT) != 1)
+		rc = -EPROTO;
+	if (rc == 0 && got != ready)
+		rc = -EPROTO;
+	if (rc == 0)
+		return 0;
+	snprintf(why, len, "%s (next rank %u) did not say it was ready: %s",
+		 j->next_node, (j->p.rank + 1) % j->p.n,
+		 rc == -ETIMEDOUT ? "timed out" : strerror(-rc));
+	return -1;
+}
+
 static void *ar_worker(void *arg)
 {
 	struct allreduce_job *j = arg;
@@ -403,27 +485,49 @@ static void *ar_worker(void *arg)
 
 	if (end > j->deadline)
 		end = j->deadline;
+	/* Queue pairs to RTS before the handshake: a rank that hears
+	 * "ready" from its next rank may WRITE to it at once. */
+	if (j->rdma && allreduce_rdma_connect(j->rdma, &j->prev_peer,
+					      &j->next_peer, j->ack_timeout,
+					      j->error, sizeof(j->error)) < 0)
+		goto out;
 	/* The listener completes handshakes without accept(): every rank
 	 * connects first, then accepts, and no ring of waits forms. */
 	if (ar_connect_next(j, end, j->error, sizeof(j->error)) == 0 &&
-	    ar_accept_prev(j, end, j->error, sizeof(j->error)) == 0) {
+	    ar_accept_prev(j, end, j->error, sizeof(j->error)) == 0 &&
+	    ar_ready(j, end, j->error, sizeof(j->error)) == 0) {
 		ring.prev_fd = j->prev_fd;
 		ring.next_fd = j->next_fd;
+		ring.rdma = j->rdma;
 		allreduce_run(&ring, &j->p, j->res, &j->n_res, j->error,
 			      sizeof(j->error));
 	}
+out:
 	if (write(j->efd, &one, sizeof(one)) < 0)
 		log_warn("allreduce: eventfd");
 	return NULL;
 }
 
 int allreduce_job_start(struct allreduce_job *j, const char *next_addr,
-			uint32_t next_port, char *why, size_t len)
+			uint32_t next_port,
+			const struct verbs_endpoint *prev_peer,
+			const struct verbs_endpoint *next_peer, char *why,
+			size_t len)
 {
 	if (j->started || j->finished)
 		return snprintf(why, len, "job already started"), -1;
 	if (!ar_ipv4(next_addr) || next_port == 0 || next_port > 65535)
 		return snprintf(why, len, "bad next rank endpoint"), -1;
+	if ((allreduce_rdma_has(j->rdma, 1) && !prev_peer) ||
+	    (allreduce_rdma_has(j->rdma, 0) && !next_peer))
+		return snprintf(why, len,
+				"RDMA steps need the neighbours' queue "
+				"pairs"),
+		       -1;
+	if (prev_peer)
+		j->prev_peer = *prev_peer;
+	if (next_peer)
+		j->next_peer = *next_peer;
 	snprintf(j->next_addr, sizeof(j->next_addr), "%s", next_addr);
 	j->next_port = (uint16_t)next_port;
 	if (pthread_create(&j->tid, NULL, ar_worker, j) != 0)
@@ -468,5 +572,6 @@ void allreduce_job_free(struct allreduce_job *j)
 		close(j->prev_fd);
 	if (j->next_fd >= 0)
 		close(j->next_fd);
+	allreduce_rdma_free(j->rdma);
 	free(j);
 }

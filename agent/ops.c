@@ -745,12 +745,11 @@ static uint64_t ops_rdma_budget(const struct agent_conf *c)
 					     : 2 * one;
 }
 
-/* 0 when p fits the budget beside the RDMA tests in flight, else an Error
- * with both figures and -1. */
-static int ops_rdma_reserve(struct ops *o, uint64_t id,
-			    const struct verbs_params *p)
+/* 0 when need bytes fit the budget beside the RDMA tests in flight, else
+ * an Error with both figures and -1. */
+static int ops_rdma_reserve_bytes(struct ops *o, uint64_t id, uint64_t need)
 {
-	uint64_t need = ops_rdma_need(p), budget = ops_rdma_budget(o->conf);
+	uint64_t budget = ops_rdma_budget(o->conf);
 
 	if (need <= budget && o->rdma_mem <= budget - need)
 		return 0;
@@ -793,7 +792,8 @@ static void ops_rdma_setup(struct ops *o, uint64_t id, const Ring__RdmaSetup *r)
 			  OPS_TEST_ID_LEN);
 		return;
 	}
-	if (ops_admit(o, id, OP_TEST) < 0 || ops_rdma_reserve(o, id, &p) < 0)
+	if (ops_admit(o, id, OP_TEST) < 0 ||
+	    ops_rdma_reserve_bytes(o, id, ops_rdma_need(&p)) < 0)
 		return;
 	op = ops_op_new(o, id, OP_TEST, "rdma");
 	if (!op)
@@ -879,9 +879,12 @@ static void ops_allreduce_setup(struct ops *o, uint64_t id,
 				const Ring__AllreduceSetup *r)
 {
 	Ring__AllreduceEndpoint ep = RING__ALLREDUCE_ENDPOINT__INIT;
+	Ring__RdmaEndpoint pep, nep;
+	const struct verbs_endpoint *pv, *nv;
 	uint64_t max = o->conf && o->conf->allreduce_max_memory
 			       ? o->conf->allreduce_max_memory
 			       : 1ull << 30;
+	uint64_t pinned = 0, biggest = 0;
 	char why[320];
 	uint16_t port = 0;
 	struct op *op;
@@ -902,12 +905,30 @@ static void ops_allreduce_setup(struct ops *o, uint64_t id,
 			  "all-reduce job (one at a time)");
 		return;
 	}
+	/* RDMA steps pin their buffers: they count against the memory all
+	 * RDMA tests share. */
+	for (size_t i = 0; i < r->n_sizes && i < ARLIMITS_SIZES_MAX; i++)
+		if (r->sizes[i] > biggest)
+			biggest = r->sizes[i];
+	if ((r->prev_rdma || r->next_rdma) && r->n >= 2 &&
+	    r->n <= ARLIMITS_RANKS_MAX && biggest <= max) {
+		pinned = allreduce_rdma_memory(biggest, r->n, r->prev_rdma,
+					       r->next_rdma);
+		if (ops_rdma_reserve_bytes(o, id, pinned) < 0)
+			return;
+	}
 	op = ops_start(o, id, OP_TEST, "allreduce");
 	if (!op)
 		return;
 	op->arj = allreduce_job_new(o->base, r, max, ops_allreduce_done, op,
 				    &port, why, sizeof(why));
-	if (!op->arj) {
+	if (op->arj && pinned) {
+		op->rdma_mem = pinned;
+		o->rdma_mem += pinned;
+		o->n_rdma++;
+	}
+	if (!op->arj ||
+	    allreduce_job_rdma(op->arj, r, o->conf, why, sizeof(why)) < 0) {
 		ops_error(o, id, "allreduce: %s", why);
 		op_unlink(op);
 		return;
@@ -915,6 +936,16 @@ static void ops_allreduce_setup(struct ops *o, uint64_t id,
 	o->allreduce = op;
 	ep.address = r->listen_address;
 	ep.port = port;
+	pv = allreduce_job_rdma_local(op->arj, 1);
+	nv = allreduce_job_rdma_local(op->arj, 0);
+	if (pv) {
+		ops_ep_to_msg(pv, &pep);
+		ep.prev_rdma = &pep;
+	}
+	if (nv) {
+		ops_ep_to_msg(nv, &nep);
+		ep.next_rdma = &nep;
+	}
 	o->send(o->arg, id, RING__ENVELOPE__BODY_ALLREDUCE_ENDPOINT, &ep);
 }
 
@@ -922,6 +953,7 @@ static void ops_allreduce_control(struct ops *o, uint64_t id,
 				  const Ring__AllreduceControl *r)
 {
 	struct op *op = o->allreduce;
+	struct verbs_endpoint pv, nv;
 	char why[320];
 
 	if (!op || !allreduce_job_is(op->arj, r->job_id)) {
@@ -932,8 +964,14 @@ static void ops_allreduce_control(struct ops *o, uint64_t id,
 	}
 	switch (r->action) {
 	case RING__ALLREDUCE_ACTION__ALLREDUCE_START:
-		if (allreduce_job_start(op->arj, r->next_address, r->next_port,
-					why, sizeof(why)) < 0) {
+		if ((r->prev_rdma && ops_ep_from_msg(r->prev_rdma, &pv, why,
+						     sizeof(why)) < 0) ||
+		    (r->next_rdma && ops_ep_from_msg(r->next_rdma, &nv, why,
+						     sizeof(why)) < 0) ||
+		    allreduce_job_start(op->arj, r->next_address, r->next_port,
+					r->prev_rdma ? &pv : NULL,
+					r->next_rdma ? &nv : NULL, why,
+					sizeof(why)) < 0) {
 			ops_error(o, id, "allreduce: %s", why);
 			return;
 		}

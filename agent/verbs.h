@@ -163,4 +163,48 @@ int verbs_path_detail(const struct verbs_endpoint *local,
 		      const struct verbs_endpoint *peer,
 		      const char *procfs_root, char *out, size_t len);
 
+/* ---- one connected queue pair for another engine (verbs_link.c) ----
+ * The ring all-reduce moves its chunks with RDMA WRITE over one RC queue
+ * pair per neighbour: the device, GID, PD, CQ and QP steps above, but the
+ * buffer, the posting and the polling are the caller's, from its own
+ * thread. s->interface picks the device and GID as for a test. */
+struct verbs_link;
+/* Open, PD, CQ, QP in INIT (sq_depth sends and rq_depth receives
+ * outstanding); *local is the endpoint (no buffer yet). NULL with why. */
+struct verbs_link *verbs_link_new(const struct verbs_setup *s,
+				  unsigned sq_depth, unsigned rq_depth,
+				  struct verbs_endpoint *local, char *why,
+				  size_t len);
+/* Register the one buffer this link touches: remote_write for a buffer
+ * the peer writes into (its rkey and address go into *local), else a
+ * source of WRITEs. 0, or -1 with why. */
+int verbs_link_reg(struct verbs_link *l, void *buf, size_t len,
+		   int remote_write, struct verbs_endpoint *local, char *why,
+		   size_t wlen);
+/* RTR and RTS against the peer's endpoint (ack_timeout 0: the default).
+ * Blocking but brief; 0, or -1 with why. */
+int verbs_link_connect(struct verbs_link *l, const struct verbs_endpoint *peer,
+		       unsigned ack_timeout, char *why, size_t len);
+/* Post an RDMA WRITE of n bytes from src (in the registered buffer) to the
+ * peer's raddr/rkey, with immediate data when imm. 0 or -errno. */
+int verbs_link_post_write(struct verbs_link *l, const void *src, uint32_t n,
+			  uint64_t raddr, uint32_t rkey, int imm, uint32_t data,
+			  int signaled, uint64_t wr_id);
+/* A zero-length SEND with immediate data, signalled. 0 or -errno. */
+int verbs_link_post_send(struct verbs_link *l, uint32_t data, uint64_t wr_id);
+/* A receive for a WRITE's immediate data or a zero-length SEND. */
+int verbs_link_post_recv(struct verbs_link *l, uint64_t wr_id);
+/* ibv_poll_cq on the link's one CQ. */
+int verbs_link_poll(struct verbs_link *l, struct ibv_wc *wc, int n);
+/* The completion channel's fd (non-blocking), readable when the CQ has
+ * news after verbs_link_arm(), which takes what woke it and re-arms. */
+int verbs_link_fd(const struct verbs_link *l);
+int verbs_link_arm(struct verbs_link *l);
+/* The port's largest message (0: unknown). */
+uint32_t verbs_link_max_msg(const struct verbs_link *l);
+/* verbs_explain_wc for this link's ends. */
+int verbs_link_explain(const struct verbs_link *l, enum ibv_wc_status st,
+		       uint64_t ok_before, char *out, size_t len);
+void verbs_link_free(struct verbs_link *l);
+
 #endif

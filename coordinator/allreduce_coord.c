@@ -137,7 +137,7 @@ static void arc_stop_all(struct allreduce_coord *j)
 
 static void arc_report(struct allreduce_coord *j, Ring__AllreduceReport *rep,
 		       Ring__AllreduceSize *sz, Ring__AllreduceSize **szp,
-		       char **order)
+		       char **order, char **methods)
 {
 	const struct allreduce_coord_plan *p = &j->p;
 	unsigned n_sz = p->n_sizes;
@@ -152,7 +152,9 @@ static void arc_report(struct allreduce_coord *j, Ring__AllreduceReport *rep,
 	rep->n_order = p->n;
 	rep->order = order;
 	rep->order_source = (char *)p->source;
-	rep->method = "tcp";
+	rep->method = (char *)allreduce_coord_method(p, methods);
+	rep->step_methods = methods;
+	rep->n_step_methods = p->n;
 	rep->iterations = p->iterations;
 	rep->warmup = p->warmup;
 	for (unsigned k = 0; k < n_sz; k++) {
@@ -188,11 +190,10 @@ static void arc_finish(struct allreduce_coord *j)
 	Ring__AllreduceReport rep = RING__ALLREDUCE_REPORT__INIT;
 	Ring__AllreduceSize sz[ARLIMITS_SIZES_MAX];
 	Ring__AllreduceSize *szp[ARLIMITS_SIZES_MAX];
-	char *order[ARLIMITS_RANKS_MAX];
-
+	char *order[ARLIMITS_RANKS_MAX], *methods[ARLIMITS_RANKS_MAX];
 	char *notes[ARLIMITS_RANKS_MAX];
 
-	arc_report(j, &rep, sz, szp, order);
+	arc_report(j, &rep, sz, szp, order, methods);
 	for (unsigned i = 0; i < j->p.n; i++)
 		if (j->r[i].why)
 			notes[rep.n_notes++] = j->r[i].why;
@@ -244,12 +245,20 @@ static void arc_start_all(struct allreduce_coord *j)
 		Ring__Envelope req = RING__ENVELOPE__INIT;
 		Ring__AllreduceControl c = RING__ALLREDUCE_CONTROL__INIT;
 		const Ring__AllreduceEndpoint *next = j->r[(i + 1) % j->p.n].ep;
+		const Ring__AllreduceEndpoint *prev =
+			j->r[(i + j->p.n - 1) % j->p.n].ep;
 
 		c.job_id.data = j->id;
 		c.job_id.len = sizeof(j->id);
 		c.action = RING__ALLREDUCE_ACTION__ALLREDUCE_START;
 		c.next_address = next->address;
 		c.next_port = next->port;
+		/* Each RDMA step's two queue pairs meet: ours toward the
+		 * next rank with its from-previous one, and back. */
+		if (j->p.ranks[i].next_rdma)
+			c.next_rdma = next->prev_rdma;
+		if (j->p.ranks[i].prev_rdma)
+			c.prev_rdma = prev->next_rdma;
 		req.body_case = RING__ENVELOPE__BODY_ALLREDUCE_CONTROL;
 		req.allreduce_control = &c;
 		j->r[i].ctl = call_start(
@@ -262,13 +271,28 @@ static void arc_start_all(struct allreduce_coord *j)
 	}
 }
 
+/* An RDMA side as the rank's peer will need it: one queue pair, a GID. */
+static int arc_rdma_ok(const Ring__RdmaEndpoint *e, int want, int buffer)
+{
+	if (!want)
+		return !e;
+	return e && e->n_qpn == 1 && e->n_psn == 1 && e->gid_raw.len == 16 &&
+	       e->mtu && (!buffer || (e->rkey && e->length)) &&
+	       validate_text(e->device, 64) && validate_text(e->gid, 64) &&
+	       validate_text(e->gid_type, 16) && validate_text(e->netdev, 16) &&
+	       validate_text(e->ipv4, 16);
+}
+
 /* What an agent sent, checked before anything is built on it. */
 static int arc_endpoint_ok(const struct allreduce_coord *j, unsigned i,
 			   const Ring__AllreduceEndpoint *e)
 {
+	const struct allreduce_coord_rank *k = &j->p.ranks[i];
+
 	return validate_unicast_ipv4(e->address) && e->port >= 1 &&
-	       e->port <= 65535 &&
-	       !strcmp(e->address, j->p.ranks[i].listen_addr);
+	       e->port <= 65535 && !strcmp(e->address, k->listen_addr) &&
+	       arc_rdma_ok(e->prev_rdma, k->prev_rdma, 1) &&
+	       arc_rdma_ok(e->next_rdma, k->next_rdma, 0);
 }
 
 static int arc_result_ok(const struct allreduce_coord *j,
@@ -363,6 +387,16 @@ static int arc_send_setup(struct allreduce_coord *j, unsigned i)
 	s.deadline_ms = j->deadline_ms;
 	s.prev_node = (char *)p->ranks[(i + p->n - 1) % p->n].node;
 	s.next_node = (char *)p->ranks[(i + 1) % p->n].node;
+	s.prev_rdma = k->prev_rdma;
+	s.prev_device = (char *)k->prev_dev;
+	s.prev_gid_index = k->prev_rdma ? k->prev_gid : -1;
+	s.next_rdma = k->next_rdma;
+	s.next_device = (char *)k->next_dev;
+	s.next_gid_index = k->next_rdma ? k->next_gid : -1;
+	/* The survey proved these paths: a job's queue pairs wait as
+	 * NCCL's do before they retransmit (issue 11's soft-RoCE storms). */
+	if (k->prev_rdma || k->next_rdma)
+		s.ack_timeout = TESTLIMITS_RDMA_ACK_TIMEOUT_NCCL;
 	req.body_case = RING__ENVELOPE__BODY_ALLREDUCE_SETUP;
 	req.allreduce_setup = &s;
 	j->r[i].setup =
@@ -445,14 +479,16 @@ void allreduce_coord_refused(const struct allreduce_coord_plan *p,
 			     allreduce_coord_cb cb, void *arg)
 {
 	Ring__AllreduceReport rep = RING__ALLREDUCE_REPORT__INIT;
-	char *order[ARLIMITS_RANKS_MAX];
+	char *order[ARLIMITS_RANKS_MAX], *methods[ARLIMITS_RANKS_MAX];
 
 	for (unsigned i = 0; i < p->n; i++)
 		order[i] = (char *)p->ranks[i].node;
 	rep.n_order = p->n;
 	rep.order = order;
 	rep.order_source = (char *)p->source;
-	rep.method = "tcp";
+	rep.method = (char *)allreduce_coord_method(p, methods);
+	rep.step_methods = methods;
+	rep.n_step_methods = p->n;
 	rep.iterations = p->iterations;
 	rep.warmup = p->warmup;
 	rep.error = (char *)error;

@@ -26,6 +26,11 @@ struct allreduce_coord_rank {
 	char listen_if[IFNAMSIZ], listen_addr[64]; /* facing the previous */
 	char prev_addr[64];			   /* the previous's end */
 	char next_if[IFNAMSIZ];			   /* facing the next */
+	/* RDMA WRITE on the step from the previous rank / to the next one:
+	 * the RDMA device and GID index the survey used on that side. */
+	int prev_rdma, next_rdma;
+	char prev_dev[64], next_dev[64];
+	int prev_gid, next_gid; /* -1: the agent chooses */
 };
 
 struct allreduce_coord_plan {
@@ -35,6 +40,7 @@ struct allreduce_coord_plan {
 	uint64_t sizes[ARLIMITS_SIZES_MAX];
 	unsigned n_sizes;
 	uint32_t iterations, warmup, step_ms;
+	const char *transport; /* "auto", "tcp", "rdma" */
 };
 
 /* The plan for req over the last survey's topology t. 0; or -1 with the
@@ -44,6 +50,11 @@ int allreduce_coord_plan(const Ring__Topology *t,
 			 const Ring__AllreduceRequest *req,
 			 struct allreduce_coord_plan *p, int *not_adjacent,
 			 char *why, size_t len);
+
+/* How the plan's steps move their chunks: steps[i] (step i -> i+1) gets
+ * "rdma" or "tcp"; the whole is "rdma", "tcp" or "rdma+tcp". */
+const char *allreduce_coord_method(const struct allreduce_coord_plan *p,
+				   char **steps);
 
 /* busbw from algbw for n ranks: nccl-tests' definition for all-reduce
  * (doc/PERFORMANCE.md there): busbw = algbw * 2(n-1)/n. */

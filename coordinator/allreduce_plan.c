@@ -101,6 +101,51 @@ static int arc_nodes(const Ring__Topology *t, const Ring__AllreduceRequest *r,
 	return 0;
 }
 
+/* The step a -> b over edge e (fwd: a is e's a) runs over RDMA WRITE when
+ * the survey measured the cable over RDMA (both ends have active ports)
+ * and the operator did not ask for TCP. */
+static void arc_step_rdma(const Ring__Edge *e, int fwd,
+			  struct allreduce_coord_rank *a,
+			  struct allreduce_coord_rank *b, const char *transport)
+{
+	if (!strcmp(transport, "tcp") ||
+	    e->method_kind != RING__EDGE_METHOD__EDGE_METHOD_RDMA ||
+	    !*e->a_rdma || !*e->b_rdma)
+		return;
+	a->next_rdma = b->prev_rdma = 1;
+	snprintf(a->next_dev, sizeof(a->next_dev), "%s",
+		 fwd ? e->a_rdma : e->b_rdma);
+	snprintf(b->prev_dev, sizeof(b->prev_dev), "%s",
+		 fwd ? e->b_rdma : e->a_rdma);
+	a->next_gid = fwd ? e->a_gid_index : e->b_gid_index;
+	b->prev_gid = fwd ? e->b_gid_index : e->a_gid_index;
+}
+
+/* --transport rdma: every step over RDMA, or none runs. */
+static int arc_need_rdma(const struct allreduce_coord_plan *p, char *why,
+			 size_t len)
+{
+	size_t used = 0;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		const struct allreduce_coord_rank *a = &p->ranks[i];
+
+		if (a->next_rdma)
+			continue;
+		used += (size_t)snprintf(
+			why + used, len - used,
+			"%sstep rank %u -> %u (%s -> %s)",
+			used ? "; "
+			     : "RDMA was asked but the survey did not "
+			       "measure these cables over RDMA: ",
+			i, (i + 1) % p->n, a->node,
+			p->ranks[(i + 1) % p->n].node);
+		if (used >= len)
+			break;
+	}
+	return used ? -1 : 0;
+}
+
 static void arc_sizes(const Ring__AllreduceRequest *r,
 		      struct allreduce_coord_plan *p)
 {
@@ -136,6 +181,16 @@ int allreduce_coord_plan(const Ring__Topology *t,
 		       -1;
 	if (r->n_nodes && r->n_order)
 		return snprintf(why, len, "--nodes or --order, not both"), -1;
+	if (!*r->transport || !strcmp(r->transport, "auto"))
+		p->transport = "auto";
+	else if (!strcmp(r->transport, "tcp") || !strcmp(r->transport, "rdma"))
+		p->transport = !strcmp(r->transport, "tcp") ? "tcp" : "rdma";
+	else
+		return snprintf(why, len,
+				"transport must be auto, tcp or rdma, not "
+				"%.16s",
+				r->transport),
+		       -1;
 	if (!t || !t->n_ranks)
 		return snprintf(why, len,
 				"no published rank order: run a survey "
@@ -223,6 +278,7 @@ int allreduce_coord_plan(const Ring__Topology *t,
 			 fwd ? e->b_address : e->a_address);
 		snprintf(b->prev_addr, sizeof(b->prev_addr), "%s",
 			 fwd ? e->a_address : e->b_address);
+		arc_step_rdma(e, fwd, a, b, p->transport);
 	}
 	if (*not_adjacent) {
 		if (used < len)
@@ -231,7 +287,21 @@ int allreduce_coord_plan(const Ring__Topology *t,
 				 "(ringctl ranks)");
 		return -1;
 	}
+	if (!strcmp(p->transport, "rdma"))
+		return arc_need_rdma(p, why, len);
 	return 0;
+}
+
+const char *allreduce_coord_method(const struct allreduce_coord_plan *p,
+				   char **steps)
+{
+	unsigned n_rdma = 0;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		n_rdma += p->ranks[i].next_rdma != 0;
+		steps[i] = p->ranks[i].next_rdma ? "rdma" : "tcp";
+	}
+	return !n_rdma ? "tcp" : n_rdma == p->n ? "rdma" : "rdma+tcp";
 }
 
 static int arc_report_ok(const Ring__AllreduceReport *r)

@@ -145,6 +145,13 @@ int allreduce_cli_parse(int argc, char **argv, struct allreduce_cli *c,
 				       &c->req.warmup) < 0)
 				return reason_fail(err, len, "--warmup: 0-%d",
 						   ARLIMITS_WARMUP_MAX);
+		} else if (!strcmp(o, "--transport")) {
+			if (strcmp(v, "auto") && strcmp(v, "tcp") &&
+			    strcmp(v, "rdma"))
+				return reason_fail(err, len,
+						   "--transport: auto, tcp or "
+						   "rdma");
+			c->req.transport = (char *)v;
 		} else if (!strcmp(o, "--step-timeout")) {
 			if (arcli_uint(v, ARLIMITS_STEP_MIN_MS,
 				       ARLIMITS_STEP_MAX_MS,
@@ -190,6 +197,19 @@ void allreduce_cli_render(struct writer *w, const Ring__AllreduceReport *r)
 	for (size_t i = 0; i < r->n_order; i++)
 		writer_str(w, NULL, r->order[i]);
 	writer_list_end(w);
+	/* Which steps moved their chunks how: "a->b rdma". */
+	if (r->n_step_methods == r->n_order && n) {
+		writer_list_start(w, "steps");
+		for (size_t i = 0; i < r->n_order; i++) {
+			char st[160];
+
+			snprintf(st, sizeof(st), "%.64s->%.64s %.8s",
+				 r->order[i], r->order[(i + 1) % n],
+				 r->step_methods[i]);
+			writer_str(w, NULL, st);
+		}
+		writer_list_end(w);
+	}
 	writer_str(w, "order_source", r->order_source);
 	writer_uint(w, "ranks", n);
 	writer_uint(w, "iterations", r->iterations);
