@@ -74,7 +74,20 @@ def test_full_ring(ringd):
     assert rc == 0, (rc, doc, err, ringd.log_tails())
     assert doc["order_source"] == "published"
     assert sorted(doc["order"]) == ORDER
+    # No RDMA port in the namespaces: every step over TCP, and said so.
+    assert doc["method"] == "tcp"
+    o = doc["order"]
+    assert doc["steps"] == ["%s->%s tcp" % (o[i], o[(i + 1) % 4])
+                            for i in range(4)]
     check_figures(doc, 4)
+
+
+def test_transport_rdma_refused(ringd):
+    # --transport rdma where the survey measured no cable over RDMA:
+    # refused before anything runs, naming every step.
+    rc, doc, err = allreduce(ringd, "--transport", "rdma", *SMALL)
+    assert rc == 2, (rc, doc, err)
+    assert "RDMA was asked" in err and err.count("step rank") == 4, err
 
 
 def test_two_neighbours(ringd):
@@ -113,7 +126,8 @@ def test_wrong_order(ringd):
 
 def test_bad_usage(ringd):
     for args in (["--sizes", "1000"], ["--iterations", "0"],
-                 ["--order", "n1"], ["--bogus", "1"]):
+                 ["--order", "n1"], ["--bogus", "1"],
+                 ["--transport", "ib"]):
         rc, doc, err = allreduce(ringd, *args)
         assert rc == 2 and "ringctl:" in err, (args, rc, err)
 

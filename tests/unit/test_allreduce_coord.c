@@ -442,6 +442,202 @@ static void test_job_bad_endpoint(void **state)
 	assert_non_null(strstr(f->rep->error, "n1: invalid all-reduce"));
 }
 
+/* Edges 0, 1 and 3 surveyed over RDMA (devices rxeIa / rxeIb, GID 1),
+ * edge 2 (n3 - n4) over TCP. */
+static char rdev[N][2][16];
+static void rdma_edges(struct fx *f)
+{
+	for (int i = 0; i < N; i++) {
+		if (i == 2)
+			continue;
+		snprintf(rdev[i][0], 16, "rxe%da", i);
+		snprintf(rdev[i][1], 16, "rxe%db", i);
+		f->e[i].method_kind = RING__EDGE_METHOD__EDGE_METHOD_RDMA;
+		f->e[i].a_rdma = rdev[i][0];
+		f->e[i].b_rdma = rdev[i][1];
+		f->e[i].a_gid_index = 1;
+		f->e[i].b_gid_index = 3;
+	}
+}
+
+static void test_plan_rdma(void **state)
+{
+	struct fx *f = *state;
+	Ring__AllreduceRequest r;
+	struct allreduce_coord_plan p;
+	char why[512], *steps[N];
+	int na;
+
+	rdma_edges(f);
+	req_init(&r);
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
+		0);
+	/* n1 -> n2 over edge 0: n1 writes from rxe0a (GID 1) into n2's
+	 * rxe0b (GID 3). */
+	assert_true(p.ranks[0].next_rdma && p.ranks[1].prev_rdma);
+	assert_string_equal(p.ranks[0].next_dev, "rxe0a");
+	assert_int_equal(p.ranks[0].next_gid, 1);
+	assert_string_equal(p.ranks[1].prev_dev, "rxe0b");
+	assert_int_equal(p.ranks[1].prev_gid, 3);
+	/* The closing step n4 -> n1 runs over edge 3 (a n4). */
+	assert_string_equal(p.ranks[3].next_dev, "rxe3a");
+	assert_string_equal(p.ranks[0].prev_dev, "rxe3b");
+	/* n3 -> n4: TCP on both ends. */
+	assert_false(p.ranks[2].next_rdma || p.ranks[3].prev_rdma);
+	assert_string_equal(allreduce_coord_method(&p, steps), "rdma+tcp");
+	assert_string_equal(steps[0], "rdma");
+	assert_string_equal(steps[2], "tcp");
+
+	/* rdma asked: the TCP step is named, nothing runs. */
+	r.transport = "rdma";
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
+		-1);
+	assert_non_null(strstr(why, "step rank 2 -> 3 (n3 -> n4)"));
+	assert_null(strstr(why, "rank 0 -> 1"));
+	/* tcp asked: no RDMA anywhere. */
+	r.transport = "tcp";
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
+		0);
+	assert_string_equal(allreduce_coord_method(&p, steps), "tcp");
+	r.transport = "infiniband";
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
+		-1);
+	assert_non_null(strstr(why, "auto, tcp or rdma"));
+}
+
+static void reply_rdma_endpoint(struct fx *f, struct tc_call *c,
+				const char *addr, uint32_t port, int i,
+				int prev, int next)
+{
+	Ring__Envelope env = RING__ENVELOPE__INIT;
+	Ring__AllreduceEndpoint ep = RING__ALLREDUCE_ENDPOINT__INIT;
+	Ring__RdmaEndpoint pe, ne;
+	uint32_t pq = 100 + i, nq = 200 + i, psn = 7;
+	uint8_t gid[16] = {0};
+
+	ring__rdma_endpoint__init(&pe);
+	pe.n_qpn = pe.n_psn = 1;
+	pe.qpn = &pq;
+	pe.psn = &psn;
+	pe.gid_raw.data = gid;
+	pe.gid_raw.len = 16;
+	pe.mtu = 1024;
+	pe.rkey = 9;
+	pe.length = 1 << 20;
+	ne = pe;
+	ne.qpn = &nq;
+	ne.rkey = 0;
+	ne.length = 0;
+	ep.address = (char *)addr;
+	ep.port = port;
+	ep.prev_rdma = prev ? &pe : NULL;
+	ep.next_rdma = next ? &ne : NULL;
+	env.body_case = RING__ENVELOPE__BODY_ALLREDUCE_ENDPOINT;
+	env.allreduce_endpoint = &ep;
+	assert_int_equal(tc_reply(&f->tc, c, &env), 1);
+}
+
+/* Each RDMA step's queue pairs meet through START: a rank gets the next
+ * rank's from-previous queue pair (where it writes) and the previous
+ * rank's toward-next one; a rank that leaves its RDMA endpoint out fails
+ * the job. */
+static void test_job_rdma(void **state)
+{
+	struct fx *f = *state;
+	Ring__AllreduceRequest r;
+	struct allreduce_coord_plan p;
+	char why[512];
+	int na;
+
+	rdma_edges(f);
+	req_init(&r);
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
+		0);
+	assert_non_null(allreduce_coord_start(&f->tc.ci, &p, on_report, f));
+	for (int i = 0; i < N; i++) {
+		struct tc_call *c =
+			tc_get(&f->tc, f->names[i],
+			       RING__ENVELOPE__BODY_ALLREDUCE_SETUP, 1);
+		const Ring__AllreduceSetup *s = c->req->allreduce_setup;
+
+		assert_int_equal(s->next_rdma, i != 2);
+		assert_int_equal(s->prev_rdma, i != 3);
+		assert_int_equal(s->ack_timeout, 20);
+		if (i == 0) {
+			assert_string_equal(s->next_device, "rxe0a");
+			assert_int_equal(s->next_gid_index, 1);
+			assert_string_equal(s->prev_device, "rxe3b");
+		}
+		reply_rdma_endpoint(f, c, p.ranks[i].listen_addr, 5000 + i, i,
+				    i != 3, i != 2);
+	}
+	for (int i = 0; i < N; i++) {
+		struct tc_call *c =
+			tc_get(&f->tc, f->names[i],
+			       RING__ENVELOPE__BODY_ALLREDUCE_CONTROL, 1);
+		const Ring__AllreduceControl *ctl = c->req->allreduce_control;
+
+		if (i != 2) {
+			assert_non_null(ctl->next_rdma);
+			assert_int_equal(ctl->next_rdma->qpn[0],
+					 100 + (i + 1) % N);
+		} else {
+			assert_null(ctl->next_rdma);
+		}
+		if (i != 3) {
+			assert_non_null(ctl->prev_rdma);
+			assert_int_equal(ctl->prev_rdma->qpn[0],
+					 200 + (i + N - 1) % N);
+		} else {
+			assert_null(ctl->prev_rdma);
+		}
+		assert_int_equal(tc_ack(&f->tc, c), 1);
+	}
+	for (int i = 0; i < N; i++)
+		reply_result(f,
+			     tc_get(&f->tc, f->names[i],
+				    RING__ENVELOPE__BODY_ALLREDUCE_SETUP, 1),
+			     100, "");
+	assert_int_equal(f->reports, 1);
+	assert_string_equal(f->rep->method, "rdma+tcp");
+	assert_int_equal(f->rep->n_step_methods, N);
+	assert_string_equal(f->rep->step_methods[2], "tcp");
+}
+
+static void test_job_rdma_missing(void **state)
+{
+	struct fx *f = *state;
+	Ring__AllreduceRequest r;
+	struct allreduce_coord_plan p;
+	char why[512];
+	int na;
+
+	rdma_edges(f);
+	req_init(&r);
+	allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why));
+	assert_non_null(allreduce_coord_start(&f->tc.ci, &p, on_report, f));
+	/* n1 answers with TCP only where it was asked for RDMA. */
+	reply_endpoint(
+		f,
+		tc_get(&f->tc, "n1", RING__ENVELOPE__BODY_ALLREDUCE_SETUP, 1),
+		p.ranks[0].listen_addr, 5000);
+	for (int i = 0; i < N; i++)
+		reply_result(f,
+			     tc_get(&f->tc, f->names[i],
+				    RING__ENVELOPE__BODY_ALLREDUCE_SETUP, 1),
+			     0, "stopped");
+	assert_int_equal(f->reports, 1);
+	assert_non_null(strstr(f->rep->error, "invalid all-reduce endpoint"));
+	assert_int_equal(
+		tc_count(&f->tc, "n2", RING__ENVELOPE__BODY_ALLREDUCE_CONTROL),
+		1); /* STOP, never START */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +651,11 @@ int main(void)
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test_setup_teardown(test_job_ok, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_rank_lost, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_plan_rdma, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_job_rdma, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_rdma_missing, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_job_bad_endpoint, setup,
 						teardown),
