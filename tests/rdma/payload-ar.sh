@@ -138,6 +138,9 @@ ar_ok() {
 }
 ar_ok allreduce-ring --sizes 64K,1M,4M --iterations 3
 ar_ok allreduce-2 --nodes n1,n2 --sizes 1M,4M --iterations 3
+# The same ring over TCP, for the record (TCG figures: not asserted).
+rc -f keyvalue -t 300 test allreduce --transport tcp --sizes 64K,1M,4M --iterations 3 >$W/allreduce-tcp.out 2>&1 &&
+	echo "allreduce over TCP for comparison: $(grep -E '^(method|sizes\.[^.]*\.busbw_gbps_computed)=' $W/allreduce-tcp.out | tr '\n' ' ')"
 grep -q '^comparison_computed=' $W/allreduce-2.out &&
 	pass "allreduce: 2 nodes against $N: $(grep '^comparison_computed=' $W/allreduce-2.out | cut -d= -f2-)" ||
 	fail "allreduce: no comparison between the 2-node and the $N-node run"
@@ -154,6 +157,7 @@ arpid=$!
 ar_running() { /usr/bin/rdma resource show qp 2>/dev/null | grep -q ' type RC '; }
 wait_until 60 "the all-reduce's queue pairs" ar_running
 victim=n3
+r0=$(rechecks)
 kill -9 "$(cat $W/$victim.pid)"
 t0=$(now_cs)
 wait $arpid
@@ -168,6 +172,11 @@ wait_until 30 "no RC QPs after the killed all-reduce" no_rc_qps &&
 start_agent 3
 wait_until 60 "all $N agents connected again" all_up ||
 	fail "$victim did not come back"
+# Its return re-checks its edges: over before anything else measures.
+wait_until 120 "the re-check after $victim's return" recheck_done_since "$r0" "$victim" ||
+	fail "no re-check after $victim's return"
+wait_until 20 "no RC QPs after that re-check" no_rc_qps ||
+	fail "QPs left after the re-check on $victim's return"
 
 i=1
 while [ "$i" -le "$N" ]; do

@@ -16,6 +16,9 @@
 #     in `rdma resource show qp`), both when the target and when the
 #     requester dies, and when an agent is stopped cleanly mid-test, and
 #     the victim's return re-checks its edges alone (no full survey);
+#   - a ring all-reduce over RDMA WRITE on the whole ring and on two
+#     nodes, results verified, a wrong order refused naming the step, a
+#     rank killed mid-run failing the job with no QP left;
 #   - explicit GID indexes, a bad one, the memory bound, survey_method
 #     both, and no sanitizer report in any daemon's log.
 set -u
@@ -355,6 +358,71 @@ kill_mid_test n1 n1 n2 # the requester dies: the coordinator stops the target
 # A clean stop mid-test: the agent tears its test down on the way out (its
 # sanitizer build reports any leak when it exits).
 kill_mid_test n2 n1 n2 TERM
+
+# ---- a ring all-reduce over RDMA WRITE (issue 12) ----
+# Every cable was surveyed over RDMA: each step WRITEs its chunk into the
+# next rank's registered buffer; every rank checks every element.
+# ar_ok NAME ARGS...: the all-reduce succeeds over RDMA on every step,
+# verified at every size.
+ar_ok() {
+	name=$1
+	shift
+	out=$W/$name.out
+	rc -f keyvalue -t 300 test allreduce --transport rdma "$@" >"$out" 2>&1
+	r=$?
+	steps=$(grep -c '^steps\.[0-9]*=.* rdma$' "$out" || true)
+	nok=$(grep -c '^sizes\.[^.]*\.verified=yes$' "$out" || true)
+	nsz=$(grep -c '^sizes\.[^.]*\.bytes=' "$out" || true)
+	if [ $r -eq 0 ] && grep -q '^method=rdma$' "$out" &&
+		grep -q '^verified=yes$' "$out" && [ "$nok" = "$nsz" ] &&
+		[ "$nsz" -ge 1 ] && [ "$steps" -ge 2 ]; then
+		pass "$name: RDMA WRITE on $steps steps, $nsz sizes verified: $(grep -E '^sizes\.[^.]*\.busbw_gbps_computed=' "$out" | tr '\n' ' ')"
+	else
+		fail "$name (rc $r, $steps RDMA steps, $nok of $nsz sizes verified)"
+		cat "$out"
+	fi
+}
+ar_ok allreduce-ring --sizes 64K,1M,4M --iterations 3
+ar_ok allreduce-2 --nodes n1,n2 --sizes 1M,4M --iterations 3
+# The same ring over TCP, for the record (TCG figures: not asserted).
+rc -f keyvalue -t 300 test allreduce --transport tcp --sizes 64K,1M,4M --iterations 3 >$W/allreduce-tcp.out 2>&1 &&
+	echo "allreduce over TCP for comparison: $(grep -E '^(method|sizes\.[^.]*\.busbw_gbps_computed)=' $W/allreduce-tcp.out | tr '\n' ' ')"
+grep -q '^comparison_computed=' $W/allreduce-2.out &&
+	pass "allreduce: 2 nodes against $N: $(grep '^comparison_computed=' $W/allreduce-2.out | cut -d= -f2-)" ||
+	fail "allreduce: no comparison between the 2-node and the $N-node run"
+# A wrong order fails at once, naming the step, and leaves nothing behind.
+rc test allreduce --order n1,n3,n2,n4 --transport rdma --sizes 1M >$W/ar-order.out 2>&1
+r=$?
+[ $r -ne 0 ] && grep -q 'not ring neighbours' $W/ar-order.out &&
+	pass "allreduce in a wrong order refused: $(grep -m1 -o 'step rank [^;]*' $W/ar-order.out)" ||
+	{ fail "allreduce in a wrong order: rc $r"; cat $W/ar-order.out; }
+# A rank killed mid-run: the job fails within its deadline, the others'
+# queue pairs and pinned buffers are gone.
+rc -f keyvalue -t 300 test allreduce --transport rdma --sizes 16M --iterations 200 >$W/ar-kill.out 2>&1 &
+arpid=$!
+ar_running() { /usr/bin/rdma resource show qp 2>/dev/null | grep -q ' type RC '; }
+wait_until 60 "the all-reduce's queue pairs" ar_running
+victim=n3
+r0=$(rechecks)
+kill -9 "$(cat $W/$victim.pid)"
+t0=$(now_cs)
+wait $arpid
+r=$?
+took=$((($(now_cs) - t0) / 100))
+[ $r -ne 0 ] && grep -q '^result=failed$' $W/ar-kill.out &&
+	pass "allreduce with $victim killed mid-run failed after ${took}s: $(grep -m1 '^error=' $W/ar-kill.out | cut -c1-200)" ||
+	{ fail "allreduce with $victim killed: rc $r"; cat $W/ar-kill.out; }
+wait_until 30 "no RC QPs after the killed all-reduce" no_rc_qps &&
+	pass "no QPs left after the killed all-reduce" ||
+	{ fail "QPs left after the killed all-reduce"; /usr/bin/rdma resource show qp; }
+start_agent 3
+wait_until 60 "all $N agents connected again" all_up ||
+	fail "$victim did not come back"
+# Its return re-checks its edges: over before anything else measures.
+wait_until 120 "the re-check after $victim's return" recheck_done_since "$r0" "$victim" ||
+	fail "no re-check after $victim's return"
+wait_until 20 "no RC QPs after that re-check" no_rc_qps ||
+	fail "QPs left after the re-check on $victim's return"
 
 # ---- survey_method both: TCP ladder and RDMA figures side by side ----
 kill $COORD

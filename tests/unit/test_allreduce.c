@@ -371,11 +371,30 @@ static void test_agents_over_loopback(void **state)
 	event_base_free(base);
 }
 
+/* What an RDMA rank pins: its buffer when it writes to the next rank, two
+ * slots of the largest chunk when the previous one writes to it, each
+ * rounded up to 2 MiB; the agent counts it against rdma_max_total_memory. */
+static void test_rdma_memory(void **state)
+{
+	(void)state;
+	assert_int_equal(allreduce_rdma_memory(1ull << 30, 4, 1, 1),
+			 (1ull << 30) + (512ull << 20));
+	assert_int_equal(allreduce_rdma_memory(1ull << 30, 4, 0, 1),
+			 1ull << 30);
+	assert_int_equal(allreduce_rdma_memory(1ull << 30, 4, 1, 0),
+			 512ull << 20);
+	assert_int_equal(allreduce_rdma_memory(1ull << 30, 4, 0, 0), 0);
+	/* 1M on 3 ranks: chunks of 87382 floats at most, 2 slots of
+	 * 349528 bytes, rounded to 2 MiB; the buffer, 1M to 2 MiB. */
+	assert_int_equal(allreduce_rdma_memory(1u << 20, 3, 1, 1), 4u << 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_rdma_memory),
 		cmocka_unit_test(test_rings),
 		cmocka_unit_test(test_vanished_peer),
 		cmocka_unit_test(test_job_refusals),
