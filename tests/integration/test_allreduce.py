@@ -1,5 +1,5 @@
 """ringctl test allreduce on a real emulated 4-node ring: a ring
-all-reduce in host memory over the data plane (TCP), every rank checks
+all-reduce in host memory over the data plane (TCP here), every rank checks
 the reduced values; busbw = algbw x 2(n-1)/n (nccl-tests); --nodes takes
 two neighbours (one cable) and refuses a sub-ring whose closing step is no
 cable; a wrong --order fails naming the non-adjacent steps; an agent
@@ -16,7 +16,7 @@ import pytest
 import cluster as cl
 from conftest import new_prefix
 from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
-                      neighbours_heard, ringd_up)
+                      neighbours_heard, rate_gbps, ringd_up, shape_ring)
 
 ORDER = ["n1", "n2", "n3", "n4"]
 SMALL = ["--sizes", "64K..1M", "--iterations", "3", "--warmup", "1"]
@@ -178,6 +178,43 @@ def test_client_gone_stops_job(ringd):
             break
         time.sleep(0.5)
     assert rc == 0, (rc, doc, err)
+
+
+# A ring all-reduce's busbw is bounded by one cable's one-way rate: every
+# step moves a chunk over each cable one way. With every cable shaped to
+# RATE, the largest size lands within [AR_LO, AR_HI] of it: tbf's goodput
+# (~95%) less the step synchronisation (each step waits for its slowest
+# cable), with the token bucket's burst above.
+AR_RATE = "200mbit"
+AR_LO, AR_HI = 0.55, 1.05
+
+
+def test_shaped_ring(ringd):
+    cl = ringd.cl
+    shape_ring(cl, AR_RATE)
+    try:
+        rate = rate_gbps(AR_RATE)
+        got = {}
+        for name, args in (("4 nodes", []),
+                           ("2 nodes", ["--nodes", "n1,n2"])):
+            rc, doc, err = allreduce(ringd, *args, "--sizes", "4M,16M",
+                                     "--iterations", "3", "--warmup", "1",
+                                     timeout_s=120)
+            assert rc == 0, (name, rc, doc, err)
+            assert doc["verified"] is True, doc
+            big = doc["sizes"][-1]
+            assert big["bytes"] == 16 << 20 and big["verified"] is True
+            got[name] = big["busbw_gbps_computed"]
+            print("%s, cables at %s: busbw %.3f Gbps = %.2f of the rate"
+                  % (name, AR_RATE, got[name], got[name] / rate))
+            assert AR_LO * rate <= got[name] <= AR_HI * rate, (name, big)
+        # The field notes' conclusion, from the same two runs: a longer
+        # ring adds memory, not all-reduce bandwidth.
+        assert "comparison_computed" in doc, doc
+        print(doc["comparison_computed"])
+    finally:
+        for c in cl.cables:
+            cl.unshape(c.a, c.b, which=cl.cables_between(c.a, c.b).index(c))
 
 
 def test_agent_killed_mid_job(ringd):
