@@ -935,6 +935,17 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		break;
 	case CHECK_ADDR_DATA:
 		bad = 1;
+		/* A switch reaches every port: no node lacks a path. */
+		if (!strcmp(t->kind, "switch")) {
+			snprintf(text, sizeof(text),
+				 "%s is %s's data-plane address on the switch "
+				 "(%s): every node reaches it, but rendezvous "
+				 "belongs on the management network (the data "
+				 "plane carries collective traffic only); use "
+				 "%s's management address",
+				 a.address, a.node, a.interface, a.node);
+			break;
+		}
 		np = check_no_path(st, &a, nopath, sizeof(nopath));
 		/* A pair, or a path the diagonal checks found: it works,
 		 * but the field notes' rule still holds. */
@@ -999,7 +1010,8 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	if (a.node)
 		writer_str(w, "node", a.node);
 	if (a.kind == CHECK_ADDR_DATA) {
-		writer_str(w, "cable_peer", a.peer);
+		if (strcmp(t->kind, "switch"))
+			writer_str(w, "cable_peer", a.peer);
 		writer_str(w, "no_path_computed", nopath);
 		if (np)
 			writer_str(w, "error_predicted", CHECK_RDZV_ERROR);

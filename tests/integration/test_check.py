@@ -13,7 +13,8 @@ import pytest
 import cluster as cl
 from conftest import new_prefix
 from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, SurveyRingd,
-                      facing_port, neighbours_heard, ringd_up, stop_and_check)
+                      facing_port, neighbours_heard, ringd_up, stop_and_check,
+                      surveyed)
 
 ORDER = ["n1", "n2", "n3", "n4"]
 RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
@@ -384,3 +385,29 @@ def test_check_all(ringd, tmp_path):
         rc, _, out, err = check(r, *args)
         assert rc == 2 and out == "" and err.startswith("ringctl: "), (
             args, out, err)
+
+
+def test_switch(root, ringd_bin, tmp_path):
+    """On a switch every rank reaches every other: any order passes, and
+    a data-plane rendezvous address is reachable from every node (still
+    flagged: rendezvous belongs on the management network), with no
+    predicted hang."""
+    order = ["n1", "n2", "n3"]
+    with surveyed(cl.Cluster(order, new_prefix(), switch=True),
+                  ringd_bin) as r:
+        st = json.loads(r.ringctl("status", fmt="json").stdout)
+        assert st["topology"]["kind"] == "switch", st["topology"]
+        hf = write(tmp_path, "hosts", "n3\nn1\nn2\n")
+        rc, doc, out, err = check(r, "ranks", hf)
+        assert rc == 0, (out, err)
+        assert "switch" in doc["summary"], doc
+        rc, doc, out, err = check(r, "rendezvous", mgmt(r, "n2") + ":29500")
+        assert rc == 0 and doc["address_kind"] == "management", (out, err)
+        addr = r.cl.switch_ports["n2"].addr
+        rc, doc, out, err = check(r, "rendezvous", addr + ":29500")
+        assert rc == 1, (out, err)
+        assert doc["address_kind"] == "data" and doc["node"] == "n2", doc
+        assert "181 s" not in doc["summary"], doc
+        assert "on the switch" in doc["summary"], doc
+        assert "management" in doc["summary"] and "cable_peer" not in doc
+        print(doc["summary"])
