@@ -252,6 +252,7 @@ def allreduce_bench(args, prefix):
         _progress("allreduce FAILED: %s" % res["error"])
     finally:
         c.down()
+        res["loadavg_end"] = os.getloadavg()
     return res
 
 
@@ -275,6 +276,26 @@ def _rate_gbps(rate):
                                 None: 1e-9}[m.group(2)]
 
 
+def _fit(ps, n):
+    """Least squares time = fixed + size / rate over the median times:
+    (fixed cost per all-reduce in ms, its share per step in us, the busbw
+    the slope gives in Gbit/s), or None with fewer than 3 sizes."""
+    pts = [(b, _med(t)) for b, (_, t, _) in ps.items()]
+    if len(pts) < 3:
+        return None
+    mx = sum(b for b, _ in pts) / len(pts)
+    my = sum(t for _, t in pts) / len(pts)
+    sxx = sum((b - mx) ** 2 for b, _ in pts)
+    if sxx <= 0:
+        return None
+    slope = sum((b - mx) * (t - my) for b, t in pts) / sxx  # us per byte
+    if slope <= 0:
+        return None
+    fixed = my - slope * mx
+    busbw = 8 / (slope * 1e3) * 2 * (n - 1) / n
+    return fixed / 1e3, fixed / (2 * (n - 1)), busbw
+
+
 def _limit(edges, src):
     """(min, sum) of the used edges' single-edge medians, or None."""
     meds = [_med(src.get(e, [])) for e in edges]
@@ -289,11 +310,14 @@ def allreduce_report(args, res, out):
       "ring %s, every cable shaped: %s on both wire-side ends" % (
           "-".join(RING), SHAPE % args.ar_rate))
     la = res.get("loadavg")
+    le = res.get("loadavg_end")
     w("  host: %s, %d CPUs shared with other users (load average "
-      "%s at the start, measured), kernel %s; iperf3 and ringd on the same "
-      "CPUs, so figures are what this host carries, not the links alone" % (
+      "%s at the start, %s at the end, measured), kernel %s; iperf3 and "
+      "ringd on the same CPUs, so figures are what this host carries, not "
+      "the links alone" % (
           platform.node(), os.cpu_count() or 0,
           "/".join("%.2f" % x for x in la) if la else "?",
+          "/".join("%.2f" % x for x in le) if le else "?",
           platform.release()))
     w("  tc's rate counts whole frames (Ethernet, IP and TCP headers), so "
       "one TCP stream's goodput tops out near 95% of it on a 1500-byte MTU")
@@ -312,6 +336,8 @@ def allreduce_report(args, res, out):
       "runs of %d s after %d s warm-up, alternating (measured, Gbit/s, "
       "median [min..max]):" % (args.ar_edge_runs, args.ar_edge_duration,
                                args.ar_edge_warmup))
+    w("     every cable is shaped alike: differences between edges are this "
+      "host's noise, and the limit below takes the lowest median as it is")
     w("     %-12s %-26s %-26s %s" % ("edge", "ringctl test bw",
                                      "iperf3 -P 1", "used by"))
     ring, pair = res["ring_edges"], res["pair_edges"]
@@ -387,6 +413,18 @@ def allreduce_report(args, res, out):
                 "%.3f %s" % (mb, _spread(bw)),
                 "%.3f" % (mb / lim[0]) if lim else "-",
                 "%.3f" % (n * mb / lim[1]) if lim else "-"))
+        f = _fit(ps, n)
+        if f:
+            fixed = ("fixed %.2f ms per all-reduce (%.0f us per each of its "
+                     "2(n-1) = %d steps)" % (f[0], f[1], 2 * (n - 1))
+                     if f[0] > 0 else
+                     "fixed %.2f ms, below zero: run-to-run noise and tbf's "
+                     "128 kB bucket at small sizes outweigh the per-step "
+                     "cost" % f[0])
+            w("       fit of the median times to fixed + size/rate "
+              "(computed): %s, busbw from the slope %.3f Gbit/s%s" % (
+                  fixed, f[2], ", %.3f x the limit" % (f[2] / lim[0])
+                  if lim else ""))
     p4, p2 = _per_size(res["jobs"][4]), _per_size(res["jobs"][2])
     if p4 and p2:
         top = max(set(p4) & set(p2) or [0])
