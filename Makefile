@@ -313,9 +313,11 @@ format-check:
 	clang-format --dry-run -Werror $(FORMAT_SRC)
 
 # Benchmark: not part of `make check` (unshaped veth figures vary by host).
+# BENCH=allreduce (or a comma-separated list of bench.py's parts) runs
+# those parts only.
 bench: bench-deps
 	$(MAKE) BUILD=build all
-	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin
+	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin $(if $(BENCH),--only $(BENCH))
 
 demo: deps
 	$(MAKE) all

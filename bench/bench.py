@@ -37,9 +37,17 @@ Parts 4-6 (bench/bench_ops.py, whose docstring says more):
   6 scale:     coordinator CPU and RSS with 1,024 real agents pushing
                counters at the default interval (plain build: --plain-bin).
 
-Choose parts with --only pair,survey,rdma,watch,selfbytes,scale (default
-all) or --skip-PART. Parts 1, 2, 4, 5 and 6 need root (namespaces); part 3
-does not. Everything is torn down, also on failure or ^C.
+Part 7 (bench/bench_allreduce.py, whose docstring says more):
+  7 allreduce: `ringctl test allreduce` busbw on a 4-node ring with every
+               cable shaped to one rate (default 1gbit), and on 2 of its
+               nodes, against what the links allow: each used edge's
+               single-edge one-way bandwidth (`ringctl test bw`, iperf3 on
+               the same cable for reference); the limit is the slowest
+               edge, and the sum of the edges is shown with what it means.
+
+Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce
+(default all) or --skip-PART (`make bench BENCH=allreduce` passes --only).
+Parts 1, 2 and 4-7 need root (namespaces); part 3 does not. Everything is torn down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
 clock, "computed" are derived here (ratios, medians' ratios, speed-ups).
 """
@@ -64,11 +72,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster as cl  # noqa: E402
 from daemons import Ringd, missing_binaries  # noqa: E402
 import bench_ops  # noqa: E402
+import bench_allreduce  # noqa: E402
 
 IPERF_PORT = 5201
 SOCKPERF_PORT = 11111
 PAIR_TAG = "p"
-OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k"}
+OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k", "allreduce": "a"}
 T0 = time.monotonic()
 
 
@@ -1144,7 +1153,8 @@ class RdmaBench:
 
 
 # ---------------------------------------------------------------- main
-PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale")
+PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale",
+         "allreduce")
 
 
 def parse_args():
@@ -1199,7 +1209,7 @@ def parse_args():
     ap.add_argument("--only", default="",
                     help="comma-separated parts to run: " + ",".join(PARTS) +
                     " (default: all; --skip-PART removes one)")
-    for part in ("watch", "selfbytes", "scale"):
+    for part in ("watch", "selfbytes", "scale", "allreduce"):
         ap.add_argument("--skip-" + part, action="store_true")
     ap.add_argument("--cuts", type=int, default=10,
                     help="part 4: cable cuts (default 10)")
@@ -1215,6 +1225,28 @@ def parse_args():
     ap.add_argument("--plain-bin", default=None,
                     help="part 6: a non-sanitizer build's binaries (default "
                     "--bin; an ASan build would not fit 1,024 agents)")
+    ap.add_argument("--ar-rate", default="1gbit",
+                    help="part 7: tc rate of every cable (default 1gbit)")
+    ap.add_argument("--ar-sizes", default="1M..64M",
+                    help="part 7: test allreduce --sizes (default 1M..64M)")
+    ap.add_argument("--ar-iterations", type=int, default=5,
+                    help="part 7: test allreduce --iterations (default 5)")
+    ap.add_argument("--ar-warmup", type=int, default=1,
+                    help="part 7: test allreduce --warmup (default 1)")
+    ap.add_argument("--ar-runs", type=int, default=3,
+                    help="part 7: all-reduce runs per ring size (default 3)")
+    ap.add_argument("--ar-edge-runs", type=int, default=3,
+                    help="part 7: single-edge runs per tool and edge "
+                    "(default 3)")
+    ap.add_argument("--ar-edge-duration", type=int, default=2,
+                    help="part 7: single-edge window, whole seconds "
+                    "(default 2; iperf3 -t)")
+    ap.add_argument("--ar-edge-warmup", type=int, default=1,
+                    help="part 7: single-edge warm-up, whole seconds "
+                    "(default 1; iperf3 -O)")
+    ap.add_argument("--ar-timeout", type=int, default=300,
+                    help="part 7: ringctl -t for one all-reduce run, "
+                    "seconds (default 300)")
     ap.add_argument("--rdma-out", default=os.path.join(
         REPO, "build", "rdma-vm-bench"),
         help="RINGD_VM_OUT for part 3 (its own, so that another VM can "
@@ -1257,6 +1289,7 @@ def main():
         sys.exit("bench: missing in %s: %s (run make)" %
                  (args.plain_bin, " ".join(miss)))
     need = (["iperf3", "sockperf"] if not args.skip_pair else []) + \
+        (["iperf3"] if not args.skip_allreduce else []) + \
         (["ip", "tc", "ss"] if netns else [])
     for tool in need:
         if not shutil.which(tool):
@@ -1295,7 +1328,8 @@ def main():
             rdma.run()
         for part, fn in (("watch", bench_ops.watch_bench),
                          ("selfbytes", bench_ops.selfbytes_bench),
-                         ("scale", bench_ops.scale_bench)):
+                         ("scale", bench_ops.scale_bench),
+                         ("allreduce", bench_allreduce.allreduce_bench)):
             if not getattr(args, "skip_" + part):
                 progress("part %s" % part)
                 ops[part] = fn(args, base + OPS_TAG[part])
@@ -1308,9 +1342,13 @@ def main():
     elapsed = time.monotonic() - T0
     head = [
         "=" * 78,
-        "ringd benchmark  (%s, %d CPUs, kernel %s; iperf3 %s, sockperf %s, "
-        "perftest %s; binaries %s)" % (
+        "ringd benchmark  (%s, %d CPUs, kernel %s; ringctl %s at %s; "
+        "iperf3 %s, sockperf %s, perftest %s; binaries %s)" % (
             platform.node(), os.cpu_count() or 0, platform.release(),
+            tool_version([os.path.join(args.bin, "ringctl"), "--version"],
+                         r"ringctl (\S+)"),
+            tool_version(["git", "-C", REPO, "describe", "--always",
+                          "--dirty"], r"(\S+)"),
             tool_version(["iperf3", "--version"], r"iperf ([0-9.]+)"),
             tool_version(["sockperf", "--version"], r"version ([0-9.]+)"),
             tool_version(["ib_write_bw", "--version"],
@@ -1337,10 +1375,11 @@ def main():
         out.append("")
     for part, fn in (("watch", bench_ops.watch_report),
                      ("selfbytes", bench_ops.selfbytes_report),
-                     ("scale", bench_ops.scale_report)):
+                     ("scale", bench_ops.scale_report),
+                     ("allreduce", bench_allreduce.allreduce_report)):
         if part in ops:
             fn(args, ops[part], out)
-            if ops[part]["error"]:
+            if ops[part]["error"] or ops[part].get("errors"):
                 rc = 2
             out.append("")
     out.append("bench took %.0f s (measured)" % elapsed)
