@@ -363,11 +363,11 @@ static void plan_tp_verdict(struct writer *w, const struct plan_opts *o,
 	char text[1024], what[128];
 
 	if (res->used < 0) {
-		writer_none(w, "verdict",
-			    "no measured figure: neither an all-reduce over "
-			    "as many ranks nor a latency figure on an edge "
-			    "between them; run ringctl test allreduce or a "
-			    "survey (root)");
+		writer_str(w, "verdict",
+			   "no measured figure: neither an all-reduce over "
+			   "as many ranks nor a latency figure on an edge "
+			   "between them; run ringctl test allreduce or a "
+			   "survey (root)");
 		return;
 	}
 	f = &res->fig[res->used];
@@ -435,6 +435,13 @@ static const char *plan_tp_note(const struct plan_opts *o,
 	return buf;
 }
 
+/* v >= 0 to 1/scale (ringctl does without libm). */
+static double plan_tp_round(double v, double scale)
+{
+	return v * scale < 9e15 ? (double)(long long)(v * scale + 0.5) / scale
+				: v;
+}
+
 int plan_tp_render(struct writer *w, const Ring__Topology *t,
 		   const struct plan_opts *o, const struct plan_tp_result *res,
 		   uint64_t now_ms)
@@ -475,8 +482,11 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 		writer_uint(w, "figure_bytes", f->size);
 		writer_double(w, "per_layer_us_measured", f->us, 1);
 		plan_tp_time(w, "measured_at", f->measured_ms, "age_s", now_ms);
-		writer_double(w, "per_token_ms_computed", res->per_token_ms, 3);
-		writer_double(w, "share_pct_computed", res->share_pct, 1);
+		/* JSON too at the precision printed: 8.2, not 8.198198... */
+		writer_double(w, "per_token_ms_computed",
+			      plan_tp_round(res->per_token_ms, 1000), 3);
+		writer_double(w, "share_pct_computed",
+			      plan_tp_round(res->share_pct, 10), 1);
 	} else {
 		writer_none(w, "source", "");
 		writer_none(w, "figure", "");
