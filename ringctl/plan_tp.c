@@ -372,8 +372,9 @@ static void plan_tp_verdict(struct writer *w, const struct plan_opts *o,
 	}
 	f = &res->fig[res->used];
 	if (f->kind == PLAN_TP_ALLREDUCE)
-		snprintf(what, sizeof(what), "an all-reduce of %llu bytes",
-			 (unsigned long long)f->size);
+		snprintf(what, sizeof(what),
+			 "a ring all-reduce of %llu bytes over %zu ranks",
+			 (unsigned long long)f->size, f->ar->n_order);
 	else
 		snprintf(what, sizeof(what),
 			 "%s-%s's %s latency at %llu bytes, a lower bound",
@@ -502,7 +503,7 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 	writer_table_start(w, "figures");
 	for (size_t i = 0; i < res->n_fig; i++) {
 		const struct plan_tp_figure *f = &res->fig[i];
-		char name[160];
+		char name[160], kind[64];
 
 		if (f->kind == PLAN_TP_ALLREDUCE)
 			snprintf(name, sizeof(name), "allreduce");
@@ -511,11 +512,13 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 				 f->edge->b);
 		writer_obj_start_named(w, name);
 		writer_str(w, "figure", name);
+		if (f->kind == PLAN_TP_ALLREDUCE)
+			snprintf(kind, sizeof(kind), "allreduce %s",
+				 *f->ar->method ? f->ar->method : "tcp");
 		writer_str(w, "kind",
-			   f->kind == PLAN_TP_ALLREDUCE
-				   ? (*f->ar->method ? f->ar->method : "tcp")
-			   : f->rdma ? "rdma_write_lat p50"
-				     : "tcp_lat p50");
+			   f->kind == PLAN_TP_ALLREDUCE ? kind
+			   : f->rdma			? "rdma_write_lat p50"
+							: "tcp_lat p50");
 		writer_uint(w, "bytes", f->size);
 		writer_double(w, "us_measured", f->us, 1);
 		plan_tp_time(w, "measured_at", f->measured_ms, NULL, now_ms);
