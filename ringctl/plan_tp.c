@@ -389,6 +389,18 @@ static void plan_tp_verdict(struct writer *w, const struct plan_opts *o,
 	writer_str(w, "verdict", text);
 }
 
+/* Whether the run's ranks are the nodes planned on (in any order). */
+static int plan_tp_same_nodes(const Ring__AllreduceReport *r,
+			      const struct plan_tp_result *res)
+{
+	if (r->n_order != res->n_nodes)
+		return 0;
+	for (size_t i = 0; i < r->n_order; i++)
+		if (!plan_tp_has(res->nodes, res->n_nodes, r->order[i]))
+			return 0;
+	return 1;
+}
+
 /* Why the figure may mislead, or "". */
 static const char *plan_tp_note(const struct plan_opts *o,
 				const struct plan_tp_result *res, char *buf,
@@ -421,6 +433,16 @@ static const char *plan_tp_note(const struct plan_opts *o,
 			     "--sizes %s (root) and plan uses it",
 			     res->n_nodes, 2 * (res->n_nodes - 1),
 			     *nodes ? " --nodes " : "", nodes, s);
+		used = k > 0 && (size_t)k < len ? (size_t)k : len;
+	}
+	if (f->kind == PLAN_TP_ALLREDUCE && !plan_tp_same_nodes(f->ar, res)) {
+		char order[1024];
+
+		k = snprintf(buf, len,
+			     "the all-reduce ran over %s: as many ranks, not "
+			     "the same nodes",
+			     plan_tp_join(f->ar->order, f->ar->n_order, order,
+					  sizeof(order)));
 		used = k > 0 && (size_t)k < len ? (size_t)k : len;
 	}
 	if (f->ratio > PLAN_TP_NEAR_RATIO && used < len)

@@ -313,7 +313,22 @@ static void test_allreduce_preferred(void **state)
 	assert_non_null(strstr(out, "an all-reduce over as many ranks was "
 				    "measured near this size"));
 	assert_null(strstr(out, "lower bound"));
+	assert_null(strstr(out, "not the same nodes"));
 	free(out);
+
+	/* As many ranks over other nodes: used, and said. */
+	free(o);
+	o = opts("40", "17.76", "10KB", "n1,n2,n4,n5");
+	topo.edges[0]->b = "n5"; /* n1-n5: the survey knows n5 */
+	out = render(o, &last, &rc);
+	topo.edges[0]->b = "n2";
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "\"source\": \"allreduce\""));
+	assert_non_null(strstr(out, "the all-reduce ran over n1,n2,n4,n3: as "
+				    "many ranks, not the same nodes"));
+	free(out);
+	free(o);
+	o = opts("40", "17.76", "10KB", NULL);
 
 	/* Over another number of ranks: not this ring's figure. */
 	ar_set(2, 0);
