@@ -3,8 +3,9 @@ tensor-parallel tax from the survey's latency (the slowest edge at the
 size nearest the layer's all-reduce, a lower bound), then from a real
 ring all-reduce over as many ranks once one ran (ringctl test
 allreduce --sizes 10K), whose figure the coordinator keeps in its store:
-after kill -9 and a restart plan gives the same measured figure, and the
-coordinator says it restored it. A corrupt or oversized stored entry is
+after kill -9 and a restart plan gives the same measured figure, the
+coordinator says it restored it, and the next run over 2 ranks is
+compared with it. A corrupt or oversized stored entry is
 refused with a log line, the coordinator runs on and plan falls back to
 the latency. Bad arguments: one line, exit 2."""
 
@@ -149,6 +150,14 @@ def test_3_survives_restart(ringd):
     assert doc["measured_at"] == before["measured_at"]
     assert doc["per_token_ms_computed"] == before["per_token_ms_computed"]
     ringd.wait_all_up(30)
+    # The next run's comparison is against the restored one, too.
+    a, b = doc["nodes"].split(",")[:2]
+    p = ringd.ringctl("test", "allreduce", "--nodes", "%s,%s" % (a, b),
+                      "--sizes", "10K", "--iterations", "3", fmt="json",
+                      timeout_s=60)
+    assert p.returncode == 0, (p.stderr, p.stdout, ringd.log_tails())
+    cmp = json.loads(p.stdout)["comparison_computed"]
+    assert "2 ranks" in cmp and "3 ranks" in cmp, cmp
 
 
 def test_4_corrupt_entry_refused(ringd):
