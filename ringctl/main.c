@@ -148,7 +148,7 @@ static void ringctl_usage(FILE *f)
 		"                              within 2x of B (measured), else the\n"
 		"                              slowest edge's latency at the size\n"
 		"                              nearest B (a lower bound); exit 1 when\n"
-		"                              there is no figure\n"
+		"                              a figure is missing\n"
 		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
 		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
 		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"

@@ -254,6 +254,38 @@ static void plan_tp_add_edges(const Ring__Topology *t, uint64_t want,
 	}
 }
 
+/* The ring waits on its slowest step: a step between consecutive ranks
+ * (and the closing one, past two ranks) without a latency figure could
+ * be it. */
+static void plan_tp_missing(struct plan_tp_result *res)
+{
+	size_t steps = res->n_nodes > 2 ? res->n_nodes : 1, used = 0;
+
+	for (size_t i = 0; i < steps; i++) {
+		const char *a = res->nodes[i];
+		const char *b = res->nodes[(i + 1) % res->n_nodes];
+		int found = 0;
+
+		for (size_t k = 0; k < res->n_fig && !found; k++) {
+			const Ring__Edge *e = res->fig[k].edge;
+
+			found = res->fig[k].kind == PLAN_TP_LATENCY &&
+				((!strcmp(e->a, a) && !strcmp(e->b, b)) ||
+				 (!strcmp(e->a, b) && !strcmp(e->b, a)));
+		}
+		if (found)
+			continue;
+		res->n_missing++;
+		if (used < sizeof(res->missing)) {
+			int k = snprintf(res->missing + used,
+					 sizeof(res->missing) - used, "%s%s-%s",
+					 used ? ", " : "", a, b);
+
+			used += k > 0 ? (size_t)k : 0;
+		}
+	}
+}
+
 int plan_tp_compute(const Ring__Topology *t,
 		    const Ring__AllreduceLastReply *reports,
 		    const struct plan_opts *o, struct plan_tp_result *res,
@@ -294,6 +326,8 @@ int plan_tp_compute(const Ring__Topology *t,
 			f->not_used = "a faster edge: the ring waits on its "
 				      "slowest";
 	}
+	if (res->used >= 0 && res->fig[res->used].kind == PLAN_TP_LATENCY)
+		plan_tp_missing(res);
 	if (res->used >= 0) {
 		res->per_token_ms =
 			(double)o->layers * res->fig[res->used].us / 1000.0;
@@ -451,6 +485,11 @@ static const char *plan_tp_note(const struct plan_opts *o,
 			 "the layer's %llu bytes",
 			 used ? "; " : "", (unsigned long long)f->size,
 			 f->ratio, (unsigned long long)o->ar_bytes);
+	if (res->n_missing && strlen(buf) + 2 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 "%sno latency figure for %s (no measured edge joins "
+			 "them): the ring's slowest step may be missing",
+			 *buf ? "; " : "", res->missing);
 	if (res->share_pct >= 100 && strlen(buf) + 2 < len)
 		snprintf(buf + strlen(buf), len - strlen(buf),
 			 "%scommunication alone takes longer than the token",
@@ -563,7 +602,7 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 		   "share_pct = per_token_ms / token_ms x 100; the all-reduce "
 		   "is used when measured within 2x of the size, else the "
 		   "slowest edge's latency");
-	return res->used >= 0 ? 0 : 1;
+	return res->used >= 0 && !res->n_missing ? 0 : 1;
 }
 
 static void plan_tp_escaped(const char *s)

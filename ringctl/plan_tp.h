@@ -63,6 +63,10 @@ struct plan_tp_result {
 	size_t n_fig;
 	int used;			/* index in fig, -1: no figure */
 	double per_token_ms, share_pct; /* computed */
+	/* With the edges' latency: the steps between consecutive ranks
+	 * (and the closing one) that have no figure, "n3-n1, ..." */
+	size_t n_missing;
+	char missing[512];
 };
 
 /* The ranks (--nodes, else the published order) and the figures, and
@@ -76,7 +80,8 @@ int plan_tp_compute(const Ring__Topology *t,
 		    const struct plan_opts *o, struct plan_tp_result *res,
 		    char *err, size_t len);
 
-/* The tax into w; the exit status: 0 computed, 1 no measured figure. */
+/* The tax into w; the exit status: 0 computed, 1 no measured figure, or
+ * the edges' latency is used and a step between ranks has none. */
 int plan_tp_render(struct writer *w, const Ring__Topology *t,
 		   const struct plan_opts *o, const struct plan_tp_result *res,
 		   uint64_t now_ms);

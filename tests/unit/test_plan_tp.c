@@ -406,6 +406,38 @@ static void test_nodes(void **state)
 	free(res);
 }
 
+/* The latency used and a step without a figure (n3-n1, the closing
+ * one): the estimate is given, the step named, exit 1. */
+static void test_step_missing(void **state)
+{
+	struct plan_opts *o = opts("40", "17.76", NULL, NULL);
+	char *out;
+	int rc;
+
+	(void)state;
+	ring_set(31.5);
+	edges[3].n_latency = 0;
+	out = render(o, NULL, &rc);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "\"per_token_ms_computed\": 1.456"));
+	assert_non_null(strstr(out, "no latency figure for n3-n1"));
+	free(out);
+	/* An all-reduce over the ranks makes the edges moot. */
+	ar_set(4, 0);
+	out = render(o, &last, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "no latency figure"));
+	free(out);
+	/* Two ranks: one step, no closing one. */
+	free(o);
+	o = opts("40", "17.76", NULL, "n1,n2");
+	out = render(o, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "no latency figure"));
+	free(out);
+	free(o);
+}
+
 /* No figure at all: exit 1, the verdict says what to run. */
 static void test_missing(void **state)
 {
@@ -434,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_field_notes_latency),
 		cmocka_unit_test(test_allreduce_preferred),
 		cmocka_unit_test(test_nodes),
+		cmocka_unit_test(test_step_missing),
 		cmocka_unit_test(test_missing),
 	};
 
