@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "arlast.h"
 #include "clock.h"
 #include "conn.h"
 #include "coord_conf.h"
@@ -91,9 +92,11 @@ struct control {
 	unsigned n_group; /* clients other than root */
 	uint64_t refuse_logged_ms;
 	unsigned refuse_quiet; /* refusals not logged since */
-	/* The last successful all-reduce per number of ranks, for the next
-	 * one's comparison (in memory only). */
-	Ring__AllreduceReport *ar_last[ARLIMITS_RANKS_MAX + 1];
+	/* The last successful all-reduce per number of ranks: the next
+	 * one's comparison, plan --layers' figures; kept in the store when
+	 * there is one (control_set_store). */
+	struct arlast ar_last;
+	struct store *store;
 };
 
 static void client_free(struct client *cl)
@@ -196,6 +199,12 @@ void control_set_view(struct control *ctl, const struct control_view *view)
 void control_set_feed(struct control *ctl, struct feed *feed)
 {
 	ctl->feed = feed;
+}
+
+int control_set_store(struct control *ctl, struct store *st)
+{
+	ctl->store = st;
+	return st ? arlast_restore(&ctl->ar_last, st) : 0;
 }
 
 static const Ring__Topology *control_topology(const struct control *co)
@@ -721,8 +730,8 @@ static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
 {
 	struct client *cl = arg;
 	struct control *co = cl->ctl;
-	const Ring__AllreduceReport *other = NULL;
-	Ring__AllreduceReport copy = *rep, *keep;
+	const Ring__AllreduceReport *other;
+	Ring__AllreduceReport copy = *rep;
 	char cmp[512];
 
 	cl->ar = NULL;
@@ -730,23 +739,14 @@ static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
 	log_info("all-reduce over %zu ranks: %s", rep->n_order,
 		 *rep->error ? rep->error : "done");
 	/* Against the latest run over another number of ranks. */
-	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
-		if (co->ar_last[i] && i != rep->n_order &&
-		    (!other ||
-		     co->ar_last[i]->finished_ms > other->finished_ms))
-			other = co->ar_last[i];
+	other = arlast_other(&co->ar_last, rep->n_order);
 	if (other && allreduce_coord_compare(other, rep, cmp, sizeof(cmp)) == 0)
 		copy.comparison = cmp;
-	if (!*rep->error && rep->n_sizes &&
-	    rep->n_order <= ARLIMITS_RANKS_MAX) {
-		keep = frame_copy(&rep->base);
-		if (keep) {
-			if (co->ar_last[rep->n_order])
-				ring__allreduce_report__free_unpacked(
-					co->ar_last[rep->n_order], NULL);
-			co->ar_last[rep->n_order] = keep;
-		}
-	}
+	/* A failed run is not kept (arlast_check); a kept one is saved at
+	 * once, so a restart right after still has it. */
+	if (!*rep->error && arlast_keep(&co->ar_last, rep) == 0 && co->store &&
+	    arlast_save(&co->ar_last, co->store, clock_now_ms()) < 0)
+		log_warnx("store: the all-reduce result was not saved");
 	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
 		    &copy);
 }
@@ -960,6 +960,26 @@ static void control_survey(struct client *cl, uint64_t id)
 	client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 
+/* The last successful all-reduce per number of ranks (plan --layers):
+ * read-only, open to every client; none kept is an empty reply. */
+static void control_allreduce_last(struct client *cl, uint64_t id,
+				   const Ring__AllreduceLastRequest *req)
+{
+	Ring__AllreduceLastReply rep = RING__ALLREDUCE_LAST_REPLY__INIT;
+	Ring__AllreduceReport *v[ARLIMITS_RANKS_MAX + 1];
+
+	if (req->ranks > ARLIMITS_RANKS_MAX) {
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+			"ranks %u: at most %d", req->ranks, ARLIMITS_RANKS_MAX);
+		return;
+	}
+	rep.reports = v;
+	rep.n_reports = arlast_list(&cl->ctl->ar_last, req->ranks, v,
+				    ARLIMITS_RANKS_MAX + 1);
+	client_send(cl, id, RING__ENVELOPE__BODY_ALLREDUCE_LAST_REPLY, &rep);
+}
+
 static void control_ranks(struct client *cl, uint64_t id)
 {
 	struct survey *sv = cl->ctl->survey;
@@ -1076,6 +1096,9 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		break;
 	case RING__ENVELOPE__BODY_RESOLVE_REQUEST:
 		control_resolve(cl, id, env->resolve_request);
+		break;
+	case RING__ENVELOPE__BODY_ALLREDUCE_LAST_REQUEST:
+		control_allreduce_last(cl, id, env->allreduce_last_request);
 		break;
 	case RING__ENVELOPE__BODY_TEST_REQUEST:
 	case RING__ENVELOPE__BODY_SURVEY_REQUEST:
@@ -1397,9 +1420,6 @@ void control_free(struct control *ctl)
 		client_free(LIST_FIRST(&ctl->clients));
 	evconnlistener_free(ctl->listener);
 	unlink(ctl->path);
-	for (unsigned i = 0; i <= ARLIMITS_RANKS_MAX; i++)
-		if (ctl->ar_last[i])
-			ring__allreduce_report__free_unpacked(ctl->ar_last[i],
-							      NULL);
+	arlast_clear(&ctl->ar_last);
 	free(ctl);
 }

@@ -38,6 +38,13 @@ struct control_view {
 };
 void control_set_view(struct control *ctl, const struct control_view *view);
 
+/* The store that keeps the last all-reduce per number of ranks across
+ * restarts (arlast.h): what it holds is loaded now (a corrupt or
+ * oversized entry is refused with a log line) and each successful run is
+ * saved. Without one they live in memory only. The number loaded, or -1
+ * (logged; the coordinator goes on without them). */
+int control_set_store(struct control *ctl, struct store *st);
+
 /* Where WatchRequest subscribes (feed.h); without one it is refused. */
 struct feed;
 void control_set_feed(struct control *ctl, struct feed *feed);

@@ -578,6 +578,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
 	control_set_feed(co->control, co->feed);
+	control_set_store(co->control, co->store);
 	if (sd_watchdog_enabled(0, &co->watchdog_usec) > 0) {
 		struct timeval tv = {.tv_sec = co->watchdog_usec / 2000000,
 				     .tv_usec =

@@ -1,5 +1,6 @@
 /* `ringctl plan`: a model's size against the ring's measured memory. */
 #include "plan.h"
+#include "plan_tp.h"
 #include "plan_weights.h"
 
 #include <stdio.h>
@@ -384,11 +385,15 @@ int plan_cmd_parse(int argc, char **argv, struct plan_opts *o, char *err,
 		}
 		if (done)
 			continue;
-		for (size_t k = 0; k < 2 && !done; k++) {
-			static const char *const wn[] = {"--weights",
-							 "--max-bytes"};
-			const char **slot =
-				k ? &o->max_bytes_text : &o->weights;
+		for (size_t k = 0; k < 5 && !done; k++) {
+			static const char *const wn[] = {
+				"--weights", "--max-bytes", "--layers",
+				"--token-ms", "--allreduce-bytes"};
+			const char **slots[] = {&o->weights, &o->max_bytes_text,
+						&o->layers_text,
+						&o->token_ms_text,
+						&o->ar_bytes_text};
+			const char **slot = slots[k];
 
 			val = plan_opt(argc, argv, &i, wn[k], &missing);
 			if (missing) {
@@ -419,11 +424,14 @@ int plan_cmd_parse(int argc, char **argv, struct plan_opts *o, char *err,
 		snprintf(err, len,
 			 "plan takes --model-bytes SIZE or --params N "
 			 "[--bytes-per-param B], --reserve SIZE and --nodes "
-			 "LIST, or --weights PATH [--max-bytes SIZE], not "
+			 "LIST, or --weights PATH [--max-bytes SIZE], or "
+			 "--layers L --token-ms T [--allreduce-bytes B], not "
 			 "'%s'",
 			 argv[i]);
 		return -1;
 	}
+	if (o->layers_text || o->token_ms_text || o->ar_bytes_text)
+		return plan_tp_parse(o, err, len);
 	if (o->weights || o->max_bytes_text)
 		return plan_weights_parse(o, err, len);
 	if (o->model_text && o->params_text) {
@@ -817,6 +825,8 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 
 	if (o->weights)
 		return plan_weights_run(sock, timeout_ms, fmt, o);
+	if (o->layers_text)
+		return plan_tp_run(sock, timeout_ms, fmt, o);
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
 	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <

@@ -38,6 +38,12 @@ struct plan_opts {
 	const char *weights;
 	const char *max_bytes_text;
 	uint64_t max_bytes;
+	/* --layers L --token-ms T [--allreduce-bytes B]: the tensor-parallel
+	 * tax (plan_tp.h) instead of a model size. */
+	const char *layers_text, *token_ms_text, *ar_bytes_text;
+	uint32_t layers;
+	double token_ms;
+	uint64_t ar_bytes;
 };
 
 /* A size: a number (decimals and an exponent allowed, e.g. 1.5T, 8e11)
