@@ -71,6 +71,16 @@ int arlast_check(const Ring__AllreduceReport *r, char *why, size_t len)
 		return reason_fail(why, len,
 				   "a text that is not printable or "
 				   "longer than 1024 bytes");
+	/* Per step's transport: none (older runs) or one per rank. */
+	if (r->n_step_methods && r->n_step_methods != r->n_order)
+		return reason_fail(why, len, "%zu step methods for %zu ranks",
+				   r->n_step_methods, r->n_order);
+	for (size_t i = 0; i < r->n_step_methods; i++)
+		if (!validate_text(r->step_methods[i], 16))
+			return reason_fail(why, len,
+					   "step method %zu is not printable "
+					   "or longer than 16 bytes",
+					   i);
 	if (r->n_notes > ARLIMITS_RANKS_MAX)
 		return reason_fail(why, len, "%zu notes (at most %d)",
 				   r->n_notes, ARLIMITS_RANKS_MAX);
