@@ -460,6 +460,19 @@ static void rdma_edges(struct fx *f)
 	}
 }
 
+/* The published 4-ring's plan over rdma_edges(). */
+static void plan_rdma(struct fx *f, struct allreduce_coord_plan *p)
+{
+	Ring__AllreduceRequest r;
+	char why[512];
+	int na;
+
+	rdma_edges(f);
+	req_init(&r);
+	assert_int_equal(
+		allreduce_coord_plan(&f->top, &r, p, &na, why, sizeof(why)), 0);
+}
+
 static void test_plan_rdma(void **state)
 {
 	struct fx *f = *state;
@@ -548,16 +561,9 @@ static void reply_rdma_endpoint(struct fx *f, struct tc_call *c,
 static void test_job_rdma(void **state)
 {
 	struct fx *f = *state;
-	Ring__AllreduceRequest r;
 	struct allreduce_coord_plan p;
-	char why[512];
-	int na;
 
-	rdma_edges(f);
-	req_init(&r);
-	assert_int_equal(
-		allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why)),
-		0);
+	plan_rdma(f, &p);
 	assert_non_null(allreduce_coord_start(&f->tc.ci, &p, on_report, f));
 	for (int i = 0; i < N; i++) {
 		struct tc_call *c =
@@ -612,14 +618,9 @@ static void test_job_rdma(void **state)
 static void test_job_rdma_missing(void **state)
 {
 	struct fx *f = *state;
-	Ring__AllreduceRequest r;
 	struct allreduce_coord_plan p;
-	char why[512];
-	int na;
 
-	rdma_edges(f);
-	req_init(&r);
-	allreduce_coord_plan(&f->top, &r, &p, &na, why, sizeof(why));
+	plan_rdma(f, &p);
 	assert_non_null(allreduce_coord_start(&f->tc.ci, &p, on_report, f));
 	/* n1 answers with TCP only where it was asked for RDMA. */
 	reply_endpoint(
