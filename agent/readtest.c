@@ -22,14 +22,10 @@
  * 4096 covers every disk in use. */
 #define READTEST_ALIGN 4096u
 
-int readtest_path_check(const struct agent_conf *c, const char *path,
-			char *resolved, size_t rlen, char *why, size_t wlen)
+/* The refusals that need no filesystem access. */
+static int readtest_precheck_n(unsigned n, const char *path, char *why,
+			       size_t wlen)
 {
-	char real[PATH_MAX], root[PATH_MAX];
-	size_t used = 0;
-	char list[400] = "";
-	unsigned n = c ? c->n_read_paths : 0;
-
 	if (n == 0) {
 		snprintf(why, wlen,
 			 "read tests are off on this node: agent.conf has no "
@@ -42,6 +38,26 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 			 path ? path : "");
 		return -1;
 	}
+	return 0;
+}
+
+int readtest_path_precheck(const struct agent_conf *c, const char *path,
+			   char *why, size_t wlen)
+{
+	return readtest_precheck_n(c ? c->n_read_paths : 0, path, why, wlen);
+}
+
+/* readtest_path_check on a list of roots (the worker's own copy). */
+static int readtest_roots_check(const char (*roots)[AGENT_CONF_PATH_LEN],
+				unsigned n, const char *path, char *resolved,
+				size_t rlen, char *why, size_t wlen)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	size_t used = 0;
+	char list[400] = "";
+
+	if (readtest_precheck_n(n, path, why, wlen) < 0)
+		return -1;
 	if (!realpath(path, real)) {
 		snprintf(why, wlen, "%.256s: %s", path, strerror(errno));
 		return -1;
@@ -52,12 +68,12 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 		used += (size_t)snprintf(
 			list + used,
 			used < sizeof(list) ? sizeof(list) - used : 0, "%s%s",
-			i ? ", " : "", c->read_paths[i]);
+			i ? ", " : "", roots[i]);
 		if (used >= sizeof(list))
 			used = sizeof(list);
 		/* The root resolved now: a symlinked read_path means its
 		 * target, and a resolved path must be inside that. */
-		if (!realpath(c->read_paths[i], root))
+		if (!realpath(roots[i], root))
 			continue;
 		k = strlen(root);
 		if (!strcmp(root, "/") ||
@@ -76,6 +92,14 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 		 "%.256s (resolved: %.256s) is outside read_path (%s)", path,
 		 real, list);
 	return -1;
+}
+
+int readtest_path_check(const struct agent_conf *c, const char *path,
+			char *resolved, size_t rlen, char *why, size_t wlen)
+{
+	return readtest_roots_check(c ? c->read_paths : NULL,
+				    c ? c->n_read_paths : 0, path, resolved,
+				    rlen, why, wlen);
 }
 
 static double readtest_now(void)
@@ -308,7 +332,11 @@ struct readtest {
 	int efd;
 	int stop;
 	struct event *ev;
-	char path[PATH_MAX];
+	char path[PATH_MAX]; /* as asked; resolved by the worker */
+	/* The roots copied at start: the loop may reload agent.conf while
+	 * the worker resolves against them. */
+	char roots[AGENT_CONF_MAX_READ_PATHS][AGENT_CONF_PATH_LEN];
+	unsigned n_roots;
 	uint64_t max_bytes;
 	unsigned max_ms;
 	readtest_done_fn done;
@@ -319,10 +347,19 @@ struct readtest {
 static void *readtest_worker(void *arg)
 {
 	struct readtest *t = arg;
+	char resolved[PATH_MAX];
 	uint64_t one = 1;
 
-	(void)readtest_read(t->path, t->max_bytes, t->max_ms, &t->stop,
-			    &t->res);
+	/* realpath here, not in the loop: a hung filesystem stalls this
+	 * thread only. */
+	if (readtest_roots_check((const char(*)[AGENT_CONF_PATH_LEN])t->roots,
+				 t->n_roots, t->path, resolved,
+				 sizeof(resolved), t->res.refused,
+				 sizeof(t->res.refused)) < 0)
+		snprintf(t->res.path, sizeof(t->res.path), "%s", t->path);
+	else
+		(void)readtest_read(resolved, t->max_bytes, t->max_ms, &t->stop,
+				    &t->res);
 	/* An eventfd write of 8 bytes cannot be short; if it fails the
 	 * loop never hears, so say so at least. */
 	if (write(t->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
@@ -345,7 +382,8 @@ static void readtest_finished(evutil_socket_t fd, short what, void *arg)
 	free(t);
 }
 
-struct readtest *readtest_start(struct event_base *base, const char *resolved,
+struct readtest *readtest_start(struct event_base *base,
+				const struct agent_conf *c, const char *path,
 				uint64_t max_bytes, unsigned max_ms,
 				readtest_done_fn done, void *arg, char *why,
 				size_t wlen)
@@ -357,7 +395,13 @@ struct readtest *readtest_start(struct event_base *base, const char *resolved,
 		snprintf(why, wlen, "out of memory");
 		return NULL;
 	}
-	snprintf(t->path, sizeof(t->path), "%s", resolved);
+	t->efd = -1;
+	snprintf(t->path, sizeof(t->path), "%s", path ? path : "");
+	t->n_roots = c ? c->n_read_paths : 0;
+	if (t->n_roots > AGENT_CONF_MAX_READ_PATHS)
+		t->n_roots = AGENT_CONF_MAX_READ_PATHS;
+	for (unsigned i = 0; i < t->n_roots; i++)
+		memcpy(t->roots[i], c->read_paths[i], sizeof(t->roots[i]));
 	t->max_bytes = max_bytes;
 	t->max_ms = max_ms;
 	t->done = done;

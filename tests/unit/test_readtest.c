@@ -283,11 +283,11 @@ static void test_read(void **state)
 /* Through the agent's request handler, with its real worker thread. */
 struct got {
 	int n;
-	Ring__Envelope__BodyCase type[4];
-	Ring__ErrorCode code[4];
-	char text[4][512];
-	uint64_t bytes[4];
-	int direct[4];
+	Ring__Envelope__BodyCase type[5];
+	Ring__ErrorCode code[5];
+	char text[5][512];
+	uint64_t bytes[5];
+	int direct[5];
 	struct event_base *base;
 };
 
@@ -297,7 +297,7 @@ static void got_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
 	struct got *g = arg;
 
 	(void)id;
-	assert_true(g->n < 4);
+	assert_true(g->n < 5);
 	g->type[g->n] = type;
 	if (type == RING__ENVELOPE__BODY_ERROR) {
 		Ring__Error *e = body;
@@ -368,18 +368,35 @@ static void test_ops(void **state)
 	assert_string_equal(g.text[1], "");
 	assert_int_equal(g.bytes[1], 3000000);
 	assert_int_equal(ops_running(o), 0);
-	/* Outside: refused naming read_path and the directory. */
+	/* Outside: refused naming read_path and the directory, by the
+	 * worker (realpath is off the loop), so the answer comes through
+	 * the loop, as an error with the permission code. */
 	snprintf(p, sizeof(p), "%s/secret", f->out);
 	ask(o, 4, p, 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(ops_running(o), 1);
+	event_base_loop(g.base, EVLOOP_ONCE);
 	assert_int_equal(g.n, 3);
+	assert_int_equal(g.type[2], RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(g.code[2], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[2], "read test: "));
 	assert_non_null(strstr(g.text[2], "outside read_path"));
 	assert_non_null(strstr(g.text[2], f->ok));
+	assert_int_equal(ops_running(o), 0);
+	/* Missing: the worker's realpath says so, same code. */
+	snprintf(p, sizeof(p), "%s/nope", f->ok);
+	ask(o, 6, p, 0);
+	assert_int_equal(g.n, 3);
+	event_base_loop(g.base, EVLOOP_ONCE);
+	assert_int_equal(g.n, 4);
+	assert_int_equal(g.code[3], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[3], "No such file"));
 	/* Cancelled while running (the session dropped): nothing answers,
 	 * nothing leaks. */
 	ask(o, 5, f->file, 0);
 	assert_int_equal(ops_running(o), 1);
 	ops_free(o);
-	assert_int_equal(g.n, 3);
+	assert_int_equal(g.n, 4);
 	event_base_free(g.base);
 	free(c);
 }
