@@ -13,18 +13,12 @@
 #include <strings.h>
 
 #include "client.h"
+#include "ladder.h"
 #include "ranks.h"
 #include "render.h"
 
 #define CHECK_ENV_EXIT_PROBLEMS 1
 #define CHECK_ENV_EXIT_TROUBLE 2
-
-/* The thresholds of coordinator/findings.c's saturation rule (ringctl
- * links none of the coordinator's modules): below 80% of the top at the
- * smallest count the ladder has not saturated; 90% is "enough". */
-#define CHECK_ENV_SAT_LOW 0.80
-#define CHECK_ENV_SAT_ENOUGH 0.90
-#define CHECK_ENV_LADDER_MAX 8
 
 /* Names upstream NCCL documents in its user guide, Environment Variables
  * (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, and the
@@ -341,44 +335,6 @@ int check_env_from_environ(char *const *envp, struct check_env_set *set)
 
 /* ---------------------------------------------------------- saturation */
 
-static int check_env_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* Median over edges of the mean over directions of step / top, as
- * findings.c computes it; < 0 when no edge has both figures. */
-static double check_env_ratio(Ring__Edge *const *edges, const size_t *use,
-			      size_t n, size_t step, size_t top, double *tmp,
-			      unsigned *m)
-{
-	*m = 0;
-	for (size_t i = 0; i < n; i++) {
-		const Ring__Edge *e = edges[use[i]];
-		const double *g[2] = {e->gbps_a_to_b, e->gbps_b_to_a};
-		size_t ng[2] = {e->n_gbps_a_to_b, e->n_gbps_b_to_a};
-		double sum = 0.0;
-		int k = 0;
-
-		for (int d = 0; d < 2; d++) {
-			if (step >= ng[d] || top >= ng[d])
-				continue;
-			if (!(g[d][step] >= 0.0) || !(g[d][top] > 0.0))
-				continue;
-			sum += g[d][step] / g[d][top];
-			k++;
-		}
-		if (k)
-			tmp[(*m)++] = sum / k;
-	}
-	if (!*m)
-		return -1.0;
-	qsort(tmp, *m, sizeof(*tmp), check_env_cmp);
-	return (tmp[(*m - 1) / 2] + tmp[*m / 2]) / 2.0;
-}
-
 /* The edges of one method with the first such edge's ladder: findings
  * never compare one method's figures with another's. */
 static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
@@ -391,7 +347,7 @@ static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
 		const Ring__Edge *e = t->edges[i];
 
 		if (e->method_kind != method || e->n_ladder < 2 ||
-		    e->n_ladder > CHECK_ENV_LADDER_MAX)
+		    e->n_ladder > LADDER_MAX_STEPS)
 			continue;
 		if (!first)
 			first = e;
@@ -404,69 +360,39 @@ static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
 	return n;
 }
 
+/* common/ladder.h's rule, the one coordinator/findings.c advises with,
+ * on the survey's TCP edges, else its RDMA edges. */
 void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat)
 {
 	static const Ring__EdgeMethod methods[] = {
 		RING__EDGE_METHOD__EDGE_METHOD_TCP,
 		RING__EDGE_METHOD__EDGE_METHOD_RDMA};
 	size_t *use = calloc(t->n_edges + 1, sizeof(*use));
-	double *tmp = calloc(t->n_edges + 1, sizeof(*tmp));
+	struct ladder_edge *le = calloc(t->n_edges + 1, sizeof(*le));
 
 	memset(sat, 0, sizeof(*sat));
-	for (size_t k = 0; use && tmp && k < 2 && !sat->streams; k++) {
-		size_t n = check_env_pick(t, methods[k], use), base = 0,
-		       top = 0;
+	for (size_t k = 0; use && le && k < 2 && !sat->streams; k++) {
+		size_t n = check_env_pick(t, methods[k], use), w = 0;
+		struct ladder_sat ls;
 		const Ring__Edge *e0;
-		unsigned m = 0, best_m = 0;
-		double r, best;
-		size_t w = 0;
 
 		if (!n)
 			continue;
 		e0 = t->edges[use[0]];
-		for (size_t s = 1; s < e0->n_ladder; s++) {
-			if (e0->ladder[s] > e0->ladder[top])
-				top = s;
-			if (e0->ladder[s] < e0->ladder[base])
-				base = s;
-		}
-		if (base == top)
-			continue;
-		r = check_env_ratio(t->edges, use, n, base, top, tmp, &m);
-		if (r < 0.0)
-			continue;
-		sat->streams = e0->ladder[base];
-		best = r;
-		best_m = m;
-		if (r < CHECK_ENV_SAT_LOW) {
-			/* The smallest count between that reaches 90%,
-			 * else the top. */
-			size_t pick = top;
-			double pr = 1.0;
-			unsigned pm = m;
+		for (size_t i = 0; i < n; i++) {
+			const Ring__Edge *e = t->edges[use[i]];
 
-			for (size_t s = 0; s < e0->n_ladder; s++) {
-				double rs;
-				unsigned ms;
-
-				if (e0->ladder[s] <= e0->ladder[base] ||
-				    e0->ladder[s] >= e0->ladder[pick])
-					continue;
-				rs = check_env_ratio(t->edges, use, n, s, top,
-						     tmp, &ms);
-				if (rs >= CHECK_ENV_SAT_ENOUGH) {
-					pick = s;
-					pr = rs;
-					pm = ms;
-				}
-			}
-			sat->streams = e0->ladder[pick];
-			best = pr;
-			best_m = pm;
+			le[i].gbps[0] = e->gbps_a_to_b;
+			le[i].n[0] = e->n_gbps_a_to_b;
+			le[i].gbps[1] = e->gbps_b_to_a;
+			le[i].n[1] = e->n_gbps_b_to_a;
 		}
-		sat->top = e0->ladder[top];
-		sat->pct_of_top = best * 100.0;
-		sat->edges = best_m;
+		if (ladder_saturation(e0->ladder, e0->n_ladder, le, n, &ls) < 0)
+			continue;
+		sat->streams = ls.advised.streams;
+		sat->top = e0->ladder[ls.top];
+		sat->pct_of_top = ls.advised.ratio * 100.0;
+		sat->edges = ls.advised.edges;
 		sat->method = k ? "rdma" : "tcp";
 		for (size_t i = 0; i < n; i++)
 			if (t->edges[use[i]]->measured_ms > sat->measured_ms)
@@ -479,7 +405,7 @@ void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat)
 					      s ? "," : "", e0->ladder[s]);
 	}
 	free(use);
-	free(tmp);
+	free(le);
 }
 
 /* --------------------------------------------------------------- rules */

@@ -46,8 +46,8 @@ const char *check_env_get(const struct check_env_set *set, const char *name);
 int check_env_known(const char *name);
 
 /* The stream (or QP) count at which the survey's ladder saturates,
- * computed from the published edges as the findings do
- * (coordinator/findings.c): the smallest count whose median ratio to the
+ * computed from the published edges with the findings' rule
+ * (common/ladder.h, advised.streams): the smallest count whose median ratio to the
  * top count reaches 90%, the smallest count when it reaches 80% already,
  * the top count when none reaches 90%. */
 struct check_env_sat {

@@ -10,6 +10,7 @@
 
 #include "check_env.h"
 #include "ranks.h"
+#include "testgb10.h"
 #include "testwriter.h"
 
 /* ringctl check nccl-env on the field notes' cluster: four GB10 nodes in
@@ -17,86 +18,7 @@
  * node), the measured ladder 1 stream 40.0, 4 streams 102.3, 8 streams
  * 110.9 Gbps on every edge (saturates at 4: 92% of 8). */
 
-#define NR 4
-
-struct topo {
-	Ring__Topology t;
-	Ring__Rank r[NR];
-	Ring__Rank *rp[NR];
-	char *hcas[NR][4];
-	Ring__Edge e[NR];
-	Ring__Edge *ep[NR];
-	uint32_t ladder[3];
-	double gbps[3];
-};
-
-static char *twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1", "rocep1s0f0:1",
-			     "roceP2p1s0f0:1"};
-static const char *const names[NR] = {"n1", "n2", "n4", "n3"};
-
-static void topo_init(struct topo *tp)
-{
-	static const char *const addrs[NR] = {"192.168.1.1", "192.168.1.2",
-					      "192.168.1.4", "192.168.1.3"};
-
-	memset(tp, 0, sizeof(*tp));
-	ring__topology__init(&tp->t);
-	tp->t.kind = "ring";
-	tp->t.surveyed_ms = 1796000000000ULL;
-	tp->ladder[0] = 1;
-	tp->ladder[1] = 4;
-	tp->ladder[2] = 8;
-	tp->gbps[0] = 40.0;
-	tp->gbps[1] = 102.3;
-	tp->gbps[2] = 110.9;
-	for (int i = 0; i < NR; i++) {
-		Ring__Rank *r = &tp->r[i];
-		Ring__Edge *e = &tp->e[i];
-
-		ring__rank__init(r);
-		r->rank = (uint32_t)i;
-		r->node = (char *)names[i];
-		r->mgmt_address = (char *)addrs[i];
-		r->mgmt_interface = "enP7s7";
-		r->next_node = (char *)names[(i + 1) % NR];
-		r->prev_node = (char *)names[(i + NR - 1) % NR];
-		r->next_interface = "enp1s0f1np1";
-		r->prev_interface = "enp1s0f0np0";
-		r->next_rdma = "rocep1s0f1";
-		r->prev_rdma = "rocep1s0f0";
-		r->next_gid_index = 3;
-		r->prev_gid_index = 3;
-		memcpy(tp->hcas[i], twin_hcas, sizeof(twin_hcas));
-		r->hcas = tp->hcas[i];
-		r->n_hcas = 4;
-		r->gid_index = 3;
-		r->gid_note = "";
-		r->subnet_prefix_len = 30;
-		r->subnet_note = "";
-		tp->rp[i] = r;
-
-		/* The edge from rank i to rank i+1. */
-		ring__edge__init(e);
-		e->a = (char *)names[i];
-		e->b = (char *)names[(i + 1) % NR];
-		e->a_interface = "enp1s0f1np1";
-		e->b_interface = "enp1s0f0np0";
-		e->method_kind = RING__EDGE_METHOD__EDGE_METHOD_TCP;
-		e->method = "tcp";
-		e->ladder = tp->ladder;
-		e->n_ladder = 3;
-		e->gbps_a_to_b = tp->gbps;
-		e->n_gbps_a_to_b = 3;
-		e->gbps_b_to_a = tp->gbps;
-		e->n_gbps_b_to_a = 3;
-		e->measured_ms = 1796000000000ULL + (uint64_t)i;
-		tp->ep[i] = e;
-	}
-	tp->t.n_ranks = NR;
-	tp->t.ranks = tp->rp;
-	tp->t.n_edges = NR;
-	tp->t.edges = tp->ep;
-}
+#define NR TESTGB10_N
 
 /* What ranks -f env prints for every node, in one file: clean. */
 static const char good[] = "# from ringctl ranks -f env\n"
@@ -112,7 +34,7 @@ static const char good[] = "# from ringctl ranks -f env\n"
 			   "MASTER_ADDR=192.168.1.1\n";
 
 static struct check_env_result *lint_raw(const char *text,
-					 const struct topo *tp)
+					 const struct testgb10 *tp)
 {
 	struct check_env_result *res = calloc(1, sizeof(*res));
 	struct check_env_set set;
@@ -129,7 +51,8 @@ static struct check_env_result *lint_raw(const char *text,
 
 /* With the channels the ladder needs on line 1 unless text sets them:
  * each test looks at one rule. */
-static struct check_env_result *lint(const char *text, const struct topo *tp)
+static struct check_env_result *lint(const char *text,
+				     const struct testgb10 *tp)
 {
 	char buf[1024];
 
@@ -310,11 +233,11 @@ static void test_environ(void **state)
 
 static void test_good(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint(good, &tp);
 	if (res->n)
 		fail_msg("unexpected: %s %s", res->issues[0].variable,
@@ -332,12 +255,12 @@ static void test_good(void **state)
 
 static void test_names(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	assert_true(check_env_known("NCCL_IB_GID_INDEX"));
 	assert_true(check_env_known("NCCL_IB_SUBNET_AWARE_ROUTING"));
 	assert_false(check_env_known("NCCL_SWITCHLESS_RING_ONLY"));
@@ -371,11 +294,11 @@ static void test_algo(void **state)
 					  "allreduce:tree;allgather:ring"};
 	static const char *const ok[] = {"Ring", "ring",
 					 "allreduce:ring;allgather:Ring"};
-	struct topo tp;
+	struct testgb10 tp;
 	char text[128];
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct check_env_result *res;
 		const struct check_env_issue *is;
@@ -441,12 +364,12 @@ static void test_algo(void **state)
 
 static void test_channels(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_MIN_NCHANNELS=2\nNCCL_MAX_NCHANNELS=1\n",
 		   &tp);
@@ -509,7 +432,7 @@ static void test_channels(void **state)
 
 static void test_socket(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 	Ring__StatusReply st = RING__STATUS_REPLY__INIT;
@@ -521,7 +444,7 @@ static void test_socket(void **state)
 			   "NCCL_MIN_NCHANNELS=4\n";
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	/* A data port by name. */
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=enp1s0f1np1\n", &tp);
 	is = find(res, "NCCL_SOCKET_IFNAME", "n2");
@@ -580,12 +503,12 @@ static void test_socket(void **state)
 
 static void test_hca(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	/* One function per neighbour: the twins are left out. */
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_IB_HCA==rocep1s0f1:1,rocep1s0f0:1\n",
@@ -630,12 +553,12 @@ static void test_hca(void **state)
 
 static void test_gid(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.r[2].gid_index = 1;
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_IB_GID_INDEX=3\n",
@@ -668,7 +591,7 @@ static void test_gid(void **state)
 
 static void test_render(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	struct testwriter tw;
 	char *out, *one = NULL;
@@ -676,7 +599,7 @@ static void test_render(void **state)
 	FILE *m;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint("NCCL_ALGO=Tree\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_SWITCHLESS_RING_ONLY=1\n",
 		   &tp);
@@ -729,11 +652,11 @@ static void test_render(void **state)
 static void test_ranks_env_channels(void **state)
 {
 	struct testwriter tw;
-	struct topo tp;
+	struct testgb10 tp;
 	char *out;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	assert_int_equal(ranks_text(testwriter_stream(&tw), &tp.t, "env"), 0);
 	out = testwriter_close(&tw);
 	assert_non_null(strstr(out, "NCCL_MIN_NCHANNELS=4\n"
