@@ -44,7 +44,9 @@ static struct check_env_result *lint_raw(const char *text,
 	if (check_env_parse(text, strlen(text), "f.env", &set, err,
 			    sizeof(err)) < 0)
 		fail_msg("parse: %s", err);
-	check_env_lint(&set, &tp->t, NULL, res);
+	/* The inventories when the test made them (testgb10_inventories). */
+	check_env_lint(&set, &tp->t, NULL, tp->inv[0].node ? tp->invp : NULL,
+		       res);
 	check_env_set_free(&set);
 	return res;
 }
@@ -474,7 +476,7 @@ static void test_socket(void **state)
 	assert_int_equal(check_env_parse(text, strlen(text), "f", &set, err,
 					 sizeof(err)),
 			 0);
-	check_env_lint(&set, &tp.t, &st, res);
+	check_env_lint(&set, &tp.t, &st, NULL, res);
 	check_env_set_free(&set);
 	is = find(res, "NCCL_SOCKET_IFNAME", "n3");
 	assert_non_null(is);
@@ -589,6 +591,125 @@ static void test_gid(void **state)
 	free(res);
 }
 
+/* Against the nodes' GID tables (inventories): the wrong index names
+ * node, functions, what stands there, and the index that is right. */
+static void test_gid_table(void **state)
+{
+	static const char env[] = "NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+				  "NCCL_IB_GID_INDEX=%s\n%s";
+	struct testgb10 tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+	char text[512];
+
+	(void)state;
+	testgb10_init(&tp);
+	testgb10_inventories(&tp);
+	/* The right one: clean; the survey agrees. */
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, 0);
+	assert_int_equal(res->n, 0);
+	free(res);
+
+	/* Index 1: RoCE v2, but the link-local IPv6 GID, on every node and
+	 * every function; index 3 is right. */
+	snprintf(text, sizeof(text), env, "1", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, NR);
+	assert_int_equal(res->problems, NR);
+	is = find(res, "NCCL_IB_GID_INDEX", "n4");
+	assert_non_null(is);
+	assert_string_equal(
+		is->why,
+		"index 1 is not the RoCE v2 IPv4 GID on n4's rocep1s0f1:1 "
+		"(RoCE v2 fe80::3:1, not IPv4-mapped), roceP2p1s0f1:1 (RoCE "
+		"v2 fe80::3:2, not IPv4-mapped), rocep1s0f0:1 (RoCE v2 "
+		"fe80::3:3, not IPv4-mapped), roceP2p1s0f0:1 (RoCE v2 "
+		"fe80::3:4, not IPv4-mapped); index 3 is, on every function "
+		"NCCL uses there (inventory)");
+	assert_string_equal(is->fix, "NCCL_IB_GID_INDEX=3");
+	free(res);
+
+	/* Index 2: the IPv4 address, but RoCE v1. */
+	snprintf(text, sizeof(text), env, "2", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, NR);
+	is = find(res, "NCCL_IB_GID_INDEX", "n1");
+	assert_non_null(strstr(is->why, "rocep1s0f1:1 (RoCE v1 "
+					"::ffff:10.89.1.1)"));
+	free(res);
+
+	/* Index 7: nothing there. */
+	snprintf(text, sizeof(text), env, "7", "");
+	res = lint(text, &tp);
+	is = find(res, "NCCL_IB_GID_INDEX", "n2");
+	assert_non_null(strstr(is->why, "rocep1s0f0:1 (no GID there)"));
+	assert_string_equal(is->fix, "NCCL_IB_GID_INDEX=3");
+	free(res);
+
+	/* The table decides, not the survey: the survey's index was 1 on n3
+	 * (its tests ran elsewhere), the table says 3 is right there. */
+	tp.r[3].gid_index = 1;
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, 0);
+	assert_int_equal(res->n, 1);
+	assert_string_equal(res->issues[0].level, "note");
+	assert_string_equal(res->issues[0].node, "n3");
+	assert_non_null(strstr(res->issues[0].why, "survey's RDMA tests used "
+						   "index 1"));
+	free(res);
+	tp.r[3].gid_index = 3;
+
+	/* n4's twin roceP2p1s0f0 has its IPv4 GIDs at 4 and 5 (another
+	 * address order): no one index fits n4, each function's named. */
+	tp.gid[2][3][2].gid = "fe80::9";
+	tp.gid[2][3][3].gid = "fe80::9";
+	tp.gid[2][3][4] = tp.gid[2][0][2];
+	tp.gid[2][3][4].index = 4;
+	tp.gid[2][3][5] = tp.gid[2][0][3];
+	tp.gid[2][3][5].index = 5;
+	tp.gidp[2][3][4] = &tp.gid[2][3][4];
+	tp.gidp[2][3][5] = &tp.gid[2][3][5];
+	tp.port[2][3].n_gids = 6;
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, 1);
+	is = find(res, "NCCL_IB_GID_INDEX", "n4");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "n4's roceP2p1s0f0:1 (RoCE v2 "
+					"fe80::9, not IPv4-mapped); no one "
+					"index is"));
+	assert_non_null(strstr(is->why, "(rocep1s0f1:1 3, roceP2p1s0f1:1 3, "
+					"rocep1s0f0:1 3, roceP2p1s0f0:1 5)"));
+	free(res);
+	/* ... unless NCCL_IB_HCA leaves that function out: then 3 fits the
+	 * functions NCCL uses (the HCA rule flags the twin left out). */
+	snprintf(text, sizeof(text), env, "3",
+		 "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1\n");
+	res = lint(text, &tp);
+	assert_null(find(res, "NCCL_IB_GID_INDEX", NULL));
+	assert_non_null(find(res, "NCCL_IB_HCA", "n4"));
+	free(res);
+
+	/* n1 never reported an inventory: its check falls back to the
+	 * survey's index; a function missing from n2's inventory is said. */
+	testgb10_inventories(&tp);
+	tp.invp[0] = NULL;
+	tp.r[0].gid_index = 1;
+	tp.inv[1].n_rdma_devices = 3;
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, 1);
+	is = find(res, "NCCL_IB_GID_INDEX", "n1");
+	assert_non_null(strstr(is->why, "survey's RDMA tests used"));
+	is = find(res, "NCCL_IB_GID_INDEX", "n2");
+	assert_string_equal(is->level, "note");
+	assert_non_null(strstr(is->why, "roceP2p1s0f0:1 not in its "
+					"inventory"));
+	free(res);
+}
+
 static void test_render(void **state)
 {
 	struct testgb10 tp;
@@ -687,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_socket),
 		cmocka_unit_test(test_hca),
 		cmocka_unit_test(test_gid),
+		cmocka_unit_test(test_gid_table),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_ranks_env_channels),
 	};

@@ -3,17 +3,22 @@
  * GB10 nodes in the physical order 1-2-4-3, each cable carried by two
  * function pairs (twins), so four functions per node face a neighbour;
  * GID index 3 everywhere; the measured TCP ladder 1 / 4 / 8 streams at
- * 40.0 / 102.3 / 110.9 Gbps on every edge. Header-only, so each test
- * program stays one source file. */
+ * 40.0 / 102.3 / 110.9 Gbps on every edge. With testgb10_inventories,
+ * each node's inventory as far as the GID tables go: every function's
+ * port 1 has mlx5's usual four entries (0 RoCE v1 and 1 RoCE v2 on the
+ * link-local IPv6 address, 2 RoCE v1 and 3 RoCE v2 on the IPv4-mapped
+ * one). Header-only, so each test program stays one source file. */
 #ifndef RING_TESTGB10_H
 #define RING_TESTGB10_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ring.pb-c.h"
 
 #define TESTGB10_N 4
+#define TESTGB10_GIDS 8 /* room for a test to add entries */
 
 struct testgb10 {
 	Ring__Topology t;
@@ -24,6 +29,18 @@ struct testgb10 {
 	Ring__Edge *ep[TESTGB10_N];
 	uint32_t ladder[3];
 	double gbps[3];
+	/* testgb10_inventories: inv[i] for rank i; the GID table of
+	 * function k (Rank.hcas order) of rank i is gid[i][k][0..n_gids). */
+	Ring__Inventory inv[TESTGB10_N];
+	const Ring__Inventory *invp[TESTGB10_N];
+	Ring__RdmaDevice dev[TESTGB10_N][4];
+	Ring__RdmaDevice *devp[TESTGB10_N][4];
+	Ring__RdmaPort port[TESTGB10_N][4];
+	Ring__RdmaPort *portp[TESTGB10_N][4];
+	Ring__Gid gid[TESTGB10_N][4][TESTGB10_GIDS];
+	Ring__Gid *gidp[TESTGB10_N][4][TESTGB10_GIDS];
+	char gid_text[TESTGB10_N][4][TESTGB10_GIDS][48];
+	char dev_name[TESTGB10_N][4][32];
 };
 
 /* Rank order = ring order. */
@@ -94,6 +111,63 @@ static inline void testgb10_init(struct testgb10 *tp)
 	tp->t.ranks = tp->rp;
 	tp->t.n_edges = n;
 	tp->t.edges = tp->ep;
+}
+
+/* The inventories of testgb10_init's nodes (call it after that): one
+ * RDMA device per function in Rank.hcas, its port 1 with four GIDs.
+ * Function k of rank i has the IPv4 address 10.89.(i+1).(k+1). */
+static inline void testgb10_inventories(struct testgb10 *tp)
+{
+	static const char *const types[4] = {"RoCE v1", "RoCE v2", "RoCE v1",
+					     "RoCE v2"};
+
+	for (int i = 0; i < TESTGB10_N; i++) {
+		Ring__Inventory *inv = &tp->inv[i];
+
+		ring__inventory__init(inv);
+		inv->node = (char *)testgb10_names[i];
+		for (int k = 0; k < 4; k++) {
+			Ring__RdmaDevice *d = &tp->dev[i][k];
+			Ring__RdmaPort *p = &tp->port[i][k];
+			const char *h = tp->r[i].hcas[k];
+
+			ring__rdma_device__init(d);
+			/* "rocep1s0f1:1" -> "rocep1s0f1" */
+			snprintf(tp->dev_name[i][k], sizeof(tp->dev_name[i][k]),
+				 "%.*s", (int)strcspn(h, ":"), h);
+			d->name = tp->dev_name[i][k];
+			ring__rdma_port__init(p);
+			p->port = 1;
+			p->state = "ACTIVE";
+			p->link_layer = "Ethernet";
+			for (int g = 0; g < 4; g++) {
+				Ring__Gid *e = &tp->gid[i][k][g];
+				char *txt = tp->gid_text[i][k][g];
+
+				ring__gid__init(e);
+				e->index = (uint32_t)g;
+				e->type = (char *)types[g];
+				if (g < 2)
+					snprintf(txt, 48, "fe80::%x:%x", i + 1,
+						 k + 1);
+				else
+					snprintf(txt, 48, "::ffff:10.89.%d.%d",
+						 i + 1, k + 1);
+				e->gid = txt;
+				e->netdev = "";
+				tp->gidp[i][k][g] = e;
+			}
+			p->gids = tp->gidp[i][k];
+			p->n_gids = 4;
+			tp->portp[i][k] = p;
+			d->ports = &tp->portp[i][k];
+			d->n_ports = 1;
+			tp->devp[i][k] = d;
+		}
+		inv->rdma_devices = tp->devp[i];
+		inv->n_rdma_devices = 4;
+		tp->invp[i] = inv;
+	}
 }
 
 #endif
