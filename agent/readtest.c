@@ -153,17 +153,35 @@ static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
 {
 	struct readtest_result *r = c->r;
 	int fd, direct = 1, ret = 0;
+	struct stat st;
 
+	/* O_NONBLOCK: what was a regular file at stat may be a FIFO by now,
+	 * and opening that would wait for a writer; on a regular file it
+	 * changes nothing. */
 	fd = openat(dirfd, name,
-		    O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		    O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+			    O_NONBLOCK);
 	if (fd < 0 && errno == EINVAL) {
 		direct = 0;
 		fd = openat(dirfd, name,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+				    O_NONBLOCK);
 	}
 	if (fd < 0) {
 		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
 			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(r->error, sizeof(r->error),
+			 "%.200s: not a regular file", name);
+		close(fd);
 		return -1;
 	}
 	for (;;) {
@@ -327,10 +345,21 @@ int readtest_read(const char *resolved, uint64_t max_bytes, unsigned max_ms,
 	return ret;
 }
 
+/* Who frees a test: the loop after the worker said it finished, or the
+ * worker itself when the loop gave up on it first (readtest_free while it
+ * runs: a read or realpath on a hung filesystem would stall the loop in
+ * pthread_join). */
+enum readtest_state {
+	READTEST_RUNNING,
+	READTEST_FINISHED, /* the worker is done with t; the loop frees */
+	READTEST_ORPHANED, /* the loop let go; the worker frees */
+};
+
 struct readtest {
 	pthread_t tid;
 	int efd;
 	int stop;
+	int state; /* enum readtest_state, atomic */
 	struct event *ev;
 	char path[PATH_MAX]; /* as asked; resolved by the worker */
 	/* The roots copied at start: the loop may reload agent.conf while
@@ -360,6 +389,13 @@ static void *readtest_worker(void *arg)
 	else
 		(void)readtest_read(resolved, t->max_bytes, t->max_ms, &t->stop,
 				    &t->res);
+	if (__atomic_exchange_n(&t->state, READTEST_FINISHED,
+				__ATOMIC_ACQ_REL) == READTEST_ORPHANED) {
+		/* Nobody waits: the loop freed its event and let go. */
+		close(t->efd);
+		free(t);
+		return NULL;
+	}
 	/* An eventfd write of 8 bytes cannot be short; if it fails the
 	 * loop never hears, so say so at least. */
 	if (write(t->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
@@ -434,11 +470,23 @@ fail:
 
 void readtest_free(struct readtest *t)
 {
+	pthread_t tid;
+
 	if (!t)
 		return;
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t->tid, NULL);
+	/* The event goes first: once orphaned, t is the worker's. A write
+	 * to the eventfd with no event on it is harmless. */
 	event_free(t->ev);
-	close(t->efd);
-	free(t);
+	tid = t->tid;
+	if (__atomic_exchange_n(&t->state, READTEST_ORPHANED,
+				__ATOMIC_ACQ_REL) == READTEST_FINISHED) {
+		pthread_join(tid, NULL); /* it is returning: no wait */
+		close(t->efd);
+		free(t);
+		return;
+	}
+	/* Still running (stop ends a read within one block; a hung
+	 * filesystem may hold it longer): it frees t when it ends. */
+	pthread_detach(tid);
 }

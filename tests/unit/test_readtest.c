@@ -401,6 +401,48 @@ static void test_ops(void **state)
 	free(c);
 }
 
+static void never_done(const struct readtest_result *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	fail_msg("done called after readtest_free");
+}
+
+/* Let go while the worker runs (it frees itself) or after it finished
+ * (the loop frees): either way at once, nothing leaks (LeakSanitizer at
+ * exit), done never runs. Started and let go many times so both orders
+ * happen. */
+static void test_free_running(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct event_base *base = event_base_new();
+	char why[256];
+
+	assert_non_null(c);
+	assert_non_null(base);
+	fx_conf(c, f->ok);
+	for (int i = 0; i < 40; i++) {
+		struct readtest *t =
+			readtest_start(base, c, f->file, 1ull << 30, 10000,
+				       never_done, NULL, why, sizeof(why));
+
+		assert_non_null(t);
+		if (i & 1)
+			usleep(2000); /* some finish first */
+		readtest_free(t);
+		/* The roots were copied: the conf may change under a
+		 * running worker. */
+		memset(c->read_paths[0], 0, sizeof(c->read_paths[0]));
+		fx_conf(c, f->ok);
+	}
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	/* Workers still running end within a block; give them that. */
+	usleep(300000);
+	event_base_free(base);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +453,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ops, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_free_running, fx_setup,
 						fx_teardown),
 	};
 
