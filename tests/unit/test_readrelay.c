@@ -98,18 +98,7 @@ static void agent_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
 
 static void fx_write(const char *path, size_t bytes)
 {
-	FILE *fp = fopen(path, "w");
-	char buf[65536];
-
-	assert_non_null(fp);
-	memset(buf, 0x5a, sizeof(buf));
-	while (bytes) {
-		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
-
-		assert_int_equal(fwrite(buf, 1, n, fp), n);
-		bytes -= n;
-	}
-	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(testutil_write_file(path, bytes), 0);
 }
 
 static int setup(void **state)

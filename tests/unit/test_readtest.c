@@ -19,6 +19,7 @@
 #include "readtest.h"
 #include "ring.pb-c.h"
 #include "testlimits.h"
+#include "testutil.h"
 
 /* Read tests on real files in a temp dir: containment after realpath
  * (symlinks in and out), the option, the bounds and a real read. */
@@ -32,18 +33,7 @@ struct fx {
 
 static void fx_write(const char *path, size_t bytes)
 {
-	FILE *f = fopen(path, "w");
-	char buf[65536];
-
-	assert_non_null(f);
-	memset(buf, 0x5a, sizeof(buf));
-	while (bytes) {
-		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
-
-		assert_int_equal(fwrite(buf, 1, n, f), n);
-		bytes -= n;
-	}
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(testutil_write_file(path, bytes), 0);
 }
 
 static int fx_setup(void **state)
@@ -79,10 +69,8 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[PATH_MAX + 32];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	assert_int_equal(system(cmd), 0);
+	testutil_rm_tree(f->dir);
 	free(f);
 	return 0;
 }
