@@ -22,14 +22,10 @@
  * 4096 covers every disk in use. */
 #define READTEST_ALIGN 4096u
 
-int readtest_path_check(const struct agent_conf *c, const char *path,
-			char *resolved, size_t rlen, char *why, size_t wlen)
+/* The refusals that need no filesystem access. */
+static int readtest_precheck_n(unsigned n, const char *path, char *why,
+			       size_t wlen)
 {
-	char real[PATH_MAX], root[PATH_MAX];
-	size_t used = 0;
-	char list[400] = "";
-	unsigned n = c ? c->n_read_paths : 0;
-
 	if (n == 0) {
 		snprintf(why, wlen,
 			 "read tests are off on this node: agent.conf has no "
@@ -42,6 +38,26 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 			 path ? path : "");
 		return -1;
 	}
+	return 0;
+}
+
+int readtest_path_precheck(const struct agent_conf *c, const char *path,
+			   char *why, size_t wlen)
+{
+	return readtest_precheck_n(c ? c->n_read_paths : 0, path, why, wlen);
+}
+
+/* readtest_path_check on a list of roots (the worker's own copy). */
+static int readtest_roots_check(const char (*roots)[AGENT_CONF_PATH_LEN],
+				unsigned n, const char *path, char *resolved,
+				size_t rlen, char *why, size_t wlen)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	size_t used = 0;
+	char list[400] = "";
+
+	if (readtest_precheck_n(n, path, why, wlen) < 0)
+		return -1;
 	if (!realpath(path, real)) {
 		snprintf(why, wlen, "%.256s: %s", path, strerror(errno));
 		return -1;
@@ -52,12 +68,12 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 		used += (size_t)snprintf(
 			list + used,
 			used < sizeof(list) ? sizeof(list) - used : 0, "%s%s",
-			i ? ", " : "", c->read_paths[i]);
+			i ? ", " : "", roots[i]);
 		if (used >= sizeof(list))
 			used = sizeof(list);
 		/* The root resolved now: a symlinked read_path means its
 		 * target, and a resolved path must be inside that. */
-		if (!realpath(c->read_paths[i], root))
+		if (!realpath(roots[i], root))
 			continue;
 		k = strlen(root);
 		if (!strcmp(root, "/") ||
@@ -76,6 +92,14 @@ int readtest_path_check(const struct agent_conf *c, const char *path,
 		 "%.256s (resolved: %.256s) is outside read_path (%s)", path,
 		 real, list);
 	return -1;
+}
+
+int readtest_path_check(const struct agent_conf *c, const char *path,
+			char *resolved, size_t rlen, char *why, size_t wlen)
+{
+	return readtest_roots_check(c ? c->read_paths : NULL,
+				    c ? c->n_read_paths : 0, path, resolved,
+				    rlen, why, wlen);
 }
 
 static double readtest_now(void)
@@ -129,17 +153,35 @@ static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
 {
 	struct readtest_result *r = c->r;
 	int fd, direct = 1, ret = 0;
+	struct stat st;
 
+	/* O_NONBLOCK: what was a regular file at stat may be a FIFO by now,
+	 * and opening that would wait for a writer; on a regular file it
+	 * changes nothing. */
 	fd = openat(dirfd, name,
-		    O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		    O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+			    O_NONBLOCK);
 	if (fd < 0 && errno == EINVAL) {
 		direct = 0;
 		fd = openat(dirfd, name,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+				    O_NONBLOCK);
 	}
 	if (fd < 0) {
 		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
 			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
+			 strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(r->error, sizeof(r->error),
+			 "%.200s: not a regular file", name);
+		close(fd);
 		return -1;
 	}
 	for (;;) {
@@ -303,12 +345,27 @@ int readtest_read(const char *resolved, uint64_t max_bytes, unsigned max_ms,
 	return ret;
 }
 
+/* Who frees a test: the loop after the worker said it finished, or the
+ * worker itself when the loop gave up on it first (readtest_free while it
+ * runs: a read or realpath on a hung filesystem would stall the loop in
+ * pthread_join). */
+enum readtest_state {
+	READTEST_RUNNING,
+	READTEST_FINISHED, /* the worker is done with t; the loop frees */
+	READTEST_ORPHANED, /* the loop let go; the worker frees */
+};
+
 struct readtest {
 	pthread_t tid;
 	int efd;
 	int stop;
+	int state; /* enum readtest_state, atomic */
 	struct event *ev;
-	char path[PATH_MAX];
+	char path[PATH_MAX]; /* as asked; resolved by the worker */
+	/* The roots copied at start: the loop may reload agent.conf while
+	 * the worker resolves against them. */
+	char roots[AGENT_CONF_MAX_READ_PATHS][AGENT_CONF_PATH_LEN];
+	unsigned n_roots;
 	uint64_t max_bytes;
 	unsigned max_ms;
 	readtest_done_fn done;
@@ -319,10 +376,26 @@ struct readtest {
 static void *readtest_worker(void *arg)
 {
 	struct readtest *t = arg;
+	char resolved[PATH_MAX];
 	uint64_t one = 1;
 
-	(void)readtest_read(t->path, t->max_bytes, t->max_ms, &t->stop,
-			    &t->res);
+	/* realpath here, not in the loop: a hung filesystem stalls this
+	 * thread only. */
+	if (readtest_roots_check((const char(*)[AGENT_CONF_PATH_LEN])t->roots,
+				 t->n_roots, t->path, resolved,
+				 sizeof(resolved), t->res.refused,
+				 sizeof(t->res.refused)) < 0)
+		snprintf(t->res.path, sizeof(t->res.path), "%s", t->path);
+	else
+		(void)readtest_read(resolved, t->max_bytes, t->max_ms, &t->stop,
+				    &t->res);
+	if (__atomic_exchange_n(&t->state, READTEST_FINISHED,
+				__ATOMIC_ACQ_REL) == READTEST_ORPHANED) {
+		/* Nobody waits: the loop freed its event and let go. */
+		close(t->efd);
+		free(t);
+		return NULL;
+	}
 	/* An eventfd write of 8 bytes cannot be short; if it fails the
 	 * loop never hears, so say so at least. */
 	if (write(t->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
@@ -345,7 +418,8 @@ static void readtest_finished(evutil_socket_t fd, short what, void *arg)
 	free(t);
 }
 
-struct readtest *readtest_start(struct event_base *base, const char *resolved,
+struct readtest *readtest_start(struct event_base *base,
+				const struct agent_conf *c, const char *path,
 				uint64_t max_bytes, unsigned max_ms,
 				readtest_done_fn done, void *arg, char *why,
 				size_t wlen)
@@ -357,7 +431,13 @@ struct readtest *readtest_start(struct event_base *base, const char *resolved,
 		snprintf(why, wlen, "out of memory");
 		return NULL;
 	}
-	snprintf(t->path, sizeof(t->path), "%s", resolved);
+	t->efd = -1;
+	snprintf(t->path, sizeof(t->path), "%s", path ? path : "");
+	t->n_roots = c ? c->n_read_paths : 0;
+	if (t->n_roots > AGENT_CONF_MAX_READ_PATHS)
+		t->n_roots = AGENT_CONF_MAX_READ_PATHS;
+	for (unsigned i = 0; i < t->n_roots; i++)
+		memcpy(t->roots[i], c->read_paths[i], sizeof(t->roots[i]));
 	t->max_bytes = max_bytes;
 	t->max_ms = max_ms;
 	t->done = done;
@@ -390,11 +470,23 @@ fail:
 
 void readtest_free(struct readtest *t)
 {
+	pthread_t tid;
+
 	if (!t)
 		return;
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
-	pthread_join(t->tid, NULL);
+	/* The event goes first: once orphaned, t is the worker's. A write
+	 * to the eventfd with no event on it is harmless. */
 	event_free(t->ev);
-	close(t->efd);
-	free(t);
+	tid = t->tid;
+	if (__atomic_exchange_n(&t->state, READTEST_ORPHANED,
+				__ATOMIC_ACQ_REL) == READTEST_FINISHED) {
+		pthread_join(tid, NULL); /* it is returning: no wait */
+		close(t->efd);
+		free(t);
+		return;
+	}
+	/* Still running (stop ends a read within one block; a hung
+	 * filesystem may hold it longer): it frees t when it ends. */
+	pthread_detach(tid);
 }

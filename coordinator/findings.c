@@ -2,11 +2,12 @@
  * the step with the largest stream count, "base" the smallest. Thresholds,
  * all fractions:
  *
- * - saturation: per edge, the ratio of the base figure to the top figure,
+ * - saturation: common/ladder.h's rule (shared with ringctl check
+ *   nccl-env): per edge, the ratio of the base figure to the top figure,
  *   averaged over the directions measured at both steps; the median over
- *   edges below FINDINGS_SAT_LOW (80%) is reported, with the smallest
+ *   edges below LADDER_SAT_LOW (80%) is reported, with the smallest
  *   count between base and top whose median ratio reaches
- *   FINDINGS_SAT_ENOUGH (90%) as the advised channel count (the top count
+ *   LADDER_SAT_ENOUGH (90%) as the advised channel count (the top count
  *   when none does or none was measured). A one-count ladder says nothing.
  * - uniform ceiling: each edge's top figure is the lower of its two
  *   directions. With at least two such edges, all within
@@ -32,8 +33,8 @@
 #include <string.h>
 #include <strings.h>
 
-#define FINDINGS_SAT_LOW 0.80
-#define FINDINGS_SAT_ENOUGH 0.90
+#include "ladder.h"
+
 #define FINDINGS_UNIFORM_SPREAD 0.20
 #define FINDINGS_UNIFORM_UNDER 0.70
 #define FINDINGS_DEGRADED 0.70
@@ -116,25 +117,6 @@ static double findings_edge_top(const struct findings_edge *e, unsigned top)
 	if (!findings_measured(b))
 		return a;
 	return a < b ? a : b;
-}
-
-/* Mean over directions of step / top; < 0 when no direction has both. */
-static double findings_edge_ratio(const struct findings_edge *e, unsigned step,
-				  unsigned top_step)
-{
-	double sum = 0.0;
-	int k = 0;
-
-	for (int d = 0; d < 2; d++) {
-		double s = e->gbps[d][step], top = e->gbps[d][top_step];
-
-		if (!findings_measured(s) || !findings_measured(top) ||
-		    top <= 0.0)
-			continue;
-		sum += s / top;
-		k++;
-	}
-	return k ? sum / k : -1.0;
 }
 
 static void findings_edge_name(const struct findings_edge *e, unsigned i,
@@ -279,72 +261,42 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 	}
 }
 
-/* Median over edges of step / top; < 0 when no edge has both. */
-static double findings_ratio_median(const struct findings_edge *edges,
-				    unsigned n, unsigned step, unsigned top,
-				    double *tmp, unsigned *m)
-{
-	*m = 0;
-	for (unsigned i = 0; i < n; i++) {
-		double r = findings_edge_ratio(&edges[i], step, top);
-
-		if (r >= 0.0)
-			tmp[(*m)++] = r;
-	}
-	return *m ? findings_median(tmp, *m) : -1.0;
-}
-
 static void findings_saturation(const struct findings_ladder *ladder,
 				const struct findings_edge *edges, unsigned n,
-				double *tmp, struct findings_out *o)
+				struct findings_out *o)
 {
-	unsigned base = o->top, m, m_mid, advised, last = 0;
+	struct ladder_edge *le = calloc(n, sizeof(*le));
 	char base_what[32], top_what[32], mids[160] = "";
-	double r1;
+	struct ladder_sat sat;
+	size_t w = 0;
 
-	for (unsigned s = 0; s < ladder->n; s++)
-		if (ladder->streams[s] < ladder->streams[base])
-			base = s;
-	if (base == o->top)
-		return; /* one count: nothing to compare */
-	r1 = findings_ratio_median(edges, n, base, o->top, tmp, &m);
-	if (r1 < 0.0 || r1 >= FINDINGS_SAT_LOW)
+	if (!le)
 		return;
-	advised = ladder->streams[o->top];
-	/* The counts between, smallest first: the first that comes close
-	 * to the top is enough. */
-	for (;;) {
-		unsigned mid = FINDINGS_LADDER_MAX, count;
-		double r;
-		size_t w = strlen(mids);
-
-		for (unsigned s = 0; s < ladder->n; s++)
-			if (ladder->streams[s] > last &&
-			    ladder->streams[s] > ladder->streams[base] &&
-			    ladder->streams[s] < ladder->streams[o->top] &&
-			    (mid == FINDINGS_LADDER_MAX ||
-			     ladder->streams[s] < ladder->streams[mid]))
-				mid = s;
-		if (mid == FINDINGS_LADDER_MAX)
-			break;
-		count = last = ladder->streams[mid];
-		r = findings_ratio_median(edges, n, mid, o->top, tmp, &m_mid);
-		if (r < 0.0)
-			continue;
-		if (r >= FINDINGS_SAT_ENOUGH &&
-		    advised == ladder->streams[o->top])
-			advised = count;
-		snprintf(mids + w, sizeof(mids) - w,
-			 "%s%u streams reach %.0f%%", w ? ", " : ": ", count,
-			 r * 100.0);
+	for (unsigned i = 0; i < n; i++)
+		for (int d = 0; d < 2; d++) {
+			le[i].gbps[d] = edges[i].gbps[d];
+			le[i].n[d] = ladder->n;
+		}
+	if (ladder_saturation(ladder->streams, ladder->n, le, n, &sat) < 0 ||
+	    !sat.saturates) {
+		free(le);
+		return;
 	}
-	findings_streams(ladder->streams[base], base_what, sizeof(base_what));
-	findings_streams(ladder->streams[o->top], top_what, sizeof(top_what));
+	free(le);
+	for (unsigned k = 0; k < sat.n_mid && w < sizeof(mids); k++)
+		w += (size_t)snprintf(mids + w, sizeof(mids) - w,
+				      "%s%u streams reach %.0f%%",
+				      w ? ", " : ": ", sat.mid[k].streams,
+				      sat.mid[k].ratio * 100.0);
+	findings_streams(sat.first.streams, base_what, sizeof(base_what));
+	findings_streams(ladder->streams[sat.top], top_what, sizeof(top_what));
 	findings_add(o, "saturation", "info",
 		     "%s reach%s %.0f%% of %s (median over %u edge%s); use at "
 		     "least %u channels%s",
-		     base_what, ladder->streams[base] == 1 ? "es" : "",
-		     r1 * 100.0, top_what, m, m == 1 ? "" : "s", advised, mids);
+		     base_what, sat.first.streams == 1 ? "es" : "",
+		     sat.first.ratio * 100.0, top_what, sat.first.edges,
+		     sat.first.edges == 1 ? "" : "s", sat.advised.streams,
+		     mids);
 }
 
 unsigned findings_compute(const struct findings_ladder *ladder,
@@ -375,7 +327,7 @@ unsigned findings_compute(const struct findings_ladder *ladder,
 	findings_uniform(edges, n, tmp, &o);
 	findings_degraded(edges, n, tmp, &o);
 	findings_asymmetric(edges, n, &o);
-	findings_saturation(ladder, edges, n, tmp, &o);
+	findings_saturation(ladder, edges, n, &o);
 	free(tmp);
 	return o.n;
 }

@@ -17,7 +17,8 @@ struct readrelay_node {
 	int up, done;
 	Ring__ReadTestResult res;
 	char name[64];
-	char path[4096], fs[64], dev[64], error[1024];
+	/* The sizes validate_read_result allows, each with its NUL. */
+	char path[4096], fs[64], dev[64], error[VALIDATE_MAX_ERROR_TEXT + 1];
 };
 
 struct readrelay {

@@ -261,7 +261,8 @@ static char *check_all_slurp(const char *path, size_t *len, char *err,
 	return buf;
 }
 
-static void check_all_env(const Ring__StatusReply *st, const char *path,
+static void check_all_env(const Ring__StatusReply *st,
+			  const Ring__Inventory *const *inv, const char *path,
 			  struct check_all_row *r)
 {
 	struct check_env_set set = {0};
@@ -294,7 +295,7 @@ static void check_all_env(const Ring__StatusReply *st, const char *path,
 		check_env_set_free(&set);
 		return;
 	}
-	check_env_lint(&set, st->topology, st, res);
+	check_env_lint(&set, st->topology, st, inv, res);
 	r->status = res->counted ? CHECK_PROBLEMS : CHECK_OK;
 	if (!res->counted)
 		snprintf(r->summary, sizeof(r->summary),
@@ -325,7 +326,8 @@ static const char *check_all_word(int status)
 
 int check_all_report(FILE *out, enum writer_format fmt,
 		     const struct check_all_opts *o,
-		     const Ring__StatusReply *st, const Ring__ResolveReply *rr)
+		     const Ring__StatusReply *st, const Ring__ResolveReply *rr,
+		     const Ring__Inventory *const *inv)
 {
 	struct check_all_row rows[4];
 	const char *rdzv = o->rendezvous;
@@ -376,7 +378,7 @@ int check_all_report(FILE *out, enum writer_format fmt,
 			 "no --rendezvous and no MASTER_ADDR: not checked");
 		n++;
 	}
-	check_all_env(st, o->env, &rows[n++]);
+	check_all_env(st, inv, o->env, &rows[n++]);
 	if (have_hosts)
 		check_hosts_free(&hosts);
 	for (int i = 0; i < n; i++) {

@@ -21,9 +21,11 @@ int check_all_parse(int argc, char **argv, struct check_all_opts *o, char *err,
 		    size_t len);
 /* st has a topology. CHECK_OK, CHECK_PROBLEMS (any check found one), or
  * CHECK_CANNOT (none found one, and one could not check). */
-/* rr: rank 0's host name on every node (see check_rendezvous_report). */
+/* rr: rank 0's host name on every node (see check_rendezvous_report);
+ * inv: the ranks' inventories for the GID rule (see check_env_lint). */
 int check_all_report(FILE *out, enum writer_format fmt,
 		     const struct check_all_opts *o,
-		     const Ring__StatusReply *st, const Ring__ResolveReply *rr);
+		     const Ring__StatusReply *st, const Ring__ResolveReply *rr,
+		     const Ring__Inventory *const *inv);
 
 #endif

@@ -5,26 +5,22 @@
  * error, never a cut. */
 #include "check_env.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "client.h"
+#include "ladder.h"
 #include "ranks.h"
 #include "render.h"
 
 #define CHECK_ENV_EXIT_PROBLEMS 1
 #define CHECK_ENV_EXIT_TROUBLE 2
-
-/* The thresholds of coordinator/findings.c's saturation rule (ringctl
- * links none of the coordinator's modules): below 80% of the top at the
- * smallest count the ladder has not saturated; 90% is "enough". */
-#define CHECK_ENV_SAT_LOW 0.80
-#define CHECK_ENV_SAT_ENOUGH 0.90
-#define CHECK_ENV_LADDER_MAX 8
 
 /* Names upstream NCCL documents in its user guide, Environment Variables
  * (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html, and the
@@ -341,44 +337,6 @@ int check_env_from_environ(char *const *envp, struct check_env_set *set)
 
 /* ---------------------------------------------------------- saturation */
 
-static int check_env_cmp(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* Median over edges of the mean over directions of step / top, as
- * findings.c computes it; < 0 when no edge has both figures. */
-static double check_env_ratio(Ring__Edge *const *edges, const size_t *use,
-			      size_t n, size_t step, size_t top, double *tmp,
-			      unsigned *m)
-{
-	*m = 0;
-	for (size_t i = 0; i < n; i++) {
-		const Ring__Edge *e = edges[use[i]];
-		const double *g[2] = {e->gbps_a_to_b, e->gbps_b_to_a};
-		size_t ng[2] = {e->n_gbps_a_to_b, e->n_gbps_b_to_a};
-		double sum = 0.0;
-		int k = 0;
-
-		for (int d = 0; d < 2; d++) {
-			if (step >= ng[d] || top >= ng[d])
-				continue;
-			if (!(g[d][step] >= 0.0) || !(g[d][top] > 0.0))
-				continue;
-			sum += g[d][step] / g[d][top];
-			k++;
-		}
-		if (k)
-			tmp[(*m)++] = sum / k;
-	}
-	if (!*m)
-		return -1.0;
-	qsort(tmp, *m, sizeof(*tmp), check_env_cmp);
-	return (tmp[(*m - 1) / 2] + tmp[*m / 2]) / 2.0;
-}
-
 /* The edges of one method with the first such edge's ladder: findings
  * never compare one method's figures with another's. */
 static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
@@ -391,7 +349,7 @@ static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
 		const Ring__Edge *e = t->edges[i];
 
 		if (e->method_kind != method || e->n_ladder < 2 ||
-		    e->n_ladder > CHECK_ENV_LADDER_MAX)
+		    e->n_ladder > LADDER_MAX_STEPS)
 			continue;
 		if (!first)
 			first = e;
@@ -404,69 +362,39 @@ static size_t check_env_pick(const Ring__Topology *t, Ring__EdgeMethod method,
 	return n;
 }
 
+/* common/ladder.h's rule, the one coordinator/findings.c advises with,
+ * on the survey's TCP edges, else its RDMA edges. */
 void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat)
 {
 	static const Ring__EdgeMethod methods[] = {
 		RING__EDGE_METHOD__EDGE_METHOD_TCP,
 		RING__EDGE_METHOD__EDGE_METHOD_RDMA};
 	size_t *use = calloc(t->n_edges + 1, sizeof(*use));
-	double *tmp = calloc(t->n_edges + 1, sizeof(*tmp));
+	struct ladder_edge *le = calloc(t->n_edges + 1, sizeof(*le));
 
 	memset(sat, 0, sizeof(*sat));
-	for (size_t k = 0; use && tmp && k < 2 && !sat->streams; k++) {
-		size_t n = check_env_pick(t, methods[k], use), base = 0,
-		       top = 0;
+	for (size_t k = 0; use && le && k < 2 && !sat->streams; k++) {
+		size_t n = check_env_pick(t, methods[k], use), w = 0;
+		struct ladder_sat ls;
 		const Ring__Edge *e0;
-		unsigned m = 0, best_m = 0;
-		double r, best;
-		size_t w = 0;
 
 		if (!n)
 			continue;
 		e0 = t->edges[use[0]];
-		for (size_t s = 1; s < e0->n_ladder; s++) {
-			if (e0->ladder[s] > e0->ladder[top])
-				top = s;
-			if (e0->ladder[s] < e0->ladder[base])
-				base = s;
-		}
-		if (base == top)
-			continue;
-		r = check_env_ratio(t->edges, use, n, base, top, tmp, &m);
-		if (r < 0.0)
-			continue;
-		sat->streams = e0->ladder[base];
-		best = r;
-		best_m = m;
-		if (r < CHECK_ENV_SAT_LOW) {
-			/* The smallest count between that reaches 90%,
-			 * else the top. */
-			size_t pick = top;
-			double pr = 1.0;
-			unsigned pm = m;
+		for (size_t i = 0; i < n; i++) {
+			const Ring__Edge *e = t->edges[use[i]];
 
-			for (size_t s = 0; s < e0->n_ladder; s++) {
-				double rs;
-				unsigned ms;
-
-				if (e0->ladder[s] <= e0->ladder[base] ||
-				    e0->ladder[s] >= e0->ladder[pick])
-					continue;
-				rs = check_env_ratio(t->edges, use, n, s, top,
-						     tmp, &ms);
-				if (rs >= CHECK_ENV_SAT_ENOUGH) {
-					pick = s;
-					pr = rs;
-					pm = ms;
-				}
-			}
-			sat->streams = e0->ladder[pick];
-			best = pr;
-			best_m = pm;
+			le[i].gbps[0] = e->gbps_a_to_b;
+			le[i].n[0] = e->n_gbps_a_to_b;
+			le[i].gbps[1] = e->gbps_b_to_a;
+			le[i].n[1] = e->n_gbps_b_to_a;
 		}
-		sat->top = e0->ladder[top];
-		sat->pct_of_top = best * 100.0;
-		sat->edges = best_m;
+		if (ladder_saturation(e0->ladder, e0->n_ladder, le, n, &ls) < 0)
+			continue;
+		sat->streams = ls.advised.streams;
+		sat->top = e0->ladder[ls.top];
+		sat->pct_of_top = ls.advised.ratio * 100.0;
+		sat->edges = ls.advised.edges;
 		sat->method = k ? "rdma" : "tcp";
 		for (size_t i = 0; i < n; i++)
 			if (t->edges[use[i]]->measured_ms > sat->measured_ms)
@@ -479,7 +407,7 @@ void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat)
 					      s ? "," : "", e0->ladder[s]);
 	}
 	free(use);
-	free(tmp);
+	free(le);
 }
 
 /* --------------------------------------------------------------- rules */
@@ -889,10 +817,191 @@ static void check_env_hca(const struct check_env_set *set,
 	}
 }
 
+/* An entry NCCL can use between cable neighbours on their own subnets:
+ * RoCE v2 (routable, UDP) with an IPv4-mapped address. */
+static int check_env_gid_good(const Ring__Gid *g)
+{
+	struct in6_addr a;
+
+	return g && g->type && !strcasecmp(g->type, "RoCE v2") && g->gid &&
+	       inet_pton(AF_INET6, g->gid, &a) == 1 && IN6_IS_ADDR_V4MAPPED(&a);
+}
+
+static const Ring__Gid *check_env_gid_at(const Ring__RdmaPort *p, long idx)
+{
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (p->gids[i]->index == idx)
+			return p->gids[i];
+	return NULL;
+}
+
+static const Ring__RdmaPort *check_env_inv_port(const Ring__Inventory *inv,
+						const char *dev, long port)
+{
+	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
+		const Ring__RdmaDevice *d = inv->rdma_devices[i];
+
+		if (strcmp(d->name, dev))
+			continue;
+		for (size_t k = 0; k < d->n_ports; k++)
+			if (d->ports[k]->port == port)
+				return d->ports[k];
+	}
+	return NULL;
+}
+
+/* What stands at an index that is not the right one, for the why. */
+static void check_env_gid_what(const Ring__Gid *g, char *buf, size_t len)
+{
+	const char *gid = g && g->gid ? g->gid : "";
+	struct in6_addr a;
+
+	if (!g)
+		snprintf(buf, len, "no GID there");
+	else if (g->type && !strcasecmp(g->type, "RoCE v2") &&
+		 inet_pton(AF_INET6, gid, &a) == 1)
+		snprintf(buf, len, "RoCE v2 %s, not IPv4-mapped", gid);
+	else
+		snprintf(buf, len, "%s %s",
+			 g->type && *g->type ? g->type : "unknown type", gid);
+}
+
+/* The functions of r that NCCL will use: Rank.hcas, less those the
+ * environment's NCCL_IB_HCA leaves out. */
+static int check_env_gid_uses(const struct check_env_list *hca,
+			      const char *hcaname, char *dev, size_t len,
+			      long *port)
+{
+	check_env_hca_split(hcaname, dev, len, port);
+	return !hca || check_env_list_takes(hca, dev, *port);
+}
+
+/* The node's GID tables (its inventory) against idx: 1 checked (issues
+ * added), 0 nothing to check there (no table for any function used). */
+static int check_env_gid_node(const struct check_env_var *v, long idx,
+			      const struct check_env_list *hca,
+			      const Ring__Rank *r, const Ring__Inventory *inv,
+			      struct check_env_result *res)
+{
+	char wrong[360] = "", missing[200] = "", fits[200] = "";
+	size_t ww = 0, wm = 0, wf = 0;
+	long fit = -1;
+	unsigned checked = 0;
+
+	for (size_t k = 0; k < r->n_hcas; k++) {
+		const Ring__RdmaPort *p;
+		const Ring__Gid *g;
+		char dev[128], what[160];
+		long port;
+
+		if (!check_env_gid_uses(hca, r->hcas[k], dev, sizeof(dev),
+					&port))
+			continue;
+		p = check_env_inv_port(inv, dev, port);
+		if (!p) {
+			if (wm < sizeof(missing))
+				wm += (size_t)snprintf(
+					missing + wm, sizeof(missing) - wm,
+					"%s%s", wm ? ", " : "", r->hcas[k]);
+			continue;
+		}
+		checked++;
+		g = check_env_gid_at(p, idx);
+		if (check_env_gid_good(g))
+			continue;
+		check_env_gid_what(g, what, sizeof(what));
+		if (ww < sizeof(wrong))
+			ww += (size_t)snprintf(wrong + ww, sizeof(wrong) - ww,
+					       "%s%s (%s)", ww ? ", " : "",
+					       r->hcas[k], what);
+	}
+	if (*missing)
+		check_env_add(res, "note", v, NULL, r->node, "",
+			      "%s's function%s %s not in its inventory: no "
+			      "GID table to check",
+			      r->node, strchr(missing, ',') ? "s" : "",
+			      missing);
+	if (!checked)
+		return 0;
+	if (!*wrong) {
+		if (r->gid_index >= 0 && r->gid_index != idx)
+			check_env_add(res, "note", v, NULL, r->node, "",
+				      "index %ld is a RoCE v2 IPv4 GID on "
+				      "%s's functions too; the survey's RDMA "
+				      "tests used index %d",
+				      idx, r->node, r->gid_index);
+		return 1;
+	}
+	/* The right index: the smallest that is RoCE v2 IPv4 on every
+	 * function used; else each function's own. */
+	for (long cand = 0; cand <= 255 && fit < 0; cand++) {
+		int all = 1;
+
+		for (size_t k = 0; k < r->n_hcas && all; k++) {
+			const Ring__RdmaPort *p;
+			char dev[128];
+			long port;
+
+			if (!check_env_gid_uses(hca, r->hcas[k], dev,
+						sizeof(dev), &port) ||
+			    !(p = check_env_inv_port(inv, dev, port)))
+				continue;
+			all = check_env_gid_good(check_env_gid_at(p, cand));
+		}
+		if (all)
+			fit = cand;
+	}
+	if (fit >= 0) {
+		char fix[64];
+
+		snprintf(fix, sizeof(fix), "NCCL_IB_GID_INDEX=%ld", fit);
+		check_env_add(res, "problem", v, NULL, r->node, fix,
+			      "index %ld is not the RoCE v2 IPv4 GID on %s's "
+			      "%s; index %ld is, on every function NCCL uses "
+			      "there (inventory)",
+			      idx, r->node, wrong, fit);
+		return 1;
+	}
+	for (size_t k = 0; k < r->n_hcas; k++) {
+		const Ring__RdmaPort *p;
+		char dev[128];
+		long port, own = -1;
+
+		if (!check_env_gid_uses(hca, r->hcas[k], dev, sizeof(dev),
+					&port) ||
+		    !(p = check_env_inv_port(inv, dev, port)))
+			continue;
+		for (size_t i = 0; i < p->n_gids && own < 0; i++)
+			if (check_env_gid_good(p->gids[i]))
+				own = p->gids[i]->index;
+		if (wf >= sizeof(fits))
+			break;
+		if (own >= 0)
+			wf += (size_t)snprintf(fits + wf, sizeof(fits) - wf,
+					       "%s%s %ld", wf ? ", " : "",
+					       r->hcas[k], own);
+		else
+			wf += (size_t)snprintf(fits + wf, sizeof(fits) - wf,
+					       "%s%s none", wf ? ", " : "",
+					       r->hcas[k]);
+	}
+	check_env_add(res, "problem", v, NULL, r->node,
+		      "give each function an IPv4 address (a RoCE v2 IPv4 "
+		      "GID) at one index, or leave out those without",
+		      "index %ld is not the RoCE v2 IPv4 GID on %s's %s; no "
+		      "one index is, on every function NCCL uses there (%s)",
+		      idx, r->node, wrong, fits);
+	return 1;
+}
+
 static void check_env_gid(const struct check_env_set *set,
-			  const Ring__Topology *t, struct check_env_result *res)
+			  const Ring__Topology *t,
+			  const Ring__Inventory *const *inv,
+			  struct check_env_result *res)
 {
 	const struct check_env_var *v = check_env_var(set, "NCCL_IB_GID_INDEX");
+	const struct check_env_var *hv = check_env_var(set, "NCCL_IB_HCA");
+	struct check_env_list hca;
 	long idx;
 	int measured = 0;
 
@@ -905,11 +1014,23 @@ static void check_env_gid(const struct check_env_set *set,
 			      "not a GID index (0..255)");
 		return;
 	}
+	if (hv)
+		check_env_list_init(&hca, hv->value);
 	for (size_t i = 0; i < t->n_ranks; i++) {
 		const Ring__Rank *r = t->ranks[i];
 		char fix[64];
 
-		if (!r->n_hcas || r->gid_index < 0)
+		if (!r->n_hcas)
+			continue;
+		/* The node's own GID tables, when its inventory is here. */
+		if (inv && inv[i] &&
+		    check_env_gid_node(v, idx, hv ? &hca : NULL, r, inv[i],
+				       res)) {
+			measured = 1;
+			continue;
+		}
+		/* Else what the survey's RDMA tests used. */
+		if (r->gid_index < 0)
 			continue;
 		measured = 1;
 		if (r->gid_index == idx)
@@ -924,13 +1045,16 @@ static void check_env_gid(const struct check_env_set *set,
 	}
 	if (!measured)
 		check_env_add(res, "note", v, NULL, NULL, "",
-			      "not checked: the last survey measured no GID "
-			      "index (no RDMA test, or the functions "
+			      "not checked: no inventory with the functions' "
+			      "GID tables, and the last survey measured no "
+			      "GID index (no RDMA test, or the functions "
 			      "disagree)");
 }
 
 void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
-		    const Ring__StatusReply *st, struct check_env_result *res)
+		    const Ring__StatusReply *st,
+		    const Ring__Inventory *const *inv,
+		    struct check_env_result *res)
 {
 	res->n = res->dropped = res->counted = res->problems = 0;
 	check_env_saturation(t, &res->sat);
@@ -939,7 +1063,7 @@ void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
 	check_env_channels(set, res);
 	check_env_socket(set, t, st, res);
 	check_env_hca(set, t, res);
-	check_env_gid(set, t, res);
+	check_env_gid(set, t, inv, res);
 }
 
 /* -------------------------------------------------------------- output */
@@ -1125,6 +1249,53 @@ static Ring__Envelope *check_env_status(const char *sock, int timeout_ms)
 	return rep;
 }
 
+void check_env_invs_fetch(const char *sock, int timeout_ms,
+			  const Ring__Topology *t, struct check_env_invs *x)
+{
+	int rdma = 0;
+
+	memset(x, 0, sizeof(*x));
+	for (size_t i = 0; t && i < t->n_ranks; i++)
+		rdma |= t->ranks[i]->n_hcas > 0;
+	if (!rdma)
+		return; /* no function, no GID to check */
+	x->inv = calloc(t->n_ranks, sizeof(*x->inv));
+	x->rep = calloc(t->n_ranks, sizeof(*x->rep));
+	if (!x->inv || !x->rep) {
+		check_env_invs_free(x);
+		return;
+	}
+	x->n = t->n_ranks;
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+		Ring__InventoryRequest ir = RING__INVENTORY_REQUEST__INIT;
+		char err[256];
+
+		if (!t->ranks[i]->n_hcas)
+			continue;
+		ir.node = t->ranks[i]->node;
+		req.body_case = RING__ENVELOPE__BODY_INVENTORY_REQUEST;
+		req.inventory_request = &ir;
+		/* A node without one is checked against the survey only. */
+		if (client_request(sock, timeout_ms, &req, &rep, err,
+				   sizeof(err)) < 0)
+			continue;
+		x->rep[i] = rep;
+		if (rep->body_case == RING__ENVELOPE__BODY_INVENTORY_REPLY)
+			x->inv[i] = rep->inventory_reply->inventory;
+	}
+}
+
+void check_env_invs_free(struct check_env_invs *x)
+{
+	for (size_t i = 0; x->rep && i < x->n; i++)
+		if (x->rep[i])
+			frame_free(x->rep[i]);
+	free(x->rep);
+	free(x->inv);
+	memset(x, 0, sizeof(*x));
+}
+
 /* Why the last survey cannot be checked against, or NULL. */
 static const char *check_env_unusable(const Ring__Topology *t)
 {
@@ -1143,6 +1314,7 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 {
 	struct check_env_set set = {0};
 	struct check_env_result *res = NULL;
+	struct check_env_invs invs = {0};
 	Ring__Envelope *rep = NULL;
 	const Ring__Topology *t;
 	const char *why;
@@ -1164,7 +1336,10 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		fprintf(stderr, "ringctl: out of memory\n");
 		goto out;
 	}
-	check_env_lint(&set, t, rep->status_reply, res);
+	/* The GID rule is the inventories' one reader. */
+	if (check_env_var(&set, "NCCL_IB_GID_INDEX"))
+		check_env_invs_fetch(sock, timeout_ms, t, &invs);
+	check_env_lint(&set, t, rep->status_reply, invs.inv, res);
 	check_env_render(
 		writer_new(stdout, fmt), stdout, fmt,
 		file_or_dash
@@ -1174,6 +1349,7 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	ret = res->counted ? CHECK_ENV_EXIT_PROBLEMS : 0;
 out:
 	free(res);
+	check_env_invs_free(&invs);
 	if (rep)
 		frame_free(rep);
 	check_env_set_free(&set);

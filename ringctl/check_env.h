@@ -46,8 +46,8 @@ const char *check_env_get(const struct check_env_set *set, const char *name);
 int check_env_known(const char *name);
 
 /* The stream (or QP) count at which the survey's ladder saturates,
- * computed from the published edges as the findings do
- * (coordinator/findings.c): the smallest count whose median ratio to the
+ * computed from the published edges with the findings' rule
+ * (common/ladder.h, advised.streams): the smallest count whose median ratio to the
  * top count reaches 90%, the smallest count when it reaches 80% already,
  * the top count when none reaches 90%. */
 struct check_env_sat {
@@ -83,9 +83,29 @@ struct check_env_result {
 };
 
 /* Lint set against topology t (ranks, edges) and, when st is not NULL,
- * the nodes' unaddressed data ports. Fills res. */
+ * the nodes' unaddressed data ports; inv (NULL, or one per rank of t,
+ * NULL where none) the nodes' inventories: NCCL_IB_GID_INDEX is checked
+ * against each function's GID table there (the entry must be RoCE v2
+ * with an IPv4-mapped address on every function NCCL uses: Rank.hcas
+ * less what NCCL_IB_HCA leaves out), against the survey's index where a
+ * node has none. Fills res. */
 void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
-		    const Ring__StatusReply *st, struct check_env_result *res);
+		    const Ring__StatusReply *st,
+		    const Ring__Inventory *const *inv,
+		    struct check_env_result *res);
+
+/* The inventories of t's ranks from the coordinator, for the GID rule:
+ * inv[i] for t->ranks[i], NULL where the node never reported one or the
+ * request failed; nothing fetched (inv NULL) when no rank lists an RDMA
+ * function. */
+struct check_env_invs {
+	const Ring__Inventory **inv;
+	Ring__Envelope **rep; /* the replies, owned */
+	size_t n;
+};
+void check_env_invs_fetch(const char *sock, int timeout_ms,
+			  const Ring__Topology *t, struct check_env_invs *x);
+void check_env_invs_free(struct check_env_invs *x);
 
 /* The verdict, the issues and the corrected environment per node, through
  * the writer; plain prints the corrected environment as text after it. */

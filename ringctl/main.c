@@ -623,6 +623,7 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "all")) {
 		struct check_all_opts o;
+		struct check_env_invs invs;
 		Ring__Envelope *rep, *res;
 		char err[256];
 		int r;
@@ -634,8 +635,11 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 		if (!rep)
 			return CHECK_CANNOT;
 		res = ringctl_check_resolve(rc, rep->status_reply);
+		check_env_invs_fetch(rc->sock, rc->timeout_ms,
+				     rep->status_reply->topology, &invs);
 		r = check_all_report(stdout, rc->fmt, &o, rep->status_reply,
-				     res ? res->resolve_reply : NULL);
+				     res ? res->resolve_reply : NULL, invs.inv);
+		check_env_invs_free(&invs);
 		frame_free(res);
 		frame_free(rep);
 		return r;

@@ -19,6 +19,8 @@
 #   - a ring all-reduce over RDMA WRITE on the whole ring and on two
 #     nodes, results verified, a wrong order refused naming the step, a
 #     rank killed mid-run failing the job with no QP left;
+#   - check nccl-env flags a GID index that is not the RoCE v2 IPv4 GID in
+#     the nodes' GID tables (inventories), naming the right one;
 #   - explicit GID indexes, a bad one, the memory bound, survey_method
 #     both, and no sanitizer report in any daemon's log.
 set -u
@@ -185,6 +187,19 @@ hca=$(grep -c '^NCCL_IB_HCA==rxe[A-Za-z0-9_]*:[0-9]' $W/env.out || true)
 gidx=$(grep -c '^NCCL_IB_GID_INDEX=1$' $W/env.out || true)
 [ "$hca" = "$N" ] && [ "$gidx" = "$N" ] && pass "ranks -f env: NCCL_IB_HCA (exact, with ports) and NCCL_IB_GID_INDEX=1 for every rank" ||
 	fail "ranks -f env: $hca NCCL_IB_HCA, $gidx NCCL_IB_GID_INDEX=1 lines of $N"
+
+# check nccl-env reads each node's GID tables (the inventories): index 0 is
+# soft-RoCE's link-local RoCE v2 GID, not the IPv4-mapped one at 1. The
+# file is ranks -f env's (every block again: notes, not problems).
+sed 's/^NCCL_IB_GID_INDEX=.*/NCCL_IB_GID_INDEX=0/' $W/env.out >$W/gid0.env
+rc -f keyvalue check nccl-env $W/gid0.env >$W/gid0.out 2>&1
+r=$?
+g0=$(grep -c '\.why=index 0 is not the RoCE v2 IPv4 GID on n[0-9]*.s .*; index 1 is' $W/gid0.out || true)
+rc -f keyvalue check nccl-env $W/env.out >$W/gid1.out 2>&1
+g1=$(grep -c '\.why=index 1 is not the RoCE v2 IPv4 GID' $W/gid1.out || true)
+[ $r -eq 1 ] && [ "$g0" = "$N" ] && [ "$g1" = 0 ] &&
+	pass "check nccl-env: NCCL_IB_GID_INDEX=0 flagged on all $N nodes from their GID tables (index 1 is right), 1 not flagged" ||
+	{ fail "check nccl-env GID tables: rc $r, $g0 of $N nodes flagged at 0, $g1 at 1"; cat $W/gid0.out $W/gid1.out; }
 
 # ---- on demand ----
 # test_ok NAME EXPECT ARGS...: ringctl test succeeds and prints EXPECT

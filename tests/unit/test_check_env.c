@@ -10,6 +10,7 @@
 
 #include "check_env.h"
 #include "ranks.h"
+#include "testgb10.h"
 #include "testwriter.h"
 
 /* ringctl check nccl-env on the field notes' cluster: four GB10 nodes in
@@ -17,86 +18,7 @@
  * node), the measured ladder 1 stream 40.0, 4 streams 102.3, 8 streams
  * 110.9 Gbps on every edge (saturates at 4: 92% of 8). */
 
-#define NR 4
-
-struct topo {
-	Ring__Topology t;
-	Ring__Rank r[NR];
-	Ring__Rank *rp[NR];
-	char *hcas[NR][4];
-	Ring__Edge e[NR];
-	Ring__Edge *ep[NR];
-	uint32_t ladder[3];
-	double gbps[3];
-};
-
-static char *twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1", "rocep1s0f0:1",
-			     "roceP2p1s0f0:1"};
-static const char *const names[NR] = {"n1", "n2", "n4", "n3"};
-
-static void topo_init(struct topo *tp)
-{
-	static const char *const addrs[NR] = {"192.168.1.1", "192.168.1.2",
-					      "192.168.1.4", "192.168.1.3"};
-
-	memset(tp, 0, sizeof(*tp));
-	ring__topology__init(&tp->t);
-	tp->t.kind = "ring";
-	tp->t.surveyed_ms = 1796000000000ULL;
-	tp->ladder[0] = 1;
-	tp->ladder[1] = 4;
-	tp->ladder[2] = 8;
-	tp->gbps[0] = 40.0;
-	tp->gbps[1] = 102.3;
-	tp->gbps[2] = 110.9;
-	for (int i = 0; i < NR; i++) {
-		Ring__Rank *r = &tp->r[i];
-		Ring__Edge *e = &tp->e[i];
-
-		ring__rank__init(r);
-		r->rank = (uint32_t)i;
-		r->node = (char *)names[i];
-		r->mgmt_address = (char *)addrs[i];
-		r->mgmt_interface = "enP7s7";
-		r->next_node = (char *)names[(i + 1) % NR];
-		r->prev_node = (char *)names[(i + NR - 1) % NR];
-		r->next_interface = "enp1s0f1np1";
-		r->prev_interface = "enp1s0f0np0";
-		r->next_rdma = "rocep1s0f1";
-		r->prev_rdma = "rocep1s0f0";
-		r->next_gid_index = 3;
-		r->prev_gid_index = 3;
-		memcpy(tp->hcas[i], twin_hcas, sizeof(twin_hcas));
-		r->hcas = tp->hcas[i];
-		r->n_hcas = 4;
-		r->gid_index = 3;
-		r->gid_note = "";
-		r->subnet_prefix_len = 30;
-		r->subnet_note = "";
-		tp->rp[i] = r;
-
-		/* The edge from rank i to rank i+1. */
-		ring__edge__init(e);
-		e->a = (char *)names[i];
-		e->b = (char *)names[(i + 1) % NR];
-		e->a_interface = "enp1s0f1np1";
-		e->b_interface = "enp1s0f0np0";
-		e->method_kind = RING__EDGE_METHOD__EDGE_METHOD_TCP;
-		e->method = "tcp";
-		e->ladder = tp->ladder;
-		e->n_ladder = 3;
-		e->gbps_a_to_b = tp->gbps;
-		e->n_gbps_a_to_b = 3;
-		e->gbps_b_to_a = tp->gbps;
-		e->n_gbps_b_to_a = 3;
-		e->measured_ms = 1796000000000ULL + (uint64_t)i;
-		tp->ep[i] = e;
-	}
-	tp->t.n_ranks = NR;
-	tp->t.ranks = tp->rp;
-	tp->t.n_edges = NR;
-	tp->t.edges = tp->ep;
-}
+#define NR TESTGB10_N
 
 /* What ranks -f env prints for every node, in one file: clean. */
 static const char good[] = "# from ringctl ranks -f env\n"
@@ -112,7 +34,7 @@ static const char good[] = "# from ringctl ranks -f env\n"
 			   "MASTER_ADDR=192.168.1.1\n";
 
 static struct check_env_result *lint_raw(const char *text,
-					 const struct topo *tp)
+					 const struct testgb10 *tp)
 {
 	struct check_env_result *res = calloc(1, sizeof(*res));
 	struct check_env_set set;
@@ -122,14 +44,17 @@ static struct check_env_result *lint_raw(const char *text,
 	if (check_env_parse(text, strlen(text), "f.env", &set, err,
 			    sizeof(err)) < 0)
 		fail_msg("parse: %s", err);
-	check_env_lint(&set, &tp->t, NULL, res);
+	/* The inventories when the test made them (testgb10_inventories). */
+	check_env_lint(&set, &tp->t, NULL, tp->inv[0].node ? tp->invp : NULL,
+		       res);
 	check_env_set_free(&set);
 	return res;
 }
 
 /* With the channels the ladder needs on line 1 unless text sets them:
  * each test looks at one rule. */
-static struct check_env_result *lint(const char *text, const struct topo *tp)
+static struct check_env_result *lint(const char *text,
+				     const struct testgb10 *tp)
 {
 	char buf[1024];
 
@@ -310,11 +235,11 @@ static void test_environ(void **state)
 
 static void test_good(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint(good, &tp);
 	if (res->n)
 		fail_msg("unexpected: %s %s", res->issues[0].variable,
@@ -332,12 +257,12 @@ static void test_good(void **state)
 
 static void test_names(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	assert_true(check_env_known("NCCL_IB_GID_INDEX"));
 	assert_true(check_env_known("NCCL_IB_SUBNET_AWARE_ROUTING"));
 	assert_false(check_env_known("NCCL_SWITCHLESS_RING_ONLY"));
@@ -371,11 +296,11 @@ static void test_algo(void **state)
 					  "allreduce:tree;allgather:ring"};
 	static const char *const ok[] = {"Ring", "ring",
 					 "allreduce:ring;allgather:Ring"};
-	struct topo tp;
+	struct testgb10 tp;
 	char text[128];
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct check_env_result *res;
 		const struct check_env_issue *is;
@@ -441,12 +366,12 @@ static void test_algo(void **state)
 
 static void test_channels(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_MIN_NCHANNELS=2\nNCCL_MAX_NCHANNELS=1\n",
 		   &tp);
@@ -509,7 +434,7 @@ static void test_channels(void **state)
 
 static void test_socket(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 	Ring__StatusReply st = RING__STATUS_REPLY__INIT;
@@ -521,7 +446,7 @@ static void test_socket(void **state)
 			   "NCCL_MIN_NCHANNELS=4\n";
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	/* A data port by name. */
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=enp1s0f1np1\n", &tp);
 	is = find(res, "NCCL_SOCKET_IFNAME", "n2");
@@ -551,7 +476,7 @@ static void test_socket(void **state)
 	assert_int_equal(check_env_parse(text, strlen(text), "f", &set, err,
 					 sizeof(err)),
 			 0);
-	check_env_lint(&set, &tp.t, &st, res);
+	check_env_lint(&set, &tp.t, &st, NULL, res);
 	check_env_set_free(&set);
 	is = find(res, "NCCL_SOCKET_IFNAME", "n3");
 	assert_non_null(is);
@@ -580,12 +505,12 @@ static void test_socket(void **state)
 
 static void test_hca(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	/* One function per neighbour: the twins are left out. */
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_IB_HCA==rocep1s0f1:1,rocep1s0f0:1\n",
@@ -630,12 +555,12 @@ static void test_hca(void **state)
 
 static void test_gid(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	const struct check_env_issue *is;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.r[2].gid_index = 1;
 	res = lint("NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_IB_GID_INDEX=3\n",
@@ -666,9 +591,128 @@ static void test_gid(void **state)
 	free(res);
 }
 
+/* Against the nodes' GID tables (inventories): the wrong index names
+ * node, functions, what stands there, and the index that is right. */
+static void test_gid_table(void **state)
+{
+	static const char env[] = "NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME==enP7s7\n"
+				  "NCCL_IB_GID_INDEX=%s\n%s";
+	struct testgb10 tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+	char text[512];
+
+	(void)state;
+	testgb10_init(&tp);
+	testgb10_inventories(&tp);
+	/* The right one: clean; the survey agrees. */
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, 0);
+	assert_int_equal(res->n, 0);
+	free(res);
+
+	/* Index 1: RoCE v2, but the link-local IPv6 GID, on every node and
+	 * every function; index 3 is right. */
+	snprintf(text, sizeof(text), env, "1", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, NR);
+	assert_int_equal(res->problems, NR);
+	is = find(res, "NCCL_IB_GID_INDEX", "n4");
+	assert_non_null(is);
+	assert_string_equal(
+		is->why,
+		"index 1 is not the RoCE v2 IPv4 GID on n4's rocep1s0f1:1 "
+		"(RoCE v2 fe80::3:1, not IPv4-mapped), roceP2p1s0f1:1 (RoCE "
+		"v2 fe80::3:2, not IPv4-mapped), rocep1s0f0:1 (RoCE v2 "
+		"fe80::3:3, not IPv4-mapped), roceP2p1s0f0:1 (RoCE v2 "
+		"fe80::3:4, not IPv4-mapped); index 3 is, on every function "
+		"NCCL uses there (inventory)");
+	assert_string_equal(is->fix, "NCCL_IB_GID_INDEX=3");
+	free(res);
+
+	/* Index 2: the IPv4 address, but RoCE v1. */
+	snprintf(text, sizeof(text), env, "2", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, NR);
+	is = find(res, "NCCL_IB_GID_INDEX", "n1");
+	assert_non_null(strstr(is->why, "rocep1s0f1:1 (RoCE v1 "
+					"::ffff:10.89.1.1)"));
+	free(res);
+
+	/* Index 7: nothing there. */
+	snprintf(text, sizeof(text), env, "7", "");
+	res = lint(text, &tp);
+	is = find(res, "NCCL_IB_GID_INDEX", "n2");
+	assert_non_null(strstr(is->why, "rocep1s0f0:1 (no GID there)"));
+	assert_string_equal(is->fix, "NCCL_IB_GID_INDEX=3");
+	free(res);
+
+	/* The table decides, not the survey: the survey's index was 1 on n3
+	 * (its tests ran elsewhere), the table says 3 is right there. */
+	tp.r[3].gid_index = 1;
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->counted, 0);
+	assert_int_equal(res->n, 1);
+	assert_string_equal(res->issues[0].level, "note");
+	assert_string_equal(res->issues[0].node, "n3");
+	assert_non_null(strstr(res->issues[0].why, "survey's RDMA tests used "
+						   "index 1"));
+	free(res);
+	tp.r[3].gid_index = 3;
+
+	/* n4's twin roceP2p1s0f0 has its IPv4 GIDs at 4 and 5 (another
+	 * address order): no one index fits n4, each function's named. */
+	tp.gid[2][3][2].gid = "fe80::9";
+	tp.gid[2][3][3].gid = "fe80::9";
+	tp.gid[2][3][4] = tp.gid[2][0][2];
+	tp.gid[2][3][4].index = 4;
+	tp.gid[2][3][5] = tp.gid[2][0][3];
+	tp.gid[2][3][5].index = 5;
+	tp.gidp[2][3][4] = &tp.gid[2][3][4];
+	tp.gidp[2][3][5] = &tp.gid[2][3][5];
+	tp.port[2][3].n_gids = 6;
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, 1);
+	is = find(res, "NCCL_IB_GID_INDEX", "n4");
+	assert_non_null(is);
+	assert_non_null(strstr(is->why, "n4's roceP2p1s0f0:1 (RoCE v2 "
+					"fe80::9, not IPv4-mapped); no one "
+					"index is"));
+	assert_non_null(strstr(is->why, "(rocep1s0f1:1 3, roceP2p1s0f1:1 3, "
+					"rocep1s0f0:1 3, roceP2p1s0f0:1 5)"));
+	free(res);
+	/* ... unless NCCL_IB_HCA leaves that function out: then 3 fits the
+	 * functions NCCL uses (the HCA rule flags the twin left out). */
+	snprintf(text, sizeof(text), env, "3",
+		 "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1\n");
+	res = lint(text, &tp);
+	assert_null(find(res, "NCCL_IB_GID_INDEX", NULL));
+	assert_non_null(find(res, "NCCL_IB_HCA", "n4"));
+	free(res);
+
+	/* n1 never reported an inventory: its check falls back to the
+	 * survey's index; a function missing from n2's inventory is said. */
+	testgb10_inventories(&tp);
+	tp.invp[0] = NULL;
+	tp.r[0].gid_index = 1;
+	tp.inv[1].n_rdma_devices = 3;
+	snprintf(text, sizeof(text), env, "3", "");
+	res = lint(text, &tp);
+	assert_int_equal(res->problems, 1);
+	is = find(res, "NCCL_IB_GID_INDEX", "n1");
+	assert_non_null(strstr(is->why, "survey's RDMA tests used"));
+	is = find(res, "NCCL_IB_GID_INDEX", "n2");
+	assert_string_equal(is->level, "note");
+	assert_non_null(strstr(is->why, "roceP2p1s0f0:1 not in its "
+					"inventory"));
+	free(res);
+}
+
 static void test_render(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct check_env_result *res;
 	struct testwriter tw;
 	char *out, *one = NULL;
@@ -676,7 +720,7 @@ static void test_render(void **state)
 	FILE *m;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	res = lint("NCCL_ALGO=Tree\nNCCL_SOCKET_IFNAME==enP7s7\n"
 		   "NCCL_SWITCHLESS_RING_ONLY=1\n",
 		   &tp);
@@ -729,11 +773,11 @@ static void test_render(void **state)
 static void test_ranks_env_channels(void **state)
 {
 	struct testwriter tw;
-	struct topo tp;
+	struct testgb10 tp;
 	char *out;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	assert_int_equal(ranks_text(testwriter_stream(&tw), &tp.t, "env"), 0);
 	out = testwriter_close(&tw);
 	assert_non_null(strstr(out, "NCCL_MIN_NCHANNELS=4\n"
@@ -764,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_socket),
 		cmocka_unit_test(test_hca),
 		cmocka_unit_test(test_gid),
+		cmocka_unit_test(test_gid_table),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_ranks_env_channels),
 	};

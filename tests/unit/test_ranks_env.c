@@ -9,62 +9,16 @@
 #include <string.h>
 
 #include "ranks.h"
+#include "testgb10.h"
 #include "testwriter.h"
 
 /* ringctl ranks -f env on the hardware of the field notes: four GB10
  * nodes in the physical order 1-2-4-3, each cable carried by two
  * function pairs (twins), so four functions per node face a neighbour. */
 
-#define NR 4
+#define NR TESTGB10_N
 
-struct topo {
-	Ring__Topology t;
-	Ring__Rank r[NR];
-	Ring__Rank *rp[NR];
-	char *hcas[NR][4];
-};
-
-static char *twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1", "rocep1s0f0:1",
-			     "roceP2p1s0f0:1"};
-
-static void topo_init(struct topo *tp)
-{
-	static const char *const names[NR] = {"n1", "n2", "n4", "n3"};
-	static const char *const addrs[NR] = {"192.168.1.1", "192.168.1.2",
-					      "192.168.1.4", "192.168.1.3"};
-
-	ring__topology__init(&tp->t);
-	tp->t.kind = "ring";
-	for (int i = 0; i < NR; i++) {
-		Ring__Rank *r = &tp->r[i];
-
-		ring__rank__init(r);
-		r->rank = (uint32_t)i;
-		r->node = (char *)names[i];
-		r->mgmt_address = (char *)addrs[i];
-		r->mgmt_interface = "enP7s7";
-		r->next_node = (char *)names[(i + 1) % NR];
-		r->prev_node = (char *)names[(i + NR - 1) % NR];
-		r->next_interface = "enp1s0f1np1";
-		r->prev_interface = "enp1s0f0np0";
-		r->next_rdma = "rocep1s0f1";
-		r->prev_rdma = "rocep1s0f0";
-		r->next_gid_index = 3;
-		r->prev_gid_index = 3;
-		memcpy(tp->hcas[i], twin_hcas, sizeof(twin_hcas));
-		r->hcas = tp->hcas[i];
-		r->n_hcas = 4;
-		r->gid_index = 3;
-		r->gid_note = "";
-		r->subnet_prefix_len = 30;
-		r->subnet_note = "";
-		tp->rp[i] = r;
-	}
-	tp->t.n_ranks = NR;
-	tp->t.ranks = tp->rp;
-}
-
-static char *env_text(const struct topo *tp, int *rc)
+static char *env_text(const struct testgb10 *tp, int *rc)
 {
 	struct testwriter t;
 
@@ -132,12 +86,12 @@ static const char twin_rank1[] =
  * GID index, the routing a switchless ring needs. */
 static void test_env_twins(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char *out, *blk;
 	int rc;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	blk = rank_block(out, "# n2 (rank 1)\n");
@@ -155,12 +109,12 @@ static void test_env_twins(void **state)
  * comment that says which differ. */
 static void test_env_gid_disagree(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char *out, *blk;
 	int rc;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.r[2].gid_index = -1;
 	tp.r[2].gid_note = "the functions use different GID indexes "
 			   "(rocep1s0f1:1 3, roceP2p1s0f1:1 5, rocep1s0f0:1 "
@@ -196,12 +150,12 @@ static void test_env_gid_disagree(void **state)
  * left out with the reason. */
 static void test_env_no_prefix(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char *out;
 	int rc;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.r[0].subnet_prefix_len = 0;
 	tp.r[0].subnet_note = "rocep1s0f1:1 (facing n2) and rocep1s0f0:1 "
 			      "(facing n3) share a /16: no prefix length "
@@ -220,13 +174,13 @@ static void test_env_no_prefix(void **state)
 /* An unknown management interface is an error, not an invented name. */
 static void test_env_unknown_mgmt(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char err[512];
 	char *out;
 	int rc;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.r[3].mgmt_interface = "";
 	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
 	assert_string_equal(
@@ -247,11 +201,11 @@ static void test_env_unknown_mgmt(void **state)
 /* A hostile HCA name is refused like any other agent-made value. */
 static void test_env_hca_refused(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char err[512];
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.hcas[1][2] = "mlx5_0\nX=1";
 	assert_int_equal(ranks_check(&tp.t, "env", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "node 'n2' (rank 1): hcas 'mlx5_0\\x0aX=1' "
@@ -262,12 +216,12 @@ static void test_env_hca_refused(void **state)
  * adjacent; no routing variables needed for a pair, no warning. */
 static void test_env_small(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	char *out;
 	int rc;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.t.n_ranks = 2;
 	tp.t.kind = "pair";
 	for (int i = 0; i < 2; i++)
@@ -281,7 +235,7 @@ static void test_env_small(void **state)
 	assert_non_null(strstr(out, "NCCL_IB_GID_INDEX=3\n# a pair, not a "
 				    "ring"));
 	free(out);
-	topo_init(&tp);
+	testgb10_init(&tp);
 	tp.t.n_ranks = 3;
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
@@ -293,13 +247,13 @@ static void test_env_small(void **state)
 /* The plain table ends with the warning where ranks can be apart. */
 static void test_plain_warning(void **state)
 {
-	struct topo tp;
+	struct testgb10 tp;
 	struct testwriter t;
 	struct writer *w;
 	char *out;
 
 	(void)state;
-	topo_init(&tp);
+	testgb10_init(&tp);
 	w = writer_new(testwriter_stream(&t), WRITER_PLAIN);
 	ranks_render(w, &tp.t);
 	writer_finish(w);

@@ -19,6 +19,7 @@
 #include "readtest.h"
 #include "ring.pb-c.h"
 #include "testlimits.h"
+#include "testutil.h"
 
 /* Read tests on real files in a temp dir: containment after realpath
  * (symlinks in and out), the option, the bounds and a real read. */
@@ -32,18 +33,7 @@ struct fx {
 
 static void fx_write(const char *path, size_t bytes)
 {
-	FILE *f = fopen(path, "w");
-	char buf[65536];
-
-	assert_non_null(f);
-	memset(buf, 0x5a, sizeof(buf));
-	while (bytes) {
-		size_t n = bytes < sizeof(buf) ? bytes : sizeof(buf);
-
-		assert_int_equal(fwrite(buf, 1, n, f), n);
-		bytes -= n;
-	}
-	assert_int_equal(fclose(f), 0);
+	assert_int_equal(testutil_write_file(path, bytes), 0);
 }
 
 static int fx_setup(void **state)
@@ -79,10 +69,8 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[PATH_MAX + 32];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	assert_int_equal(system(cmd), 0);
+	testutil_rm_tree(f->dir);
 	free(f);
 	return 0;
 }
@@ -283,11 +271,11 @@ static void test_read(void **state)
 /* Through the agent's request handler, with its real worker thread. */
 struct got {
 	int n;
-	Ring__Envelope__BodyCase type[4];
-	Ring__ErrorCode code[4];
-	char text[4][512];
-	uint64_t bytes[4];
-	int direct[4];
+	Ring__Envelope__BodyCase type[5];
+	Ring__ErrorCode code[5];
+	char text[5][512];
+	uint64_t bytes[5];
+	int direct[5];
 	struct event_base *base;
 };
 
@@ -297,7 +285,7 @@ static void got_send(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
 	struct got *g = arg;
 
 	(void)id;
-	assert_true(g->n < 4);
+	assert_true(g->n < 5);
 	g->type[g->n] = type;
 	if (type == RING__ENVELOPE__BODY_ERROR) {
 		Ring__Error *e = body;
@@ -368,19 +356,78 @@ static void test_ops(void **state)
 	assert_string_equal(g.text[1], "");
 	assert_int_equal(g.bytes[1], 3000000);
 	assert_int_equal(ops_running(o), 0);
-	/* Outside: refused naming read_path and the directory. */
+	/* Outside: refused naming read_path and the directory, by the
+	 * worker (realpath is off the loop), so the answer comes through
+	 * the loop, as an error with the permission code. */
 	snprintf(p, sizeof(p), "%s/secret", f->out);
 	ask(o, 4, p, 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(ops_running(o), 1);
+	event_base_loop(g.base, EVLOOP_ONCE);
 	assert_int_equal(g.n, 3);
+	assert_int_equal(g.type[2], RING__ENVELOPE__BODY_ERROR);
+	assert_int_equal(g.code[2], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[2], "read test: "));
 	assert_non_null(strstr(g.text[2], "outside read_path"));
 	assert_non_null(strstr(g.text[2], f->ok));
+	assert_int_equal(ops_running(o), 0);
+	/* Missing: the worker's realpath says so, same code. */
+	snprintf(p, sizeof(p), "%s/nope", f->ok);
+	ask(o, 6, p, 0);
+	assert_int_equal(g.n, 3);
+	event_base_loop(g.base, EVLOOP_ONCE);
+	assert_int_equal(g.n, 4);
+	assert_int_equal(g.code[3], RING__ERROR_CODE__ERROR_PERMISSION);
+	assert_non_null(strstr(g.text[3], "No such file"));
 	/* Cancelled while running (the session dropped): nothing answers,
 	 * nothing leaks. */
 	ask(o, 5, f->file, 0);
 	assert_int_equal(ops_running(o), 1);
 	ops_free(o);
-	assert_int_equal(g.n, 3);
+	assert_int_equal(g.n, 4);
 	event_base_free(g.base);
+	free(c);
+}
+
+static void never_done(const struct readtest_result *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	fail_msg("done called after readtest_free");
+}
+
+/* Let go while the worker runs (it frees itself) or after it finished
+ * (the loop frees): either way at once, nothing leaks (LeakSanitizer at
+ * exit), done never runs. Started and let go many times so both orders
+ * happen. */
+static void test_free_running(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct event_base *base = event_base_new();
+	char why[256];
+
+	assert_non_null(c);
+	assert_non_null(base);
+	fx_conf(c, f->ok);
+	for (int i = 0; i < 40; i++) {
+		struct readtest *t =
+			readtest_start(base, c, f->file, 1ull << 30, 10000,
+				       never_done, NULL, why, sizeof(why));
+
+		assert_non_null(t);
+		if (i & 1)
+			usleep(2000); /* some finish first */
+		readtest_free(t);
+		/* The roots were copied: the conf may change under a
+		 * running worker. */
+		memset(c->read_paths[0], 0, sizeof(c->read_paths[0]));
+		fx_conf(c, f->ok);
+	}
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	/* Workers still running end within a block; give them that. */
+	usleep(300000);
+	event_base_free(base);
 	free(c);
 }
 
@@ -394,6 +441,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ops, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_free_running, fx_setup,
 						fx_teardown),
 	};
 
