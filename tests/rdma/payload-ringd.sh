@@ -189,13 +189,16 @@ gidx=$(grep -c '^NCCL_IB_GID_INDEX=1$' $W/env.out || true)
 	fail "ranks -f env: $hca NCCL_IB_HCA, $gidx NCCL_IB_GID_INDEX=1 lines of $N"
 
 # check nccl-env reads each node's GID tables (the inventories): index 0 is
-# soft-RoCE's link-local RoCE v2 GID, not the IPv4-mapped one at 1. The
-# file is ranks -f env's (every block again: notes, not problems).
-sed 's/^NCCL_IB_GID_INDEX=.*/NCCL_IB_GID_INDEX=0/' $W/env.out >$W/gid0.env
+# soft-RoCE's link-local RoCE v2 GID, not the IPv4-mapped one at 1. No
+# NCCL_IB_HCA in the file: every node's functions are the ones NCCL uses
+# (ranks -f env's file would leave the last block's list in force, which
+# names one node's functions only).
+echo NCCL_IB_GID_INDEX=0 >$W/gid0.env
+echo NCCL_IB_GID_INDEX=1 >$W/gid1.env
 rc -f keyvalue check nccl-env $W/gid0.env >$W/gid0.out 2>&1
 r=$?
 g0=$(grep -c '\.why=index 0 is not the RoCE v2 IPv4 GID on n[0-9]*.s .*; index 1 is' $W/gid0.out || true)
-rc -f keyvalue check nccl-env $W/env.out >$W/gid1.out 2>&1
+rc -f keyvalue check nccl-env $W/gid1.env >$W/gid1.out 2>&1
 g1=$(grep -c '\.why=index 1 is not the RoCE v2 IPv4 GID' $W/gid1.out || true)
 [ $r -eq 1 ] && [ "$g0" = "$N" ] && [ "$g1" = 0 ] &&
 	pass "check nccl-env: NCCL_IB_GID_INDEX=0 flagged on all $N nodes from their GID tables (index 1 is right), 1 not flagged" ||
