@@ -21,6 +21,12 @@
 /* O_DIRECT wants offsets and sizes in multiples of the logical block;
  * 4096 covers every disk in use. */
 #define READTEST_ALIGN 4096u
+/* Workers alive at once, orphaned ones included: a session dropped while
+ * a read hangs on a dead filesystem leaves its thread behind, and a peer
+ * repeating that must not pile threads up without end. */
+#define READTEST_MAX_WORKERS 4
+
+static int readtest_workers; /* atomic */
 
 /* The refusals that need no filesystem access. */
 static int readtest_precheck_n(unsigned n, const char *path, char *why,
@@ -389,6 +395,7 @@ static void *readtest_worker(void *arg)
 	else
 		(void)readtest_read(resolved, t->max_bytes, t->max_ms, &t->stop,
 				    &t->res);
+	__atomic_sub_fetch(&readtest_workers, 1, __ATOMIC_ACQ_REL);
 	if (__atomic_exchange_n(&t->state, READTEST_FINISHED,
 				__ATOMIC_ACQ_REL) == READTEST_ORPHANED) {
 		/* Nobody waits: the loop freed its event and let go. */
@@ -424,9 +431,19 @@ struct readtest *readtest_start(struct event_base *base,
 				readtest_done_fn done, void *arg, char *why,
 				size_t wlen)
 {
-	struct readtest *t = calloc(1, sizeof(*t));
-	int rc;
+	struct readtest *t;
+	int rc, alive = __atomic_load_n(&readtest_workers, __ATOMIC_ACQUIRE);
 
+	if (alive >= READTEST_MAX_WORKERS) {
+		snprintf(why, wlen,
+			 "busy: %d read tests still running (at most %d; a "
+			 "read hung on a dead filesystem ends only when the "
+			 "filesystem answers)",
+			 alive, READTEST_MAX_WORKERS);
+		errno = EBUSY;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(why, wlen, "out of memory");
 		return NULL;
@@ -453,8 +470,10 @@ struct readtest *readtest_start(struct event_base *base,
 		snprintf(why, wlen, "cannot watch the worker");
 		goto fail;
 	}
+	__atomic_add_fetch(&readtest_workers, 1, __ATOMIC_ACQ_REL);
 	rc = pthread_create(&t->tid, NULL, readtest_worker, t);
 	if (rc) {
+		__atomic_sub_fetch(&readtest_workers, 1, __ATOMIC_ACQ_REL);
 		snprintf(why, wlen, "thread: %s", strerror(rc));
 		goto fail;
 	}
