@@ -27,6 +27,13 @@ struct metrics_src {
 	 * (survey_rdma_qps): the streams label of the RDMA figures that are
 	 * not the edge's ladder; 0 = not known (the label is left empty). */
 	uint32_t rdma_qps;
+	/* The coordinator's own certificate ends (0: unknown). */
+	uint64_t cert_not_after_ms;
+	/* 1 while the last survey or re-check failed (survey_failed). */
+	int survey_failed;
+	/* The edge's baseline in Gbps (< 0: none); NULL: no baselines. */
+	double (*edge_baseline)(const Ring__Edge *e, void *arg);
+	void *edge_baseline_arg;
 };
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */

@@ -406,6 +406,16 @@ void watch_set_own_cert(struct watch *w, uint64_t not_after_ms)
 	w->own_cert_ms = not_after_ms;
 }
 
+uint64_t watch_own_cert(const struct watch *w)
+{
+	return w->own_cert_ms;
+}
+
+int watch_survey_failed(const struct watch *w)
+{
+	return w->survey_failure[0] != '\0';
+}
+
 static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 {
 	struct node **v;
@@ -788,7 +798,7 @@ void watch_nodes_changed(void *arg)
 
 /* The figure an edge is judged by: the top of the stream ladder, the
  * worse direction; RDMA WRITE where no TCP ladder ran. < 0: none. */
-static double watch_edge_figure(const Ring__Edge *e)
+double watch_edge_figure(const Ring__Edge *e)
 {
 	double a, b;
 
@@ -811,6 +821,16 @@ static struct watch_baseline *watch_baseline_find(const struct watch *w,
 		if (!strcmp(w->baselines[i].edge, edge))
 			return &w->baselines[i];
 	return NULL;
+}
+
+double watch_edge_baseline(const struct watch *w, const Ring__Edge *e)
+{
+	char edge[ALERTS_EDGE_LEN];
+	const struct watch_baseline *b;
+
+	text_edge_msg_name(edge, sizeof(edge), e);
+	b = watch_baseline_find(w, edge);
+	return b ? b->gbps : -1;
 }
 
 int watch_set_baseline(struct watch *w, const char *edge, double gbps,
