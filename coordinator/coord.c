@@ -401,6 +401,7 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->rdma_qps = co->conf->survey_rdma_qps;
 	src->cert_not_after_ms = watch_own_cert(co->watch);
 	src->survey_failed = watch_survey_failed(co->watch);
+	src->survey_interval_ms = co->conf->survey_interval_ms;
 	src->edge_baseline = coord_edge_baseline;
 	src->edge_baseline_arg = co;
 }

@@ -44,6 +44,7 @@
  *   ringd_topology_order_valid        1 while the published rank order
  *                                     holds; only with a published order
  *   ringd_topology_not_surveyed_nodes expected nodes the survey left out
+ *   ringd_survey_interval_seconds     survey_interval (0: no periodic ones)
  *   ringd_survey_last_failed          1 while the last survey or re-check
  *                                     failed (survey_failed), else 0
  *   ringd_rank{node}                  the node's rank in the published order
@@ -602,6 +603,11 @@ static void mr_topology(struct mr *r)
 	if (t)
 		mr_sample(r, "ringd_topology_not_surveyed_nodes",
 			  (double)t->n_not_surveyed, NULL);
+	mr_head(r, "ringd_survey_interval_seconds",
+		"How often the coordinator surveys (survey_interval; 0: only "
+		"on demand).");
+	mr_sample(r, "ringd_survey_interval_seconds",
+		  (double)r->src->survey_interval_ms / 1e3, NULL);
 	mr_head(r, "ringd_survey_last_failed",
 		"1 while the last survey or re-check failed, else 0.");
 	mr_sample(r, "ringd_survey_last_failed", r->src->survey_failed != 0,

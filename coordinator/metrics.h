@@ -29,6 +29,8 @@ struct metrics_src {
 	uint32_t rdma_qps;
 	/* The coordinator's own certificate ends (0: unknown). */
 	uint64_t cert_not_after_ms;
+	/* survey_interval (0: no periodic surveys). */
+	uint64_t survey_interval_ms;
 	/* 1 while the last survey or re-check failed (survey_failed). */
 	int survey_failed;
 	/* The edge's baseline in Gbps (< 0: none); NULL: no baselines. */

@@ -522,6 +522,7 @@ static void test_render_full(void **state)
 		.rdma_qps = 2,
 		.cert_not_after_ms = 1767348000500ULL,
 		.survey_failed = 1,
+		.survey_interval_ms = 3600000,
 		.edge_baseline = edge_baseline,
 		.edge_baseline_arg = (void *)edge_baseline,
 	};
@@ -635,6 +636,7 @@ static void test_render_full(void **state)
 	expect_line(s, "ringd_topology_not_surveyed_nodes 0");
 	expect_line(s, "ringd_rank{node=\"n2\"} 1");
 	expect_line(s, "ringd_survey_last_failed 1");
+	expect_line(s, "ringd_survey_interval_seconds 3600");
 	/* bandwidth: the TCP ladder, RDMA beside it, read named by the way
 	 * the data flows */
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"1\","
@@ -710,11 +712,12 @@ static void test_render_empty(void **state)
 
 	(void)state;
 	s = render(&src);
-	/* the coordinator's info and ringd_survey_last_failed */
-	assert_int_equal(check_format(s), 2);
+	/* the coordinator's info, ringd_survey_interval_seconds and
+	 * ringd_survey_last_failed */
+	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 46);
+	assert_int_equal(count_prefix(s, "# TYPE "), 47);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
@@ -725,7 +728,7 @@ static void test_render_empty(void **state)
 	free(s);
 	src.nodes = nodes;
 	s = render(&src);
-	assert_int_equal(check_format(s), 2);
+	assert_int_equal(check_format(s), 3);
 	free(s);
 	nodes_free(nodes);
 }
