@@ -387,6 +387,11 @@ static double coord_edge_baseline(const Ring__Edge *e, void *arg)
 	return watch_edge_baseline(((struct coord *)arg)->watch, e);
 }
 
+static int coord_edge_gid_changed(const Ring__Edge *e, void *arg)
+{
+	return watch_edge_gid_changed(((struct coord *)arg)->watch, e);
+}
+
 static void coord_metrics_src(struct metrics_src *src, void *arg)
 {
 	struct coord *co = arg;
@@ -403,7 +408,8 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->survey_failed = watch_survey_failed(co->watch);
 	src->survey_interval_ms = co->conf->survey_interval_ms;
 	src->edge_baseline = coord_edge_baseline;
-	src->edge_baseline_arg = co;
+	src->edge_gid_changed = coord_edge_gid_changed;
+	src->edge_arg = co;
 }
 
 static void coord_thin(evutil_socket_t fd, short what, void *arg)

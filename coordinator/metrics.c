@@ -74,6 +74,14 @@
  *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
  *                                     ringd's tests sent between the two
  *                                     nodes in the last hour (computed)
+ *   ringd_edge_gid_changed{a,a_interface,b,b_interface}  1 when a GID
+ *                                     the edge's RDMA tests used changed
+ *                                     or is gone (gid_change), 0 not;
+ *                                     absent while an end is down
+ *   ringd_diagonal_path{a,b}          1 when a reached b over the data
+ *                                     plane although they are not ring
+ *                                     neighbours (unexpected_path), 0 when
+ *                                     the survey's check found no path
  *   ringd_edge_up{a,a_interface,b,b_interface}  live state: 1 up or
  *                                     degraded, 0 down; absent without one
  *   ringd_edge_state{a,a_interface,b,b_interface,state}  state set of the
@@ -724,12 +732,22 @@ static void mr_edge_headline(struct mr *r, const Ring__Edge *e)
 static void mr_edge_baseline(struct mr *r, const Ring__Edge *e)
 {
 	double g = r->src->edge_baseline
-			   ? r->src->edge_baseline(e, r->src->edge_baseline_arg)
+			   ? r->src->edge_baseline(e, r->src->edge_arg)
 			   : -1;
 
 	if (g > 0)
 		mr_sample(r, "ringd_edge_baseline_bytes_per_second",
 			  g * 1e9 / 8, MR_EDGE(e), NULL);
+}
+
+static void mr_edge_gid(struct mr *r, const Ring__Edge *e)
+{
+	int c = r->src->edge_gid_changed
+			? r->src->edge_gid_changed(e, r->src->edge_arg)
+			: -1;
+
+	if (c >= 0)
+		mr_sample(r, "ringd_edge_gid_changed", c, MR_EDGE(e), NULL);
 }
 
 static void mr_edge_measured(struct mr *r, const Ring__Edge *e)
@@ -839,6 +857,11 @@ static void mr_edges(struct mr *r)
 		{"ringd_edge_light_check_latency_seconds",
 		 "The median of the edge's last light check (64 B).",
 		 mr_edge_light_lat},
+		{"ringd_edge_gid_changed",
+		 "1 when a GID the edge's RDMA tests used changed or is gone "
+		 "(NCCL_IB_GID_INDEX may be stale), 0 not; absent while a node "
+		 "at an end is down.",
+		 mr_edge_gid},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},
@@ -856,6 +879,48 @@ static void mr_edges(struct mr *r)
 		for (size_t i = 0; t && i < t->n_edges; i++)
 			fams[f].one(r, t->edges[i]);
 	}
+}
+
+static int mr_diag_cmp(const void *x, const void *y)
+{
+	const Ring__DiagonalCheck *a = *(const Ring__DiagonalCheck *const *)x;
+	const Ring__DiagonalCheck *b = *(const Ring__DiagonalCheck *const *)y;
+	int c = strcmp(mr_str(a->a), mr_str(b->a));
+
+	return c ? c : strcmp(mr_str(a->b), mr_str(b->b));
+}
+
+/* One sample per checked pair (a pair is checked at several of b's
+ * addresses): 1 if any check found a path. The survey checks every
+ * non-adjacent pair on small rings and those two hops apart on large
+ * ones, so the series stay about as many as the nodes. */
+static void mr_diagonals(struct mr *r)
+{
+	const Ring__Topology *t = r->src->topology;
+	const Ring__DiagonalCheck **v;
+	size_t n = t ? t->n_diagonals : 0;
+
+	mr_head(r, "ringd_diagonal_path",
+		"1 when a reached b over the data plane although they are not "
+		"ring neighbours, 0 when the survey's check found no path.");
+	if (!n)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v) {
+		r->err = 1;
+		return;
+	}
+	memcpy(v, t->diagonals, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), mr_diag_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int path = 0;
+
+		for (j = i; j < n && !mr_diag_cmp(&v[i], &v[j]); j++)
+			path |= v[j]->path != 0;
+		mr_sample(r, "ringd_diagonal_path", path, "a", mr_str(v[i]->a),
+			  "b", mr_str(v[i]->b), NULL);
+	}
+	free(v);
 }
 
 int metrics_render(struct evbuffer *out, const struct metrics_src *src)
@@ -877,6 +942,7 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 	mr_port_counters(&r);
 	mr_topology(&r);
 	mr_edges(&r);
+	mr_diagonals(&r);
 	free(r.nodes);
 	if (r.err) {
 		errno = ENOMEM;

@@ -33,9 +33,12 @@ struct metrics_src {
 	uint64_t survey_interval_ms;
 	/* 1 while the last survey or re-check failed (survey_failed). */
 	int survey_failed;
-	/* The edge's baseline in Gbps (< 0: none); NULL: no baselines. */
+	/* The watch's view of an edge, called with edge_arg (NULL: not
+	 * known): its baseline in Gbps (< 0: none), and gid_change's
+	 * judgement (1 changed, 0 not, -1 not judged). */
 	double (*edge_baseline)(const Ring__Edge *e, void *arg);
-	void *edge_baseline_arg;
+	int (*edge_gid_changed)(const Ring__Edge *e, void *arg);
+	void *edge_arg;
 };
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */

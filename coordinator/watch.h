@@ -64,6 +64,10 @@ void watch_baselines_load(struct watch *w, const char *text, size_t len);
 double watch_edge_figure(const Ring__Edge *e);
 /* The edge's baseline (Gbps), or -1 when it has none. */
 double watch_edge_baseline(const struct watch *w, const Ring__Edge *e);
+/* gid_change's judgement of one edge of the published topology: 1 a GID
+ * its RDMA tests used changed or is gone, 0 not, -1 not judged (a node at
+ * an end is down). */
+int watch_edge_gid_changed(const struct watch *w, const Ring__Edge *e);
 
 /* Called after every evaluation with the topology and its overlay (NULL
  * before any survey), valid during the call: a subscriber diffs it. */

@@ -155,6 +155,8 @@ struct topo_fixture {
 	Ring__Rank rk[3];
 	Ring__Rank *prk[3];
 	uint32_t ladder1[2], ladder2[1], ladder3[1];
+	Ring__DiagonalCheck dg[3];
+	Ring__DiagonalCheck *pdg[3];
 	double ab1[2], ba1[2], ab2[1], ba2[1], ab3[1], ba3[1];
 };
 
@@ -255,6 +257,23 @@ static void topo_fixture_init(struct topo_fixture *f)
 	f->t.ranks = f->prk;
 	f->t.order_valid = 0;
 	f->t.surveyed_ms = 1764756000500ULL;
+	/* Diagonal checks, out of order: n2-n4 clean, n1-n3 at two of n3's
+	 * addresses (the second reached it) */
+	for (int i = 0; i < 3; i++) {
+		Ring__DiagonalCheck d = RING__DIAGONAL_CHECK__INIT;
+
+		f->dg[i] = d;
+		f->pdg[i] = &f->dg[i];
+	}
+	f->dg[0].a = "n2";
+	f->dg[0].b = "n4";
+	f->dg[1].a = "n1";
+	f->dg[1].b = "n3";
+	f->dg[2].a = "n1";
+	f->dg[2].b = "n3";
+	f->dg[2].path = 1;
+	f->t.n_diagonals = 3;
+	f->t.diagonals = f->pdg;
 }
 
 static void no_notify(const struct alert *a, enum alert_event ev, void *arg)
@@ -501,6 +520,14 @@ static double edge_baseline(const Ring__Edge *e, void *arg)
 	return !strcmp(e->a, "n1") && !strcmp(e->b, "n2") ? 40 : -1;
 }
 
+/* gid_change's view: n2-n3's GID changed, n1-n2's not, n3-n1 not judged
+ * (an end down). */
+static int edge_gid_changed(const Ring__Edge *e, void *arg)
+{
+	assert_ptr_equal(arg, (void *)edge_baseline);
+	return !strcmp(e->a, "n2") ? 1 : !strcmp(e->a, "n1") ? 0 : -1;
+}
+
 #define E1 "a=\"n1\",a_interface=\"eth1\",b=\"n2\",b_interface=\"eth1\""
 #define E2 "a=\"n2\",a_interface=\"eth2\",b=\"n3\",b_interface=\"eth1\""
 #define E3 "a=\"n3\",a_interface=\"eth2\",b=\"n1\",b_interface=\"eth2\""
@@ -524,7 +551,8 @@ static void test_render_full(void **state)
 		.survey_failed = 1,
 		.survey_interval_ms = 3600000,
 		.edge_baseline = edge_baseline,
-		.edge_baseline_arg = (void *)edge_baseline,
+		.edge_gid_changed = edge_gid_changed,
+		.edge_arg = (void *)edge_baseline,
 	};
 	char *s;
 
@@ -686,6 +714,13 @@ static void test_render_full(void **state)
 		    "ringd_edge_baseline_bytes_per_second{" E1 "} 5000000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_baseline_bytes_per_second{"), 1);
+	expect_line(s, "ringd_edge_gid_changed{" E1 "} 0");
+	expect_line(s, "ringd_edge_gid_changed{" E2 "} 1");
+	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
+	/* one sample per checked pair, 1 if any check found a path */
+	expect_line(s, "ringd_diagonal_path{a=\"n1\",b=\"n3\"} 1");
+	expect_line(s, "ringd_diagonal_path{a=\"n2\",b=\"n4\"} 0");
+	assert_int_equal(count_prefix(s, "ringd_diagonal_path{"), 2);
 	expect_line(s, "ringd_edge_measured_timestamp_seconds{" E1
 		       "} 1764756000.123");
 	expect_line(s, "ringd_edge_verified{" E1 "} 1");
@@ -717,7 +752,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 47);
+	assert_int_equal(count_prefix(s, "# TYPE "), 49);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
