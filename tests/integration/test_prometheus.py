@@ -1,7 +1,7 @@
 """For Prometheus users (issue 13): the alerting rules
 (docs/prometheus/ringd.rules.yml) and the Grafana dashboard
 (docs/grafana/ringd-dashboard.json) name only metrics and labels that a
-real coordinator exports, read from its endpoint on a surveyed 3-node ring
+real coordinator exports, read from its endpoint on a surveyed 4-node ring
 with a cable cut (so that the alert and down-state series have samples);
 promtool accepts the exposition; and a real Prometheus server (Debian's)
 scraping that coordinator with the rules raises RingdCableDown and
@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "prometheus"))
 import promcheck  # noqa: E402
 
-ORDER = ["n1", "n2", "n3"]
+ORDER = ["n1", "n2", "n3", "n4"]
 METRICS_PORT = 9466
 PROM_PORT = 19090
 # Families that have no sample on an emulated ring, and why; their labels
@@ -36,9 +36,6 @@ NO_SAMPLES_HERE = {
         ("veth ports have no PCIe link", "ringd_interface_mtu_bytes"),
     "ringd_interface_pcie_link_max_width":
         ("veth ports have no PCIe link", "ringd_interface_mtu_bytes"),
-    "ringd_coordinator_certificate_expiry_timestamp_seconds":
-        ("the test cluster's certificate end is only read by a coordinator "
-         "whose cert file says it", None),
 }
 TYPE = re.compile(r"^# TYPE (\S+) (\S+)$", re.M)
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$", re.M)
