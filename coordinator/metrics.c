@@ -71,6 +71,8 @@
  *   ringd_edge_light_check_ok{a,a_interface,b,b_interface}  the last
  *                                     light check got through (1) or not
  *   ringd_edge_light_check_latency_seconds{a,a_interface,b,b_interface}
+ *   ringd_edge_light_check_timestamp_seconds{a,a_interface,b,b_interface}
+ *                                     when the last light check ran
  *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
  *                                     ringd's tests sent between the two
  *                                     nodes in the last hour (computed)
@@ -778,6 +780,15 @@ static void mr_edge_light_lat(struct mr *r, const Ring__Edge *e)
 			  e->light_lat_p50_us / 1e6, MR_EDGE(e), NULL);
 }
 
+/* A failed check from before the edge's state began (a cable cut, then
+ * mended) is no news about the cable now: rules compare the two times. */
+static void mr_edge_light_ms(struct mr *r, const Ring__Edge *e)
+{
+	if (e->light_ms)
+		mr_sample(r, "ringd_edge_light_check_timestamp_seconds",
+			  (double)e->light_ms / 1e3, MR_EDGE(e), NULL);
+}
+
 static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
 {
 	mr_sample(r, "ringd_edge_verified", e->verified != 0, MR_EDGE(e), NULL);
@@ -862,6 +873,9 @@ static void mr_edges(struct mr *r)
 		 "(NCCL_IB_GID_INDEX may be stale), 0 not; absent while a node "
 		 "at an end is down.",
 		 mr_edge_gid},
+		{"ringd_edge_light_check_timestamp_seconds",
+		 "When the edge's last light check ran (Unix time).",
+		 mr_edge_light_ms},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},

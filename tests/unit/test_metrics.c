@@ -204,6 +204,10 @@ static void topo_fixture_init(struct topo_fixture *f)
 	f->e[0].measured_ms = 1764756000123ULL;
 	f->e[0].verified = 1;
 	f->e[0].rdma_write_gbps_a_to_b = 90;
+	/* its last light check, failed */
+	f->e[0].light_ms = 1764756004500ULL;
+	f->e[0].light_error = "probe timed out";
+	f->e[0].light_lat_p50_us = -1;
 	f->e[0].rdma_read_gbps_a_to_b = 80;
 	f->lat = l;
 	f->lat.size = 64;
@@ -714,6 +718,14 @@ static void test_render_full(void **state)
 		    "ringd_edge_baseline_bytes_per_second{" E1 "} 5000000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_baseline_bytes_per_second{"), 1);
+	expect_line(s, "ringd_edge_light_check_ok{" E1 "} 0");
+	expect_line(s, "ringd_edge_light_check_timestamp_seconds{" E1
+		       "} 1764756004.5");
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_light_check_timestamp_seconds{"),
+		1);
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_light_check_latency_seconds{"), 0);
 	expect_line(s, "ringd_edge_gid_changed{" E1 "} 0");
 	expect_line(s, "ringd_edge_gid_changed{" E2 "} 1");
 	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
@@ -752,7 +764,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 49);
+	assert_int_equal(count_prefix(s, "# TYPE "), 50);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
