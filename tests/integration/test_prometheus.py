@@ -5,7 +5,8 @@ real coordinator exports, read from its endpoint on a surveyed 4-node ring
 with a cable cut (so that the alert and down-state series have samples);
 promtool accepts the exposition; and a real Prometheus server (Debian's)
 scraping that coordinator with the rules raises RingdCableDown and
-RingdRingBroken for a cut cable, naming it, and drops them once mended."""
+RingdRingBroken for a cut cable, naming it, and drops them once mended,
+and RingdNodeDown for a stopped agent."""
 
 import json
 import os
@@ -226,12 +227,14 @@ def prom_scrapes(c):
 
 
 def prom_alerts(c):
-    """{(alertname, state, a, b)} of the Prometheus server's alerts."""
+    """{(alertname, state, a, b, node)} of the Prometheus server's
+    alerts."""
     doc = prom_api(c, "alerts")
     if doc is None:
         return None
     return {(a["labels"]["alertname"], a["state"], a["labels"].get("a"),
-             a["labels"].get("b")) for a in doc["data"]["alerts"]}
+             a["labels"].get("b"), a["labels"].get("node"))
+            for a in doc["data"]["alerts"]}
 
 
 def test_prometheus_server_alerts_on_a_cut_cable(ring):
@@ -284,8 +287,8 @@ def test_prometheus_server_alerts_on_a_cut_cable(ring):
             assert r.status_doc()["health"] == "healthy"
             c.cut("n1", "n2")
             try:
-                want = {("RingdCableDown", "firing", "n1", "n2"),
-                        ("RingdRingBroken", "firing", None, None)}
+                want = {("RingdCableDown", "firing", "n1", "n2", None),
+                        ("RingdRingBroken", "firing", None, None, None)}
                 got = cl.wait_for(
                     lambda: (lambda g: g if g and want <= g else None)(
                         prom_alerts(c)), 20,
@@ -293,10 +296,27 @@ def test_prometheus_server_alerts_on_a_cut_cable(ring):
             finally:
                 c.restore("n1", "n2")
             cl.wait_for(
-                lambda: not {a for a in (prom_alerts(c) or {("?",) * 4})
+                lambda: not {a for a in (prom_alerts(c) or {("?",) * 5})
                              if a[0] in ("RingdCableDown",
                                          "RingdRingBroken")}, 30,
                 "the cable and ring alerts to go once mended")
+            # An agent stopped: its node is down (expected: critical).
+            r.agents["n3"].stop()
+            try:
+                cl.wait_for(
+                    lambda: ("RingdNodeDown", "firing", None, None, "n3") in
+                    (prom_alerts(c) or set()), 20, "RingdNodeDown for n3")
+                assert prom_api(c, "query?query=ALERTS%7Balertname%3D%22"
+                                "RingdNodeDown%22%2Cseverity%3D%22critical"
+                                "%22%2Cnode%3D%22n3%22%7D")["data"][
+                                    "result"], "RingdNodeDown n3 critical"
+            finally:
+                r.start_agent("n3")
+            r.wait_all_up(30)
+            cl.wait_for(
+                lambda: not {a for a in (prom_alerts(c) or {("?",) * 5})
+                             if a[0] == "RingdNodeDown"}, 30,
+                "RingdNodeDown to go once n3 is back")
         finally:
             prom.stop()
     finally:
