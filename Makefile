@@ -30,14 +30,15 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # its firmware (seabios, ipxe-qemu) and recommends only GUI/block extras.
 #   DEPS_BUILD  building and running the demo
 #   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
-#               systemd-analyze for the units)
+#               systemd-analyze for the units, promtool (Debian ships it in
+#               prometheus) and PyYAML for the Prometheus rules)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #   DEPS_BENCH  the tools make bench compares against
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
-	valgrind util-linux systemd
+	valgrind util-linux systemd prometheus python3-yaml
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
@@ -57,7 +58,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
 	integration integration-run rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
-	format-check
+	format-check prometheus-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
 BUILD_MISSING := $(shell \
@@ -117,7 +118,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
 .PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
-	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
+	install format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
 all: $(BINS)
@@ -224,10 +225,34 @@ integration-run:
 		RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) RINGD_CHECK_SUMMARY=$(CHECK_SUMMARY) \
 		$(PYTHON) -m pytest -v -rfEs $(PYTEST_ARGS)
 
+# The Prometheus rules and the Grafana dashboard (docs/prometheus,
+# docs/grafana): promtool checks and unit-tests the rules
+# (tests/prometheus/*.test.yml), tests/prometheus/promcheck.py checks the
+# dashboard and has promtool parse its queries. Without promtool (Debian's
+# prometheus package) this is a skip, which fails unless RINGD_ALLOW_SKIP=1.
+PROM_RULES := docs/prometheus/ringd.rules.yml
+PROM_TESTS := $(wildcard tests/prometheus/*.test.yml)
+prometheus-check:
+	@$(CHECK_RECORD); \
+	if ! command -v promtool >/dev/null 2>&1; then \
+		why="no promtool: Debian's prometheus package, make test-deps"; \
+		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
+			rec "prometheus-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; exit 0; fi; \
+		rec "prometheus-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; exit 1; fi; \
+	out=$$(promtool check rules $(PROM_RULES) 2>&1); rc=$$?; echo "$$out"; \
+	if [ $$rc != 0 ]; then rec "prometheus-check: FAILED (promtool check rules $(PROM_RULES))" "0 1 0"; exit 1; fi; \
+	rules=$$(echo "$$out" | sed -n 's/.*SUCCESS: \([0-9]*\) rules found.*/\1/p'); \
+	if ! promtool test rules $(PROM_TESTS); then \
+		rec "prometheus-check: FAILED (promtool test rules $(PROM_TESTS))" "0 1 0"; exit 1; fi; \
+	groups=$$(cat $(PROM_TESTS) | grep -c '^  - name:'); \
+	if ! $(PYTHON) tests/prometheus/promcheck.py; then \
+		rec "prometheus-check: FAILED (the dashboard: tests/prometheus/promcheck.py)" "$$groups 1 0"; exit 1; fi; \
+	rec "prometheus-check: $$rules rules checked, $$groups promtool test groups passed, dashboard ok" "$$((groups + 1)) 0 0"
+
 # Each suite in turn (stopping at the first that fails), then what ran, and
 # last a total of tests: skipped ones count as failed unless
 # RINGD_ALLOW_SKIP=1. The record stays in build/check/.
-CHECK_STEPS := "format-check:format-check" \
+CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
 	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "rdma-check:rdma-check"

@@ -382,6 +382,16 @@ static void coord_restore(struct coord *co)
 	ring__topology__free_unpacked(t, NULL);
 }
 
+static double coord_edge_baseline(const Ring__Edge *e, void *arg)
+{
+	return watch_edge_baseline(((struct coord *)arg)->watch, e);
+}
+
+static int coord_edge_gid_changed(const Ring__Edge *e, void *arg)
+{
+	return watch_edge_gid_changed(((struct coord *)arg)->watch, e);
+}
+
 static void coord_metrics_src(struct metrics_src *src, void *arg)
 {
 	struct coord *co = arg;
@@ -394,6 +404,12 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->version = RING_VERSION;
 	src->now_ms = clock_now_ms();
 	src->rdma_qps = co->conf->survey_rdma_qps;
+	src->cert_not_after_ms = watch_own_cert(co->watch);
+	src->survey_failed = watch_survey_failed(co->watch);
+	src->survey_interval_ms = co->conf->survey_interval_ms;
+	src->edge_baseline = coord_edge_baseline;
+	src->edge_gid_changed = coord_edge_gid_changed;
+	src->edge_arg = co;
 }
 
 static void coord_thin(evutil_socket_t fd, short what, void *arg)

@@ -6,6 +6,7 @@
  * are written once, even when it has no sample):
  *
  *   ringd_coordinator_info{coordinator,version}            1
+ *   ringd_coordinator_certificate_expiry_timestamp_seconds  when known
  *   ringd_health{state}               1 for the coordinator's health
  *                                     ("healthy", "degraded", "critical"),
  *                                     0 for the others (a state set)
@@ -14,11 +15,17 @@
  *   ringd_node_expected{node}                              1 by `expect`
  *   ringd_node_info{node,version}     1, per connected-once agent version
  *   ringd_node_last_seen_timestamp_seconds{node}
+ *   ringd_node_certificate_expiry_timestamp_seconds{node}  up nodes, when
+ *                                     their session certificate's end is
+ *                                     known
  *   ringd_node_memory_total_bytes{node}          up nodes with inventory
  *   ringd_node_memory_available_bytes{node}
  *   ringd_interface_up{node,interface}           carrier, up nodes only
  *   ringd_interface_speed_bytes_per_second{node,interface}   when known
  *   ringd_interface_mtu_bytes{node,interface}
+ *   ringd_interface_pcie_link_width{node,interface}     lanes, when known
+ *   ringd_interface_pcie_link_max_width{node,interface} lanes the device
+ *                                     can do, when known
  *   ringd_rdma_port_active{node,device,port}     1 when state ACTIVE
  *   ringd_interface_{receive,transmit}_bytes_total{node,interface}
  *   ringd_interface_{receive,transmit}_errors_total{node,interface}
@@ -37,6 +44,9 @@
  *   ringd_topology_order_valid        1 while the published rank order
  *                                     holds; only with a published order
  *   ringd_topology_not_surveyed_nodes expected nodes the survey left out
+ *   ringd_survey_interval_seconds     survey_interval (0: no periodic ones)
+ *   ringd_survey_last_failed          1 while the last survey or re-check
+ *                                     failed (survey_failed), else 0
  *   ringd_rank{node}                  the node's rank in the published order
  *   ringd_edge_bandwidth_bytes_per_second{a,a_interface,b,b_interface,
  *       direction,streams,transport}  measured figures only (< 0 in the
@@ -51,14 +61,29 @@
  *       quantile}                     half round trip at size bytes;
  *                                     quantile 0.5, 0.99, 0.999
  *   ringd_edge_nominal_bytes_per_second{a,a_interface,b,b_interface}
+ *   ringd_edge_headline_bytes_per_second{a,a_interface,b,b_interface}
+ *                                     the figure edge_degraded judges (top
+ *                                     of the ladder, the worse direction)
+ *   ringd_edge_baseline_bytes_per_second{a,a_interface,b,b_interface}
+ *                                     its baseline (the first good one)
  *   ringd_edge_measured_timestamp_seconds{a,a_interface,b,b_interface}
  *   ringd_edge_verified{a,a_interface,b,b_interface}  probes both ways
  *   ringd_edge_light_check_ok{a,a_interface,b,b_interface}  the last
  *                                     light check got through (1) or not
  *   ringd_edge_light_check_latency_seconds{a,a_interface,b,b_interface}
+ *   ringd_edge_light_check_timestamp_seconds{a,a_interface,b,b_interface}
+ *                                     when the last light check ran
  *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
  *                                     ringd's tests sent between the two
  *                                     nodes in the last hour (computed)
+ *   ringd_edge_gid_changed{a,a_interface,b,b_interface}  1 when a GID
+ *                                     the edge's RDMA tests used changed
+ *                                     or is gone (gid_change), 0 not;
+ *                                     absent while an end is down
+ *   ringd_diagonal_path{a,b}          1 when a reached b over the data
+ *                                     plane although they are not ring
+ *                                     neighbours (unexpected_path), 0 when
+ *                                     the survey's check found no path
  *   ringd_edge_up{a,a_interface,b,b_interface}  live state: 1 up or
  *                                     degraded, 0 down; absent without one
  *   ringd_edge_state{a,a_interface,b,b_interface,state}  state set of the
@@ -90,6 +115,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "validate.h"
+#include "watch.h"
 
 #define METRICS_BACKLOG 16
 #define METRICS_MAX_HEADERS 8192
@@ -209,6 +235,13 @@ static void mr_coordinator(struct mr *r)
 		"The coordinator's name and version (value 1).");
 	mr_sample(r, "ringd_coordinator_info", 1, "coordinator",
 		  mr_str(s->coordinator), "version", mr_str(s->version), NULL);
+	mr_head(r, "ringd_coordinator_certificate_expiry_timestamp_seconds",
+		"When the coordinator's certificate ends (Unix time).");
+	if (s->cert_not_after_ms)
+		mr_sample(r,
+			  "ringd_coordinator_certificate_expiry_timestamp_"
+			  "seconds",
+			  (double)s->cert_not_after_ms / 1e3, NULL);
 }
 
 static const char *mr_severity(enum alert_severity s)
@@ -301,6 +334,17 @@ static void mr_nodes(struct mr *r)
 			mr_sample(r, "ringd_node_last_seen_timestamp_seconds",
 				  (double)r->nodes[i]->last_seen_ms / 1e3,
 				  "node", r->nodes[i]->name, NULL);
+	/* Up nodes only: a down node's session and certificate are gone. */
+	mr_head(r, "ringd_node_certificate_expiry_timestamp_seconds",
+		"When the certificate of the node's agent ends (Unix time).");
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		if (r->nodes[i]->state == NODE_UP &&
+		    r->nodes[i]->cert_not_after_ms)
+			mr_sample(r,
+				  "ringd_node_certificate_expiry_timestamp_"
+				  "seconds",
+				  (double)r->nodes[i]->cert_not_after_ms / 1e3,
+				  "node", r->nodes[i]->name, NULL);
 }
 
 /* The inventory of an up node: a down node's last report is history, not
@@ -335,7 +379,31 @@ static void mr_memory(struct mr *r)
 	}
 }
 
-enum mr_if_fig { MR_IF_UP, MR_IF_SPEED, MR_IF_MTU };
+enum mr_if_fig {
+	MR_IF_UP,
+	MR_IF_SPEED,
+	MR_IF_MTU,
+	MR_IF_PCIE_WIDTH,
+	MR_IF_PCIE_MAX_WIDTH,
+};
+
+/* An interface's figure; NAN (no sample) when not known. */
+static double mr_if_value(const Ring__NetInterface *f, enum mr_if_fig fig)
+{
+	switch (fig) {
+	case MR_IF_UP:
+		return f->carrier;
+	case MR_IF_MTU:
+		return f->mtu;
+	case MR_IF_SPEED:
+		return f->speed_mbps > 0 ? f->speed_mbps * 1e6 / 8 : NAN;
+	case MR_IF_PCIE_WIDTH:
+		return f->pcie_link_width ? f->pcie_link_width : NAN;
+	case MR_IF_PCIE_MAX_WIDTH:
+		return f->pcie_max_link_width ? f->pcie_max_link_width : NAN;
+	}
+	return NAN;
+}
 
 static void mr_interfaces_one(struct mr *r, const char *name,
 			      enum mr_if_fig fig)
@@ -345,10 +413,7 @@ static void mr_interfaces_one(struct mr *r, const char *name,
 
 		for (size_t k = 0; inv && k < inv->n_interfaces; k++) {
 			const Ring__NetInterface *f = inv->interfaces[k];
-			double v = fig == MR_IF_UP     ? f->carrier
-				   : fig == MR_IF_MTU  ? f->mtu
-				   : f->speed_mbps > 0 ? f->speed_mbps * 1e6 / 8
-						       : NAN;
+			double v = mr_if_value(f, fig);
 
 			if (validate_ifname(f->name))
 				mr_sample(r, name, v, "node", r->nodes[i]->name,
@@ -369,6 +434,14 @@ static void mr_interfaces(struct mr *r)
 			  MR_IF_SPEED);
 	mr_head(r, "ringd_interface_mtu_bytes", "The interface's MTU.");
 	mr_interfaces_one(r, "ringd_interface_mtu_bytes", MR_IF_MTU);
+	mr_head(r, "ringd_interface_pcie_link_width",
+		"The lanes of the interface's PCIe link now.");
+	mr_interfaces_one(r, "ringd_interface_pcie_link_width",
+			  MR_IF_PCIE_WIDTH);
+	mr_head(r, "ringd_interface_pcie_link_max_width",
+		"The lanes the interface's PCIe device can link at.");
+	mr_interfaces_one(r, "ringd_interface_pcie_link_max_width",
+			  MR_IF_PCIE_MAX_WIDTH);
 	mr_head(r, "ringd_rdma_port_active",
 		"1 while the RDMA port's state is ACTIVE.");
 	for (unsigned i = 0; i < r->n_nodes; i++) {
@@ -540,6 +613,15 @@ static void mr_topology(struct mr *r)
 	if (t)
 		mr_sample(r, "ringd_topology_not_surveyed_nodes",
 			  (double)t->n_not_surveyed, NULL);
+	mr_head(r, "ringd_survey_interval_seconds",
+		"How often the coordinator surveys (survey_interval; 0: only "
+		"on demand).");
+	mr_sample(r, "ringd_survey_interval_seconds",
+		  (double)r->src->survey_interval_ms / 1e3, NULL);
+	mr_head(r, "ringd_survey_last_failed",
+		"1 while the last survey or re-check failed, else 0.");
+	mr_sample(r, "ringd_survey_last_failed", r->src->survey_failed != 0,
+		  NULL);
 	mr_head(r, "ringd_rank", "The node's rank in the published order.");
 	for (size_t i = 0; t && i < t->n_ranks; i++)
 		mr_sample(r, "ringd_rank", t->ranks[i]->rank, "node",
@@ -640,6 +722,36 @@ static void mr_edge_nominal(struct mr *r, const Ring__Edge *e)
 			  e->nominal_gbps * 1e9 / 8, MR_EDGE(e), NULL);
 }
 
+static void mr_edge_headline(struct mr *r, const Ring__Edge *e)
+{
+	double g = watch_edge_figure(e);
+
+	if (g >= 0)
+		mr_sample(r, "ringd_edge_headline_bytes_per_second",
+			  g * 1e9 / 8, MR_EDGE(e), NULL);
+}
+
+static void mr_edge_baseline(struct mr *r, const Ring__Edge *e)
+{
+	double g = r->src->edge_baseline
+			   ? r->src->edge_baseline(e, r->src->edge_arg)
+			   : -1;
+
+	if (g > 0)
+		mr_sample(r, "ringd_edge_baseline_bytes_per_second",
+			  g * 1e9 / 8, MR_EDGE(e), NULL);
+}
+
+static void mr_edge_gid(struct mr *r, const Ring__Edge *e)
+{
+	int c = r->src->edge_gid_changed
+			? r->src->edge_gid_changed(e, r->src->edge_arg)
+			: -1;
+
+	if (c >= 0)
+		mr_sample(r, "ringd_edge_gid_changed", c, MR_EDGE(e), NULL);
+}
+
 static void mr_edge_measured(struct mr *r, const Ring__Edge *e)
 {
 	if (e->measured_ms)
@@ -666,6 +778,15 @@ static void mr_edge_light_lat(struct mr *r, const Ring__Edge *e)
 	if (e->light_ms && e->light_lat_p50_us >= 0)
 		mr_sample(r, "ringd_edge_light_check_latency_seconds",
 			  e->light_lat_p50_us / 1e6, MR_EDGE(e), NULL);
+}
+
+/* A failed check from before the edge's state began (a cable cut, then
+ * mended) is no news about the cable now: rules compare the two times. */
+static void mr_edge_light_ms(struct mr *r, const Ring__Edge *e)
+{
+	if (e->light_ms)
+		mr_sample(r, "ringd_edge_light_check_timestamp_seconds",
+			  (double)e->light_ms / 1e3, MR_EDGE(e), NULL);
 }
 
 static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
@@ -723,6 +844,13 @@ static void mr_edges(struct mr *r)
 		{"ringd_edge_nominal_bytes_per_second",
 		 "The edge's nominal speed (its slower port).",
 		 mr_edge_nominal},
+		{"ringd_edge_headline_bytes_per_second",
+		 "The figure edge_degraded judges: the top of the edge's "
+		 "ladder in its worse direction (else its RDMA write figures).",
+		 mr_edge_headline},
+		{"ringd_edge_baseline_bytes_per_second",
+		 "The edge's baseline: its first good headline figure.",
+		 mr_edge_baseline},
 		{"ringd_edge_measured_timestamp_seconds",
 		 "When the edge's figures were measured (Unix time).",
 		 mr_edge_measured},
@@ -740,6 +868,14 @@ static void mr_edges(struct mr *r)
 		{"ringd_edge_light_check_latency_seconds",
 		 "The median of the edge's last light check (64 B).",
 		 mr_edge_light_lat},
+		{"ringd_edge_gid_changed",
+		 "1 when a GID the edge's RDMA tests used changed or is gone "
+		 "(NCCL_IB_GID_INDEX may be stale), 0 not; absent while a node "
+		 "at an end is down.",
+		 mr_edge_gid},
+		{"ringd_edge_light_check_timestamp_seconds",
+		 "When the edge's last light check ran (Unix time).",
+		 mr_edge_light_ms},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},
@@ -757,6 +893,48 @@ static void mr_edges(struct mr *r)
 		for (size_t i = 0; t && i < t->n_edges; i++)
 			fams[f].one(r, t->edges[i]);
 	}
+}
+
+static int mr_diag_cmp(const void *x, const void *y)
+{
+	const Ring__DiagonalCheck *a = *(const Ring__DiagonalCheck *const *)x;
+	const Ring__DiagonalCheck *b = *(const Ring__DiagonalCheck *const *)y;
+	int c = strcmp(mr_str(a->a), mr_str(b->a));
+
+	return c ? c : strcmp(mr_str(a->b), mr_str(b->b));
+}
+
+/* One sample per checked pair (a pair is checked at several of b's
+ * addresses): 1 if any check found a path. The survey checks every
+ * non-adjacent pair on small rings and those two hops apart on large
+ * ones, so the series stay about as many as the nodes. */
+static void mr_diagonals(struct mr *r)
+{
+	const Ring__Topology *t = r->src->topology;
+	const Ring__DiagonalCheck **v;
+	size_t n = t ? t->n_diagonals : 0;
+
+	mr_head(r, "ringd_diagonal_path",
+		"1 when a reached b over the data plane although they are not "
+		"ring neighbours, 0 when the survey's check found no path.");
+	if (!n)
+		return;
+	v = calloc(n, sizeof(*v));
+	if (!v) {
+		r->err = 1;
+		return;
+	}
+	memcpy(v, t->diagonals, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), mr_diag_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int path = 0;
+
+		for (j = i; j < n && !mr_diag_cmp(&v[i], &v[j]); j++)
+			path |= v[j]->path != 0;
+		mr_sample(r, "ringd_diagonal_path", path, "a", mr_str(v[i]->a),
+			  "b", mr_str(v[i]->b), NULL);
+	}
+	free(v);
 }
 
 int metrics_render(struct evbuffer *out, const struct metrics_src *src)
@@ -778,6 +956,7 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 	mr_port_counters(&r);
 	mr_topology(&r);
 	mr_edges(&r);
+	mr_diagonals(&r);
 	free(r.nodes);
 	if (r.err) {
 		errno = ENOMEM;

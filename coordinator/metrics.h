@@ -27,6 +27,18 @@ struct metrics_src {
 	 * (survey_rdma_qps): the streams label of the RDMA figures that are
 	 * not the edge's ladder; 0 = not known (the label is left empty). */
 	uint32_t rdma_qps;
+	/* The coordinator's own certificate ends (0: unknown). */
+	uint64_t cert_not_after_ms;
+	/* survey_interval (0: no periodic surveys). */
+	uint64_t survey_interval_ms;
+	/* 1 while the last survey or re-check failed (survey_failed). */
+	int survey_failed;
+	/* The watch's view of an edge, called with edge_arg (NULL: not
+	 * known): its baseline in Gbps (< 0: none), and gid_change's
+	 * judgement (1 changed, 0 not, -1 not judged). */
+	double (*edge_baseline)(const Ring__Edge *e, void *arg);
+	int (*edge_gid_changed)(const Ring__Edge *e, void *arg);
+	void *edge_arg;
 };
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */

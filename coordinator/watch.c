@@ -406,6 +406,16 @@ void watch_set_own_cert(struct watch *w, uint64_t not_after_ms)
 	w->own_cert_ms = not_after_ms;
 }
 
+uint64_t watch_own_cert(const struct watch *w)
+{
+	return w->own_cert_ms;
+}
+
+int watch_survey_failed(const struct watch *w)
+{
+	return w->survey_failure[0] != '\0';
+}
+
 static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 {
 	struct node **v;
@@ -603,35 +613,52 @@ static int watch_gid_end(const struct node *n, const char *node,
 	return 1;
 }
 
+/* Whether the GIDs edge e's RDMA tests used are still at their indices:
+ * 1 changed or gone (why says how, *node the one end that changed, NULL
+ * for both), 0 not, -1 not judged (a node at an end is down: that is
+ * node_down's). */
+static int watch_gid_judge(const struct watch *w, const Ring__Edge *e,
+			   const char **node, char *why, size_t len)
+{
+	const struct node *a = nodes_find(w->table, e->a);
+	const struct node *b = nodes_find(w->table, e->b);
+	int ca, cb;
+
+	if (!watch_node_up(a) || !watch_node_up(b))
+		return -1;
+	ca = watch_gid_end(a, e->a, e->a_rdma, e->a_interface, e->a_gid,
+			   e->a_gid_index, why, len);
+	cb = watch_gid_end(b, e->b, e->b_rdma, e->b_interface, e->b_gid,
+			   e->b_gid_index, why, len);
+	*node = ca && cb ? NULL : ca ? e->a : e->b;
+	return ca || cb;
+}
+
+int watch_edge_gid_changed(const struct watch *w, const Ring__Edge *e)
+{
+	char why[ALERTS_MESSAGE_LEN] = "";
+	const char *node;
+
+	return watch_gid_judge(w, e, &node, why, sizeof(why));
+}
+
 /* GIDs the published survey's RDMA tests used that the agents' current
  * inventories no longer have at the same index: NCCL_IB_GID_INDEX, as
- * ringctl ranks printed it, may now pick another address (or none). A
- * node that is down is node_down's, not this rule's. */
+ * ringctl ranks printed it, may now pick another address (or none). */
 static void watch_rules_gids(struct watch *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
 
 	for (size_t i = 0; t && i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
-		const struct node *a = nodes_find(w->table, e->a);
-		const struct node *b = nodes_find(w->table, e->b);
 		char edge[ALERTS_EDGE_LEN], why[ALERTS_MESSAGE_LEN] = "";
-		int ca, cb;
+		const char *node = NULL;
 
-		if (!watch_node_up(a) || !watch_node_up(b))
-			continue;
-		ca = watch_gid_end(a, e->a, e->a_rdma, e->a_interface, e->a_gid,
-				   e->a_gid_index, why, sizeof(why));
-		cb = watch_gid_end(b, e->b, e->b_rdma, e->b_interface, e->b_gid,
-				   e->b_gid_index, why, sizeof(why));
-		if (!ca && !cb)
+		if (watch_gid_judge(w, e, &node, why, sizeof(why)) != 1)
 			continue;
 		text_edge_msg_name(edge, sizeof(edge), e);
-		watch_raise(w, "gid_change", edge,
-			    ca && cb ? NULL
-			    : ca     ? e->a
-				     : e->b,
-			    edge, ALERT_WARNING, now_ms,
+		watch_raise(w, "gid_change", edge, node, edge, ALERT_WARNING,
+			    now_ms,
 			    "%s: NCCL_IB_GID_INDEX from `ringctl ranks` may be "
 			    "stale; re-survey",
 			    why);
@@ -788,7 +815,7 @@ void watch_nodes_changed(void *arg)
 
 /* The figure an edge is judged by: the top of the stream ladder, the
  * worse direction; RDMA WRITE where no TCP ladder ran. < 0: none. */
-static double watch_edge_figure(const Ring__Edge *e)
+double watch_edge_figure(const Ring__Edge *e)
 {
 	double a, b;
 
@@ -811,6 +838,16 @@ static struct watch_baseline *watch_baseline_find(const struct watch *w,
 		if (!strcmp(w->baselines[i].edge, edge))
 			return &w->baselines[i];
 	return NULL;
+}
+
+double watch_edge_baseline(const struct watch *w, const Ring__Edge *e)
+{
+	char edge[ALERTS_EDGE_LEN];
+	const struct watch_baseline *b;
+
+	text_edge_msg_name(edge, sizeof(edge), e);
+	b = watch_baseline_find(w, edge);
+	return b ? b->gbps : -1;
 }
 
 int watch_set_baseline(struct watch *w, const char *edge, double gbps,

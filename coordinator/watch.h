@@ -42,6 +42,8 @@ const Ring__Topology *watch_topology(struct watch *w);
 /* The coordinator's own certificate ends at not_after_ms (0: unknown):
  * cert_expiring covers it with the agents'. */
 void watch_set_own_cert(struct watch *w, uint64_t not_after_ms);
+/* What watch_set_own_cert set (0: unknown). */
+uint64_t watch_own_cert(const struct watch *w);
 /* cert_expiring warns this long before a certificate ends. */
 #define WATCH_CERT_WARN_MS (30ull * 86400000)
 
@@ -56,6 +58,16 @@ int watch_set_baseline(struct watch *w, const char *edge, double gbps,
 size_t watch_baselines_text(const struct watch *w, char *buf, size_t len);
 /* The same from such a text (unknown or bad lines are skipped). */
 void watch_baselines_load(struct watch *w, const char *text, size_t len);
+/* The figure a baseline and edge_degraded judge (Gbps; < 0: none): the
+ * top of the edge's ladder in its worse direction, else its RDMA write
+ * figures. */
+double watch_edge_figure(const Ring__Edge *e);
+/* The edge's baseline (Gbps), or -1 when it has none. */
+double watch_edge_baseline(const struct watch *w, const Ring__Edge *e);
+/* gid_change's judgement of one edge of the published topology: 1 a GID
+ * its RDMA tests used changed or is gone, 0 not, -1 not judged (a node at
+ * an end is down). */
+int watch_edge_gid_changed(const struct watch *w, const Ring__Edge *e);
 
 /* Called after every evaluation with the topology and its overlay (NULL
  * before any survey), valid during the call: a subscriber diffs it. */
@@ -67,6 +79,8 @@ void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg);
  * fires, warning, until one succeeds). Evaluates at once. */
 void watch_survey_outcome(struct watch *w, const char *what,
 			  const char *failure);
+/* 1 while survey_failed holds (the last survey or re-check failed). */
+int watch_survey_failed(const struct watch *w);
 
 /* Fills an edge's figures that move between surveys (self_bytes_hour,
  * light_ms, light_lat_p50_us, light_error), at every evaluation and

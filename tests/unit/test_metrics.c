@@ -50,6 +50,8 @@ static Ring__Inventory *inv_new(const char *node)
 	ifs[0].admin_up = 1;
 	ifs[0].mtu = 9000;
 	ifs[0].speed_mbps = 100000;
+	ifs[0].pcie_link_width = 8;
+	ifs[0].pcie_max_link_width = 16;
 	ifs[1].name = "eth2";
 	ifs[1].mtu = 1500;
 	ifs[1].speed_mbps = -1;
@@ -121,6 +123,7 @@ static struct nodes *nodes_fixture(void)
 	n = nodes_get(t, "n1", 16);
 	n->expected = 1;
 	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1764756000000ULL);
+	n->cert_not_after_ms = 1767348000000ULL;
 	nodes_set_inventory(n, inv_new("n1"));
 	nodes_set_counters(n, ctr_new(10000), 1764756000000ULL);
 	n = nodes_get(t, "n2", 16);
@@ -132,6 +135,7 @@ static struct nodes *nodes_fixture(void)
 	/* Down, with the inventory it had: history, not exported. */
 	n = nodes_get(t, "n4", 16);
 	nodes_mark_up(n, &session, "10.0.0.4", "0.0.9", 1764756000000ULL);
+	n->cert_not_after_ms = 1767348000000ULL;
 	nodes_set_inventory(n, inv_new("n4"));
 	nodes_set_counters(n, ctr_new(10000), 1764756000000ULL);
 	nodes_mark_down(n, "heartbeat timeout", 1764756001000ULL);
@@ -151,6 +155,8 @@ struct topo_fixture {
 	Ring__Rank rk[3];
 	Ring__Rank *prk[3];
 	uint32_t ladder1[2], ladder2[1], ladder3[1];
+	Ring__DiagonalCheck dg[3];
+	Ring__DiagonalCheck *pdg[3];
 	double ab1[2], ba1[2], ab2[1], ba2[1], ab3[1], ba3[1];
 };
 
@@ -198,6 +204,10 @@ static void topo_fixture_init(struct topo_fixture *f)
 	f->e[0].measured_ms = 1764756000123ULL;
 	f->e[0].verified = 1;
 	f->e[0].rdma_write_gbps_a_to_b = 90;
+	/* its last light check, failed */
+	f->e[0].light_ms = 1764756004500ULL;
+	f->e[0].light_error = "probe timed out";
+	f->e[0].light_lat_p50_us = -1;
 	f->e[0].rdma_read_gbps_a_to_b = 80;
 	f->lat = l;
 	f->lat.size = 64;
@@ -251,6 +261,23 @@ static void topo_fixture_init(struct topo_fixture *f)
 	f->t.ranks = f->prk;
 	f->t.order_valid = 0;
 	f->t.surveyed_ms = 1764756000500ULL;
+	/* Diagonal checks, out of order: n2-n4 clean, n1-n3 at two of n3's
+	 * addresses (the second reached it) */
+	for (int i = 0; i < 3; i++) {
+		Ring__DiagonalCheck d = RING__DIAGONAL_CHECK__INIT;
+
+		f->dg[i] = d;
+		f->pdg[i] = &f->dg[i];
+	}
+	f->dg[0].a = "n2";
+	f->dg[0].b = "n4";
+	f->dg[1].a = "n1";
+	f->dg[1].b = "n3";
+	f->dg[2].a = "n1";
+	f->dg[2].b = "n3";
+	f->dg[2].path = 1;
+	f->t.n_diagonals = 3;
+	f->t.diagonals = f->pdg;
 }
 
 static void no_notify(const struct alert *a, enum alert_event ev, void *arg)
@@ -490,6 +517,21 @@ static unsigned check_format(const char *text)
 
 /* ---- Rendering ---- */
 
+/* Baselines as the watch keeps them: n1-n2's only. */
+static double edge_baseline(const Ring__Edge *e, void *arg)
+{
+	assert_ptr_equal(arg, (void *)edge_baseline);
+	return !strcmp(e->a, "n1") && !strcmp(e->b, "n2") ? 40 : -1;
+}
+
+/* gid_change's view: n2-n3's GID changed, n1-n2's not, n3-n1 not judged
+ * (an end down). */
+static int edge_gid_changed(const Ring__Edge *e, void *arg)
+{
+	assert_ptr_equal(arg, (void *)edge_baseline);
+	return !strcmp(e->a, "n2") ? 1 : !strcmp(e->a, "n1") ? 0 : -1;
+}
+
 #define E1 "a=\"n1\",a_interface=\"eth1\",b=\"n2\",b_interface=\"eth1\""
 #define E2 "a=\"n2\",a_interface=\"eth2\",b=\"n3\",b_interface=\"eth1\""
 #define E3 "a=\"n3\",a_interface=\"eth2\",b=\"n1\",b_interface=\"eth2\""
@@ -509,6 +551,12 @@ static void test_render_full(void **state)
 		.version = "0.1.0",
 		.now_ms = 1764756010000ULL,
 		.rdma_qps = 2,
+		.cert_not_after_ms = 1767348000500ULL,
+		.survey_failed = 1,
+		.survey_interval_ms = 3600000,
+		.edge_baseline = edge_baseline,
+		.edge_gid_changed = edge_gid_changed,
+		.edge_arg = (void *)edge_baseline,
 	};
 	char *s;
 
@@ -538,6 +586,15 @@ static void test_render_full(void **state)
 	expect_line(s, "ringd_node_info{node=\"n4\",version=\"0.0.9\"} 1");
 	expect_line(s, "ringd_node_last_seen_timestamp_seconds{node=\"n1\"} "
 		       "1764756000");
+	expect_line(s, "ringd_coordinator_certificate_expiry_timestamp_seconds "
+		       "1767348000.5");
+	/* certificates of up nodes only */
+	expect_line(s, "ringd_node_certificate_expiry_timestamp_seconds{node="
+		       "\"n1\"} 1767348000");
+	assert_int_equal(
+		count_prefix(
+			s, "ringd_node_certificate_expiry_timestamp_seconds{"),
+		1);
 	expect_line(s, "ringd_node_memory_total_bytes{node=\"n1\"} 1073741824");
 	expect_line(s,
 		    "ringd_node_memory_available_bytes{node=\"n1\"} 536870912");
@@ -557,6 +614,15 @@ static void test_render_full(void **state)
 		       "interface=\"eth1\"} 9000");
 	expect_line(s, "ringd_rdma_port_active{node=\"n1\",device=\"mlx5_0\","
 		       "port=\"1\"} 1");
+	/* PCIe lanes where known (eth2's are not) */
+	expect_line(s, "ringd_interface_pcie_link_width{node=\"n1\","
+		       "interface=\"eth1\"} 8");
+	expect_line(s, "ringd_interface_pcie_link_max_width{node=\"n1\","
+		       "interface=\"eth1\"} 16");
+	assert_int_equal(count_prefix(s, "ringd_interface_pcie_link_width{"),
+			 1);
+	assert_null(strstr(s, "ringd_interface_pcie_link_width{node=\"n1\","
+			      "interface=\"eth2\"}"));
 	assert_null(strstr(s, "node=\"n4\",interface"));
 	assert_null(strstr(s, "ringd_node_memory_total_bytes{node=\"n4\""));
 	/* port counters of up nodes; rates only after a first interval */
@@ -601,6 +667,8 @@ static void test_render_full(void **state)
 		       "1764756000.5");
 	expect_line(s, "ringd_topology_not_surveyed_nodes 0");
 	expect_line(s, "ringd_rank{node=\"n2\"} 1");
+	expect_line(s, "ringd_survey_last_failed 1");
+	expect_line(s, "ringd_survey_interval_seconds 3600");
 	/* bandwidth: the TCP ladder, RDMA beside it, read named by the way
 	 * the data flows */
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"1\","
@@ -637,6 +705,34 @@ static void test_render_full(void **state)
 		    "ringd_edge_nominal_bytes_per_second{" E1 "} 12500000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_nominal_bytes_per_second{"), 1);
+	/* what edge_degraded judges: n1-n2's ladder top, its worse way (b_to_a
+	 * not measured: a_to_b's 23.5); n2-n3's RDMA ladder, the worse
+	 * direction; n3-n1 nothing. The baseline where the watch has one. */
+	expect_line(s,
+		    "ringd_edge_headline_bytes_per_second{" E1 "} 2937500000");
+	expect_line(s,
+		    "ringd_edge_headline_bytes_per_second{" E2 "} 11875000000");
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_headline_bytes_per_second{"), 2);
+	expect_line(s,
+		    "ringd_edge_baseline_bytes_per_second{" E1 "} 5000000000");
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_baseline_bytes_per_second{"), 1);
+	expect_line(s, "ringd_edge_light_check_ok{" E1 "} 0");
+	expect_line(s, "ringd_edge_light_check_timestamp_seconds{" E1
+		       "} 1764756004.5");
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_light_check_timestamp_seconds{"),
+		1);
+	assert_int_equal(
+		count_prefix(s, "ringd_edge_light_check_latency_seconds{"), 0);
+	expect_line(s, "ringd_edge_gid_changed{" E1 "} 0");
+	expect_line(s, "ringd_edge_gid_changed{" E2 "} 1");
+	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
+	/* one sample per checked pair, 1 if any check found a path */
+	expect_line(s, "ringd_diagonal_path{a=\"n1\",b=\"n3\"} 1");
+	expect_line(s, "ringd_diagonal_path{a=\"n2\",b=\"n4\"} 0");
+	assert_int_equal(count_prefix(s, "ringd_diagonal_path{"), 2);
 	expect_line(s, "ringd_edge_measured_timestamp_seconds{" E1
 		       "} 1764756000.123");
 	expect_line(s, "ringd_edge_verified{" E1 "} 1");
@@ -663,14 +759,23 @@ static void test_render_empty(void **state)
 
 	(void)state;
 	s = render(&src);
-	assert_int_equal(check_format(s), 1);
+	/* the coordinator's info, ringd_survey_interval_seconds and
+	 * ringd_survey_last_failed */
+	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 39);
+	assert_int_equal(count_prefix(s, "# TYPE "), 50);
+	/* no failure known: 0, not absent (a rule reads it) */
+	expect_line(s, "ringd_survey_last_failed 0");
+	assert_int_equal(
+		count_prefix(
+			s,
+			"ringd_coordinator_certificate_expiry_timestamp_seconds "),
+		0);
 	free(s);
 	src.nodes = nodes;
 	s = render(&src);
-	assert_int_equal(check_format(s), 1);
+	assert_int_equal(check_format(s), 3);
 	free(s);
 	nodes_free(nodes);
 }
