@@ -109,10 +109,10 @@ LIBRINGCTL := $(BUILD)/libringctl.a
 BINS := $(BUILD)/bin/ring-agent $(BUILD)/bin/ring-coordinator $(BUILD)/bin/ringctl
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-LIBS := $(PKG_LIBS)
+LIBS := $(PKG_LIBS) -lm
 # ringctl is a client: the wire code and pki of libcommon, none of the
 # daemons' modules, libevent, libsystemd or libibverbs.
-RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
+RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
