@@ -565,7 +565,6 @@ static void svg_diagonals(struct svg *g)
 		const struct svg_node *a = svg_find(g, d->a),
 				      *b = svg_find(g, d->b);
 		char pair[2 * SVG_NAME_MAX + 4];
-		const char *paren;
 		double f = drawn % 2 ? 0.7 : 0.3, x, y;
 		int first = 1;
 
@@ -595,24 +594,19 @@ static void svg_diagonals(struct svg *g)
 			   "stroke-dasharray=\"8 6\"/>",
 			   a->x, a->y, b->x, b->y,
 			   show->path ? "#c62828" : "#9e9e9e");
-		paren = strstr(show->verdict, " (");
+		/* On the line a word; the verdict in the list below. */
 		svg_label_box(g, x, y, 1,
-			      svg_chars(pair, sizeof(pair)) + 2 +
-				      svg_chars(show->verdict,
-						paren ? (size_t)(paren -
-								 show->verdict)
-						      : 80));
+			      svg_chars(pair, sizeof(pair)) +
+				      (show->path ? 20 : 10));
 		svg_printf(&g->o,
 			   "<text class=\"verdict\" x=\"%.1f\" y=\"%.1f\" "
 			   "text-anchor=\"middle\" fill=\"%s\">",
 			   x, y + 4, show->path ? "#c62828" : "#616161");
 		svg_esc(&g->o, pair, sizeof(pair));
-		SVG_LIT(&g->o, ": ");
-		if (paren && paren - show->verdict < 80)
-			svg_esc_span(&g->o, show->verdict,
-				     (size_t)(paren - show->verdict));
+		if (show->path)
+			SVG_LIT(&g->o, ": a path (unexpected)");
 		else
-			svg_esc(&g->o, show->verdict, 80);
+			SVG_LIT(&g->o, ": no path");
 		SVG_LIT(&g->o, "</text></g>\n");
 	}
 }
@@ -759,6 +753,49 @@ static void svg_more(struct svg *g, size_t more)
 	g->y += 20;
 }
 
+/* Each diagonal pair once, with the verdict of its worst address: the
+ * short one where there is no path, all of it where there is. */
+static void svg_diagonal_list(struct svg *g)
+{
+	const Ring__Topology *t = g->t;
+	size_t shown = 0, pairs = 0;
+
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i], *show = d;
+		char pair[2 * SVG_NAME_MAX + 4], verdict[SVG_NOTE_MAX + 1];
+		const char *paren;
+		int first = 1;
+
+		for (size_t k = 0; k < t->n_diagonals; k++) {
+			const Ring__DiagonalCheck *o = t->diagonals[k];
+
+			if (strcmp(o->a, d->a) || strcmp(o->b, d->b))
+				continue;
+			first &= k >= i;
+			if (o->path && !show->path)
+				show = o;
+		}
+		if (!first)
+			continue;
+		if (!pairs++)
+			svg_heading(g, "Diagonals");
+		if (shown >= SVG_MAX_NOTES)
+			continue;
+		shown++;
+		snprintf(pair, sizeof(pair), "%.*s-%.*s", SVG_NAME_MAX, d->a,
+			 SVG_NAME_MAX, d->b);
+		paren = show->path ? NULL : strstr(show->verdict, " (");
+		snprintf(verdict, sizeof(verdict), "%.*s",
+			 paren ? (int)(paren - show->verdict) : SVG_NOTE_MAX,
+			 show->verdict);
+		svg_note(g,
+			 show->path ? "diagonal-verdict path"
+				    : "diagonal-verdict ok",
+			 pair, show->path ? "#c62828" : "#616161", verdict);
+	}
+	svg_more(g, pairs - shown);
+}
+
 static const char *svg_level_colour(const char *level)
 {
 	if (!strcmp(level, "critical") || !strcmp(level, "error"))
@@ -839,6 +876,7 @@ static void svg_lists(struct svg *g)
 				    ? t->n_findings - SVG_MAX_NOTES
 				    : 0);
 	}
+	svg_diagonal_list(g);
 	if (t->n_anomalies) {
 		svg_heading(g, "Anomalies");
 		for (size_t i = 0; i < t->n_anomalies && i < SVG_MAX_NOTES; i++)
