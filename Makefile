@@ -30,14 +30,15 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # its firmware (seabios, ipxe-qemu) and recommends only GUI/block extras.
 #   DEPS_BUILD  building and running the demo
 #   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
-#               systemd-analyze for the units)
+#               systemd-analyze for the units, Chromium and a font for the
+#               picture of the ring in a real browser)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #   DEPS_BENCH  the tools make bench compares against
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
-	valgrind util-linux systemd
+	valgrind util-linux systemd chromium fonts-dejavu-core
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
