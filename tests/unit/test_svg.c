@@ -587,9 +587,9 @@ static void test_bounded(void **state)
 	text[4999] = '\0';
 	for (size_t i = 0; i < NODES; i++) {
 		/* 63 bytes, 59 of them escaped to 6 */
-		snprintf(names[i], 64, "%04zu%.*s", i, 59,
-			 "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""
-			 "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"");
+		snprintf(names[i], 64, "%04zu", i);
+		memset(names[i] + 4, '"', 59);
+		names[i][63] = '\0';
 		ring__node_status__init(&st[i]);
 		st[i].node = names[i];
 		st[i].state = i % 2 ? "down" : "up";
