@@ -103,7 +103,7 @@ int page_render(struct evbuffer *out, const struct metrics_src *src, int html)
 {
 	struct page_reply p;
 	char *doc = NULL;
-	size_t len = 0;
+	size_t len = 0, down = 0;
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
@@ -118,19 +118,29 @@ int page_render(struct evbuffer *out, const struct metrics_src *src, int html)
 	doc = svg_render(&p.rep, &len);
 	if (!doc)
 		goto out;
+	for (size_t i = 0; src->topology && i < src->topology->n_edges; i++) {
+		const char *st = src->topology->edges[i]->live_state;
+
+		down += st && !strcmp(st, "down");
+	}
 	/* The page: the picture inline (an SVG document is valid HTML
-	 * content as it is), reloaded by the browser itself. */
+	 * content as it is), reloaded by the browser itself; the title says
+	 * how things stand (a tab, a browser's list of pages). The health is
+	 * one of alerts_health's words, the rest numbers: nothing to
+	 * escape. */
 	if (html &&
 	    evbuffer_add_printf(
 		    out,
 		    "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 		    "<meta charset=\"utf-8\">"
 		    "<meta http-equiv=\"refresh\" content=\"%d\">"
-		    "<title>ringd: the ring</title>"
+		    "<title>ringd: %s, %u of %u nodes up, %zu %s down</title>"
 		    "<style>body{margin:0;background:#fafafa;"
 		    "font-family:sans-serif}p{margin:8px 24px;color:#616161;"
 		    "font-size:12px}</style></head>\n<body>\n",
-		    PAGE_REFRESH_S) < 0)
+		    PAGE_REFRESH_S, *p.rep.health ? p.rep.health : "unknown",
+		    p.rep.n_connected, p.n, down,
+		    down == 1 ? "cable" : "cables") < 0)
 		goto out;
 	if (evbuffer_add(out, doc, len) < 0)
 		goto out;

@@ -727,6 +727,9 @@ static void test_page_render(void **state)
 		    evbuffer_get_length(b));
 	assert_non_null(s);
 	assert_true(!strncmp(s, "<!DOCTYPE html>\n", 16));
+	/* n1, n2 up of five; n2-n3 down */
+	assert_non_null(strstr(s, "<title>ringd: critical, 2 of 5 nodes up, 1 "
+				  "cable down</title>"));
 	assert_non_null(
 		strstr(s, "<meta http-equiv=\"refresh\" content=\"5\">"));
 	assert_null(strstr(s, "<script"));
