@@ -18,6 +18,7 @@
 #define SVG_REASON_MAX 160 /* bytes of a reason in a tooltip */
 #define SVG_WRAP 110	   /* characters a note line holds */
 #define SVG_PI 3.14159265358979323846
+#define SVG_FULL_NODES 16 /* drawn with every label beside them */
 /* A string literal, its length counted by the compiler. */
 #define SVG_LIT(o, s) svg_put((o), (s), sizeof(s) - 1)
 
@@ -200,6 +201,10 @@ struct svg {
 	const Ring__Topology *t; /* NULL before the first survey */
 	struct svg_node nodes[SVG_MAX_NODES];
 	size_t n_nodes, n_circle, left_out;
+	/* More nodes than SVG_FULL_NODES: small nodes, names outside the
+	 * circle, the edges' figures in a list below instead of beside
+	 * them. */
+	int compact;
 	double w, cx, cy, rad, y; /* y: where the next block goes */
 };
 
@@ -282,12 +287,14 @@ static void svg_place(struct svg *g)
 {
 	size_t row = g->n_nodes - g->n_circle, per_row;
 
-	g->rad = g->n_circle > 12 ? 18.0 * (double)g->n_circle / 2.0 : 220;
-	if (g->rad > 480)
-		g->rad = 480;
+	g->compact = g->n_circle > SVG_FULL_NODES;
+	/* About 34 px of circumference a node when compact. */
+	g->rad = g->compact ? 34.0 * (double)g->n_circle / (2 * SVG_PI) : 220;
+	if (g->rad < 220)
+		g->rad = 220;
 	g->w = 2 * g->rad + 420 > 1000 ? 2 * g->rad + 420 : 1000;
 	g->cx = g->w / 2;
-	g->cy = 120 + g->rad + 50;
+	g->cy = 120 + g->rad + (g->compact ? 110 : 50);
 	per_row = (size_t)((g->w - 80) / 120);
 	for (size_t i = 0, j = 0; i < g->n_nodes; i++) {
 		struct svg_node *n = &g->nodes[i];
@@ -306,7 +313,7 @@ static void svg_place(struct svg *g)
 		n->y = g->cy + g->rad + 110 + (double)(j / per_row) * 90;
 		j++;
 	}
-	g->y = g->cy + g->rad + 70;
+	g->y = g->cy + g->rad + (g->compact ? 120 : 70);
 	if (row)
 		g->y += 60 + (double)((row + per_row - 1) / per_row) * 90;
 }
@@ -485,6 +492,10 @@ static int svg_edge(struct svg *g, const Ring__Edge *e, size_t k, size_t m)
 			   "<path class=\"cut\" d=\"M%.1f %.1fl12 12m0 -12l-12 "
 			   "12\" stroke=\"%s\" stroke-width=\"4\"/>",
 			   mx - 6, my - 6, col);
+	if (g->compact) {
+		SVG_LIT(&g->o, "</g>\n");
+		return 0;
+	}
 	svg_label_box(g, lx, ly, lines, chars);
 	svg_printf(&g->o,
 		   "<text class=\"edge-label\" x=\"%.1f\" y=\"%.1f\" "
@@ -594,7 +605,12 @@ static void svg_diagonals(struct svg *g)
 			   "stroke-dasharray=\"8 6\"/>",
 			   a->x, a->y, b->x, b->y,
 			   show->path ? "#c62828" : "#9e9e9e");
-		/* On the line a word; the verdict in the list below. */
+		/* On the line a word (none when compact); the verdict in the
+		 * list below. */
+		if (g->compact) {
+			SVG_LIT(&g->o, "</g>\n");
+			continue;
+		}
 		svg_label_box(g, x, y, 1,
 			      svg_chars(pair, sizeof(pair)) +
 				      (show->path ? 20 : 10));
@@ -609,6 +625,29 @@ static void svg_diagonals(struct svg *g)
 			SVG_LIT(&g->o, ": no path");
 		SVG_LIT(&g->o, "</text></g>\n");
 	}
+}
+
+/* Compact: a small disc, the name outside the circle, away from its
+ * centre (the state in the colour and the tooltip). */
+static void svg_node_small(struct svg *g, const struct svg_node *n,
+			   const char *fill, const char *stroke)
+{
+	double ux = n->x - g->cx, uy = n->y - g->cy,
+	       d = sqrt(ux * ux + uy * uy), deg;
+
+	ux /= d > 0 ? d : 1;
+	uy /= d > 0 ? d : 1;
+	/* Names along the radius, reading left to right on both halves. */
+	deg = atan2(uy, ux) * 180 / SVG_PI + (ux < 0 ? 180 : 0);
+	svg_printf(&g->o,
+		   "</title><circle r=\"11\" fill=\"%s\" stroke=\"%s\" "
+		   "stroke-width=\"3\"/><text class=\"name\" "
+		   "transform=\"rotate(%.1f) translate(%d 4)\" "
+		   "text-anchor=\"%s\" font-size=\"11\">",
+		   fill, stroke, deg, ux < 0 ? -17 : 17,
+		   ux < 0 ? "end" : "start");
+	svg_esc(&g->o, n->name, 24);
+	SVG_LIT(&g->o, "</text></g>\n");
 }
 
 static void svg_node(struct svg *g, const struct svg_node *n)
@@ -643,6 +682,10 @@ static void svg_node(struct svg *g, const struct svg_node *n)
 		SVG_LIT(&g->o, " (");
 		svg_esc(&g->o, n->st->down_reason, SVG_REASON_MAX);
 		SVG_LIT(&g->o, ")");
+	}
+	if (g->compact && n->order >= 0) {
+		svg_node_small(g, n, fill, stroke);
+		return;
 	}
 	/* A short name inside the circle, a longer one under it. */
 	long_name = svg_chars(n->name, SVG_NAME_MAX) > 6;
@@ -909,6 +952,7 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	static const char *const legend[] = {"up", "degraded", "down",
 					     "unverified", "measured"};
 	char when[32], now[32], age[16];
+	size_t i = 0, chars = 0;
 
 	svg_printf(o,
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" "
@@ -925,11 +969,13 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 		   "font-size=\"20\" font-weight=\"bold\">");
 	if (t) {
 		svg_esc(o, t->kind, 16);
-		for (size_t i = 0; i < t->n_order && i < 12; i++) {
+		/* The order as far as about 60 characters take it. */
+		for (i = 0; i < t->n_order && chars < 60; i++) {
 			svg_put(o, i ? "\xe2\x80\x93" : " ", i ? 3 : 1);
 			svg_esc(o, t->order[i], 24);
+			chars += svg_chars(t->order[i], 24) + 1;
 		}
-		if (t->n_order > 12)
+		if (i < t->n_order)
 			SVG_LIT(o, "\xe2\x80\xa6");
 		else if (!strcmp(t->kind, "ring") && t->n_order > 2) {
 			SVG_LIT(o, "\xe2\x80\x93");
@@ -1025,6 +1071,44 @@ static void svg_edges(struct svg *g)
 	}
 }
 
+/* The edges as lines of text: a switch's (spokes carry no figures) and a
+ * compact picture's (no room beside the lines). */
+static void svg_edge_list(struct svg *g, const char *heading)
+{
+	const Ring__Topology *t = g->t;
+	size_t n = 0;
+
+	svg_heading(g, heading);
+	for (size_t i = 0; i < t->n_edges && n < SVG_MAX_EDGES; i++, n++) {
+		const Ring__Edge *e = t->edges[i];
+		const char *state = svg_edge_state(e);
+		char name[2 * SVG_NAME_MAX + 40], fig[160], cls[32];
+		double gb = svg_edge_gbps(e),
+		       rg = svg_worse(e->rdma_write_gbps_a_to_b,
+				      e->rdma_write_gbps_b_to_a);
+		int k;
+
+		text_edge_msg_name(name, sizeof(name), e);
+		k = snprintf(fig, sizeof(fig), "%s", state);
+		if (gb >= 0)
+			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
+				      ", %.2f Gbps", gb);
+		else
+			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
+				      ", not measured");
+		if (e->n_latency)
+			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
+				      " \xc2\xb7 %.1f \xc2\xb5s",
+				      e->latency[0]->p50_us);
+		if (rg >= 0)
+			snprintf(fig + k, sizeof(fig) - (size_t)k,
+				 ", RDMA %.2f Gbps", rg);
+		snprintf(cls, sizeof(cls), "edge-note %s", state);
+		svg_note(g, cls, name, svg_colour(state), fig);
+	}
+	svg_more(g, t->n_edges - n);
+}
+
 char *svg_render(const Ring__StatusReply *r, size_t *len)
 {
 	struct svg *g = calloc(1, sizeof(*g));
@@ -1072,29 +1156,8 @@ char *svg_render(const Ring__StatusReply *r, size_t *len)
 			   "fill=\"#616161\">%zu more nodes not drawn (ringctl "
 			   "status lists them)</text>\n",
 			   g->cy + g->rad + 30, g->left_out);
-	if (sw) {
-		svg_heading(g, "Edges (through the switch)");
-		for (size_t i = 0; i < g->t->n_edges && i < SVG_MAX_NOTES;
-		     i++) {
-			const Ring__Edge *e = g->t->edges[i];
-			char name[2 * SVG_NAME_MAX + 40], fig[96];
-			double gb = svg_edge_gbps(e);
-
-			text_edge_msg_name(name, sizeof(name), e);
-			if (gb >= 0)
-				snprintf(fig, sizeof(fig), "%.2f Gbps%s, %s",
-					 gb, e->verified ? ", verified" : "",
-					 svg_edge_state(e));
-			else
-				snprintf(fig, sizeof(fig), "not measured, %s",
-					 svg_edge_state(e));
-			svg_note(g, "switch-edge", name,
-				 svg_colour(svg_edge_state(e)), fig);
-		}
-		svg_more(g, g->t->n_edges > SVG_MAX_NOTES
-				    ? g->t->n_edges - SVG_MAX_NOTES
-				    : 0);
-	}
+	if (sw || (g->compact && g->t))
+		svg_edge_list(g, sw ? "Edges (through the switch)" : "Edges");
 	svg_lists(g);
 	svg_head(&doc, g, g->y + 30);
 	svg_put(&doc, g->o.p ? g->o.p : "", g->o.len);

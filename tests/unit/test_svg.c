@@ -500,11 +500,12 @@ static void test_switch(void **state)
 	expect_tag(doc, "switch", "class=\"switch\"");
 	/* Spokes, not cables between the nodes: the edges listed. */
 	assert_null(strstr(doc, "class=\"edge "));
-	assert_non_null(strstr(doc, "class=\"switch-edge\""));
-	assert_non_null(strstr(doc, ">n1-n2:</tspan> <tspan>0.95 Gbps, "
-				    "verified, up</tspan>"));
-	assert_non_null(strstr(doc, ">n3-n4:</tspan> <tspan>0.94 Gbps, "
-				    "verified, down</tspan>"));
+	assert_non_null(strstr(doc, "class=\"edge-note up\""));
+	assert_non_null(strstr(doc, ">n1-n2:</tspan> <tspan>up, 0.95 Gbps "
+				    "\xc2\xb7 15.5 \xc2\xb5s, RDMA 9.10 "
+				    "Gbps</tspan>"));
+	assert_non_null(strstr(doc, ">n3-n4:</tspan> <tspan>down, 0.94 Gbps "
+				    "\xc2\xb7 15.5 \xc2\xb5s</tspan>"));
 	expect_tag(doc, "node-n3", "data-order=\"3\"");
 	free(doc);
 	free(x);
@@ -555,6 +556,76 @@ static void test_empty(void **state)
 	expect_tag(doc, "node-n4", "data-order=\"3\"");
 	assert_null(strstr(doc, "class=\"edge "));
 	free(doc);
+	free(x);
+}
+
+/* Rings of every size the circle must hold: each node drawn once, on the
+ * circle, in order; twin cables of a pair side by side. */
+static void test_sizes(void **state)
+{
+	static const size_t sizes[] = {1, 2, 3, 12, 64};
+	struct fx *x = calloc(1, sizeof(*x));
+	char(*names)[16] = calloc(64, 16);
+	char **order = calloc(64, sizeof(*order));
+	Ring__Edge *e = calloc(64, sizeof(*e));
+	Ring__Edge **ep = calloc(64, sizeof(*ep));
+
+	(void)state;
+	assert_true(x && names && order && e && ep);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		char *doc, id[48];
+
+		fx_ring(x);
+		x->r.n_nodes = 0;
+		x->r.n_alerts = 0;
+		x->t.n_diagonals = 0;
+		x->t.n_findings = 0;
+		x->t.kind = n == 2 ? "pair" : "ring";
+		for (size_t i = 0; i < 64; i++) {
+			snprintf(names[i], 16, "gpu-node-%02u", (unsigned)i);
+			order[i] = names[i];
+		}
+		for (size_t i = 0; i < n && n > 1; i++) {
+			fx_edge(x, 0, names[i], names[(i + 1) % n], "up", 1.5);
+			e[i] = x->e[0];
+			e[i].a_interface = n == 2 && i ? "eth3" : "eth2";
+			e[i].twin = n == 2 && i;
+			ep[i] = &e[i];
+		}
+		x->t.n_order = n;
+		x->t.order = order;
+		x->t.n_edges = n > 1 ? n : 0;
+		x->t.edges = ep;
+		doc = draw(&x->r, NULL);
+		for (size_t i = 0; i < n; i++) {
+			char want[48];
+
+			snprintf(id, sizeof(id), "node-gpu-node-%02zu", i);
+			snprintf(want, sizeof(want), "data-order=\"%zu\"", i);
+			expect_tag(doc, id, want);
+		}
+		assert_null(strstr(doc, "not drawn"));
+		/* Past SVG_FULL_NODES: the figures in a list, not beside
+		 * the lines. */
+		if (n > 1) {
+			assert_true(!strstr(doc, "class=\"edge-label\"") ==
+				    (n > 16));
+			assert_true(!strstr(doc, "class=\"edge-note up\"") ==
+				    (n <= 16));
+		}
+		if (n == 2) {
+			expect_tag(doc, "edge-gpu-node-00-gpu-node-01",
+				   "class=\"edge up\"");
+			expect_tag(doc, "edge-gpu-node-01-gpu-node-00:eth3",
+				   "class=\"edge up\"");
+		}
+		free(doc);
+	}
+	free(ep);
+	free(e);
+	free(order);
+	free(names);
 	free(x);
 }
 
@@ -660,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_switch),
 		cmocka_unit_test(test_line_gap_and_row),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_bounded),
 	};
 
