@@ -1082,27 +1082,22 @@ static void svg_edge_list(struct svg *g, const char *heading)
 	for (size_t i = 0; i < t->n_edges && n < SVG_MAX_EDGES; i++, n++) {
 		const Ring__Edge *e = t->edges[i];
 		const char *state = svg_edge_state(e);
-		char name[2 * SVG_NAME_MAX + 40], fig[160], cls[32];
+		char name[2 * SVG_NAME_MAX + 40], fig[200], cls[32];
+		char bw[48] = ", not measured", lat[48] = "", rdma[48] = "";
 		double gb = svg_edge_gbps(e),
 		       rg = svg_worse(e->rdma_write_gbps_a_to_b,
 				      e->rdma_write_gbps_b_to_a);
-		int k;
 
 		text_edge_msg_name(name, sizeof(name), e);
-		k = snprintf(fig, sizeof(fig), "%s", state);
+		/* Each part cut to its own buffer: a figure of any size. */
 		if (gb >= 0)
-			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
-				      ", %.2f Gbps", gb);
-		else
-			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
-				      ", not measured");
+			snprintf(bw, sizeof(bw), ", %.2f Gbps", gb);
 		if (e->n_latency)
-			k += snprintf(fig + k, sizeof(fig) - (size_t)k,
-				      " \xc2\xb7 %.1f \xc2\xb5s",
-				      e->latency[0]->p50_us);
+			snprintf(lat, sizeof(lat), " \xc2\xb7 %.1f \xc2\xb5s",
+				 e->latency[0]->p50_us);
 		if (rg >= 0)
-			snprintf(fig + k, sizeof(fig) - (size_t)k,
-				 ", RDMA %.2f Gbps", rg);
+			snprintf(rdma, sizeof(rdma), ", RDMA %.2f Gbps", rg);
+		snprintf(fig, sizeof(fig), "%s%s%s%s", state, bw, lat, rdma);
 		snprintf(cls, sizeof(cls), "edge-note %s", state);
 		svg_note(g, cls, name, svg_colour(state), fig);
 	}

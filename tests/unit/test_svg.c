@@ -318,6 +318,21 @@ static char *draw(const Ring__StatusReply *r, size_t *len)
 		assert_non_null(f);
 		assert_int_equal(fwrite(doc, 1, n, f), n);
 		assert_int_equal(fclose(f), 0);
+		/* The reply itself: seeds for fuzz_svg. */
+		if (ring__status_reply__get_packed_size(r) < 65536) {
+			uint8_t *pb = malloc(65536);
+			size_t pn;
+
+			assert_non_null(pb);
+			pn = ring__status_reply__pack(r, pb);
+			snprintf(path, sizeof(path), "%s/test_svg-%u.pb",
+				 getenv("RING_SVG_DUMP"), seq - 1);
+			f = fopen(path, "w");
+			assert_non_null(f);
+			assert_int_equal(fwrite(pb, 1, pn, f), pn);
+			assert_int_equal(fclose(f), 0);
+			free(pb);
+		}
 	}
 	if (len)
 		*len = n;
