@@ -282,6 +282,13 @@ static int svg_collect(struct svg *g)
 	return 0;
 }
 
+/* Where the circle's drawing ends: its bottom node, and the names along
+ * the radius when compact. */
+static double svg_below(const struct svg *g)
+{
+	return g->cy + g->rad + (g->compact ? 60 : 0);
+}
+
 /* Clockwise from the top, in order; the row below, left to right. */
 static void svg_place(struct svg *g)
 {
@@ -310,10 +317,10 @@ static void svg_place(struct svg *g)
 			continue;
 		}
 		n->x = 80 + (double)(j % per_row) * 120;
-		n->y = g->cy + g->rad + 110 + (double)(j / per_row) * 90;
+		n->y = svg_below(g) + 110 + (double)(j / per_row) * 90;
 		j++;
 	}
-	g->y = g->cy + g->rad + (g->compact ? 120 : 70);
+	g->y = svg_below(g) + 70;
 	if (row)
 		g->y += 60 + (double)((row + per_row - 1) / per_row) * 90;
 }
@@ -1067,7 +1074,7 @@ static void svg_edges(struct svg *g)
 			   "<text class=\"more\" x=\"24\" y=\"%.1f\" "
 			   "fill=\"#616161\">%zu more edges not drawn "
 			   "(ringctl status lists them)</text>\n",
-			   g->cy + g->rad + 50, t->n_edges - drawn);
+			   svg_below(g) + 40, t->n_edges - drawn);
 	}
 }
 
@@ -1138,7 +1145,7 @@ char *svg_render(const Ring__StatusReply *r, size_t *len)
 			&g->o,
 			"<text class=\"row-note\" x=\"24\" y=\"%.1f\" "
 			"fill=\"#616161\">not in the measured order:</text>\n",
-			g->cy + g->rad + 60);
+			svg_below(g) + 60);
 	if (!g->n_nodes)
 		svg_printf(&g->o,
 			   "<text class=\"empty\" x=\"%.1f\" y=\"%.1f\" "
@@ -1150,7 +1157,7 @@ char *svg_render(const Ring__StatusReply *r, size_t *len)
 			   "<text class=\"more\" x=\"24\" y=\"%.1f\" "
 			   "fill=\"#616161\">%zu more nodes not drawn (ringctl "
 			   "status lists them)</text>\n",
-			   g->cy + g->rad + 30, g->left_out);
+			   svg_below(g) + 20, g->left_out);
 	if (sw || (g->compact && g->t))
 		svg_edge_list(g, sw ? "Edges (through the switch)" : "Edges");
 	svg_lists(g);
