@@ -17,7 +17,9 @@ import shutil
 import sys
 import tempfile
 import time
+import struct
 import xml.etree.ElementTree as ET
+import zlib
 from html.parser import HTMLParser
 
 import pytest
@@ -55,10 +57,18 @@ class Doc(HTMLParser):
         self.ids = {}
         self.order = []
         self.refresh = None
+        self.group = None
+        self.lines = {}
         self.feed(text)
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if tag == "g":
+            self.group = a.get("id")
+        elif tag == "line" and self.group and self.group not in self.lines:
+            # A group's first line: an edge's own.
+            self.lines[self.group] = tuple(float(a[k]) for k in
+                                           ("x1", "y1", "x2", "y2"))
         if tag == "meta" and (a.get("http-equiv") or "").lower() == "refresh":
             self.refresh = a.get("content")
         if "id" in a:
@@ -164,6 +174,70 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+def png_rgb(path):
+    """(width, height, pixel(x, y) -> (r, g, b)) of an 8-bit RGB or RGBA
+    PNG, as Chromium writes its screenshots (no library needed)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(
+                ">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and not interlace, body
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        ftype = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 0xff
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 0xff
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xff
+            elif ftype == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pred) & 0xff
+        rows.append(line)
+        prev = line
+
+    def pixel(x, y):
+        o = int(round(x)) * bpp
+        return tuple(rows[int(round(y))][o:o + 3])
+    return w, h, pixel
+
+
+def painted(shot, doc, name, frac):
+    """The colour Chromium painted at frac along edge name's line."""
+    _, _, pixel = png_rgb(shot)
+    x1, y1, x2, y2 = doc.lines["edge-" + name]
+    return pixel(x1 + (x2 - x1) * frac, y1 + (y2 - y1) * frac)
+
+
+def green(rgb):
+    r, g, b = rgb
+    return g > r + 40 and g > b + 40
+
+
+def red(rgb):
+    r, g, b = rgb
+    return r > g + 80 and r > b + 80
+
+
 def fetch(c, path):
     """(status, content type, body) of GET path, from the coordinator's
     namespace."""
@@ -240,6 +314,11 @@ def test_page_in_browser(ring):
     assert doc.refresh == "5", doc.refresh
     shot = b.screenshot(url, "picture-healthy.png")
     print("screenshot: %s" % shot)
+    # What Chromium painted: every cable green (a point a third along
+    # it, clear of nodes and labels).
+    for name in names.values():
+        rgb = painted(shot, doc, name, 1 / 3)
+        assert green(rgb), (name, rgb)
     # ringctl draws the same picture: well-formed XML (a real parser),
     # the same nodes in the same order, the same edges.
     p = r.ringctl("status", fmt="svg")
@@ -308,6 +387,11 @@ def test_cut_cable_shown_down(ring):
         assert doc.ids["health"]["class"] == "health critical", \
             doc.ids["health"]
         shot = b.screenshot(url, "picture-cut.png")
+        # Painted: the cut cable's cross red at its middle, the others
+        # still green.
+        for name in names.values():
+            rgb = painted(shot, doc, name, 0.5 if name == cut else 1 / 3)
+            assert (red if name == cut else green)(rgb), (name, rgb)
         print("cut seen: served %.1f s, in the open page %.1f s after; "
               "screenshot: %s" % (seen, live_s, shot))
     finally:
