@@ -18,7 +18,6 @@
 #define SVG_REASON_MAX 160 /* bytes of a reason in a tooltip */
 #define SVG_WRAP 110	   /* characters a note line holds */
 #define SVG_PI 3.14159265358979323846
-#define SVG_FULL_NODES 16 /* drawn with every label beside them */
 /* A string literal, its length counted by the compiler. */
 #define SVG_LIT(o, s) svg_put((o), (s), sizeof(s) - 1)
 

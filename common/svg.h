@@ -8,19 +8,24 @@
  *   <g id="node-NAME" class="node STATE" data-order="I">   STATE: up, down,
  *                                                          never
  *   <g id="edge-A-B" class="edge STATE">   STATE: up, degraded, down,
- *        unverified (the live overlay), measured (no overlay), missing
- *        (a line's gap)
+ *        unverified (the live overlay), measured (no overlay); a twin
+ *        "edge-A-B:IF" (text_edge_msg_name)
  *   <g id="diag-A-B" class="diagonal ok|path">   ok: no path, as expected
+ *   <g id="gap-A-B" class="edge missing">   a line's missing cable
  *   <g id="switch" class="switch">   the hub of a switched topology
- *   <text class="finding LEVEL">, <text class="alert SEVERITY">
+ *   <text class="finding LEVEL">, <text class="alert SEVERITY">,
+ *   <text class="diagonal-verdict ok|path">, <text class="edge-note STATE">
+ *        (a switch's edges, and every edge past SVG_FULL_NODES nodes,
+ *        when the picture is compact: small nodes, figures listed)
  *
  * Ids are the names with every byte outside [A-Za-z0-9_.:-] as '_'
  * (data-name holds the name itself). Text from peers is escaped for XML
  * (and for HTML, which embeds the document as it is), cut to a bounded
  * length at a character boundary; what is not UTF-8 becomes U+FFFD. The
  * document is bounded: at most SVG_MAX_NODES nodes and SVG_MAX_EDGES
- * edges drawn, SVG_MAX_NOTES lines of each list (the rest counted), so
- * that it stays under SVG_MAX_BYTES whatever the reply holds. */
+ * edges drawn, SVG_MAX_NOTES entries of each list (SVG_MAX_EDGES of the
+ * edges'; the rest counted), so that it stays under SVG_MAX_BYTES
+ * whatever the reply holds (test_svg's worst case: about 0.7 MiB). */
 #ifndef RING_SVG_H
 #define RING_SVG_H
 
@@ -28,6 +33,7 @@
 
 #include "ring.pb-c.h"
 
+#define SVG_FULL_NODES 16
 #define SVG_MAX_NODES 64
 #define SVG_MAX_EDGES 128
 #define SVG_MAX_NOTES 24
