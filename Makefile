@@ -31,14 +31,16 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_BUILD  building and running the demo
 #   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
 #               systemd-analyze for the units, promtool (Debian ships it in
-#               prometheus) and PyYAML for the Prometheus rules)
+#               prometheus) and PyYAML for the Prometheus rules, Chromium and
+#               a font for the picture of the ring in a real browser)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #   DEPS_BENCH  the tools make bench compares against
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
-	valgrind util-linux systemd prometheus python3-yaml
+	valgrind util-linux systemd prometheus python3-yaml chromium \
+	fonts-dejavu-core
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
@@ -110,10 +112,10 @@ LIBRINGCTL := $(BUILD)/libringctl.a
 BINS := $(BUILD)/bin/ring-agent $(BUILD)/bin/ring-coordinator $(BUILD)/bin/ringctl
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-LIBS := $(PKG_LIBS)
+LIBS := $(PKG_LIBS) -lm
 # ringctl is a client: the wire code and pki of libcommon, none of the
 # daemons' modules, libevent, libsystemd or libibverbs.
-RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
+RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 

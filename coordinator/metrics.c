@@ -1,6 +1,7 @@
 /* The Prometheus endpoint: the exposition (text format 0.0.4) rendered from
  * the node table, the last topology and the alerts, served by libevent's
- * HTTP server on GET /metrics.
+ * HTTP server on GET /metrics; the same listener serves the ring's page
+ * (page.h) on GET / and GET /ring.svg.
  *
  * Families (gauges but for the _total counters; a family's HELP and TYPE
  * are written once, even when it has no sample):
@@ -114,6 +115,7 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "page.h"
 #include "validate.h"
 #include "watch.h"
 
@@ -1076,10 +1078,18 @@ static void metrics_handle(struct evhttp_request *req, void *arg)
 	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
 	struct metrics_src src;
 	struct evbuffer *b;
+	int page;
 
-	if (!path || strcmp(path, "/metrics")) {
+	if (!path) {
 		metrics_reply_text(req, HTTP_NOTFOUND, "Not Found",
 				   "not found: the metrics are at /metrics");
+		return;
+	}
+	page = !strcmp(path, "/") ? 1 : !strcmp(path, "/ring.svg") ? 2 : 0;
+	if (!page && strcmp(path, "/metrics")) {
+		metrics_reply_text(req, HTTP_NOTFOUND, "Not Found",
+				   "not found: the metrics are at /metrics, "
+				   "the ring at / and /ring.svg");
 		return;
 	}
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
@@ -1091,16 +1101,29 @@ static void metrics_handle(struct evhttp_request *req, void *arg)
 	memset(&src, 0, sizeof(src));
 	m->fn(&src, m->arg);
 	b = evbuffer_new();
-	if (!b || metrics_render(b, &src) < 0) {
-		log_warnx("metrics: out of memory rendering the metrics");
+	if (!b || (page ? page_render(b, &src, page == 1)
+			: metrics_render(b, &src)) < 0) {
+		log_warnx("metrics: out of memory rendering %s", path);
 		if (b)
 			evbuffer_free(b);
 		metrics_reply_text(req, HTTP_INTERNAL, "Internal Server Error",
 				   "out of memory");
 		return;
 	}
-	log_debug("metrics", "scrape: %zu bytes", evbuffer_get_length(b));
-	evhttp_add_header(oh, "Content-Type", METRICS_CONTENT_TYPE);
+	log_debug("metrics", "%s: %zu bytes", path, evbuffer_get_length(b));
+	evhttp_add_header(oh, "Content-Type",
+			  page == 1   ? "text/html; charset=utf-8"
+			  : page == 2 ? "image/svg+xml; charset=utf-8"
+				      : METRICS_CONTENT_TYPE);
+	if (page) {
+		/* A picture of now, never a cached one; nothing of it runs
+		 * (no script, nothing loaded from elsewhere). */
+		evhttp_add_header(oh, "Cache-Control", "no-store");
+		evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
+		evhttp_add_header(oh, "Content-Security-Policy",
+				  "default-src 'none'; style-src "
+				  "'unsafe-inline'; frame-ancestors 'none'");
+	}
 	if (cmd == EVHTTP_REQ_HEAD) {
 		/* libevent 2.1 would send a HEAD reply's body: the length
 		 * alone */
@@ -1194,7 +1217,9 @@ struct metrics *metrics_new(struct event_base *base, const char *listen,
 				 EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	evhttp_set_bevcb(m->http, metrics_bev, m);
 	evhttp_set_gencb(m->http, metrics_handle, m);
-	log_info("metrics: serving /metrics on %s (port %u)", listen, m->port);
+	log_info("metrics: serving /metrics and the ring's page (/, /ring.svg) "
+		 "on %s (port %u)",
+		 listen, m->port);
 	return m;
 fail:
 	saved = errno;

@@ -1,5 +1,6 @@
 /* The Prometheus text endpoint (metrics_listen, off by default): GET
- * /metrics on libevent's HTTP server. The exposition is rendered from
+ * /metrics on libevent's HTTP server, and the ring's read-only page (GET /,
+ * GET /ring.svg: page.h). The exposition is rendered from
  * explicit inputs (the node table, the last topology, the alerts), so that
  * it is unit-tested without a server; names follow Prometheus' rules (base
  * units, _total counters, _info metadata) and labels stay bounded (nodes,

@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "ranks.h"
 #include "render.h"
+#include "svg.h"
 #include "report.h"
 #include "testargs.h"
 #include "allreduce_cli.h"
@@ -67,7 +68,8 @@ static void ringctl_usage(FILE *f)
 		"  -s SOCKET    control socket (default $RINGCTL_SOCKET, else\n"
 		"               " CLIENT_DEFAULT_SOCKET ")\n"
 		"  -f FORMAT    plain (default), keyvalue or json; for ranks also\n"
-		"               hostfile, rankfile, torchrun or env\n"
+		"               hostfile, rankfile, torchrun or env; for status\n"
+		"               also svg (a picture of the ring)\n"
 		"  -t SECONDS   reply timeout, more than 0, at most 3600 (default 10;\n"
 		"               test adds its own length)\n"
 		"  -h, --help   this help;  -V, --version  the version\n"
@@ -302,6 +304,36 @@ static void ringctl_show_inventory(struct writer *w, const Ring__Envelope *rep,
 	render_inventory(w, rep->inventory_reply);
 }
 
+/* status -f svg: the picture of the ring (svg.h), the same one the
+ * coordinator's page shows; exit status as for status. */
+static int ringctl_status_svg(const struct ringctl *rc, Ring__Envelope *req)
+{
+	Ring__Envelope *rep =
+		ringctl_call(rc, req, RING__ENVELOPE__BODY_STATUS_REPLY);
+	size_t len = 0;
+	char *doc;
+	int health;
+
+	if (!rep)
+		return EXIT_TROUBLE;
+	doc = svg_render(rep->status_reply, &len);
+	health = render_status_health(rep->status_reply);
+	frame_free(rep);
+	if (!doc) {
+		fprintf(stderr, "ringctl: cannot draw the picture: %s\n",
+			strerror(errno));
+		return EXIT_TROUBLE;
+	}
+	if (fwrite(doc, 1, len, stdout) != len || fflush(stdout) == EOF) {
+		fprintf(stderr, "ringctl: writing the picture: %s\n",
+			strerror(errno));
+		free(doc);
+		return EXIT_TROUBLE;
+	}
+	free(doc);
+	return health ? EXIT_DEGRADED : 0;
+}
+
 static int ringctl_status(const struct ringctl *rc, int verbose)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
@@ -310,6 +342,8 @@ static int ringctl_status(const struct ringctl *rc, int verbose)
 
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
+	if (rc->fmt_name && !strcmp(rc->fmt_name, "svg"))
+		return ringctl_status_svg(rc, &req);
 	rep = ringctl_show(rc, &req, RING__ENVELOPE__BODY_STATUS_REPLY,
 			   ringctl_show_status, verbose);
 	if (!rep)
@@ -937,11 +971,11 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 		opt = w[1];
 		val = w[2] ? w + 2 : i + 1 < argc ? argv[++i] : NULL;
 		if (!val && opt == 'f')
-			return 1 +
-			       ringctl_bad_usage(
-				       "option -f needs a format (plain, "
-				       "keyvalue, json; for ranks also "
-				       "hostfile, rankfile, torchrun, env)");
+			return 1 + ringctl_bad_usage(
+					   "option -f needs a format (plain, "
+					   "keyvalue, json; for ranks also "
+					   "hostfile, rankfile, torchrun, env; "
+					   "for status also svg)");
 		if (!val)
 			return 1 + ringctl_bad_usage(
 					   "option -%c needs %s", opt,
@@ -951,14 +985,15 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 			rc->sock = val;
 		} else if (opt == 'f') {
 			rc->fmt_name = val;
-			if (!ringctl_text_format(val) &&
+			if (!ringctl_text_format(val) && strcmp(val, "svg") &&
 			    writer_format_parse(val, &rc->fmt) < 0)
 				return 1 +
 				       ringctl_bad_usage(
 					       "unknown format '%s' (plain, "
 					       "keyvalue, json; for ranks "
 					       "also hostfile, rankfile, "
-					       "torchrun, env)",
+					       "torchrun, env; for status "
+					       "also svg)",
 					       val);
 		} else {
 			char *end;
@@ -988,6 +1023,11 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 	    ringctl_text_format(rc->fmt_name))
 		return ringctl_bad_usage("-f %s is for 'ranks' only",
 					 rc->fmt_name);
+	/* A picture of the ring, of status alone: other replies have none. */
+	if (strcmp(cmd, "status") && rc->fmt_name &&
+	    !strcmp(rc->fmt_name, "svg"))
+		return ringctl_bad_usage("-f svg is for 'status' only (the "
+					 "picture of the ring)");
 	if (!strcmp(cmd, "pki"))
 		return ringctl_pki(argc, argv);
 	if (!strcmp(cmd, "survey"))

@@ -25,6 +25,7 @@
 
 #include "alerts.h"
 #include "metrics.h"
+#include "page.h"
 #include "nodes.h"
 
 /* ---- The inputs ---- */
@@ -805,6 +806,72 @@ static void test_render_kinds(void **state)
 	free(s);
 }
 
+/* The ring's page: the picture from the same inputs as the exposition,
+ * in a page that reloads itself; names escaped. */
+static void test_page_render(void **state)
+{
+	struct topo_fixture f;
+	struct nodes *nodes = nodes_fixture();
+	struct alerts *alerts = alerts_fixture();
+	struct metrics_src src = {
+		.nodes = nodes,
+		.topology = &f.t,
+		.alerts = alerts,
+		.coordinator = "coord1",
+		.version = "0.1.0",
+		.now_ms = 1764756010000ULL,
+	};
+	struct evbuffer *b = evbuffer_new();
+	char *s;
+
+	(void)state;
+	topo_fixture_init(&f);
+	assert_non_null(b);
+	assert_int_equal(page_render(b, &src, 1), 0);
+	s = strndup((const char *)evbuffer_pullup(b, -1),
+		    evbuffer_get_length(b));
+	assert_non_null(s);
+	assert_true(!strncmp(s, "<!DOCTYPE html>\n", 16));
+	/* n1, n2 up of five; n2-n3 down */
+	assert_non_null(strstr(s, "<title>ringd: critical, 2 of 5 nodes up, 1 "
+				  "cable down</title>"));
+	assert_non_null(
+		strstr(s, "<meta http-equiv=\"refresh\" content=\"5\">"));
+	assert_null(strstr(s, "<script"));
+	assert_null(strstr(s, "<form"));
+	assert_non_null(strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+	assert_non_null(strstr(s, "id=\"node-n1\" class=\"node up\""));
+	assert_non_null(strstr(s, "id=\"node-n3\" class=\"node never\""));
+	assert_non_null(strstr(s, "id=\"node-n4\" class=\"node down\""));
+	assert_non_null(strstr(s, "id=\"edge-n1-n2\" class=\"edge up\""));
+	assert_non_null(strstr(s, "id=\"edge-n2-n3\" class=\"edge down\""));
+	/* A state outside the set: drawn as measured, never passed on. */
+	assert_non_null(strstr(s, "id=\"edge-n3-n1\" class=\"edge measured\""));
+	assert_null(strstr(s, "sideways"));
+	/* The alerts firing, the health from them. */
+	assert_non_null(strstr(s, "n3 is down"));
+	assert_non_null(strstr(s, "class=\"health critical\""));
+	assert_non_null(
+		strstr(s, "cut at XYZZY: &quot;text&quot;\xef\xbf\xbd"));
+	assert_non_null(
+		strstr(s, "data-name=\"ev&quot;il\\node\xef\xbf\xbdx\""));
+	assert_non_null(strstr(s, "</svg>\n<p id=\"about\">"));
+	assert_true(strlen(s) > 3000);
+	free(s);
+	/* The picture alone. */
+	evbuffer_drain(b, evbuffer_get_length(b));
+	assert_int_equal(page_render(b, &src, 0), 0);
+	s = strndup((const char *)evbuffer_pullup(b, -1),
+		    evbuffer_get_length(b));
+	assert_non_null(s);
+	assert_true(!strncmp(s, "<svg xmlns=", 11));
+	assert_int_equal(strcmp(s + strlen(s) - 7, "</svg>\n"), 0);
+	free(s);
+	evbuffer_free(b);
+	alerts_free(alerts);
+	nodes_free(nodes);
+}
+
 /* ---- The server ---- */
 
 struct server {
@@ -1024,8 +1091,18 @@ static void test_http_refused(void **state)
 		     "Connection: close\r\n\r\n");
 	assert_int_equal(status_of(r), 404);
 	free(r);
-	r = http(sv, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	r = http(sv,
+		 "GET /ring HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
 	assert_int_equal(status_of(r), 404);
+	free(r);
+	r = http(sv, "GET /ring.svg/x HTTP/1.1\r\nHost: x\r\n"
+		     "Connection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 404);
+	free(r);
+	/* The page changes nothing: nothing but GET and HEAD. */
+	r = http(sv, "POST / HTTP/1.1\r\nHost: x\r\n"
+		     "Content-Length: 3\r\nConnection: close\r\n\r\nabc");
+	assert_int_equal(status_of(r), 405);
 	free(r);
 	r = http(sv, "POST /metrics HTTP/1.1\r\nHost: x\r\n"
 		     "Content-Length: 3\r\nConnection: close\r\n\r\nabc");
@@ -1054,6 +1131,42 @@ static void test_http_refused(void **state)
 	free(r);
 	free(big);
 	assert_int_equal(sv->scrapes, 0);
+}
+
+static void test_http_page(void **state)
+{
+	struct server *sv = *state;
+	char *r = http(sv, "GET / HTTP/1.1\r\nHost: x\r\n"
+			   "Connection: close\r\n\r\n");
+	const char *body = strstr(r, "\r\n\r\n");
+
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strcasestr(r, "\r\nContent-Type: text/html; "
+				      "charset=utf-8\r\n"));
+	assert_non_null(strcasestr(r, "\r\nCache-Control: no-store\r\n"));
+	assert_non_null(strcasestr(r, "\r\nContent-Security-Policy: "
+				      "default-src 'none';"));
+	assert_non_null(body);
+	assert_true(!strncmp(body + 4, "<!DOCTYPE html>", 15));
+	assert_non_null(strstr(body, "<meta http-equiv=\"refresh\""));
+	assert_non_null(strstr(body, "id=\"node-n1\""));
+	assert_non_null(strstr(body, "no survey yet"));
+	free(r);
+	r = http(sv, "GET /ring.svg HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strcasestr(r, "\r\nContent-Type: image/svg+xml; "
+				      "charset=utf-8\r\n"));
+	assert_non_null(strstr(r, "\r\n\r\n<svg xmlns="));
+	free(r);
+	r = http(sv, "HEAD / HTTP/1.1\r\nHost: x\r\n"
+		     "Connection: close\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	body = strstr(r, "\r\n\r\n");
+	assert_non_null(body);
+	assert_string_equal(body, "\r\n\r\n");
+	assert_true(atoi(strcasestr(r, "\r\nContent-Length: ") + 18) > 1000);
+	free(r);
+	assert_int_equal(sv->scrapes, 3);
 }
 
 /* METRICS_MAX_CONNECTIONS kept open: the next client waits, unserved,
@@ -1125,6 +1238,9 @@ int main(void)
 		cmocka_unit_test(test_render_full),
 		cmocka_unit_test(test_render_empty),
 		cmocka_unit_test(test_render_kinds),
+		cmocka_unit_test(test_page_render),
+		cmocka_unit_test_setup_teardown(test_http_page, server_setup,
+						server_teardown),
 		cmocka_unit_test_setup_teardown(test_http_get, server_setup,
 						server_teardown),
 		cmocka_unit_test_setup_teardown(test_http_refused, server_setup,

@@ -1,0 +1,64 @@
+/* libFuzzer target for the picture of the ring: the input is a packed
+ * StatusReply (what a coordinator, or anything on the control socket's
+ * path, could send ringctl). Whatever decodes must draw: one document,
+ * under SVG_MAX_BYTES, all of it UTF-8, no control byte but newlines,
+ * every '<' a tag's and every '>' the end of one (text and attribute
+ * values escaped), starting with the svg element and ending with its
+ * close. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "svg.h"
+#include "text.h"
+
+#define fuzz_check(cond)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "fuzz_svg: %s failed at line %d\n",    \
+				#cond, __LINE__);                              \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	Ring__StatusReply *r = ring__status_reply__unpack(NULL, size, data);
+	size_t len = 0, open = 0, close = 0;
+	int in_tag = 0;
+	char *doc;
+
+	if (!r)
+		return 0;
+	doc = svg_render(r, &len);
+	fuzz_check(doc);
+	fuzz_check(len < SVG_MAX_BYTES && strlen(doc) == len);
+	fuzz_check(
+		!strncmp(doc, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39));
+	fuzz_check(len > 7 && !strcmp(doc + len - 7, "</svg>\n"));
+	for (size_t i = 0; i < len;) {
+		size_t n =
+			text_utf8_len((const unsigned char *)doc + i, len - i);
+
+		fuzz_check(n > 0);
+		fuzz_check((unsigned char)doc[i] >= 0x20 || doc[i] == '\n');
+		fuzz_check(doc[i] != 0x7f);
+		if (doc[i] == '<') {
+			fuzz_check(!in_tag);
+			in_tag = 1;
+			open++;
+		} else if (doc[i] == '>') {
+			fuzz_check(in_tag);
+			in_tag = 0;
+			close++;
+		}
+		i += n;
+	}
+	fuzz_check(open == close && !in_tag);
+	free(doc);
+	ring__status_reply__free_unpacked(r, NULL);
+	return 0;
+}
