@@ -38,11 +38,12 @@ _ringctl_nodes()
 		sort -u
 }
 
-# Edge names (a-b) from status.
+# Edge names (a-b, a-b:IFACE for a twin) from status: the last survey's
+# edges, each with its state now (topology.edges.NAME.live_state=...).
 _ringctl_edges()
 {
 	_ringctl_status_kv "$1" "$2" |
-		sed -n 's/^\(topology\.\)\{0,1\}edges\.\([A-Za-z0-9_][A-Za-z0-9._-]*-[A-Za-z0-9_][A-Za-z0-9._-]*\)\.state=.*/\2/p' |
+		sed -n 's/^topology\.edges\.\([A-Za-z0-9_][A-Za-z0-9._:-]*\)\.live_state=.*/\1/p' |
 		sort -u
 }
 
