@@ -35,7 +35,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #   DEPS_BENCH  the tools make bench compares against
 #   DEPS_DEB    make deb (dpkg-buildpackage needs build-essential) and the
-#               package checks of make check (lintian)
+#               package checks of make deb-check (lintian; systemd for
+#               systemd-sysusers/-tmpfiles on the postinsts)
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
@@ -44,7 +45,7 @@ DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format 
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
-DEPS_DEB := build-essential debhelper dpkg-dev lintian
+DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
 PKGS_deps := $(DEPS_BUILD)
 PKGS_test-deps := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_RDMA) $(DEPS_DEB)

@@ -324,6 +324,89 @@ def check_sysusers_union(scratch):
               sorted(ref - have))
 
 
+def postinst_sections(ctrl, tools):
+    """The debhelper sections of a package's postinst that come from the
+    given dh_ tools, as one sh script."""
+    with open(os.path.join(ctrl, "postinst")) as f:
+        text = f.read()
+    out = []
+    for m in re.finditer(r"# Automatically added by (dh_[a-z]+)/[^\n]*\n"
+                         r"(.*?)# End automatically added section", text,
+                         re.S):
+        if m.group(1) in tools:
+            out.append(m.group(2))
+    return "set -e\n" + "".join(out)
+
+
+def check_users_and_dirs(d, scratch):
+    """The postinsts' own sysusers and tmpfiles sections, run with
+    DPKG_ROOT on a scratch root that holds the unpacked packages (the
+    agent's first, then the coordinator's, as on a host with both): the
+    users, groups and directories they create, with their owners and
+    modes. The real systemd-sysusers and systemd-tmpfiles do the work."""
+    for tool in ("systemd-sysusers", "systemd-tmpfiles"):
+        if not shutil.which(tool):
+            return check("users and directories from the postinsts", False,
+                         "%s not found (Debian package systemd)" % tool)
+    root = os.path.join(scratch, "hostroot")
+    os.makedirs(os.path.join(root, "etc"))
+
+    def db(name):
+        entries = {}
+        path = os.path.join(root, "etc", name)
+        if os.path.exists(path):
+            for ln in open(path):
+                f = ln.rstrip("\n").split(":")
+                entries[f[0]] = f
+        return entries
+
+    for pkg in ("ring-agent", "ring-coordinator"):
+        deb = deb_of(d, pkg)
+        if deb is None:
+            return check("%s: users and directories" % pkg, False, "no .deb")
+        run(["dpkg-deb", "-x", deb, root])
+        ctrl = os.path.join(scratch, pkg + ".ctrl")
+        script = postinst_sections(ctrl, ("dh_installsysusers",
+                                          "dh_installtmpfiles"))
+        p = run(["sh", "-c", script, "postinst", "configure", ""],
+                env=dict(os.environ, DPKG_ROOT=root))
+        passwd, group = db("passwd"), db("group")
+        u = passwd.get("ringd")
+        why = []
+        if p.returncode != 0:
+            why.append("rc %d: %s" % (p.returncode, p.stderr.strip()))
+        if not u or u[5:] != ["/var/lib/ringd", "/usr/sbin/nologin"] or \
+                "ringd" not in group or u[3] != group["ringd"][2]:
+            why.append("user ringd (group ringd, home /var/lib/ringd, "
+                       "nologin): %s" % (u,))
+        want_ctl = pkg == "ring-coordinator"
+        if ("ringctl" in group) != want_ctl:
+            why.append("group ringctl %s" % ("missing" if want_ctl
+                                             else "created"))
+        gid = int(group["ringd"][2]) if "ringd" in group else -1
+        uid = int(u[2]) if u else -1
+        st = os.stat(os.path.join(root, "etc", "ringd")) if os.path.isdir(
+            os.path.join(root, "etc", "ringd")) else None
+        if not st or (st.st_mode & 0o7777, st.st_uid, st.st_gid) != (
+                0o750, 0, gid):
+            why.append("/etc/ringd not 0750 root:ringd: %s" % (
+                "missing" if not st else "%o %d:%d" % (
+                    st.st_mode & 0o7777, st.st_uid, st.st_gid)))
+        var = os.path.join(root, "var", "lib", "ringd")
+        if want_ctl:
+            st = os.stat(var) if os.path.isdir(var) else None
+            if not st or (st.st_mode & 0o7777, st.st_uid, st.st_gid) != (
+                    0o750, uid, gid):
+                why.append("/var/lib/ringd not 0750 ringd:ringd")
+        elif os.path.exists(var):
+            why.append("/var/lib/ringd created by the agent")
+        check("%s: postinst creates user ringd%s, /etc/ringd%s (real "
+              "systemd-sysusers/-tmpfiles, scratch root)" % (
+                  pkg, ", group ringctl" if want_ctl else "",
+                  ", /var/lib/ringd" if want_ctl else ""),
+              not why, "; ".join(why))
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
@@ -341,6 +424,7 @@ def main():
         for pkg in PACKAGES:
             check_package(d, pkg, seen, scratch)
         check_sysusers_union(scratch)
+        check_users_and_dirs(d, scratch)
     failed = results.count(False)
     print("[deb] %d checks, %d failed" % (len(results), failed))
     return 1 if failed else 0
