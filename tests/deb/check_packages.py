@@ -120,21 +120,21 @@ def check_lintian(d):
     check("lintian: no error or warning that is not overridden",
           p.returncode == 0 and not tags,
           "rc %d; %s" % (p.returncode, "; ".join(tags[:5]) or out[-300:]))
-    # Each override says why: a comment line right above it.
+    # Each override says why: a comment above it in its block (overrides
+    # under one comment, no blank line between, share it).
     bad = []
     for f in sorted(glob.glob(os.path.join(REPO, "debian",
                                            "*lintian-overrides"))):
-        prev = ""
+        explained = False
         with open(f) as fh:
             for ln in fh:
-                ln = ln.rstrip("\n")
-                if ln.strip() and not ln.startswith("#") and \
-                        not prev.startswith("#"):
-                    bad.append("%s: %s" % (os.path.basename(f), ln))
-                if ln.strip():
-                    prev = ln if ln.startswith("#") else prev
-                    if not ln.startswith("#"):
-                        prev = "#" if prev.startswith("#") else ""
+                t = ln.strip()
+                if not t:
+                    explained = False
+                elif t.startswith("#"):
+                    explained = True
+                elif not explained:
+                    bad.append("%s: %s" % (os.path.basename(f), t))
     check("lintian overrides: each explained by a comment", not bad,
           "; ".join(bad))
 
