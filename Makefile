@@ -2,7 +2,8 @@
 #   make            build everything into build/ (needs what `make deps` installs)
 #   make deps       install the Debian packages that building and the demo need
 #   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
-#                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
+#                   tests, the Debian packages (lintian, tests/deb), RDMA
+#                   tests on soft-RoCE in a qemu VM (tests/rdma)
 #   make demo       deps, then a 4-node emulated ring in network namespaces (root)
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
 #                   alert latency, ringd's own bytes, 1,024 agents (root)
@@ -36,7 +37,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_BENCH  the tools make bench compares against
 #   DEPS_DEB    make deb (dpkg-buildpackage needs build-essential) and the
 #               package checks of make deb-check (lintian; systemd for
-#               systemd-sysusers/-tmpfiles on the postinsts)
+#               systemd-sysusers/-tmpfiles on the postinsts; bash-completion
+#               loading ringctl's completion)
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
@@ -45,7 +47,7 @@ DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format 
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
-DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd
+DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd bash-completion
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
 PKGS_deps := $(DEPS_BUILD)
 PKGS_test-deps := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_RDMA) $(DEPS_DEB)

@@ -224,6 +224,24 @@ def check_package(d, pkg, seen, scratch):
                 REPO, "ringctl", "ringctl.bash")) as g:
             check("ringctl: the completion is ringctl/ringctl.bash",
                   f.read() == g.read(), "differs")
+        # Where bash-completion's loader finds it when ringctl is first
+        # completed: its own lookup, the unpacked package's /usr/share
+        # first in XDG_DATA_DIRS. (test_completion.py checks what it
+        # completes.)
+        loader = "/usr/share/bash-completion/bash_completion"
+        if not check("ringctl: bash-completion is installed", os.path.exists(
+                loader), "%s missing (Debian package bash-completion)" %
+                loader):
+            return
+        script = ('source %s; __load_completion ringctl && '
+                  'complete -p ringctl' % loader)
+        p = run(["bash", "--norc", "--noprofile", "-c", script],
+                env=dict(os.environ, HOME=scratch, XDG_DATA_DIRS=os.path.join(
+                    data, "usr", "share") + ":/usr/share"))
+        check("ringctl: bash-completion loads it on demand",
+              p.returncode == 0 and p.stdout.strip() ==
+              "complete -F _ringctl ringctl",
+              "rc %d: %r %r" % (p.returncode, p.stdout, p.stderr[-300:]))
         return
 
     role = CONFIG[pkg].split(".")[0]
