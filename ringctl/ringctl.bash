@@ -98,21 +98,22 @@ _ringctl()
 			args+=("$w")
 		fi
 	done
-	# ~ in -s as the shell would expand it.
+	# ~ in -s as the shell would expand it (the word is still literal).
+	# shellcheck disable=SC2088
 	[[ $sock == "~/"* ]] && sock="$HOME/${sock#"~/"}"
 
 	case "$prev" in
 	-f)
 		if [[ -z $cmd || $cmd == ranks ]]; then
-			COMPREPLY=($(compgen -W "$_ringctl_formats $_ringctl_rank_formats" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$_ringctl_formats $_ringctl_rank_formats" -- "$cur")
 		else
-			COMPREPLY=($(compgen -W "$_ringctl_formats" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$_ringctl_formats" -- "$cur")
 		fi
 		return 0
 		;;
 	-s)
 		compopt -o filenames 2>/dev/null
-		COMPREPLY=($(compgen -f -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
 		;;
 	-t) return 0 ;;
@@ -120,9 +121,9 @@ _ringctl()
 
 	if [[ -z $cmd ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "$_ringctl_global_opts" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$_ringctl_global_opts" -- "$cur")
 		else
-			COMPREPLY=($(compgen -W "$_ringctl_commands" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$_ringctl_commands" -- "$cur")
 		fi
 		return 0
 	fi
@@ -141,19 +142,18 @@ _ringctl()
 	done
 	local npos=${#pos[@]}
 	local opts=""
-	local nodes_words=""
 
 	case "$cmd" in
 	status) opts="-v --verbose" ;;
 	inventory | forget)
 		if [[ $cur != -* ]] && ((npos == 0)); then
-			COMPREPLY=($(compgen -W "$(_ringctl_nodes "$sock" "$prog")" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_nodes "$sock" "$prog")" -- "$cur")
 			return 0
 		fi
 		;;
 	explain)
 		if [[ $cur != -* ]] && ((npos == 0)); then
-			COMPREPLY=($(compgen -W "$(_ringctl_nodes "$sock" "$prog") $(_ringctl_edges "$sock" "$prog")" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_nodes "$sock" "$prog") $(_ringctl_edges "$sock" "$prog")" -- "$cur")
 			return 0
 		fi
 		;;
@@ -164,7 +164,7 @@ _ringctl()
 		case "$prev" in --since) return 0 ;; esac
 		opts="--since"
 		if [[ $cur != -* ]] && ((npos == 0)); then
-			COMPREPLY=($(compgen -W "$(_ringctl_edges "$sock" "$prog")" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_edges "$sock" "$prog")" -- "$cur")
 			return 0
 		fi
 		;;
@@ -180,14 +180,14 @@ _ringctl()
 		;;
 	check)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && COMPREPLY=($(compgen -W "ranks rendezvous nccl-env all" -- "$cur"))
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "ranks rendezvous nccl-env all" -- "$cur")
 			return 0
 		fi
 		case "${pos[0]}" in
 		ranks | nccl-env)
 			if [[ $cur != -* ]] && ((npos == 1)); then
 				compopt -o filenames 2>/dev/null
-				COMPREPLY=($(compgen -f -- "$cur"))
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 				return 0
 			fi
 			;;
@@ -195,7 +195,7 @@ _ringctl()
 			case "$prev" in
 			--hostfile | --env)
 				compopt -o filenames 2>/dev/null
-				COMPREPLY=($(compgen -f -- "$cur"))
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 				return 0
 				;;
 			--rendezvous) return 0 ;;
@@ -212,7 +212,7 @@ _ringctl()
 			;;
 		--weights)
 			compopt -o filenames 2>/dev/null
-			COMPREPLY=($(compgen -f -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 			return 0
 			;;
 		--model-bytes | --params | --bytes-per-param | --reserve | \
@@ -224,20 +224,20 @@ _ringctl()
 		;;
 	test)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && COMPREPLY=($(compgen -W "bw lat rdma-bw rdma-lat allreduce" -- "$cur"))
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "bw lat rdma-bw rdma-lat allreduce" -- "$cur")
 			return 0
 		fi
 		case "$prev" in
 		--op)
-			COMPREPLY=($(compgen -W "write read" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "write read" -- "$cur")
 			return 0
 			;;
 		--direction)
-			COMPREPLY=($(compgen -W "a-to-b b-to-a both" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "a-to-b b-to-a both" -- "$cur")
 			return 0
 			;;
 		--transport)
-			COMPREPLY=($(compgen -W "auto tcp rdma" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "auto tcp rdma" -- "$cur")
 			return 0
 			;;
 		--nodes | --order)
@@ -255,13 +255,13 @@ _ringctl()
 		esac
 		# A and B: two nodes (allreduce takes none).
 		if [[ $cur != -* && ${pos[0]} != allreduce ]] && ((npos < 3)); then
-			COMPREPLY=($(compgen -W "$(_ringctl_nodes "$sock" "$prog")" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_nodes "$sock" "$prog")" -- "$cur")
 			return 0
 		fi
 		;;
 	pki)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && COMPREPLY=($(compgen -W "init issue" -- "$cur"))
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "init issue" -- "$cur")
 			return 0
 		fi
 		case "$prev" in --cn | --days) return 0 ;; esac
@@ -271,7 +271,7 @@ _ringctl()
 		esac
 		if [[ $cur != -* ]] && ((npos == 1)); then
 			compopt -o dirnames 2>/dev/null
-			COMPREPLY=($(compgen -d -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 			return 0
 		fi
 		;;
@@ -279,7 +279,7 @@ _ringctl()
 	esac
 
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$opts $_ringctl_global_opts" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$opts $_ringctl_global_opts" -- "$cur")
 	fi
 	return 0
 }

@@ -186,6 +186,10 @@ def test_files_and_dirs(tmp_path):
                     cwd=tmp_path) == ["hosts.txt"]
     assert complete("ringctl pki init p", cwd=tmp_path) == ["pkidir"]
     assert complete("ringctl -s h", cwd=tmp_path) == ["hosts.txt"]
+    # One candidate per file, a blank in its name included.
+    (tmp_path / "my hosts").write_text("n1\n")
+    assert complete("ringctl check nccl-env m", cwd=tmp_path) == [
+        "my hosts"]
 
 
 def test_no_coordinator_no_names(ringctl_bin):
