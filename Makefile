@@ -2,11 +2,13 @@
 #   make            build everything into build/ (needs what `make deps` installs)
 #   make deps       install the Debian packages that building and the demo need
 #   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
-#                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
+#                   tests, the Debian packages (lintian, tests/deb), RDMA
+#                   tests on soft-RoCE in a qemu VM (tests/rdma)
 #   make demo       deps, then a 4-node emulated ring in network namespaces (root)
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
 #                   alert latency, ringd's own bytes, 1,024 agents (root)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make deb        Debian packages (debian/) into build/deb/
 # Targets that install packages (demo, check, integration, rdma-check, bench)
 # build in a sub-make, which reads this file, and pkg-config, afresh.
 VERSION := 0.1.0
@@ -35,6 +37,10 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #               a font for the picture of the ring in a real browser)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #   DEPS_BENCH  the tools make bench compares against
+#   DEPS_DEB    make deb (dpkg-buildpackage needs build-essential) and the
+#               package checks of make deb-check (lintian; systemd for
+#               systemd-sysusers/-tmpfiles on the postinsts; bash-completion
+#               loading ringctl's completion)
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
@@ -44,13 +50,15 @@ DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format 
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd
 DEPS_BENCH := iperf3 sockperf perftest
+DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd bash-completion
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
 PKGS_deps := $(DEPS_BUILD)
-PKGS_test-deps := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_RDMA)
+PKGS_test-deps := $(DEPS_BUILD) $(DEPS_TEST) $(DEPS_RDMA) $(DEPS_DEB)
 PKGS_integration-deps := $(DEPS_BUILD) $(DEPS_TEST)
 PKGS_rdma-deps := $(DEPS_BUILD) $(DEPS_RDMA)
 PKGS_bench-deps := $(DEPS_BUILD) $(DEPS_RDMA) $(DEPS_BENCH)
-DEPS_TARGETS := deps test-deps integration-deps rdma-deps bench-deps
+PKGS_deb-deps := $(DEPS_BUILD) $(DEPS_DEB)
+DEPS_TARGETS := deps test-deps integration-deps rdma-deps bench-deps deb-deps
 # Those of the packages $(1) that dpkg does not have installed.
 deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 	grep -q 'install ok installed' || echo $$p; done
@@ -60,7 +68,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
 	integration integration-run rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
-	format-check prometheus-check
+	format-check prometheus-check deb deb-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
 BUILD_MISSING := $(shell \
@@ -120,7 +128,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
 .PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
-	install format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
+	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
 all: $(BINS)
@@ -257,7 +265,8 @@ prometheus-check:
 CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
-	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "rdma-check:rdma-check"
+	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "deb-check:deb-check" \
+	"rdma-check:rdma-check"
 check: test-deps
 	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
 	: >$$s; : >$$s.counts; rc=0; \
@@ -363,10 +372,43 @@ install: all
 	install -m 0644 systemd/ringd.tmpfiles $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/ringd.conf
 	install -d $(DESTDIR)$(SYSCONFDIR)/ringd $(DESTDIR)$(PREFIX)/share/doc/ringd/examples
 	install -m 0644 docs/examples/*.conf $(DESTDIR)$(PREFIX)/share/doc/ringd/examples/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 ringctl/ringctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ringctl
 	@if ls docs/man/*.[0-9] >/dev/null 2>&1; then \
 		for m in docs/man/*.[0-9]; do s=$${m##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; fi
+
+# Debian packages, one per role (debian/control). dpkg-buildpackage
+# writes them into the parent of the tree it builds, so it builds a copy
+# of this tree (without build/ and .git) in build/deb/src; the packages,
+# .changes and .buildinfo end up in build/deb/, its log in build/deb/build.log.
+DEB_DIR := build/deb
+deb: deb-deps
+	@set -e; rm -rf $(DEB_DIR); mkdir -p $(DEB_DIR)/src/ringd-$(VERSION); \
+	tar -cf - --exclude=./build --exclude=./.git --exclude=__pycache__ \
+		--exclude=.pytest_cache . | tar -xf - -C $(DEB_DIR)/src/ringd-$(VERSION); \
+	echo "dpkg-buildpackage -us -uc -b in $(DEB_DIR)/src/ringd-$(VERSION) (log: $(DEB_DIR)/build.log)"; \
+	if ! (cd $(DEB_DIR)/src/ringd-$(VERSION) && dpkg-buildpackage -us -uc -b -Jauto) \
+		>$(DEB_DIR)/build.log 2>&1; then \
+		tail -n 40 $(DEB_DIR)/build.log; echo "make deb: dpkg-buildpackage failed"; exit 1; fi; \
+	mv $(DEB_DIR)/src/*.deb $(DEB_DIR)/src/*.changes $(DEB_DIR)/src/*.buildinfo $(DEB_DIR)/; \
+	rm -rf $(DEB_DIR)/src; ls -l $(DEB_DIR)/*.deb
+
+# The packages built anew, lintian on their .changes (any error or warning
+# not overridden in debian/*.lintian-overrides fails), then their contents,
+# conffiles and maintainer scripts (tests/deb/check_packages.py, with
+# dpkg-deb; "[deb] PASS:"/"[deb] FAIL:" lines, counted here).
+deb-check: deb
+	@$(CHECK_RECORD); log=$(DEB_DIR)/check.log; \
+	{ $(PYTHON) tests/deb/check_packages.py $(DEB_DIR); echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+	rc=$$(cat $$log.rc); \
+	p=$$(grep -a -c '^\[deb\] PASS: ' $$log || true); f=$$(grep -a -c '^\[deb\] FAIL: ' $$log || true); \
+	if [ $$rc -ne 0 ]; then \
+		names=$$(grep -a '^\[deb\] FAIL: ' $$log | sed 's/^\[deb\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
+		rec "deb-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-see $$log})" \
+			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
+	else rec "deb-check: passed ($$p checks: lintian, contents, maintainer scripts)" "$$p 0 0"; fi
 
 clean:
 	rm -rf build
