@@ -32,6 +32,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
 #               systemd-analyze for the units)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
+#               and the systemd VM of tests/systemd/vm.sh (systemd-check:
+#               debootstrap builds its Debian root once)
 #   DEPS_BENCH  the tools make bench compares against
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
@@ -39,7 +41,7 @@ DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
 	valgrind util-linux systemd
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
-	gzip xz-utils zstd
+	gzip xz-utils zstd debootstrap
 DEPS_BENCH := iperf3 sockperf perftest
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
 PKGS_deps := $(DEPS_BUILD)
@@ -56,7 +58,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # in a sub-make, or need no compiler. Any other goal needs the build
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
-	integration integration-run rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
+	integration integration-run rdma-check systemd-check fuzz fuzz-smoke bench demo demo-down clean format \
 	format-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
@@ -116,7 +118,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null)
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
+.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check systemd-check \
 	install format format-check bench $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -230,7 +232,8 @@ integration-run:
 CHECK_STEPS := "format-check:format-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
-	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "rdma-check:rdma-check"
+	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "rdma-check:rdma-check" \
+	"systemd-check:systemd-check"
 check: test-deps
 	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
 	: >$$s; : >$$s.counts; rc=0; \
@@ -292,6 +295,29 @@ rdma-check: rdma-deps
 		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named})$$kbug$$again, console in $$con" \
 			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
 	else rec "rdma-check: passed ($$p checks)$$again" "$$p 0 0"; fi
+
+# The units in systemd/ under a real systemd: a qemu TCG VM boots Debian's
+# kernel with a minimal Debian 12 root (debootstrap, built once as root and
+# cached in build/systemd-vm/cache) with systemd as PID 1, installs the
+# plain build (or build/deb/*.deb when there are any) and runs
+# tests/systemd/payload.sh (tests/systemd/README.md). Exit 77: a skip, as
+# in rdma-check. About 3 minutes (the first run: 2-3 more for the root).
+systemd-check: rdma-deps
+	$(MAKE) BUILD=build all
+	@$(CHECK_RECORD); mkdir -p build/systemd-vm; log=build/systemd-vm/systemd-check.log; \
+	{ bash tests/systemd/vm.sh --build build --timeout 700; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+	rc=$$(cat $$log.rc); \
+	p=$$(grep -a -c '^\[vm\] .*PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] .*FAIL: ' $$log || true); \
+	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
+		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
+			rec "systemd-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; \
+		else rec "systemd-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
+			exit 1; fi; \
+	elif [ $$rc -ne 0 ]; then \
+		names=$$(grep -a '^\[vm\] .*FAIL: ' $$log | sed 's/^.*FAIL: //' | cut -c1-80 | paste -sd';' -); \
+		rec "systemd-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named}), console in build/systemd-vm/console.log" \
+			"$$p $$((f > 0 ? f : 1)) 0"; exit 1; \
+	else rec "systemd-check: passed ($$p checks)" "$$p 0 0"; fi
 
 # Install what is missing of PKGS_<target> (as root), or name it.
 $(DEPS_TARGETS):
