@@ -2,12 +2,14 @@
 #   make            build everything into build/ (needs what `make deps` installs)
 #   make deps       install the Debian packages that building and the demo need
 #   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
-#                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma)
+#                   tests, RDMA tests on soft-RoCE in a qemu VM (tests/rdma),
+#                   the systemd units under a real systemd in a VM (tests/systemd)
 #   make demo       deps, then a 4-node emulated ring in network namespaces (root)
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
 #                   alert latency, ringd's own bytes, 1,024 agents (root)
 #   make install    PREFIX=/usr/local DESTDIR=
-# Targets that install packages (demo, check, integration, rdma-check, bench)
+# Targets that install packages (demo, check, integration, rdma-check,
+# systemd-check, bench)
 # build in a sub-make, which reads this file, and pkg-config, afresh.
 VERSION := 0.1.0
 BUILD ?= build

@@ -23,6 +23,7 @@ NPASS=0
 pass() { echo "PASS: $*"; NPASS=$((NPASS + 1)); }
 fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 now_cs() { awk '{ printf "%d\n", $1 * 100 }' /proc/uptime; }
+secs() { printf '%d.%02d' $(($1 / 100)) $(($1 % 100)); } # secs CENTISECONDS
 wait_until() { # wait_until SECONDS CMD...: poll CMD quietly until it succeeds
 	local end=$(($(now_cs) + $1 * 100))
 	shift
@@ -135,7 +136,7 @@ done
 t0=$(now_cs)
 systemctl enable --now ring-coordinator.service || fail "systemctl enable --now ring-coordinator"
 systemctl enable --now ring-agent.service ring-agent-n2.service || fail "systemctl enable --now ring-agent ring-agent-n2"
-echo "ringd-systemd-test: started in $(( ($(now_cs) - t0) / 100 )).$(( ($(now_cs) - t0) % 100 )) s"
+echo "ringd-systemd-test: enabled and started in $(secs $(($(now_cs) - t0))) s"
 for u in $UNITS; do
 	st="$(show $u Type) $(show $u ActiveState) $(show $u SubState) NRestarts=$(show $u NRestarts)"
 	# systemd logs "Started <unit> - <Description>" for a Type=notify
@@ -238,6 +239,26 @@ for u in ring-agent ring-coordinator; do
 done
 wait_until 60 agents_up || fail "agents back up after the restarts"
 
+# --- RDMA from inside the sandbox: a short test moves data --------------------------
+# (the verbs device opened read-write, buffers registered under
+# LimitMEMLOCK, queue pairs through the system call filter)
+out=$W/rdma-bw.out
+ringctl -f keyvalue test rdma-bw n1 n2 --op write --duration 1 --qps 1 --size 64K >$out 2>&1
+r=$?
+if [ $r -eq 0 ] && grep -q '^result=ok' $out && grep -q '^gbps_measured=[0-9]' $out &&
+	! grep -qE '^gbps_measured=0(\.0*)?$' $out; then
+	pass "ringctl test rdma-bw n1 n2 between the sandboxed agents: $(grep '^gbps_measured=' $out)"
+else
+	fail "ringctl test rdma-bw n1 n2 (rc $r): $(grep -E '^(result|error)' $out | head -n 3 | tr '\n' ' ')"
+fi
+# The coordinator's store in its StateDirectory (ProtectSystem=strict
+# leaves nothing else writable).
+if [ -n "$(find /var/lib/ringd -maxdepth 1 -type f -user ringd 2>/dev/null)" ]; then
+	pass "coordinator state in /var/lib/ringd (StateDirectory): $(ls /var/lib/ringd | tr '\n' ' ')"
+else
+	fail "nothing written to /var/lib/ringd"
+fi
+
 # --- systemctl stop with RDMA queue pairs open ---------------------------------------
 rc_qps() { /usr/bin/rdma resource show qp 2>/dev/null | grep -c ' type RC ' || true; }
 has_qps() { [ "$(rc_qps)" -gt 0 ]; }
@@ -254,7 +275,7 @@ for u in $UNITS; do
 	lim=$(( $(show $u TimeoutStopUSec | sed 's/min/*60+/; s/s$//; s/+$//') ))
 	st="$(show $u ActiveState) Result=$(show $u Result)"
 	if [ "$st" = "inactive Result=success" ] && [ $dt -lt $((lim * 100)) ]; then
-		pass "$u stopped in $((dt / 100)).$((dt % 100)) s (stop timeout ${lim} s): $st"
+		pass "$u stopped in $(secs $dt) s (stop timeout ${lim} s): $st"
 	else
 		fail "$u stop: $st after $((dt / 100)) s (stop timeout ${lim} s)"
 	fi
