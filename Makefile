@@ -303,7 +303,7 @@ rdma-check: rdma-deps
 # cached in build/systemd-vm/cache) with systemd as PID 1, installs the
 # plain build (or build/deb/*.deb when there are any) and runs
 # tests/systemd/payload.sh (tests/systemd/README.md). Exit 77: a skip, as
-# in rdma-check. About 3 minutes (the first run: 2-3 more for the root).
+# in rdma-check. About 3.5 minutes (the first run: 2-3 more for the root).
 systemd-check: rdma-deps
 	$(MAKE) BUILD=build all
 	@$(CHECK_RECORD); mkdir -p build/systemd-vm; log=build/systemd-vm/systemd-check.log; \
