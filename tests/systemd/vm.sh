@@ -3,11 +3,12 @@
 # minimal Debian 12 root (systemd as PID 1) in a qemu TCG VM, install ringd
 # into it and run tests/systemd/payload.sh there (tests/systemd/README.md).
 #
-#   tests/systemd/vm.sh [--build DIR] [--timeout SECONDS]
+#   tests/systemd/vm.sh [--build DIR] [--install auto|make|deb] [--timeout SECONDS]
 #
 # --build: the ringd build whose `make install` goes into the VM (default
-# build, the plain one); when build/deb/*.deb exist, those packages are
-# installed in the VM with dpkg -i instead.
+# build, the plain one). --install: auto (default) installs build/deb/*.deb
+# in the VM with dpkg -i when there are any, else `make install`; make or
+# deb insists on one (deb fails without packages).
 # Exit status: the payload's (the number of failed checks), or as
 # tests/rdma/vm.sh: 77 SKIP (no qemu, no debootstrap, no mirror, not root
 # for the one-time root build), 124 timeout, 125 no result, 2 usage.
@@ -15,13 +16,14 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILDDIR=build
+INSTALL=auto
 TIMEOUT=600
 OUTDIR=${RINGD_SYSTEMD_VM_OUT:-$ROOT/build/systemd-vm}
 # The kernel is the RDMA VM's (tests/rdma/vm.sh), fetched into its cache.
 KCACHE=$ROOT/build/rdma-vm/cache
 
 usage() {
-	sed -n '5p' "$0" | sed 's/^# *//' >&2
+	sed -n 's/^#   \(tests\/systemd\/vm.sh .*\)/usage: \1/p' "$0" >&2
 	exit 2
 }
 die() { echo "systemd-vm: $*" >&2; exit 2; }
@@ -31,11 +33,13 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--build) [ $# -ge 2 ] || usage; BUILDDIR=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2 ;;
+	--install) [ $# -ge 2 ] || usage; INSTALL=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) usage ;;
 	esac
 done
 case $TIMEOUT in *[!0-9]*|'') die "--timeout wants seconds" ;; esac
+case $INSTALL in auto|make|deb) ;; *) die "--install wants auto, make or deb" ;; esac
 
 command -v qemu-system-x86_64 >/dev/null 2>&1 || skip "qemu-system-x86_64 not installed"
 qemu-system-x86_64 -version >/dev/null 2>&1 || skip "qemu-system-x86_64 does not run"
@@ -65,7 +69,9 @@ mkdir -p "$STAGE/usr/lib/ringd-test" "$STAGE/etc/systemd/system/multi-user.targe
 # /sbin (the root's merged-/usr symlinks), hence UNITDIR under /usr.
 ringd_install() { # ringd_install STAGE
 	local debs
-	debs=$(ls "$ROOT"/build/deb/*.deb 2>/dev/null || true)
+	debs=
+	[ "$INSTALL" = make ] || debs=$(ls "$ROOT"/build/deb/*.deb 2>/dev/null || true)
+	[ "$INSTALL" = deb ] && [ -z "$debs" ] && die "--install deb: no build/deb/*.deb (make deb)"
 	if [ -n "$debs" ]; then
 		mkdir -p "$1/root/debs"
 		cp $debs "$1/root/debs/"
