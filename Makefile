@@ -3,13 +3,15 @@
 #   make deps       install the Debian packages that building and the demo need
 #   make check      test-deps, ASan/UBSan build, unit + fuzz smoke + integration
 #                   tests, the Debian packages (lintian, tests/deb), RDMA
-#                   tests on soft-RoCE in a qemu VM (tests/rdma)
+#                   tests on soft-RoCE in a qemu VM (tests/rdma), the systemd
+#                   units under a real systemd in a VM (tests/systemd)
 #   make demo       deps, then a 4-node emulated ring in network namespaces (root)
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
 #                   alert latency, ringd's own bytes, 1,024 agents (root)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deb        Debian packages (debian/) into build/deb/
-# Targets that install packages (demo, check, integration, rdma-check, bench)
+# Targets that install packages (demo, check, integration, rdma-check,
+# systemd-check, bench)
 # build in a sub-make, which reads this file, and pkg-config, afresh.
 VERSION := 0.1.0
 BUILD ?= build
@@ -36,6 +38,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #               prometheus) and PyYAML for the Prometheus rules, Chromium and
 #               a font for the picture of the ring in a real browser)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
+#               and the systemd VM of tests/systemd/vm.sh (systemd-check:
+#               debootstrap builds its Debian root once)
 #   DEPS_BENCH  the tools make bench compares against
 #   DEPS_DEB    make deb (dpkg-buildpackage needs build-essential) and the
 #               package checks of make deb-check (lintian; systemd for
@@ -48,7 +52,7 @@ DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format 
 	valgrind util-linux systemd prometheus python3-yaml chromium \
 	fonts-dejavu-core
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
-	gzip xz-utils zstd
+	gzip xz-utils zstd debootstrap
 DEPS_BENCH := iperf3 sockperf perftest
 DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd bash-completion
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
@@ -67,7 +71,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # in a sub-make, or need no compiler. Any other goal needs the build
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
-	integration integration-run rdma-check fuzz fuzz-smoke bench demo demo-down clean format \
+	integration integration-run rdma-check systemd-check fuzz fuzz-smoke bench demo demo-down clean format \
 	format-check prometheus-check deb deb-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
@@ -127,7 +131,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check \
+.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check systemd-check \
 	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -266,7 +270,7 @@ CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
 	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "deb-check:deb-check" \
-	"rdma-check:rdma-check"
+	"rdma-check:rdma-check" "systemd-check:systemd-check"
 check: test-deps
 	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
 	: >$$s; : >$$s.counts; rc=0; \
@@ -328,6 +332,29 @@ rdma-check: rdma-deps
 		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named})$$kbug$$again, console in $$con" \
 			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
 	else rec "rdma-check: passed ($$p checks)$$again" "$$p 0 0"; fi
+
+# The units in systemd/ under a real systemd: a qemu TCG VM boots Debian's
+# kernel with a minimal Debian 12 root (debootstrap, built once as root and
+# cached in build/systemd-vm/cache) with systemd as PID 1, installs the
+# plain build (or build/deb/*.deb when there are any) and runs
+# tests/systemd/payload.sh (tests/systemd/README.md). Exit 77: a skip, as
+# in rdma-check. About 3.5 minutes (the first run: 2-3 more for the root).
+systemd-check: rdma-deps
+	$(MAKE) BUILD=build all
+	@$(CHECK_RECORD); mkdir -p build/systemd-vm; log=build/systemd-vm/systemd-check.log; \
+	{ bash tests/systemd/vm.sh --build build --timeout 700; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+	rc=$$(cat $$log.rc); \
+	p=$$(grep -a -c '^\[vm\] .*PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] .*FAIL: ' $$log || true); \
+	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
+		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
+			rec "systemd-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; \
+		else rec "systemd-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
+			exit 1; fi; \
+	elif [ $$rc -ne 0 ]; then \
+		names=$$(grep -a '^\[vm\] .*FAIL: ' $$log | sed 's/^.*FAIL: //' | cut -c1-80 | paste -sd';' -); \
+		rec "systemd-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named}), console in build/systemd-vm/console.log" \
+			"$$p $$((f > 0 ? f : 1)) 0"; exit 1; \
+	else rec "systemd-check: passed ($$p checks)" "$$p 0 0"; fi
 
 # Install what is missing of PKGS_<target> (as root), or name it.
 $(DEPS_TARGETS):

@@ -646,10 +646,13 @@ int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n)
 			return -1;
 		}
 		if (err == EAFNOSUPPORT) {
+			/* Under systemd the usual cause is the unit, not
+			 * the kernel: say both. */
 			snprintf(l->error, sizeof(l->error),
-				 "packet sockets not supported by this "
-				 "kernel: beacons off, the coordinator will "
-				 "fall back to probes");
+				 "packet sockets not available (no AF_PACKET "
+				 "in the kernel or in the unit's "
+				 "RestrictAddressFamilies=): beacons off, the "
+				 "coordinator will fall back to probes");
 			log_warnx("lldp: %s", l->error);
 			errno = err;
 			return -1;

@@ -65,48 +65,11 @@ mkdir -p "$CACHE" "$OUTDIR"
 CACHE=$(cd "$CACHE" && pwd)
 
 # --- kernel and busybox, fetched once ---------------------------------------
-fetch() { # fetch PACKAGE: download its .deb into the cache unless one is there
-	ls "$CACHE/$1"_*.deb >/dev/null 2>&1 && return 0
-	echo "vm.sh: downloading $1 into $CACHE"
-	# apt drops privileges to _apt, which may not write to the cache dir:
-	# download into a private temp dir it may write to, then move.
-	tmp=$(mktemp -d)
-	chmod 755 "$tmp"
-	if ! (cd "$tmp" && apt-get download "$1") >"$tmp/log" 2>&1; then
-		tail -n 3 "$tmp/log" >&2
-		rm -rf "$tmp"
-		skip "apt-get download $1 failed (no Debian mirror?)"
-	fi
-	mv "$tmp"/*.deb "$CACHE/"
-	rm -rf "$tmp"
-}
-KPKG=$(ls "$CACHE"/linux-image-[0-9]*.deb 2>/dev/null | head -n 1 || true)
-if [ -z "$KPKG" ]; then
-	# linux-image-amd64 is a metapackage: resolve the versioned image.
-	KNAME=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\).*/\1/p' | head -n 1)
-	[ -n "$KNAME" ] || skip "cannot resolve linux-image-amd64 (apt-get update needed? no mirror?)"
-	fetch "$KNAME"
-	KPKG=$(ls "$CACHE/$KNAME"_*.deb | head -n 1)
-fi
-fetch busybox-static
+. "$ROOT/tests/rdma/vm-lib.sh"
+vm_kernel "$CACHE"
+vm_fetch "$CACHE" busybox-static
 BPKG=$(ls "$CACHE"/busybox-static_*.deb | head -n 1)
-
-unpack() { # unpack DEB DIR, once per .deb
-	if [ ! -f "$2/.unpacked" ] || [ "$(cat "$2/.unpacked")" != "$(basename "$1")" ]; then
-		rm -rf "$2"
-		mkdir -p "$2"
-		dpkg-deb -x "$1" "$2"
-		basename "$1" >"$2/.unpacked"
-	fi
-}
-unpack "$KPKG" "$CACHE/kernel"
-unpack "$BPKG" "$CACHE/busybox"
-VMLINUZ=$(ls "$CACHE"/kernel/boot/vmlinuz-* | head -n 1)
-KVER=${VMLINUZ##*/vmlinuz-}
-MODDIR=$CACHE/kernel/lib/modules/$KVER
-[ -d "$MODDIR" ] || MODDIR=$CACHE/kernel/usr/lib/modules/$KVER
-[ -d "$MODDIR" ] || die "no modules for $KVER in $KPKG"
+vm_unpack "$BPKG" "$CACHE/busybox"
 BUSYBOX=$CACHE/busybox/bin/busybox
 [ -x "$BUSYBOX" ] || die "no bin/busybox in $BPKG"
 
@@ -196,26 +159,8 @@ done
 # Modules in load order. modules.dep is not shipped in the .deb (depmod runs
 # at install), so /init insmods this list in order. Built-ins are skipped.
 # configfs..rdma_ucm: rdma_cm (librdmacm, perftest -R) for engines that want it.
-MODS="crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs configfs ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe veth"
-: >"$STAGE/lib/modules/ringd/order"
-for m in $MODS; do
-	f=$(find "$MODDIR" -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" -o -name "$m.ko.gz" | head -n 1)
-	if [ -z "$f" ]; then
-		if grep -q "/$m\.ko" "$MODDIR/modules.builtin" 2>/dev/null; then
-			echo "vm.sh: $m is built into $KVER"
-			continue
-		fi
-		die "module $m is neither a module nor built into $KVER"
-	fi
-	# busybox insmod wants plain ELF: decompress here.
-	case $f in
-	*.xz) xz -dc "$f" >"$STAGE/lib/modules/ringd/$m.ko" ;;
-	*.zst) zstd -qdc "$f" >"$STAGE/lib/modules/ringd/$m.ko" ;;
-	*.gz) gzip -dc "$f" >"$STAGE/lib/modules/ringd/$m.ko" ;;
-	*) cp "$f" "$STAGE/lib/modules/ringd/$m.ko" ;;
-	esac
-	echo "$m" >>"$STAGE/lib/modules/ringd/order"
-done
+vm_modules "$STAGE/lib/modules/ringd" crc32_generic udp_tunnel ip6_udp_tunnel ib_core \
+	ib_uverbs configfs ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe veth
 [ -e "$STAGE/dev/console" ] || mknod "$STAGE/dev/console" c 5 1 2>/dev/null || true
 
 INITRD=$OUTDIR/initramfs.cpio.gz
@@ -227,7 +172,6 @@ printf 'vm.sh: kernel %s, initramfs %s (%s KiB) built in %.1f s\n' "$KVER" \
 	"${INITRD#$ROOT/}" "$(( $(stat -c %s "$INITRD") / 1024 ))" "$(awk "BEGIN{print $T1 - $T0}")"
 
 # --- boot --------------------------------------------------------------------
-CONSOLE=$OUTDIR/console.log
 # panic=-1 + -no-reboot: a kernel panic ends qemu at once instead of waiting
 # for the timeout; loglevel=5 keeps info chatter off the console but shows
 # warnings, oopses and panics.
@@ -235,60 +179,7 @@ CONSOLE=$OUTDIR/console.log
 # system call plus an emulated device read, microseconds that real hosts
 # (vDSO + TSC) do not pay and that both benchmarked tools would time.
 APPEND="console=ttyS0 panic=-1 loglevel=5 clocksource=tsc tsc=reliable rdinit=/init -- $PAYLOAD $*"
-# Rarely (seen once in ~15 boots on a loaded 2-core host) a TCG boot stalls
-# before /init (RCU stall, a vCPU's timer never fires). A watchdog kills a
-# boot that has not reached /init within BOOT_LIMIT seconds and we boot once more.
-BOOT_LIMIT=${RINGD_VM_BOOT_LIMIT:-60}
-boot() {
-	rm -f "$OUTDIR/qemu.pid" "$OUTDIR/boot-stalled"
-	: >"$CONSOLE"
-	# (The console pipeline must not buffer: the watchdog reads the file.)
-	(
-		end=$(($(date +%s) + BOOT_LIMIT))
-		while [ "$(date +%s)" -lt "$end" ]; do
-			grep -aq 'init: reached /init' "$CONSOLE" && exit 0
-			sleep 1
-		done
-		touch "$OUTDIR/boot-stalled"
-		[ -f "$OUTDIR/qemu.pid" ] && kill "$(cat "$OUTDIR/qemu.pid")"
-	) &
-	WD=$!
-	B0=$(date +%s)
-	set +e
-	timeout -k 5 "$TIMEOUT" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 2G \
-		-nographic -no-reboot -nic none -pidfile "$OUTDIR/qemu.pid" \
-		-kernel "$VMLINUZ" -initrd "$INITRD" -append "$APPEND" </dev/null 2>&1 |
-		sed -u -e 's/\r//g' | tee "$CONSOLE" | sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/^/[vm] /'
-	QRC=${PIPESTATUS[0]}
-	kill "$WD" 2>/dev/null
-	wait "$WD" 2>/dev/null
-	set -e
-	echo "vm.sh: VM ran $(($(date +%s) - B0)) s (qemu status $QRC)"
-}
-echo "vm.sh: booting (TCG, timeout ${TIMEOUT}s), console in ${CONSOLE#$ROOT/}"
-boot
-if [ -f "$OUTDIR/boot-stalled" ]; then
-	cp "$CONSOLE" "$OUTDIR/console-stalled.log"
-	echo "vm.sh: boot did not reach /init within ${BOOT_LIMIT}s (see ${OUTDIR#$ROOT/}/console-stalled.log); booting again"
-	boot
-	if [ -f "$OUTDIR/boot-stalled" ]; then
-		echo "vm.sh: FAIL: boot did not reach /init within ${BOOT_LIMIT}s, twice" >&2
-		exit 125
-	fi
-fi
-
-RES=$(grep -a -o 'RINGD-VM-RESULT [0-9][0-9]*' "$CONSOLE" | tail -n 1 | cut -d' ' -f2)
-if [ -n "$RES" ]; then
-	echo "vm.sh: payload '$PAYLOAD' exited $RES"
-	exit "$RES"
-fi
-if [ "$QRC" = 124 ] || [ "$QRC" = 137 ]; then
-	echo "vm.sh: FAIL: VM killed after ${TIMEOUT}s timeout, no result from payload '$PAYLOAD' (see ${CONSOLE#$ROOT/})" >&2
-	exit 124
-fi
-if grep -aq 'Kernel panic' "$CONSOLE"; then
-	echo "vm.sh: FAIL: kernel panic, no result (see ${CONSOLE#$ROOT/})" >&2
-else
-	echo "vm.sh: FAIL: qemu exited $QRC without a RINGD-VM-RESULT line (see ${CONSOLE#$ROOT/})" >&2
-fi
-exit 125
+VM_BOOT_MARK='init: reached /init'
+vm_boot || exit 125
+vm_result "$PAYLOAD" || exit $?
+exit 0
