@@ -322,6 +322,27 @@ def ringd_up(c, bindir, report_chars=None, tail_lines=20, **kw):
 
 
 @contextlib.contextmanager
+def surveyed_ring(order, bindir, cluster=None, **kw):
+    """A ring cabled in `order` (or `cluster`, not yet up), the daemons up
+    with no automatic survey, and one short survey done once every node
+    heard both neighbours' beacons (else the ring is not all there yet);
+    kw goes to Ringd (report_chars, heartbeat_ms, ...)."""
+    from cluster import Cluster
+    from conftest import new_prefix
+    c = cluster or Cluster(order, new_prefix())
+    with ringd_up(c, bindir, coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT, **kw) as r:
+        r.setup_pki()
+        r.start_all(timeout=20)
+        wait_for(lambda: neighbours_heard(r, order), 60,
+                 "every node to hear its two neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
+        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
+            p.returncode, p.stderr, r.log_tails())
+        yield r
+
+
+@contextlib.contextmanager
 def surveyed(cl, bindir, prepare=None, quiet=False, **kw):
     """cl brought up, prepare(cl) run, a SurveyRingd (kw) started on it and
     its first survey done (then, with quiet, its traffic settled); stopped

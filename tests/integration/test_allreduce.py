@@ -14,9 +14,7 @@ import time
 import pytest
 
 import cluster as cl
-from conftest import new_prefix
-from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
-                      neighbours_heard, rate_gbps, ringd_up, shape_ring)
+from ringtest import (rate_gbps, shape_ring, surveyed_ring)
 
 ORDER = ["n1", "n2", "n3", "n4"]
 SMALL = ["--sizes", "64K..1M", "--iterations", "3", "--warmup", "1"]
@@ -24,17 +22,7 @@ SMALL = ["--sizes", "64K..1M", "--iterations", "3", "--warmup", "1"]
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
-                  report_chars=3000, heartbeat_ms=500,
-                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
-                  agent_extra=FAST_AGENT) as r:
-        r.setup_pki()
-        r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
-                    "every node to hear its two neighbours")
-        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
-            p.returncode, p.stderr, r.log_tails())
+    with surveyed_ring(ORDER, ringd_bin, report_chars=3000, heartbeat_ms=500) as r:
         yield r
 
 

@@ -3,7 +3,6 @@ short survey (n1-n2-n3-n4-n1, and the field notes' n1-n2-n4-n3-n1): a
 launcher's rank order and rendezvous address compared with what the
 survey measured."""
 
-import contextlib
 import json
 import os
 import subprocess
@@ -12,9 +11,8 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, SurveyRingd,
-                      facing_port, neighbours_heard, ringd_up, stop_and_check,
-                      surveyed)
+from ringtest import (SurveyRingd, facing_port, stop_and_check, surveyed,
+                      surveyed_ring)
 
 ORDER = ["n1", "n2", "n3", "n4"]
 RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
@@ -24,24 +22,9 @@ RDZV_ERROR = "Timed out waiting for clients, 3/4 clients joined"
 FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
 
 
-@contextlib.contextmanager
-def surveyed_ring(order, ringd_bin):
-    with ringd_up(cl.Cluster(order, new_prefix()), ringd_bin,
-                  heartbeat_ms=500, coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
-                  agent_extra=FAST_AGENT) as r:
-        r.setup_pki()
-        r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r, order), 60,
-                    "every node to hear its two neighbours")
-        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
-            p.returncode, p.stderr, r.log_tails())
-        yield r
-
-
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    with surveyed_ring(ORDER, ringd_bin) as r:
+    with surveyed_ring(ORDER, ringd_bin, heartbeat_ms=500) as r:
         yield r
 
 
@@ -274,7 +257,7 @@ def test_before_any_survey_exits_2(make_cluster, ringd_bin, tmp_path):
 def test_field_notes_natural_order(root, ringd_bin, tmp_path):
     """The field notes' first failure: hosts in name order on the ring
     n1-n2-n4-n3 cross both diagonals; the fix is the physical order."""
-    with surveyed_ring(FN_ORDER, ringd_bin) as r:
+    with surveyed_ring(FN_ORDER, ringd_bin, heartbeat_ms=500) as r:
         addrs = {n: mgmt(r, n) for n in FN_ORDER}
         text = "".join("%s slots=1\n" % addrs[n] for n in ORDER)
         rc, doc, out, err = check(r, "ranks",

@@ -15,11 +15,8 @@ import time
 
 import pytest
 
-import cluster as cl
-from conftest import new_prefix
 from daemons import REPO
-from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
-                      neighbours_heard, ringd_up)
+from ringtest import (surveyed_ring)
 
 SCRIPT = os.path.join(REPO, "ringctl", "ringctl.bash")
 ORDER = ["n1", "n2", "n3"]
@@ -234,16 +231,7 @@ def test_hung_coordinator_bounded(ringctl_bin):
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
-                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
-                  agent_extra=FAST_AGENT) as r:
-        r.setup_pki()
-        r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
-                    "every node to hear its two neighbours")
-        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
-            p.returncode, p.stderr, r.log_tails())
+    with surveyed_ring(ORDER, ringd_bin) as r:
         yield r
 
 

@@ -15,10 +15,7 @@ import sqlite3
 
 import pytest
 
-import cluster as cl
-from conftest import new_prefix
-from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY, LogMark,
-                      neighbours_heard, ringd_up)
+from ringtest import (LogMark, surveyed_ring)
 
 ORDER = ["n1", "n2", "n3"]
 PLAN = ["plan", "--layers", "40", "--token-ms", "17.76"]
@@ -27,17 +24,7 @@ SEEN = {}  # test_2's plan, for test_3 after the restart
 
 @pytest.fixture(scope="module")
 def ringd(root, ringd_bin):
-    with ringd_up(cl.Cluster(ORDER, new_prefix()), ringd_bin,
-                  report_chars=3000, heartbeat_ms=500,
-                  coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
-                  agent_extra=FAST_AGENT) as r:
-        r.setup_pki()
-        r.start_all(timeout=20)
-        cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
-                    "every node to hear its two neighbours")
-        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-        assert p.returncode == 0, "survey --wait: rc %d %s\n%s" % (
-            p.returncode, p.stderr, r.log_tails())
+    with surveyed_ring(ORDER, ringd_bin, report_chars=3000, heartbeat_ms=500) as r:
         yield r
 
 
