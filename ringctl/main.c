@@ -219,20 +219,6 @@ static int ringctl_bad_usage(const char *fmt, ...)
 	return EXIT_TROUBLE;
 }
 
-/* Error texts can carry what agents sent: never a raw control byte on the
- * operator's terminal. */
-static void ringctl_print_escaped(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\x%02x", ch);
-		else
-			fputc(ch, f);
-	}
-}
-
 /* Send one request and hand back its reply of type want, or print why not
  * (unless rc->quiet: polling). */
 static Ring__Envelope *ringctl_call(const struct ringctl *rc,
@@ -251,7 +237,7 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
 		if (!rc->quiet) {
 			fputs("ringctl: coordinator: ", stderr);
-			ringctl_print_escaped(stderr, rep->error->text);
+			writer_fputs_safe(stderr, rep->error->text);
 			fputc('\n', stderr);
 		}
 		frame_free(rep);
@@ -584,7 +570,7 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 		fclose(f);
 	if (r < 0) {
 		fprintf(stderr, "ringctl: ");
-		ringctl_print_escaped(stderr, err);
+		writer_fputs_safe(stderr, err);
 		fputc('\n', stderr);
 		return CHECK_CANNOT;
 	}

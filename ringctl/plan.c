@@ -799,20 +799,6 @@ int plan_render(struct writer *w, const Ring__StatusReply *r,
 	return n == sel->n && f.holds ? 0 : 1;
 }
 
-/* What came from the coordinator may hold anything: no raw control byte
- * on the operator's terminal. */
-static void plan_print_escaped(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\x%02x", ch);
-		else
-			fputc(ch, f);
-	}
-}
-
 int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		 const struct plan_opts *o)
 {
@@ -836,7 +822,7 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
 		fputs("ringctl: coordinator: ", stderr);
-		plan_print_escaped(stderr, rep->error->text);
+		writer_fputs_safe(stderr, rep->error->text);
 		fputc('\n', stderr);
 		goto out;
 	}
@@ -852,7 +838,7 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	}
 	if (plan_select(rep->status_reply, o, sel, err, sizeof(err)) < 0) {
 		fputs("ringctl: plan: ", stderr);
-		plan_print_escaped(stderr, err);
+		writer_fputs_safe(stderr, err);
 		fputc('\n', stderr);
 		goto out;
 	}

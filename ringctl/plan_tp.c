@@ -605,18 +605,6 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 	return res->used >= 0 && !res->n_missing ? 0 : 1;
 }
 
-static void plan_tp_escaped(const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fprintf(stderr, "\\x%02x", ch);
-		else
-			fputc(ch, stderr);
-	}
-}
-
 int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		const struct plan_opts *o)
 {
@@ -638,7 +626,7 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	}
 	if (topo->body_case == RING__ENVELOPE__BODY_ERROR) {
 		fputs("ringctl: coordinator: ", stderr);
-		plan_tp_escaped(topo->error->text);
+		writer_fputs_safe(stderr, topo->error->text);
 		fputc('\n', stderr);
 		goto out;
 	}
@@ -666,7 +654,7 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 			"latency\n");
 	} else if (ar->body_case == RING__ENVELOPE__BODY_ERROR) {
 		fputs("ringctl: coordinator: ", stderr);
-		plan_tp_escaped(ar->error->text);
+		writer_fputs_safe(stderr, ar->error->text);
 		fputc('\n', stderr);
 		goto out;
 	} else {
@@ -682,7 +670,7 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	if (plan_tp_compute(topo->ranks_reply->topology, reports, o, res, err,
 			    sizeof(err)) < 0) {
 		fputs("ringctl: plan: ", stderr);
-		plan_tp_escaped(err);
+		writer_fputs_safe(stderr, err);
 		fputc('\n', stderr);
 		goto out;
 	}

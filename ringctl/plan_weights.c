@@ -220,18 +220,6 @@ int plan_weights_render(struct writer *w, const Ring__Topology *t,
 	return compared && compared == all->n_nodes ? 0 : 2;
 }
 
-static void plan_weights_escaped(const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fprintf(stderr, "\\x%02x", ch);
-		else
-			fputc(ch, stderr);
-	}
-}
-
 /* One request; the reply of type want, or NULL after saying why. */
 static Ring__Envelope *plan_weights_ask(const char *sock, int timeout_ms,
 					Ring__Envelope *req,
@@ -246,7 +234,7 @@ static Ring__Envelope *plan_weights_ask(const char *sock, int timeout_ms,
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
 		fputs("ringctl: coordinator: ", stderr);
-		plan_weights_escaped(rep->error->text);
+		writer_fputs_safe(stderr, rep->error->text);
 		fputc('\n', stderr);
 		frame_free(rep);
 		return NULL;

@@ -83,20 +83,6 @@ int watch_cmd_parse(int argc, char **argv, struct watch_cmd_opts *o, char *err,
 	return 0;
 }
 
-/* What came from the coordinator may hold anything: no raw control byte
- * on the operator's terminal. */
-static void watch_cmd_escaped(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch < 0x20 || ch == 0x7f)
-			fprintf(f, "\\x%02x", ch);
-		else
-			fputc(ch, f);
-	}
-}
-
 static void watch_cmd_figure(struct writer *w, const char *key, double v,
 			     int decimals)
 {
@@ -209,19 +195,19 @@ void watch_cmd_render(FILE *out, enum writer_format fmt,
 		/* One line: time, kind, subject, text. */
 		render_format_time(ev->ts_ms, t, sizeof(t));
 		fprintf(out, "%s %-11s ", t, ev->kind);
-		watch_cmd_escaped(out, ev->subject);
+		writer_fputs_safe(out, ev->subject);
 		fputc(' ', out);
-		watch_cmd_escaped(out, ev->text);
+		writer_fputs_safe(out, ev->text);
 		fputc('\n', out);
 		if (!strcmp(ev->kind, "snapshot"))
 			for (size_t i = 0; i < ev->n_edges; i++) {
 				fputs("  ", out);
-				watch_cmd_escaped(out, ev->edges[i]->edge);
+				writer_fputs_safe(out, ev->edges[i]->edge);
 				fputc(' ', out);
-				watch_cmd_escaped(out, ev->edges[i]->state);
+				writer_fputs_safe(out, ev->edges[i]->state);
 				if (*ev->edges[i]->reason)
 					fputs(": ", out);
-				watch_cmd_escaped(out, ev->edges[i]->reason);
+				writer_fputs_safe(out, ev->edges[i]->reason);
 				fputc('\n', out);
 			}
 		fflush(out);
@@ -341,7 +327,7 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		if (r->body_case == RING__ENVELOPE__BODY_ERROR &&
 		    (r->request_id == req.request_id || !r->request_id)) {
 			fputs("ringctl: coordinator: ", stderr);
-			watch_cmd_escaped(stderr, r->error->text);
+			writer_fputs_safe(stderr, r->error->text);
 			fputc('\n', stderr);
 			frame_free(r);
 			break;

@@ -1261,3 +1261,15 @@ void writer_finish(struct writer *w)
 	free(w->stack);
 	free(w);
 }
+
+void writer_fputs_safe(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+}

@@ -62,4 +62,9 @@ enum writer_format writer_get_format(const struct writer *w);
 /* Members left out so far as duplicate keys (a bug in the caller). */
 size_t writer_duplicates(const struct writer *w);
 
+/* s to f as it is, but every control byte as \xNN: error texts and
+ * events can carry what agents sent, and none may reach the operator's
+ * terminal raw. NULL prints nothing. */
+void writer_fputs_safe(FILE *f, const char *s);
+
 #endif
