@@ -179,6 +179,7 @@ class FakeAgent:
         self.replies = []  # messages that answered us (errors, acks)
         self.lock = threading.Lock()
         self.closed = False
+        self.close_reason = None  # why the reader stopped, for failures
         self.sock = None
         self.rbuf = bytearray()
         self._stop = threading.Event()
@@ -201,11 +202,11 @@ class FakeAgent:
         return self.sock
 
     def send(self, typ, body, request_id=0):
-        with self.lock:
-            self.sock.sendall(frame(typ, body, request_id))
+        self.send_raw(frame(typ, body, request_id))
 
     def send_raw(self, data):
         with self.lock:
+            self.sock.settimeout(5)
             self.sock.sendall(data)
 
     def _frame(self):
@@ -232,8 +233,15 @@ class FakeAgent:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise socket.timeout("no message")
-            self.sock.settimeout(left)
-            chunk = self.sock.recv(65536)
+            # OpenSSL's SSL object must not be used by two threads at
+            # once: reads take the send lock too, a slice at a time, so
+            # a send from the test waits at most 50 ms.
+            with self.lock:
+                self.sock.settimeout(min(left, 0.05))
+                try:
+                    chunk = self.sock.recv(65536)
+                except (socket.timeout, ssl.SSLWantReadError):
+                    continue
             if not chunk:
                 raise ConnectionError("closed by the coordinator")
             self.rbuf += chunk
@@ -257,14 +265,16 @@ class FakeAgent:
                 seq += 1
                 try:
                     self.send(HEARTBEAT, f_varint(1, seq))
-                except OSError:
+                except OSError as e:
+                    self.close_reason = "heartbeat: %r" % e
                     break
                 next_hb = now + self.hb_ms / 1000.0
             try:
                 m = self.recv(timeout=0.05)
             except (socket.timeout, ssl.SSLWantReadError):
                 continue
-            except (OSError, ConnectionError, ValueError):
+            except (OSError, ConnectionError, ValueError) as e:
+                self.close_reason = repr(e)
                 break
             if m.type == HEARTBEAT:
                 continue
@@ -275,7 +285,8 @@ class FakeAgent:
             if self.on_request:
                 try:
                     self.on_request(self, m)
-                except OSError:
+                except OSError as e:
+                    self.close_reason = "on_request: %r" % e
                     break
         self.closed = True
 
@@ -294,6 +305,8 @@ class FakeAgent:
             if self.replies:
                 return self.replies.pop(0)
             if self.closed:
+                print("fake %s: reader stopped: %s" %
+                      (self.node, self.close_reason))
                 return None
             time.sleep(0.05)
         raise TimeoutError("no Error for %s" % self.node)
