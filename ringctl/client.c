@@ -2,6 +2,8 @@
  * control socket. */
 #include "client.h"
 
+#include "writer.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -97,4 +99,35 @@ int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 fail:
 	close(fd);
 	return -1;
+}
+
+Ring__Envelope *client_call(const char *sock, int timeout_ms,
+			    Ring__Envelope *req, Ring__Envelope__BodyCase want,
+			    enum client_quiet quiet)
+{
+	Ring__Envelope *rep = NULL;
+	char err[512];
+
+	if (client_request(sock, timeout_ms, req, &rep, err, sizeof(err)) < 0) {
+		if (quiet != CLIENT_QUIET)
+			fprintf(stderr, "ringctl: %s\n", err);
+		return NULL;
+	}
+	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
+		if (quiet == CLIENT_LOUD) {
+			fputs("ringctl: coordinator: ", stderr);
+			writer_fputs_safe(stderr, rep->error->text);
+			fputc('\n', stderr);
+		}
+		frame_free(rep);
+		return NULL;
+	}
+	if (rep->body_case != want) {
+		if (quiet != CLIENT_QUIET)
+			fprintf(stderr, "ringctl: unexpected reply (%s)\n",
+				frame_type_name((uint16_t)rep->body_case));
+		frame_free(rep);
+		return NULL;
+	}
+	return rep;
 }

@@ -15,4 +15,14 @@
 int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		   Ring__Envelope **rep, char *err, size_t errlen);
 
+/* What client_call leaves unsaid: nothing; the coordinator's Error (the
+ * caller has a better word for "not there"); everything (polling). */
+enum client_quiet { CLIENT_LOUD, CLIENT_QUIET_ERROR, CLIENT_QUIET };
+
+/* client_request, keeping only a reply of type want: otherwise say why
+ * on stderr (the coordinator's text escaped) and return NULL. */
+Ring__Envelope *client_call(const char *sock, int timeout_ms,
+			    Ring__Envelope *req, Ring__Envelope__BodyCase want,
+			    enum client_quiet quiet);
+
 #endif

@@ -751,42 +751,6 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 /* ---- requests ---- */
 
 /* Texts from agents on the operator's terminal: no control byte. */
-static void explain_put(const char *s)
-{
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s,
-		      stderr);
-}
-
-static Ring__Envelope *explain_call(const char *sock, int timeout_ms,
-				    Ring__Envelope *req,
-				    Ring__Envelope__BodyCase want, int quiet)
-{
-	Ring__Envelope *rep = NULL;
-	char err[512];
-
-	if (client_request(sock, timeout_ms, req, &rep, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ringctl: %s\n", err);
-		return NULL;
-	}
-	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		if (!quiet) {
-			fputs("ringctl: coordinator: ", stderr);
-			explain_put(rep->error->text);
-			fputc('\n', stderr);
-		}
-		frame_free(rep);
-		return NULL;
-	}
-	if (rep->body_case != want) {
-		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-			frame_type_name((uint16_t)rep->body_case));
-		frame_free(rep);
-		return NULL;
-	}
-	return rep;
-}
-
 static Ring__Envelope *explain_inventory(const char *sock, int timeout_ms,
 					 const char *node)
 {
@@ -796,8 +760,9 @@ static Ring__Envelope *explain_inventory(const char *sock, int timeout_ms,
 	ir.node = (char *)node;
 	req.body_case = RING__ENVELOPE__BODY_INVENTORY_REQUEST;
 	req.inventory_request = &ir;
-	return explain_call(sock, timeout_ms, &req,
-			    RING__ENVELOPE__BODY_INVENTORY_REPLY, 1);
+	return client_call(sock, timeout_ms, &req,
+			   RING__ENVELOPE__BODY_INVENTORY_REPLY,
+			   CLIENT_QUIET_ERROR);
 }
 
 /* ---- rendering ---- */
@@ -1268,8 +1233,9 @@ static Ring__HistoryReply *explain_fetch_history(const char *sock,
 	hr.edge = (char *)name;
 	req.body_case = RING__ENVELOPE__BODY_HISTORY_REQUEST;
 	req.history_request = &hr;
-	*hold = explain_call(sock, timeout_ms, &req,
-			     RING__ENVELOPE__BODY_HISTORY_REPLY, 1);
+	*hold = client_call(sock, timeout_ms, &req,
+			    RING__ENVELOPE__BODY_HISTORY_REPLY,
+			    CLIENT_QUIET_ERROR);
 	return *hold ? (*hold)->history_reply : NULL;
 }
 
@@ -1534,11 +1500,11 @@ static void explain_unknown(const Ring__StatusReply *st, const char *name)
 
 	snprintf(shown, sizeof(shown), "%s", name);
 	fputs("ringctl: no node or edge '", stderr);
-	explain_put(shown);
+	writer_fputs_safe(stderr, shown);
 	fputs("'; nodes:", stderr);
 	for (size_t i = 0; i < st->n_nodes && i < EXPLAIN_LIST_MAX; i++) {
 		fputs(i ? ", " : " ", stderr);
-		explain_put(st->nodes[i]->node);
+		writer_fputs_safe(stderr, st->nodes[i]->node);
 	}
 	if (st->n_nodes > EXPLAIN_LIST_MAX)
 		fputs(", ...", stderr);
@@ -1550,7 +1516,7 @@ static void explain_unknown(const Ring__StatusReply *st, const char *name)
 
 		text_edge_msg_name(e, sizeof(e), t->edges[i]);
 		fputs(i ? ", " : " ", stderr);
-		explain_put(e);
+		writer_fputs_safe(stderr, e);
 	}
 	if (t && t->n_edges > EXPLAIN_LIST_MAX)
 		fputs(", ...", stderr);
@@ -1582,8 +1548,8 @@ int explain_cmd(const char *sock, int timeout_ms, enum writer_format fmt,
 	}
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
-	rep = explain_call(sock, timeout_ms, &req,
-			   RING__ENVELOPE__BODY_STATUS_REPLY, 0);
+	rep = client_call(sock, timeout_ms, &req,
+			  RING__ENVELOPE__BODY_STATUS_REPLY, CLIENT_LOUD);
 	if (!rep)
 		return EXPLAIN_TROUBLE;
 	st = rep->status_reply;

@@ -225,32 +225,8 @@ static Ring__Envelope *ringctl_call(const struct ringctl *rc,
 				    Ring__Envelope *req,
 				    Ring__Envelope__BodyCase want)
 {
-	Ring__Envelope *rep = NULL;
-	char err[512];
-
-	if (client_request(rc->sock, rc->timeout_ms, req, &rep, err,
-			   sizeof(err)) < 0) {
-		if (!rc->quiet)
-			fprintf(stderr, "ringctl: %s\n", err);
-		return NULL;
-	}
-	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		if (!rc->quiet) {
-			fputs("ringctl: coordinator: ", stderr);
-			writer_fputs_safe(stderr, rep->error->text);
-			fputc('\n', stderr);
-		}
-		frame_free(rep);
-		return NULL;
-	}
-	if (rep->body_case != want) {
-		if (!rc->quiet)
-			fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-				frame_type_name((uint16_t)rep->body_case));
-		frame_free(rep);
-		return NULL;
-	}
-	return rep;
+	return client_call(rc->sock, rc->timeout_ms, req, want,
+			   rc->quiet ? CLIENT_QUIET : CLIENT_LOUD);
 }
 
 static int ringctl_verbose_flag(const char *arg)

@@ -815,22 +815,10 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		return plan_tp_run(sock, timeout_ms, fmt, o);
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
-	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <
-	    0) {
-		fprintf(stderr, "ringctl: %s\n", err);
+	rep = client_call(sock, timeout_ms, &req,
+			  RING__ENVELOPE__BODY_STATUS_REPLY, CLIENT_LOUD);
+	if (!rep)
 		return 2;
-	}
-	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		fputs("ringctl: coordinator: ", stderr);
-		writer_fputs_safe(stderr, rep->error->text);
-		fputc('\n', stderr);
-		goto out;
-	}
-	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
-		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-			frame_type_name((uint16_t)rep->body_case));
-		goto out;
-	}
 	sel = calloc(1, sizeof(*sel));
 	if (!sel) {
 		perror("ringctl");

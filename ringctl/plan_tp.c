@@ -619,21 +619,12 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 
 	req.body_case = RING__ENVELOPE__BODY_RANKS_REQUEST;
 	req.ranks_request = &rr;
-	if (client_request(sock, timeout_ms, &req, &topo, err, sizeof(err)) <
-	    0) {
-		fprintf(stderr, "ringctl: %s\n", err);
+	topo = client_call(sock, timeout_ms, &req,
+			   RING__ENVELOPE__BODY_RANKS_REPLY, CLIENT_LOUD);
+	if (!topo)
 		return 2;
-	}
-	if (topo->body_case == RING__ENVELOPE__BODY_ERROR) {
-		fputs("ringctl: coordinator: ", stderr);
-		writer_fputs_safe(stderr, topo->error->text);
-		fputc('\n', stderr);
-		goto out;
-	}
-	if (topo->body_case != RING__ENVELOPE__BODY_RANKS_REPLY ||
-	    !topo->ranks_reply->topology) {
-		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-			frame_type_name((uint16_t)topo->body_case));
+	if (!topo->ranks_reply->topology) {
+		fputs("ringctl: the coordinator sent no topology\n", stderr);
 		goto out;
 	}
 	req = (Ring__Envelope)RING__ENVELOPE__INIT;

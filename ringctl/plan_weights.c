@@ -220,34 +220,6 @@ int plan_weights_render(struct writer *w, const Ring__Topology *t,
 	return compared && compared == all->n_nodes ? 0 : 2;
 }
 
-/* One request; the reply of type want, or NULL after saying why. */
-static Ring__Envelope *plan_weights_ask(const char *sock, int timeout_ms,
-					Ring__Envelope *req,
-					Ring__Envelope__BodyCase want)
-{
-	Ring__Envelope *rep = NULL;
-	char err[512];
-
-	if (client_request(sock, timeout_ms, req, &rep, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ringctl: %s\n", err);
-		return NULL;
-	}
-	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		fputs("ringctl: coordinator: ", stderr);
-		writer_fputs_safe(stderr, rep->error->text);
-		fputc('\n', stderr);
-		frame_free(rep);
-		return NULL;
-	}
-	if (rep->body_case != want) {
-		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-			frame_type_name((uint16_t)rep->body_case));
-		frame_free(rep);
-		return NULL;
-	}
-	return rep;
-}
-
 int plan_weights_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		     const struct plan_opts *o)
 {
@@ -261,8 +233,8 @@ int plan_weights_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	 * compare with, so no disk is read for nothing. */
 	req.body_case = RING__ENVELOPE__BODY_RANKS_REQUEST;
 	req.ranks_request = &rr;
-	topo = plan_weights_ask(sock, timeout_ms, &req,
-				RING__ENVELOPE__BODY_RANKS_REPLY);
+	topo = client_call(sock, timeout_ms, &req,
+			   RING__ENVELOPE__BODY_RANKS_REPLY, CLIENT_LOUD);
 	if (!topo)
 		return 2;
 	rt.path = (char *)o->weights;
@@ -272,11 +244,11 @@ int plan_weights_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	req = (Ring__Envelope)RING__ENVELOPE__INIT;
 	req.body_case = RING__ENVELOPE__BODY_READ_TEST_REQUEST;
 	req.read_test_request = &rt;
-	rep = plan_weights_ask(sock,
-			       timeout_ms > PLAN_WEIGHTS_WAIT_MS
-				       ? timeout_ms
-				       : PLAN_WEIGHTS_WAIT_MS,
-			       &req, RING__ENVELOPE__BODY_READ_TEST_RESULT);
+	rep = client_call(
+		sock,
+		timeout_ms > PLAN_WEIGHTS_WAIT_MS ? timeout_ms
+						  : PLAN_WEIGHTS_WAIT_MS,
+		&req, RING__ENVELOPE__BODY_READ_TEST_RESULT, CLIENT_LOUD);
 	if (!rep)
 		goto out;
 	w = writer_new(stdout, fmt);
