@@ -2,6 +2,7 @@
  * nodes on a circle in the measured order, so that it needs no layout
  * engine and reads the same in a browser, an image viewer or a diff. */
 #include "svg.h"
+#include "clock.h"
 #include "text.h"
 
 #include <errno.h>
@@ -155,18 +156,6 @@ static void svg_id(struct svg_out *o, const char *prefix, const char *name)
 	}
 	svg_put(o, prefix, strlen(prefix));
 	svg_put(o, buf, n);
-}
-
-static void svg_time(unsigned long long ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (!ms || !gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "%s", "never");
-		return;
-	}
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* "12s", "4m", "3h", "2d" ago. */
@@ -1012,8 +1001,8 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 			svg_esc(o, t->live_gap, 2 * SVG_NAME_MAX);
 		}
 	}
-	svg_time(t ? t->surveyed_ms : 0, when, sizeof(when));
-	svg_time(r->now_ms, now, sizeof(now));
+	clock_format_utc(t ? t->surveyed_ms : 0, when, sizeof(when), "never");
+	clock_format_utc(r->now_ms, now, sizeof(now), "never");
 	svg_age(t ? t->surveyed_ms : 0, r->now_ms, age, sizeof(age));
 	svg_printf(o,
 		   "</text>\n<text id=\"measured\" x=\"24\" y=\"80\" "

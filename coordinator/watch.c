@@ -380,15 +380,11 @@ static void watch_raise(struct watch *w, const char *rule, const char *subject,
 static void watch_cert(struct watch *w, const char *who, const char *node,
 		       uint64_t not_after_ms, uint64_t now_ms)
 {
-	time_t t;
-	struct tm tm;
-	char when[32] = "?";
+	char when[32];
 
 	if (!not_after_ms || not_after_ms > now_ms + WATCH_CERT_WARN_MS)
 		return;
-	t = (time_t)(not_after_ms / 1000);
-	if (gmtime_r(&t, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_format_utc(not_after_ms, when, sizeof(when), "?");
 	watch_raise(w, "cert_expiring", who, node, NULL,
 		    not_after_ms <= now_ms ? ALERT_CRITICAL : ALERT_WARNING,
 		    now_ms,

@@ -2,6 +2,7 @@
  * topology, test reports, ranks) through the writer, and the text formats
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
+#include "clock.h"
 #include "report_counters.h"
 #include "text.h"
 
@@ -12,14 +13,7 @@
 
 void render_format_time(unsigned long long ms, char *buf, size_t len)
 {
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (!ms || !gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "%s", "");
-		return;
-	}
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	clock_format_utc(ms, buf, len, "");
 }
 
 const char *render_health(const Ring__StatusReply *r)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "svg.h"
 
 /* ---- A small XML reader: well-formed or not ---- */
@@ -382,6 +383,21 @@ static void expect_tag(const char *doc, const char *id, const char *has)
 
 /* ---- Tests ---- */
 
+/* The picture's "measured at": RFC 3339 UTC, and the word for never when
+ * there is no time or no room for it. */
+static void test_clock_format(void **state)
+{
+	char buf[32], small[8];
+
+	(void)state;
+	clock_format_utc(1796360565123ULL, buf, sizeof(buf), "never");
+	assert_string_equal(buf, "2026-12-04T05:02:45Z");
+	clock_format_utc(0, buf, sizeof(buf), "never");
+	assert_string_equal(buf, "never");
+	clock_format_utc(1796360565123ULL, small, sizeof(small), "?");
+	assert_string_equal(small, "?");
+}
+
 static void test_ring(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
@@ -741,6 +757,7 @@ static void test_bounded(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_clock_format),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_switch),
