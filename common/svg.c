@@ -3,6 +3,7 @@
  * engine and reads the same in a browser, an image viewer or a diff. */
 #include "svg.h"
 #include "clock.h"
+#include "diagonal.h"
 #include "text.h"
 
 #include <errno.h>
@@ -567,23 +568,14 @@ static void svg_diagonals(struct svg *g)
 	size_t drawn = 0;
 
 	for (size_t i = 0; i < t->n_diagonals && drawn < SVG_MAX_EDGES; i++) {
-		const Ring__DiagonalCheck *d = t->diagonals[i], *show = d;
+		const Ring__DiagonalCheck *d = t->diagonals[i],
+					  *show = diagonal_pair_show(t, i,
+								     NULL);
 		const struct svg_node *a = svg_find(g, d->a),
 				      *b = svg_find(g, d->b);
 		char pair[2 * SVG_NAME_MAX + 4];
 		double f = drawn % 2 ? 0.7 : 0.3, x, y;
-		int first = 1;
-
-		for (size_t k = 0; k < t->n_diagonals; k++) {
-			const Ring__DiagonalCheck *o = t->diagonals[k];
-
-			if (strcmp(o->a, d->a) || strcmp(o->b, d->b))
-				continue;
-			first &= k >= i;
-			if (o->path && !show->path)
-				show = o;
-		}
-		if (!first || !a || !b)
+		if (!show || !a || !b)
 			continue;
 		drawn++;
 		snprintf(pair, sizeof(pair), "%.*s-%.*s", SVG_NAME_MAX, d->a,
@@ -799,21 +791,12 @@ static void svg_diagonal_list(struct svg *g)
 	size_t shown = 0, pairs = 0;
 
 	for (size_t i = 0; i < t->n_diagonals; i++) {
-		const Ring__DiagonalCheck *d = t->diagonals[i], *show = d;
+		const Ring__DiagonalCheck *d = t->diagonals[i],
+					  *show = diagonal_pair_show(t, i,
+								     NULL);
 		char pair[2 * SVG_NAME_MAX + 4], verdict[SVG_NOTE_MAX + 1];
 		const char *paren;
-		int first = 1;
-
-		for (size_t k = 0; k < t->n_diagonals; k++) {
-			const Ring__DiagonalCheck *o = t->diagonals[k];
-
-			if (strcmp(o->a, d->a) || strcmp(o->b, d->b))
-				continue;
-			first &= k >= i;
-			if (o->path && !show->path)
-				show = o;
-		}
-		if (!first)
+		if (!show)
 			continue;
 		if (!pairs++)
 			svg_heading(g, "Diagonals");

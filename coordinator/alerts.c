@@ -528,3 +528,19 @@ int alerts_restore(struct alerts *t, const struct alert *a)
 		alerts_trim_resolved(t);
 	return 0;
 }
+
+void alerts_to_wire(const struct alert *a, Ring__Alert *dst)
+{
+	ring__alert__init(dst);
+	dst->rule = (char *)a->rule;
+	dst->severity = (Ring__Severity)a->severity;
+	dst->firing = a->firing;
+	dst->subject = (char *)a->subject;
+	dst->node = (char *)a->node;
+	dst->edge = (char *)a->edge;
+	dst->message = (char *)a->message;
+	dst->first_seen_ms = a->first_seen_ms;
+	dst->last_seen_ms = a->last_seen_ms;
+	dst->resolved_ms = a->resolved_ms;
+	dst->flaps = a->flaps;
+}

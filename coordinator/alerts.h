@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ring.pb-c.h"
+
 #define ALERTS_RULE_LEN 32
 #define ALERTS_SUBJECT_LEN 160
 #define ALERTS_NODE_LEN 64
@@ -119,6 +121,10 @@ size_t alerts_firing(const struct alerts *t);
  * that changes the table). Never allocates. */
 size_t alerts_list(const struct alerts *t, int all, const struct alert **out,
 		   size_t max);
+
+/* The wire form of a: dst's strings point into a (no copies), so dst is
+ * valid as long as a is. */
+void alerts_to_wire(const struct alert *a, Ring__Alert *dst);
 
 /* Put back an alert saved before a restart (no notification): a firing
  * one fires on without a second FIRED (a later clear resolves it and

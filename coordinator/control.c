@@ -244,21 +244,8 @@ static int control_alerts_fill(const struct control *co, int all,
 	}
 	got = co->view->alerts(co->view->arg, all, v, total);
 	for (size_t i = 0; i < got && i < total; i++) {
-		Ring__Alert *a = &(*out)[i];
-
-		ring__alert__init(a);
-		a->rule = (char *)v[i]->rule;
-		a->severity = (Ring__Severity)v[i]->severity;
-		a->firing = v[i]->firing;
-		a->subject = (char *)v[i]->subject;
-		a->node = (char *)v[i]->node;
-		a->edge = (char *)v[i]->edge;
-		a->message = (char *)v[i]->message;
-		a->first_seen_ms = v[i]->first_seen_ms;
-		a->last_seen_ms = v[i]->last_seen_ms;
-		a->resolved_ms = v[i]->resolved_ms;
-		a->flaps = v[i]->flaps;
-		(*outp)[i] = a;
+		alerts_to_wire(v[i], &(*out)[i]);
+		(*outp)[i] = &(*out)[i];
 		(*n)++;
 	}
 	free(v);

@@ -81,18 +81,8 @@ static int page_alerts(struct page_reply *p, const struct alerts *t)
 	}
 	n = alerts_list(t, 0, v, PAGE_MAX_ALERTS);
 	for (size_t i = 0; i < n && i < PAGE_MAX_ALERTS; i++) {
-		Ring__Alert *a = &p->al[i];
-
-		ring__alert__init(a);
-		a->rule = (char *)v[i]->rule;
-		a->severity = (Ring__Severity)v[i]->severity;
-		a->firing = v[i]->firing;
-		a->subject = (char *)v[i]->subject;
-		a->node = (char *)v[i]->node;
-		a->edge = (char *)v[i]->edge;
-		a->message = (char *)v[i]->message;
-		a->first_seen_ms = v[i]->first_seen_ms;
-		p->alp[p->rep.n_alerts++] = a;
+		alerts_to_wire(v[i], &p->al[i]);
+		p->alp[p->rep.n_alerts++] = &p->al[i];
 	}
 	p->rep.alerts = p->alp;
 	free(v);

@@ -3,6 +3,7 @@
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
 #include "clock.h"
+#include "diagonal.h"
 #include "report_counters.h"
 #include "text.h"
 
@@ -717,22 +718,12 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 {
 	writer_table_start(w, "diagonals");
 	for (size_t i = 0; i < t->n_diagonals; i++) {
-		const Ring__DiagonalCheck *d = t->diagonals[i], *show = d;
+		const Ring__DiagonalCheck *d = t->diagonals[i], *show;
 		char pair[140], verdict[256];
-		size_t n = 0;
-		int first = 1;
+		size_t n;
 
-		for (size_t k = 0; k < t->n_diagonals; k++) {
-			const Ring__DiagonalCheck *o = t->diagonals[k];
-
-			if (strcmp(o->a, d->a) || strcmp(o->b, d->b))
-				continue;
-			first &= k >= i;
-			n++;
-			if (o->path && !show->path)
-				show = o;
-		}
-		if (!first)
+		show = diagonal_pair_show(t, i, &n);
+		if (!show)
 			continue;
 		writer_obj_start(w, NULL);
 		snprintf(pair, sizeof(pair), "%s-%s", d->a, d->b);

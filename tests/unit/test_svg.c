@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "diagonal.h"
 #include "svg.h"
 
 /* ---- A small XML reader: well-formed or not ---- */
@@ -398,6 +399,33 @@ static void test_clock_format(void **state)
 	assert_string_equal(small, "?");
 }
 
+/* Each diagonal pair once, at its first check, showing a path on any of
+ * its addresses. */
+static void test_diagonal_pairs(void **state)
+{
+	Ring__DiagonalCheck c[3], *v[3] = {&c[0], &c[1], &c[2]};
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	const char *pairs[3][2] = {{"n1", "n3"}, {"n2", "n4"}, {"n1", "n3"}};
+	size_t n = 99;
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		ring__diagonal_check__init(&c[k]);
+		c[k].a = (char *)pairs[k][0];
+		c[k].b = (char *)pairs[k][1];
+	}
+	c[2].path = 1;
+	t.diagonals = v;
+	t.n_diagonals = 3;
+	assert_ptr_equal(diagonal_pair_show(&t, 0, &n), &c[2]);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(diagonal_pair_show(&t, 1, &n), &c[1]);
+	assert_int_equal(n, 1);
+	assert_null(diagonal_pair_show(&t, 2, &n));
+	c[2].path = 0;
+	assert_ptr_equal(diagonal_pair_show(&t, 0, NULL), &c[0]);
+}
+
 static void test_ring(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
@@ -758,6 +786,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock_format),
+		cmocka_unit_test(test_diagonal_pairs),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_switch),
