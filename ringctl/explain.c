@@ -767,17 +767,6 @@ static Ring__Envelope *explain_inventory(const char *sock, int timeout_ms,
 
 /* ---- rendering ---- */
 
-static void explain_time(struct writer *w, const char *key, uint64_t ms)
-{
-	char t[32];
-
-	render_format_time(ms, t, sizeof(t));
-	if (*t)
-		writer_str(w, key, t);
-	else
-		writer_none(w, key, "");
-}
-
 static void explain_opt(struct writer *w, const char *key, double v)
 {
 	if (v >= 0)
@@ -837,7 +826,7 @@ static void explain_edge_figures(struct writer *w, const Ring__Edge *e,
 {
 	writer_obj_start(w, "figures");
 	writer_str(w, "method", e->method);
-	explain_time(w, "measured", e->measured_ms);
+	render_time(w, "measured", e->measured_ms, "");
 	writer_uint(w, "age_s",
 		    e->measured_ms && now_ms > e->measured_ms
 			    ? (now_ms - e->measured_ms) / 1000
@@ -873,16 +862,16 @@ static void explain_edge_figures(struct writer *w, const Ring__Edge *e,
 	if (e->busy && *e->busy)
 		writer_str(w, "busy_not_measured", e->busy);
 	writer_str(w, "live_state", e->live_state);
-	explain_time(w, "live_since", e->live_since_ms);
+	render_time(w, "live_since", e->live_since_ms, "");
 	writer_str(w, "live_reason", e->live_reason);
 	if (e->light_ms) {
-		explain_time(w, "light_check", e->light_ms);
+		render_time(w, "light_check", e->light_ms, "");
 		explain_opt(w, "light_lat_p50_us_measured",
 			    e->light_lat_p50_us);
 		writer_str(w, "light_error", e->light_error);
 	}
 	if (e->rechecked_ms) {
-		explain_time(w, "rechecked", e->rechecked_ms);
+		render_time(w, "rechecked", e->rechecked_ms, "");
 		writer_str(w, "recheck_reason", e->recheck_reason);
 	}
 	writer_uint(w, "self_bytes_last_hour_computed", e->self_bytes_hour);
@@ -902,7 +891,7 @@ static void explain_cable_section(struct writer *w, const Ring__Topology *t,
 	writer_uint(w, "functions", c->functions);
 	writer_double(w, "nominal_gbps_computed", c->nominal_gbps, 1);
 	/* Every function pair of the cable at once, at the survey. */
-	explain_time(w, "measured", t->surveyed_ms);
+	render_time(w, "measured", t->surveyed_ms, "");
 	explain_opt(w, "port_gbps_a_to_b_measured", c->port_gbps_a_to_b);
 	explain_opt(w, "port_gbps_b_to_a_measured", c->port_gbps_b_to_a);
 	writer_str(w, "error", c->error);
@@ -918,7 +907,7 @@ static void explain_cable_section(struct writer *w, const Ring__Topology *t,
 				continue;
 			writer_obj_start_named(w, r->mode);
 			writer_str(w, "mode", r->mode);
-			explain_time(w, "measured", t->surveyed_ms);
+			render_time(w, "measured", t->surveyed_ms, "");
 			explain_opt(w, "gbps_a_to_b_measured", le->gbps_a_to_b);
 			explain_opt(w, "gbps_b_to_a_measured", le->gbps_b_to_a);
 			writer_str(w, "error", le->error);
@@ -944,7 +933,7 @@ static void explain_end(struct writer *w, const char *node,
 	writer_str(w, "address", address);
 	if (ir && ir->status)
 		/* The inventory is the agent's last report. */
-		explain_time(w, "inventory_seen", ir->status->last_seen_ms);
+		render_time(w, "inventory_seen", ir->status->last_seen_ms, "");
 	if (!f) {
 		writer_str(w, "inventory",
 			   inv ? "no such interface" : "no inventory");
@@ -1039,9 +1028,9 @@ static void explain_history(struct writer *w, const Ring__HistoryReply *h)
 	}
 	writer_uint(w, "samples", h->n_samples);
 	writer_bool(w, "truncated", h->truncated);
-	explain_time(w, "first", h->n_samples ? h->samples[0]->ts_ms : 0);
-	explain_time(w, "last",
-		     h->n_samples ? h->samples[h->n_samples - 1]->ts_ms : 0);
+	render_time(w, "first", h->n_samples ? h->samples[0]->ts_ms : 0, "");
+	render_time(w, "last",
+		    h->n_samples ? h->samples[h->n_samples - 1]->ts_ms : 0, "");
 	for (size_t i = 0; i < h->n_samples; i++) {
 		const Ring__HistorySample *x = h->samples[i];
 		size_t j;
@@ -1089,7 +1078,7 @@ static void explain_history(struct writer *w, const Ring__HistoryReply *h)
 			      2);
 		writer_double(w, "max_measured", s[j].v[s[j].n - 1], 2);
 		writer_double(w, "last_measured", s[j].last, 2);
-		explain_time(w, "last_at", s[j].last_ts);
+		render_time(w, "last_at", s[j].last_ts, "");
 		writer_obj_end(w);
 		free(s[j].v);
 	}
@@ -1105,7 +1094,7 @@ static void explain_ceiling_section(struct writer *w,
 	writer_obj_start(w, "ceiling");
 	writer_str(w, "figure", c->figure);
 	explain_opt(w, "gbps_measured", c->gbps);
-	explain_time(w, "measured", c->measured_ms);
+	render_time(w, "measured", c->measured_ms, "");
 	writer_table_start(w, "limits");
 	for (unsigned i = 0; i < c->n_limits; i++) {
 		writer_obj_start(w, NULL);
@@ -1292,7 +1281,7 @@ static int explain_edge(const char *sock, int timeout_ms,
 			 e->a_interface, e->b, e->b_interface);
 		writer_str(w, "ports", ports);
 	}
-	explain_time(w, "surveyed", t->surveyed_ms);
+	render_time(w, "surveyed", t->surveyed_ms, "");
 	explain_edge_figures(w, e, st->now_ms);
 	explain_cable_section(w, t, e);
 	writer_list_start(w, "ends");
@@ -1435,10 +1424,10 @@ static int explain_node(const char *sock, int timeout_ms,
 	writer_bool(w, "expected", ns->expected);
 	writer_str(w, "mgmt_address", ns->mgmt_address);
 	writer_str(w, "agent_version", ns->agent_version);
-	explain_time(w, "connected_since", ns->connected_since_ms);
-	explain_time(w, "last_seen", ns->last_seen_ms);
+	render_time(w, "connected_since", ns->connected_since_ms, "");
+	render_time(w, "last_seen", ns->last_seen_ms, "");
 	if (ns->down_since_ms) {
-		explain_time(w, "down_since", ns->down_since_ms);
+		render_time(w, "down_since", ns->down_since_ms, "");
 		writer_str(w, "down_reason", ns->down_reason);
 	}
 	writer_uint(w, "mem_total_kib", ns->mem_total_kib);
@@ -1448,7 +1437,7 @@ static int explain_node(const char *sock, int timeout_ms,
 	explain_node_inventory(w, iv && iv->inventory_reply
 					  ? iv->inventory_reply->inventory
 					  : NULL);
-	explain_time(w, "surveyed", t ? t->surveyed_ms : 0);
+	render_time(w, "surveyed", t ? t->surveyed_ms : 0, "");
 	writer_table_start(w, "edges");
 	for (size_t i = 0; t && i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
@@ -1470,7 +1459,7 @@ static int explain_node(const char *sock, int timeout_ms,
 					  e->rdma_write_gbps_b_to_a));
 		explain_opt(w, "lat_p50_us_measured",
 			    e->n_latency ? e->latency[0]->p50_us : -1);
-		explain_time(w, "measured", e->measured_ms);
+		render_time(w, "measured", e->measured_ms, "");
 		writer_str(w, "error", *e->error ? e->error : e->rdma_error);
 		writer_obj_end(w);
 		edge_bad |=

@@ -339,20 +339,14 @@ int plan_tp_compute(const Ring__Topology *t,
 static void plan_tp_time(struct writer *w, const char *key, uint64_t ms,
 			 const char *age_key, uint64_t now_ms)
 {
-	char t[64];
-
-	if (!ms) {
-		writer_none(w, key, "unknown");
-		if (age_key)
-			writer_none(w, age_key, "");
+	render_time(w, key, ms, "unknown");
+	if (!age_key)
 		return;
-	}
-	render_format_time(ms, t, sizeof(t));
-	writer_str(w, key, t);
-	if (age_key)
+	if (!ms)
+		writer_none(w, age_key, "");
+	else
 		writer_uint(w, age_key, now_ms > ms ? (now_ms - ms) / 1000 : 0);
 }
-
 /* "n1,n2,n4,n3" */
 static const char *plan_tp_join(char *const *v, size_t n, char *buf, size_t len)
 {

@@ -90,18 +90,6 @@ double plan_weights_edge_in(const Ring__Topology *t, const char *node,
 	return best;
 }
 
-static void plan_weights_time(struct writer *w, const char *key, uint64_t ms)
-{
-	char t[64];
-
-	if (!ms) {
-		writer_none(w, key, "unknown");
-		return;
-	}
-	render_format_time(ms, t, sizeof(t));
-	writer_str(w, key, t);
-}
-
 int plan_weights_render(struct writer *w, const Ring__Topology *t,
 			const Ring__ReadTestResult *all)
 {
@@ -126,8 +114,8 @@ int plan_weights_render(struct writer *w, const Ring__Topology *t,
 			writer_uint(w, "disk_bytes_measured", r->bytes);
 			writer_double(w, "disk_seconds_measured", r->seconds,
 				      3);
-			plan_weights_time(w, "disk_measured_at",
-					  r->measured_ms);
+			render_time(w, "disk_measured_at", r->measured_ms,
+				    "unknown");
 			writer_double(w, "disk_gbytes_per_s_computed", disk, 2);
 			writer_bool(w, "direct", r->direct);
 			writer_uint(w, "files", r->files);
@@ -147,8 +135,8 @@ int plan_weights_render(struct writer *w, const Ring__Topology *t,
 			snprintf(name, sizeof(name), "%s-%s", e->a, e->b);
 			writer_str(w, "edge", name);
 			writer_double(w, "edge_gbps_in_measured", gbps, 1);
-			plan_weights_time(w, "edge_measured_at",
-					  e->measured_ms);
+			render_time(w, "edge_measured_at", e->measured_ms,
+				    "unknown");
 			writer_double(w, "edge_gbytes_per_s_computed", gbps / 8,
 				      2);
 		} else {

@@ -17,6 +17,18 @@ void render_format_time(unsigned long long ms, char *buf, size_t len)
 	clock_format_utc(ms, buf, len, "");
 }
 
+void render_time(struct writer *w, const char *key, uint64_t ms,
+		 const char *none)
+{
+	char t[32];
+
+	render_format_time(ms, t, sizeof(t));
+	if (*t)
+		writer_str(w, key, t);
+	else
+		writer_none(w, key, none);
+}
+
 const char *render_health(const Ring__StatusReply *r)
 {
 	/* The coordinator's, from its firing alerts; an older one sends

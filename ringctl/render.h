@@ -4,6 +4,7 @@
 #define RING_RENDER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ring.pb-c.h"
@@ -25,6 +26,9 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		   size_t n, int brief);
 /* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */
 void render_format_time(unsigned long long ms, char *buf, size_t len);
+/* key: the time, or "none" (writer_none) for 0. */
+void render_time(struct writer *w, const char *key, uint64_t ms,
+		 const char *none);
 
 /* "n1 =0.95= n2 =0.95= n4 =0.48= n3 =0.95= (n1)": each edge with its
  * measured top-of-ladder Gbps, worse direction. */
