@@ -38,7 +38,7 @@ class Ringd:
     PORT = 7420
 
     def __init__(self, cluster, bindir=None, heartbeat_ms=500, misses=3,
-                 coord_extra=(), agent_extra=()):
+                 coord_extra=(), agent_extra=(), coord_debug=None):
         self.cl = cluster
         self.bin = os.path.abspath(bindir or bin_dir())
         self.w = cluster.workdir
@@ -51,6 +51,7 @@ class Ringd:
         self.misses = misses
         self.coord_extra = list(coord_extra)
         self.agent_extra = list(agent_extra)
+        self.coord_debug = coord_debug  # -d SUBSYS for the coordinator
         self.coord = None
         self.agents = {}  # node -> Proc of the real agent
         self.others = []  # extra processes (impostors, ...)
@@ -193,7 +194,8 @@ class Ringd:
     def start_coordinator(self, conf=None, wait=True):
         conf = conf or self.write("coordinator.conf", self.coord_conf_text())
         self.coord = self.cl.spawn(
-            "coord", [self.path("ring-coordinator"), "-c", conf],
+            "coord", [self.path("ring-coordinator"), "-c", conf] +
+            (["-d", self.coord_debug] if self.coord_debug else []),
             os.path.join(self.log_dir, "coordinator.log"),
             name="ring-coordinator", env=SANITIZER_ENV)
         if wait:

@@ -93,11 +93,12 @@ class SurveyRingd(Ringd):
     """Ringd with fast survey settings and a chosen nominal port speed."""
 
     def __init__(self, cluster, bindir, nominal="200G", coord_extra=(),
-                 agent_extra=(), grace="5s"):
+                 agent_extra=(), grace="5s", coord_debug=None):
         super().__init__(cluster, bindir, heartbeat_ms=500, misses=3,
                          coord_extra=COORD_FAST + ["survey_grace %s" % grace] +
                          list(coord_extra),
-                         agent_extra=AGENT_FAST + list(agent_extra))
+                         agent_extra=AGENT_FAST + list(agent_extra),
+                         coord_debug=coord_debug)
         self.nominal = nominal
 
     def agent_conf_text(self, node, cert_name=None, pki=None, ca=None,

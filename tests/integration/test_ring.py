@@ -193,7 +193,7 @@ def fn(root, ringd_bin):
     a node that is down from starting a partial survey."""
     cl = Cluster(FN_ORDER, new_prefix(), extra_unaddressed_ports=1)
     with surveyed(cl, ringd_bin, prepare=lambda c: shape_ring(c, FN_RATE),
-                  quiet=True, grace="600s") as r:
+                  quiet=True, grace="600s", coord_debug="survey") as r:
         yield cl, r
 
 
@@ -417,21 +417,27 @@ def test_agent_killed_during_bw_test_and_survey(fn):
     assert took < duration, took
 
     # n2 comes back: its two edges are re-checked alone (not the ring),
-    # one per round (they share n2); n1 dies in the first round.
+    # one per round (they share n2); n1 dies in n1-n2's round. Both
+    # usually start in one run; CI once saw n1-n2 start alone (n2-n4 due
+    # a moment later: each change restarts an edge's wait). Wait for the
+    # run with n1-n2 and kill n1 in it; the coordinator runs with
+    # "-d survey" so that its log says what was queued, when and why.
     before = r.topology()
     mark = LogMark(r.coord.log)
     r.start_agent("n2")
     r.wait_all_up(20)
-    mark.wait(r"re-check started: .*n2 came back", 60)
-    started = mark.new()
-    assert re.search(r"n1-n2 \(n2 came back\)", started), started
-    assert re.search(r"n2-n4 \(n2 came back\)", started), started
-    mark.wait(r"survey: round 1 of 2: 1 edge", 30)
+    mark.wait(r"re-check started: [^\n]*n1-n2 \(n2 came back\)[^\n]*\n"
+              r"(?:[^\n]*\n)*?[^\n]*survey: round 1 of \d+: 1 edge", 60,
+              "a re-check run with n1-n2 (n2 came back) in its first round")
     time.sleep(1.0)
     assert r.status_doc()["survey"] == "running"
     r.agents["n1"].signal(signal.SIGKILL)
     assert r.agents["n1"].wait(10) is not None
-    top = r.wait_recheck(["n1-n2", "n2-n4"], before, timeout=90)
+    try:
+        top = r.wait_recheck(["n1-n2", "n2-n4"], before, timeout=90)
+    except Exception as e:
+        # What was queued, when and why ("-d survey"): the story.
+        raise AssertionError("%s\n%s" % (e, mark.new())) from e
     log = mark.new()
     assert "survey started" not in log, log  # no full survey
     assert top["kind"] == "ring"
@@ -440,7 +446,8 @@ def test_agent_killed_during_bw_test_and_survey(fn):
     edges = edges_by_name(top)
     old = edges_by_name(before)
     for name in ("n1-n2", "n2-n4"):
-        assert edges[name]["recheck_reason"] == "n2 came back", edges[name]
+        assert edges[name]["recheck_reason"] == "n2 came back", (
+            edges[name], log)
     # The edges without n2 were not touched.
     for name in ("n3-n4", "n1-n3"):
         assert "rechecked" not in edges[name], edges[name]
