@@ -3,7 +3,7 @@
  * engine and reads the same in a browser, an image viewer or a diff. */
 #include "svg.h"
 #include "clock.h"
-#include "diagonal.h"
+#include "topoview.h"
 #include "text.h"
 
 #include <errno.h>
@@ -338,20 +338,6 @@ static const char *svg_colour(const char *state)
 	return "#1565c0";
 }
 
-/* The top of the ladder, worse direction; < 0 not measured. */
-static double svg_edge_gbps(const Ring__Edge *e)
-{
-	double a, b;
-
-	if (!e->n_gbps_a_to_b || !e->n_gbps_b_to_a)
-		return -1;
-	a = e->gbps_a_to_b[e->n_gbps_a_to_b - 1];
-	b = e->gbps_b_to_a[e->n_gbps_b_to_a - 1];
-	if (a < 0 || b < 0)
-		return a < 0 ? b : a;
-	return a < b ? a : b;
-}
-
 static double svg_worse(double a, double b)
 {
 	if (a < 0 || b < 0)
@@ -413,7 +399,7 @@ static int svg_edge(struct svg *g, const Ring__Edge *e, size_t k, size_t m)
 		lx = -dy;
 		ly = dx;
 	}
-	gb = svg_edge_gbps(e);
+	gb = topoview_edge_gbps(e);
 	snprintf(l1, sizeof(l1), "%s", state);
 	if (gb >= 0 && e->n_latency)
 		snprintf(l2, sizeof(l2), "%.2f Gbps \xc2\xb7 %.1f \xc2\xb5s",
@@ -569,8 +555,7 @@ static void svg_diagonals(struct svg *g)
 
 	for (size_t i = 0; i < t->n_diagonals && drawn < SVG_MAX_EDGES; i++) {
 		const Ring__DiagonalCheck *d = t->diagonals[i],
-					  *show = diagonal_pair_show(t, i,
-								     NULL);
+					  *show = topoview_diagonal(t, i, NULL);
 		const struct svg_node *a = svg_find(g, d->a),
 				      *b = svg_find(g, d->b);
 		char pair[2 * SVG_NAME_MAX + 4];
@@ -792,8 +777,7 @@ static void svg_diagonal_list(struct svg *g)
 
 	for (size_t i = 0; i < t->n_diagonals; i++) {
 		const Ring__DiagonalCheck *d = t->diagonals[i],
-					  *show = diagonal_pair_show(t, i,
-								     NULL);
+					  *show = topoview_diagonal(t, i, NULL);
 		char pair[2 * SVG_NAME_MAX + 4], verdict[SVG_NOTE_MAX + 1];
 		const char *paren;
 		if (!show)
@@ -1062,7 +1046,7 @@ static void svg_edge_list(struct svg *g, const char *heading)
 		const char *state = svg_edge_state(e);
 		char name[2 * SVG_NAME_MAX + 40], fig[200], cls[32];
 		char bw[48] = ", not measured", lat[48] = "", rdma[48] = "";
-		double gb = svg_edge_gbps(e),
+		double gb = topoview_edge_gbps(e),
 		       rg = svg_worse(e->rdma_write_gbps_a_to_b,
 				      e->rdma_write_gbps_b_to_a);
 

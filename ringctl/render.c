@@ -3,7 +3,7 @@
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
 #include "clock.h"
-#include "diagonal.h"
+#include "topoview.h"
 #include "report_counters.h"
 #include "text.h"
 
@@ -407,20 +407,6 @@ static const Ring__Edge *render_edge_between(const Ring__Topology *t,
 	return NULL;
 }
 
-/* The top of the ladder, worse direction: what the edge carries. */
-static double render_edge_top(const Ring__Edge *e)
-{
-	double a, b;
-
-	if (!e || !e->n_gbps_a_to_b || !e->n_gbps_b_to_a)
-		return -1;
-	a = e->gbps_a_to_b[e->n_gbps_a_to_b - 1];
-	b = e->gbps_b_to_a[e->n_gbps_b_to_a - 1];
-	if (a < 0 || b < 0)
-		return a < 0 ? b : a;
-	return a < b ? a : b;
-}
-
 /* What the cable of edge e carries: its port step (every function at
  * once, worse direction) where twins were measured together, else the
  * edge's own top figure. */
@@ -437,7 +423,7 @@ static double render_cable_top(const Ring__Topology *t, const Ring__Edge *e)
 			       ? c->port_gbps_a_to_b
 			       : c->port_gbps_b_to_a;
 	}
-	return render_edge_top(e);
+	return topoview_edge_gbps(e);
 }
 
 void render_ring_picture(const Ring__Topology *t, char *buf, size_t len)
@@ -526,7 +512,7 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 			unsigned long long now_ms)
 {
 	char buf[256];
-	double top = render_edge_top(e);
+	double top = topoview_edge_gbps(e);
 	int rdma;
 
 	text_edge_msg_name(buf, sizeof(buf), e);
@@ -668,7 +654,7 @@ static void render_edge_brief(struct writer *w, const Ring__Edge *e,
 			      unsigned long long now_ms)
 {
 	char buf[256];
-	double top = render_edge_top(e);
+	double top = topoview_edge_gbps(e);
 
 	text_edge_msg_name(buf, sizeof(buf), e);
 	writer_str(w, "edge", buf);
@@ -734,7 +720,7 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 		char pair[140], verdict[256];
 		size_t n;
 
-		show = diagonal_pair_show(t, i, &n);
+		show = topoview_diagonal(t, i, &n);
 		if (!show)
 			continue;
 		writer_obj_start(w, NULL);

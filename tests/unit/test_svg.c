@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "diagonal.h"
+#include "topoview.h"
 #include "svg.h"
 
 /* ---- A small XML reader: well-formed or not ---- */
@@ -417,13 +417,32 @@ static void test_diagonal_pairs(void **state)
 	c[2].path = 1;
 	t.diagonals = v;
 	t.n_diagonals = 3;
-	assert_ptr_equal(diagonal_pair_show(&t, 0, &n), &c[2]);
+	assert_ptr_equal(topoview_diagonal(&t, 0, &n), &c[2]);
 	assert_int_equal(n, 2);
-	assert_ptr_equal(diagonal_pair_show(&t, 1, &n), &c[1]);
+	assert_ptr_equal(topoview_diagonal(&t, 1, &n), &c[1]);
 	assert_int_equal(n, 1);
-	assert_null(diagonal_pair_show(&t, 2, &n));
+	assert_null(topoview_diagonal(&t, 2, &n));
 	c[2].path = 0;
-	assert_ptr_equal(diagonal_pair_show(&t, 0, NULL), &c[0]);
+	assert_ptr_equal(topoview_diagonal(&t, 0, NULL), &c[0]);
+}
+
+/* An edge's figure: the top of its ladder, the worse direction; one
+ * direction when the other failed; none without a ladder both ways. */
+static void test_edge_gbps(void **state)
+{
+	Ring__Edge e = RING__EDGE__INIT;
+	double ab[] = {1.0, 5.0}, ba[] = {2.0, 4.0};
+
+	(void)state;
+	assert_true(topoview_edge_gbps(NULL) < 0);
+	assert_true(topoview_edge_gbps(&e) < 0);
+	e.gbps_a_to_b = ab;
+	e.n_gbps_a_to_b = 2;
+	e.gbps_b_to_a = ba;
+	e.n_gbps_b_to_a = 2;
+	assert_true(topoview_edge_gbps(&e) == 4.0);
+	ba[1] = -1;
+	assert_true(topoview_edge_gbps(&e) == 5.0);
 }
 
 static void test_ring(void **state)
@@ -787,6 +806,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_clock_format),
 		cmocka_unit_test(test_diagonal_pairs),
+		cmocka_unit_test(test_edge_gbps),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_switch),

@@ -1,0 +1,24 @@
+/* Rules for reading a published topology, shared by ringctl's reports,
+ * the picture (status -f svg and the coordinator's page). Pure. */
+#ifndef RING_TOPOVIEW_H
+#define RING_TOPOVIEW_H
+
+#include <stddef.h>
+
+#include "ring.pb-c.h"
+
+/* A survey checks each diagonal pair (two nodes that are not neighbours)
+ * once per address, so a topology can hold several checks of one pair;
+ * reports show each pair once, and a path on any address is what counts.
+ * For t->diagonals[i]: NULL when an earlier check has the same pair;
+ * else the check to show for the pair (the first with a path, or i's
+ * own), and in *checks (may be NULL) how many checks the pair has. */
+const Ring__DiagonalCheck *topoview_diagonal(const Ring__Topology *t, size_t i,
+					     size_t *checks);
+
+/* What edge e carries: the top of its TCP stream ladder, the worse
+ * direction (one direction when the other failed); < 0 when e is NULL or
+ * has no ladder both ways. */
+double topoview_edge_gbps(const Ring__Edge *e);
+
+#endif
