@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alert_text.h"
 #include "log.h"
 #include "text.h"
 
@@ -22,11 +23,12 @@
  * receiver notices a monitor that fell silent. */
 #define ALERTS_WATCHDOG_RULE "watchdog"
 
+/* a.clearing and a.cleared_ms say whether the condition is clearing
+ * (cleared, still firing until the hold-down has passed) and since
+ * when. */
 struct alerts_entry {
 	struct alert a;
-	int clearing;	   /* cleared, hold-down running */
-	uint64_t clear_ms; /* when the condition went away */
-	uint64_t round;	   /* the round that last raised it */
+	uint64_t round; /* the round that last raised it */
 };
 
 struct alerts {
@@ -171,18 +173,22 @@ static uint64_t alerts_since(uint64_t then, uint64_t now)
 static int alerts_hold_passed(const struct alerts *t,
 			      const struct alerts_entry *e, uint64_t now_ms)
 {
-	return e->clearing &&
-	       alerts_since(e->clear_ms, now_ms) >= t->conf.hold_down_ms;
+	return e->a.clearing &&
+	       alerts_since(e->a.cleared_ms, now_ms) >= t->conf.hold_down_ms;
 }
 
-/* Resolved as of when the condition went away: resolved_ms is the clear
- * time, not the end of the hold-down (that is only our certainty). */
+/* Resolved when the hold-down ended (what the sinks are told, and when);
+ * cleared_ms keeps when the condition went away. */
 static void alerts_resolve(struct alerts *t, struct alerts_entry *e)
 {
+	uint64_t end = e->a.cleared_ms + t->conf.hold_down_ms;
+
 	e->a.firing = 0;
 	/* 0 would read as firing: a clear at time 0 resolves at 1. */
-	e->a.resolved_ms = e->clear_ms ? e->clear_ms : 1;
-	e->clearing = 0;
+	e->a.resolved_ms = end ? end : 1;
+	e->a.clearing = 0;
+	alert_text_resolved(&e->a, e->a.resolved_message,
+			    sizeof(e->a.resolved_message));
 	t->n_firing--;
 	log_debug("alerts", "%s %s resolved (flaps %u)", e->a.rule,
 		  e->a.subject, e->a.flaps);
@@ -241,8 +247,9 @@ static void alerts_fire(struct alerts_entry *e, const char *node,
 	e->a.last_seen_ms = now_ms;
 	e->a.resolved_ms = 0;
 	e->a.flaps = 0;
-	e->clearing = 0;
-	e->clear_ms = 0;
+	e->a.clearing = 0;
+	e->a.cleared_ms = 0;
+	e->a.resolved_message[0] = '\0';
 }
 
 int alerts_raise(struct alerts *t, const char *rule, const char *subject,
@@ -269,8 +276,9 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		 * follows the facts (one end's carrier, then both) updates
 		 * the table quietly, or each flap would be a notification. */
 		changed = severity != e->a.severity;
-		if (e->clearing) {
-			e->clearing = 0;
+		if (e->a.clearing) {
+			e->a.clearing = 0;
+			e->a.cleared_ms = 0;
 			e->a.flaps++;
 		}
 		e->a.last_seen_ms = now_ms;
@@ -313,10 +321,10 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
  * keeps the first one's time); it is resolved by the caller's expiry. */
 static void alerts_start_clear(struct alerts_entry *e, uint64_t now_ms)
 {
-	if (!e->a.firing || e->clearing)
+	if (!e->a.firing || e->a.clearing)
 		return;
-	e->clearing = 1;
-	e->clear_ms = now_ms;
+	e->a.clearing = 1;
+	e->a.cleared_ms = now_ms;
 }
 
 void alerts_clear(struct alerts *t, const char *rule, const char *subject,
@@ -381,10 +389,11 @@ uint64_t alerts_tick(struct alerts *t, uint64_t now_ms)
 	for (i = 0; i < t->n; i++) {
 		const struct alerts_entry *e = t->v[i];
 
-		if (!e->clearing)
+		if (!e->a.clearing)
 			continue;
 		/* Not passed (alerts_expire resolved those): left >= 1. */
-		left = t->conf.hold_down_ms - alerts_since(e->clear_ms, now_ms);
+		left = t->conf.hold_down_ms -
+		       alerts_since(e->a.cleared_ms, now_ms);
 		if (next == 0 || left < next)
 			next = left;
 	}
@@ -397,27 +406,25 @@ static int alerts_counts(const struct alert *a)
 	       strcmp(a->rule, ALERTS_WATCHDOG_RULE) != 0;
 }
 
-const char *alerts_health(const struct alerts *t)
+int alerts_worst(const struct alerts *t, int *clearing)
 {
-	enum alert_severity worst = ALERT_INFO;
+	int worst = -1, all_clearing = 1;
 
-	if (!t)
-		return "healthy";
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; t && i < t->n; i++) {
 		const struct alert *a = &t->v[i]->a;
 
-		/* Health is the present: a condition that has cleared does
-		 * not count while its alert waits out the hold-down (which
-		 * only spares receivers a resolve/fire pair per flap). */
-		if (alerts_counts(a) && !t->v[i]->clearing &&
-		    a->severity > worst)
-			worst = a->severity;
+		if (!alerts_counts(a))
+			continue;
+		if ((int)a->severity > worst) {
+			worst = (int)a->severity;
+			all_clearing = a->clearing;
+		} else if ((int)a->severity == worst && !a->clearing) {
+			all_clearing = 0;
+		}
 	}
-	if (worst == ALERT_CRITICAL)
-		return "critical";
-	if (worst == ALERT_WARNING)
-		return "degraded";
-	return "healthy";
+	if (clearing)
+		*clearing = worst >= 0 && all_clearing;
+	return worst;
 }
 
 size_t alerts_firing(const struct alerts *t)
@@ -468,6 +475,17 @@ size_t alerts_list(const struct alerts *t, int all, const struct alert **out,
 	return n;
 }
 
+const struct alert *alerts_get(const struct alerts *t, const char *rule,
+			       const char *subject)
+{
+	const struct alerts_entry *e;
+
+	if (!t || !rule || !subject)
+		return NULL;
+	e = alerts_find(t, rule, subject);
+	return e ? &e->a : NULL;
+}
+
 int alerts_restore(struct alerts *t, const struct alert *a)
 {
 	struct alerts_entry *e;
@@ -510,6 +528,9 @@ int alerts_restore(struct alerts *t, const struct alert *a)
 	e->a.first_seen_ms = a->first_seen_ms;
 	e->a.last_seen_ms = a->last_seen_ms;
 	e->a.flaps = a->flaps;
+	alerts_copy(e->a.resolved_message, sizeof(e->a.resolved_message),
+		    a->resolved_message, sizeof(a->resolved_message));
+	e->a.cleared_ms = e->a.firing ? 0 : a->cleared_ms;
 	/* A resolved alert needs a resolution time for the keep limits. */
 	if (e->a.firing)
 		e->a.resolved_ms = 0;
@@ -543,4 +564,7 @@ void alerts_to_wire(const struct alert *a, Ring__Alert *dst)
 	dst->last_seen_ms = a->last_seen_ms;
 	dst->resolved_ms = a->resolved_ms;
 	dst->flaps = a->flaps;
+	dst->clearing = a->clearing ? 1 : 0;
+	dst->cleared_ms = a->cleared_ms;
+	dst->resolved_message = (char *)a->resolved_message;
 }

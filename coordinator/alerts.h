@@ -35,10 +35,18 @@ struct alert {
 	char message[ALERTS_MESSAGE_LEN];
 	uint64_t first_seen_ms; /* this episode's start */
 	uint64_t last_seen_ms;	/* the condition last held */
-	uint64_t resolved_ms;	/* 0 while firing; then when the condition
-				   went away (the clear that began the
-				   hold-down), not when the hold-down ended */
+	uint64_t resolved_ms;	/* 0 while firing; then when it was
+				   resolved: the end of the hold-down, when
+				   the sinks were told */
+	uint64_t cleared_ms;	/* when the condition went away (the clear
+				   that began the hold-down); 0 while it
+				   holds */
+	int clearing;		/* firing, but the condition is gone and
+				   the hold-down runs */
 	uint32_t flaps;		/* cleared and back within the hold-down */
+	/* What cleared and when, for a resolved one ("" while firing):
+	 * alert_text_resolved() of the episode. */
+	char resolved_message[ALERTS_MESSAGE_LEN];
 };
 
 enum alert_event {
@@ -107,12 +115,14 @@ void alerts_round_end(struct alerts *t, const char *const *rules,
  * none is pending (the caller arms its timer with it). */
 uint64_t alerts_tick(struct alerts *t, uint64_t now_ms);
 
-/* "healthy" when nothing fires, else "degraded" or "critical" by the most
- * severe firing alert whose condition holds now: ALERT_INFO alerts do not
- * count, nor does the "watchdog" rule (it fires while all is well), nor
- * an alert clearing within its hold-down. alerts_firing counts every
- * firing alert (clearing ones within their hold-down included). */
-const char *alerts_health(const struct alerts *t);
+/* The most severe firing alert that counts for health, or -1 when none
+ * does: ALERT_INFO alerts do not count, nor does the "watchdog" rule (it
+ * fires while all is well); an alert clearing within its hold-down does
+ * (it still fires: health never says healthy while anything fires).
+ * *clearing (may be NULL) is set when every alert of that severity is
+ * clearing. health.c turns this into the one health word. alerts_firing
+ * counts every firing alert (clearing ones included). */
+int alerts_worst(const struct alerts *t, int *clearing);
 size_t alerts_firing(const struct alerts *t);
 
 /* The alerts in order (firing first, most severe first, then oldest
@@ -125,6 +135,11 @@ size_t alerts_list(const struct alerts *t, int all, const struct alert **out,
 /* The wire form of a: dst's strings point into a (no copies), so dst is
  * valid as long as a is. */
 void alerts_to_wire(const struct alert *a, Ring__Alert *dst);
+
+/* The alert of (rule, subject) as it stands (firing or resolved), or
+ * NULL: valid until the table changes. */
+const struct alert *alerts_get(const struct alerts *t, const char *rule,
+			       const char *subject);
 
 /* Put back an alert saved before a restart (no notification): a firing
  * one fires on without a second FIRED (a later clear resolves it and

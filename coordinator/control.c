@@ -25,6 +25,7 @@
 #include "coord_conf.h"
 #include "counters_eval.h"
 #include "feed.h"
+#include "health.h"
 #include "nodes.h"
 #include "log.h"
 #include "readrelay.h"
@@ -256,7 +257,9 @@ static void control_alerts(struct client *cl, uint64_t id,
 			   const Ring__AlertsRequest *req)
 {
 	Ring__AlertsReply rep = RING__ALERTS_REPLY__INIT;
+	const struct control *co = cl->ctl;
 	Ring__Alert *a, **ap;
+	struct health h;
 	size_t n;
 
 	if (control_alerts_fill(cl->ctl, req->all, &a, &ap, &n) < 0) {
@@ -267,6 +270,13 @@ static void control_alerts(struct client *cl, uint64_t id,
 	rep.now_ms = clock_now_ms();
 	rep.n_alerts = n;
 	rep.alerts = ap;
+	if (co->view && co->view->health) {
+		co->view->health(co->view->arg, &h);
+		rep.health = (char *)health_name(h.state);
+		rep.health_cause = h.cause;
+		rep.health_subject = h.subject;
+		rep.health_text = h.text;
+	}
 	client_send(cl, id, RING__ENVELOPE__BODY_ALERTS_REPLY, &rep);
 	free(ap);
 	free(a);
@@ -460,6 +470,7 @@ static void control_status(struct client *cl, uint64_t id)
 	Ring__NodeStatus *st = NULL, **stp = NULL;
 	Ring__Alert *al = NULL, **alp = NULL;
 	size_t n_al = 0;
+	struct health h;
 	char ***unaddr = NULL;
 	struct node **v;
 	unsigned n, i;
@@ -486,8 +497,13 @@ static void control_status(struct client *cl, uint64_t id)
 	}
 	rep.topology = (Ring__Topology *)control_topology(co);
 	rep.survey_state = (char *)survey_state(co->survey);
-	if (co->view && co->view->health)
-		rep.health = (char *)co->view->health(co->view->arg);
+	if (co->view && co->view->health) {
+		co->view->health(co->view->arg, &h);
+		rep.health = (char *)health_name(h.state);
+		rep.health_cause = h.cause;
+		rep.health_subject = h.subject;
+		rep.health_text = h.text;
+	}
 	if (control_alerts_fill(co, 0, &al, &alp, &n_al) < 0)
 		goto oom;
 	rep.n_alerts = n_al;
@@ -1002,8 +1018,12 @@ static void control_watch(struct client *cl, uint64_t id,
 			  const Ring__WatchRequest *req)
 {
 	struct control *co = cl->ctl;
+	struct health h;
 	char why[256];
 	unsigned kinds;
+
+	if (co->view && co->view->health)
+		co->view->health(co->view->arg, &h);
 
 	if (!co->feed) {
 		conn_send_error(cl->conn, id,
@@ -1020,8 +1040,7 @@ static void control_watch(struct client *cl, uint64_t id,
 	cl->watch = feed_subscribe(
 		co->feed, bufferevent_get_output(conn_bev(cl->conn)), id,
 		cl->uid, kinds, control_topology(co),
-		co->view && co->view->health ? co->view->health(co->view->arg)
-					     : NULL,
+		co->view && co->view->health ? health_name(h.state) : NULL,
 		control_watch_gone, cl, why, sizeof(why));
 	if (!cl->watch) {
 		conn_send_error(cl->conn, id,

@@ -12,6 +12,7 @@
 #include "store.h"
 #include "survey.h"
 
+struct health;
 struct control;
 
 /* Serves the node table and the survey to ringctl. */
@@ -28,7 +29,8 @@ void control_free(struct control *ctl);
  * no history. */
 struct control_view {
 	const Ring__Topology *(*topology)(void *arg);
-	const char *(*health)(void *arg);
+	/* health.h: the one health (fills out). */
+	void (*health)(void *arg, struct health *out);
 	size_t (*alerts)(void *arg, int all, const struct alert **out,
 			 size_t max);
 	int (*history)(void *arg, const char *edge, uint64_t since_ms,

@@ -293,23 +293,33 @@ static const Ring__Topology *coord_view_topology(void *arg)
 	return t ? t : survey_topology(co->survey);
 }
 
-/* From the firing alerts; and an expected node that is not up (still
- * within the grace, before its alert) is never healthy either. */
-static const char *coord_view_health(void *arg)
+/* The one health (health.h) from the alerts and the states that are not
+ * alerts: no survey, no rank order, an expected node not up. */
+static void coord_health(struct coord *co, struct health *out)
 {
-	struct coord *co = arg;
-	const char *h = alerts_health(co->alerts);
+	const Ring__Topology *t = coord_view_topology(co);
+	struct health_facts f = {.alerts = co->alerts};
 	struct node **v;
 	unsigned n;
-	int missing = 0;
 
-	if (strcmp(h, "healthy"))
-		return h;
 	v = nodes_sorted(co->nodes, &n);
 	for (unsigned i = 0; v && i < n; i++)
-		missing |= v[i]->expected && v[i]->state != NODE_UP;
+		if (v[i]->expected && v[i]->state != NODE_UP) {
+			if (!f.n_missing++)
+				f.missing = v[i]->name;
+		}
+	f.has_topology = t != NULL;
+	f.kind = t ? t->kind : NULL;
+	f.n_ranks = t ? t->n_ranks : 0;
+	f.relearning =
+		watch_relearning(co->watch, clock_now_ms(), &f.relearn_left_ms);
+	health_derive(&f, out);
 	free(v);
-	return missing || !v ? "degraded" : h;
+}
+
+static void coord_view_health(void *arg, struct health *out)
+{
+	coord_health(arg, out);
 }
 
 static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
@@ -346,7 +356,11 @@ static void coord_restore(struct coord *co)
 	size_t len = 0;
 	uint64_t saved = 0;
 
+	int had_alerts = 0;
+	char when[32] = "";
+
 	store_alerts_load(co->store, coord_restore_alert, co);
+	had_alerts = alerts_list(co->alerts, 1, NULL, 0) > 0;
 	if (store_get_blob(co->store, "baselines", &buf, &len, &saved) == 0) {
 		watch_baselines_load(co->watch, buf, len);
 		free(buf);
@@ -360,8 +374,12 @@ static void coord_restore(struct coord *co)
 	if (store_get_blob(co->store, "topology", &buf, &len, &saved) < 0) {
 		if (errno != ENOENT)
 			log_warnx("store: cannot read the saved topology");
+		if (had_alerts)
+			watch_relearn_start(co->watch,
+					    co->conf->relearn_timeout_ms, "");
 		return;
 	}
+	clock_format_utc(saved, when, sizeof(when), "");
 	t = ring__topology__unpack(NULL, len, buf);
 	free(buf);
 	if (!t) {
@@ -369,6 +387,9 @@ static void coord_restore(struct coord *co)
 			  "ignored");
 		return;
 	}
+	/* Before the topology is judged: nothing fires from facts the
+	 * agents have not sent yet. */
+	watch_relearn_start(co->watch, co->conf->relearn_timeout_ms, when);
 	if (survey_restore(co->survey, t) < 0 ||
 	    watch_set_topology(co->watch, t) < 0)
 		log_warnx("store: out of memory restoring the topology");
@@ -400,6 +421,8 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->nodes = co->nodes;
 	src->topology = coord_view_topology(co);
 	src->alerts = co->alerts;
+	coord_health(co, &co->health);
+	src->health = &co->health;
 	src->coordinator = co->conf->name;
 	src->version = RING_VERSION;
 	src->now_ms = clock_now_ms();
@@ -438,6 +461,7 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	coord_health(co, &co->health);
 	for (size_t i = 0; t && i < t->n_edges && used < sizeof(edges); i++) {
 		int n = snprintf(
 			edges + used, sizeof(edges) - used, "%s%s-%s %s",
@@ -449,7 +473,7 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 	}
 	log_info("health report: %s; %s%s%s; edges: %s; %zu alerts firing; "
 		 "since the last report %u fired, %u resolved",
-		 alerts_health(co->alerts),
+		 health_name(co->health.state),
 		 t ? (*t->live_kind ? t->live_kind : t->kind) : "no survey yet",
 		 t && *t->live_gap ? " missing " : "",
 		 t && *t->live_gap ? t->live_gap : "", *edges ? edges : "none",

@@ -3,6 +3,7 @@
 #ifndef RING_COORD_H
 #define RING_COORD_H
 
+#include "health.h"
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -31,6 +32,7 @@ struct coord {
 	struct event *report_ev;  /* health report, health_report_interval */
 	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
+	struct health health;	  /* the last derived (metrics, page) */
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;
 };

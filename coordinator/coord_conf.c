@@ -61,6 +61,7 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->survey_rdma_qps = TESTLIMITS_RDMA_QPS_DEFAULT;
 	c->survey_rdma_size = TESTLIMITS_RDMA_SIZE_DEFAULT_WRITE;
 	c->alert_hold_down_ms = 30000;
+	c->relearn_timeout_ms = 20000;
 	c->alert_command_timeout_ms = 10000;
 	c->alert_webhook_timeout_ms = 5000;
 	c->alert_webhook_retries = 5;
@@ -330,6 +331,8 @@ static const struct cfg_duration_field coord_conf_durations[] = {
 	 offsetof(struct coord_conf, light_check_interval_ms), 0, 86400000},
 	{"alert_hold_down", offsetof(struct coord_conf, alert_hold_down_ms), 0,
 	 3600000},
+	{"relearn_timeout", offsetof(struct coord_conf, relearn_timeout_ms), 0,
+	 600000},
 	{"alert_command_timeout",
 	 offsetof(struct coord_conf, alert_command_timeout_ms), 100, 600000},
 	{"alert_webhook_timeout",
@@ -577,6 +580,7 @@ static int coord_conf_metrics(struct cfg_ctx *ctx, int argc, char **argv,
 
 static const struct cfg_directive coord_conf_directives[] = {
 	{"alert_hold_down", 1, 1, coord_conf_duration},
+	{"relearn_timeout", 1, 1, coord_conf_duration},
 	{"alert_command", 1, COORD_CONF_MAX_ARGS + 1, coord_conf_alert_command},
 	{"alert_command_timeout", 1, 1, coord_conf_duration},
 	{"alert_webhook", 1, 1, coord_conf_webhook},

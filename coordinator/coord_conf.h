@@ -91,6 +91,9 @@ struct coord_conf {
 	/* Watching (issue 10) */
 	uint64_t alert_hold_down_ms; /* alert_hold_down: clear this long before
 					an alert resolves, default 30s */
+	uint64_t relearn_timeout_ms; /* relearn_timeout: after a restart with
+					saved state, wait at most this long
+					for the agents before judging, 20s */
 	/* alert_command PATH [ARG...]: run for every alert transition, no
 	 * shell; PATH absolute */
 	char alert_argv[COORD_CONF_MAX_ARGS][COORD_CONF_PATH_LEN];

@@ -113,6 +113,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+#include "health.h"
 #include "log.h"
 #include "metrics.h"
 #include "page.h"
@@ -223,10 +224,7 @@ static const char *const mr_edge_states[] = {
 	"up", "down", "degraded", "unverified", NULL,
 };
 static const char *const mr_health[] = {
-	"healthy",
-	"degraded",
-	"critical",
-	NULL,
+	"healthy", "relearning", "degraded", "critical", NULL,
 };
 
 static void mr_coordinator(struct mr *r)
@@ -278,8 +276,8 @@ static void mr_alerts(struct mr *r)
 	mr_head(r, "ringd_health",
 		"1 for the coordinator's health by the firing alerts, 0 for "
 		"the other states.");
-	if (t) {
-		const char *h = alerts_health(t);
+	if (r->src->health) {
+		const char *h = health_name(r->src->health->state);
 
 		for (size_t i = 0; mr_health[i]; i++)
 			mr_sample(r, "ringd_health", !strcmp(h, mr_health[i]),

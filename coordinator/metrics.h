@@ -8,6 +8,7 @@
 #ifndef RING_METRICS_H
 #define RING_METRICS_H
 
+struct health;
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <stdint.h>
@@ -21,7 +22,8 @@ struct metrics_src {
 	struct nodes *nodes;
 	const Ring__Topology *topology; /* the last survey, with overlay */
 	const struct alerts *alerts;
-	const char *coordinator; /* name */
+	const struct health *health; /* the one health (NULL: unknown) */
+	const char *coordinator;     /* name */
 	const char *version;
 	uint64_t now_ms;
 	/* The queue pairs of the survey's RDMA bandwidth tests

@@ -146,6 +146,7 @@ void nodes_set_inventory(struct node *n, Ring__Inventory *inv)
 	if (n->inventory)
 		ring__inventory__free_unpacked(n->inventory, NULL);
 	n->inventory = inv;
+	n->session_inventory = inv != NULL;
 	if (inv && inv->memory) {
 		n->mem_available_kib = inv->memory->available_kib;
 		/* The report being stored arrived just now. */
@@ -159,6 +160,7 @@ void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t)
 	if (n->neighbours)
 		ring__neighbour_table__free_unpacked(n->neighbours, NULL);
 	n->neighbours = t;
+	n->session_neighbours = t != NULL;
 }
 
 int nodes_port_rising(const struct node_port_rise *r)
@@ -282,8 +284,15 @@ void nodes_mark_up(struct node *n, void *session, const char *addr,
 	snprintf(n->agent_version, sizeof(n->agent_version), "%s", version);
 	n->connected_since_ms = now_ms;
 	n->last_seen_ms = now_ms;
+	n->session_inventory = n->session_neighbours = 0;
 	n->down_since_ms = 0;
 	n->down_reason[0] = '\0';
+}
+
+int nodes_ready(const struct node *n)
+{
+	return n && n->state == NODE_UP && n->session_inventory &&
+	       n->session_neighbours && n->inventory && n->neighbours;
 }
 
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms)

@@ -44,6 +44,10 @@ struct node {
 	unsigned n_caps;
 	Ring__Inventory *inventory;	  /* last report, owned */
 	Ring__NeighbourTable *neighbours; /* last LLDP table, owned */
+	/* This session has sent its inventory and its neighbour table (the
+	 * ones above may be a previous session's): until both, the node's
+	 * cables are not judged. */
+	int session_inventory, session_neighbours;
 	/* The last port counters report (owned), each port's rise against
 	 * the one before (per counters->ports[i]; NULL: not known), when it
 	 * arrived (Unix ms) and how long after the one before (0: none). */
@@ -64,6 +68,9 @@ struct node *nodes_get(struct nodes *t, const char *name, unsigned max);
 /* Remove a node that is not up. 0 or -1 (ENOENT, EBUSY). */
 int nodes_remove(struct nodes *t, const char *name);
 unsigned nodes_count(const struct nodes *t);
+/* Up, and this session has reported its inventory and neighbours: its
+ * facts are fresh enough to judge its cables by. */
+int nodes_ready(const struct node *n);
 /* Sorted by name into a new malloc'd array of *n pointers. */
 struct node **nodes_sorted(struct nodes *t, unsigned *n);
 /* Replace the stored inventory (takes ownership); its MemAvailable, if

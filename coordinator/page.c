@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "health.h"
 #include "metrics.h"
 #include "nodes.h"
 #include "svg.h"
@@ -101,7 +102,14 @@ int page_render(struct evbuffer *out, const struct metrics_src *src, int html)
 	if (page_nodes(&p, src->nodes) < 0 || page_alerts(&p, src->alerts) < 0)
 		goto out;
 	p.rep.topology = (Ring__Topology *)src->topology;
-	p.rep.health = (char *)(src->alerts ? alerts_health(src->alerts) : "");
+	if (src->health) {
+		p.rep.health = (char *)health_name(src->health->state);
+		p.rep.health_cause = (char *)src->health->cause;
+		p.rep.health_subject = (char *)src->health->subject;
+		p.rep.health_text = (char *)src->health->text;
+	} else {
+		p.rep.health = (char *)"";
+	}
 	p.rep.coordinator = (char *)(src->coordinator ? src->coordinator : "");
 	p.rep.version = (char *)(src->version ? src->version : "");
 	p.rep.now_ms = src->now_ms;
@@ -116,7 +124,7 @@ int page_render(struct evbuffer *out, const struct metrics_src *src, int html)
 	/* The page: the picture inline (an SVG document is valid HTML
 	 * content as it is), reloaded by the browser itself; the title says
 	 * how things stand (a tab, a browser's list of pages). The health is
-	 * one of alerts_health's words, the rest numbers: nothing to
+	 * one of health_name's words, the rest numbers: nothing to
 	 * escape. */
 	if (html &&
 	    evbuffer_add_printf(

@@ -59,6 +59,11 @@ struct watch {
 	void *eval_arg;
 	watch_edge_fn edge_fn;
 	void *edge_arg;
+	/* After a restart: until every awaited node is ready or this
+	 * passes, cables, nodes and the ring are not judged (0: not
+	 * relearning). */
+	uint64_t relearn_until_ms, relearn_started_ms;
+	struct event *relearn_ev;
 };
 
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
@@ -146,6 +151,17 @@ static int watch_node_up(const struct node *n)
 	return n && n->state == NODE_UP;
 }
 
+/* Up but not yet judged by: this session has not sent its inventory and
+ * neighbour table, or the coordinator is re-learning after a restart and
+ * has not heard from it yet. Its cables are unverified, not down, and it
+ * breaks neither the ring nor the rank order until it has reported. */
+static int watch_pending(const struct watch *w, const struct node *n)
+{
+	if (w->relearn_until_ms && !nodes_ready(n))
+		return 1;
+	return watch_node_up(n) && !nodes_ready(n);
+}
+
 /* Append "text" to buf, "; "-separated. */
 static void watch_add(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -196,7 +212,16 @@ static void watch_edge_state(struct watch *w, const Ring__Edge *e,
 	char state[16], why[256] = "";
 	int ok_a, ok_b, ha, hb;
 
-	if (!watch_node_up(a) || !watch_node_up(b)) {
+	if (watch_pending(w, a) || watch_pending(w, b)) {
+		/* Facts from before this session, or none yet. */
+		snprintf(state, sizeof(state), "unverified");
+		if (watch_pending(w, a))
+			watch_add(why, sizeof(why), "%s has not reported yet",
+				  e->a);
+		if (watch_pending(w, b))
+			watch_add(why, sizeof(why), "%s has not reported yet",
+				  e->b);
+	} else if (!watch_node_up(a) || !watch_node_up(b)) {
 		/* A node that is down is not a missing cable. */
 		snprintf(state, sizeof(state), "unverified");
 		if (!watch_node_up(a))
@@ -251,7 +276,8 @@ static void watch_live_kind(struct watch *w)
 	if ((!ring && !line) || n < 2)
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (!watch_node_up(nodes_find(w->table, t->order[i]))) {
+		if (!watch_pending(w, nodes_find(w->table, t->order[i])) &&
+		    !watch_node_up(nodes_find(w->table, t->order[i]))) {
 			down++;
 			watch_add(downs, sizeof(downs), "%s down", t->order[i]);
 		}
@@ -261,8 +287,10 @@ static void watch_live_kind(struct watch *w)
 		long k = watch_edge_index(t, x, y);
 
 		if (!watch_node_up(nodes_find(w->table, x)) ||
-		    !watch_node_up(nodes_find(w->table, y)))
-			continue; /* counted as a node down */
+		    !watch_node_up(nodes_find(w->table, y)) ||
+		    watch_pending(w, nodes_find(w->table, x)) ||
+		    watch_pending(w, nodes_find(w->table, y)))
+			continue; /* a node down, or not reported yet */
 		if (k < 0 || strcmp(w->edges[k].state, "up")) {
 			broken++;
 			watch_add(gap, sizeof(gap), "%s-%s", x, y);
@@ -295,7 +323,7 @@ static void watch_order(struct watch *w)
 	for (size_t i = 0; i < n; i++) {
 		const struct node *x = nodes_find(w->table, t->ranks[i]->node);
 
-		if (!watch_node_up(x))
+		if (!watch_node_up(x) && !watch_pending(w, x))
 			watch_add(w->order_invalid, sizeof(w->order_invalid),
 				  "rank %zu (%s) is down", i,
 				  t->ranks[i]->node);
@@ -306,7 +334,9 @@ static void watch_order(struct watch *w)
 		long k = watch_edge_index(t, x, y);
 
 		if (!watch_node_up(nodes_find(w->table, x)) ||
-		    !watch_node_up(nodes_find(w->table, y)))
+		    !watch_node_up(nodes_find(w->table, y)) ||
+		    watch_pending(w, nodes_find(w->table, x)) ||
+		    watch_pending(w, nodes_find(w->table, y)))
 			continue;
 		if (k < 0)
 			watch_add(w->order_invalid, sizeof(w->order_invalid),
@@ -336,8 +366,13 @@ static void watch_not_surveyed(struct watch *w)
 
 		if (!v[i]->expected)
 			continue;
+		/* In the order, or at an end of a measured edge: a split has
+		 * no order, and its nodes were surveyed all the same. */
 		for (size_t k = 0; k < t->n_order && !in; k++)
 			in = !strcmp(t->order[k], v[i]->name);
+		for (size_t k = 0; k < t->n_edges && !in; k++)
+			in = !strcmp(t->edges[k]->a, v[i]->name) ||
+			     !strcmp(t->edges[k]->b, v[i]->name);
 		if (in)
 			continue;
 		snprintf(buf, sizeof(buf), "%s: %s%s%s%s", v[i]->name,
@@ -423,8 +458,15 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *x = v[i];
 
-		if (x->state == NODE_NEVER && x->expected &&
-		    now_ms >= w->started_ms + w->conf->survey_grace_ms)
+		const struct alert *was =
+			alerts_get(w->alerts, "node_down", x->name);
+		int carried = was && was->firing;
+
+		/* Never connected since this start: after the grace, or at
+		 * once when its alert fired before a restart. */
+		if (x->state == NODE_NEVER && (x->expected || carried) &&
+		    (carried ||
+		     now_ms >= w->started_ms + w->conf->survey_grace_ms))
 			watch_raise(
 				w, "node_down", x->name, x->name, NULL,
 				ALERT_CRITICAL, now_ms,
@@ -726,11 +768,60 @@ static void watch_arm_tick(struct watch *w, uint64_t now_ms)
 	evtimer_add(w->tick_ev, &tv);
 }
 
+/* Every node the re-learning waits for: the expected ones, and those of
+ * the published topology. */
+static int watch_awaited_ready(struct watch *w, unsigned *n_ready,
+			       unsigned *n_awaited)
+{
+	const Ring__Topology *t = w->top;
+	struct node **v;
+	unsigned n;
+
+	*n_ready = *n_awaited = 0;
+	v = nodes_sorted(w->table, &n);
+	if (!v)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		int awaited = v[i]->expected;
+
+		for (size_t k = 0; t && !awaited && k < t->n_edges; k++)
+			awaited = !strcmp(t->edges[k]->a, v[i]->name) ||
+				  !strcmp(t->edges[k]->b, v[i]->name);
+		*n_awaited += awaited;
+		*n_ready += awaited && nodes_ready(v[i]);
+	}
+	free(v);
+	return *n_ready == *n_awaited;
+}
+
+/* Re-learning ends when every awaited node reported, or at its deadline:
+ * from then on everything is judged from fresh facts. */
+static void watch_relearn_check(struct watch *w, uint64_t now_ms)
+{
+	unsigned ready, awaited;
+	int all;
+
+	if (!w->relearn_until_ms)
+		return;
+	all = watch_awaited_ready(w, &ready, &awaited);
+	if (!all && now_ms < w->relearn_until_ms)
+		return;
+	log_info("re-learned after the restart in %llu ms: %u of %u nodes "
+		 "reported%s; judging cables and the ring from now on",
+		 (unsigned long long)(now_ms - w->relearn_started_ms), ready,
+		 awaited, all ? "" : " (the rest are judged as they are)");
+	w->relearn_until_ms = 0;
+	if (w->relearn_ev)
+		event_del(w->relearn_ev);
+	alerts_clear(w->alerts, "coordinator_restarted", "coordinator", now_ms);
+}
+
 void watch_eval(struct watch *w)
 {
 	uint64_t now_ms = clock_now_ms();
 	const Ring__Topology *t = w->top;
 
+	watch_relearn_check(w, now_ms);
 	watch_detach(w);
 	alerts_round_begin(w->alerts);
 	if (t) {
@@ -742,7 +833,7 @@ void watch_eval(struct watch *w)
 		watch_live_kind(w);
 		watch_order(w);
 		watch_not_surveyed(w);
-		if (w->order_invalid[0] && t->n_ranks)
+		if (w->order_invalid[0] && t->n_ranks && !w->relearn_until_ms)
 			watch_raise(w, "ring_broken", "ring", NULL, NULL,
 				    ALERT_CRITICAL, now_ms,
 				    "the rank order deployed from the last "
@@ -754,6 +845,16 @@ void watch_eval(struct watch *w)
 		watch_attach(w, now_ms);
 	}
 	watch_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
+	if (w->relearn_until_ms) {
+		/* Nothing is judged from missing facts: what fired before the
+		 * restart fires on (no rule's round ends), what is new waits
+		 * for the agents. */
+		alerts_round_end(w->alerts, NULL, 0, now_ms);
+		watch_arm_tick(w, now_ms);
+		if (w->eval_fn)
+			w->eval_fn(w->top, w->eval_arg);
+		return;
+	}
 	watch_rules_nodes(w, now_ms);
 	watch_rules_edges(w, now_ms);
 	watch_rules_counters(w, now_ms);
@@ -766,6 +867,54 @@ void watch_eval(struct watch *w)
 	watch_arm_tick(w, now_ms);
 	if (w->eval_fn)
 		w->eval_fn(w->top, w->eval_arg);
+}
+
+static void watch_relearn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	watch_eval(arg);
+}
+
+void watch_relearn_start(struct watch *w, uint64_t timeout_ms,
+			 const char *saved)
+{
+	uint64_t now_ms = clock_now_ms();
+	struct timeval tv = {.tv_sec = (time_t)(timeout_ms / 1000),
+			     .tv_usec =
+				     (suseconds_t)(timeout_ms % 1000) * 1000};
+	unsigned ready, awaited;
+
+	if (!timeout_ms)
+		return;
+	w->relearn_started_ms = now_ms;
+	w->relearn_until_ms = now_ms + timeout_ms;
+	if (!w->relearn_ev)
+		w->relearn_ev = evtimer_new(w->base, watch_relearn_cb, w);
+	if (w->relearn_ev)
+		evtimer_add(w->relearn_ev, &tv);
+	watch_awaited_ready(w, &ready, &awaited);
+	watch_raise(w, "coordinator_restarted", "coordinator", NULL, NULL,
+		    ALERT_INFO, now_ms,
+		    "the coordinator restarted (state saved %s): re-learning "
+		    "from %u agents for at most %llu s before judging cables "
+		    "and the ring; alerts that fired before go on",
+		    saved && *saved ? saved : "earlier", awaited,
+		    (unsigned long long)(timeout_ms / 1000));
+	log_info("restarted with saved state: waiting up to %llu ms for %u "
+		 "nodes to report before judging cables and the ring",
+		 (unsigned long long)timeout_ms, awaited);
+}
+
+int watch_relearning(const struct watch *w, uint64_t now_ms, uint64_t *left_ms)
+{
+	if (!w || !w->relearn_until_ms)
+		return 0;
+	if (left_ms)
+		*left_ms = w->relearn_until_ms > now_ms
+				   ? w->relearn_until_ms - now_ms
+				   : 0;
+	return 1;
 }
 
 void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg)
@@ -1091,6 +1240,8 @@ void watch_free(struct watch *w)
 		event_free(w->eval_ev);
 	if (w->tick_ev)
 		event_free(w->tick_ev);
+	if (w->relearn_ev)
+		event_free(w->relearn_ev);
 	watch_detach(w);
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);

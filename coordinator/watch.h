@@ -69,6 +69,19 @@ double watch_edge_baseline(const struct watch *w, const Ring__Edge *e);
  * an end is down). */
 int watch_edge_gid_changed(const struct watch *w, const Ring__Edge *e);
 
+/* The coordinator restarted with saved state (saved: when, for the
+ * operator): until every expected node and every node of the published
+ * topology is up and has reported its inventory and neighbours this
+ * session, or timeout_ms passes, cables, nodes and the ring are not
+ * judged (alerts that fired before fire on, nothing new fires, nothing
+ * clears), edges of nodes not heard from yet are "unverified", and an
+ * info alert coordinator_restarted says so (cleared when it ends).
+ * 0: no re-learning. */
+void watch_relearn_start(struct watch *w, uint64_t timeout_ms,
+			 const char *saved);
+/* 1 while re-learning, with the time left at most. */
+int watch_relearning(const struct watch *w, uint64_t now_ms, uint64_t *left_ms);
+
 /* Called after every evaluation with the topology and its overlay (NULL
  * before any survey), valid during the call: a subscriber diffs it. */
 typedef void (*watch_eval_fn)(const Ring__Topology *t, void *arg);

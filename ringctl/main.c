@@ -337,10 +337,13 @@ static void ringctl_show_alerts(struct writer *w, const Ring__Envelope *rep,
 	const Ring__AlertsReply *r = rep->alerts_reply;
 
 	(void)all;
+	if (r->health && *r->health)
+		writer_str(w, "health", r->health);
 	render_alerts(w, "alerts", r->alerts, r->n_alerts, 0);
 }
 
-/* Exit 1 while an alert fires, as status does for health. */
+/* Exit by the coordinator's health, as status does (1 unless healthy);
+ * an older coordinator sends none: 1 while an alert fires. */
 static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
@@ -360,6 +363,8 @@ static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
 			   ringctl_show_alerts, ar.all);
 	if (!rep)
 		return EXIT_TROUBLE;
+	if (rep->alerts_reply->health && *rep->alerts_reply->health)
+		firing = strcmp(rep->alerts_reply->health, "healthy") != 0;
 	for (size_t i = 0; i < rep->alerts_reply->n_alerts; i++)
 		firing |= rep->alerts_reply->alerts[i]->firing &&
 			  rep->alerts_reply->alerts[i]->severity !=

@@ -98,6 +98,13 @@ const char *render_severity(Ring__Severity s)
 	}
 }
 
+const char *render_alert_state(const Ring__Alert *a)
+{
+	if (!a->firing)
+		return "resolved";
+	return a->clearing ? "clearing" : "firing";
+}
+
 void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		   size_t n, int brief)
 {
@@ -114,22 +121,28 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 
 		writer_obj_start(w, NULL);
 		if (brief) {
-			snprintf(tag, sizeof(tag), "%s %s",
-				 render_severity(a->severity), a->rule);
+			snprintf(tag, sizeof(tag), "%s %s%s",
+				 render_severity(a->severity), a->rule,
+				 a->clearing ? " (clearing)" : "");
 			writer_str(w, tag, a->message);
 			writer_obj_end(w);
 			continue;
 		}
 		writer_str(w, "rule", a->rule);
 		writer_str(w, "severity", render_severity(a->severity));
-		writer_str(w, "state", a->firing ? "firing" : "resolved");
+		writer_str(w, "state", render_alert_state(a));
 		writer_str(w, "subject", a->subject);
 		render_format_time(a->first_seen_ms, t, sizeof(t));
 		writer_str(w, "since", t);
+		render_format_time(a->cleared_ms, t, sizeof(t));
+		writer_str(w, "cleared", t);
 		render_format_time(a->resolved_ms, t, sizeof(t));
 		writer_str(w, "resolved", t);
 		writer_uint(w, "flaps", a->flaps);
-		writer_str(w, "message", a->message);
+		writer_str(w, "message",
+			   a->firing || !*a->resolved_message
+				   ? a->message
+				   : a->resolved_message);
 		writer_obj_end(w);
 	}
 	if (brief)
@@ -189,6 +202,11 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 
 	/* What an operator needs first: health, what fires, what is stale. */
 	writer_str(w, "health", render_health(r));
+	if (r->health_cause && *r->health_cause) {
+		writer_str(w, "health_cause", r->health_cause);
+		writer_str(w, "health_subject", r->health_subject);
+		writer_str(w, "health_why", r->health_text);
+	}
 	render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
 	if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);

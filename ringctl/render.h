@@ -22,6 +22,9 @@ const char *render_health(const Ring__StatusReply *r);
 /* Alerts as a table (brief: one wrapped line each). */
 /* "critical", "warning" or "info". */
 const char *render_severity(Ring__Severity s);
+/* "firing", "clearing" (firing, condition gone, hold-down running) or
+ * "resolved". */
+const char *render_alert_state(const Ring__Alert *a);
 void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		   size_t n, int brief);
 /* "2026-12-02T11:50:55Z" for Unix ms; "" for 0. */

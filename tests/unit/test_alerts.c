@@ -11,6 +11,18 @@
 #include <string.h>
 
 #include "alerts.h"
+#include "health.h"
+
+/* The health word of the table alone (a surveyed ring, nothing missing). */
+static const char *health_of(const struct alerts *t)
+{
+	struct health_facts f = {
+		.alerts = t, .has_topology = 1, .kind = "ring", .n_ranks = 4};
+	struct health h;
+
+	health_derive(&f, &h);
+	return health_name(h.state);
+}
 
 #define REC_MAX 64
 
@@ -156,12 +168,14 @@ static void test_lifecycle(void **state)
 	assert_int_equal(r.a[1].severity, ALERT_WARNING);
 	assert_int_equal(alerts_tick(t, 3600), 0);
 
-	/* Cleared: still firing for the hold-down, but health is the
-	 * present. */
+	/* Cleared: still firing (clearing) for the hold-down, and health
+	 * keeps its severity: never healthy while anything fires. */
 	alerts_clear(t, "node_down", "n3", 4000);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(alerts_firing(t), 1);
-	assert_string_equal(alerts_health(t), "healthy");
+	assert_int_equal(find(t, "node_down", "n3")->clearing, 1);
+	assert_int_equal(find(t, "node_down", "n3")->cleared_ms, 4000);
+	assert_string_equal(health_of(t), "degraded");
 	assert_int_equal(alerts_tick(t, 4400), 600);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(alerts_tick(t, 4999), 1);
@@ -170,14 +184,20 @@ static void test_lifecycle(void **state)
 	assert_int_equal(r.n, 3);
 	assert_int_equal(r.ev[2], ALERT_EV_RESOLVED);
 	assert_int_equal(r.a[2].firing, 0);
-	/* Resolved as of when the condition went away. */
-	assert_int_equal(r.a[2].resolved_ms, 4000);
+	/* Resolved when the hold-down ended (what the sinks were told);
+	 * cleared when the condition went away; the resolution says what
+	 * cleared and after how long it held. */
+	assert_int_equal(r.a[2].resolved_ms, 5000);
+	assert_int_equal(r.a[2].cleared_ms, 4000);
+	assert_int_equal(r.a[2].clearing, 0);
+	assert_string_equal(r.a[2].resolved_message,
+			    "n3 is up again after 3 s");
 	assert_int_equal(r.a[2].first_seen_ms, 1000);
 	assert_int_equal(r.a[2].last_seen_ms, 3500);
 	assert_int_equal(r.a[2].flaps, 0);
 	assert_int_equal(r.firing_then[2], 0);
 	assert_int_equal(alerts_firing(t), 0);
-	assert_string_equal(alerts_health(t), "healthy");
+	assert_string_equal(health_of(t), "healthy");
 	assert_int_equal(alerts_list(t, 0, NULL, 0), 0);
 	assert_int_equal(alerts_list(t, 1, NULL, 0), 1);
 	/* Clearing a resolved or unknown alert does nothing. */
@@ -232,8 +252,9 @@ static void test_flapping(void **state)
 	assert_int_equal(a->flaps, 19);
 	assert_int_equal(a->first_seen_ms, 100000);
 	assert_string_equal(a->edge, "n1-n2");
-	/* The last flap cleared it: firing on, health not held. */
-	assert_string_equal(alerts_health(t), "healthy");
+	/* The last flap cleared it: firing on (clearing), health held. */
+	assert_int_equal(a->clearing, 1);
+	assert_string_equal(health_of(t), "critical");
 
 	/* Clear for the hold-down, less one ms: still firing. */
 	assert_int_equal(alerts_tick(t, last_clear + 29999), 1);
@@ -242,7 +263,8 @@ static void test_flapping(void **state)
 	assert_int_equal(r.fired, 1);
 	assert_int_equal(r.resolved, 1);
 	assert_int_equal(r.a[r.n - 1].flaps, 19);
-	assert_int_equal(r.a[r.n - 1].resolved_ms, last_clear);
+	assert_int_equal(r.a[r.n - 1].resolved_ms, last_clear + 30000);
+	assert_int_equal(r.a[r.n - 1].cleared_ms, last_clear);
 	assert_int_equal(r.n, 2);
 	alerts_free(t);
 }
@@ -269,19 +291,19 @@ static void test_hold_down_without_tick(void **state)
 	alerts_clear(t, "b", "y", 3000);
 	assert_int_equal(r.resolved, 1);
 	assert_string_equal(r.a[r.n - 1].rule, "a");
-	assert_int_equal(r.a[r.n - 1].resolved_ms, 2000);
+	assert_int_equal(r.a[r.n - 1].resolved_ms, 3000);
 	alerts_round_begin(t);
 	alerts_round_end(t, rules, 1, 4000);
 	assert_int_equal(r.resolved, 2);
 	assert_string_equal(r.a[r.n - 1].rule, "b");
-	assert_int_equal(r.a[r.n - 1].resolved_ms, 3000);
+	assert_int_equal(r.a[r.n - 1].resolved_ms, 4000);
 
 	/* Cleared, hold-down passed, raised before any tick. */
 	assert_int_equal(raise_w(t, "c", "z", "m", 5000), 0);
 	alerts_clear(t, "c", "z", 6000);
 	assert_int_equal(raise_w(t, "c", "z", "m", 7000), 0);
 	assert_int_equal(r.ev[r.n - 2], ALERT_EV_RESOLVED);
-	assert_int_equal(r.a[r.n - 2].resolved_ms, 6000);
+	assert_int_equal(r.a[r.n - 2].resolved_ms, 7000);
 	assert_int_equal(r.ev[r.n - 1], ALERT_EV_FIRED);
 	assert_int_equal(r.a[r.n - 1].first_seen_ms, 7000);
 	assert_int_equal(r.a[r.n - 1].flaps, 0);
@@ -544,31 +566,32 @@ static void test_health(void **state)
 	struct alerts *t = new_table(&r, 1000, 16, 16, 3600000);
 
 	(void)state;
-	assert_string_equal(alerts_health(t), "healthy");
+	assert_string_equal(health_of(t), "healthy");
 	assert_int_equal(alerts_raise(t, "version_skew", "n2", "n2", NULL,
 				      ALERT_INFO, "m", 1000),
 			 0);
 	assert_int_equal(alerts_raise(t, "watchdog", "coordinator", NULL, NULL,
 				      ALERT_CRITICAL, "m", 1000),
 			 0);
-	assert_string_equal(alerts_health(t), "healthy");
+	assert_string_equal(health_of(t), "healthy");
 	assert_int_equal(alerts_firing(t), 2);
 	assert_int_equal(raise_w(t, "edge_degraded", "n1-n2", "m", 1000), 0);
-	assert_string_equal(alerts_health(t), "degraded");
+	assert_string_equal(health_of(t), "degraded");
 	assert_int_equal(alerts_raise(t, "node_down", "n3", "n3", NULL,
 				      ALERT_CRITICAL, "m", 1000),
 			 0);
-	assert_string_equal(alerts_health(t), "critical");
+	assert_string_equal(health_of(t), "critical");
 	alerts_clear(t, "node_down", "n3", 2000);
-	assert_string_equal(alerts_health(t), "degraded");
+	/* Clearing within the hold-down: still critical. */
+	assert_string_equal(health_of(t), "critical");
 	alerts_tick(t, 3000);
-	assert_string_equal(alerts_health(t), "degraded");
+	assert_string_equal(health_of(t), "degraded");
 	alerts_clear(t, "edge_degraded", "n1-n2", 3000);
 	alerts_tick(t, 4000);
-	assert_string_equal(alerts_health(t), "healthy");
+	assert_string_equal(health_of(t), "healthy");
 	assert_int_equal(alerts_firing(t), 2);
 	alerts_free(t);
-	assert_string_equal(alerts_health(NULL), "healthy");
+	assert_string_equal(health_of(NULL), "healthy");
 }
 
 static struct alert saved(const char *rule, const char *subject, int firing,
@@ -608,7 +631,7 @@ static void test_restore(void **state)
 	assert_int_equal(alerts_restore(t, &a), 0);
 	assert_int_equal(r.n, 0);
 	assert_int_equal(alerts_firing(t), 2);
-	assert_string_equal(alerts_health(t), "critical");
+	assert_string_equal(health_of(t), "critical");
 	b = find(t, "node_down", "n3");
 	assert_non_null(b);
 	assert_int_equal(b->first_seen_ms, 100);

@@ -24,6 +24,7 @@
 #include <event2/event.h>
 
 #include "alerts.h"
+#include "health.h"
 #include "metrics.h"
 #include "page.h"
 #include "nodes.h"
@@ -324,6 +325,17 @@ static struct alerts *alerts_fixture(void)
 
 /* ---- Reading the exposition ---- */
 
+/* The coordinator derives the one health from the alerts (health.h). */
+static struct health fixture_health;
+static const struct health *health_for(const struct alerts *t)
+{
+	struct health_facts f = {
+		.alerts = t, .has_topology = 1, .kind = "ring", .n_ranks = 4};
+
+	health_derive(&f, &fixture_health);
+	return &fixture_health;
+}
+
 static char *render(const struct metrics_src *src)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -548,6 +560,7 @@ static void test_render_full(void **state)
 		.nodes = nodes,
 		.topology = &f.t,
 		.alerts = alerts,
+		.health = health_for(alerts),
 		.coordinator = "coord1",
 		.version = "0.1.0",
 		.now_ms = 1764756010000ULL,
@@ -817,6 +830,7 @@ static void test_page_render(void **state)
 		.nodes = nodes,
 		.topology = &f.t,
 		.alerts = alerts,
+		.health = health_for(alerts),
 		.coordinator = "coord1",
 		.version = "0.1.0",
 		.now_ms = 1764756010000ULL,
