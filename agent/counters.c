@@ -189,7 +189,8 @@ static int counters_one(struct counters *c, const Ring__Inventory *inv,
 		{"rx_errors", &p->rx_errors},	{"tx_errors", &p->tx_errors},
 		{"rx_dropped", &p->rx_dropped}, {"tx_dropped", &p->tx_dropped},
 	};
-	uint64_t rcv, xmit, before, after, carrier;
+	uint64_t rcv, xmit, before = 0, after = 0, carrier;
+	int have_before, have_after;
 
 	if (strlen(f->name) >= IFNAMSIZ)
 		return -1;
@@ -197,19 +198,22 @@ static int counters_one(struct counters *c, const Ring__Inventory *inv,
 	/* carrier_changes before and after the statistics: equal, and carrier
 	 * up, means the link was up throughout the read, so a window between
 	 * two such samples with equal counts had carrier throughout. carrier
-	 * reads EINVAL while the interface is down: no carrier. */
-	if (counters_read_link(c, f->name, "carrier_changes", &before) < 0)
-		before = UINT64_MAX;
+	 * reads EINVAL while the interface is down: no carrier. A kernel
+	 * without carrier_changes (before 3.15) leaves carrier alone to say
+	 * it; one read failing of two is a change (the interface went). */
+	have_before =
+		counters_read_link(c, f->name, "carrier_changes", &before) == 0;
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
 		if (counters_read_stat(c, f->name, stats[i].name,
 				       stats[i].field) < 0)
 			return -1;
 	if (counters_read_link(c, f->name, "carrier", &carrier) < 0)
 		carrier = 0;
-	if (counters_read_link(c, f->name, "carrier_changes", &after) < 0)
-		after = UINT64_MAX - 1;
-	p->carrier_changes = after;
-	p->carrier = carrier == 1 && before == after;
+	have_after =
+		counters_read_link(c, f->name, "carrier_changes", &after) == 0;
+	p->carrier_changes = have_after ? after : 0;
+	p->carrier = carrier == 1 && have_before == have_after &&
+		     (!have_after || before == after);
 	p->listening = c->listening && c->listening(f->name, c->listening_arg);
 	memcpy(c->names[k], f->name, strlen(f->name) + 1);
 	p->interface = c->names[k];

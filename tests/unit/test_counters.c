@@ -232,6 +232,7 @@ static void test_port_state(void **state)
 	struct counters *c = counters_new(f->root);
 	const Ring__CountersReport *r;
 	const Ring__PortCounters *p;
+	char path[PATH_MAX];
 	struct inv v;
 
 	assert_non_null(c);
@@ -261,6 +262,15 @@ static void test_port_state(void **state)
 	assert_false(p->carrier);
 	assert_true(p->listening);
 	assert_false(port_of(r, "eth2")->listening);
+	/* No carrier_changes (a kernel before 3.15): the carrier alone. */
+	snprintf(path, sizeof(path), "%s/sys/class/net/eth1/carrier_changes",
+		 f->root);
+	assert_int_equal(unlink(path), 0);
+	put(f, "sys/class/net/eth1", "carrier", "1");
+	r = counters_sample(c, &v.inv, 3000);
+	p = port_of(r, "eth1");
+	assert_int_equal(p->carrier_changes, 0);
+	assert_true(p->carrier);
 	counters_free(c);
 }
 
