@@ -17,7 +17,7 @@ enum node_state {
 };
 
 /* Whether the counters between two reports of a port are judged
- * (docs/COUNTERS.md, "Which windows are judged"): a cut or an agent's
+ * (docs/COUNTERS.md, "Which windows port_errors judges"): a cut or an agent's
  * absence moves drop counters that say nothing about the cable. */
 enum node_window {
 	NODE_WINDOW_JUDGED = 0,
