@@ -301,6 +301,13 @@ static void agent_heartbeat(evutil_socket_t fd, short what, void *arg)
 	agent_send(a, RING__ENVELOPE__BODY_HEARTBEAT, &hb);
 }
 
+static int agent_listening(const char *ifname, void *arg)
+{
+	struct agent *a = arg;
+
+	return lldp_listening(a->lldp, ifname);
+}
+
 /* Port counters of the data interfaces the coordinator knows of (the last
  * inventory sent), while the session is up. */
 static void agent_counters(evutil_socket_t fd, short what, void *arg)
@@ -648,6 +655,7 @@ struct agent *agent_new(const struct agent_conf *conf)
 		if (!a->counters || !a->counters_ev ||
 		    event_add(a->counters_ev, &tv))
 			goto fail;
+		counters_set_listening(a->counters, agent_listening, a);
 	}
 	if (sd_watchdog_enabled(0, &wd_usec) > 0) {
 		struct timeval tv = {.tv_sec = wd_usec / 2000000,

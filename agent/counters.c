@@ -28,6 +28,8 @@ struct counters {
 	Ring__PortCounters *ptrs[COUNTERS_MAX_PORTS];
 	char names[COUNTERS_MAX_PORTS][IFNAMSIZ];
 	char rdma[COUNTERS_MAX_PORTS][64];
+	counters_listening_fn *listening;
+	void *listening_arg;
 };
 
 struct counters *counters_new(const char *sysfs_root)
@@ -43,6 +45,13 @@ struct counters *counters_new(const char *sysfs_root)
 		return NULL;
 	}
 	return c;
+}
+
+void counters_set_listening(struct counters *c, counters_listening_fn *fn,
+			    void *arg)
+{
+	c->listening = fn;
+	c->listening_arg = arg;
 }
 
 void counters_free(struct counters *c)
@@ -86,6 +95,21 @@ static int counters_read_stat(const struct counters *c, const char *ifname,
 	int n = snprintf(path, sizeof(path),
 			 "%s/sys/class/net/%s/statistics/%s", c->root, ifname,
 			 stat);
+
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return counters_read(path, out);
+}
+
+/* A file of /sys/class/net/IF/ (carrier, carrier_changes). */
+static int counters_read_link(const struct counters *c, const char *ifname,
+			      const char *file, uint64_t *out)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/sys/class/net/%s/%s", c->root,
+			 ifname, file);
 
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		errno = ENAMETOOLONG;
@@ -165,15 +189,32 @@ static int counters_one(struct counters *c, const Ring__Inventory *inv,
 		{"rx_errors", &p->rx_errors},	{"tx_errors", &p->tx_errors},
 		{"rx_dropped", &p->rx_dropped}, {"tx_dropped", &p->tx_dropped},
 	};
-	uint64_t rcv, xmit;
+	uint64_t rcv, xmit, before = 0, after = 0, carrier;
+	int have_before, have_after;
 
 	if (strlen(f->name) >= IFNAMSIZ)
 		return -1;
 	ring__port_counters__init(p);
+	/* carrier_changes before and after the statistics: equal, and carrier
+	 * up, means the link was up throughout the read, so a window between
+	 * two such samples with equal counts had carrier throughout. carrier
+	 * reads EINVAL while the interface is down: no carrier. A kernel
+	 * without carrier_changes (before 3.15) leaves carrier alone to say
+	 * it; one read failing of two is a change (the interface went). */
+	have_before =
+		counters_read_link(c, f->name, "carrier_changes", &before) == 0;
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
 		if (counters_read_stat(c, f->name, stats[i].name,
 				       stats[i].field) < 0)
 			return -1;
+	if (counters_read_link(c, f->name, "carrier", &carrier) < 0)
+		carrier = 0;
+	have_after =
+		counters_read_link(c, f->name, "carrier_changes", &after) == 0;
+	p->carrier_changes = have_after ? after : 0;
+	p->carrier = carrier == 1 && have_before == have_after &&
+		     (!have_after || before == after);
+	p->listening = c->listening && c->listening(f->name, c->listening_arg);
 	memcpy(c->names[k], f->name, strlen(f->name) + 1);
 	p->interface = c->names[k];
 	prev = counters_find_prev(c, f->name);
@@ -230,6 +271,7 @@ counters_sample(struct counters *c, const Ring__Inventory *inv, uint64_t now_ms)
 	c->n_prev = n;
 	c->last_ms = now_ms ? now_ms : 1;
 	c->report.interval_ms = elapsed;
+	c->report.port_state = 1;
 	c->report.n_ports = n;
 	c->report.ports = c->ptrs;
 	return &c->report;

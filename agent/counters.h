@@ -22,12 +22,20 @@ struct counters;
 int counters_read(const char *path, uint64_t *out);
 struct counters *counters_new(const char *sysfs_root);
 void counters_free(struct counters *c);
+/* Whether the agent's beacon receiver is bound on ifname at a sample (1 or
+ * 0): reported per port, because LLDP frames that meet no receiver count
+ * as the port's rx_dropped. Without one, no port is listening. */
+typedef int counters_listening_fn(const char *ifname, void *arg);
+void counters_set_listening(struct counters *c, counters_listening_fn *fn,
+			    void *arg);
 
 /* Sample the data interfaces of inv (not the management one) at now_ms
  * (a monotonic clock). An interface whose statistics cannot be read is
  * left out. Rates are from the previous sample of the same interface; a
  * counter lower than before (a wrap or a reset) gives no rate (0) for
- * that sample. The report is owned by c and valid until the next call. */
+ * that sample. Each port also says its carrier_changes, whether it had
+ * carrier steadily while read, and whether it was listening (port_state
+ * set). The report is owned by c and valid until the next call. */
 const Ring__CountersReport *counters_sample(struct counters *c,
 					    const Ring__Inventory *inv,
 					    uint64_t now_ms);

@@ -664,6 +664,14 @@ int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n)
 	return 0;
 }
 
+int lldp_listening(const struct lldp *l, const char *ifname)
+{
+	for (const struct lldp_if *ifp = l->ifs; ifp; ifp = ifp->next)
+		if (!strcmp(ifp->name, ifname))
+			return ifp->fd >= 0;
+	return 0;
+}
+
 const char *lldp_error(const struct lldp *l)
 {
 	return l->error[0] ? l->error : NULL;

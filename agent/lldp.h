@@ -85,6 +85,8 @@ void lldp_free(struct lldp *l);
  * Returns 0, or -1 when raw sockets are not permitted (errno EPERM and
  * lldp_error() says so) - the agent then reports beacons unavailable. */
 int lldp_set_interfaces(struct lldp *l, const char *const *ifnames, size_t n);
+/* 1 if a beacon socket is bound on ifname now, else 0. */
+int lldp_listening(const struct lldp *l, const char *ifname);
 /* NULL when beacons work, else a one-line reason. */
 const char *lldp_error(const struct lldp *l);
 /* Copy the current table (sorted by local interface, remote node, remote

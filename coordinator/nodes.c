@@ -141,8 +141,34 @@ struct node **nodes_sorted(struct nodes *t, unsigned *n)
 	return v;
 }
 
+/* Interface name's carrier in inv: 1, 0, or -1 when not listed. */
+static int nodes_inv_carrier(const Ring__Inventory *inv, const char *name)
+{
+	for (size_t i = 0; i < inv->n_interfaces; i++)
+		if (!strcmp(inv->interfaces[i]->name, name))
+			return inv->interfaces[i]->carrier;
+	return -1;
+}
+
+/* Did any interface gain or lose carrier from inventory a to b? */
+static int nodes_carrier_moved(const Ring__Inventory *a,
+			       const Ring__Inventory *b)
+{
+	for (size_t i = 0; i < b->n_interfaces; i++)
+		if (b->interfaces[i]->carrier !=
+		    (nodes_inv_carrier(a, b->interfaces[i]->name) == 1))
+			return 1;
+	for (size_t i = 0; i < a->n_interfaces; i++)
+		if (a->interfaces[i]->carrier &&
+		    nodes_inv_carrier(b, a->interfaces[i]->name) != 1)
+			return 1;
+	return 0;
+}
+
 void nodes_set_inventory(struct node *n, Ring__Inventory *inv)
 {
+	if (n->inventory && inv && nodes_carrier_moved(n->inventory, inv))
+		n->carrier_gen++;
 	if (n->inventory)
 		ring__inventory__free_unpacked(n->inventory, NULL);
 	n->inventory = inv;
@@ -173,6 +199,38 @@ static uint64_t nodes_rise(uint64_t now, uint64_t before)
 	return now > before ? now - before : 0;
 }
 
+/* Is the window from old's port q to r's port p judged? Counters move for
+ * reasons other than the cable's health in two cases: while the port has
+ * no carrier (what is sent meanwhile is dropped: tx_dropped) and while the
+ * agent is away (beacons arriving find no receiver: rx_dropped). So both
+ * reports must be of the agent session now up, and the port must have had
+ * carrier at both samples with no transition between them. Older agents
+ * send no carrier_changes: the inventories' carrier stands in, which sees
+ * only flaps that outlast a rescan. */
+static enum node_window nodes_window(const struct node *n,
+				     const Ring__CountersReport *r,
+				     const Ring__PortCounters *p,
+				     const Ring__CountersReport *old,
+				     const Ring__PortCounters *q)
+{
+	const Ring__NetInterface *f;
+
+	if (!q)
+		return NODE_WINDOW_NONE;
+	/* interval_ms 0: the agent's first sample, a new agent process. */
+	if (n->counters_session_gen != n->session_gen || !r->interval_ms)
+		return NODE_WINDOW_SESSION;
+	if (r->port_state && old->port_state)
+		return p->carrier && q->carrier &&
+				       p->carrier_changes == q->carrier_changes
+			       ? NODE_WINDOW_JUDGED
+			       : NODE_WINDOW_CARRIER;
+	f = nodes_iface(n, p->interface);
+	if (n->counters_carrier_gen != n->carrier_gen || (f && !f->carrier))
+		return NODE_WINDOW_CARRIER;
+	return NODE_WINDOW_JUDGED;
+}
+
 /* Is interface name rising in report r (rise array rise)? */
 static int nodes_rising_in(const Ring__CountersReport *r,
 			   const struct node_port_rise *rise, const char *name)
@@ -191,6 +249,8 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 
 	if (r && r->n_ports)
 		rise = calloc(r->n_ports, sizeof(*rise));
+	for (size_t i = 0; rise && i < r->n_ports; i++)
+		rise[i].window = NODE_WINDOW_NONE;
 	for (size_t i = 0; rise && old && i < r->n_ports; i++) {
 		const Ring__PortCounters *p = r->ports[i];
 
@@ -199,6 +259,7 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 
 			if (strcmp(p->interface, q->interface))
 				continue;
+			rise[i].window = nodes_window(n, r, p, old, q);
 			rise[i].rx_errors =
 				nodes_rise(p->rx_errors, q->rx_errors);
 			rise[i].tx_errors =
@@ -211,6 +272,17 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 							    q->rdma_rcv_bytes);
 			rise[i].rdma_xmit_bytes = nodes_rise(
 				p->rdma_xmit_bytes, q->rdma_xmit_bytes);
+			if (rise[i].window != NODE_WINDOW_JUDGED) {
+				rise[i].rx_errors = rise[i].tx_errors = 0;
+				rise[i].rx_dropped = rise[i].tx_dropped = 0;
+			} else if (r->port_state && old->port_state &&
+				   !(p->listening && q->listening)) {
+				/* Linux counts a frame no protocol takes
+				 * as rx_dropped: with no beacon receiver,
+				 * every beacon heard. */
+				rise[i].rx_dropped = 0;
+				rise[i].rx_dropped_unjudged = 1;
+			}
 			break;
 		}
 	}
@@ -226,6 +298,8 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 	n->counters_span_ms =
 		old && now_ms > n->counters_ms ? now_ms - n->counters_ms : 0;
 	n->counters_ms = now_ms;
+	n->counters_session_gen = n->session_gen;
+	n->counters_carrier_gen = n->carrier_gen;
 	n->counters = r;
 	n->counters_rise = rise;
 	if (old)
@@ -284,6 +358,7 @@ void nodes_mark_up(struct node *n, void *session, const char *addr,
 	snprintf(n->agent_version, sizeof(n->agent_version), "%s", version);
 	n->connected_since_ms = now_ms;
 	n->last_seen_ms = now_ms;
+	n->session_gen++;
 	n->session_inventory = n->session_neighbours = 0;
 	n->down_since_ms = 0;
 	n->down_reason[0] = '\0';

@@ -16,11 +16,26 @@ enum node_state {
 	NODE_DOWN,
 };
 
+/* Whether the counters between two reports of a port are judged
+ * (docs/COUNTERS.md, "Which windows port_errors judges"): a cut or an agent's
+ * absence moves drop counters that say nothing about the cable. */
+enum node_window {
+	NODE_WINDOW_JUDGED = 0,
+	NODE_WINDOW_NONE,    /* no earlier report of the port */
+	NODE_WINDOW_SESSION, /* an agent (re)connect between the reports */
+	NODE_WINDOW_CARRIER, /* no carrier at a sample, or a change between */
+};
+
 /* How much a port's error and drop counters rose since the node's
- * previous counters report (0 without one, or where a counter went back:
- * a reset is no rise). */
+ * previous counters report, in a judged window only (else 0, as where a
+ * counter went back: a reset is no rise). */
 struct node_port_rise {
 	uint64_t rx_errors, tx_errors, rx_dropped, tx_dropped;
+	enum node_window window;
+	/* rx_dropped left out of a judged window: the agent's beacon
+	 * receiver was not bound on the port at both samples, so LLDP
+	 * frames could be what the kernel dropped. */
+	int rx_dropped_unjudged;
 	/* RDMA data bytes: RoCE traffic of hardware devices bypasses the
 	 * netdev's byte counters, so a busy link shows only here. */
 	uint64_t rdma_rcv_bytes, rdma_xmit_bytes;
@@ -54,6 +69,11 @@ struct node {
 	Ring__CountersReport *counters;
 	struct node_port_rise *counters_rise;
 	uint64_t counters_ms, counters_span_ms;
+	/* Agent sessions (nodes_mark_up) and carrier changes among the
+	 * inventories' interfaces, counted; the counts when the stored
+	 * counters report arrived. */
+	uint64_t session_gen, carrier_gen;
+	uint64_t counters_session_gen, counters_carrier_gen;
 	struct node *hash_next;
 };
 
@@ -79,7 +99,10 @@ void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
 /* Replace the stored neighbour table (takes ownership). */
 void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);
 /* Replace the stored counters report (takes ownership), arrived at now_ms,
- * and compute each port's rise against the one it replaces. 1 when the
+ * and compute each port's rise against the one it replaces, where that
+ * window is judged: both reports of this agent session, the port with
+ * carrier at both samples and none lost between (by the report's
+ * carrier_changes, else by the inventories). 1 when the
  * set of ports whose errors or drops rise changed (one started or stopped
  * rising): the health rule has something new to say; else 0. */
 int nodes_set_counters(struct node *n, Ring__CountersReport *r,

@@ -217,6 +217,63 @@ static void test_sample_and_rates(void **state)
 	counters_free(c);
 }
 
+static int listening_eth1(const char *ifname, void *arg)
+{
+	(void)arg;
+	return !strcmp(ifname, "eth1");
+}
+
+/* Each port's carrier_changes and carrier, read around the statistics
+ * (port_state set); no carrier file (an interface admin-down reads
+ * EINVAL) is no carrier; the beacon receiver as the agent says. */
+static void test_port_state(void **state)
+{
+	struct fixture *f = *state;
+	struct counters *c = counters_new(f->root);
+	const Ring__CountersReport *r;
+	const Ring__PortCounters *p;
+	char path[PATH_MAX];
+	struct inv v;
+
+	assert_non_null(c);
+	inv_init(&v);
+	put_stats(f, "eth1", 1000);
+	put_stats(f, "eth2", 2000);
+	put(f, "sys/class/net/eth1", "carrier", "1");
+	put(f, "sys/class/net/eth1", "carrier_changes", "4");
+	put(f, "sys/class/net/eth2", "carrier_changes", "7");
+	r = counters_sample(c, &v.inv, 1000);
+	assert_true(r->port_state);
+	p = port_of(r, "eth1");
+	assert_non_null(p);
+	assert_int_equal(p->carrier_changes, 4);
+	assert_true(p->carrier);
+	assert_false(p->listening); /* no receiver known */
+	p = port_of(r, "eth2");
+	assert_non_null(p);
+	assert_int_equal(p->carrier_changes, 7);
+	assert_false(p->carrier);
+	counters_set_listening(c, listening_eth1, NULL);
+	put(f, "sys/class/net/eth1", "carrier", "0");
+	put(f, "sys/class/net/eth1", "carrier_changes", "5");
+	r = counters_sample(c, &v.inv, 2000);
+	p = port_of(r, "eth1");
+	assert_int_equal(p->carrier_changes, 5);
+	assert_false(p->carrier);
+	assert_true(p->listening);
+	assert_false(port_of(r, "eth2")->listening);
+	/* No carrier_changes (a kernel before 3.15): the carrier alone. */
+	snprintf(path, sizeof(path), "%s/sys/class/net/eth1/carrier_changes",
+		 f->root);
+	assert_int_equal(unlink(path), 0);
+	put(f, "sys/class/net/eth1", "carrier", "1");
+	r = counters_sample(c, &v.inv, 3000);
+	p = port_of(r, "eth1");
+	assert_int_equal(p->carrier_changes, 0);
+	assert_true(p->carrier);
+	counters_free(c);
+}
+
 /* What cannot be read is left out, never reported as zeros. */
 static void test_unreadable(void **state)
 {
@@ -377,6 +434,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sample_and_rates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_port_state, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup,
 						teardown),

@@ -594,6 +594,71 @@ static void test_port_errors(void **state)
 	fx_free(f);
 }
 
+/* A counters report of eth2 alone from an agent that reports carrier
+ * (listening throughout). */
+static void counters_st(struct fx *f, const char *node, uint64_t tx_dropped,
+			uint64_t rx_dropped, uint64_t carrier_changes,
+			int carrier, uint64_t now_ms)
+{
+	Ring__PortCounters p = RING__PORT_COUNTERS__INIT, *pp = &p;
+	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
+	uint8_t buf[256];
+	size_t len;
+
+	p.interface = "eth2";
+	p.tx_dropped = tx_dropped;
+	p.rx_dropped = rx_dropped;
+	p.carrier_changes = carrier_changes;
+	p.carrier = carrier;
+	p.listening = 1;
+	r.interval_ms = 1000;
+	r.port_state = 1;
+	r.n_ports = 1;
+	r.ports = &pp;
+	len = ring__counters_report__get_packed_size(&r);
+	assert_true(len <= sizeof(buf));
+	ring__counters_report__pack(&r, buf);
+	nodes_set_counters(nodes_find(f->table, node),
+			   ring__counters_report__unpack(NULL, len, buf),
+			   now_ms);
+	watch_eval(f->w);
+}
+
+/* The issue's noise: a cut (tx_dropped +1 while the carrier is gone), a
+ * mend, an agent restart (the beacons meanwhile as rx_dropped) raise no
+ * port_errors; the same rises with carrier and the agent throughout
+ * do. */
+static void test_port_errors_windows(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct node *n2;
+
+	(void)state;
+	counters_st(f, "n2", 0, 0, 2, 1, 10000);
+	counters_st(f, "n2", 1, 0, 3, 0, 11000); /* cut */
+	counters_st(f, "n2", 1, 0, 3, 0, 12000);
+	counters_st(f, "n2", 1, 0, 4, 1, 13000); /* mended */
+	counters_st(f, "n2", 1, 0, 4, 1, 14000);
+	assert_false(firing(f, "port_errors", "n2 eth2"));
+	n2 = nodes_find(f->table, "n2");
+	nodes_mark_down(n2, "connection closed by agent", 14500);
+	watch_eval(f->w);
+	nodes_mark_up(n2, &f->session, "10.88.0.1", RING_VERSION, 60000);
+	counters_st(f, "n2", 1, 31, 4, 1, 61000); /* 47 s of beacons */
+	assert_false(firing(f, "port_errors", "n2 eth2"));
+	counters_st(f, "n2", 1, 31, 4, 1, 62000);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	/* The same counters moving with carrier and the agent throughout. */
+	counters_st(f, "n2", 2, 33, 4, 1, 63000);
+	assert_true(firing(f, "port_errors", "n2 eth2"));
+	assert_string_equal(alert_of(f, "port_errors", "n2 eth2")->message,
+			    "n2 eth2: rx_dropped +2, tx_dropped +1 in the "
+			    "last 1 s");
+	counters_st(f, "n2", 2, 33, 4, 1, 64000);
+	assert_false(firing(f, "port_errors", "n2 eth2"));
+	fx_free(f);
+}
+
 /* A link that renegotiates below the speed it had is a downshift; one
  * that always ran at its speed is not, whatever its nominal. */
 static void test_speed_downshift(void **state)
@@ -820,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_cert_expiring),
 		cmocka_unit_test(test_baselines),
 		cmocka_unit_test(test_port_errors),
+		cmocka_unit_test(test_port_errors_windows),
 		cmocka_unit_test(test_gid_change),
 		cmocka_unit_test(test_light_check_failed),
 	};
