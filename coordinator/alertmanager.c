@@ -648,10 +648,14 @@ static int am_target_init(struct alertmanager *am, struct am_target *t,
 	TAILQ_INIT(&t->owed);
 	snprintf(t->url, sizeof(t->url), "%s", url);
 	if (cfg_split_http_url(url, t->host, sizeof(t->host), &t->port, path,
-			       sizeof(path), err, sizeof(err)) < 0 ||
-	    strcmp(path, "/")) {
-		log_warnx("alertmanager_url %s: %s", url,
-			  strcmp(path, "/") ? "has a path" : err);
+			       sizeof(path), err, sizeof(err)) < 0) {
+		log_warnx("alertmanager_url %s: %s", url, err);
+		errno = EINVAL;
+		return -1;
+	}
+	if (strcmp(path, "/")) {
+		log_warnx("alertmanager_url %s: has a path (%s is appended)",
+			  url, AM_API_PATH);
 		errno = EINVAL;
 		return -1;
 	}
