@@ -92,8 +92,8 @@ def ring(root, ringd_bin):
                 os.path.join(d, "webhook_rx.log"), name="webhook-rx")
     extra = ["alert_hold_down %ds" % HOLD_DOWN_S,
              "alert_command %s" % f["hook"],
-             "alert_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
-             "alert_webhook_timeout 1s",
+             "alert_receiver_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
+             "alert_receiver_webhook_timeout 1s",
              "watchdog_interval 0",
              "recheck_settle %ds" % RECHECK_S,
              "busy_threshold %d" % BUSY_PCT,
