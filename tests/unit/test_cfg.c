@@ -205,6 +205,9 @@ static const struct want_field coord_shown_defaults[] = {
 	COORD_NUM(handshake_timeout_ms, 10000),
 	COORD_NUM(max_frame, 1024 * 1024),
 	COORD_NUM(max_agents, 4096),
+	COORD_NUM(alertmanager_resend_ms, 60000),
+	COORD_NUM(alertmanager_timeout_ms, 10000),
+	COORD_NUM(watchdog_interval_ms, 60000),
 };
 
 static void short_hostname(char *buf, size_t len)
@@ -1614,6 +1617,9 @@ static void test_examples(void **state)
 	assert_int_equal(c.n_deny_serial, 1);
 	assert_string_equal(c.deny_serial[0],
 			    "4a1f0c9e2b7d8e6f5a4b3c2d1e0f9a8b");
+	assert_int_equal(c.n_alertmanager_url, 1);
+	assert_string_equal(c.alert_webhook,
+			    "http://relay.example.net:9000/ringd");
 	coord_conf_free(&c);
 }
 
