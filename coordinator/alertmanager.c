@@ -501,8 +501,8 @@ static void am_result(struct am_target *t)
 			  "ms)",
 			  t->url, why, (unsigned long long)am->resend_ms);
 	else
-		log_debug("alertmanager", "%s: %s; retry in %llu ms", t->url,
-			  why, (unsigned long long)delay);
+		log_debug("alerts", "alertmanager %s: %s; retry in %llu ms",
+			  t->url, why, (unsigned long long)delay);
 	am->retried++;
 	am_tv(&tv, delay);
 	evtimer_add(t->retry_ev, &tv);
