@@ -575,6 +575,44 @@ static void test_owed_save_load(void **state)
 	free(text);
 }
 
+/* An Alertmanager that takes the connection and never answers: each
+ * attempt ends at alertmanager_timeout, and is retried. */
+static void test_timeout_retried(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	char url[64];
+	struct alertmanager_conf c = {
+		.coordinator = "coord1",
+		.n_urls = 1,
+		.timeout_ms = 300,
+		.backoff_ms = 50,
+	};
+	struct alert a;
+	double t0 = now_s();
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(f->sock >= 0);
+	assert_int_equal(bind(f->sock, (struct sockaddr *)&sin, sizeof(sin)),
+			 0);
+	assert_int_equal(listen(f->sock, 8), 0);
+	assert_int_equal(getsockname(f->sock, (struct sockaddr *)&sin, &len),
+			 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u",
+		 (unsigned)ntohs(sin.sin_port));
+	c.urls[0] = url;
+	f->am = alertmanager_new(f->base, &c, f->table);
+	assert_non_null(f->am);
+	mk_resolved(&a, "cable_down", "n1-n2");
+	alertmanager_alert(f->am, &a, ALERT_EV_RESOLVED);
+	LOOP_UNTIL(f, stats(f).retried >= 2);
+	assert_int_equal(stats(f).retried, 2);
+	assert_true(now_s() - t0 >= 0.59); /* two whole timeouts */
+	assert_int_equal(stats(f).owed, 1);
+}
+
 /* A new episode replaces a resolution not yet delivered. */
 static void test_refire_replaces_owed(void **state)
 {
@@ -622,6 +660,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_two_targets_independent,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_owed_save_load, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_retried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_refire_replaces_owed,
 						setup, teardown),

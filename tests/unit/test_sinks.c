@@ -775,6 +775,27 @@ static void test_log_line(void **state)
 	assert_int_equal(stats(f).delivered, 0);
 }
 
+/* The table's watchdog alert: journald (here the log line) only; the
+ * command and the webhook get it from the sinks' own timer. */
+static void test_table_watchdog_not_queued(void **state)
+{
+	struct fx *f = *state;
+	struct alert a;
+
+	start_srv(f);
+	start_hook(f, f->srv.port, 5000, 0, 100, 0);
+	mk_alert(&a, "watchdog");
+	a.severity = ALERT_INFO;
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	assert_int_equal(stats(f).queued, 0);
+	mk_alert(&a, "cable_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	assert_int_equal(stats(f).queued, 1);
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	assert_int_equal(f->srv.n, 1);
+	assert_int_equal(f->srv.n_watchdog, 0);
+}
+
 /* What sinks_new refuses. */
 static void test_bad_conf(void **state)
 {
@@ -817,6 +838,8 @@ int main(void)
 			test_webhook_failing_does_not_hold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_while_busy, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_table_watchdog_not_queued,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_conf, setup, teardown),
 	};
