@@ -535,15 +535,18 @@ static int coord_alertmanager(struct coord *co, const struct coord_conf *conf)
 	if (!co->am)
 		return -1;
 	alertmanager_set_owed_cb(co->am, coord_am_save, co);
+	log_info("alerts to Alertmanager at %u URLs, resent every %llu ms",
+		 conf->n_alertmanager_url,
+		 (unsigned long long)conf->alertmanager_resend_ms);
 	if (store_get_blob(co->store, "alertmanager_owed", &buf, &len, &saved) <
 	    0)
 		return 0;
 	dropped = alertmanager_owed_load(co->am, buf, len);
+	free(buf);
 	if (dropped > 0)
 		log_warnx("store: %d resolutions owed to Alertmanager were "
 			  "for URLs no longer configured; dropped",
 			  dropped);
-	free(buf);
 	return dropped < 0 ? -1 : 0;
 }
 

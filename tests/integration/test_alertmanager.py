@@ -153,10 +153,16 @@ def ring(root, ringd_bin):
         "alertmanager_url http://127.0.0.1:%d" % HA[1],
         "alertmanager_resend_interval %ds" % RESEND_S,
         "alertmanager_timeout 2s",
-        "metrics_listen 127.0.0.1:%d" % METRICS_PORT]
+        "metrics_listen 127.0.0.1:%d" % METRICS_PORT,
+        # Only the cuts' own alerts: no re-check after a mend (its
+        # figures on a loaded machine could say edge_degraded), no light
+        # checks, and (agents) no counters (a cut drops packets:
+        # port_errors).
+        "recheck_settle 0", "light_check_interval 0"]
     try:
         with surveyed(c, ringd_bin, prepare=prepare, quiet=True,
-                      coord_extra=extra) as r:
+                      coord_extra=extra,
+                      agent_extra=["counters_interval 0"]) as r:
             try:
                 yield c, r, ams
             finally:
