@@ -419,7 +419,7 @@ static void am_reply_cb(struct evhttp_request *req, void *arg)
 {
 	struct am_target *t = arg;
 	struct evbuffer *in;
-	size_t n;
+	ev_ssize_t n;
 
 	t->code = req ? evhttp_request_get_response_code(req) : 0;
 	t->reply[0] = '\0';
