@@ -35,8 +35,10 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_BUILD  building and running the demo
 #   DEPS_TEST   what make check adds (cmocka, pytest, libFuzzer, valgrind,
 #               systemd-analyze for the units, promtool (Debian ships it in
-#               prometheus) and PyYAML for the Prometheus rules, Chromium and
-#               a font for the picture of the ring in a real browser)
+#               prometheus) and PyYAML for the Prometheus rules,
+#               prometheus-alertmanager for alertmanager_url against the real
+#               one, Chromium and a font for the picture of the ring in a
+#               real browser)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #               and the systemd VM of tests/systemd/vm.sh (systemd-check:
 #               debootstrap builds its Debian root once)
@@ -49,7 +51,8 @@ DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
 	ibverbs-providers libsqlite3-dev python3 iproute2 procps
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
-	valgrind util-linux systemd prometheus python3-yaml chromium \
+	valgrind util-linux systemd prometheus prometheus-alertmanager \
+	python3-yaml chromium \
 	fonts-dejavu-core
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd debootstrap

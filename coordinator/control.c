@@ -217,10 +217,11 @@ static const Ring__Topology *control_topology(const struct control *co)
 
 /* The alerts as the wire carries them: pointers into the table's strings,
  * valid while the reply is packed. *out and *outp are malloc'ed (caller
- * frees both); 0, or -1 (ENOMEM). */
+ * frees both); 0, or -1 (ENOMEM). Status leaves out the watchdog alert
+ * (it fires while all is well); `ringctl alerts` lists it. */
 static int control_alerts_fill(const struct control *co, int all,
-			       Ring__Alert **out, Ring__Alert ***outp,
-			       size_t *n)
+			       int no_watchdog, Ring__Alert **out,
+			       Ring__Alert ***outp, size_t *n)
 {
 	const struct alert **v = NULL;
 	size_t total, got;
@@ -245,8 +246,10 @@ static int control_alerts_fill(const struct control *co, int all,
 	}
 	got = co->view->alerts(co->view->arg, all, v, total);
 	for (size_t i = 0; i < got && i < total; i++) {
-		alerts_to_wire(v[i], &(*out)[i]);
-		(*outp)[i] = &(*out)[i];
+		if (no_watchdog && !strcmp(v[i]->rule, "watchdog"))
+			continue;
+		alerts_to_wire(v[i], &(*out)[*n]);
+		(*outp)[*n] = &(*out)[*n];
 		(*n)++;
 	}
 	free(v);
@@ -262,7 +265,7 @@ static void control_alerts(struct client *cl, uint64_t id,
 	struct health h;
 	size_t n;
 
-	if (control_alerts_fill(cl->ctl, req->all, &a, &ap, &n) < 0) {
+	if (control_alerts_fill(cl->ctl, req->all, 0, &a, &ap, &n) < 0) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
 				"out of memory");
 		return;
@@ -504,7 +507,7 @@ static void control_status(struct client *cl, uint64_t id)
 		rep.health_subject = h.subject;
 		rep.health_text = h.text;
 	}
-	if (control_alerts_fill(co, 0, &al, &alp, &n_al) < 0)
+	if (control_alerts_fill(co, 0, 1, &al, &alp, &n_al) < 0)
 		goto oom;
 	rep.n_alerts = n_al;
 	rep.alerts = alp;

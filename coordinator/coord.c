@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "agents.h"
+#include "alertmanager.h"
 #include "alerts.h"
 #include "clock.h"
 #include "control.h"
@@ -87,6 +88,7 @@ static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 	co->fired += ev == ALERT_EV_FIRED;
 	co->resolved += ev == ALERT_EV_RESOLVED;
 	sinks_alert(co->sinks, a, ev);
+	alertmanager_alert(co->am, a, ev);
 	feed_alert(co->feed, a, ev);
 	if (co->store && store_alert_save(co->store, a) < 0)
 		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
@@ -481,6 +483,113 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 	co->fired = co->resolved = 0;
 }
 
+/* What Alertmanager is still owed survives a restart (the firing alerts
+ * need nothing: the table is restored and resent). */
+static void coord_am_save(void *arg)
+{
+	struct coord *co = arg;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (alertmanager_owed_text(co->am, &buf, &len) < 0 ||
+	    store_put_blob(co->store, "alertmanager_owed", buf, len,
+			   clock_now_ms()) < 0)
+		log_warnx("store: the resolutions owed to Alertmanager were "
+			  "not saved");
+	free(buf);
+}
+
+/* alertmanager_url: the module, given the table for its resends and what
+ * the last run still owed. */
+static int coord_alertmanager(struct coord *co, const struct coord_conf *conf)
+{
+	struct alertmanager_conf ac = {
+		.coordinator = conf->name,
+		.n_urls = conf->n_alertmanager_url,
+		.resend_ms = conf->alertmanager_resend_ms,
+		.timeout_ms = conf->alertmanager_timeout_ms,
+	};
+	char gen[300] = "", host[256];
+	void *buf = NULL;
+	size_t len = 0;
+	uint64_t saved;
+	int dropped;
+
+	if (!conf->n_alertmanager_url)
+		return 0;
+	for (unsigned i = 0; i < conf->n_alertmanager_url; i++)
+		ac.urls[i] = conf->alertmanager_url[i];
+	/* The coordinator's page; a wildcard listener by our name. */
+	if (conf->metrics_listen[0]) {
+		const char *colon = strrchr(conf->metrics_listen, ':');
+
+		snprintf(host, sizeof(host), "%.*s",
+			 (int)(colon - conf->metrics_listen),
+			 conf->metrics_listen);
+		if (!strcmp(host, "0.0.0.0") || !strcmp(host, "[::]"))
+			snprintf(host, sizeof(host), "%s", conf->name);
+		snprintf(gen, sizeof(gen), "http://%s%s/", host, colon);
+		ac.generator_url = gen;
+	}
+	co->am = alertmanager_new(co->base, &ac, co->alerts);
+	if (!co->am)
+		return -1;
+	alertmanager_set_owed_cb(co->am, coord_am_save, co);
+	log_info("alerts to Alertmanager at %u URLs, resent every %llu ms",
+		 conf->n_alertmanager_url,
+		 (unsigned long long)conf->alertmanager_resend_ms);
+	if (store_get_blob(co->store, "alertmanager_owed", &buf, &len, &saved) <
+	    0)
+		return 0;
+	dropped = alertmanager_owed_load(co->am, buf, len);
+	free(buf);
+	if (dropped > 0)
+		log_warnx("store: %d resolutions owed to Alertmanager were "
+			  "for URLs no longer configured; dropped",
+			  dropped);
+	return dropped < 0 ? -1 : 0;
+}
+
+/* watchdog_interval: the Watchdog convention's alert, firing as long as
+ * we run, in the table (ringctl alerts, Alertmanager's resends); health
+ * leaves it out. Off, or under another name: resolved. */
+static void coord_watchdog_alert(struct coord *co,
+				 const struct coord_conf *conf)
+{
+	size_t n = alerts_list(co->alerts, 0, NULL, 0);
+	const struct alert **v = calloc(n ? n : 1, sizeof(*v));
+	char(*stale)[ALERTS_SUBJECT_LEN] = calloc(n ? n : 1, sizeof(*stale));
+	char msg[ALERTS_MESSAGE_LEN];
+	size_t k = 0;
+
+	if (!v || !stale) {
+		log_warnx("watchdog alert: out of memory");
+		goto cleanup;
+	}
+	/* Copied first: clearing changes the list. */
+	n = alerts_list(co->alerts, 0, v, n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i]->rule, "watchdog") &&
+		    (strcmp(v[i]->subject, conf->name) ||
+		     !conf->watchdog_interval_ms))
+			snprintf(stale[k++], sizeof(stale[0]), "%s",
+				 v[i]->subject);
+	for (size_t i = 0; i < k; i++)
+		alerts_clear(co->alerts, "watchdog", stale[i], clock_now_ms());
+	if (!conf->watchdog_interval_ms)
+		goto cleanup;
+	snprintf(msg, sizeof(msg),
+		 "ring-coordinator %s is running: this alert always fires, so "
+		 "that its absence says the monitor is down",
+		 conf->name);
+	if (alerts_raise(co->alerts, "watchdog", conf->name, NULL, NULL,
+			 ALERT_INFO, msg, clock_now_ms()) < 0)
+		log_warn("watchdog alert");
+cleanup:
+	free(v);
+	free(stale);
+}
+
 static int coord_watching(struct coord *co, const struct coord_conf *conf)
 {
 	struct alerts_conf ac = {
@@ -530,6 +639,9 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 			watch_set_own_cert(co->watch, end);
 	}
 	coord_restore(co);
+	if (coord_alertmanager(co, conf) < 0)
+		return -1;
+	coord_watchdog_alert(co, conf);
 	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
 	if (!co->thin_ev || event_add(co->thin_ev, &hour))
 		return -1;
@@ -668,6 +780,7 @@ void coord_fini(struct coord *co)
 	watch_free(co->watch);
 	/* The sinks first: alerts_free notifies nothing. */
 	sinks_free(co->sinks);
+	alertmanager_free(co->am);
 	alerts_free(co->alerts);
 	store_close(co->store);
 	/* Before the agents: the survey cancels its calls to them. */

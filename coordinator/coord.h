@@ -24,6 +24,7 @@ struct coord {
 	struct alerts *alerts;	 /* health alerts (alerts.h) */
 	struct watch *watch;	 /* live overlay and rules (watch.h) */
 	struct sinks *sinks;	 /* where alerts go (sinks.h) */
+	struct alertmanager *am; /* Alertmanager's API (alertmanager.h) */
 	struct store *store;	 /* durable state (store.h) */
 	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
 	struct feed *feed;	 /* ringctl watch's events (feed.h) */

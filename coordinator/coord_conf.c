@@ -65,6 +65,8 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->alert_command_timeout_ms = 10000;
 	c->alert_webhook_timeout_ms = 5000;
 	c->alert_webhook_retries = 5;
+	c->alertmanager_resend_ms = 60000;
+	c->alertmanager_timeout_ms = 10000;
 	c->watchdog_interval_ms = 60000;
 	c->health_report_interval_ms = 86400000;
 	c->history_max_age_ms = 30ull * 86400000;
@@ -337,6 +339,12 @@ static const struct cfg_duration_field coord_conf_durations[] = {
 	 offsetof(struct coord_conf, alert_command_timeout_ms), 100, 600000},
 	{"alert_webhook_timeout",
 	 offsetof(struct coord_conf, alert_webhook_timeout_ms), 100, 600000},
+	{"alert_receiver_webhook_timeout",
+	 offsetof(struct coord_conf, alert_webhook_timeout_ms), 100, 600000},
+	{"alertmanager_resend_interval",
+	 offsetof(struct coord_conf, alertmanager_resend_ms), 1000, 3600000},
+	{"alertmanager_timeout",
+	 offsetof(struct coord_conf, alertmanager_timeout_ms), 100, 600000},
 	{"watchdog_interval", offsetof(struct coord_conf, watchdog_interval_ms),
 	 0, 86400000},
 	{"health_report_interval",
@@ -378,6 +386,8 @@ static const struct {
 	{"survey_rdma_sl", offsetof(struct coord_conf, survey_rdma_sl), 0,
 	 TESTLIMITS_RDMA_SL_MAX},
 	{"alert_webhook_retries",
+	 offsetof(struct coord_conf, alert_webhook_retries), 0, 100},
+	{"alert_receiver_webhook_retries",
 	 offsetof(struct coord_conf, alert_webhook_retries), 0, 100},
 	{"history_max_rows", offsetof(struct coord_conf, history_max_rows),
 	 1000, 100000000},
@@ -538,8 +548,21 @@ static int coord_conf_alert_command(struct cfg_ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
-/* alert_webhook http://HOST[:PORT]/PATH (plain HTTP: a receiver on the
- * management network or a local relay). */
+/* Does path name Alertmanager's API (the receiver format is not what it
+ * takes)? */
+static int coord_conf_is_am_api(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return (n >= 14 && !strncmp(path + n - 14, "/api/v1/alerts", 14)) ||
+	       (n >= 14 && !strncmp(path + n - 14, "/api/v2/alerts", 14));
+}
+
+/* alert_receiver_webhook http://HOST[:PORT]/PATH (plain HTTP: a receiver
+ * on the management network or a local relay); alert_webhook is its old
+ * name. */
 static int coord_conf_webhook(struct cfg_ctx *ctx, int argc, char **argv,
 			      void *arg)
 {
@@ -550,10 +573,78 @@ static int coord_conf_webhook(struct cfg_ctx *ctx, int argc, char **argv,
 	(void)argc;
 	if (cfg_split_http_url(argv[1], host, sizeof(host), &port, path,
 			       sizeof(path), err, sizeof(err)) < 0)
-		return cfg_error(ctx, "alert_webhook: %s", err);
+		return cfg_error(ctx, "%s: %s", argv[0], err);
+	if (coord_conf_is_am_api(path))
+		return cfg_error(ctx,
+				 "%s: '%s' is Alertmanager's API, which "
+				 "refuses the notification JSON this sends: "
+				 "use 'alertmanager_url http://%s%s%s:%u'",
+				 argv[0], argv[1], strchr(host, ':') ? "[" : "",
+				 host, strchr(host, ':') ? "]" : "",
+				 (unsigned)port);
 	if (strlen(argv[1]) >= sizeof(c->alert_webhook))
-		return cfg_error(ctx, "alert_webhook: URL too long");
+		return cfg_error(ctx, "%s: URL too long", argv[0]);
+	if (!strcmp(argv[0], "alert_webhook"))
+		cfg_warning(ctx,
+			    "alert_webhook is now called "
+			    "alert_receiver_webhook (it posts the JSON that "
+			    "Alertmanager sends to its receivers); to send "
+			    "alerts to Alertmanager itself use "
+			    "alertmanager_url");
 	snprintf(c->alert_webhook, sizeof(c->alert_webhook), "%s", argv[1]);
+	return 0;
+}
+
+/* The old names of alert_receiver_webhook_timeout and _retries: accepted,
+ * with a warning naming the new one. */
+static int coord_conf_webhook_old(struct cfg_ctx *ctx, int argc, char **argv,
+				  void *arg)
+{
+	int timeout = !strcmp(argv[0], "alert_webhook_timeout");
+
+	cfg_warning(ctx, "%s is now called alert_receiver_webhook_%s", argv[0],
+		    timeout ? "timeout" : "retries");
+	return timeout ? coord_conf_duration(ctx, argc, argv, arg)
+		       : coord_conf_uint(ctx, argc, argv, arg);
+}
+
+/* alertmanager_url http://HOST[:PORT], repeatable: each one gets every
+ * alert (an HA pair deduplicates among itself). */
+static int coord_conf_alertmanager(struct cfg_ctx *ctx, int argc, char **argv,
+				   void *arg)
+{
+	struct coord_conf *c = arg;
+	char err[160], host[256], path[COORD_CONF_PATH_LEN];
+	uint16_t port;
+
+	(void)argc;
+	if (cfg_split_http_url(argv[1], host, sizeof(host), &port, path,
+			       sizeof(path), err, sizeof(err)) < 0)
+		return cfg_error(ctx, "alertmanager_url: '%s': %s", argv[1],
+				 err);
+	if (strcmp(path, "/"))
+		return cfg_error(ctx,
+				 "alertmanager_url: '%s' has a path (%s): "
+				 "give Alertmanager's base URL, "
+				 "http://HOST:PORT (ringd appends "
+				 "/api/v2/alerts)",
+				 argv[1], path);
+	if (strlen(argv[1]) >= sizeof(c->alertmanager_url[0]))
+		return cfg_error(ctx, "alertmanager_url: URL too long");
+	for (unsigned i = 0; i < c->n_alertmanager_url; i++)
+		if (!strcmp(c->alertmanager_url[i], argv[1]))
+			return cfg_error(ctx,
+					 "alertmanager_url: '%s' given twice",
+					 argv[1]);
+	if (c->n_alertmanager_url >= COORD_CONF_MAX_AM_URLS)
+		return cfg_error(ctx,
+				 "alertmanager_url: more than %d; the "
+				 "members of an Alertmanager cluster share "
+				 "what they receive, %d of them are enough",
+				 COORD_CONF_MAX_AM_URLS,
+				 COORD_CONF_MAX_AM_URLS);
+	snprintf(c->alertmanager_url[c->n_alertmanager_url++],
+		 sizeof(c->alertmanager_url[0]), "%s", argv[1]);
 	return 0;
 }
 
@@ -583,9 +674,15 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"relearn_timeout", 1, 1, coord_conf_duration},
 	{"alert_command", 1, COORD_CONF_MAX_ARGS + 1, coord_conf_alert_command},
 	{"alert_command_timeout", 1, 1, coord_conf_duration},
+	{"alert_receiver_webhook", 1, 1, coord_conf_webhook},
+	{"alert_receiver_webhook_timeout", 1, 1, coord_conf_duration},
+	{"alert_receiver_webhook_retries", 1, 1, coord_conf_uint},
 	{"alert_webhook", 1, 1, coord_conf_webhook},
-	{"alert_webhook_timeout", 1, 1, coord_conf_duration},
-	{"alert_webhook_retries", 1, 1, coord_conf_uint},
+	{"alert_webhook_timeout", 1, 1, coord_conf_webhook_old},
+	{"alert_webhook_retries", 1, 1, coord_conf_webhook_old},
+	{"alertmanager_url", 1, 1, coord_conf_alertmanager},
+	{"alertmanager_resend_interval", 1, 1, coord_conf_duration},
+	{"alertmanager_timeout", 1, 1, coord_conf_duration},
 	{"watchdog_interval", 1, 1, coord_conf_duration},
 	{"health_report_interval", 1, 1, coord_conf_duration},
 	{"metrics_listen", 1, 1, coord_conf_metrics},

@@ -14,6 +14,8 @@
 #define COORD_CONF_SERIAL_LEN 41
 /* alert_command: the program and its arguments, at most. */
 #define COORD_CONF_MAX_ARGS 16
+/* alertmanager_url: an HA pair or two, at most. */
+#define COORD_CONF_MAX_AM_URLS 4
 
 struct coord_conf {
 	char name[256];	       /* name; default: hostname */
@@ -99,9 +101,18 @@ struct coord_conf {
 	char alert_argv[COORD_CONF_MAX_ARGS][COORD_CONF_PATH_LEN];
 	unsigned n_alert_argv;
 	uint64_t alert_command_timeout_ms; /* alert_command_timeout, 10s */
-	char alert_webhook[COORD_CONF_PATH_LEN]; /* alert_webhook URL, "" */
-	uint64_t alert_webhook_timeout_ms;	 /* default 5s */
-	uint32_t alert_webhook_retries;		 /* default 5 */
+	/* alert_receiver_webhook URL (alias alert_webhook): Alertmanager's
+	 * notification JSON (version 4), for receivers; "" = none */
+	char alert_webhook[COORD_CONF_PATH_LEN];
+	uint64_t alert_webhook_timeout_ms; /* ..._timeout, default 5s */
+	uint32_t alert_webhook_retries;	   /* ..._retries, default 5 */
+	/* alertmanager_url http://HOST[:PORT], repeatable: Alertmanager's
+	 * API (/api/v2/alerts), every alert to each */
+	char alertmanager_url[COORD_CONF_MAX_AM_URLS][COORD_CONF_PATH_LEN];
+	unsigned n_alertmanager_url;
+	uint64_t alertmanager_resend_ms;    /* alertmanager_resend_interval,
+					     default 1m */
+	uint64_t alertmanager_timeout_ms;   /* alertmanager_timeout, 10s */
 	uint64_t watchdog_interval_ms;	    /* watchdog_interval: the Watchdog
 					  alert to the sinks, 1m, 0 = off */
 	uint64_t health_report_interval_ms; /* health_report_interval, 24h,

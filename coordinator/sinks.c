@@ -1,5 +1,5 @@
 /* Where alerts go: journald (or one log line), an alert_command run without
- * a shell, and an Alertmanager-style webhook. Each of the last two has one
+ * a shell, and a webhook in the JSON Alertmanager sends its receivers. Each of the last two has one
  * delivery in progress at a time and a bounded queue behind it; nothing
  * here blocks the event loop. */
 #include "sinks.h"
@@ -43,7 +43,8 @@ struct sinks_item {
 	struct alert a;
 	enum alert_event ev;
 	int watchdog;
-	unsigned attempts; /* webhook: sent this many times */
+	unsigned attempts;	/* webhook: sent this many times */
+	uint64_t not_before_ms; /* webhook: its backoff ends (monotonic) */
 };
 TAILQ_HEAD(sinks_list, sinks_item);
 
@@ -87,6 +88,7 @@ struct sinks_hook {
 	struct event *retry_ev;	  /* backoff */
 	int code;		  /* HTTP status, 0: no reply, -1: timeout */
 	int answered;		  /* the reply callback ran */
+	char reply[SINKS_OUT_MAX + 1]; /* the reply body's start */
 };
 
 struct sinks {
@@ -177,6 +179,14 @@ static uint64_t sinks_now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t sinks_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
@@ -822,25 +832,58 @@ static void sinks_hook_reply_cb(struct evhttp_request *req, void *arg)
 	struct sinks_hook *h = &s->hook;
 
 	h->code = req ? evhttp_request_get_response_code(req) : 0;
+	h->reply[0] = '\0';
+	if (req) {
+		ev_ssize_t n =
+			evbuffer_copyout(evhttp_request_get_input_buffer(req),
+					 h->reply, SINKS_OUT_MAX);
+
+		h->reply[n > 0 ? (size_t)n : 0] = '\0';
+	}
 	h->answered = 1;
 	evtimer_del(h->timeout_ev);
 	/* libevent still uses the connection after this returns. */
 	event_active(h->done_ev, 0, 0);
 }
 
-/* One attempt's outcome: delivered, retried after the backoff, or failed
- * for good. */
+/* Is an alert of it's key (rule, subject) waiting in q? */
+static int sinks_queue_has_key(const struct sinks_queue *q,
+			       const struct sinks_item *it)
+{
+	const struct sinks_item *o;
+
+	TAILQ_FOREACH(o, &q->items, link)
+	if (!strcmp(o->a.rule, it->a.rule) &&
+	    !strcmp(o->a.subject, it->a.subject))
+		return 1;
+	return 0;
+}
+
+/* One attempt's outcome: delivered, refused for good (4xx: the same
+ * alert gets the same answer), or retried after the backoff behind the
+ * others (one failing alert does not hold the rest), or failed for good
+ * after webhook_retries. */
 static void sinks_hook_result(struct sinks *s)
 {
 	struct sinks_hook *h = &s->hook;
 	struct sinks_item *it = h->cur;
-	char why[64];
+	char why[64], body[LOG_ESC_LEN(SINKS_OUT_MAX)];
 	uint64_t delay = s->conf.webhook_backoff_ms;
-	struct timeval tv;
 
 	sinks_hook_drop_conn(h);
+	h->cur = NULL;
 	if (h->code >= 200 && h->code < 300) {
 		s->delivered++;
+		goto next;
+	}
+	if (h->code >= 400 && h->code < 500 && h->code != 408 &&
+	    h->code != 429) {
+		log_escape(body, sizeof(body), h->reply);
+		log_warnx("alert_receiver_webhook %s:%u%s (%s %s): HTTP "
+			  "status %d, not retried: %s",
+			  h->host, (unsigned)h->port, h->path, it->a.rule,
+			  it->a.subject, h->code, body);
+		s->failed++;
 		goto next;
 	}
 	if (h->code > 0)
@@ -851,17 +894,27 @@ static void sinks_hook_result(struct sinks *s)
 		snprintf(why, sizeof(why),
 			 "no HTTP reply (refused, reset or closed)");
 	if (it->attempts > s->conf.webhook_retries) {
-		log_warnx("alert_webhook %s:%u%s (%s %s): %s; given up after "
-			  "%u attempts",
+		log_warnx("alert_receiver_webhook %s:%u%s (%s %s): %s; given "
+			  "up after %u attempts",
 			  h->host, (unsigned)h->port, h->path, it->a.rule,
 			  it->a.subject, why, it->attempts);
 		s->failed++;
 		goto next;
 	}
+	/* A newer state of the same alert waits: it says more than this
+	 * one would, and must not be overtaken by it. */
+	if (sinks_queue_has_key(&h->q, it)) {
+		log_warnx("alert_receiver_webhook %s:%u%s (%s %s): %s; a "
+			  "newer state of it follows",
+			  h->host, (unsigned)h->port, h->path, it->a.rule,
+			  it->a.subject, why);
+		s->failed++;
+		goto next;
+	}
 	/* Once per alert, not once per attempt. */
 	if (it->attempts == 1)
-		log_warnx("alert_webhook %s:%u%s (%s %s): %s; retrying up to "
-			  "%u times",
+		log_warnx("alert_receiver_webhook %s:%u%s (%s %s): %s; "
+			  "retrying up to %u times",
 			  h->host, (unsigned)h->port, h->path, it->a.rule,
 			  it->a.subject, why, s->conf.webhook_retries);
 	for (unsigned i = 1; i < it->attempts && delay < SINKS_BACKOFF_CAP_MS;
@@ -870,12 +923,14 @@ static void sinks_hook_result(struct sinks *s)
 	if (delay > SINKS_BACKOFF_CAP_MS)
 		delay = SINKS_BACKOFF_CAP_MS;
 	s->retried++;
-	sinks_tv(&tv, delay);
-	evtimer_add(h->retry_ev, &tv);
+	it->not_before_ms = sinks_mono_ms() + delay;
+	/* Behind what waits: the others go while this one backs off. */
+	TAILQ_INSERT_TAIL(&h->q.items, it, link);
+	h->q.n++;
+	sinks_hook_next(s);
 	return;
 next:
 	free(it);
-	h->cur = NULL;
 	sinks_hook_next(s);
 }
 
@@ -943,7 +998,7 @@ static void sinks_hook_attempt(struct sinks *s)
 fail:
 	if (req)
 		evhttp_request_free(req);
-	log_warn("alert_webhook %s:%u%s: cannot send", h->host,
+	log_warn("alert_receiver_webhook %s:%u%s: cannot send", h->host,
 		 (unsigned)h->port, h->path);
 	event_active(h->done_ev, 0, 0);
 }
@@ -952,15 +1007,43 @@ static void sinks_hook_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	sinks_hook_attempt(arg);
+	sinks_hook_next(arg);
 }
 
+/* The oldest alert whose backoff has ended, sent; when all wait for
+ * theirs, the timer for the first to end. */
 static void sinks_hook_next(struct sinks *s)
 {
 	struct sinks_hook *h = &s->hook;
+	uint64_t now = sinks_mono_ms(), soonest = UINT64_MAX;
+	struct sinks_item *it;
+	struct timeval tv;
 
-	if (h->cur || !(h->cur = sinks_queue_take(&h->q)))
+	if (h->cur)
 		return;
+	evtimer_del(h->retry_ev);
+	TAILQ_FOREACH(it, &h->q.items, link)
+	{
+		if (it->not_before_ms <= now)
+			break;
+		if (it->not_before_ms < soonest)
+			soonest = it->not_before_ms;
+	}
+	if (!it) {
+		if (soonest != UINT64_MAX) {
+			sinks_tv(&tv, soonest - now);
+			evtimer_add(h->retry_ev, &tv);
+		}
+		return;
+	}
+	TAILQ_REMOVE(&h->q.items, it, link);
+	if (!--h->q.n && h->q.burst) {
+		log_warnx("%s: %llu alerts were dropped while its queue was "
+			  "full",
+			  h->q.name, (unsigned long long)h->q.burst);
+		h->q.burst = 0;
+	}
+	h->cur = it;
 	sinks_hook_attempt(s);
 }
 
@@ -972,7 +1055,7 @@ static int sinks_hook_init(struct sinks *s, const char *url)
 
 	if (cfg_split_http_url(url, h->host, sizeof(h->host), &h->port, h->path,
 			       sizeof(h->path), err, sizeof(err)) < 0) {
-		log_warnx("alert_webhook %s: %s", url, err);
+		log_warnx("alert_receiver_webhook %s: %s", url, err);
 		errno = EINVAL;
 		return -1;
 	}
@@ -989,7 +1072,8 @@ static int sinks_hook_init(struct sinks *s, const char *url)
 		h->dns = evdns_base_new(s->base,
 					EVDNS_BASE_INITIALIZE_NAMESERVERS);
 		if (!h->dns) {
-			log_warnx("alert_webhook %s: no resolver", url);
+			log_warnx("alert_receiver_webhook %s: no resolver",
+				  url);
 			errno = ENOMEM;
 			return -1;
 		}
@@ -1021,6 +1105,25 @@ static struct sinks_item *sinks_item_new(const struct alert *a,
 	return it;
 }
 
+/* The webhook sends an alert's latest state: one still waiting (maybe
+ * backing off) is replaced by the newer one, so no state overtakes a
+ * later one of the same alert. */
+static void sinks_hook_supersede(struct sinks_queue *q,
+				 const struct sinks_item *it)
+{
+	struct sinks_item *o, *tmp;
+
+	for (o = TAILQ_FIRST(&q->items); o; o = tmp) {
+		tmp = TAILQ_NEXT(o, link);
+		if (strcmp(o->a.rule, it->a.rule) ||
+		    strcmp(o->a.subject, it->a.subject))
+			continue;
+		TAILQ_REMOVE(&q->items, o, link);
+		q->n--;
+		free(o);
+	}
+}
+
 static void sinks_enqueue(struct sinks *s, const struct alert *a,
 			  enum alert_event ev, int watchdog)
 {
@@ -1034,6 +1137,7 @@ static void sinks_enqueue(struct sinks *s, const struct alert *a,
 	if (s->hook.done_ev &&
 	    !(watchdog && sinks_queue_has_watchdog(&s->hook.q)) &&
 	    (it = sinks_item_new(a, ev, watchdog))) {
+		sinks_hook_supersede(&s->hook.q, it);
 		sinks_queue_put(s, &s->hook.q, it);
 		sinks_hook_next(s);
 	}
@@ -1076,7 +1180,7 @@ struct sinks *sinks_new(struct event_base *base, const struct sinks_conf *conf)
 		 conf->coordinator ? conf->coordinator : "");
 	s->cmd.pidfd = s->cmd.in_fd = s->cmd.out_fd = -1;
 	sinks_queue_init(&s->cmd.q, "alert_command", conf->queue_max);
-	sinks_queue_init(&s->hook.q, "alert_webhook", conf->queue_max);
+	sinks_queue_init(&s->hook.q, "alert_receiver_webhook", conf->queue_max);
 	if (conf->command_argv && conf->command_argv[0]) {
 		while (conf->command_argv[n])
 			n++;
@@ -1153,6 +1257,10 @@ void sinks_free(struct sinks *s)
 void sinks_alert(struct sinks *s, const struct alert *a, enum alert_event ev)
 {
 	sinks_journal(a, ev);
+	/* The watchdog alert of the table: the command and the webhook get
+	 * it from sinks_watchdog_cb, on its interval. */
+	if (!strcmp(a->rule, "watchdog"))
+		return;
 	sinks_enqueue(s, a, ev, 0);
 }
 

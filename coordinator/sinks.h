@@ -2,10 +2,16 @@
  * RING_STATE, RING_SUBJECT, RING_EDGE, RING_NODE; one log_info line when
  * not under systemd), an alert_command run without a shell (the alert in
  * environment variables and as JSON on its stdin, killed after a timeout),
- * and a webhook that receives Prometheus Alertmanager's webhook JSON over
- * HTTP, retried with backoff. No sink blocks the event loop; a failing or
- * slow one is logged and retried, and the queue of what waits for it is
- * bounded.
+ * and alert_receiver_webhook: the JSON that Alertmanager sends to its
+ * receivers (version 4, one alert per POST) for tools that consume
+ * Alertmanager's notifications (Alertmanager itself is alertmanager.c's).
+ * No sink blocks the event loop; the queue of what waits for one is
+ * bounded. The webhook: a 4xx other than 408 and 429 is not retried (the
+ * reply's start logged); other failures are retried with backoff behind
+ * the alerts that wait, so one failing alert does not hold the others;
+ * only an alert's latest state waits (a newer one replaces it). The
+ * "watchdog" alert of the table goes to the command and the webhook only
+ * on watchdog_interval, from here.
  *
  * alert_command: argv[0] is executed directly, in its own process group,
  * with only PATH=/usr/bin:/bin and RING_ALERT, RING_EVENT (fired, resolved,
@@ -30,7 +36,7 @@ struct sinks_conf {
 	/* alert_command PATH [ARG...]: argv[0] absolute; NULL: none */
 	char *const *command_argv;
 	uint64_t command_timeout_ms;
-	/* alert_webhook http://HOST[:PORT]/PATH (cfg_split_http_url() has
+	/* alert_receiver_webhook http://HOST[:PORT]/PATH (cfg_split_http_url() has
 	 * checked it); "" or NULL: none */
 	const char *webhook_url;
 	uint64_t webhook_timeout_ms;

@@ -92,8 +92,8 @@ def ring(root, ringd_bin):
                 os.path.join(d, "webhook_rx.log"), name="webhook-rx")
     extra = ["alert_hold_down %ds" % HOLD_DOWN_S,
              "alert_command %s" % f["hook"],
-             "alert_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
-             "alert_webhook_timeout 1s",
+             "alert_receiver_webhook http://127.0.0.1:%d/hook" % WEBHOOK_PORT,
+             "alert_receiver_webhook_timeout 1s",
              "watchdog_interval 0",
              "recheck_settle %ds" % RECHECK_S,
              "busy_threshold %d" % BUSY_PCT,
@@ -218,8 +218,9 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
         assert "no longer valid" in p.stderr, p.stderr
         p = r.ringctl("status", fmt="plain")
         assert p.returncode == 1
-        assert p.stdout.startswith("health: critical\nalerts:\n"), \
-            p.stdout[:300]
+        # The health, its cause (health_cause ...), then the alerts.
+        assert p.stdout.startswith("health: critical\n") and \
+            "\nalerts:\n" in p.stdout, p.stdout[:300]
         cl.wait_for(lambda: ("firing", "fired") in
                     hook_events(f, "cable_down"), SEEN_S,
                     "the hook to run for cable_down")

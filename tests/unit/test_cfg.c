@@ -205,6 +205,9 @@ static const struct want_field coord_shown_defaults[] = {
 	COORD_NUM(handshake_timeout_ms, 10000),
 	COORD_NUM(max_frame, 1024 * 1024),
 	COORD_NUM(max_agents, 4096),
+	COORD_NUM(alertmanager_resend_ms, 60000),
+	COORD_NUM(alertmanager_timeout_ms, 10000),
+	COORD_NUM(watchdog_interval_ms, 60000),
 };
 
 static void short_hostname(char *buf, size_t len)
@@ -1614,6 +1617,9 @@ static void test_examples(void **state)
 	assert_int_equal(c.n_deny_serial, 1);
 	assert_string_equal(c.deny_serial[0],
 			    "4a1f0c9e2b7d8e6f5a4b3c2d1e0f9a8b");
+	assert_int_equal(c.n_alertmanager_url, 1);
+	assert_string_equal(c.alert_webhook,
+			    "http://relay.example.net:9000/ringd");
 	coord_conf_free(&c);
 }
 
@@ -1654,6 +1660,99 @@ static void test_warnings(void **state)
 	cfg_warning(&ctx, "to the log");
 	assert_int_equal(ctx.warnings, 3);
 	assert_int_equal(wcap.n, 2);
+}
+
+/* Alertmanager's API and the receiver webhook: base URLs only (the API
+ * path appended), at most four, no duplicate; the receiver format refused
+ * for Alertmanager's API; alert_webhook still read, with a warning that
+ * names its new name. */
+static void test_coord_alertmanager(void **state)
+{
+	struct coord_conf c;
+
+	(void)state;
+	assert_int_equal(
+		coord_parse(&c, "alertmanager_url http://10.0.0.5:9093\n"
+				"alertmanager_url http://[fd00::5]:9093/\n"
+				"alertmanager_resend_interval 30s\n"
+				"alertmanager_timeout 2s\n"
+				"alert_receiver_webhook http://10.0.0.7/hook\n"
+				"alert_receiver_webhook_retries 2\n"),
+		0);
+	assert_int_equal(c.n_alertmanager_url, 2);
+	assert_string_equal(c.alertmanager_url[0], "http://10.0.0.5:9093");
+	assert_string_equal(c.alertmanager_url[1], "http://[fd00::5]:9093/");
+	assert_int_equal(c.alertmanager_resend_ms, 30000);
+	assert_int_equal(c.alertmanager_timeout_ms, 2000);
+	assert_string_equal(c.alert_webhook, "http://10.0.0.7/hook");
+	assert_int_equal(c.alert_webhook_retries, 2);
+	assert_int_equal(ctx.warnings, 0);
+	coord_conf_free(&c);
+	coord_conf_defaults(&c);
+	assert_int_equal(c.n_alertmanager_url, 0);
+	assert_int_equal(c.alertmanager_resend_ms, 60000);
+	assert_int_equal(c.alertmanager_timeout_ms, 10000);
+	coord_conf_free(&c);
+
+	coord_bad("alertmanager_url http://10.0.0.5:9093/api/v2/alerts",
+		  "t.conf:2: alertmanager_url: "
+		  "'http://10.0.0.5:9093/api/v2/alerts' has a path "
+		  "(/api/v2/alerts): give Alertmanager's base URL, "
+		  "http://HOST:PORT (ringd appends /api/v2/alerts)");
+	coord_bad("alertmanager_url https://am:9093",
+		  "t.conf:2: alertmanager_url: 'https://am:9093': https is not "
+		  "supported: use plain http to a receiver or a local relay");
+	coord_bad("alertmanager_resend_interval 500ms",
+		  "t.conf:2: 'alertmanager_resend_interval': 500ms is out of "
+		  "range (1s..1h)");
+	coord_bad(
+		"alert_webhook http://10.0.0.5:9093/api/v2/alerts",
+		"t.conf:2: alert_webhook: 'http://10.0.0.5:9093/api/v2/alerts' "
+		"is Alertmanager's API, which refuses the notification JSON "
+		"this sends: use 'alertmanager_url http://10.0.0.5:9093'");
+	coord_bad("alert_receiver_webhook http://[fd00::5]:9093/api/v1/alerts/",
+		  "t.conf:2: alert_receiver_webhook: "
+		  "'http://[fd00::5]:9093/api/v1/alerts/' is Alertmanager's "
+		  "API, which refuses the notification JSON this sends: use "
+		  "'alertmanager_url http://[fd00::5]:9093'");
+	assert_int_equal(coord_parse(&c, "name c\n"
+					 "alertmanager_url http://a:1\n"
+					 "alertmanager_url http://a:1\n"
+					 "alertmanager_url http://b:1\n"
+					 "alertmanager_url http://c:1\n"
+					 "alertmanager_url http://d:1\n"
+					 "alertmanager_url http://e:1\n"),
+			 -1);
+	assert_msgs(2, "t.conf:3: alertmanager_url: 'http://a:1' given twice",
+		    "t.conf:7: alertmanager_url: more than 4; the members of "
+		    "an Alertmanager cluster share what they receive, 4 of "
+		    "them are enough");
+	coord_conf_free(&c);
+
+	/* The old name: read, and a warning at its line. */
+	setup(NULL);
+	setup_warnings();
+	coord_conf_defaults(&c);
+	assert_int_equal(coord_conf_load_buffer(&c, "t.conf",
+						"name c\n"
+						"alert_webhook http://h/x\n"
+						"alert_webhook_timeout 2s\n",
+						57, &ctx),
+			 0);
+	assert_string_equal(c.alert_webhook, "http://h/x");
+	assert_int_equal(c.alert_webhook_timeout_ms, 2000);
+	assert_int_equal(ctx.warnings, 2);
+	assert_string_equal(wcap.msg[0],
+			    "t.conf:2: alert_webhook is now called "
+			    "alert_receiver_webhook (it posts the JSON that "
+			    "Alertmanager sends to its receivers); to send "
+			    "alerts to Alertmanager itself use "
+			    "alertmanager_url");
+	assert_string_equal(wcap.msg[1],
+			    "t.conf:3: alert_webhook_timeout is now called "
+			    "alert_receiver_webhook_timeout");
+	ctx.report_warning = NULL;
+	coord_conf_free(&c);
 }
 
 /* Paths the daemons open must not depend on the directory they start
@@ -1911,6 +2010,7 @@ int main(void)
 		cmocka_unit_test_setup(test_examples, setup),
 		cmocka_unit_test_setup(test_warnings, setup),
 		cmocka_unit_test_setup(test_relative_paths, setup),
+		cmocka_unit_test_setup(test_coord_alertmanager, setup),
 		cmocka_unit_test_setup(test_one_pass, setup),
 		cmocka_unit_test_setup(test_verify, setup),
 		cmocka_unit_test_setup(test_debug_subsystems, setup),

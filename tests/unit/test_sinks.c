@@ -610,6 +610,63 @@ static void test_webhook_watchdog(void **state)
 	assert_true(stats(f).delivered >= 3);
 }
 
+/* A 4xx is the receiver refusing what was sent: not retried, the next
+ * alert goes at once. */
+static void test_webhook_4xx_not_retried(void **state)
+{
+	struct fx *f = *state;
+	struct alert a;
+	struct sinks_stats st;
+
+	start_srv(f);
+	f->srv.codes[0] = 400;
+	f->srv.n_codes = 1;
+	start_hook(f, f->srv.port, 5000, 3, 100, 0);
+	mk_alert(&a, "cable_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	mk_alert(&a, "node_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	st = stats(f);
+	assert_int_equal(f->srv.n, 2);
+	assert_int_equal(st.failed, 1);
+	assert_int_equal(st.retried, 0);
+	assert_int_equal(st.delivered, 1);
+	assert_non_null(
+		strstr(f->srv.bodies[1], "\"alertname\":\"node_down\""));
+}
+
+/* An alert that fails backs off behind the others: the next one is sent
+ * at once, the failed one after its backoff; a newer state of an alert
+ * that waits replaces it. */
+static void test_webhook_failing_does_not_hold(void **state)
+{
+	struct fx *f = *state;
+	struct alert a;
+
+	start_srv(f);
+	f->srv.codes[0] = 500;
+	f->srv.n_codes = 1;
+	start_hook(f, f->srv.port, 5000, 3, 1000, 0);
+	mk_alert(&a, "cable_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	mk_alert(&a, "node_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	LOOP_UNTIL(f, f->srv.n >= 2);
+	assert_non_null(
+		strstr(f->srv.bodies[1], "\"alertname\":\"node_down\""));
+	assert_true(f->srv.at[1] - f->srv.at[0] < 0.5);
+	/* cable_down waits for its backoff; its resolution replaces it. */
+	mk_alert(&a, "cable_down");
+	a.firing = 0;
+	a.resolved_ms = 1700000060000ULL;
+	sinks_alert(f->s, &a, ALERT_EV_RESOLVED);
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	assert_int_equal(f->srv.n, 3);
+	assert_non_null(strstr(f->srv.bodies[2], "\"status\":\"resolved\""));
+	assert_int_equal(stats(f).delivered, 2);
+}
+
 /* sinks_free with a command running and a request in flight: the command
  * is killed and reaped, the connection closed (teardown counts fds and
  * children, ASan the memory). */
@@ -718,6 +775,27 @@ static void test_log_line(void **state)
 	assert_int_equal(stats(f).delivered, 0);
 }
 
+/* The table's watchdog alert: journald (here the log line) only; the
+ * command and the webhook get it from the sinks' own timer. */
+static void test_table_watchdog_not_queued(void **state)
+{
+	struct fx *f = *state;
+	struct alert a;
+
+	start_srv(f);
+	start_hook(f, f->srv.port, 5000, 0, 100, 0);
+	mk_alert(&a, "watchdog");
+	a.severity = ALERT_INFO;
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	assert_int_equal(stats(f).queued, 0);
+	mk_alert(&a, "cable_down");
+	sinks_alert(f->s, &a, ALERT_EV_FIRED);
+	assert_int_equal(stats(f).queued, 1);
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	assert_int_equal(f->srv.n, 1);
+	assert_int_equal(f->srv.n_watchdog, 0);
+}
+
 /* What sinks_new refuses. */
 static void test_bad_conf(void **state)
 {
@@ -754,8 +832,14 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_webhook_watchdog, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_webhook_4xx_not_retried,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_webhook_failing_does_not_hold, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_while_busy, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_table_watchdog_not_queued,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_conf, setup, teardown),
 	};
