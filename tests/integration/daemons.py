@@ -30,6 +30,15 @@ def missing_binaries(d=None):
             if not os.access(os.path.join(d, b), os.X_OK)]
 
 
+def all_well_unsurveyed(rc, doc):
+    """What `ringctl status` says of a cluster that is all up and quiet
+    but was never surveyed: not healthy (no rank order yet), degraded with
+    the cause no_survey and nothing else, exit 1."""
+    return (rc == 1 and doc is not None and doc.get("health") == "degraded"
+            and doc.get("health_cause") == "no_survey" and
+            not doc.get("alerts"))
+
+
 class RingdError(Exception):
     pass
 

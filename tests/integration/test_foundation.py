@@ -14,7 +14,7 @@ import pytest
 
 import cluster as cl
 from conftest import new_prefix
-from daemons import Ringd
+from daemons import Ringd, all_well_unsurveyed
 from ringtest import LogMark, ringd_up
 
 ORDER = ["n1", "n2", "n4", "n3"]
@@ -31,7 +31,9 @@ TYPE_HEARTBEAT = 19
 def ringd(root, ringd_bin):
     with ringd_up(cl.Cluster(ORDER, new_prefix(), extra_unaddressed_ports=1),
                   ringd_bin, tail_lines=15, heartbeat_ms=HB_MS, misses=MISSES,
-                  coord_extra=["handshake_timeout %ds" % HANDSHAKE_TIMEOUT_S],
+                  coord_extra=["handshake_timeout %ds" % HANDSHAKE_TIMEOUT_S,
+                               # A node back resolves within a second.
+                               "alert_hold_down 1s"],
                   agent_extra=["reconnect_min 200ms",
                                "reconnect_max 1s"]) as r:
         r.setup_pki()
@@ -43,7 +45,11 @@ def ringd(root, ringd_bin):
 def all_up_before(request):
     """Every test starts from a healthy cluster, whatever the last one did."""
     if "ringd" in request.fixturenames:
-        request.getfixturevalue("ringd").wait_all_up(15)
+        r = request.getfixturevalue("ringd")
+        r.wait_all_up(15)
+        # The last test's alerts resolved (their hold-down is short).
+        cl.wait_for(lambda: all_well_unsurveyed(*r.status()[:2]), 15,
+                    "no alert left from the test before")
 
 
 def entries(doc):
@@ -52,7 +58,8 @@ def entries(doc):
 
 def snapshot(r):
     rc, doc, err = r.status()
-    assert rc == 0, "not healthy: rc %d %s\n%s" % (rc, err, r.log_tails())
+    assert all_well_unsurveyed(rc, doc), "not well: rc %d %s\n%s" % (
+        rc, err, r.log_tails())
     return {n: e["connected_since"] for n, e in entries(doc).items()}
 
 
@@ -71,9 +78,9 @@ def baseline(r):
 def assert_undisturbed(r, base):
     before, ups_before = base
     rc, doc, err = r.status()
-    assert rc == 0, "cluster degraded: rc %d %s\n%s" % (rc, err,
-                                                        r.log_tails())
-    assert doc["health"] == "healthy" and doc["connected"] == 4
+    assert all_well_unsurveyed(rc, doc), "cluster degraded: rc %d %s\n%s" % (
+        rc, err, r.log_tails())
+    assert doc["connected"] == 4
     now = {n: e["connected_since"] for n, e in entries(doc).items()}
     for n in ORDER:
         assert now[n] == before[n], "%s reconnected: %s -> %s" % (
@@ -87,10 +94,11 @@ def assert_undisturbed(r, base):
 def test_status_all_agents_up(ringd):
     r = ringd
     rc, doc, err = r.status()
-    assert rc == 0, err
+    # All up, never surveyed: not healthy (no rank order yet), and why.
+    assert all_well_unsurveyed(rc, doc), (rc, doc, err)
+    assert doc["health_why"].startswith("no survey yet")
     assert doc["coordinator"] == "coordinator"
     assert doc["version"]
-    assert doc["health"] == "healthy"
     assert doc["expected"] == 4 and doc["connected"] == 4
     assert isinstance(doc["nodes"], list)
     e = entries(doc)
@@ -113,11 +121,13 @@ def test_status_all_agents_up(ringd):
 def test_status_other_formats(ringd):
     r = ringd
     p = r.ringctl("status", fmt="plain")
-    assert p.returncode == 0, p.stderr
-    assert "healthy" in p.stdout and "n4" in p.stdout
+    assert p.returncode == 1, p.stderr
+    assert p.stdout.startswith("health: degraded\nhealth_cause: no_survey\n"), \
+        p.stdout[:300]
+    assert "n4" in p.stdout
     p = r.ringctl("status", fmt="keyvalue")
-    assert p.returncode == 0, p.stderr
-    assert re.search(r"^health\W+healthy", p.stdout, re.M), p.stdout
+    assert p.returncode == 1, p.stderr
+    assert re.search(r"^health\W+degraded", p.stdout, re.M), p.stdout
 
 
 def test_inventory_n1(ringd):
@@ -385,7 +395,8 @@ def test_truncated_frame_then_close(ringd):
     s.sendall(header()[:5])
     s.close()
     # The coordinator must notice and survive; let it process the EOFs.
-    cl.wait_for(lambda: r.status()[0] == 0, 5, "status after truncation")
+    cl.wait_for(lambda: all_well_unsurveyed(*r.status()[:2]), 5,
+                "status after truncation")
     assert_undisturbed(r, base)
 
 
