@@ -42,7 +42,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #   DEPS_RDMA   the soft-RoCE VM of tests/rdma/vm.sh (rdma-check, bench)
 #               and the systemd VM of tests/systemd/vm.sh (systemd-check:
 #               debootstrap builds its Debian root once)
-#   DEPS_BENCH  the tools make bench compares against
+#   DEPS_BENCH  the tools make bench compares against, and the real
+#               Alertmanager it measures alerting with
 #   DEPS_DEB    make deb (dpkg-buildpackage needs build-essential) and the
 #               package checks of make deb-check (lintian; systemd for
 #               systemd-sysusers/-tmpfiles on the postinsts; bash-completion
@@ -56,7 +57,7 @@ DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format 
 	fonts-dejavu-core
 DEPS_RDMA := qemu-system-x86 ibverbs-utils ibverbs-providers iproute2 cpio \
 	gzip xz-utils zstd debootstrap
-DEPS_BENCH := iperf3 sockperf perftest
+DEPS_BENCH := iperf3 sockperf perftest prometheus-alertmanager
 DEPS_DEB := build-essential debhelper dpkg-dev lintian systemd bash-completion
 # What each *-deps target installs; `make -s print-test-deps` prints a list.
 PKGS_deps := $(DEPS_BUILD)

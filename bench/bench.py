@@ -45,7 +45,14 @@ Part 7 (bench/bench_allreduce.py, whose docstring says more):
                the same cable for reference); the limit is the slowest
                edge, and the sum of the edges is shown with what it means.
 
-Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce
+Part 8 (bench/bench_alerting.py, whose docstring says more):
+  8 alerting:  a real Alertmanager (alertmanager_url): cut to its API
+               listing the cable (goal < 1 s), mend to resolved there (the
+               hold-down + < 1 s), false alerts per coordinator restart
+               (goal 0), the light checks' own bytes per edge per hour
+               (goal < 0.01% of the edge).
+
+Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce,alerting
 (default all) or --skip-PART (`make bench BENCH=allreduce` passes --only).
 Parts 1, 2 and 4-7 need root (namespaces); part 3 does not. Everything is torn down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
@@ -73,11 +80,13 @@ import cluster as cl  # noqa: E402
 from daemons import Ringd, missing_binaries  # noqa: E402
 import bench_ops  # noqa: E402
 import bench_allreduce  # noqa: E402
+import bench_alerting  # noqa: E402
 
 IPERF_PORT = 5201
 SOCKPERF_PORT = 11111
 PAIR_TAG = "p"
-OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k", "allreduce": "a"}
+OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k", "allreduce": "a",
+           "alerting": "m"}
 T0 = time.monotonic()
 
 
@@ -1154,7 +1163,7 @@ class RdmaBench:
 
 # ---------------------------------------------------------------- main
 PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale",
-         "allreduce")
+         "allreduce", "alerting")
 
 
 def parse_args():
@@ -1209,8 +1218,18 @@ def parse_args():
     ap.add_argument("--only", default="",
                     help="comma-separated parts to run: " + ",".join(PARTS) +
                     " (default: all; --skip-PART removes one)")
-    for part in ("watch", "selfbytes", "scale", "allreduce"):
+    for part in ("watch", "selfbytes", "scale", "allreduce", "alerting"):
         ap.add_argument("--skip-" + part, action="store_true")
+    ap.add_argument("--alerting-hold", type=int, default=5,
+                    help="part 8: alert_hold_down, seconds (default 5)")
+    ap.add_argument("--alerting-restarts", type=int, default=6,
+                    help="part 8: coordinator restarts (default 6)")
+    ap.add_argument("--alerting-light", type=int, default=20,
+                    help="part 8: light_check_interval, seconds "
+                    "(default 20)")
+    ap.add_argument("--alerting-window", type=int, default=120,
+                    help="part 8: idle window for the light checks' "
+                    "bytes, seconds (default 120)")
     ap.add_argument("--cuts", type=int, default=10,
                     help="part 4: cable cuts (default 10)")
     ap.add_argument("--selfbytes-window", type=int, default=120,
@@ -1329,7 +1348,8 @@ def main():
         for part, fn in (("watch", bench_ops.watch_bench),
                          ("selfbytes", bench_ops.selfbytes_bench),
                          ("scale", bench_ops.scale_bench),
-                         ("allreduce", bench_allreduce.allreduce_bench)):
+                         ("allreduce", bench_allreduce.allreduce_bench),
+                         ("alerting", bench_alerting.alerting_bench)):
             if not getattr(args, "skip_" + part):
                 progress("part %s" % part)
                 ops[part] = fn(args, base + OPS_TAG[part])
@@ -1376,7 +1396,8 @@ def main():
     for part, fn in (("watch", bench_ops.watch_report),
                      ("selfbytes", bench_ops.selfbytes_report),
                      ("scale", bench_ops.scale_report),
-                     ("allreduce", bench_allreduce.allreduce_report)):
+                     ("allreduce", bench_allreduce.allreduce_report),
+                     ("alerting", bench_alerting.alerting_report)):
         if part in ops:
             fn(args, ops[part], out)
             if ops[part]["error"] or ops[part].get("errors"):

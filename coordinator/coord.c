@@ -458,7 +458,7 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *co = arg;
 	const Ring__Topology *t = coord_view_topology(co);
-	char edges[2048] = "";
+	char edges[2048] = "", line[ALERTS_MESSAGE_LEN];
 	size_t used = 0;
 
 	(void)fd;
@@ -473,13 +473,17 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 
 		used += n > 0 ? (size_t)n : 0;
 	}
-	log_info("health report: %s; %s%s%s; edges: %s; %zu alerts firing; "
+	snprintf(line, sizeof(line),
+		 "health report: %s; %s%s%s; edges: %s; %zu alerts firing; "
 		 "since the last report %u fired, %u resolved",
 		 health_name(co->health.state),
 		 t ? (*t->live_kind ? t->live_kind : t->kind) : "no survey yet",
 		 t && *t->live_gap ? " missing " : "",
 		 t && *t->live_gap ? t->live_gap : "", *edges ? edges : "none",
 		 alerts_firing(co->alerts), co->fired, co->resolved);
+	log_info("%s", line);
+	if (co->conf->health_report_command)
+		sinks_report(co->sinks, health_name(co->health.state), line);
 	co->fired = co->resolved = 0;
 }
 

@@ -269,6 +269,15 @@ static int coord_conf_admit_unexpected(struct cfg_ctx *ctx, int argc,
 	return cfg_parse_bool(ctx, argv[0], argv[1], &c->admit_unexpected);
 }
 
+static int coord_conf_report_command(struct cfg_ctx *ctx, int argc, char **argv,
+				     void *arg)
+{
+	struct coord_conf *c = arg;
+
+	(void)argc;
+	return cfg_parse_bool(ctx, argv[0], argv[1], &c->health_report_command);
+}
+
 static int coord_conf_survey_load(struct cfg_ctx *ctx, int argc, char **argv,
 				  void *arg)
 {
@@ -685,6 +694,7 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"alertmanager_timeout", 1, 1, coord_conf_duration},
 	{"watchdog_interval", 1, 1, coord_conf_duration},
 	{"health_report_interval", 1, 1, coord_conf_duration},
+	{"health_report_command", 1, 1, coord_conf_report_command},
 	{"metrics_listen", 1, 1, coord_conf_metrics},
 	{"history_max_age", 1, 1, coord_conf_duration},
 	{"history_max_rows", 1, 1, coord_conf_uint},

@@ -33,7 +33,9 @@ struct coord_conf {
 	unsigned n_expect;
 	int admit_unexpected; /* admit_unexpected yes|no, default no */
 	int survey_load;      /* survey_load yes|no: port steps, ring load */
-	char (*deny)[64];     /* deny NODE [NODE...], repeatable */
+	int health_report_command; /* health_report_command yes|no: the
+				      periodic report to alert_command too */
+	char (*deny)[64];	   /* deny NODE [NODE...], repeatable */
 	unsigned n_deny;
 	/* deny_serial HEX [HEX...], repeatable: lower case, no colons, no
 	 * leading zeros */

@@ -43,6 +43,7 @@ struct sinks_item {
 	struct alert a;
 	enum alert_event ev;
 	int watchdog;
+	char report[16];	/* a health report: the health word; "" else */
 	unsigned attempts;	/* webhook: sent this many times */
 	uint64_t not_before_ms; /* webhook: its backoff ends (monotonic) */
 };
@@ -121,6 +122,8 @@ static const char *sinks_event(enum alert_event ev)
 
 static const char *sinks_state(const struct sinks_item *it)
 {
+	if (it->report[0])
+		return it->report;
 	return it->ev == ALERT_EV_RESOLVED ? "resolved" : "firing";
 }
 
@@ -289,6 +292,15 @@ static int sinks_field(struct iovec *iov, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
+/* What a notification says: a resolution says what cleared and after how
+ * long (resolved_message), never the firing text again. */
+static const char *sinks_text(const struct alert *a, enum alert_event ev)
+{
+	return ev == ALERT_EV_RESOLVED && *a->resolved_message
+		       ? a->resolved_message
+		       : a->message;
+}
+
 static void sinks_journal(const struct alert *a, enum alert_event ev)
 {
 	char subject[LOG_ESC_LEN(ALERTS_SUBJECT_LEN)];
@@ -307,12 +319,12 @@ static void sinks_journal(const struct alert *a, enum alert_event ev)
 	if (!log_to_journal()) {
 		/* log_info escapes what it prints. */
 		log_info("alert %s: %s %s: %s", sinks_event(ev), a->rule,
-			 a->subject, a->message);
+			 a->subject, sinks_text(a, ev));
 		return;
 	}
 	log_escape(rule, sizeof(rule), a->rule);
 	log_escape(subject, sizeof(subject), a->subject);
-	log_escape(message, sizeof(message), a->message);
+	log_escape(message, sizeof(message), sinks_text(a, ev));
 	log_escape(node, sizeof(node), a->node);
 	log_escape(edge, sizeof(edge), a->edge);
 	bad |= sinks_field(iov, &n, "MESSAGE=alert %s: %s %s: %s",
@@ -354,13 +366,16 @@ static void sinks_cmd_json(const struct sinks *s, const struct sinks_item *it,
 	sinks_time(resolved, sizeof(resolved), a->resolved_ms, NULL);
 	evbuffer_add(b, "{", 1);
 	sinks_json_kv(b, 1, "rule", a->rule);
-	sinks_json_kv(b, 0, "event", sinks_event(it->ev));
+	sinks_json_kv(b, 0, "event",
+		      it->report[0] ? "report" : sinks_event(it->ev));
 	sinks_json_kv(b, 0, "state", sinks_state(it));
 	sinks_json_kv(b, 0, "severity", sinks_severity(a->severity));
 	sinks_json_kv(b, 0, "subject", a->subject);
 	sinks_json_kv(b, 0, "node", a->node);
 	sinks_json_kv(b, 0, "edge", a->edge);
-	sinks_json_kv(b, 0, "message", a->message);
+	sinks_json_kv(b, 0, "message", sinks_text(a, it->ev));
+	if (it->ev == ALERT_EV_RESOLVED)
+		sinks_json_kv(b, 0, "firing_message", a->message);
 	sinks_json_kv(b, 0, "first_seen", first);
 	sinks_json_kv(b, 0, "last_seen", last);
 	if (a->resolved_ms)
@@ -403,13 +418,14 @@ static int sinks_cmd_env(const struct sinks *s, const struct sinks_item *it,
 	const char *const vars[][2] = {
 		{"PATH", "/usr/bin:/bin"},
 		{"RING_ALERT", a->rule},
-		{"RING_EVENT", sinks_event(it->ev)},
+		{"RING_EVENT", it->report[0] ? "report" : sinks_event(it->ev)},
 		{"RING_STATE", sinks_state(it)},
-		{"RING_SEVERITY", sinks_severity(a->severity)},
+		{"RING_SEVERITY",
+		 it->report[0] ? it->report : sinks_severity(a->severity)},
 		{"RING_SUBJECT", a->subject},
 		{"RING_NODE", a->node},
 		{"RING_EDGE", a->edge},
-		{"RING_MESSAGE", a->message},
+		{"RING_MESSAGE", sinks_text(a, it->ev)},
 		{"RING_FIRST_SEEN", first},
 		{"RING_RESOLVED", resolved},
 		{"RING_COORDINATOR", s->coordinator},
@@ -761,11 +777,12 @@ static void sinks_hook_labels(const struct sinks *s, const struct alert *a,
 	evbuffer_add(b, "}", 1);
 }
 
-static void sinks_hook_annotations(const struct alert *a, struct evbuffer *b)
+static void sinks_hook_annotations(const struct alert *a, enum alert_event ev,
+				   struct evbuffer *b)
 {
 	evbuffer_add(b, "{", 1);
 	sinks_json_kv(b, 1, "summary", a->message);
-	sinks_json_kv(b, 0, "description", a->message);
+	sinks_json_kv(b, 0, "description", sinks_text(a, ev));
 	evbuffer_add(b, "}", 1);
 }
 
@@ -798,14 +815,14 @@ static void sinks_hook_json(const struct sinks *s, const struct sinks_item *it,
 	evbuffer_add_printf(b, "},\"commonLabels\":");
 	sinks_hook_labels(s, a, b);
 	evbuffer_add_printf(b, ",\"commonAnnotations\":");
-	sinks_hook_annotations(a, b);
+	sinks_hook_annotations(a, it->ev, b);
 	evbuffer_add_printf(b, ",\"externalURL\":\"\",\"alerts\":[");
 	evbuffer_add(b, "{", 1);
 	sinks_json_kv(b, 1, "status", state);
 	evbuffer_add_printf(b, ",\"labels\":");
 	sinks_hook_labels(s, a, b);
 	evbuffer_add_printf(b, ",\"annotations\":");
-	sinks_hook_annotations(a, b);
+	sinks_hook_annotations(a, it->ev, b);
 	sinks_json_kv(b, 0, "startsAt", starts);
 	sinks_json_kv(b, 0, "endsAt", ends);
 	sinks_json_kv(b, 0, "generatorURL", "");
@@ -1164,6 +1181,28 @@ static void sinks_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 	a.first_seen_ms = s->started_ms;
 	a.last_seen_ms = sinks_now_ms();
 	sinks_enqueue(s, &a, ALERT_EV_FIRED, 1);
+}
+
+void sinks_report(struct sinks *s, const char *health, const char *text)
+{
+	struct sinks_item *it;
+	struct alert a;
+
+	if (!s || !s->argv)
+		return;
+	memset(&a, 0, sizeof(a));
+	snprintf(a.rule, sizeof(a.rule), "health_report");
+	snprintf(a.subject, sizeof(a.subject), "%s", s->coordinator);
+	snprintf(a.message, sizeof(a.message), "%s", text);
+	a.severity = ALERT_INFO;
+	a.firing = 1;
+	a.first_seen_ms = a.last_seen_ms = sinks_now_ms();
+	it = sinks_item_new(&a, ALERT_EV_FIRED, 0);
+	if (!it)
+		return;
+	snprintf(it->report, sizeof(it->report), "%s", health);
+	sinks_queue_put(s, &s->cmd.q, it);
+	sinks_cmd_next(s);
 }
 
 struct sinks *sinks_new(struct event_base *base, const struct sinks_conf *conf)

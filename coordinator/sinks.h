@@ -59,6 +59,11 @@ void sinks_free(struct sinks *s);
 /* Hand one transition to every sink (copies what it needs). */
 void sinks_alert(struct sinks *s, const struct alert *a, enum alert_event ev);
 
+/* The periodic health report (health: its word, text: its line) to the
+ * alert_command, as RING_EVENT=report, RING_ALERT=health_report; nothing
+ * without a command. */
+void sinks_report(struct sinks *s, const char *health, const char *text);
+
 /* For tests and `ringctl status`, both sinks together: delivered, webhook
  * attempts retried, dropped from a full queue (oldest first), failed for
  * good, and the alerts queued or being delivered. */
