@@ -276,6 +276,30 @@ static void test_command_env_and_stdin(void **state)
 	assert_true(slurp(fpath(f, "cable_up.in"), buf, sizeof(buf)) > 0);
 	assert_non_null(
 		strstr(buf, "\"resolved\":\"2023-11-14T22:14:20.000Z\""));
+
+	/* A resolution says what cleared, not the firing text again. */
+	snprintf(a.rule, sizeof(a.rule), "cable_down2");
+	snprintf(a.resolved_message, sizeof(a.resolved_message),
+		 "cable n1-n2 is up again after 34 s");
+	sinks_alert(f->s, &a, ALERT_EV_RESOLVED);
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	assert_true(slurp(fpath(f, "cable_down2.env"), buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(
+		buf, "\nRING_MESSAGE=cable n1-n2 is up again after 34 s\n"));
+	assert_true(slurp(fpath(f, "cable_down2.in"), buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(
+		buf, "\"message\":\"cable n1-n2 is up again after 34 s\""));
+	assert_non_null(strstr(buf, "\"firing_message\":\"carrier lost"));
+
+	/* The periodic health report, as an event of its own. */
+	sinks_report(f->s, "degraded", "health report: degraded; ring");
+	LOOP_UNTIL(f, stats(f).queued == 0);
+	assert_true(slurp(fpath(f, "health_report.env"), buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "\nRING_EVENT=report\n"));
+	assert_non_null(strstr(buf, "\nRING_STATE=degraded\n"));
+	assert_non_null(strstr(buf, "\nRING_SEVERITY=degraded\n"));
+	assert_non_null(
+		strstr(buf, "\nRING_MESSAGE=health report: degraded; ring\n"));
 }
 
 /* Past its timeout a command is killed (its children with it) and counted
