@@ -238,7 +238,7 @@ def alerting_report(args, res, out):
             cap = 1e9 / 8 * 3600
             w("  light checks' own bytes per edge per hour: %s at one check "
               "every %d s over %.0f s (measured); at the default 10 min: "
-              "median %.0f B/h, %.5f%% of a 1 Gbit/s edge (computed); goal "
+              "median %.0f B/h, %.2g%% of a 1 Gbit/s edge (computed); goal "
               "< 0.01%%: %s" % (
                   ", ".join("%.0f" % p for p in per), res["light_s"],
                   res["bytes"]["span_s"], statistics.median(at_default),
