@@ -743,11 +743,11 @@ void feed_health(struct feed *f, const char *state, const char *previous,
 
 	if (!f || !f->n_subs)
 		return;
-	snprintf(line, sizeof(line), "health %s%s%s%s%s%s%s%s",
-		 feed_or(previous, ""), previous && *previous ? " -> " : "",
-		 feed_or(state, "?"), clearing ? " (clearing)" : "",
-		 cause && *cause ? ": " : "", feed_or(cause, ""),
-		 text && *text ? ": " : "", feed_or(text, ""));
+	snprintf(line, sizeof(line), "%s%s%s%s%s%s%s%s", feed_or(previous, ""),
+		 previous && *previous ? " -> " : "", feed_or(state, "?"),
+		 clearing ? " (clearing)" : "", cause && *cause ? ": " : "",
+		 feed_or(cause, ""), text && *text ? ": " : "",
+		 feed_or(text, ""));
 	feed_event(f, "health", "ring", state, previous, cause, line);
 }
 

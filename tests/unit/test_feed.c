@@ -517,11 +517,11 @@ static void test_health_event(void **state)
 	assert_string_equal(got_ev(&g, 1)->previous, "healthy");
 	assert_string_equal(got_ev(&g, 1)->reason, "cable_down");
 	assert_string_equal(got_ev(&g, 1)->text,
-			    "health healthy -> critical: cable_down: cable "
-			    "n1-n2 is down");
+			    "healthy -> critical: cable_down: cable n1-n2 is "
+			    "down");
 	assert_non_null(strstr(got_ev(&g, 2)->text, "critical (clearing)"));
 	assert_string_equal(got_ev(&g, 3)->state, "healthy");
-	assert_string_equal(got_ev(&g, 3)->text, "health critical -> healthy");
+	assert_string_equal(got_ev(&g, 3)->text, "critical -> healthy");
 	got_free(&g);
 	got_read(b2, &g);
 	assert_int_equal(g.n, 2); /* the snapshot, the alert */
