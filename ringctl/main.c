@@ -346,6 +346,12 @@ static void ringctl_show_alerts(struct writer *w, const Ring__Envelope *rep,
 
 	if (r->health && *r->health)
 		writer_str(w, "health", r->health);
+	/* Why, as status gives it. */
+	if (r->health_cause && *r->health_cause) {
+		writer_str(w, "health_cause", r->health_cause);
+		writer_str(w, "health_subject", r->health_subject);
+		writer_str(w, "health_why", r->health_text);
+	}
 	if (all && r->since_ms) {
 		render_format_time(r->since_ms, t, sizeof(t));
 		writer_str(w, "resolved_since", t);

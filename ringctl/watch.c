@@ -126,6 +126,10 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 		writer_uint(w, "first_seen_ms", a->first_seen_ms);
 		writer_uint(w, "last_seen_ms", a->last_seen_ms);
 		writer_uint(w, "resolved_ms", a->resolved_ms);
+		writer_str(w, "state", render_alert_state(a));
+		writer_bool(w, "clearing", a->clearing);
+		writer_uint(w, "cleared_ms", a->cleared_ms);
+		writer_str(w, "resolved_message", a->resolved_message);
 		writer_uint(w, "flaps", a->flaps);
 		writer_obj_end(w);
 	}
