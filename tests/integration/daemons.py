@@ -234,10 +234,15 @@ class Ringd:
                     raise RingdError("agent %s exited (rc %s):\n%s" %
                                      (n, p.popen.returncode, tail(p.log)))
             rc, doc, _ = self.status()
-            return rc == 0 and doc
+            # Up is the node table's word: health (and so the exit code)
+            # is not healthy before a survey (no rank order yet).
+            return rc in (0, 1) and doc and \
+                doc.get("connected") == doc.get("expected") and \
+                all(n["state"] == "up" for n in doc.get("nodes", [])
+                    if n.get("expected")) and doc
         try:
-            return wait_for(ok, timeout, "all agents up (ringctl status "
-                            "exit 0)", interval=0.1)
+            return wait_for(ok, timeout, "all agents up (every expected "
+                            "node up in ringctl status)", interval=0.1)
         except (TimeoutError, RingdError) as e:
             raise RingdError("%s\n%s" % (e, self.log_tails()))
 
