@@ -143,6 +143,19 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 			   a->firing || !*a->resolved_message
 				   ? a->message
 				   : a->resolved_message);
+		/* The machine formats: every field, the times in ms. */
+		if (writer_get_format(w) != WRITER_PLAIN) {
+			writer_bool(w, "firing", a->firing);
+			writer_bool(w, "clearing", a->clearing);
+			writer_str(w, "node", a->node);
+			writer_str(w, "edge", a->edge);
+			writer_str(w, "fired_message", a->message);
+			writer_str(w, "resolved_message", a->resolved_message);
+			writer_uint(w, "first_seen_ms", a->first_seen_ms);
+			writer_uint(w, "last_seen_ms", a->last_seen_ms);
+			writer_uint(w, "cleared_ms", a->cleared_ms);
+			writer_uint(w, "resolved_ms", a->resolved_ms);
+		}
 		writer_obj_end(w);
 	}
 	if (brief)
