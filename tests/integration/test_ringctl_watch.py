@@ -359,6 +359,10 @@ def test_bad_usage_and_unreachable(ring):
         assert p.returncode == 2 and "usage" in p.stderr, (args, p.stderr)
     p = r.ringctl("watch", "--kind", "bogus")
     assert p.returncode == 2 and "unknown event kind" in p.stderr, p.stderr
+    for args in (["--since", "7x"], ["--since", "0s"], ["--since"],
+                 ["--bogus"]):
+        p = r.ringctl("alerts", "--all", *args)
+        assert p.returncode == 2 and "usage" in p.stderr, (args, p.stderr)
     p = r.ringctl("watch", sock=os.path.join(r.w, "nope.sock"))
     assert p.returncode == 2 and "cannot reach" in p.stderr, p.stderr
 
@@ -392,8 +396,14 @@ def test_flood_of_watchers_refused_status_answers(ring):
 
 def test_coordinator_stopping_ends_the_stream(ring):
     """Last: the coordinator stops (SIGTERM); a watcher gets the shutdown
-    event and exits 2, saying so. The coordinator is started again."""
+    event and exits 2, saying so. The coordinator is started again, and
+    the resolved episodes are still there (the store keeps them)."""
     c, r = ring
+    before = [(a["rule"], a["subject"], a["first_seen_ms"], a["cleared_ms"],
+               a["resolved_ms"], a["resolved_message"])
+              for a in alerts_all(r)["alerts"] if not a["firing"]]
+    assert len([b for b in before if b[:2] == ("cable_down", "n1-n2")]) \
+        >= 3, before
     w = Watcher(r, "json")
     try:
         w.wait(is_ev("snapshot"), SEEN_S, "the snapshot")
@@ -408,3 +418,7 @@ def test_coordinator_stopping_ends_the_stream(ring):
             r.start_coordinator()
     cl.wait_for(lambda: r.ringctl("status").returncode in (0, 1), SEEN_S,
                 "the coordinator back")
+    after = [(a["rule"], a["subject"], a["first_seen_ms"], a["cleared_ms"],
+              a["resolved_ms"], a["resolved_message"])
+             for a in alerts_all(r)["alerts"] if not a["firing"]]
+    assert [a for a in after if a in before] == before, (before, after)
