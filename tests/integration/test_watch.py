@@ -218,8 +218,11 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
         assert "no longer valid" in p.stderr, p.stderr
         p = r.ringctl("status", fmt="plain")
         assert p.returncode == 1
-        assert p.stdout.startswith("health: critical\nalerts:\n"), \
+        # The health first, and why, then what fires.
+        assert p.stdout.startswith("health: critical\nhealth_cause: "), \
             p.stdout[:300]
+        head = p.stdout[:p.stdout.index("\nalerts:\n")]
+        assert "\nhealth_subject: " in head, p.stdout[:300]
         cl.wait_for(lambda: ("firing", "fired") in
                     hook_events(f, "cable_down"), SEEN_S,
                     "the hook to run for cable_down")
