@@ -359,12 +359,16 @@ static void control_alerts(struct client *cl, uint64_t id,
 			      : now > CONTROL_EPISODES_SINCE_MS
 				      ? now - CONTROL_EPISODES_SINCE_MS
 				      : 0;
+		/* The store's failure is said, not shown as no episodes. */
 		keep = 0;
 		if (control_episodes_get(co, &ep) == 0) {
 			keep = ep.n > CONTROL_EPISODES_MAX
 				       ? CONTROL_EPISODES_MAX
 				       : ep.n;
 			rep.truncated = ep.n > CONTROL_EPISODES_MAX;
+		} else {
+			free(ep.v);
+			ep.v = NULL;
 		}
 		if (!ep.v ||
 		    control_alerts_append(&ap, &n, &wire, &ep, keep) < 0) {

@@ -262,6 +262,7 @@ struct ep_view {
 	size_t n_ep;
 	uint64_t now;
 	uint64_t asked_since;
+	int fail; /* the store fails */
 };
 
 static size_t ev_alerts(void *arg, int all, const struct alert **out,
@@ -278,6 +279,10 @@ static int ev_episodes(void *arg, uint64_t since_ms, size_t max,
 	size_t given = 0;
 
 	v->asked_since = since_ms;
+	if (v->fail) {
+		errno = EIO;
+		return -1;
+	}
 	for (size_t i = 0; i < v->n_ep && given < max; i++) {
 		struct alert a = {.rule = "ring_broken",
 				  .subject = "ring",
@@ -367,6 +372,11 @@ static void test_alerts_episodes(void **state)
 	assert_string_equal(rep->alerts_reply->alerts[1000]->resolved_message,
 			    "whole again (999)");
 	frame_free(rep);
+	/* A store that fails is said, not shown as no episodes. */
+	v.fail = 1;
+	rep = ask(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	expect_error(rep, RING__ERROR_CODE__ERROR_INTERNAL,
+		     "could not be read");
 	close(fd);
 	spin(f);
 	control_set_view(f->ctl, NULL);
