@@ -1293,6 +1293,28 @@ static void test_render_clearing(void **state)
 		       "severity=\"warning\"} 0");
 	expect_line(s, "ringd_health{state=\"critical\"} 1");
 	free(s);
+	/* The page: the alert in its hold-down marked in the picture; the
+	 * title says clearing once every critical one clears. */
+	{
+		struct evbuffer *b = evbuffer_new();
+
+		assert_int_equal(page_render(b, &src, 1), 0);
+		s = strndup((const char *)evbuffer_pullup(b, -1),
+			    evbuffer_get_length(b));
+		assert_non_null(strstr(s, "class=\"alert critical clearing\""));
+		assert_non_null(strstr(s, "<title>ringd: critical, "));
+		free(s);
+		alerts_clear(t, "cable_down", "n2-n3", now + 1000);
+		src.health = health_for(t);
+		evbuffer_drain(b, evbuffer_get_length(b));
+		assert_int_equal(page_render(b, &src, 1), 0);
+		s = strndup((const char *)evbuffer_pullup(b, -1),
+			    evbuffer_get_length(b));
+		assert_non_null(
+			strstr(s, "<title>ringd: critical (clearing), "));
+		free(s);
+		evbuffer_free(b);
+	}
 
 	/* Relearning: no alert counts, the restart is the state. */
 	alerts_free(t);
