@@ -832,12 +832,17 @@ static void svg_lists(struct svg *g)
 			const Ring__Alert *a = r->alerts[i];
 			char tag[96];
 
-			snprintf(cls, sizeof(cls), "alert %s",
-				 svg_severity(a->severity));
-			snprintf(tag, sizeof(tag), "%s %.40s",
-				 svg_severity(a->severity), a->rule);
+			/* Clearing: still firing, in grey, said so. */
+			snprintf(cls, sizeof(cls), "alert %s%s",
+				 svg_severity(a->severity),
+				 a->clearing ? " clearing" : "");
+			snprintf(tag, sizeof(tag), "%s %.40s%s",
+				 svg_severity(a->severity), a->rule,
+				 a->clearing ? " (clearing)" : "");
 			svg_note(g, cls, tag,
-				 svg_level_colour(svg_severity(a->severity)),
+				 a->clearing ? "#616161"
+					     : svg_level_colour(svg_severity(
+						       a->severity)),
 				 a->message);
 		}
 		svg_more(g, r->n_alerts > SVG_MAX_NOTES
@@ -948,17 +953,36 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	}
 	svg_printf(o,
 		   "</text>\n<text id=\"health\" class=\"health %s\" x=\"24\" "
-		   "y=\"58\" font-size=\"14\">health: <tspan "
-		   "font-weight=\"bold\" fill=\"%s\">",
-		   !strcmp(health, "healthy")	 ? "healthy"
-		   : !strcmp(health, "degraded") ? "degraded"
-		   : !strcmp(health, "critical") ? "critical"
-						 : "unknown",
-		   !strcmp(health, "healthy")	 ? "#2e7d32"
-		   : !strcmp(health, "degraded") ? "#e65100"
-						 : "#c62828");
+		   "y=\"58\" font-size=\"14\">",
+		   !strcmp(health, "healthy")	   ? "healthy"
+		   : !strcmp(health, "relearning") ? "relearning"
+		   : !strcmp(health, "degraded")   ? "degraded"
+		   : !strcmp(health, "critical")   ? "critical"
+						   : "unknown");
+	/* The health's own line, on hover. */
+	if (r->health_text && *r->health_text) {
+		SVG_LIT(o, "<title>");
+		svg_esc(o, r->health_text, SVG_NOTE_MAX);
+		SVG_LIT(o, "</title>");
+	}
+	svg_printf(o, "health: <tspan font-weight=\"bold\" fill=\"%s\">",
+		   !strcmp(health, "healthy")	   ? "#2e7d32"
+		   : !strcmp(health, "relearning") ? "#1565c0"
+		   : !strcmp(health, "degraded")   ? "#e65100"
+						   : "#c62828");
 	svg_esc(o, health, 16);
-	svg_printf(o, "</tspan> \xc2\xb7 %u of %u expected nodes connected",
+	SVG_LIT(o, "</tspan>");
+	/* Why, as data: the deciding rule (or state) and its subject. */
+	if (r->health_cause && *r->health_cause) {
+		SVG_LIT(o, " <tspan id=\"health-cause\">(");
+		svg_esc(o, r->health_cause, 32);
+		if (r->health_subject && *r->health_subject) {
+			SVG_LIT(o, " ");
+			svg_esc(o, r->health_subject, 2 * SVG_NAME_MAX);
+		}
+		SVG_LIT(o, ")</tspan>");
+	}
+	svg_printf(o, " \xc2\xb7 %u of %u expected nodes connected",
 		   r->n_connected, r->n_expected);
 	if (t && t->live_kind && *t->live_kind) {
 		SVG_LIT(o, " \xc2\xb7 now: ");

@@ -36,6 +36,11 @@ struct control_view {
 	int (*history)(void *arg, const char *edge, uint64_t since_ms,
 		       int (*fn)(const struct store_sample *v, void *fnarg),
 		       void *fnarg);
+	/* The resolved episodes (store_episodes_query's contract); without
+	 * it, `alerts --all` shows the resolved ones the table keeps. */
+	int (*episodes)(void *arg, uint64_t since_ms, size_t max,
+			int (*fn)(const struct alert *a, void *fnarg),
+			void *fnarg);
 	void *arg;
 };
 void control_set_view(struct control *ctl, const struct control_view *view);

@@ -79,6 +79,37 @@ static void coord_raise_nofile(unsigned want)
 			  (unsigned long long)rl.rlim_cur, want - 320, want);
 }
 
+static void coord_health(struct coord *co, struct health *out);
+
+/* The watchers hear of every change of the one health: its word, its
+ * cause, or whether what decides it is clearing. */
+static void coord_health_feed(struct coord *co)
+{
+	struct health h;
+	const char *was;
+
+	coord_health(co, &h);
+	if (co->health_fed_set && h.state == co->health_fed.state &&
+	    h.clearing == co->health_fed.clearing &&
+	    !strcmp(h.cause, co->health_fed.cause))
+		return;
+	was = co->health_fed_set ? health_name(co->health_fed.state) : "";
+	feed_health(co->feed, health_name(h.state), was, h.cause, h.clearing,
+		    h.text);
+	co->health_fed = h;
+	co->health_fed_set = 1;
+}
+
+/* A resolved episode gets its own row: `alerts --all` lists each. */
+static void coord_episode(struct coord *co, const struct alert *a,
+			  enum alert_event ev)
+{
+	if (ev == ALERT_EV_RESOLVED && co->store &&
+	    store_episode_add(co->store, a) < 0)
+		log_warnx("store: episode of alert %s %s not saved", a->rule,
+			  a->subject);
+}
+
 /* Every alert transition: to the sinks, and to the store so that a
  * restart neither forgets a firing alert nor fires it twice. */
 static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
@@ -92,6 +123,9 @@ static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 	feed_alert(co->feed, a, ev);
 	if (co->store && store_alert_save(co->store, a) < 0)
 		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
+	coord_episode(co, a, ev);
+	if (co->watch) /* restoring: the first evaluation tells */
+		coord_health_feed(co);
 }
 
 /* One figure of the history. */
@@ -271,6 +305,7 @@ static void coord_nodes_changed(void *arg)
 static void coord_evaluated(const Ring__Topology *t, void *arg)
 {
 	feed_topology(((struct coord *)arg)->feed, t);
+	coord_health_feed(arg);
 }
 
 /* An edge's figures that move between surveys, from the survey. */
@@ -337,6 +372,14 @@ static int coord_view_history(void *arg, const char *edge, uint64_t since_ms,
 {
 	return store_history_query(((struct coord *)arg)->store, edge, since_ms,
 				   fn, fnarg);
+}
+
+static int coord_view_episodes(void *arg, uint64_t since_ms, size_t max,
+			       int (*fn)(const struct alert *a, void *fnarg),
+			       void *fnarg)
+{
+	return store_episodes_query(((struct coord *)arg)->store, since_ms, max,
+				    fn, fnarg);
 }
 
 static int coord_restore_alert(const struct alert *a, void *arg)
@@ -448,7 +491,12 @@ static void coord_thin(evutil_socket_t fd, short what, void *arg)
 	if (store_history_thin(co->store, now, co->conf->history_max_age_ms,
 			       co->conf->history_max_rows) < 0 ||
 	    store_alerts_prune(co->store, now - co->conf->history_max_age_ms) <
-		    0)
+		    0 ||
+	    store_episodes_prune(co->store,
+				 now > co->conf->history_max_age_ms
+					 ? now - co->conf->history_max_age_ms
+					 : 0,
+				 STORE_EPISODES_MAX_ROWS) < 0)
 		log_warnx("store: thinning the history failed");
 }
 
@@ -731,6 +779,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.health = coord_view_health;
 	co->view.alerts = coord_view_alerts;
 	co->view.history = coord_view_history;
+	co->view.episodes = coord_view_episodes;
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
 	control_set_feed(co->control, co->feed);

@@ -34,6 +34,8 @@ struct coord {
 	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
 	struct health health;	  /* the last derived (metrics, page) */
+	struct health health_fed; /* the last the watchers were told */
+	int health_fed_set;
 	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
 	uint64_t watchdog_usec;
 };

@@ -67,6 +67,7 @@ static const struct {
 	{"node", FEED_NODE},	     {"edge", FEED_EDGE},
 	{"topology", FEED_TOPOLOGY}, {"alert", FEED_ALERT},
 	{"survey", FEED_SURVEY},     {"measurement", FEED_MEASUREMENT},
+	{"health", FEED_HEALTH},
 };
 
 static unsigned feed_kind_bit(const char *kind)
@@ -88,7 +89,8 @@ int feed_kinds_parse(char *const *names, size_t n, unsigned *mask, char *why,
 		if (bit == FEED_ALWAYS) {
 			snprintf(why, whylen,
 				 "unknown event kind '%.32s' (node, edge, "
-				 "topology, alert, survey, measurement)",
+				 "topology, alert, health, survey, "
+				 "measurement)",
 				 names[i]);
 			errno = EINVAL;
 			return -1;
@@ -701,24 +703,17 @@ void feed_alert(struct feed *f, const struct alert *a, enum alert_event ev)
 	const char *what = ev == ALERT_EV_FIRED	     ? "fired"
 			   : ev == ALERT_EV_RESOLVED ? "resolved"
 						     : "changed";
-	char text[768];
+	/* A resolved one says what cleared, not what fired. */
+	const char *msg = ev == ALERT_EV_RESOLVED && *a->resolved_message
+				  ? a->resolved_message
+				  : a->message;
+	char text[1200];
 
 	if (!f->n_subs)
 		return;
-	al.rule = (char *)a->rule;
-	al.severity = (Ring__Severity)a->severity;
-	al.firing = a->firing;
-	al.subject = (char *)a->subject;
-	al.node = (char *)a->node;
-	al.edge = (char *)a->edge;
-	al.message = (char *)a->message;
-	al.first_seen_ms = a->first_seen_ms;
-	al.last_seen_ms = a->last_seen_ms;
-	al.resolved_ms = a->resolved_ms;
-	al.flaps = a->flaps;
-	snprintf(text, sizeof(text), "%s %s %s: %s", a->rule, what,
-		 (unsigned)a->severity < 3 ? sev[a->severity] : "?",
-		 a->message);
+	alerts_to_wire(a, &al);
+	snprintf(text, sizeof(text), "%s %s %s %s: %s", a->rule, a->subject,
+		 what, (unsigned)a->severity < 3 ? sev[a->severity] : "?", msg);
 	w.kind = "alert";
 	w.subject = (char *)a->subject;
 	w.state = (char *)what;
@@ -739,6 +734,21 @@ void feed_survey(struct feed *f, enum survey_event ev, const char *what,
 	snprintf(text, sizeof(text), "%s %s%s%s", feed_or(what, "survey"),
 		 state, why && *why ? ": " : "", why ? why : "");
 	feed_event(f, "survey", feed_or(what, "survey"), state, "", why, text);
+}
+
+void feed_health(struct feed *f, const char *state, const char *previous,
+		 const char *cause, int clearing, const char *text)
+{
+	char line[768];
+
+	if (!f || !f->n_subs)
+		return;
+	snprintf(line, sizeof(line), "%s%s%s%s%s%s%s%s", feed_or(previous, ""),
+		 previous && *previous ? " -> " : "", feed_or(state, "?"),
+		 clearing ? " (clearing)" : "", cause && *cause ? ": " : "",
+		 feed_or(cause, ""), text && *text ? ": " : "",
+		 feed_or(text, ""));
+	feed_event(f, "health", "ring", state, previous, cause, line);
 }
 
 void feed_shutdown(struct feed *f)

@@ -1,6 +1,6 @@
 /* The live feed behind `ringctl watch`: what the coordinator sees, as it
  * happens (nodes up and down, edges' live states, the ring's class and
- * rank order, alerts, surveys, measurements), as WatchEvents to a bounded
+ * rank order, alerts, the health, surveys, measurements), as WatchEvents to a bounded
  * set of subscribers. Each event is packed once and appended to every
  * subscriber's output; a subscriber that does not read loses events (it
  * is told how many once it catches up) and is dropped if it stays behind,
@@ -46,9 +46,10 @@ enum feed_kind {
 	FEED_ALERT = 1u << 3,
 	FEED_SURVEY = 1u << 4,
 	FEED_MEASUREMENT = 1u << 5,
-	FEED_ALWAYS = 1u << 6, /* snapshot, lost, shutdown */
+	FEED_HEALTH = 1u << 6,
+	FEED_ALWAYS = 1u << 7, /* snapshot, lost, shutdown */
 };
-#define FEED_ALL 0x7fu
+#define FEED_ALL 0xffu
 
 struct feed;
 struct feed_sub;
@@ -99,6 +100,13 @@ void feed_nodes(struct feed *f, struct nodes *table);
 void feed_alert(struct feed *f, const struct alert *a, enum alert_event ev);
 void feed_survey(struct feed *f, enum survey_event ev, const char *what,
 		 const char *reason, const char *failure);
+/* The one health (health.h) changed: its word (state), the one before
+ * ("" the first time), its cause (the deciding rule, or the state's own
+ * name), whether what decides it is clearing (within its hold-down), and
+ * its text. The caller says when it changed (coord.c: word, cause or
+ * clearing); a clearing alert has no event of its own. */
+void feed_health(struct feed *f, const char *state, const char *previous,
+		 const char *cause, int clearing, const char *text);
 /* A keepalive to every watcher (the feed's timer calls it). */
 void feed_keepalive(struct feed *f);
 /* The coordinator stops: a last event to every watcher. */

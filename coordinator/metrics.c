@@ -9,9 +9,13 @@
  *   ringd_coordinator_info{coordinator,version}            1
  *   ringd_coordinator_certificate_expiry_timestamp_seconds  when known
  *   ringd_health{state}               1 for the coordinator's health
- *                                     ("healthy", "degraded", "critical"),
- *                                     0 for the others (a state set)
+ *                                     ("healthy", "relearning", "degraded",
+ *                                     "critical"), 0 for the others (a
+ *                                     state set)
  *   ringd_alerts_firing{rule,severity}                     alerts firing
+ *   ringd_alerts_clearing{rule,severity}  of those, the ones whose
+ *                                     condition went away and whose
+ *                                     hold-down runs (still firing)
  *   ringd_node_up{node}                                    1 up, 0 not
  *   ringd_node_expected{node}                              1 by `expect`
  *   ringd_node_info{node,version}     1, per connected-once agent version
@@ -283,26 +287,38 @@ static void mr_alerts(struct mr *r)
 			mr_sample(r, "ringd_health", !strcmp(h, mr_health[i]),
 				  "state", mr_health[i], NULL);
 	}
-	mr_head(r, "ringd_alerts_firing",
-		"Alerts firing, by rule and severity.");
-	if (!t)
-		return;
-	n = alerts_firing(t);
-	if (!n)
-		return;
-	v = calloc(n, sizeof(*v));
-	if (!v) {
+	/* The firing ones, grouped by rule and severity: each family's
+	 * head, then its samples (the text format wants them together). */
+	n = t ? alerts_firing(t) : 0;
+	v = n ? calloc(n, sizeof(*v)) : NULL;
+	if (n && !v) {
 		r->err = 1;
 		return;
 	}
-	got = alerts_list(t, 0, v, n);
+	got = n ? alerts_list(t, 0, v, n) : 0;
 	if (got < n)
 		n = got;
-	qsort(v, n, sizeof(*v), mr_alert_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), mr_alert_cmp);
+	mr_head(r, "ringd_alerts_firing",
+		"Alerts firing, by rule and severity.");
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && !mr_alert_cmp(&v[i], &v[j]); j++)
 			;
 		mr_sample(r, "ringd_alerts_firing", (double)(j - i), "rule",
+			  v[i]->rule, "severity", mr_severity(v[i]->severity),
+			  NULL);
+	}
+	/* 0 where a rule fires but none of it clears. */
+	mr_head(r, "ringd_alerts_clearing",
+		"Of the alerts firing, those whose condition went away and "
+		"whose hold-down runs, by rule and severity.");
+	for (size_t i = 0, j; i < n; i = j) {
+		size_t clearing = 0;
+
+		for (j = i; j < n && !mr_alert_cmp(&v[i], &v[j]); j++)
+			clearing += v[j]->clearing != 0;
+		mr_sample(r, "ringd_alerts_clearing", (double)clearing, "rule",
 			  v[i]->rule, "severity", mr_severity(v[i]->severity),
 			  NULL);
 	}

@@ -127,19 +127,20 @@ int page_render(struct evbuffer *out, const struct metrics_src *src, int html)
 	/* The page: the picture inline (an SVG document is valid HTML
 	 * content as it is), reloaded by the browser itself; the title says
 	 * how things stand (a tab, a browser's list of pages). The health is
-	 * one of health_name's words, the rest numbers: nothing to
-	 * escape. */
+	 * one of health_name's words (clearing: what decides it is in its
+	 * hold-down), the rest numbers: nothing to escape. */
 	if (html &&
 	    evbuffer_add_printf(
 		    out,
 		    "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 		    "<meta charset=\"utf-8\">"
 		    "<meta http-equiv=\"refresh\" content=\"%d\">"
-		    "<title>ringd: %s, %u of %u nodes up, %zu %s down</title>"
+		    "<title>ringd: %s%s, %u of %u nodes up, %zu %s down</title>"
 		    "<style>body{margin:0;background:#fafafa;"
 		    "font-family:sans-serif}p{margin:8px 24px;color:#616161;"
 		    "font-size:12px}</style></head>\n<body>\n",
 		    PAGE_REFRESH_S, *p.rep.health ? p.rep.health : "unknown",
+		    src->health && src->health->clearing ? " (clearing)" : "",
 		    p.rep.n_connected, p.n, down,
 		    down == 1 ? "cable" : "cables") < 0)
 		goto out;

@@ -21,7 +21,7 @@
 #include "reason.h"
 
 #define STORE_LOCK_FILE "ringd.lock"
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 /* Only this process uses the file: a lock held longer is a fault. */
 #define STORE_BUSY_MS 1000
 /* Rows that one store_history_thin call deletes per limit, at most: the
@@ -43,6 +43,10 @@ enum store_stmt {
 	ST_HIST_THIN_AGE,
 	ST_HIST_COUNT,
 	ST_HIST_THIN_ROWS,
+	ST_EPISODE_ADD,
+	ST_EPISODES_QUERY,
+	ST_EPISODES_PRUNE_AGE,
+	ST_EPISODES_PRUNE_ROWS,
 	ST_N
 };
 
@@ -56,13 +60,14 @@ static const char *const store_sql[ST_N] = {
 	[ST_ALERT_SAVE] =
 		"INSERT OR REPLACE INTO alerts(rule, subject, node, edge, "
 		"severity, firing, message, first_seen_ms, last_seen_ms, "
-		"resolved_ms, flaps) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		"resolved_ms, flaps, cleared_ms, resolved_message) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+		"?13)",
 	/* The order of alerts_list: firing, most severe, oldest first. */
 	[ST_ALERTS_LOAD] =
 		"SELECT rule, subject, node, edge, severity, firing, message, "
-		"first_seen_ms, last_seen_ms, resolved_ms, flaps FROM alerts "
-		"ORDER BY firing DESC, severity DESC, first_seen_ms, rule, "
+		"first_seen_ms, last_seen_ms, resolved_ms, flaps, cleared_ms, "
+		"resolved_message FROM alerts ORDER BY firing DESC, severity DESC, first_seen_ms, rule, "
 		"subject",
 	[ST_ALERTS_PRUNE] =
 		"DELETE FROM alerts WHERE firing = 0 AND resolved_ms < ?1",
@@ -80,10 +85,32 @@ static const char *const store_sql[ST_N] = {
 	[ST_HIST_COUNT] = "SELECT count(*) FROM history",
 	[ST_HIST_THIN_ROWS] = "DELETE FROM history WHERE id IN (SELECT id FROM "
 			      "history ORDER BY ts_ms, id LIMIT ?1)",
+	[ST_EPISODE_ADD] =
+		"INSERT INTO alert_episodes(rule, subject, node, edge, "
+		"severity, message, first_seen_ms, cleared_ms, resolved_ms, "
+		"resolved_message, flaps) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	/* Columns in store_row_alert's order (firing 0, last seen is the
+	 * clear). Newest first. */
+	[ST_EPISODES_QUERY] =
+		"SELECT rule, subject, node, edge, severity, 0, message, "
+		"first_seen_ms, cleared_ms, resolved_ms, flaps, cleared_ms, "
+		"resolved_message FROM alert_episodes WHERE resolved_ms >= ?1 "
+		"ORDER BY resolved_ms DESC, id DESC LIMIT ?2",
+	[ST_EPISODES_PRUNE_AGE] = "DELETE FROM alert_episodes WHERE id IN "
+				  "(SELECT id FROM alert_episodes WHERE "
+				  "resolved_ms < ?1 ORDER BY resolved_ms, id "
+				  "LIMIT ?2)",
+	[ST_EPISODES_PRUNE_ROWS] =
+		"DELETE FROM alert_episodes WHERE id IN (SELECT id FROM "
+		"alert_episodes ORDER BY resolved_ms DESC, id DESC LIMIT ?2 "
+		"OFFSET ?1)",
 };
 
 /* Version 1. history_ts serves the age limit, the row limit (oldest
- * first) and the all-edges query; history_edge the per-edge query. */
+ * first) and the all-edges query; history_edge the per-edge query. A new
+ * file gets it, then every migration after it: one path to the current
+ * schema. */
 static const char store_schema[] =
 	"CREATE TABLE IF NOT EXISTS blobs(key TEXT PRIMARY KEY, "
 	"saved_ms INTEGER NOT NULL, data BLOB NOT NULL);"
@@ -100,6 +127,37 @@ static const char store_schema[] =
 	"CREATE INDEX IF NOT EXISTS history_edge ON history(edge, ts_ms);"
 	"CREATE INDEX IF NOT EXISTS history_ts ON history(ts_ms);"
 	"PRAGMA user_version = 1;";
+
+/* Version 1 to 2: the alerts keep when their condition cleared and what
+ * resolved them, and every resolved episode gets a row of its own (the
+ * alerts table holds the latest per rule and subject). The resolved rows
+ * a version-1 file holds become the first episodes. */
+static const char store_migrate_2[] =
+	"ALTER TABLE alerts ADD COLUMN cleared_ms INTEGER NOT NULL "
+	"DEFAULT 0;"
+	"ALTER TABLE alerts ADD COLUMN resolved_message TEXT NOT NULL "
+	"DEFAULT '';"
+	"CREATE TABLE alert_episodes(id INTEGER PRIMARY KEY, "
+	"rule TEXT NOT NULL, subject TEXT NOT NULL, node TEXT NOT NULL, "
+	"edge TEXT NOT NULL, severity INTEGER NOT NULL, "
+	"message TEXT NOT NULL, first_seen_ms INTEGER NOT NULL, "
+	"cleared_ms INTEGER NOT NULL, resolved_ms INTEGER NOT NULL, "
+	"resolved_message TEXT NOT NULL, flaps INTEGER NOT NULL);"
+	"CREATE INDEX alert_episodes_resolved ON "
+	"alert_episodes(resolved_ms);"
+	"INSERT INTO alert_episodes(rule, subject, node, edge, severity, "
+	"message, first_seen_ms, cleared_ms, resolved_ms, resolved_message, "
+	"flaps) SELECT rule, subject, node, edge, severity, message, "
+	"first_seen_ms, last_seen_ms, resolved_ms, '', flaps FROM alerts "
+	"WHERE firing = 0;"
+	"PRAGMA user_version = 2;";
+
+/* The scripts that bring a file of version i to i + 1 (store_schema
+ * makes a new one version 1). */
+static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
+	store_schema,
+	store_migrate_2,
+};
 
 struct store {
 	sqlite3 *db;
@@ -384,17 +442,23 @@ static int store_setup(struct store *s, const char *path, int version,
 			  NULL, NULL, &msg);
 	if (rc != SQLITE_OK)
 		goto fail;
-	if (version == 0) {
+	if (version < STORE_SCHEMA_VERSION) {
+		/* All steps in one transaction: a crash leaves the old
+		 * version whole. */
 		rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &msg);
-		if (rc == SQLITE_OK)
-			rc = sqlite3_exec(s->db, store_schema, NULL, NULL,
-					  &msg);
+		for (int v = version; v < STORE_SCHEMA_VERSION; v++)
+			if (rc == SQLITE_OK)
+				rc = sqlite3_exec(s->db, store_migrations[v],
+						  NULL, NULL, &msg);
 		if (rc == SQLITE_OK)
 			rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, &msg);
 		if (rc != SQLITE_OK && !sqlite3_get_autocommit(s->db))
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		if (rc != SQLITE_OK)
 			goto fail;
+		if (version)
+			log_info("%s: schema version %d migrated to %d", path,
+				 version, STORE_SCHEMA_VERSION);
 	}
 	for (int i = 0; i < ST_N; i++) {
 		rc = sqlite3_prepare_v3(s->db, store_sql[i], -1,
@@ -583,6 +647,11 @@ int store_alert_save(struct store *s, const struct alert *a)
 		rc = store_bind_ms(st, 10, a->resolved_ms);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 11, a->flaps);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 12, a->cleared_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 13, a->resolved_message,
+				     sizeof(a->resolved_message));
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
@@ -609,6 +678,11 @@ static void store_row_alert(sqlite3_stmt *st, struct alert *a)
 	a->last_seen_ms = store_col_u64(st, 8);
 	a->resolved_ms = store_col_u64(st, 9);
 	a->flaps = store_col_u32(st, 10);
+	a->cleared_ms = store_col_u64(st, 11);
+	store_col_text(st, 12, a->resolved_message,
+		       sizeof(a->resolved_message));
+	/* Firing with its condition gone: the hold-down was running. */
+	a->clearing = a->firing && a->cleared_ms;
 }
 
 static void store_row_sample(sqlite3_stmt *st, struct store_sample *v)
@@ -807,6 +881,99 @@ int store_history_thin(struct store *s, uint64_t now_ms, uint64_t max_age_ms,
 			more = 1;
 	}
 	if (store_end(s, "thin history", rc) < 0)
+		return -1;
+	return more;
+}
+
+int store_episode_add(struct store *s, const struct alert *a)
+{
+	sqlite3_stmt *st = s->st[ST_EPISODE_ADD];
+	int rc;
+
+	if (store_begin(s, "add alert episode") < 0)
+		return -1;
+	rc = store_bind_text(st, 1, a->rule, sizeof(a->rule));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 2, a->subject, sizeof(a->subject));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 3, a->node, sizeof(a->node));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 4, a->edge, sizeof(a->edge));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int(st, 5, (int)a->severity);
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 6, a->message, sizeof(a->message));
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 7, a->first_seen_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 8, a->cleared_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 9, a->resolved_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 10, a->resolved_message,
+				     sizeof(a->resolved_message));
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 11, a->flaps);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	store_reset(st);
+	return store_end(s, "add alert episode", rc);
+}
+
+int store_episodes_query(struct store *s, uint64_t since_ms, size_t max,
+			 int (*fn)(const struct alert *a, void *arg), void *arg)
+{
+	sqlite3_stmt *st = s->st[ST_EPISODES_QUERY];
+	store_alert_fn f = fn;
+	int rc;
+
+	if (s->busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	rc = store_bind_ms(st, 1, since_ms);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 2,
+					max > INT64_MAX ? INT64_MAX
+							: (sqlite3_int64)max);
+	if (rc != SQLITE_OK) {
+		store_reset(st);
+		return store_fail(s, "query alert episodes", rc);
+	}
+	return store_each(s, st, "query alert episodes", store_each_alert, &f,
+			  arg);
+}
+
+int store_episodes_prune(struct store *s, uint64_t before_ms, uint64_t max_rows)
+{
+	sqlite3_stmt *st;
+	int rc = SQLITE_OK, more = 0;
+
+	if (store_begin(s, "prune alert episodes") < 0)
+		return -1;
+	if (before_ms) {
+		st = s->st[ST_EPISODES_PRUNE_AGE];
+		rc = store_bind_ms(st, 1, before_ms);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int(st, 2, STORE_THIN_MAX);
+		if (rc == SQLITE_OK)
+			rc = store_thin_step(s, st, &more);
+		else
+			store_reset(st);
+	}
+	if (rc == SQLITE_OK && max_rows) {
+		st = s->st[ST_EPISODES_PRUNE_ROWS];
+		rc = store_bind_ms(st, 1, max_rows);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_bind_int(st, 2, STORE_THIN_MAX);
+		if (rc == SQLITE_OK)
+			rc = store_thin_step(s, st, &more);
+		else
+			store_reset(st);
+	}
+	if (store_end(s, "prune alert episodes", rc) < 0)
 		return -1;
 	return more;
 }

@@ -1,7 +1,7 @@
 /* The coordinator's durable state under state_dir: one SQLite database in
  * WAL mode (ringd.db). It keeps what a restart must not lose: the last
  * topology and published rank order (as the wire's packed messages), the
- * alerts, and the history of every measured figure, thinned by age and
+ * alerts and every resolved episode of them, and the history of every measured figure, thinned by age and
  * row count. Every write is one transaction: after a crash (kill -9
  * included) what was committed is there, and nothing half-written. */
 #ifndef RING_STORE_H
@@ -55,6 +55,25 @@ int store_alerts_load(struct store *s,
 		      int (*fn)(const struct alert *a, void *arg), void *arg);
 /* Forget resolved alerts older than before_ms. */
 int store_alerts_prune(struct store *s, uint64_t before_ms);
+
+/* Alert episodes: one row per resolved episode (the alerts table keeps
+ * only the latest per rule and subject), as the sinks saw it: first_seen,
+ * cleared (the condition went away), resolved (the hold-down ended, the
+ * sinks were told), resolved_message, flaps. a is a resolved alert. */
+int store_episode_add(struct store *s, const struct alert *a);
+/* fn for each episode resolved at or after since_ms, newest first, at
+ * most max of them (firing 0, last_seen_ms = cleared_ms); stops at fn's
+ * non-zero return, which it returns. fn must not call into the store. */
+int store_episodes_query(struct store *s, uint64_t since_ms, size_t max,
+			 int (*fn)(const struct alert *a, void *arg),
+			 void *arg);
+/* Drop episodes resolved before before_ms (0: no such limit), then the
+ * oldest beyond max_rows (0: no such limit). Bounded as
+ * store_history_thin: 1 when more may remain, else 0, or -1. */
+int store_episodes_prune(struct store *s, uint64_t before_ms,
+			 uint64_t max_rows);
+/* The row cap the coordinator prunes episodes to. */
+#define STORE_EPISODES_MAX_ROWS 100000
 
 /* History: n samples in one transaction. */
 int store_history_add(struct store *s, const struct store_sample *v, size_t n);

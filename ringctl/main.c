@@ -88,7 +88,12 @@ static void ringctl_usage(FILE *f)
 		"                              then print status\n"
 		"  ranks                       rank order from the last survey (exit 1\n"
 		"                              while it no longer holds)\n"
-		"  alerts [--all]              firing alerts (--all: resolved ones too)\n"
+		"  alerts [--all [--since DURATION]]\n"
+		"                              firing alerts, clearing ones marked\n"
+		"                              (--all: every resolved episode too,\n"
+		"                              with its firing, cleared and resolved\n"
+		"                              times; since DURATION ago, default 7d;\n"
+		"                              exit 0 healthy, 1 not)\n"
 		"  check ranks FILE|-          a launcher's rank order (MPI hostfile,\n"
 		"                              rankfile, host list or torchrun lines)\n"
 		"                              against the measured ring: names pairs\n"
@@ -115,11 +120,13 @@ static void ringctl_usage(FILE *f)
 		"  watch [--count N] [--kind KIND[,KIND...]]\n"
 		"                              stream changes, measurements and alerts\n"
 		"                              as they happen, a snapshot first (KIND:\n"
-		"                              node, edge, topology, alert, survey,\n"
-		"                              measurement; json: one object a line;\n"
-		"                              -t bounds the wait for the snapshot;\n"
-		"                              exit 0 after N events, 2 when the\n"
-		"                              coordinator refuses or goes away)\n"
+		"                              node, edge, topology, alert, health,\n"
+		"                              survey, measurement; json: one object\n"
+		"                              a line; -t bounds the wait for the\n"
+		"                              snapshot; exit 0 after N events past\n"
+		"                              the snapshot (0: the snapshot alone),\n"
+		"                              2 when the coordinator refuses or goes\n"
+		"                              away)\n"
 		"  plan --model-bytes SIZE | --params N [--bytes-per-param B]\n"
 		"       [--reserve SIZE] [--nodes NODE[,NODE...]]\n"
 		"                              does a model fit in the nodes'\n"
@@ -335,28 +342,61 @@ static void ringctl_show_alerts(struct writer *w, const Ring__Envelope *rep,
 				int all)
 {
 	const Ring__AlertsReply *r = rep->alerts_reply;
+	char t[32];
 
-	(void)all;
 	if (r->health && *r->health)
 		writer_str(w, "health", r->health);
+	/* Why, as status gives it. */
+	if (r->health_cause && *r->health_cause) {
+		writer_str(w, "health_cause", r->health_cause);
+		writer_str(w, "health_subject", r->health_subject);
+		writer_str(w, "health_why", r->health_text);
+	}
+	if (all && r->since_ms) {
+		render_format_time(r->since_ms, t, sizeof(t));
+		writer_str(w, "resolved_since", t);
+	}
+	if (all)
+		writer_bool(w, "truncated", r->truncated);
 	render_alerts(w, "alerts", r->alerts, r->n_alerts, 0);
 }
 
-/* Exit by the coordinator's health, as status does (1 unless healthy);
- * an older coordinator sends none: 1 while an alert fires. */
+/* alerts [--all [--since DURATION]]: exit by the coordinator's health, as
+ * status does (1 unless healthy); an older coordinator sends none: 1
+ * while an alert fires. */
 static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__AlertsRequest ar = RING__ALERTS_REQUEST__INIT;
+	const char *since = NULL;
+	uint64_t ms = 0, now = clock_now_ms();
 	int firing = 0;
 
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--all"))
-			return ringctl_bad_usage("alerts takes only --all, "
-						 "not '%s'",
+		if (!strcmp(argv[i], "--all"))
+			ar.all = 1;
+		else if (!strcmp(argv[i], "--since") && i + 1 < argc)
+			since = argv[++i];
+		else if (!strncmp(argv[i], "--since=", 8))
+			since = argv[i] + 8;
+		else if (!strcmp(argv[i], "--since"))
+			return ringctl_bad_usage("--since needs a duration "
+						 "(e.g. 30m, 6h, 7d)");
+		else
+			return ringctl_bad_usage("alerts takes only --all and "
+						 "--since, not '%s'",
 						 argv[i]);
-		ar.all = 1;
 	}
+	if (since && !ar.all)
+		return ringctl_bad_usage("--since goes with --all (the "
+					 "resolved alerts since then)");
+	/* The one --since grammar (history's). */
+	if (since && history_parse_duration(since, &ms) < 0)
+		return ringctl_bad_usage(
+			"--since: '%s' is not a duration from 1s to 3650d "
+			"(e.g. 90s, 30m, 6h, 7d, 2w)",
+			since);
+	ar.since_ms = since ? (now > ms ? now - ms : 1) : 0;
 	req.body_case = RING__ENVELOPE__BODY_ALERTS_REQUEST;
 	req.alerts_request = &ar;
 	rep = ringctl_show(rc, &req, RING__ENVELOPE__BODY_ALERTS_REPLY,

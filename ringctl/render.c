@@ -105,11 +105,78 @@ const char *render_alert_state(const Ring__Alert *a)
 	return a->clearing ? "clearing" : "firing";
 }
 
+/* Room for "rule subject", and for a message with "(cleared TIME, N
+ * flaps)". */
+#define ALERT_TAG_MAX 128
+#define ALERT_TEXT_MAX 640
+
+/* Plain, the full view: a table that fits 100 columns (rule, severity,
+ * state, subject, when it fired and was resolved), then each alert's
+ * prose wrapped below it: its message (what cleared, once resolved),
+ * when its condition cleared and its flaps. */
+static void render_alerts_plain(struct writer *w, const char *key,
+				Ring__Alert *const *v, size_t n)
+{
+	char t[32], tag[ALERT_TAG_MAX], what[64], text[ALERT_TEXT_MAX];
+
+	writer_table_start(w, key);
+	for (size_t i = 0; i < n; i++) {
+		const Ring__Alert *a = v[i];
+
+		writer_obj_start(w, NULL);
+		writer_str(w, "rule", a->rule);
+		writer_str(w, "severity", render_severity(a->severity));
+		writer_str(w, "state", render_alert_state(a));
+		writer_str(w, "subject", a->subject);
+		render_format_time(a->first_seen_ms, t, sizeof(t));
+		writer_str(w, "fired", t);
+		render_format_time(a->resolved_ms, t, sizeof(t));
+		writer_str(w, "resolved", t);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+	if (!n)
+		return;
+	snprintf(what, sizeof(what), "%s_messages", key);
+	writer_list_start(w, what);
+	for (size_t i = 0; i < n; i++) {
+		const Ring__Alert *a = v[i];
+		size_t used;
+
+		snprintf(tag, sizeof(tag), "%.40s %.80s", a->rule, a->subject);
+		used = (size_t)snprintf(text, sizeof(text), "%s",
+					a->firing || !*a->resolved_message
+						? a->message
+						: a->resolved_message);
+		if (a->cleared_ms && used < sizeof(text)) {
+			render_format_time(a->cleared_ms, t, sizeof(t));
+			used += (size_t)snprintf(text + used,
+						 sizeof(text) - used,
+						 " (cleared %s", t);
+		}
+		if (a->flaps && used < sizeof(text))
+			used += (size_t)snprintf(
+				text + used, sizeof(text) - used, "%s%u flap%s",
+				a->cleared_ms ? ", " : " (", a->flaps,
+				a->flaps == 1 ? "" : "s");
+		if ((a->cleared_ms || a->flaps) && used < sizeof(text))
+			snprintf(text + used, sizeof(text) - used, ")");
+		writer_obj_start(w, NULL);
+		writer_str(w, tag, text);
+		writer_obj_end(w);
+	}
+	writer_list_end(w);
+}
+
 void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		   size_t n, int brief)
 {
 	char t[32];
 
+	if (!brief && writer_get_format(w) == WRITER_PLAIN) {
+		render_alerts_plain(w, key, v, n);
+		return;
+	}
 	/* Brief: one "- severity rule: message" line each, wrapped. */
 	if (brief)
 		writer_list_start(w, key);
@@ -143,6 +210,17 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 			   a->firing || !*a->resolved_message
 				   ? a->message
 				   : a->resolved_message);
+		/* Every field, the times in ms. */
+		writer_bool(w, "firing", a->firing);
+		writer_bool(w, "clearing", a->clearing);
+		writer_str(w, "node", a->node);
+		writer_str(w, "edge", a->edge);
+		writer_str(w, "fired_message", a->message);
+		writer_str(w, "resolved_message", a->resolved_message);
+		writer_uint(w, "first_seen_ms", a->first_seen_ms);
+		writer_uint(w, "last_seen_ms", a->last_seen_ms);
+		writer_uint(w, "cleared_ms", a->cleared_ms);
+		writer_uint(w, "resolved_ms", a->resolved_ms);
 		writer_obj_end(w);
 	}
 	if (brief)

@@ -14,7 +14,7 @@ _ringctl_rank_formats="hostfile rankfile torchrun env"
 _ringctl_status_formats="svg"
 _ringctl_commands="status inventory explain forget survey ranks alerts check history watch plan test pki"
 _ringctl_global_opts="-s -f -t -h --help -V --version"
-_ringctl_watch_kinds="node edge topology alert survey measurement"
+_ringctl_watch_kinds="node edge topology alert health survey measurement"
 
 # The coordinator's status as keyvalue lines, or nothing. $1: the socket
 # given with -s (may be empty), $2: the ringctl to run.
@@ -164,7 +164,10 @@ _ringctl()
 		;;
 	survey) opts="--wait -v" ;;
 	ranks) ;;
-	alerts) opts="--all" ;;
+	alerts)
+		case "$prev" in --since) return 0 ;; esac
+		opts="--all --since"
+		;;
 	history)
 		case "$prev" in --since) return 0 ;; esac
 		opts="--since"

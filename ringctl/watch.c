@@ -50,15 +50,16 @@ int watch_cmd_parse(int argc, char **argv, struct watch_cmd_opts *o, char *err,
 
 			errno = 0;
 			v = strtoul(val, &end, 10);
-			if (!*val || *end || *val == '-' || errno || !v ||
+			if (!*val || *end || *val == '-' || errno ||
 			    v > 1000000000ul) {
 				snprintf(err, len,
 					 "--count: '%s' is not a number of "
-					 "events from 1 to 1000000000",
+					 "events from 0 to 1000000000",
 					 val);
 				return -1;
 			}
 			o->count = v;
+			o->counting = 1;
 			continue;
 		}
 		/* --kind: words split at commas, kept in kind_buf. */
@@ -125,6 +126,10 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 		writer_uint(w, "first_seen_ms", a->first_seen_ms);
 		writer_uint(w, "last_seen_ms", a->last_seen_ms);
 		writer_uint(w, "resolved_ms", a->resolved_ms);
+		writer_str(w, "state", render_alert_state(a));
+		writer_bool(w, "clearing", a->clearing);
+		writer_uint(w, "cleared_ms", a->cleared_ms);
+		writer_str(w, "resolved_message", a->resolved_message);
 		writer_uint(w, "flaps", a->flaps);
 		writer_obj_end(w);
 	}
@@ -192,11 +197,10 @@ void watch_cmd_render(FILE *out, enum writer_format fmt,
 	FILE *mem;
 
 	if (fmt == WRITER_PLAIN) {
-		/* One line: time, kind, subject, text. */
+		/* One line: time, kind, text (the text names its subject:
+		 * PROTOCOL.md's WatchEvent). */
 		render_format_time(ev->ts_ms, t, sizeof(t));
 		fprintf(out, "%s %-11s ", t, ev->kind);
-		writer_fputs_safe(out, ev->subject);
-		fputc(' ', out);
 		writer_fputs_safe(out, ev->text);
 		fputc('\n', out);
 		if (!strcmp(ev->kind, "snapshot"))
@@ -281,7 +285,7 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *r;
 	Ring__WatchRequest wr = RING__WATCH_REQUEST__INIT;
-	unsigned long seen = 0;
+	unsigned long seen = 0, after = 0;
 	int fd, rc, ret = 2;
 
 	/* A coordinator that closes as we write: EPIPE, then read why. */
@@ -343,8 +347,10 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		}
 		watch_cmd_render(stdout, fmt, r->watch_event);
 		seen++;
+		/* --count counts what happened after the snapshot. */
+		after += strcmp(r->watch_event->kind, "snapshot") != 0;
 		frame_free(r);
-		if (o->count && seen >= o->count) {
+		if (o->counting && after >= o->count) {
 			ret = 0;
 			break;
 		}

@@ -13,7 +13,9 @@
 #define WATCH_CMD_MAX_KINDS 8
 
 struct watch_cmd_opts {
-	unsigned long count; /* exit after this many events; 0: never */
+	int counting;	     /* --count given */
+	unsigned long count; /* then exit after this many events past the
+				snapshot (0: the snapshot alone) */
 	char *kinds[WATCH_CMD_MAX_KINDS];
 	size_t n_kinds;
 	char kind_buf[256]; /* the --kind words, split at commas */
@@ -23,9 +25,9 @@ struct watch_cmd_opts {
 int watch_cmd_parse(int argc, char **argv, struct watch_cmd_opts *o, char *err,
 		    size_t len);
 
-/* Subscribe and print until --count events, the coordinator closes (or
- * refuses) or timeout_ms passes without the first event. 0 after --count
- * events, else 2 (why on stderr). */
+/* Subscribe and print until --count events after the snapshot, the
+ * coordinator closes (or refuses) or timeout_ms passes without the
+ * snapshot. 0 after --count events, else 2 (why on stderr). */
 int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		  const struct watch_cmd_opts *o);
 

@@ -47,9 +47,13 @@ def surveyed_twice(ringd_bin, ctl_dir):
         cl.wait_for(lambda: neighbours_heard(r, ORDER), 60,
                     "every node to hear its two neighbours")
         for i in range(2):
+            # Done either way: 1 is the health after it (status' exit),
+            # which an edge_degraded from unshaped, loaded cables may
+            # make degraded; 2 is a survey that did not complete.
             p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-            assert p.returncode == 0, "survey %d --wait: rc %d %s\n%s" % (
-                i + 1, p.returncode, p.stderr, r.log_tails())
+            assert p.returncode in (0, 1), \
+                "survey %d --wait: rc %d %s\n%s" % (
+                    i + 1, p.returncode, p.stderr, r.log_tails())
         yield r
 
 
@@ -73,7 +77,10 @@ def series(doc, kind, direction):
 
 
 def edge_of(r, a, b):
-    doc = ringctl_json(r, "status")
+    # status exits by the health (1: e.g. edge_degraded from noise).
+    p = r.ringctl("status")
+    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    doc = json.loads(p.stdout)
     for e in doc["topology"]["edges"]:
         if {e["a"], e["b"]} == {a, b}:
             return e

@@ -1,10 +1,14 @@
 """`ringctl watch` on the ring n1-n2-n4-n3: a snapshot first; a cable
-pulled shows as the edge down, the ring turned line and cable_down and
-ring_broken firing, and mended as the edge up, the ring again and the
-alerts resolved; a survey shows as started, one measurement per edge and
-done; every json line parses, keyvalue gives one record per event; a
-flood of watchers past the bound is refused with a clear error while
-status still answers."""
+pulled shows as the edge down, the ring turned line, cable_down and
+ring_broken firing and the health turned critical, and mended as the
+edge up, the ring again, the alerts resolved (saying what cleared) and
+the health healthy again; plain text names each subject once; --count N
+counts the events after the snapshot; a survey shows as started, one
+measurement per edge and done; every json line parses, keyvalue gives one
+record per event; a flood of watchers past the bound is refused with a
+clear error while status still answers. And `alerts --all`: three
+episodes of one cable are three rows, each resolved a hold-down after its
+condition cleared, and --since keeps the recent ones."""
 
 import json
 import os
@@ -169,12 +173,139 @@ def test_snapshot_cut_and_mend(ring):
         if not any(is_ev("topology", "ring", "ring")(e) for e in seen):
             w.wait(is_ev("topology", "ring", "ring"), SEEN_S,
                    "line -> ring")
-        w.wait(is_ev("alert", "n1-n2", "resolved", rule="cable_down"),
-               RESOLVED_S, "cable_down resolved")
+        seen = w.wait(is_ev("alert", "n1-n2", "resolved",
+                            rule="cable_down"),
+                      RESOLVED_S, "cable_down resolved")
+        res = seen[-1]["alert"]
+        # What cleared, not what fired; resolved a hold-down after.
+        assert res["resolved_message"] and \
+            res["resolved_message"] in seen[-1]["text"], res
+        assert res["resolved_ms"] - res["cleared_ms"] >= \
+            HOLD_DOWN_S * 1000 - 50, res
+        if not any(is_ev("health", "ring", "healthy")(e) for e in seen):
+            w.wait(is_ev("health", "ring", "healthy"), RESOLVED_S,
+                   "the health healthy again")
     finally:
         w.stop()
     for ln in w.lines:
         assert ln.endswith("\n") and ln.count("\n") == 1
+    evs = [json.loads(ln) for ln in w.lines]
+    health = [e for e in evs if e["kind"] == "health"]
+    # Critical on the cut (whatever it was before), healthy at the end.
+    crit = [e for e in health if e["state"] == "critical"]
+    assert crit, health
+    assert crit[0]["reason"] in ("cable_down", "ring_broken"), crit[0]
+    assert crit[0]["previous"] != "critical", crit[0]
+    assert health[-1]["state"] == "healthy", health
+    assert health[-1]["previous"] == "critical", health
+    # On the way: the deciding alerts in their hold-down, said once.
+    assert any("(clearing)" in e["text"] for e in health), health
+
+
+def test_plain_subject_once_and_count_after_snapshot(ring):
+    """Plain: time, kind, the text, which names the subject once
+    (`edge n1-n2 up -> down`, never `n1-n2 n1-n2`). --count 1 exits after
+    the first event past the snapshot."""
+    c, r = ring
+    w = Watcher(r, "plain", "--kind", "edge")
+    one = Watcher(r, "json", "--count", "1", "--kind", "edge")
+    try:
+        ln = w.q.get(timeout=SEEN_S)
+        assert ln and " snapshot " in ln, ln
+        one.wait(is_ev("snapshot"), SEEN_S, "the counted one's snapshot")
+        assert one.p.poll() is None  # the snapshot does not count
+        c.cut("n1", "n2")
+        try:
+            ev = one.wait(is_ev("edge"), SEEN_S, "the first event")[-1]
+            assert ev["subject"] == "n1-n2", ev
+            assert one.p.wait(timeout=SEEN_S) == 0, one.stderr()
+            assert one.next_event(0.5) is None  # nothing after it
+            assert len(one.lines) == 2, one.lines
+            down = None
+            deadline = time.monotonic() + SEEN_S
+            while time.monotonic() < deadline and down is None:
+                try:
+                    ln = w.q.get(timeout=max(0.01,
+                                             deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if ln and " edge " in ln and "n1-n2" in ln:
+                    down = ln
+            assert down, "no plain edge line for n1-n2"
+            assert down.count("n1-n2") == 1, down
+            assert "n1-n2 up -> down" in down, down
+        finally:
+            c.restore("n1", "n2")
+        cl.wait_for(lambda: ("cable_down", "n1-n2") not in {
+            (a["rule"], a["subject"]) for a in
+            json.loads(r.ringctl("alerts").stdout)["alerts"]},
+            RESOLVED_S + SEEN_S, "cable_down resolved")
+    finally:
+        one.stop()
+        w.stop()
+
+
+def alerts_all(r, *args):
+    p = r.ringctl("alerts", "--all", *args, fmt="json")
+    assert p.returncode in (0, 1), (p.returncode, p.stderr)
+    return json.loads(p.stdout)
+
+
+def test_three_episodes_are_three_rows(ring):
+    """n1-n2 cut and mended three times, each waited out: `alerts --all`
+    lists three cable_down episodes of n1-n2, each with its firing,
+    cleared and resolved times (resolved = cleared + the hold-down, when
+    the sinks were told) and what cleared it; --since keeps only those
+    resolved since then."""
+    c, r = ring
+    t0 = int(time.time() * 1000)
+
+    def ours(doc):
+        return [a for a in doc["alerts"]
+                if a["rule"] == "cable_down" and a["subject"] == "n1-n2"
+                and not a["firing"] and a["first_seen_ms"] >= t0]
+
+    for i in range(3):
+        c.cut("n1", "n2")
+        try:
+            cl.wait_for(lambda: ("cable_down", "n1-n2") in {
+                (a["rule"], a["subject"]) for a in
+                json.loads(r.ringctl("alerts").stdout)["alerts"]},
+                SEEN_S, "cable_down %d fired" % (i + 1))
+        finally:
+            c.restore("n1", "n2")
+        cl.wait_for(lambda: len(ours(alerts_all(r))) == i + 1,
+                    RESOLVED_S + SEEN_S, "episode %d resolved" % (i + 1))
+    doc = alerts_all(r)
+    eps = ours(doc)
+    assert len(eps) == 3, eps
+    assert doc["truncated"] is False
+    # Newest first, one row each, with the times as the sinks saw them.
+    assert eps[0]["resolved_ms"] > eps[1]["resolved_ms"] > \
+        eps[2]["resolved_ms"], eps
+    for a in eps:
+        assert a["state"] == "resolved", a
+        assert a["first_seen_ms"] < a["cleared_ms"] < a["resolved_ms"], a
+        held = a["resolved_ms"] - a["cleared_ms"]
+        assert HOLD_DOWN_S * 1000 - 50 <= held <= HOLD_DOWN_S * 1000 + \
+            2000, a
+        assert a["resolved_message"], a
+        assert a["cleared"] and a["resolved"], a
+    # --since: a cut between the second and the third resolution.
+    r2, r3 = eps[1]["resolved_ms"], eps[0]["resolved_ms"]
+    assert r3 - r2 > 2500, (r2, r3)
+    now = int(time.time() * 1000)
+    n = (now - r2 - 500) // 1000
+    assert n >= 1 and now - n * 1000 < r3 - 500, (now, n, r2, r3)
+    doc = alerts_all(r, "--since", "%ds" % n)
+    got = ours(doc)
+    assert [a["resolved_ms"] for a in got] == [r3], got
+    assert doc["resolved_since"], doc
+    # Plain: one table row per episode.
+    p = r.ringctl("alerts", "--all", fmt="plain")
+    assert p.returncode in (0, 1), p.stderr
+    p = r.ringctl("alerts", "--since", "1h")
+    assert p.returncode == 2 and "--all" in p.stderr, p.stderr
 
 
 def test_survey_and_measurements(ring):
@@ -203,19 +334,19 @@ def test_survey_and_measurements(ring):
 
 def test_keyvalue_and_plain_records(ring):
     c, r = ring
-    p = r.ringctl("watch", "--count", "1", fmt="keyvalue")
+    p = r.ringctl("watch", "--count", "0", fmt="keyvalue")
     assert p.returncode == 0, p.stderr
     assert "\nkind=snapshot\n" in "\n" + p.stdout, p.stdout
     assert p.stdout.endswith("\n\n"), p.stdout  # a record, then a blank
     assert p.stdout.count("\n\n") == 1
     assert any(ln.startswith("edges.n1-n2.state=up")
                for ln in p.stdout.splitlines()), p.stdout
-    p = r.ringctl("watch", "--count", "1", fmt="plain")
+    p = r.ringctl("watch", "--count", "0", fmt="plain")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert " snapshot " in lines[0] and "ring" in lines[0], lines
     assert len(lines) == 1 + 4, lines  # the line, one per edge
-    p = r.ringctl("watch", "--count", "1", fmt="json")
+    p = r.ringctl("watch", "--count", "0", fmt="json")
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("\n") == 1
     assert json.loads(p.stdout)["kind"] == "snapshot"
@@ -223,11 +354,15 @@ def test_keyvalue_and_plain_records(ring):
 
 def test_bad_usage_and_unreachable(ring):
     c, r = ring
-    for args in (["--count", "0"], ["--count"], ["--bogus"]):
+    for args in (["--count", "-1"], ["--count"], ["--bogus"]):
         p = r.ringctl("watch", *args)
         assert p.returncode == 2 and "usage" in p.stderr, (args, p.stderr)
     p = r.ringctl("watch", "--kind", "bogus")
     assert p.returncode == 2 and "unknown event kind" in p.stderr, p.stderr
+    for args in (["--since", "7x"], ["--since", "0s"], ["--since"],
+                 ["--bogus"]):
+        p = r.ringctl("alerts", "--all", *args)
+        assert p.returncode == 2 and "usage" in p.stderr, (args, p.stderr)
     p = r.ringctl("watch", sock=os.path.join(r.w, "nope.sock"))
     assert p.returncode == 2 and "cannot reach" in p.stderr, p.stderr
 
@@ -252,7 +387,7 @@ def test_flood_of_watchers_refused_status_answers(ring):
         assert p.returncode == 0, p.stderr
         # One gone: its slot is free again.
         ws.pop().stop()
-        cl.wait_for(lambda: r.ringctl("watch", "--count", "1").returncode
+        cl.wait_for(lambda: r.ringctl("watch", "--count", "0").returncode
                     == 0, SEEN_S, "a freed watcher slot")
     finally:
         for w in ws:
@@ -261,8 +396,14 @@ def test_flood_of_watchers_refused_status_answers(ring):
 
 def test_coordinator_stopping_ends_the_stream(ring):
     """Last: the coordinator stops (SIGTERM); a watcher gets the shutdown
-    event and exits 2, saying so. The coordinator is started again."""
+    event and exits 2, saying so. The coordinator is started again, and
+    the resolved episodes are still there (the store keeps them)."""
     c, r = ring
+    before = [(a["rule"], a["subject"], a["first_seen_ms"], a["cleared_ms"],
+               a["resolved_ms"], a["resolved_message"])
+              for a in alerts_all(r)["alerts"] if not a["firing"]]
+    assert len([b for b in before if b[:2] == ("cable_down", "n1-n2")]) \
+        >= 3, before
     w = Watcher(r, "json")
     try:
         w.wait(is_ev("snapshot"), SEEN_S, "the snapshot")
@@ -277,3 +418,7 @@ def test_coordinator_stopping_ends_the_stream(ring):
             r.start_coordinator()
     cl.wait_for(lambda: r.ringctl("status").returncode in (0, 1), SEEN_S,
                 "the coordinator back")
+    after = [(a["rule"], a["subject"], a["first_seen_ms"], a["cleared_ms"],
+              a["resolved_ms"], a["resolved_message"])
+             for a in alerts_all(r)["alerts"] if not a["firing"]]
+    assert [a for a in after if a in before] == before, (before, after)

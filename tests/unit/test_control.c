@@ -19,6 +19,8 @@
 
 #include <event2/event.h>
 
+#include "alerts.h"
+#include "clock.h"
 #include "control.h"
 #include "frame.h"
 #include "log.h"
@@ -116,6 +118,37 @@ static Ring__Envelope *ask(struct fixture *f, int fd,
 	if (frame_read_fd(fd, FRAME_MAX_DEFAULT, 1000, &rep) < 0)
 		return NULL;
 	assert_true(rep->request_id == 42);
+	return rep;
+}
+
+/* The same for a reply larger than the socket holds: read while the
+ * loop writes. */
+static Ring__Envelope *ask_big(struct fixture *f, int fd,
+			       Ring__Envelope__BodyCase type, void *body)
+{
+	size_t cap = 4u << 20, got = 0, want = 0;
+	uint8_t *buf = malloc(cap);
+	struct frame_header h;
+	Ring__Envelope *rep = NULL;
+	ssize_t n;
+
+	assert_non_null(buf);
+	testsock_send(fd, 42, type, body);
+	for (int i = 0; i < 20000 && (!want || got < want); i++) {
+		spin(f);
+		n = recv(fd, buf + got, cap - got, MSG_DONTWAIT);
+		if (n > 0)
+			got += (size_t)n;
+		if (!want && got >= FRAME_HEADER_LEN) {
+			assert_int_equal(
+				frame_header_decode(buf, (uint32_t)cap, &h), 0);
+			want = FRAME_HEADER_LEN + h.length;
+		}
+	}
+	if (want && got >= want)
+		rep = ring__envelope__unpack(NULL, want - FRAME_HEADER_LEN,
+					     buf + FRAME_HEADER_LEN);
+	free(buf);
 	return rep;
 }
 
@@ -222,11 +255,141 @@ static void test_oversized_frame_closes(void **state)
 	spin(f);
 }
 
+/* A view with a table of alerts and a store of episodes: n_ep episodes
+ * of one key, resolved 1 s apart, the newest now. */
+struct ep_view {
+	struct alerts *t;
+	size_t n_ep;
+	uint64_t now;
+	uint64_t asked_since;
+	int fail; /* the store fails */
+};
+
+static size_t ev_alerts(void *arg, int all, const struct alert **out,
+			size_t max)
+{
+	return alerts_list(((struct ep_view *)arg)->t, all, out, max);
+}
+
+static int ev_episodes(void *arg, uint64_t since_ms, size_t max,
+		       int (*fn)(const struct alert *a, void *fnarg),
+		       void *fnarg)
+{
+	struct ep_view *v = arg;
+	size_t given = 0;
+
+	v->asked_since = since_ms;
+	if (v->fail) {
+		errno = EIO;
+		return -1;
+	}
+	for (size_t i = 0; i < v->n_ep && given < max; i++) {
+		struct alert a = {.rule = "ring_broken",
+				  .subject = "ring",
+				  .severity = ALERT_CRITICAL,
+				  .message = "the ring is broken"};
+		int rc;
+
+		a.resolved_ms = v->now - 1000 * i;
+		a.cleared_ms = a.resolved_ms - 3000;
+		a.first_seen_ms = a.resolved_ms - 10000;
+		snprintf(a.resolved_message, sizeof(a.resolved_message),
+			 "whole again (%zu)", i);
+		if (a.resolved_ms < since_ms)
+			break;
+		given++;
+		rc = fn(&a, fnarg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* alerts --all: the firing ones, then every episode since since_ms,
+ * newest first; bounded, with truncated; the default cut is a week. */
+static void test_alerts_episodes(void **state)
+{
+	struct fixture *f = *state;
+	struct alerts_conf ac = {.hold_down_ms = 0,
+				 .max_resolved = 16,
+				 .keep_resolved_ms = 3600000,
+				 .max_firing = 16};
+	struct ep_view v = {.now = clock_now_ms(), .n_ep = 3};
+	struct control_view view = {
+		.alerts = ev_alerts, .episodes = ev_episodes, .arg = &v};
+	Ring__AlertsRequest ar = RING__ALERTS_REQUEST__INIT;
+	Ring__Envelope *rep;
+	int fd;
+
+	v.t = alerts_new(&ac, NULL, NULL);
+	assert_non_null(v.t);
+	assert_int_equal(alerts_raise(v.t, "cable_down", "n1-n2", NULL, "n1-n2",
+				      ALERT_CRITICAL, "n1-n2 down", v.now),
+			 0);
+	control_set_view(f->ctl, &view);
+	fd = client(f);
+
+	/* Without all: the firing one alone. */
+	rep = ask(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	assert_non_null(rep);
+	assert_int_equal(rep->alerts_reply->n_alerts, 1);
+	assert_false(rep->alerts_reply->truncated);
+	frame_free(rep);
+
+	ar.all = 1;
+	rep = ask(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	assert_non_null(rep);
+	assert_int_equal(rep->alerts_reply->n_alerts, 4);
+	assert_true(rep->alerts_reply->alerts[0]->firing);
+	assert_string_equal(rep->alerts_reply->alerts[1]->resolved_message,
+			    "whole again (0)");
+	assert_int_equal(rep->alerts_reply->alerts[3]->resolved_ms,
+			 v.now - 2000);
+	assert_int_equal(rep->alerts_reply->alerts[3]->cleared_ms,
+			 v.now - 5000);
+	/* The default: a week back. */
+	assert_true(v.asked_since + 7ull * 86400000 >= v.now - 1000 &&
+		    v.asked_since + 7ull * 86400000 <= clock_now_ms());
+	assert_int_equal(rep->alerts_reply->since_ms, v.asked_since);
+	assert_false(rep->alerts_reply->truncated);
+	frame_free(rep);
+
+	/* since: what resolved at or after it. */
+	ar.since_ms = v.now - 1500;
+	rep = ask(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	assert_non_null(rep);
+	assert_int_equal(rep->alerts_reply->n_alerts, 1 + 2);
+	assert_int_equal(v.asked_since, v.now - 1500);
+	frame_free(rep);
+
+	/* More than one reply holds: the newest 1000, truncated. */
+	ar.since_ms = 1;
+	v.n_ep = 5000;
+	rep = ask_big(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	assert_non_null(rep);
+	assert_int_equal(rep->alerts_reply->n_alerts, 1 + 1000);
+	assert_true(rep->alerts_reply->truncated);
+	assert_string_equal(rep->alerts_reply->alerts[1000]->resolved_message,
+			    "whole again (999)");
+	frame_free(rep);
+	/* A store that fails is said, not shown as no episodes. */
+	v.fail = 1;
+	rep = ask(f, fd, RING__ENVELOPE__BODY_ALERTS_REQUEST, &ar);
+	expect_error(rep, RING__ERROR_CODE__ERROR_INTERNAL,
+		     "could not be read");
+	close(fd);
+	spin(f);
+	control_set_view(f->ctl, NULL);
+	alerts_free(v.t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_alerts_episodes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_frame_closes,
 						setup, teardown),
 	};

@@ -1076,6 +1076,84 @@ static void test_report_path_mtu(void **state)
 	free(out);
 }
 
+static char *render_alert_list(Ring__Alert **v, size_t n,
+			       enum writer_format fmt, int brief)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct writer *w;
+
+	assert_non_null(fp);
+	w = writer_new(fp, fmt);
+	render_alerts(w, "alerts", v, n, brief);
+	writer_finish(w);
+	fclose(fp);
+	return buf;
+}
+
+/* alerts --all: a firing, a clearing and a resolved episode; plain fits
+ * 100 columns and says clearing and resolved; a resolved one shows what
+ * cleared it; the machine formats carry every time in ms and both
+ * messages; status' brief list marks the clearing one. */
+static void test_alerts_states(void **state)
+{
+	Ring__Alert a[3], *v[3];
+	char *out;
+	const char *line;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		ring__alert__init(&a[i]);
+		a[i].rule = "cable_down";
+		a[i].severity = RING__SEVERITY__SEVERITY_CRITICAL;
+		a[i].subject = "n1-n2";
+		a[i].edge = "n1-n2";
+		a[i].message = "cable n1-n2 is down: n1 eth1: no carrier, n2 "
+			       "eth1: no carrier; the ring is a line missing "
+			       "n1-n2 until it is mended";
+		a[i].first_seen_ms = 1764800000000ULL + 60000 * i;
+		a[i].last_seen_ms = a[i].first_seen_ms + 5000;
+		v[i] = &a[i];
+	}
+	a[0].firing = 1;
+	a[1].firing = 1;
+	a[1].clearing = 1;
+	a[1].cleared_ms = a[1].first_seen_ms + 6000;
+	a[2].cleared_ms = a[2].first_seen_ms + 6000;
+	a[2].resolved_ms = a[2].cleared_ms + 30000;
+	a[2].resolved_message = "cable n1-n2 is up again after 6 s down";
+	out = render_alert_list(v, 3, WRITER_PLAIN, 0);
+	for (line = out; *line; line = strchr(line, '\n') + 1)
+		if ((size_t)(strchr(line, '\n') - line) > 100)
+			fail_msg("wider than 100 columns: %.*s",
+				 (int)(strchr(line, '\n') - line), line);
+	assert_has(out, (const char *const[]){
+				"  cable_down  critical  clearing  n1-n2    "
+				"2025-12-03T22:14:20Z  -\n",
+				"  cable_down  critical  resolved  n1-n2    "
+				"2025-12-03T22:15:20Z  2025-12-03T22:15:56Z\n",
+				"is up again after 6 s down (cleared "
+				"2025-12-03T22:15:26Z)",
+				NULL});
+	free(out);
+	out = render_alert_list(v, 3, WRITER_JSON, 0);
+	assert_has(out,
+		   (const char *const[]){
+			   "\"state\": \"clearing\"",
+			   "\"resolved_ms\": 1764800156000",
+			   "\"cleared_ms\": 1764800126000",
+			   "\"fired_message\": \"cable n1-n2 is down", NULL});
+	free(out);
+	out = render_alert_list(v, 3, WRITER_KEYVALUE, 0);
+	assert_keys_unique(out);
+	free(out);
+	out = render_alert_list(v, 2, WRITER_PLAIN, 1);
+	assert_has(out, (const char *const[]){"critical cable_down (clearing)",
+					      NULL});
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1089,6 +1167,7 @@ int main(void)
 		cmocka_unit_test(test_parse_rdma_lat),
 		cmocka_unit_test(test_parse_tcp),
 		cmocka_unit_test(test_report_path_mtu),
+		cmocka_unit_test(test_alerts_states),
 		cmocka_unit_test_setup_teardown(test_replies_unique_keys,
 						replies_setup,
 						replies_teardown),

@@ -474,6 +474,72 @@ static void test_nodes_diff(void **state)
 	event_base_free(base);
 }
 
+/* The health event: only to those who want it (or all kinds), its word,
+ * the one before, its cause and a line that says clearing; a resolved
+ * alert's event says what cleared, with the clearing fields. */
+static void test_health_event(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct feed *f = feed_new(base);
+	struct evbuffer *b = evbuffer_new(), *b2 = evbuffer_new();
+	char *names[] = {"health"};
+	struct alert a = {.rule = "cable_down",
+			  .subject = "n1-n2",
+			  .edge = "n1-n2",
+			  .severity = ALERT_CRITICAL,
+			  .message = "cable n1-n2 is down",
+			  .first_seen_ms = 1000,
+			  .cleared_ms = 5000,
+			  .resolved_ms = 8000,
+			  .resolved_message = "cable n1-n2 is back after 4 s"};
+	struct got g = {0};
+	unsigned mask;
+	char why[128];
+
+	(void)state;
+	assert_int_equal(feed_kinds_parse(names, 1, &mask, why, sizeof(why)),
+			 0);
+	assert_true(mask & FEED_HEALTH);
+	assert_false(mask & FEED_ALERT);
+	assert_non_null(sub(f, b, 7, 0, mask));
+	assert_non_null(sub(f, b2, 8, 0, FEED_ALERT));
+	feed_health(f, "critical", "healthy", "cable_down", 0,
+		    "cable n1-n2 is down");
+	feed_health(f, "critical", "critical", "cable_down", 1,
+		    "cable n1-n2 is down (clearing)");
+	feed_alert(f, &a, ALERT_EV_RESOLVED);
+	feed_health(f, "healthy", "critical", "", 0, "");
+	got_read(b, &g);
+	assert_int_equal(g.n, 4); /* the snapshot, three health events */
+	assert_string_equal(got_ev(&g, 1)->kind, "health");
+	assert_string_equal(got_ev(&g, 1)->subject, "ring");
+	assert_string_equal(got_ev(&g, 1)->state, "critical");
+	assert_string_equal(got_ev(&g, 1)->previous, "healthy");
+	assert_string_equal(got_ev(&g, 1)->reason, "cable_down");
+	assert_string_equal(got_ev(&g, 1)->text,
+			    "healthy -> critical: cable_down: cable n1-n2 is "
+			    "down");
+	assert_non_null(strstr(got_ev(&g, 2)->text, "critical (clearing)"));
+	assert_string_equal(got_ev(&g, 3)->state, "healthy");
+	assert_string_equal(got_ev(&g, 3)->text, "critical -> healthy");
+	got_free(&g);
+	got_read(b2, &g);
+	assert_int_equal(g.n, 2); /* the snapshot, the alert */
+	assert_string_equal(got_ev(&g, 1)->state, "resolved");
+	assert_string_equal(got_ev(&g, 1)->text,
+			    "cable_down n1-n2 resolved critical: cable n1-n2 "
+			    "is back after 4 s");
+	assert_int_equal(got_ev(&g, 1)->alert->cleared_ms, 5000);
+	assert_int_equal(got_ev(&g, 1)->alert->resolved_ms, 8000);
+	assert_string_equal(got_ev(&g, 1)->alert->resolved_message,
+			    "cable n1-n2 is back after 4 s");
+	got_free(&g);
+	feed_free(f);
+	evbuffer_free(b);
+	evbuffer_free(b2);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -484,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_lost_event),
 		cmocka_unit_test(test_topology_diff),
 		cmocka_unit_test(test_nodes_diff),
+		cmocka_unit_test(test_health_event),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -778,7 +778,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 50);
+	assert_int_equal(count_prefix(s, "# TYPE "), 51);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
@@ -1246,10 +1246,97 @@ static void test_new_v6(void **state)
 	event_base_free(base);
 }
 
+/* An alert in its hold-down still fires and is counted as clearing too;
+ * the health of a restarted coordinator is the state set's relearning. */
+static void test_render_clearing(void **state)
+{
+	struct alerts_conf conf = {.hold_down_ms = 60000,
+				   .max_resolved = 16,
+				   .keep_resolved_ms = 3600000,
+				   .max_firing = 16};
+	struct alerts *t = alerts_new(&conf, no_notify, NULL);
+	uint64_t now = 1764756000000ULL;
+	struct health h;
+	struct health_facts f = {.alerts = NULL,
+				 .relearning = 1,
+				 .relearn_left_ms = 30000,
+				 .has_topology = 1,
+				 .kind = "ring",
+				 .n_ranks = 4};
+	struct metrics_src src = {.alerts = t,
+				  .health = &h,
+				  .coordinator = "coord1",
+				  .version = "0.1.0",
+				  .now_ms = now};
+	char *s;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(alerts_raise(t, "cable_down", "n1-n2", NULL, "n1-n2",
+				      ALERT_CRITICAL, "cut", now),
+			 0);
+	assert_int_equal(alerts_raise(t, "cable_down", "n2-n3", NULL, "n2-n3",
+				      ALERT_CRITICAL, "cut", now),
+			 0);
+	assert_int_equal(alerts_raise(t, "mtu_mismatch", "n1-n2", NULL, "n1-n2",
+				      ALERT_WARNING, "mtu", now),
+			 0);
+	alerts_clear(t, "cable_down", "n1-n2", now + 1000);
+	src.health = health_for(t);
+	s = render(&src);
+	assert_true(check_format(s) > 5);
+	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
+		       "severity=\"critical\"} 2");
+	expect_line(s, "ringd_alerts_clearing{rule=\"cable_down\","
+		       "severity=\"critical\"} 1");
+	expect_line(s, "ringd_alerts_clearing{rule=\"mtu_mismatch\","
+		       "severity=\"warning\"} 0");
+	expect_line(s, "ringd_health{state=\"critical\"} 1");
+	free(s);
+	/* The page: the alert in its hold-down marked in the picture; the
+	 * title says clearing once every critical one clears. */
+	{
+		struct evbuffer *b = evbuffer_new();
+
+		assert_int_equal(page_render(b, &src, 1), 0);
+		s = strndup((const char *)evbuffer_pullup(b, -1),
+			    evbuffer_get_length(b));
+		assert_non_null(strstr(s, "class=\"alert critical clearing\""));
+		assert_non_null(strstr(s, "<title>ringd: critical, "));
+		free(s);
+		alerts_clear(t, "cable_down", "n2-n3", now + 1000);
+		src.health = health_for(t);
+		evbuffer_drain(b, evbuffer_get_length(b));
+		assert_int_equal(page_render(b, &src, 1), 0);
+		s = strndup((const char *)evbuffer_pullup(b, -1),
+			    evbuffer_get_length(b));
+		assert_non_null(
+			strstr(s, "<title>ringd: critical (clearing), "));
+		free(s);
+		evbuffer_free(b);
+	}
+
+	/* Relearning: no alert counts, the restart is the state. */
+	alerts_free(t);
+	t = alerts_new(&conf, no_notify, NULL);
+	f.alerts = t;
+	health_derive(&f, &h);
+	src.alerts = t;
+	src.health = &h;
+	s = render(&src);
+	expect_line(s, "ringd_health{state=\"relearning\"} 1");
+	expect_line(s, "ringd_health{state=\"healthy\"} 0");
+	assert_non_null(strstr(s, "# TYPE ringd_alerts_clearing gauge"));
+	assert_null(strstr(s, "ringd_alerts_clearing{"));
+	free(s);
+	alerts_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render_full),
+		cmocka_unit_test(test_render_clearing),
 		cmocka_unit_test(test_render_empty),
 		cmocka_unit_test(test_render_kinds),
 		cmocka_unit_test(test_page_render),

@@ -90,6 +90,18 @@ static void raw_sql(const char *path, const char *sql, char *out, size_t n)
 	assert_int_equal(sqlite3_close(db), SQLITE_OK);
 }
 
+/* Several statements on the file directly. */
+static void raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *db = NULL;
+
+	assert_int_equal(
+		sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL),
+		SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
 /* The same without cmocka's asserts, for a forked child: 0 or -1. */
 static int raw_integrity(const char *path, char *out, size_t n)
 {
@@ -190,6 +202,8 @@ static void assert_alert_equal(const struct alert *x, const struct alert *y)
 	assert_int_equal(x->last_seen_ms, y->last_seen_ms);
 	assert_int_equal(x->resolved_ms, y->resolved_ms);
 	assert_int_equal(x->flaps, y->flaps);
+	assert_int_equal(x->cleared_ms, y->cleared_ms);
+	assert_string_equal(x->resolved_message, y->resolved_message);
 }
 
 struct alerts_seen {
@@ -290,7 +304,8 @@ static void test_store_alerts_hostile_file(void **state)
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO alerts VALUES (printf('%%.*c', 1000, 'r'), "
 		 "printf('%%.*c', 5000, 's'), x'6e3100ff', '', 99, 5, "
-		 "printf('%%.*c', 100000, 'm'), -5, 7, 8, 99999999999)");
+		 "printf('%%.*c', 100000, 'm'), -5, 7, 8, 99999999999, -3, "
+		 "printf('%%.*c', 100000, 'x'))");
 	raw_sql(f->db, sql, NULL, 0);
 	s = fx_open(f);
 	alerts_load_all(s, &seen);
@@ -304,6 +319,9 @@ static void test_store_alerts_hostile_file(void **state)
 	assert_int_equal(seen.a[0].first_seen_ms, 0);
 	assert_int_equal(seen.a[0].resolved_ms, 8);
 	assert_int_equal(seen.a[0].flaps, UINT32_MAX);
+	assert_int_equal(seen.a[0].cleared_ms, 0);
+	assert_int_equal(strlen(seen.a[0].resolved_message),
+			 ALERTS_MESSAGE_LEN - 1);
 	store_close(s);
 }
 
@@ -543,15 +561,15 @@ static void test_store_newer_schema(void **state)
 	char out[32];
 
 	store_close(s);
-	raw_sql(f->db, "PRAGMA user_version = 2", NULL, 0);
+	raw_sql(f->db, "PRAGMA user_version = 3", NULL, 0);
 	assert_null(store_open(f->dir, f->err, sizeof(f->err)));
 	assert_int_equal(errno, EPROTO);
 	print_message("refused: %s\n", f->err);
-	assert_non_null(strstr(f->err, "schema version 2 is newer"));
+	assert_non_null(strstr(f->err, "schema version 3 is newer"));
 	assert_non_null(strstr(f->err, f->db));
 	/* Left as it was. */
 	raw_sql(f->db, "PRAGMA user_version", out, sizeof(out));
-	assert_string_equal(out, "2");
+	assert_string_equal(out, "3");
 }
 
 static void write_file(const char *path, const void *buf, size_t len, off_t off)
@@ -869,6 +887,150 @@ static int store_full_child(void)
 	return 0;
 }
 
+/* Episodes: one row each (three of one key are three), newest first,
+ * since and max bound the answer, pruned by age and by rows. */
+static void test_store_episodes(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = fx_open(f);
+	struct alerts_seen seen;
+	struct alert a;
+
+	for (unsigned i = 0; i < 3; i++) {
+		a = test_alert("ring_broken", "ring", ALERT_CRITICAL, 0,
+			       1000 * (i + 1), 1000 * (i + 1) + 400);
+		a.cleared_ms = 1000 * (i + 1) + 100;
+		a.flaps = i;
+		snprintf(a.resolved_message, sizeof(a.resolved_message),
+			 "episode %u cleared", i);
+		assert_int_equal(store_episode_add(s, &a), 0);
+	}
+	a = test_alert("cable_down", "n1-n2", ALERT_WARNING, 0, 1500, 2500);
+	a.cleared_ms = 2100;
+	assert_int_equal(store_episode_add(s, &a), 0);
+
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_episodes_query(s, 0, 100, alerts_collect, &seen),
+			 0);
+	assert_int_equal(seen.n, 4);
+	/* Newest resolved first: 3400, 2500, 2400, 1400. */
+	assert_int_equal(seen.a[0].resolved_ms, 3400);
+	assert_string_equal(seen.a[0].resolved_message, "episode 2 cleared");
+	assert_int_equal(seen.a[0].cleared_ms, 3100);
+	assert_int_equal(seen.a[0].first_seen_ms, 3000);
+	assert_int_equal(seen.a[0].flaps, 2);
+	assert_int_equal(seen.a[0].firing, 0);
+	assert_string_equal(seen.a[1].rule, "cable_down");
+	assert_int_equal(seen.a[2].resolved_ms, 2400);
+	assert_int_equal(seen.a[3].resolved_ms, 1400);
+
+	/* since and max. */
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(
+		store_episodes_query(s, 2400, 100, alerts_collect, &seen), 0);
+	assert_int_equal(seen.n, 3);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_episodes_query(s, 0, 2, alerts_collect, &seen),
+			 0);
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.a[1].resolved_ms, 2500);
+
+	/* Age, then rows: the oldest go. */
+	assert_int_equal(store_episodes_prune(s, 1500, 0), 0);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_episodes_query(s, 0, 100, alerts_collect, &seen),
+			 0);
+	assert_int_equal(seen.n, 3);
+	assert_int_equal(store_episodes_prune(s, 0, 1), 0);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_episodes_query(s, 0, 100, alerts_collect, &seen),
+			 0);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.a[0].resolved_ms, 3400);
+	store_close(s);
+}
+
+/* A version-1 file (as the coordinator before episodes wrote it) opens,
+ * keeps its alerts, blobs and history, and its resolved alerts become
+ * episodes. */
+static void test_store_migrate_v1(void **state)
+{
+	struct fx *f = *state;
+	struct alerts_seen seen;
+	struct store *s;
+	char out[32];
+	int fd;
+
+	fd = open(f->db, O_RDWR | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	raw_exec(f->db,
+		 "CREATE TABLE blobs(key TEXT PRIMARY KEY, saved_ms INTEGER "
+		 "NOT NULL, data BLOB NOT NULL);"
+		 "CREATE TABLE alerts(rule TEXT NOT NULL, subject TEXT NOT "
+		 "NULL, node TEXT NOT NULL, edge TEXT NOT NULL, severity "
+		 "INTEGER NOT NULL, firing INTEGER NOT NULL, message TEXT NOT "
+		 "NULL, first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER "
+		 "NOT NULL, resolved_ms INTEGER NOT NULL, flaps INTEGER NOT "
+		 "NULL, PRIMARY KEY(rule, subject));"
+		 "CREATE TABLE history(id INTEGER PRIMARY KEY, ts_ms INTEGER "
+		 "NOT NULL, edge TEXT NOT NULL, kind TEXT NOT NULL, direction "
+		 "TEXT NOT NULL, param INTEGER NOT NULL, value REAL NOT NULL);"
+		 "CREATE INDEX history_edge ON history(edge, ts_ms);"
+		 "CREATE INDEX history_ts ON history(ts_ms);"
+		 "PRAGMA user_version = 1;");
+	raw_exec(
+		f->db,
+		"INSERT INTO alerts VALUES ('node_down', 'n3', 'n3', '', 2, 1, "
+		"'n3 is down', 100, 200, 0, 0), ('cable_down', 'n1-n2', '', "
+		"'n1-n2', 2, 0, 'n1-n2 is down', 300, 400, 430, 1);"
+		"INSERT INTO blobs VALUES ('topology', 5, x'0102');"
+		"INSERT INTO history(ts_ms, edge, kind, direction, param, "
+		"value) VALUES (7, 'n1-n2', 'tcp_bw', 'a_to_b', 4, 99.5)");
+
+	s = fx_open(f);
+	raw_sql(f->db, "PRAGMA user_version", out, sizeof(out));
+	assert_string_equal(out, "2");
+	alerts_load_all(s, &seen);
+	assert_int_equal(seen.n, 2);
+	assert_string_equal(seen.a[0].rule, "node_down");
+	assert_int_equal(seen.a[0].firing, 1);
+	assert_int_equal(seen.a[1].resolved_ms, 430);
+	assert_int_equal(seen.a[1].cleared_ms, 0);
+	assert_string_equal(seen.a[1].resolved_message, "");
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(store_episodes_query(s, 0, 10, alerts_collect, &seen),
+			 0);
+	assert_int_equal(seen.n, 1);
+	assert_string_equal(seen.a[0].rule, "cable_down");
+	assert_int_equal(seen.a[0].first_seen_ms, 300);
+	assert_int_equal(seen.a[0].cleared_ms, 400); /* its last sight */
+	assert_int_equal(seen.a[0].resolved_ms, 430);
+	assert_int_equal(seen.a[0].flaps, 1);
+	raw_sql(f->db, "SELECT count(*) FROM history", out, sizeof(out));
+	assert_string_equal(out, "1");
+	raw_sql(f->db, "SELECT saved_ms FROM blobs", out, sizeof(out));
+	assert_string_equal(out, "5");
+
+	/* The new fields outlive a restart. */
+	{
+		struct alert a = test_alert("ring_broken", "ring",
+					    ALERT_CRITICAL, 0, 10, 50);
+
+		a.cleared_ms = 20;
+		snprintf(a.resolved_message, sizeof(a.resolved_message),
+			 "the ring is whole again after 10 s");
+		assert_int_equal(store_alert_save(s, &a), 0);
+		store_close(s);
+		s = fx_open(f);
+		alerts_load_all(s, &seen);
+		assert_int_equal(seen.n, 3);
+		/* Resolved ones: the older episode first. */
+		assert_alert_equal(&seen.a[1], &a);
+	}
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -879,6 +1041,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_alerts_hostile_file,
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_store_no_reentry, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_store_episodes, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_store_migrate_v1, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_store_history, fx_setup,
 						fx_teardown),

@@ -801,6 +801,43 @@ static void test_bounded(void **state)
 	free(x);
 }
 
+/* An alert in its hold-down: listed as clearing, in grey; the health's
+ * cause and subject beside its word, its text on hover; relearning has
+ * its own class. */
+static void test_clearing_and_cause(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	char *doc;
+
+	(void)state;
+	assert_non_null(x);
+	fx_ring(x);
+	x->al[0].clearing = 1;
+	x->al[0].cleared_ms = x->r.now_ms - 2000;
+	x->r.health_cause = "cable_down";
+	x->r.health_subject = "n3-n4";
+	x->r.health_text = "cable n3-n4 is down (clearing: the condition "
+			   "went away; resolved if it stays away for the "
+			   "hold-down) <&>";
+	doc = draw(&x->r, NULL);
+	assert_non_null(strstr(doc, "class=\"alert critical clearing\""));
+	assert_non_null(strstr(doc, ">critical cable_down (clearing):"));
+	assert_non_null(strstr(doc, "fill=\"#616161\" font-weight=\"bold\">"
+				    "critical cable_down (clearing)"));
+	assert_non_null(strstr(doc, "<tspan id=\"health-cause\">(cable_down "
+				    "n3-n4)</tspan>"));
+	assert_non_null(strstr(doc, "<title>cable n3-n4 is down (clearing:"));
+	assert_non_null(strstr(doc, "hold-down) &lt;&amp;&gt;</title>"));
+	free(doc);
+	x->r.health = "relearning";
+	x->r.health_cause = "relearning";
+	x->r.health_subject = "coordinator";
+	doc = draw(&x->r, NULL);
+	assert_non_null(strstr(doc, "class=\"health relearning\""));
+	free(doc);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -814,6 +851,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_bounded),
+		cmocka_unit_test(test_clearing_and_cause),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
