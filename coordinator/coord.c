@@ -506,7 +506,7 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *co = arg;
 	const Ring__Topology *t = coord_view_topology(co);
-	char edges[2048] = "", line[ALERTS_MESSAGE_LEN];
+	char edges[2048] = "", line[2400];
 	size_t used = 0;
 
 	(void)fd;
