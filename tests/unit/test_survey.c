@@ -1456,19 +1456,17 @@ static void test_light_checks(void **state)
 {
 	struct fake *f = fake_ring4();
 	const Ring__Topology *t;
-	uint64_t surveyed, m12, ms;
+	uint64_t surveyed, m12, before;
 	unsigned seq, light_runs = 0;
-	double lat;
-	const char *err;
+	struct survey_light_out o;
 
 	(void)state;
 	tn_publish(f);
 	t = fake_survey(f);
 	surveyed = t->surveyed_ms;
 	m12 = topo_edge(t, "n1", "n2")->measured_ms;
-	assert_int_equal(
-		survey_light(f->sv, topo_edge(t, "n1", "n2"), &ms, &lat, &err),
-		-1);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n2"), &o), -1);
+	before = clock_now_ms();
 	seq = f->tc.n_calls;
 	fake_fail(f, "n1", RUN, 1, FA_ERROR, "connection refused");
 	for (size_t i = 0; i < t->n_edges; i++)
@@ -1499,16 +1497,19 @@ static void test_light_checks(void **state)
 		unsigned failed = 0;
 
 		for (size_t i = 0; i < t->n_edges; i++) {
-			assert_int_equal(survey_light(f->sv, t->edges[i], &ms,
-						      &lat, &err),
+			assert_int_equal(survey_light(f->sv, t->edges[i], &o),
 					 0);
-			assert_true(ms > 0);
-			if (*err) {
-				assert_string_equal(err,
+			assert_true(o.ms > 0);
+			assert_true(o.started_ms >= before &&
+				    o.started_ms <= o.ms);
+			/* No counters: not known idle, not sampled. */
+			assert_int_equal(o.sample_ms, 0);
+			if (*o.error) {
+				assert_string_equal(o.error,
 						    "n1: connection refused");
 				failed++;
 			} else {
-				assert_true(lat > 0);
+				assert_true(o.lat_us > 0);
 			}
 		}
 		assert_int_equal(failed, 1);
@@ -1583,8 +1584,10 @@ static void test_busy_edge_postponed(void **state)
 	assert_string_equal(topo_edge(t, "n2", "n4")->busy, "");
 	assert_int_equal(f->sv->n_rq, 1);
 	assert_string_equal(f->sv->rq[0].why, "busy at its last turn");
-	/* busy_threshold 0: never postponed. */
+	/* busy_threshold 0: never postponed. (A millisecond on: measured
+	 * later than m12, not within the same one.) */
 	f->conf.busy_threshold = 0;
+	usleep(2000);
 	t = fake_survey(f);
 	assert_string_equal(topo_edge(t, "n1", "n2")->busy, "");
 	assert_true(topo_edge(t, "n1", "n2")->measured_ms > m12);
