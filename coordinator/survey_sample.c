@@ -5,7 +5,7 @@
  * light_check_interval. Short on purpose: warm-up and window together
  * are SV_SAMPLE_WARMUP_MS + SV_SAMPLE_WINDOW_MS per direction, which
  * bounds what it adds to the cable (ringd's own bytes account counts
- * it). A low sample is taken again at once and the better of the two
+ * it, computed from the window as every test's). A low sample is taken again at once and the better of the two
  * counts: one stalled window is not a halved cable. */
 #include <stdio.h>
 #include <string.h>
@@ -14,12 +14,15 @@
 #include "survey_int.h"
 
 /* Per direction: 5 ms to open the window (slow start over a cable's few
- * microseconds of RTT, a token bucket's burst), 20 ms measured. At line
- * rate that is 25 ms of the cable each way per check: at the default
- * light_check_interval (10 min) 6 checks an hour, 0.15 s of each
- * direction's 3600 s, 0.0042%; 0.0083% with a re-sample every time. */
+ * microseconds of RTT, a token bucket's burst), 15 ms measured. At line
+ * rate that is 20 ms of the cable each way per check (computed): at the
+ * default light_check_interval (10 min) 6 checks an hour, 0.12 s of each
+ * direction's 3600 s, 0.0033%; both directions' bytes against one
+ * direction's capacity 0.0067%. Then what each stream had unsent or in
+ * flight drains (the agents keep at most 256 KiB unsent per stream):
+ * measured on a 1 Gbit/s cable, one stream, about 1 MB a check. */
 #define SV_SAMPLE_WARMUP_MS 5
-#define SV_SAMPLE_WINDOW_MS 20
+#define SV_SAMPLE_WINDOW_MS 15
 
 _Static_assert(SV_SAMPLE_WINDOW_MS >= TESTLIMITS_SAMPLE_DURATION_MIN_MS,
 	       "agents accept the sample's window");
@@ -69,38 +72,6 @@ void sv_sample_drop(struct sv_link *l)
 		l->n_plan = k;
 }
 
-struct survey_test *sv_sample_start(struct survey *sv, struct sv_link *l,
-				    unsigned step, survey_test_cb cb)
-{
-	const struct coord_conf *conf = sv->conf;
-	Ring__TestParams p = RING__TEST_PARAMS__INIT;
-	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
-	int ba = step == SV_ST_SAMPLE_BA;
-	unsigned n = sv_ladder_len(sv);
-
-	p.duration_ms = SV_SAMPLE_WINDOW_MS;
-	p.warmup_ms = SV_SAMPLE_WARMUP_MS;
-	if (l->sample_rdma) {
-		struct rdmatest_spec sp;
-
-		/* B -> A: B is the requester (its report's A side). */
-		sv_rdma_spec(sv, l, ba, &p, &sp);
-		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
-		p.rdma = &r;
-		r.op = RING__RDMA_OP__RDMA_OP_WRITE;
-		r.qps = conf->survey_rdma_qps;
-		r.size = conf->survey_rdma_size;
-		return sv_rdma_start(sv, &sp, cb, l, 0);
-	}
-	/* As the baseline's figure: the top of the ladder. */
-	p.kind = RING__TEST_KIND__TEST_TCP_BW;
-	p.streams = n ? conf->ladder[n - 1] : 1;
-	p.direction =
-		ba ? RING__DIRECTION__DIR_B_TO_A : RING__DIRECTION__DIR_A_TO_B;
-	return sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-			     sv->nodes[l->t.b].name, l->b_addr, &p, cb, l, 0);
-}
-
 /* The published edge that link l re-checks, or NULL. */
 static const Ring__Edge *sv_sample_edge(const struct survey *sv,
 					const struct sv_link *l)
@@ -117,6 +88,73 @@ static const Ring__Edge *sv_sample_edge(const struct survey *sv,
 			return e;
 	}
 	return NULL;
+}
+
+/* The fewest streams that carried what the top of the ladder did (at
+ * least SV_SAMPLE_STEP_PCT of it, worse direction) when the edge was
+ * last measured; the top when the edge has no such figures. Every
+ * stream leaves its unsent and in-flight data to drain after the
+ * window, bytes the account does not see: on a slow cable one stream
+ * fills it, on a fast one it takes the ladder's top. */
+#define SV_SAMPLE_STEP_PCT 90
+static uint32_t sv_sample_streams(const struct survey *sv,
+				  const struct sv_link *l)
+{
+	const struct coord_conf *conf = sv->conf;
+	const Ring__Edge *e = sv_sample_edge(sv, l);
+	unsigned n = sv_ladder_len(sv);
+	size_t k;
+	double top;
+
+	if (!n)
+		return 1;
+	if (!e || !e->n_ladder || e->n_gbps_a_to_b != e->n_ladder ||
+	    e->n_gbps_b_to_a != e->n_ladder)
+		return conf->ladder[n - 1];
+	k = e->n_ladder - 1;
+	top = e->gbps_a_to_b[k] < e->gbps_b_to_a[k] ? e->gbps_a_to_b[k]
+						    : e->gbps_b_to_a[k];
+	if (!(top > 0))
+		return conf->ladder[n - 1];
+	for (size_t i = 0; i < e->n_ladder; i++) {
+		double g = e->gbps_a_to_b[i] < e->gbps_b_to_a[i]
+				   ? e->gbps_a_to_b[i]
+				   : e->gbps_b_to_a[i];
+
+		if (e->ladder[i] && g * 100 >= top * SV_SAMPLE_STEP_PCT)
+			return e->ladder[i];
+	}
+	return e->ladder[k] ? e->ladder[k] : conf->ladder[n - 1];
+}
+
+struct survey_test *sv_sample_start(struct survey *sv, struct sv_link *l,
+				    unsigned step, survey_test_cb cb)
+{
+	const struct coord_conf *conf = sv->conf;
+	Ring__TestParams p = RING__TEST_PARAMS__INIT;
+	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
+	int ba = step == SV_ST_SAMPLE_BA;
+	p.duration_ms = SV_SAMPLE_WINDOW_MS;
+	p.warmup_ms = SV_SAMPLE_WARMUP_MS;
+	if (l->sample_rdma) {
+		struct rdmatest_spec sp;
+
+		/* B -> A: B is the requester (its report's A side). */
+		sv_rdma_spec(sv, l, ba, &p, &sp);
+		p.kind = RING__TEST_KIND__TEST_RDMA_BW;
+		p.rdma = &r;
+		r.op = RING__RDMA_OP__RDMA_OP_WRITE;
+		r.qps = conf->survey_rdma_qps;
+		r.size = conf->survey_rdma_size;
+		return sv_rdma_start(sv, &sp, cb, l, 0);
+	}
+	/* Enough streams to reach the baseline's figure (the top). */
+	p.kind = RING__TEST_KIND__TEST_TCP_BW;
+	p.streams = sv_sample_streams(sv, l);
+	p.direction =
+		ba ? RING__DIRECTION__DIR_B_TO_A : RING__DIRECTION__DIR_A_TO_B;
+	return sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
+			     sv->nodes[l->t.b].name, l->b_addr, &p, cb, l, 0);
 }
 
 void sv_sample_done(struct survey *sv, struct sv_link *l, unsigned step,
