@@ -906,10 +906,9 @@ static void mr_edges(struct mr *r)
 		 "When the edge's last light check started (Unix time).",
 		 mr_edge_light_ms},
 		{"ringd_edge_sample_bytes_per_second",
-		 "The last light check's bandwidth sample (a short window at "
-		 "the top of the ladder, only on an idle edge), its worse "
-		 "direction; edge_degraded judges it when it is newer than "
-		 "the survey's figures.",
+		 "The last light check's bandwidth sample (a short window, "
+		 "only on an idle edge), its worse direction; edge_degraded "
+		 "judges it when it is newer than the survey's figures.",
 		 mr_edge_sample},
 		{"ringd_edge_sample_timestamp_seconds",
 		 "When the edge's last bandwidth sample was taken (Unix time).",

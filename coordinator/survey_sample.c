@@ -1,12 +1,13 @@
 /* A light check's bandwidth sample: after its 64 B latency step, an edge
- * whose counters show it idle carries a short test each way (the top of
- * the stream ladder over TCP, or RDMA WRITE where the ladder is RDMA),
- * so that a cable that lost rate between surveys is seen within one
- * light_check_interval. Short on purpose: warm-up and window together
- * are SV_SAMPLE_WARMUP_MS + SV_SAMPLE_WINDOW_MS per direction, which
- * bounds what it adds to the cable (ringd's own bytes account counts
- * it, computed from the window as every test's). A low sample is taken again at once and the better of the two
- * counts: one stalled window is not a halved cable. */
+ * whose counters show it idle carries a short test each way (over TCP
+ * with enough of the ladder's streams to reach its top figure, or RDMA
+ * WRITE where the ladder is RDMA), so that a cable that lost rate
+ * between surveys is seen within one light_check_interval. Short on
+ * purpose: warm-up and window together are SV_SAMPLE_WARMUP_MS +
+ * SV_SAMPLE_WINDOW_MS per direction, which bounds what it adds to the
+ * cable (ringd's own bytes account counts it, computed from the window
+ * as every test's). A low sample is taken again at once and the better
+ * of the two counts: one stalled window is not a halved cable. */
 #include <stdio.h>
 #include <string.h>
 
