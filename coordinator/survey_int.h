@@ -436,7 +436,8 @@ void sv_sample_drop(struct sv_link *l);
 struct survey_test *sv_sample_start(struct survey *sv, struct sv_link *l,
 				    unsigned step, survey_test_cb cb);
 /* A sample step ended: keep its figure; a low one is sampled again at
- * once (one more step), the better of the two counts. */
+ * once over a longer window (one more step), the better of the two
+ * counts. */
 void sv_sample_done(struct survey *sv, struct sv_link *l, unsigned step,
 		    const Ring__TestReport *rep);
 int sv_step_is_sample(unsigned step);
