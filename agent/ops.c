@@ -372,8 +372,9 @@ static int ops_params(const Ring__TestParams *in, struct tcptest_params *p,
 		snprintf(why, len, "missing test parameters");
 		return -1;
 	}
-	/* The rules ringctl applied already, in the same words. */
-	if (testlimits_check(in, why, len) < 0)
+	/* The rules ringctl applied already, in the same words (the
+	 * coordinator's own samples may have shorter windows). */
+	if (testlimits_check_agent(in, why, len) < 0)
 		return -1;
 	switch (in->kind) {
 	case RING__TEST_KIND__TEST_TCP_BW:
@@ -582,7 +583,7 @@ static int ops_rdma_params(const Ring__TestParams *in, struct verbs_params *p,
 		snprintf(why, len, "not an RDMA test kind (%d)", in->kind);
 		return -1;
 	}
-	if (testlimits_check(in, why, len) < 0)
+	if (testlimits_check_agent(in, why, len) < 0)
 		return -1;
 	p->kind = in->kind == RING__TEST_KIND__TEST_RDMA_LAT ? VERBS_LAT
 							     : VERBS_BW;

@@ -85,11 +85,12 @@ int tcptest_params_check(const struct tcptest_params *p, char *why, size_t len)
 				 p->streams);
 			return -1;
 		}
-		if (p->duration_ms < TESTLIMITS_DURATION_MIN_MS ||
+		if (p->duration_ms < TESTLIMITS_SAMPLE_DURATION_MIN_MS ||
 		    p->duration_ms > TESTLIMITS_DURATION_MAX_MS) {
 			snprintf(why, len,
 				 "duration %u ms out of range %u ms..%u s",
-				 p->duration_ms, TESTLIMITS_DURATION_MIN_MS,
+				 p->duration_ms,
+				 TESTLIMITS_SAMPLE_DURATION_MIN_MS,
 				 TESTLIMITS_DURATION_MAX_MS / 1000);
 			return -1;
 		}

@@ -126,11 +126,12 @@ int verbs_params_check(const struct verbs_params *p, char *why, size_t len)
 			 TESTLIMITS_RDMA_ITERATIONS_MAX);
 		return -1;
 	}
-	if (!p->iterations && (p->duration_ms < TESTLIMITS_DURATION_MIN_MS ||
-			       p->duration_ms > TESTLIMITS_DURATION_MAX_MS ||
-			       p->warmup_ms > TESTLIMITS_WARMUP_MAX_MS)) {
+	if (!p->iterations &&
+	    (p->duration_ms < TESTLIMITS_SAMPLE_DURATION_MIN_MS ||
+	     p->duration_ms > TESTLIMITS_DURATION_MAX_MS ||
+	     p->warmup_ms > TESTLIMITS_WARMUP_MAX_MS)) {
 		snprintf(why, len, "duration %u ms..%u s and warm-up 0..%u s",
-			 TESTLIMITS_DURATION_MIN_MS,
+			 TESTLIMITS_SAMPLE_DURATION_MIN_MS,
 			 TESTLIMITS_DURATION_MAX_MS / 1000,
 			 TESTLIMITS_WARMUP_MAX_MS / 1000);
 		return -1;

@@ -74,14 +74,12 @@ const char *testlimits_format_size(uint64_t v, char *buf, size_t len)
 }
 
 static int testlimits_window(uint32_t duration_ms, uint32_t warmup_ms,
-			     char *why, size_t len)
+			     uint32_t min_ms, char *why, size_t len)
 {
-	if (duration_ms < TESTLIMITS_DURATION_MIN_MS ||
-	    duration_ms > TESTLIMITS_DURATION_MAX_MS)
-		return reason_fail(why, len,
-				   "duration %u ms out of range %u ms..%u s",
-				   duration_ms, TESTLIMITS_DURATION_MIN_MS,
-				   TESTLIMITS_DURATION_MAX_MS / 1000);
+	if (duration_ms < min_ms || duration_ms > TESTLIMITS_DURATION_MAX_MS)
+		return reason_fail(
+			why, len, "duration %u ms out of range %u ms..%u s",
+			duration_ms, min_ms, TESTLIMITS_DURATION_MAX_MS / 1000);
 	if (warmup_ms > TESTLIMITS_WARMUP_MAX_MS)
 		return reason_fail(why, len,
 				   "warm-up %u ms out of range 0..%u s",
@@ -126,7 +124,8 @@ static int testlimits_lat(const Ring__TestParams *p, uint32_t max, int distinct,
 	return 0;
 }
 
-static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
+static int testlimits_rdma(const Ring__TestParams *p, uint32_t min_ms,
+			   char *why, size_t len)
 {
 	static const Ring__RdmaParams none = RING__RDMA_PARAMS__INIT;
 	const Ring__RdmaParams *r = p->rdma ? p->rdma : &none;
@@ -203,10 +202,11 @@ static int testlimits_rdma(const Ring__TestParams *p, char *why, size_t len)
 	return testlimits_window(p->duration_ms
 					 ? p->duration_ms
 					 : TESTLIMITS_DURATION_DEFAULT_MS,
-				 p->warmup_ms, why, len);
+				 p->warmup_ms, min_ms, why, len);
 }
 
-int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
+static int testlimits_check_min(const Ring__TestParams *p, uint32_t min_ms,
+				char *why, size_t len)
 {
 	if (!p)
 		return reason_fail(why, len, "missing test parameters");
@@ -227,18 +227,29 @@ int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
 				"direction both needs an even number "
 				"of streams (>= 2), not %u",
 				p->streams);
-		return testlimits_window(p->duration_ms, p->warmup_ms, why,
-					 len);
+		return testlimits_window(p->duration_ms, p->warmup_ms, min_ms,
+					 why, len);
 	case RING__TEST_KIND__TEST_TCP_LAT:
 		return testlimits_lat(p, TESTLIMITS_TCP_LAT_SIZE_MAX, 0, why,
 				      len);
 	case RING__TEST_KIND__TEST_RDMA_BW:
 	case RING__TEST_KIND__TEST_RDMA_LAT:
-		return testlimits_rdma(p, why, len);
+		return testlimits_rdma(p, min_ms, why, len);
 	default:
 		return reason_fail(why, len, "unsupported test kind %d",
 				   (int)p->kind);
 	}
+}
+
+int testlimits_check(const Ring__TestParams *p, char *why, size_t len)
+{
+	return testlimits_check_min(p, TESTLIMITS_DURATION_MIN_MS, why, len);
+}
+
+int testlimits_check_agent(const Ring__TestParams *p, char *why, size_t len)
+{
+	return testlimits_check_min(p, TESTLIMITS_SAMPLE_DURATION_MIN_MS, why,
+				    len);
 }
 
 unsigned testlimits_rdma_deadline_ms(const Ring__TestParams *p)

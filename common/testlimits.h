@@ -20,6 +20,10 @@
 #define TESTLIMITS_STREAMS_DEFAULT 8
 /* Measured window and warm-up, TCP and RDMA bandwidth. */
 #define TESTLIMITS_DURATION_MIN_MS 100
+/* The coordinator's light-check bandwidth samples (survey_sample.c) use
+ * shorter windows than anyone may ask for: agents accept down to this,
+ * while ringctl and the control socket keep TESTLIMITS_DURATION_MIN_MS. */
+#define TESTLIMITS_SAMPLE_DURATION_MIN_MS 10
 #define TESTLIMITS_DURATION_MAX_MS 600000
 #define TESTLIMITS_DURATION_DEFAULT_MS 5000
 #define TESTLIMITS_WARMUP_MAX_MS 60000
@@ -91,6 +95,10 @@ const char *testlimits_format_size(uint64_t v, char *buf, size_t len);
 /* Would an agent run p? Zero RDMA fields stand for the agent's defaults
  * and are judged as those. 0, or -1 with a one-line reason in why. */
 int testlimits_check(const Ring__TestParams *p, char *why, size_t len);
+/* What an agent runs: the same, but windows down to
+ * TESTLIMITS_SAMPLE_DURATION_MIN_MS (only the coordinator asks for those:
+ * control refuses them from ringctl with testlimits_check). */
+int testlimits_check_agent(const Ring__TestParams *p, char *why, size_t len);
 
 /* The agents' own teardown deadline for an RDMA test with these
  * parameters (the coordinator sends it; ringctl waits a little longer). */

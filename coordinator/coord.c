@@ -312,14 +312,26 @@ static void coord_evaluated(const Ring__Topology *t, void *arg)
 static void coord_edge_extras(Ring__Edge *e, void *arg)
 {
 	struct coord *co = arg;
-	const char *err = "";
+	struct survey_light_out l = {
+		.lat_us = -1, .error = "", .sample_gbps = {-1, -1}};
 
 	e->self_bytes_hour =
 		survey_self_bytes(co->survey, e->a, e->b, clock_now_ms());
-	e->light_ms = 0;
-	e->light_lat_p50_us = -1;
-	survey_light(co->survey, e, &e->light_ms, &e->light_lat_p50_us, &err);
-	e->light_error = (char *)err;
+	survey_light(co->survey, e, &l);
+	e->light_ms = l.ms;
+	e->light_started_ms = l.started_ms;
+	e->light_lat_p50_us = l.lat_us;
+	e->light_error = (char *)l.error;
+	e->sample_gbps_a_to_b = l.sample_gbps[0];
+	e->sample_gbps_b_to_a = l.sample_gbps[1];
+	e->sample_ms = l.sample_ms;
+}
+
+/* A light check's sample, low against the edge's baseline? (It is taken
+ * again at once before it counts.) */
+static int coord_sample_low(const Ring__Edge *e, double gbps, void *arg)
+{
+	return watch_figure_low(((struct coord *)arg)->watch, e, gbps);
 }
 
 static const Ring__Topology *coord_view_topology(void *arg)
@@ -771,6 +783,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	survey_set_publish_cb(co->survey, coord_published, co);
 	survey_set_event_cb(co->survey, coord_survey_event, co);
 	watch_set_edge_fn(co->watch, coord_edge_extras, co);
+	survey_set_sample_low_cb(co->survey, coord_sample_low, co);
 	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
 	if (!co->control)

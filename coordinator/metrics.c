@@ -77,7 +77,12 @@
  *                                     light check got through (1) or not
  *   ringd_edge_light_check_latency_seconds{a,a_interface,b,b_interface}
  *   ringd_edge_light_check_timestamp_seconds{a,a_interface,b,b_interface}
- *                                     when the last light check ran
+ *                                     when the last light check started
+ *   ringd_edge_sample_bytes_per_second{a,a_interface,b,b_interface}
+ *                                     the last light check's bandwidth
+ *                                     sample, its worse direction
+ *   ringd_edge_sample_timestamp_seconds{a,a_interface,b,b_interface}
+ *                                     when it was taken
  *   ringd_edge_self_bytes_last_hour{a,a_interface,b,b_interface}  what
  *                                     ringd's tests sent between the two
  *                                     nodes in the last hour (computed)
@@ -796,13 +801,37 @@ static void mr_edge_light_lat(struct mr *r, const Ring__Edge *e)
 			  e->light_lat_p50_us / 1e6, MR_EDGE(e), NULL);
 }
 
-/* A failed check from before the edge's state began (a cable cut, then
- * mended) is no news about the cable now: rules compare the two times. */
+/* A failed check that started before the edge's state began (a cable
+ * cut, then mended) is no news about the cable now: rules compare the
+ * two times, so this is when it started (when it ended, from an older
+ * coordinator that did not say). */
 static void mr_edge_light_ms(struct mr *r, const Ring__Edge *e)
 {
 	if (e->light_ms)
 		mr_sample(r, "ringd_edge_light_check_timestamp_seconds",
-			  (double)e->light_ms / 1e3, MR_EDGE(e), NULL);
+			  (double)(e->light_started_ms ? e->light_started_ms
+						       : e->light_ms) /
+				  1e3,
+			  MR_EDGE(e), NULL);
+}
+
+/* The light check's bandwidth sample, its worse direction (as the
+ * headline figure). */
+static void mr_edge_sample(struct mr *r, const Ring__Edge *e)
+{
+	double a = e->sample_gbps_a_to_b, b = e->sample_gbps_b_to_a;
+	double g = a < 0 ? b : b < 0 ? a : a < b ? a : b;
+
+	if (e->sample_ms && g >= 0)
+		mr_sample(r, "ringd_edge_sample_bytes_per_second", g * 1e9 / 8,
+			  MR_EDGE(e), NULL);
+}
+
+static void mr_edge_sample_ms(struct mr *r, const Ring__Edge *e)
+{
+	if (e->sample_ms)
+		mr_sample(r, "ringd_edge_sample_timestamp_seconds",
+			  (double)e->sample_ms / 1e3, MR_EDGE(e), NULL);
 }
 
 static void mr_edge_verified(struct mr *r, const Ring__Edge *e)
@@ -890,8 +919,16 @@ static void mr_edges(struct mr *r)
 		 "at an end is down.",
 		 mr_edge_gid},
 		{"ringd_edge_light_check_timestamp_seconds",
-		 "When the edge's last light check ran (Unix time).",
+		 "When the edge's last light check started (Unix time).",
 		 mr_edge_light_ms},
+		{"ringd_edge_sample_bytes_per_second",
+		 "The last light check's bandwidth sample (a short window, "
+		 "only on an idle edge), its worse direction; edge_degraded "
+		 "judges it when it is newer than the survey's figures.",
+		 mr_edge_sample},
+		{"ringd_edge_sample_timestamp_seconds",
+		 "When the edge's last bandwidth sample was taken (Unix time).",
+		 mr_edge_sample_ms},
 		{"ringd_edge_up",
 		 "The live state of the edge: 1 up (or degraded), 0 down.",
 		 mr_edge_up},

@@ -80,11 +80,25 @@ size_t survey_self_bytes_text(const struct survey *sv, uint64_t now_ms,
 void survey_self_bytes_load(struct survey *sv, const char *text, size_t len,
 			    uint64_t now_ms);
 
-/* The last light check of the edge with these ports: 0 with *ms, *lat_us
- * (< 0 none) and *error ("" when it got through; valid until the next
- * light check), or -1 when it has had none. */
-int survey_light(const struct survey *sv, const Ring__Edge *e, uint64_t *ms,
-		 double *lat_us, const char **error);
+/* The last light check of an edge, and its last bandwidth sample. */
+struct survey_light_out {
+	uint64_t ms;	     /* when it ended */
+	uint64_t started_ms; /* when it started: judged against then */
+	double lat_us;	     /* median, < 0 none */
+	const char *error;   /* "" when it got through; valid until the next */
+	double sample_gbps[2]; /* [0] a -> b; < 0 not sampled */
+	uint64_t sample_ms;    /* when the sample ended, 0 none */
+};
+/* 0 with *out, or -1 when the edge has had no light check. */
+int survey_light(const struct survey *sv, const Ring__Edge *e,
+		 struct survey_light_out *out);
+/* Asked after each light-check sample of edge e (a published edge):
+ * 1 when gbps is low against the edge's baseline (the sample is then
+ * taken again at once), 0 not or no baseline. */
+typedef int (*survey_sample_low_fn)(const Ring__Edge *e, double gbps,
+				    void *arg);
+void survey_set_sample_low_cb(struct survey *sv, survey_sample_low_fn fn,
+			      void *arg);
 
 /* One TCP test between two nodes: B listens on b_addr, A connects from
  * a_if. The callback gets the assembled report (valid during the call). */

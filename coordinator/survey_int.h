@@ -7,7 +7,9 @@
  *                      diagonal phases, claim resolution, classification
  *   survey_measure.c   measurement plan, rounds, per-edge step machine
  *   survey_report.c    edges, ranks, findings, the Topology message
- *   survey_lookup.c    test endpoints for control (from the last survey) */
+ *   survey_lookup.c    test endpoints for control (from the last survey)
+ *   survey_recheck.c   re-checks, light checks, busy edges, own bytes
+ *   survey_sample.c    a light check's short bandwidth sample */
 #ifndef RING_SURVEY_INT_H
 #define RING_SURVEY_INT_H
 
@@ -83,6 +85,10 @@ enum sv_step {
 	SV_ST_RDMA_READ_AB,  /* A reads from B: data B -> A */
 	SV_ST_RDMA_READ_BA,
 	SV_ST_RDMA_LAT, /* WRITE ping-pong latency, A requester */
+	/* A light check's bandwidth sample (survey_sample.c): data A -> B,
+	 * then B -> A; TCP, or RDMA WRITE where the ladder is RDMA. */
+	SV_ST_SAMPLE_AB,
+	SV_ST_SAMPLE_BA,
 };
 #define SV_MAX_PLAN 24
 
@@ -114,9 +120,15 @@ struct sv_link {
 	char a_gid[64], b_gid[64];
 	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
 	char rdma_error[256];
-	char why[96];	/* a re-check's reason ("cable back up") */
-	int light;	/* a light check: probes and a small latency sample */
-	char busy[160]; /* postponed: the traffic that was on it */
+	char why[96]; /* a re-check's reason ("cable back up") */
+	int light;    /* a light check: probes and a small latency sample */
+	uint64_t light_started_ms; /* when its run started (Unix ms) */
+	/* Its bandwidth sample per direction ([0] A -> B), < 0 none; each
+	 * direction sampled again at once when low (resampled). */
+	double sample[2];
+	int resampled[2];
+	int sample_rdma; /* the sample is RDMA WRITE, not TCP */
+	char busy[160];	 /* postponed: the traffic that was on it */
 	struct survey_test *test;
 	struct timespec test_t0;
 	struct survey *sv;
@@ -185,9 +197,13 @@ struct sv_recheck {
 /* An edge's last light check. */
 struct sv_light {
 	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
-	uint64_t ms;
+	uint64_t ms, started_ms;
 	double lat_us; /* p50, < 0 when none */
 	char error[256];
+	/* The last bandwidth sample (a check on a busy edge keeps the one
+	 * before): Gbps per direction, < 0 none; when it ended, 0 none. */
+	double sample[2];
+	uint64_t sample_ms;
 };
 /* A light check's latency sample: 64 B, this many round trips. */
 #define SV_LIGHT_ITERATIONS 20
@@ -203,6 +219,7 @@ struct sv_edge_facts {
 	char down_node[64]; /* why it was down: this node was */
 	int32_t speed[2];
 	uint32_t mtu[2];
+	uint64_t changed_ms; /* its last change: down, up, speed or MTU */
 };
 
 /* The bytes ringd's own tests put on the cable between two nodes, per
@@ -292,6 +309,8 @@ struct survey {
 	struct sv_light *light;
 	unsigned n_light;
 	struct event *light_ev;
+	survey_sample_low_fn sample_low; /* is a sample below the baseline? */
+	void *sample_low_arg;
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
 	char failure[320]; /* why the running one failed, "" if it did not */
@@ -401,6 +420,27 @@ void sv_account(struct survey *sv, const Ring__TestReport *rep);
 /* Is this edge too busy to measure now? 1 with why filled in. */
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len);
+/* The same, three ways: 1 busy (why), 0 idle (a fresh counters report
+ * of one end at least, not overlapping our own tests, says so), -1
+ * unknown (no such report, no capacity). */
+int sv_link_traffic(struct survey *sv, const struct sv_link *l, char *why,
+		    size_t len);
+
+/* survey_sample.c */
+/* A light check's plan after its latency step: the two sample steps,
+ * only when the edge's counters show it idle (rdma: RDMA WRITE). */
+void sv_sample_plan(struct survey *sv, struct sv_link *l, int rdma);
+/* The latency step failed: no sample (it would say nothing). */
+void sv_sample_drop(struct sv_link *l);
+/* Start sample step of l (cb as any step's); NULL when it cannot. */
+struct survey_test *sv_sample_start(struct survey *sv, struct sv_link *l,
+				    unsigned step, survey_test_cb cb);
+/* A sample step ended: keep its figure; a low one is sampled again at
+ * once over a longer window (one more step), the better of the two
+ * counts. */
+void sv_sample_done(struct survey *sv, struct sv_link *l, unsigned step,
+		    const Ring__TestReport *rep);
+int sv_step_is_sample(unsigned step);
 
 /* survey_load.c */
 /* After the per-edge rounds: the port steps (every function pair of a

@@ -163,6 +163,11 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 		sv_plan_add(l, can && method != COORD_SURVEY_TCP
 				       ? SV_ST_RDMA_LAT
 				       : SV_ST_TCP_LAT);
+		/* Then a short sample as the ladder runs (RDMA or TCP),
+		 * when the edge is idle. */
+		sv_sample_plan(sv, l,
+			       can && (method == COORD_SURVEY_AUTO ||
+				       method == COORD_SURVEY_RDMA));
 		return;
 	}
 	if (sv_link_busy(sv, l, l->busy, sizeof(l->busy))) {
@@ -213,7 +218,7 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 
 static int sv_step_is_rdma(unsigned step)
 {
-	return step > SV_ST_TCP_LAT;
+	return step > SV_ST_TCP_LAT && step <= SV_ST_RDMA_LAT;
 }
 
 /* An RDMA step failed: the others would fail alike, drop them. In auto
@@ -296,6 +301,14 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 		log_warnx("survey: out of memory keeping a test's counters");
 	/* Measured wall time of each test, to compare with the survey's. */
 	sv->tests_sum_s += sv_elapsed(&l->test_t0);
+	if (sv_step_is_sample(step)) {
+		sv_sample_done(sv, l, step, rep);
+		l->step++;
+		sv_edge_step(l, sv);
+		return;
+	}
+	if (l->light && *rep->error)
+		sv_sample_drop(l);
 	if (sv_step_is_rdma(step)) {
 		sv_edge_rdma_done(sv, l, step, rep);
 	} else if (step < SV_ST_TCP_LAT) {
@@ -439,12 +452,21 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	gone = sv_end_gone(sv, l);
 	if (gone)
 		l->test = NULL;
+	else if (sv_step_is_sample(step))
+		l->test = sv_sample_start(sv, l, step, sv_edge_test_done);
 	else if (sv_step_is_rdma(step))
 		l->test = sv_edge_rdma(sv, l, step);
 	else
 		l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
 					sv->nodes[l->t.b].name, l->b_addr, &p,
 					sv_edge_test_done, l, 0);
+	if (!l->test && sv_step_is_sample(step)) {
+		/* A sample that cannot start says nothing of the edge (its
+		 * latency step did): the next check samples again. */
+		l->step++;
+		sv_edge_step(l, sv);
+		return;
+	}
 	if (!l->test) {
 		char *err = sv_step_is_rdma(step) ? l->rdma_error : l->error;
 		size_t len = sv_step_is_rdma(step) ? sizeof(l->rdma_error)

@@ -2,7 +2,9 @@
  * facts changed (its cable or a node came back, its speed or MTU changed)
  * is probed both ways and measured again on its own after recheck_settle;
  * the rest of the topology stays as published. Also: the busy check before
- * any bandwidth test, and the account of ringd's own bytes per cable. */
+ * any bandwidth test, and the account of ringd's own bytes per cable.
+ * Light checks: their outcome, judged against the edge as it was when
+ * the check started (one that overlapped a change is run again). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@ static void sv_facts_now(struct survey *sv, const Ring__Edge *e,
 void sv_facts_scan(struct survey *sv)
 {
 	const Ring__Topology *t = sv->topology;
+	uint64_t now_ms = clock_now_ms();
 
 	if (!t || sv->n_facts != t->n_edges)
 		return;
@@ -58,6 +61,15 @@ void sv_facts_scan(struct survey *sv)
 		char why[96] = "";
 
 		sv_facts_now(sv, e, &now);
+		/* For light checks: anything that makes one running now
+		 * say nothing of the edge as it is. */
+		now.changed_ms = old->changed_ms;
+		if (now.up != old->up ||
+		    (now.up &&
+		     (now.speed[0] != old->speed[0] ||
+		      now.speed[1] != old->speed[1] ||
+		      now.mtu[0] != old->mtu[0] || now.mtu[1] != old->mtu[1])))
+			now.changed_ms = now_ms;
 		if (!old->known) {
 			/* Not seen up since it was published (a restored
 			 * topology): this is what it is, not a change. */
@@ -90,6 +102,7 @@ void sv_facts_scan(struct survey *sv)
 				snprintf(old->down_node, sizeof(old->down_node),
 					 "%s", now.down_node);
 			old->up = 0;
+			old->changed_ms = now.changed_ms;
 		}
 		if (why[0] && sv->conf->recheck_settle_ms)
 			sv_recheck_queue(sv, e->a, e->a_interface, e->b,
@@ -235,6 +248,8 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 			goto oom;
 		snprintf(l->why, sizeof(l->why), "%s", r->why);
 		l->light = r->light;
+		l->light_started_ms = clock_now_ms();
+		l->sample[0] = l->sample[1] = -1;
 		full += !r->light;
 		if (used < sizeof(list) && !r->light) {
 			int w = snprintf(list + used, sizeof(list) - used,
@@ -337,11 +352,67 @@ static struct sv_light *sv_light_find(const struct survey *sv, const char *a,
 	return NULL;
 }
 
+/* Why the outcome of light check l says nothing of the edge: since it
+ * started, an end's agent went away or (re)connected, or the cable went
+ * down, came back or changed speed or MTU. NULL when nothing did. *up
+ * tells whether the edge is up now (worth checking again). */
+static const char *sv_light_overlap(struct survey *sv, const struct sv_link *l,
+				    int *up)
+{
+	const Ring__Topology *t = sv->topology;
+	const char *why = NULL;
+
+	*up = 1;
+	for (int k = 0; k < 2; k++) {
+		const struct node *n = nodes_find(
+			sv->table, sv->nodes[k ? l->t.b : l->t.a].name);
+
+		if (!n || n->state != NODE_UP) {
+			*up = 0;
+			why = "an end's agent went away";
+		} else if (n->connected_since_ms >= l->light_started_ms &&
+			   !why) {
+			why = "an end's agent connected again";
+		}
+	}
+	for (size_t i = 0; t && i < t->n_edges && i < sv->n_facts; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if (strcmp(e->a, sv->nodes[l->t.a].name) ||
+		    strcmp(e->b, sv->nodes[l->t.b].name) ||
+		    strcmp(e->a_interface, l->t.a_if) ||
+		    strcmp(e->b_interface, l->t.b_if))
+			continue;
+		*up = *up && sv->facts[i].up;
+		if (!why && sv->facts[i].changed_ms >= l->light_started_ms)
+			why = "the cable went down, came back or changed";
+	}
+	return why;
+}
+
 void sv_light_note(struct survey *sv, const struct sv_link *l)
 {
 	const char *a = sv->nodes[l->t.a].name, *b = sv->nodes[l->t.b].name;
 	struct sv_light *x = sv_light_find(sv, a, l->t.a_if, b, l->t.b_if);
+	const char *overlap;
+	int up;
 
+	overlap = sv_light_overlap(sv, l, &up);
+	if (overlap) {
+		/* Its outcome is neither the old state's nor the new one's:
+		 * dropped. Down now: its return brings a re-check; up: the
+		 * check again once the edge has been quiet a while. */
+		log_debug("survey", "light check of %s-%s discarded: %s%s", a,
+			  b, overlap, up ? "; again soon" : "");
+		if (up)
+			sv_recheck_queue(sv, a, l->t.a_if, b, l->t.b_if,
+					 "light check again",
+					 sv->conf->recheck_settle_ms
+						 ? sv->conf->recheck_settle_ms
+						 : SV_RECHECK_RETRY_MS,
+					 1);
+		return;
+	}
 	if (!x) {
 		struct sv_light *v;
 
@@ -361,8 +432,10 @@ void sv_light_note(struct survey *sv, const struct sv_link *l)
 		snprintf(x->a_if, sizeof(x->a_if), "%s", l->t.a_if);
 		snprintf(x->b, sizeof(x->b), "%s", b);
 		snprintf(x->b_if, sizeof(x->b_if), "%s", l->t.b_if);
+		x->sample[0] = x->sample[1] = -1;
 	}
 	x->ms = clock_now_ms();
+	x->started_ms = l->light_started_ms;
 	x->lat_us = l->n_lat	    ? l->lat[0].p50_us
 		    : l->n_rdma_lat ? l->rdma_lat[0].p50_us
 				    : -1;
@@ -374,19 +447,31 @@ void sv_light_note(struct survey *sv, const struct sv_link *l)
 			 l->error[0] ? l->error : l->rdma_error);
 	if (x->error[0])
 		log_info("light check of %s-%s failed: %s", a, b, x->error);
+	/* A check with no sample (busy, failed) keeps the one before. */
+	if (l->sample[0] >= 0 || l->sample[1] >= 0) {
+		x->sample[0] = l->sample[0];
+		x->sample[1] = l->sample[1];
+		x->sample_ms = x->ms;
+		log_debug("survey", "sample of %s-%s: %.3f / %.3f Gbps", a, b,
+			  l->sample[0], l->sample[1]);
+	}
 }
 
-int survey_light(const struct survey *sv, const Ring__Edge *e, uint64_t *ms,
-		 double *lat_us, const char **error)
+int survey_light(const struct survey *sv, const Ring__Edge *e,
+		 struct survey_light_out *out)
 {
 	const struct sv_light *x =
 		sv_light_find(sv, e->a, e->a_interface, e->b, e->b_interface);
 
 	if (!x)
 		return -1;
-	*ms = x->ms;
-	*lat_us = x->lat_us;
-	*error = x->error;
+	out->ms = x->ms;
+	out->started_ms = x->started_ms;
+	out->lat_us = x->lat_us;
+	out->error = x->error;
+	out->sample_gbps[0] = x->sample[0];
+	out->sample_gbps[1] = x->sample[1];
+	out->sample_ms = x->sample_ms;
 	return 0;
 }
 
@@ -436,6 +521,12 @@ static struct sv_acct *sv_acct_find(const struct survey *sv, const char *a,
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len)
 {
+	return sv_link_traffic(sv, l, why, len) == 1;
+}
+
+int sv_link_traffic(struct survey *sv, const struct sv_link *l, char *why,
+		    size_t len)
+{
 	const struct coord_conf *conf = sv->conf;
 	double cap = l->nominal_gbps * 1e9;
 	/* Our own tests on this cable in the counters' last interval would
@@ -443,9 +534,12 @@ int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 	const struct sv_acct *x = sv_acct_find(sv, sv->nodes[l->t.a].name,
 					       sv->nodes[l->t.b].name);
 	uint64_t self_ms = x ? x->last_ms : 0;
+	int known = 0;
 
-	if (!conf->busy_threshold || cap <= 0)
-		return 0;
+	if (!conf->busy_threshold)
+		return 0; /* the operator turned the check off */
+	if (cap <= 0)
+		return -1;
 	for (int k = 0; k < 2; k++) {
 		unsigned idx = k ? l->t.b : l->t.a;
 		const char *ifname = k ? l->t.b_if : l->t.a_if;
@@ -458,6 +552,8 @@ int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		if (bps < 0 || at + 60000 < clock_now_ms() ||
 		    (self_ms && self_ms + 1000 + n->counters_span_ms > at))
 			continue;
+		/* A port's busier direction: one end covers the cable. */
+		known = 1;
 		if (bps * 100 > cap * conf->busy_threshold) {
 			snprintf(why, len,
 				 "%s %s: %.2f Gbps of traffic (%.0f%% of "
@@ -468,7 +564,7 @@ int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 			return 1;
 		}
 	}
-	return 0;
+	return known ? 0 : -1;
 }
 
 /* ---- ringd's own bytes ---- */

@@ -547,9 +547,12 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 				    w->edges[i].reason);
 		if (!watch_node_up(a) || !watch_node_up(b))
 			continue;
-		/* Carrier and beacons say up, the data plane says no. */
+		/* Carrier and beacons say up, the data plane says no: a
+		 * check judged against the edge as it was when it started
+		 * (one that began before the edge came up says nothing). */
 		if (!strcmp(w->edges[i].state, "up") && *e->light_error &&
-		    e->light_ms >= w->edges[i].since_ms)
+		    e->light_started_ms &&
+		    e->light_started_ms >= w->edges[i].since_ms)
 			watch_raise(w, "light_check_failed", edge, NULL, edge,
 				    ALERT_WARNING, now_ms,
 				    "edge %s: carrier and beacons are up but "
@@ -1084,6 +1087,29 @@ static void watch_note_baselines(struct watch *w, const Ring__Topology *t)
 	}
 }
 
+/* The figure edge_degraded judges now: the light check's bandwidth
+ * sample when it is newer than the survey's figures (its worse
+ * direction, as the survey's), else the survey's; *sampled says which. */
+static double watch_edge_figure_now(const Ring__Edge *e, int *sampled)
+{
+	double a = e->sample_gbps_a_to_b, b = e->sample_gbps_b_to_a;
+
+	*sampled = 0;
+	if (!e->sample_ms || e->sample_ms <= e->measured_ms || (a < 0 && b < 0))
+		return watch_edge_figure(e);
+	*sampled = 1;
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	return a < b ? a : b;
+}
+
+int watch_figure_low(const struct watch *w, const Ring__Edge *e, double gbps)
+{
+	double base = watch_edge_baseline(w, e);
+
+	return base > 0 && gbps >= 0 && gbps * 100 < base * WATCH_DEGRADED_PCT;
+}
+
 static int watch_cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -1091,28 +1117,32 @@ static int watch_cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The last survey's figure against the edge's baseline, and against the
- * ring: an edge is degraded when it fell under WATCH_DEGRADED_PCT of its
- * baseline while the others did not fall with it (with three edges or
- * more: its ratio under 80% of the median ratio). A drop every edge
- * shares is the hosts' load, not a cable. */
+/* Each edge's latest figure (a light check's sample when newer than
+ * the survey's) against its baseline, and against the ring: an edge is
+ * degraded when it fell under WATCH_DEGRADED_PCT of its baseline while
+ * the others did not fall with it (with three edges or more: its ratio
+ * under 80% of the median ratio). A drop every edge shares is the hosts'
+ * load, not a cable. A later figure back above resolves it, whether a
+ * survey or a sample raised it. */
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
 	double *ratio, *sorted, median = 0;
+	int *sampled;
 	size_t n = 0;
 
 	if (!t || !t->n_edges)
 		return;
 	ratio = calloc(t->n_edges, sizeof(*ratio));
 	sorted = calloc(t->n_edges, sizeof(*sorted));
-	if (!ratio || !sorted)
+	sampled = calloc(t->n_edges, sizeof(*sampled));
+	if (!ratio || !sorted || !sampled)
 		goto out;
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		char edge[ALERTS_EDGE_LEN];
 		const struct watch_baseline *b;
-		double g = watch_edge_figure(e);
+		double g = watch_edge_figure_now(e, &sampled[i]);
 
 		text_edge_msg_name(edge, sizeof(edge), e);
 		b = watch_baseline_find(w, edge);
@@ -1138,15 +1168,17 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 		b = watch_baseline_find(w, edge);
 		watch_raise(w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
 			    now_ms,
-			    "edge %s carries %.2f Gbps, %.0f%% of its baseline "
-			    "%.2f Gbps (its first measurement); the ring's "
-			    "median edge is at %.0f%% of its own",
-			    edge, ratio[i] * b->gbps, 100 * ratio[i], b->gbps,
-			    100 * median);
+			    "edge %s carries %.2f Gbps%s, %.0f%% of its "
+			    "baseline %.2f Gbps (its first measurement); the "
+			    "ring's median edge is at %.0f%% of its own",
+			    edge, ratio[i] * b->gbps,
+			    sampled[i] ? " (light-check sample)" : "",
+			    100 * ratio[i], b->gbps, 100 * median);
 	}
 out:
 	free(ratio);
 	free(sorted);
+	free(sampled);
 }
 
 int watch_set_topology(struct watch *w, const Ring__Topology *t)

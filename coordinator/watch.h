@@ -64,6 +64,10 @@ void watch_baselines_load(struct watch *w, const char *text, size_t len);
 double watch_edge_figure(const Ring__Edge *e);
 /* The edge's baseline (Gbps), or -1 when it has none. */
 double watch_edge_baseline(const struct watch *w, const Ring__Edge *e);
+/* 1 when gbps is under WATCH_DEGRADED_PCT of the edge's baseline (0: not,
+ * or no baseline): edge_degraded's threshold, for a light check's sample.
+ * The rule itself also weighs the ring's median. */
+int watch_figure_low(const struct watch *w, const Ring__Edge *e, double gbps);
 /* gid_change's judgement of one edge of the published topology: 1 a GID
  * its RDMA tests used changed or is gone, 0 not, -1 not judged (a node at
  * an end is down). */
@@ -96,7 +100,8 @@ void watch_survey_outcome(struct watch *w, const char *what,
 int watch_survey_failed(const struct watch *w);
 
 /* Fills an edge's figures that move between surveys (self_bytes_hour,
- * light_ms, light_lat_p50_us, light_error), at every evaluation and
+ * light_ms, light_started_ms, light_lat_p50_us, light_error, sample_gbps_*,
+ * sample_ms), at every evaluation and
  * whenever the topology is read. Strings it sets must stay valid until
  * the next call; the watch gives them back before it frees the copy. */
 typedef void (*watch_edge_fn)(Ring__Edge *e, void *arg);

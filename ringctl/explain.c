@@ -870,6 +870,13 @@ static void explain_edge_figures(struct writer *w, const Ring__Edge *e,
 			    e->light_lat_p50_us);
 		writer_str(w, "light_error", e->light_error);
 	}
+	if (e->sample_ms) {
+		render_time(w, "sample", e->sample_ms, "");
+		explain_opt(w, "sample_gbps_a_to_b_measured",
+			    e->sample_gbps_a_to_b);
+		explain_opt(w, "sample_gbps_b_to_a_measured",
+			    e->sample_gbps_b_to_a);
+	}
 	if (e->rechecked_ms) {
 		render_time(w, "rechecked", e->rechecked_ms, "");
 		writer_str(w, "recheck_reason", e->recheck_reason);

@@ -682,6 +682,18 @@ static void render_edge(struct writer *w, const Ring__Edge *e,
 		if (e->light_error && *e->light_error)
 			writer_str(w, "light_error", e->light_error);
 	}
+	if (e->sample_ms) {
+		char t[32];
+
+		/* A light check's short bandwidth sample (on an idle edge):
+		 * edge_degraded judges it when newer than the figures above. */
+		render_format_time(e->sample_ms, t, sizeof(t));
+		writer_str(w, "sample", t);
+		render_opt_double(w, "sample_gbps_a_to_b_measured",
+				  e->sample_gbps_a_to_b);
+		render_opt_double(w, "sample_gbps_b_to_a_measured",
+				  e->sample_gbps_b_to_a);
+	}
 	/* Moved during its tests, both ends (measured, counted by agents). */
 	report_counters_list(w, "counters", e->counters, e->n_counters);
 	if (!rdma && !*e->rdma_error)

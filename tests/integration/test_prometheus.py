@@ -78,11 +78,16 @@ def exposition(text):
 
 def cut_scrape(c, r):
     """The exposition while n1-n2 is cut (cable_down and ring_broken fire,
-    the edge is down), once the light checks and counters have samples;
+    the edge is down), once the light checks (with a bandwidth sample) and
+    counters have samples;
     the cable mended after."""
     cl.wait_for(lambda: "ringd_edge_light_check_ok{" in
                 scrape_metrics(c, METRICS_PORT), 30,
                 "a light check's result in the metrics")
+    # A sample needs counters that do not overlap the survey's own tests.
+    cl.wait_for(lambda: "ringd_edge_sample_bytes_per_second{" in
+                scrape_metrics(c, METRICS_PORT), 30,
+                "a light check's bandwidth sample in the metrics")
     c.cut("n1", "n2")
     try:
         return cl.wait_for(

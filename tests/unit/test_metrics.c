@@ -208,6 +208,11 @@ static void topo_fixture_init(struct topo_fixture *f)
 	f->e[0].rdma_write_gbps_a_to_b = 90;
 	/* its last light check, failed */
 	f->e[0].light_ms = 1764756004500ULL;
+	/* A bandwidth sample, b -> a the worse; e[1] has none. */
+	f->e[0].sample_ms = 1764756004000ULL;
+	f->e[0].sample_gbps_a_to_b = 20.0;
+	f->e[0].sample_gbps_b_to_a = 16.0;
+	f->e[1].sample_gbps_a_to_b = f->e[1].sample_gbps_b_to_a = -1;
 	f->e[0].light_error = "probe timed out";
 	f->e[0].light_lat_p50_us = -1;
 	f->e[0].rdma_read_gbps_a_to_b = 80;
@@ -740,6 +745,11 @@ static void test_render_full(void **state)
 		1);
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_light_check_latency_seconds{"), 0);
+	expect_line(s, "ringd_edge_sample_bytes_per_second{" E1 "} 2000000000");
+	assert_int_equal(count_prefix(s, "ringd_edge_sample_bytes_per_second{"),
+			 1);
+	expect_line(s,
+		    "ringd_edge_sample_timestamp_seconds{" E1 "} 1764756004");
 	expect_line(s, "ringd_edge_gid_changed{" E1 "} 0");
 	expect_line(s, "ringd_edge_gid_changed{" E2 "} 1");
 	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
@@ -778,7 +788,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 51);
+	assert_int_equal(count_prefix(s, "# TYPE "), 53);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(

@@ -1456,19 +1456,17 @@ static void test_light_checks(void **state)
 {
 	struct fake *f = fake_ring4();
 	const Ring__Topology *t;
-	uint64_t surveyed, m12, ms;
+	uint64_t surveyed, m12, before;
 	unsigned seq, light_runs = 0;
-	double lat;
-	const char *err;
+	struct survey_light_out o;
 
 	(void)state;
 	tn_publish(f);
 	t = fake_survey(f);
 	surveyed = t->surveyed_ms;
 	m12 = topo_edge(t, "n1", "n2")->measured_ms;
-	assert_int_equal(
-		survey_light(f->sv, topo_edge(t, "n1", "n2"), &ms, &lat, &err),
-		-1);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n2"), &o), -1);
+	before = clock_now_ms();
 	seq = f->tc.n_calls;
 	fake_fail(f, "n1", RUN, 1, FA_ERROR, "connection refused");
 	for (size_t i = 0; i < t->n_edges; i++)
@@ -1499,20 +1497,258 @@ static void test_light_checks(void **state)
 		unsigned failed = 0;
 
 		for (size_t i = 0; i < t->n_edges; i++) {
-			assert_int_equal(survey_light(f->sv, t->edges[i], &ms,
-						      &lat, &err),
+			assert_int_equal(survey_light(f->sv, t->edges[i], &o),
 					 0);
-			assert_true(ms > 0);
-			if (*err) {
-				assert_string_equal(err,
+			assert_true(o.ms > 0);
+			assert_true(o.started_ms >= before &&
+				    o.started_ms <= o.ms);
+			/* No counters: not known idle, not sampled. */
+			assert_int_equal(o.sample_ms, 0);
+			if (*o.error) {
+				assert_string_equal(o.error,
 						    "n1: connection refused");
 				failed++;
 			} else {
-				assert_true(lat > 0);
+				assert_true(o.lat_us > 0);
 			}
 		}
 		assert_int_equal(failed, 1);
 	}
+	fake_free(f);
+}
+
+/* Every published edge's light check, queued as the light timer does,
+ * and run to the end. */
+static void fake_light_all(struct fake *f)
+{
+	const Ring__Topology *t = survey_topology(f->sv);
+
+	for (size_t i = 0; i < t->n_edges; i++)
+		sv_recheck_queue(f->sv, t->edges[i]->a,
+				 t->edges[i]->a_interface, t->edges[i]->b,
+				 t->edges[i]->b_interface, "light check", 0, 1);
+	sv_recheck_kick(f->sv);
+	fake_pump(f);
+}
+
+/* A counters report of node x: every port idle, but ifname (if any)
+ * receiving gbps. */
+static void fake_counters(struct fake *f, int x, const char *ifname,
+			  double gbps)
+{
+	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
+	Ring__PortCounters pc[TI_MAX], *pcp[TI_MAX];
+
+	for (unsigned k = 0; k < f->n[x].n_ifs; k++) {
+		ring__port_counters__init(&pc[k]);
+		pc[k].interface = f->n[x].ifs[k].name;
+		if (ifname && !strcmp(ifname, pc[k].interface))
+			pc[k].rx_bytes_per_s = gbps * 1e9 / 8;
+		pcp[k] = &pc[k];
+	}
+	r.interval_ms = 1000;
+	r.ports = pcp;
+	r.n_ports = f->n[x].n_ifs;
+	/* Sampled after the survey's own tests (which make an earlier
+	 * report say nothing). */
+	nodes_set_counters(nodes_find(f->table, f->n[x].name),
+			   frame_copy(&r.base), clock_now_ms() + 5000);
+}
+
+/* x is y, give or take rounding. */
+static int near(double x, double y)
+{
+	return x > y - 1e-6 && x < y + 1e-6;
+}
+
+static int low_under_70(const Ring__Edge *e, double gbps, void *arg)
+{
+	(void)e;
+	(*(unsigned *)arg)++;
+	return gbps < 70.0;
+}
+
+/* A light check's bandwidth sample: on edges their counters show idle,
+ * each way, for a 15 ms window after 5 ms, with the fewest streams that
+ * reached the top of the ladder's figure in the survey; a low one is
+ * taken again at once over 100 ms (the better counts); a busy edge is
+ * not sampled, its last sample stays. */
+static void test_light_sample(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	struct survey_light_out o;
+	unsigned seq, bw = 0, asked = 0, confirms = 0;
+
+	(void)state;
+	tn_publish(f);
+	t = fake_survey(f);
+	survey_set_sample_low_cb(f->sv, low_under_70, &asked);
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		fake_counters(f, (int)i, NULL, 0);
+	/* n2 p1 (facing n1) receives 100 of its 200 Gbps: busy. */
+	fake_counters(f, fake_node(f, "n2"), "p1", 100);
+	/* n2 -> n4 at 40 of its 100 (baseline) Gbps. */
+	f->gbps[fake_node(f, "n2")][fake_node(f, "n4")] = 40.0;
+	seq = f->tc.n_calls;
+	fake_light_all(f);
+	assert_false(survey_running(f->sv));
+	for (struct tc_call *c = f->tc.calls; c; c = c->next) {
+		const Ring__TestParams *p;
+
+		if (c->seq <= seq || c->req->body_case != LIS)
+			continue;
+		p = c->req->test_listen_request->params;
+		if (p->kind != RING__TEST_KIND__TEST_TCP_BW)
+			continue;
+		/* 15 ms; the one taken again after a low one, 100 ms. */
+		confirms += p->duration_ms == 100;
+		assert_true(p->duration_ms == 15 || p->duration_ms == 100);
+		assert_int_equal(p->warmup_ms, 5);
+		/* The fewest that reached 90% of the top (8 streams' 100
+		 * Gbps) in the survey: 4 (95), not 1 (40). */
+		assert_int_equal(p->streams, 4);
+		assert_string_not_equal(c->node, "n1"); /* n1-n2 is busy */
+		bw++;
+	}
+	/* n2-n4 a->b twice (low, again), the rest once each way. */
+	assert_int_equal(bw, 2 + 2 + 2 + 1);
+	assert_int_equal(confirms, 1);
+	assert_int_equal(asked, 6);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n2", "n4"), &o), 0);
+	assert_true(o.sample_ms >= o.started_ms && o.sample_ms > 0);
+	/* 4 streams carry 95% of the 8 streams' figure (the fake's). */
+	assert_true(near(o.sample_gbps[0], 38) && near(o.sample_gbps[1], 95));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n3"), &o), 0);
+	assert_true(near(o.sample_gbps[0], 95) && near(o.sample_gbps[1], 95));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n2"), &o), 0);
+	assert_string_equal(o.error, "");
+	assert_int_equal(o.sample_ms, 0); /* busy: never sampled */
+	/* Restored, and n1-n2 idle: every edge sampled at its rate. */
+	f->gbps[fake_node(f, "n2")][fake_node(f, "n4")] = 100.0;
+	fake_counters(f, fake_node(f, "n2"), NULL, 0);
+	fake_light_all(f);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n2", "n4"), &o), 0);
+	assert_true(near(o.sample_gbps[0], 95) && near(o.sample_gbps[1], 95));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n2"), &o), 0);
+	assert_true(o.sample_ms > 0 && near(o.sample_gbps[0], 95));
+	/* A failed light check takes no sample; the last one stays. */
+	{
+		const char *peer[2] = {"n2", "n3"};
+		uint64_t was[2];
+		unsigned failed = 0;
+
+		for (int k = 0; k < 2; k++) {
+			survey_light(f->sv, topo_edge(t, "n1", peer[k]), &o);
+			was[k] = o.sample_ms;
+		}
+		fake_fail(f, "n1", RUN, 1, FA_ERROR, "connection refused");
+		usleep(2000);
+		fake_light_all(f);
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(
+				survey_light(f->sv, topo_edge(t, "n1", peer[k]),
+					     &o),
+				0);
+			failed += *o.error != '\0';
+			if (*o.error)
+				assert_int_equal(o.sample_ms, was[k]);
+			else
+				assert_true(o.sample_ms > was[k]);
+		}
+		assert_int_equal(failed, 1);
+	}
+	/* A cable one stream fills (as a 1 Gbit/s one): one stream. */
+	f->one_stream = 0.95;
+	usleep(2000);
+	t = fake_survey(f);
+	for (unsigned i = 0; i < f->n_nodes; i++)
+		fake_counters(f, (int)i, NULL, 0);
+	seq = f->tc.n_calls;
+	bw = 0;
+	fake_light_all(f);
+	for (struct tc_call *c = f->tc.calls; c; c = c->next)
+		if (c->seq > seq && c->req->body_case == LIS &&
+		    c->req->test_listen_request->params->kind ==
+			    RING__TEST_KIND__TEST_TCP_BW) {
+			assert_int_equal(
+				c->req->test_listen_request->params->streams,
+				1);
+			bw++;
+		}
+	assert_int_equal(bw, 8);
+	fake_free(f);
+}
+
+/* A light check that overlapped a cut and a mend of its cable, or an
+ * agent that connected again, says nothing of the edge: it is discarded
+ * (the outcome before it stays) and, the edge up, run again after the
+ * settle time; the edges nothing happened to keep their outcome. */
+static void test_light_overlap(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	struct survey_light_out o, o24, o34;
+	struct node *n2;
+	uint64_t restarted;
+	int again = 0;
+
+	(void)state;
+	f->conf.recheck_settle_ms = 1;
+	tn_publish(f);
+	t = fake_survey(f);
+	/* The cable n1-n2 cut and mended while the check runs. */
+	fake_fail(f, "n1", RUN, 1, FA_HOLD, NULL);
+	fake_light_all(f);
+	assert_non_null(fake_held(f));
+	assert_true(survey_running(f->sv));
+	usleep(2000);
+	fake_cut(f, 0, 0, 1); /* n1 p1 - n2 p1 */
+	fake_cut(f, 0, 0, 0);
+	f->fails[0].held = NULL; /* released: answered as usual */
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n1", "n2"), &o), -1);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n3", "n4"), &o34),
+			 0);
+	assert_string_equal(o34.error, "");
+	/* The mend brings its re-check (more than a light check). */
+	fake_settle(f);
+	assert_string_equal(
+		topo_edge(survey_topology(f->sv), "n1", "n2")->recheck_reason,
+		"cable back up");
+	t = survey_topology(f->sv);
+	/* n2's agent connects again while the next check runs. */
+	fake_light_all(f);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n2", "n4"), &o24),
+			 0);
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n3", "n4"), &o34),
+			 0);
+	fake_fail(f, "n1", RUN, 1, FA_HOLD, NULL);
+	usleep(2000);
+	fake_light_all(f);
+	assert_non_null(fake_held(f));
+	n2 = nodes_find(f->table, "n2");
+	nodes_mark_down(n2, "restarted", clock_now_ms());
+	restarted = clock_now_ms();
+	nodes_mark_up(n2, f, "10.88.0.12", "test", restarted);
+	f->fails[1].held = NULL;
+	fake_pump(f);
+	assert_false(survey_running(f->sv));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n2", "n4"), &o), 0);
+	assert_int_equal(o.ms, o24.ms); /* the one before it stays */
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n3", "n4"), &o), 0);
+	assert_true(o.ms > o34.ms);
+	for (unsigned i = 0; i < f->sv->n_rq; i++)
+		again += f->sv->rq[i].light &&
+			 !strcmp(f->sv->rq[i].why, "light check again");
+	assert_int_equal(again, 2); /* n1-n2 and n2-n4 */
+	/* Run again once quiet: judged this time. */
+	fake_settle(f);
+	assert_false(survey_running(f->sv));
+	assert_int_equal(survey_light(f->sv, topo_edge(t, "n2", "n4"), &o), 0);
+	assert_true(o.started_ms > restarted);
+	assert_string_equal(o.error, "");
 	fake_free(f);
 }
 
@@ -1629,6 +1865,8 @@ int main(void)
 		cmocka_unit_test(test_recheck_node_back),
 		cmocka_unit_test(test_survey_queued_behind_recheck),
 		cmocka_unit_test(test_light_checks),
+		cmocka_unit_test(test_light_sample),
+		cmocka_unit_test(test_light_overlap),
 		cmocka_unit_test(test_busy_edge_postponed),
 	};
 

@@ -861,7 +861,12 @@ static void test_params_check(void **state)
 	q = p, q.dir = TCPTEST_BOTH, q.streams = 3, expect_bad(&q, "even");
 	q = p, q.dir = TCPTEST_BOTH, q.streams = 1, expect_bad(&q, "even");
 	q = p, q.dir = (enum tcptest_dir)7, expect_bad(&q, "direction");
-	q = p, q.duration_ms = 99, expect_bad(&q, "duration");
+	/* The coordinator's samples go down to 10 ms; ringctl's 100 ms is
+	 * testlimits_check's. */
+	q = p, q.duration_ms = TESTLIMITS_SAMPLE_DURATION_MIN_MS - 1,
+	expect_bad(&q, "duration");
+	q = p, q.duration_ms = TESTLIMITS_SAMPLE_DURATION_MIN_MS,
+	assert_int_equal(tcptest_params_check(&q, why, 256), 0);
 	q = p, q.duration_ms = 600001, expect_bad(&q, "duration");
 	q = p, q.warmup_ms = 60001, expect_bad(&q, "warm-up");
 	q = p, q.kind = (enum tcptest_kind)0, expect_bad(&q, "kind");

@@ -139,6 +139,27 @@ static void test_check_tcp(void **state)
 	TQ(duration_ms, TESTLIMITS_DURATION_MAX_MS + 1, "duration");
 	TQ(warmup_ms, TESTLIMITS_WARMUP_MAX_MS + 1,
 	   "warm-up 60001 ms out of range 0..60 s");
+	/* Agents take the coordinator's short samples; users get 100 ms. */
+	{
+		char why[256];
+
+		q = p;
+		q.duration_ms = TESTLIMITS_SAMPLE_DURATION_MIN_MS;
+		expect(&q, "duration 10 ms out of range 100 ms..600 s");
+		assert_int_equal(testlimits_check_agent(&q, why, sizeof(why)),
+				 0);
+		q.duration_ms--;
+		assert_int_equal(testlimits_check_agent(&q, why, sizeof(why)),
+				 -1);
+		assert_non_null(
+			strstr(why, "duration 9 ms out of range 10 ms"));
+		q.kind = RING__TEST_KIND__TEST_RDMA_BW;
+		q.streams = 0;
+		q.duration_ms = TESTLIMITS_SAMPLE_DURATION_MIN_MS;
+		assert_int_equal(testlimits_check_agent(&q, why, sizeof(why)),
+				 0);
+		expect(&q, "duration 10 ms out of range 100 ms");
+	}
 
 	memset(sizes, 0, sizeof(sizes));
 	memcpy(sizes, testlimits_lat_sizes_default,

@@ -76,7 +76,8 @@ static void test_bad_params(void **state)
 	q = p, q.tx_depth = VERBS_MAX_TX_DEPTH + 1, expect_bad(&q, "depth");
 	q = p, q.post_list = 65, expect_bad(&q, "post list");
 	q = p, q.mtu = 1500, expect_bad(&q, "mtu");
-	q = p, q.duration_ms = 10, expect_bad(&q, "duration");
+	q = p, q.duration_ms = TESTLIMITS_SAMPLE_DURATION_MIN_MS - 1,
+	expect_bad(&q, "duration");
 	q = p, q.kind = (enum verbs_kind)7, expect_bad(&q, "kind");
 	q = p, q.op = (enum verbs_op)9, expect_bad(&q, "operation");
 	memset(&q, 0, sizeof(q));

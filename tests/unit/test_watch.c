@@ -816,7 +816,7 @@ static void test_gid_change(void **state)
 
 /* What the survey's light checks said, as coord.c feeds them. */
 static const char *light_fail_edge = "";
-static uint64_t light_at;
+static uint64_t light_at, light_started; /* started 0: as light_at */
 
 static void light_extras(Ring__Edge *e, void *arg)
 {
@@ -825,6 +825,7 @@ static void light_extras(Ring__Edge *e, void *arg)
 	(void)arg;
 	snprintf(name, sizeof(name), "%s-%s", e->a, e->b);
 	e->light_ms = light_at;
+	e->light_started_ms = light_started ? light_started : light_at;
 	e->light_lat_p50_us = 12.5;
 	e->light_error = !strcmp(name, light_fail_edge)
 				 ? "the probes did not get through both ways"
@@ -868,6 +869,83 @@ static void test_light_check_failed(void **state)
 	light_fail_edge = "";
 	watch_eval(f->w);
 	assert_false(firing(f, "light_check_failed", "n1-n2"));
+	/* A check that started while the cable was out and failed, ended
+	 * after it was back: judged against the edge when it started (down),
+	 * so not at all; the issue's false alert after a mend. */
+	cable(f, 0, 0);
+	light_started = clock_now_ms() - 1;
+	cable(f, 0, 1);
+	light_at = clock_now_ms() + 1;
+	light_fail_edge = "n1-n2";
+	watch_eval(f->w);
+	assert_false(firing(f, "light_check_failed", "n1-n2"));
+	/* The next one, started with the edge up, is judged. */
+	light_started = 0;
+	light_at = clock_now_ms() + 2;
+	watch_eval(f->w);
+	assert_true(firing(f, "light_check_failed", "n1-n2"));
+	light_fail_edge = "";
+	fx_free(f);
+}
+
+/* What the light checks' bandwidth samples said, as coord.c feeds them:
+ * n1-n2 a -> b at sample_n1n2, everything else at 10 Gbps. */
+static double sample_n1n2;
+static uint64_t sample_at;
+
+static void sample_extras(Ring__Edge *e, void *arg)
+{
+	(void)arg;
+	e->sample_ms = sample_at;
+	e->sample_gbps_a_to_b =
+		!strcmp(e->a, "n1") && !strcmp(e->b, "n2") ? sample_n1n2 : 10;
+	e->sample_gbps_b_to_a = 10.0;
+}
+
+/* Between surveys a light check's sample under 70% of the baseline (its
+ * worse direction) raises edge_degraded and a later one back above
+ * resolves it, no survey needed, also when a survey raised it; the
+ * survey's figure counts again once it is the newer one. */
+static void test_sample_degraded(void **state)
+{
+	struct fx *f = fx_new(0);
+	const struct alert *a;
+	const Ring__Topology *t;
+
+	(void)state;
+	publish_gbps(f, 10.0); /* baselines: 10 Gbps, measured at 1000 */
+	t = watch_topology(f->w);
+	assert_true(watch_figure_low(f->w, edge(t, "n1", "n2"), 6.9));
+	assert_false(watch_figure_low(f->w, edge(t, "n1", "n2"), 7.0));
+	watch_set_edge_fn(f->w, sample_extras, NULL);
+	sample_at = 2000;
+	sample_n1n2 = 5.0; /* halved */
+	watch_eval(f->w);
+	a = alert_of(f, "edge_degraded", "n1-n2");
+	assert_non_null(a);
+	assert_string_equal(a->message,
+			    "edge n1-n2 carries 5.00 Gbps (light-check "
+			    "sample), 50% of its baseline 10.00 Gbps (its "
+			    "first measurement); the ring's median edge is at "
+			    "100% of its own");
+	assert_false(firing(f, "edge_degraded", "n2-n4"));
+	/* Restored: the next sample resolves it. */
+	sample_at = 3000;
+	sample_n1n2 = 9.5;
+	watch_eval(f->w);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	/* Raised by a survey (its figure newer than the sample) ... */
+	sample_at = 500;
+	publish_gbps(f, 4.0);
+	assert_true(firing(f, "edge_degraded", "n1-n2"));
+	/* ... resolved by a later sample, no survey. */
+	sample_at = 4000;
+	watch_eval(f->w);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
+	/* One direction not sampled: the other one's figure. */
+	sample_n1n2 = -1;
+	watch_eval(f->w);
+	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	fx_free(f);
 }
 
@@ -888,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_port_errors_windows),
 		cmocka_unit_test(test_gid_change),
 		cmocka_unit_test(test_light_check_failed),
+		cmocka_unit_test(test_sample_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
