@@ -52,7 +52,12 @@ Part 8 (bench/bench_alerting.py, whose docstring says more):
                (goal 0), the light checks' own bytes per edge per hour
                (goal < 0.01% of the edge).
 
-Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce,alerting
+Part 9 (bench/bench_soak.py, whose docstring says more):
+  9 soak:      cuts, agent kills, halved cables and coordinator restarts in
+               turn on a 6-node ring, status and alerts sampled together:
+               disagreements, false alerts, missed faults (goal 0 each).
+
+Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce,alerting,soak
 (default all) or --skip-PART (`make bench BENCH=allreduce` passes --only).
 Parts 1, 2 and 4-7 need root (namespaces); part 3 does not. Everything is torn down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
@@ -81,12 +86,13 @@ from daemons import Ringd, missing_binaries  # noqa: E402
 import bench_ops  # noqa: E402
 import bench_allreduce  # noqa: E402
 import bench_alerting  # noqa: E402
+import bench_soak  # noqa: E402
 
 IPERF_PORT = 5201
 SOCKPERF_PORT = 11111
 PAIR_TAG = "p"
 OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k", "allreduce": "a",
-           "alerting": "m"}
+           "alerting": "m", "soak": "s"}
 T0 = time.monotonic()
 
 
@@ -1163,7 +1169,7 @@ class RdmaBench:
 
 # ---------------------------------------------------------------- main
 PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale",
-         "allreduce", "alerting")
+         "allreduce", "alerting", "soak")
 
 
 def parse_args():
@@ -1218,8 +1224,13 @@ def parse_args():
     ap.add_argument("--only", default="",
                     help="comma-separated parts to run: " + ",".join(PARTS) +
                     " (default: all; --skip-PART removes one)")
-    for part in ("watch", "selfbytes", "scale", "allreduce", "alerting"):
+    for part in ("watch", "selfbytes", "scale", "allreduce", "alerting",
+                 "soak"):
         ap.add_argument("--skip-" + part, action="store_true")
+    ap.add_argument("--soak-s", type=int, default=600,
+                    help="part 9: soak length, seconds (default 600)")
+    ap.add_argument("--soak-seed", type=int, default=19,
+                    help="part 9: which cables and nodes (default 19)")
     ap.add_argument("--alerting-hold", type=int, default=5,
                     help="part 8: alert_hold_down, seconds (default 5)")
     ap.add_argument("--alerting-restarts", type=int, default=6,
@@ -1349,7 +1360,8 @@ def main():
                          ("selfbytes", bench_ops.selfbytes_bench),
                          ("scale", bench_ops.scale_bench),
                          ("allreduce", bench_allreduce.allreduce_bench),
-                         ("alerting", bench_alerting.alerting_bench)):
+                         ("alerting", bench_alerting.alerting_bench),
+                         ("soak", bench_soak.soak_bench)):
             if not getattr(args, "skip_" + part):
                 progress("part %s" % part)
                 ops[part] = fn(args, base + OPS_TAG[part])
@@ -1397,7 +1409,8 @@ def main():
                      ("selfbytes", bench_ops.selfbytes_report),
                      ("scale", bench_ops.scale_report),
                      ("allreduce", bench_allreduce.allreduce_report),
-                     ("alerting", bench_alerting.alerting_report)):
+                     ("alerting", bench_alerting.alerting_report),
+                     ("soak", bench_soak.soak_report)):
         if part in ops:
             fn(args, ops[part], out)
             if ops[part]["error"] or ops[part].get("errors"):
