@@ -216,7 +216,9 @@ def test_twin_edge_by_its_function(twin_ringd):
         assert doc["cable"]["functions"] == 2, doc["cable"]
         _, rev = explain(twin_ringd, "%s-%s:%s" % (b, a, e["b_interface"]))
         assert rev["edge"] == e["edge"]
-        assert rev["figures"] == doc["figures"]
+        # The same figures; their age may have ticked between the calls.
+        assert {k: v for k, v in rev["figures"].items() if k != "age_s"} == \
+            {k: v for k, v in doc["figures"].items() if k != "age_s"}
         for x in doc["ends"]:
             ifname = x["interface"]
             assert x["port"]["twins"], x
