@@ -207,7 +207,8 @@ def soak_bench(args, prefix):
                     res["missed"].append(res["faults"][-1])
                 _progress("soak %.0f s: %s %s (%s)" % (
                     time.time() - start, kind, res["faults"][-1]["what"],
-                    "alerted" if ok else "MISSED" if subj else "restart"))
+                    "no alert expected" if not subj else
+                    "alerted" if ok else "MISSED"))
                 i += 1
             smp.stop_ev.set()
             smp.join(10)

@@ -714,10 +714,32 @@ out:
 	return rc;
 }
 
-/* Every edge it tried to measure failed: the survey measured nothing. */
+/* An end of l went away while it ran: its agent is not up now, or it
+ * reconnected since the run started. node_down says so already, and the
+ * edge is re-checked when the node is back: not a failed survey. */
+static int sv_link_lost_node(const struct survey *sv, const struct sv_link *l)
+{
+	const char *ends[2] = {sv->nodes[l->t.a].name, sv->nodes[l->t.b].name};
+	/* A re-check's links carry their run's start; a survey's is its. */
+	uint64_t started = sv->recheck && l->light_started_ms
+				   ? l->light_started_ms
+				   : sv->started_ms;
+
+	for (int k = 0; k < 2; k++) {
+		const struct node *n = nodes_find(sv->table, ends[k]);
+
+		if (!n || n->state != NODE_UP ||
+		    n->connected_since_ms > started)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every edge it tried to measure failed: the survey measured nothing.
+ * Unless each failure is a node that went away meanwhile. */
 static void sv_report_failure(struct survey *sv)
 {
-	unsigned failed = 0;
+	unsigned failed = 0, lost = 0;
 	const char *first = NULL;
 
 	if (sv->failure[0] || !sv->n_meas)
@@ -728,8 +750,17 @@ static void sv_report_failure(struct survey *sv)
 		if (!l->error[0] && !(l->ladder_rdma && l->rdma_error[0]))
 			continue;
 		failed++;
+		lost += sv_link_lost_node(sv, l);
 		if (!first)
 			first = l->error[0] ? l->error : l->rdma_error;
+	}
+	if (failed == sv->n_meas && lost == failed) {
+		log_info("%s: every measurement failed with a node gone "
+			 "meanwhile (the first: %s); not a failed survey: "
+			 "node_down says so, and its edges are re-checked "
+			 "when it is back",
+			 sv->recheck ? "re-check" : "survey", first);
+		return;
 	}
 	if (failed == sv->n_meas)
 		snprintf(sv->failure, sizeof(sv->failure),

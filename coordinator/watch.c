@@ -24,7 +24,14 @@ struct watch_edge {
 	/* The fastest each end has linked at since the topology was
 	 * published: a downshift is a link that renegotiated below it. */
 	int32_t max_mbps[2];
+	/* Carrier at both ends but no beacons either way since (0: not
+	 * so): down only once that outlasts the beacon grace. */
+	uint64_t quiet_since_ms;
 };
+
+/* Without a neighbour table to read the agents' beacon interval from:
+ * two of the default 5 s intervals. */
+#define WATCH_BEACON_GRACE_MS 10000
 
 struct watch_baseline {
 	char edge[ALERTS_EDGE_LEN];
@@ -64,9 +71,12 @@ struct watch {
 	 * relearning). */
 	uint64_t relearn_until_ms, relearn_started_ms;
 	struct event *relearn_ev;
+	struct event *beacon_ev; /* the earliest beacon grace to end */
+	uint64_t beacon_due_ms;	 /* then (0: none pending) */
 };
 
 static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
+static void watch_beacon_arm(struct watch *w, uint64_t now_ms);
 static void watch_edge_extras(struct watch *w);
 
 const char *const watch_rules[] = {
@@ -204,14 +214,43 @@ static int watch_end_ok(const struct node *n, const char *node,
 	return 1;
 }
 
+/* How long carrier without beacons is waited out: two beacon intervals
+ * of these agents (a neighbour's TTL is four), read from the TTLs their
+ * tables hold. A port that just came up, or an agent that just
+ * (re)started with an empty table, hears its peer within one interval;
+ * a peer that forgot it while it was away (its TTL passed) hears it
+ * again within one. */
+static uint64_t watch_beacon_grace(const struct node *a, const struct node *b)
+{
+	const struct node *v[2] = {a, b};
+	uint32_t ttl = 0;
+
+	for (int k = 0; k < 2; k++) {
+		const Ring__NeighbourTable *t = v[k] ? v[k]->neighbours : NULL;
+
+		for (size_t i = 0; t && i < t->n_neighbours; i++)
+			if (t->neighbours[i]->ttl_s > ttl)
+				ttl = t->neighbours[i]->ttl_s;
+	}
+	if (!ttl)
+		return WATCH_BEACON_GRACE_MS;
+	if (ttl > 120)
+		ttl = 120;
+	return ttl * 1000ull / 2 > 2000 ? ttl * 1000ull / 2 : 2000;
+}
+
 static void watch_edge_state(struct watch *w, const Ring__Edge *e,
 			     struct watch_edge *out, uint64_t now_ms)
 {
 	struct node *a = nodes_find(w->table, e->a);
 	struct node *b = nodes_find(w->table, e->b);
 	char state[16], why[256] = "";
-	int ok_a, ok_b, ha, hb;
+	int ok_a, ok_b, ha, hb, quiet;
+	uint64_t grace;
 
+	if (watch_pending(w, a) || watch_pending(w, b) || !watch_node_up(a) ||
+	    !watch_node_up(b))
+		out->quiet_since_ms = 0; /* the wait starts when both report */
 	if (watch_pending(w, a) || watch_pending(w, b)) {
 		/* Facts from before this session, or none yet. */
 		snprintf(state, sizeof(state), "unverified");
@@ -233,11 +272,28 @@ static void watch_edge_state(struct watch *w, const Ring__Edge *e,
 		ok_b = watch_end_ok(b, e->b, e->b_interface, why, sizeof(why));
 		ha = watch_hears(a, e->a_interface, e->b);
 		hb = watch_hears(b, e->b_interface, e->a);
-		if (ok_a && ok_b && !ha && !hb)
+		quiet = ok_a && ok_b && !ha && !hb;
+		if (!quiet)
+			out->quiet_since_ms = 0;
+		else if (!out->quiet_since_ms)
+			out->quiet_since_ms = now_ms;
+		grace = quiet ? watch_beacon_grace(a, b) : 0;
+		if (quiet && now_ms < out->quiet_since_ms + grace) {
+			/* Beacons lag carrier by up to an interval. */
+			snprintf(state, sizeof(state), "unverified");
 			watch_add(why, sizeof(why),
-				  "carrier, but no beacons either way");
-		snprintf(state, sizeof(state), "%s",
-			 ok_a && ok_b && (ha || hb) ? "up" : "down");
+				  "carrier; waiting %llu ms for beacons",
+				  (unsigned long long)grace);
+			if (!w->beacon_due_ms ||
+			    out->quiet_since_ms + grace < w->beacon_due_ms)
+				w->beacon_due_ms = out->quiet_since_ms + grace;
+		} else {
+			if (quiet)
+				watch_add(why, sizeof(why),
+					  "carrier, but no beacons either way");
+			snprintf(state, sizeof(state), "%s",
+				 ok_a && ok_b && (ha || hb) ? "up" : "down");
+		}
 	}
 	if (strcmp(out->state, state))
 		out->since_ms = now_ms;
@@ -827,12 +883,14 @@ void watch_eval(struct watch *w)
 	watch_relearn_check(w, now_ms);
 	watch_detach(w);
 	alerts_round_begin(w->alerts);
+	w->beacon_due_ms = 0;
 	if (t) {
 		/* attached from here: watch_attach below, in this pass */
 		w->attached = 1;
 		watch_edge_extras(w);
 		for (size_t i = 0; i < t->n_edges; i++)
 			watch_edge_state(w, t->edges[i], &w->edges[i], now_ms);
+		watch_beacon_arm(w, now_ms);
 		watch_live_kind(w);
 		watch_order(w);
 		watch_not_surveyed(w);
@@ -870,6 +928,32 @@ void watch_eval(struct watch *w)
 	watch_arm_tick(w, now_ms);
 	if (w->eval_fn)
 		w->eval_fn(w->top, w->eval_arg);
+}
+
+static void watch_beacon_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	watch_eval(arg);
+}
+
+/* Look again when the first beacon grace ends: a cable still without
+ * beacons then is down. */
+static void watch_beacon_arm(struct watch *w, uint64_t now_ms)
+{
+	uint64_t left;
+	struct timeval tv;
+
+	if (!w->beacon_due_ms)
+		return;
+	if (!w->beacon_ev)
+		w->beacon_ev = evtimer_new(w->base, watch_beacon_cb, w);
+	if (!w->beacon_ev)
+		return;
+	left = w->beacon_due_ms > now_ms ? w->beacon_due_ms - now_ms : 0;
+	tv.tv_sec = (time_t)(left / 1000);
+	tv.tv_usec = (suseconds_t)(left % 1000) * 1000 + 1000;
+	evtimer_add(w->beacon_ev, &tv);
 }
 
 static void watch_relearn_cb(evutil_socket_t fd, short what, void *arg)
@@ -1274,6 +1358,8 @@ void watch_free(struct watch *w)
 		event_free(w->tick_ev);
 	if (w->relearn_ev)
 		event_free(w->relearn_ev);
+	if (w->beacon_ev)
+		event_free(w->beacon_ev);
 	watch_detach(w);
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -157,6 +158,8 @@ static void push(struct fx *f, int i)
 		ring__neighbour__init(&nb[nt.n_neighbours]);
 		nb[nt.n_neighbours].local_interface = p ? "eth2" : "eth1";
 		nb[nt.n_neighbours].remote_node = (char *)peer_of(ring[i], p);
+		/* Beacons every second (TTL four of them): a grace of 2 s. */
+		nb[nt.n_neighbours].ttl_s = 4;
 		nbp[nt.n_neighbours] = &nb[nt.n_neighbours];
 		nt.n_neighbours++;
 	}
@@ -400,6 +403,16 @@ static void test_carrier_without_beacons(void **state)
 	f->hears[a][1] = f->hears[b][0] = 0;
 	push(f, a);
 	push(f, b);
+	watch_eval(f->w);
+	/* Beacons lag carrier (a port just up, an agent just back with an
+	 * empty table): two beacon intervals are waited out first. */
+	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
+			    "unverified");
+	assert_non_null(
+		strstr(edge(watch_topology(f->w), "n2", "n4")->live_reason,
+		       "waiting 2000 ms for beacons"));
+	assert_false(firing(f, "cable_down", "n2-n4"));
+	usleep(2100 * 1000);
 	watch_eval(f->w);
 	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
 			    "down");
