@@ -31,6 +31,13 @@ static const struct alert_text_rule alert_text_rules[] = {
 	{"watchdog", "%s's watchdog stopped after %s"},
 };
 
+const char *alert_text_severity(enum alert_severity s)
+{
+	return s == ALERT_CRITICAL  ? "critical"
+	       : s == ALERT_WARNING ? "warning"
+				    : "info";
+}
+
 void alert_text_duration(uint64_t ms, char *buf, size_t len)
 {
 	uint64_t s = ms / 1000;

@@ -15,6 +15,9 @@
  * time). Always terminates buf (len > 0). */
 void alert_text_resolved(const struct alert *a, char *buf, size_t len);
 
+/* "critical", "warning", "info": the severity as receivers read it. */
+const char *alert_text_severity(enum alert_severity s);
+
 /* A duration for the operator: "850 ms", "34 s", "12 min 5 s",
  * "3 h 2 min", "2 d 4 h". */
 void alert_text_duration(uint64_t ms, char *buf, size_t len);

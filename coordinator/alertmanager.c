@@ -4,6 +4,8 @@
  * retried whole (from the table as it is then) after a backoff, a refused
  * batch (4xx) is not. */
 #include "alertmanager.h"
+#include "alert_text.h"
+#include "json_text.h"
 #include "cfg.h"
 #include "clock.h"
 #include "log.h"
@@ -99,63 +101,6 @@ struct alertmanager {
 
 /* ---- text ---- */
 
-/* A JSON string: ", \ and control characters escaped, valid UTF-8 copied,
- * any other byte U+FFFD (Alertmanager refuses label values that are not
- * UTF-8). */
-static void am_json_str(struct evbuffer *b, const char *src)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t n = strlen(src);
-
-	evbuffer_add(b, "\"", 1);
-	while (n) {
-		size_t k = text_utf8_len(s, n);
-
-		if (k == 1 && (*s < 0x20 || *s == 0x7f))
-			evbuffer_add_printf(b, "\\u%04x", *s);
-		else if (k == 1 && (*s == '"' || *s == '\\'))
-			evbuffer_add_printf(b, "\\%c", *s);
-		else if (k >= 1)
-			evbuffer_add(b, s, k);
-		else
-			evbuffer_add(b, "\xef\xbf\xbd", 3);
-		if (!k)
-			k = 1;
-		s += k;
-		n -= k;
-	}
-	evbuffer_add(b, "\"", 1);
-}
-
-static void am_json_kv(struct evbuffer *b, int first, const char *key,
-		       const char *val)
-{
-	evbuffer_add_printf(b, "%s\"%s\":", first ? "" : ",", key);
-	am_json_str(b, val);
-}
-
-/* RFC 3339 UTC with milliseconds. */
-static void am_time(char *buf, size_t len, uint64_t ms)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	size_t n;
-
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "1970-01-01T00:00:00Z");
-		return;
-	}
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03uZ", (unsigned)(ms % 1000));
-}
-
-static const char *am_severity(enum alert_severity s)
-{
-	return s == ALERT_CRITICAL  ? "critical"
-	       : s == ALERT_WARNING ? "warning"
-				    : "info";
-}
-
 /* 64-bit FNV-1a of rule and subject: the alert's key. */
 static uint64_t am_key(const char *rule, const char *subject)
 {
@@ -188,26 +133,28 @@ static void am_alert_json(const struct alertmanager *am, const struct alert *a,
 				   ? a->resolved_message
 				   : a->message;
 
-	am_time(starts, sizeof(starts), a->first_seen_ms);
-	am_time(ends, sizeof(ends), resolved ? a->resolved_ms : ends_ms);
+	json_text_time(starts, sizeof(starts), a->first_seen_ms,
+		       "1970-01-01T00:00:00Z");
+	json_text_time(ends, sizeof(ends), resolved ? a->resolved_ms : ends_ms,
+		       "1970-01-01T00:00:00Z");
 	evbuffer_add(b, "{\"labels\":{", 11);
-	am_json_kv(b, 1, "alertname", a->rule);
-	am_json_kv(b, 0, "severity", am_severity(a->severity));
-	am_json_kv(b, 0, "subject", a->subject);
+	json_text_kv(b, 1, "alertname", a->rule);
+	json_text_kv(b, 0, "severity", alert_text_severity(a->severity));
+	json_text_kv(b, 0, "subject", a->subject);
 	/* Empty values left out: a matcher on node="" matches absence. */
 	if (*a->node)
-		am_json_kv(b, 0, "node", a->node);
+		json_text_kv(b, 0, "node", a->node);
 	if (*a->edge)
-		am_json_kv(b, 0, "edge", a->edge);
-	am_json_kv(b, 0, "coordinator", am->coordinator);
+		json_text_kv(b, 0, "edge", a->edge);
+	json_text_kv(b, 0, "coordinator", am->coordinator);
 	evbuffer_add(b, "},\"annotations\":{", 17);
-	am_json_kv(b, 1, "summary", a->message);
-	am_json_kv(b, 0, "description", desc);
+	json_text_kv(b, 1, "summary", a->message);
+	json_text_kv(b, 0, "description", desc);
 	evbuffer_add(b, "}", 1);
-	am_json_kv(b, 0, "startsAt", starts);
-	am_json_kv(b, 0, "endsAt", ends);
+	json_text_kv(b, 0, "startsAt", starts);
+	json_text_kv(b, 0, "endsAt", ends);
 	if (*am->generator)
-		am_json_kv(b, 0, "generatorURL", am->generator);
+		json_text_kv(b, 0, "generatorURL", am->generator);
 	evbuffer_add(b, "}", 1);
 }
 

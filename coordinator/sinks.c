@@ -3,6 +3,8 @@
  * delivery in progress at a time and a bounded queue behind it; nothing
  * here blocks the event loop. */
 #include "sinks.h"
+#include "alert_text.h"
+#include "json_text.h"
 #include "cfg.h"
 #include "log.h"
 #include "text.h"
@@ -106,13 +108,6 @@ struct sinks {
 
 /* ---- text ---- */
 
-static const char *sinks_severity(enum alert_severity s)
-{
-	return s == ALERT_CRITICAL  ? "critical"
-	       : s == ALERT_WARNING ? "warning"
-				    : "info";
-}
-
 static const char *sinks_event(enum alert_event ev)
 {
 	return ev == ALERT_EV_FIRED	 ? "fired"
@@ -125,56 +120,6 @@ static const char *sinks_state(const struct sinks_item *it)
 	if (it->report[0])
 		return it->report;
 	return it->ev == ALERT_EV_RESOLVED ? "resolved" : "firing";
-}
-
-/* A JSON string: ", \ and control characters escaped (\u00XX), valid
- * UTF-8 copied, any other byte U+FFFD. */
-static void sinks_json_str(struct evbuffer *b, const char *src)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t n = strlen(src);
-
-	evbuffer_add(b, "\"", 1);
-	while (n) {
-		size_t k = text_utf8_len(s, n);
-
-		if (k == 1 && (*s < 0x20 || *s == 0x7f))
-			evbuffer_add_printf(b, "\\u%04x", *s);
-		else if (k == 1 && (*s == '"' || *s == '\\'))
-			evbuffer_add_printf(b, "\\%c", *s);
-		else if (k >= 1)
-			evbuffer_add(b, s, k);
-		else
-			evbuffer_add(b, "\xef\xbf\xbd", 3);
-		if (!k)
-			k = 1;
-		s += k;
-		n -= k;
-	}
-	evbuffer_add(b, "\"", 1);
-}
-
-/* "key":"value" with a leading comma unless first. */
-static void sinks_json_kv(struct evbuffer *b, int first, const char *key,
-			  const char *val)
-{
-	evbuffer_add_printf(b, "%s\"%s\":", first ? "" : ",", key);
-	sinks_json_str(b, val);
-}
-
-/* RFC 3339 UTC with milliseconds; "" for 0 when zero is NULL, else zero. */
-static void sinks_time(char *buf, size_t len, uint64_t ms, const char *zero)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	size_t n;
-
-	if (!ms || !gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "%s", zero ? zero : "");
-		return;
-	}
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03uZ", (unsigned)(ms % 1000));
 }
 
 static uint64_t sinks_now_ms(void)
@@ -333,7 +278,7 @@ static void sinks_journal(const struct alert *a, enum alert_event ev)
 	bad |= sinks_field(iov, &n, "SYSLOG_IDENTIFIER=ring-coordinator");
 	bad |= sinks_field(iov, &n, "RING_ALERT=%s", rule);
 	bad |= sinks_field(iov, &n, "RING_SEVERITY=%s",
-			   sinks_severity(a->severity));
+			   alert_text_severity(a->severity));
 	bad |= sinks_field(iov, &n, "RING_STATE=%s",
 			   ev == ALERT_EV_RESOLVED ? "resolved" : "firing");
 	bad |= sinks_field(iov, &n, "RING_SUBJECT=%s", subject);
@@ -361,29 +306,29 @@ static void sinks_cmd_json(const struct sinks *s, const struct sinks_item *it,
 	const struct alert *a = &it->a;
 	char first[40], last[40], resolved[40];
 
-	sinks_time(first, sizeof(first), a->first_seen_ms, NULL);
-	sinks_time(last, sizeof(last), a->last_seen_ms, NULL);
-	sinks_time(resolved, sizeof(resolved), a->resolved_ms, NULL);
+	json_text_time(first, sizeof(first), a->first_seen_ms, NULL);
+	json_text_time(last, sizeof(last), a->last_seen_ms, NULL);
+	json_text_time(resolved, sizeof(resolved), a->resolved_ms, NULL);
 	evbuffer_add(b, "{", 1);
-	sinks_json_kv(b, 1, "rule", a->rule);
-	sinks_json_kv(b, 0, "event",
-		      it->report[0] ? "report" : sinks_event(it->ev));
-	sinks_json_kv(b, 0, "state", sinks_state(it));
-	sinks_json_kv(b, 0, "severity", sinks_severity(a->severity));
-	sinks_json_kv(b, 0, "subject", a->subject);
-	sinks_json_kv(b, 0, "node", a->node);
-	sinks_json_kv(b, 0, "edge", a->edge);
-	sinks_json_kv(b, 0, "message", sinks_text(a, it->ev));
+	json_text_kv(b, 1, "rule", a->rule);
+	json_text_kv(b, 0, "event",
+		     it->report[0] ? "report" : sinks_event(it->ev));
+	json_text_kv(b, 0, "state", sinks_state(it));
+	json_text_kv(b, 0, "severity", alert_text_severity(a->severity));
+	json_text_kv(b, 0, "subject", a->subject);
+	json_text_kv(b, 0, "node", a->node);
+	json_text_kv(b, 0, "edge", a->edge);
+	json_text_kv(b, 0, "message", sinks_text(a, it->ev));
 	if (it->ev == ALERT_EV_RESOLVED)
-		sinks_json_kv(b, 0, "firing_message", a->message);
-	sinks_json_kv(b, 0, "first_seen", first);
-	sinks_json_kv(b, 0, "last_seen", last);
+		json_text_kv(b, 0, "firing_message", a->message);
+	json_text_kv(b, 0, "first_seen", first);
+	json_text_kv(b, 0, "last_seen", last);
 	if (a->resolved_ms)
-		sinks_json_kv(b, 0, "resolved", resolved);
+		json_text_kv(b, 0, "resolved", resolved);
 	else
 		evbuffer_add_printf(b, ",\"resolved\":null");
 	evbuffer_add_printf(b, ",\"flaps\":%u", (unsigned)a->flaps);
-	sinks_json_kv(b, 0, "coordinator", s->coordinator);
+	json_text_kv(b, 0, "coordinator", s->coordinator);
 	evbuffer_add(b, "}\n", 2);
 }
 
@@ -421,7 +366,7 @@ static int sinks_cmd_env(const struct sinks *s, const struct sinks_item *it,
 		{"RING_EVENT", it->report[0] ? "report" : sinks_event(it->ev)},
 		{"RING_STATE", sinks_state(it)},
 		{"RING_SEVERITY",
-		 it->report[0] ? it->report : sinks_severity(a->severity)},
+		 it->report[0] ? it->report : alert_text_severity(a->severity)},
 		{"RING_SUBJECT", a->subject},
 		{"RING_NODE", a->node},
 		{"RING_EDGE", a->edge},
@@ -432,8 +377,8 @@ static int sinks_cmd_env(const struct sinks *s, const struct sinks_item *it,
 	};
 	size_t n = 0;
 
-	sinks_time(first, sizeof(first), a->first_seen_ms, NULL);
-	sinks_time(resolved, sizeof(resolved), a->resolved_ms, NULL);
+	json_text_time(first, sizeof(first), a->first_seen_ms, NULL);
+	json_text_time(resolved, sizeof(resolved), a->resolved_ms, NULL);
 	env[0] = NULL;
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (sinks_env_add(env, &n, vars[i][0], vars[i][1]) < 0)
@@ -766,14 +711,14 @@ static void sinks_hook_labels(const struct sinks *s, const struct alert *a,
 			      struct evbuffer *b)
 {
 	evbuffer_add(b, "{", 1);
-	sinks_json_kv(b, 1, "alertname", a->rule);
-	sinks_json_kv(b, 0, "severity", sinks_severity(a->severity));
+	json_text_kv(b, 1, "alertname", a->rule);
+	json_text_kv(b, 0, "severity", alert_text_severity(a->severity));
 	if (*a->node)
-		sinks_json_kv(b, 0, "node", a->node);
+		json_text_kv(b, 0, "node", a->node);
 	if (*a->edge)
-		sinks_json_kv(b, 0, "edge", a->edge);
-	sinks_json_kv(b, 0, "subject", a->subject);
-	sinks_json_kv(b, 0, "coordinator", s->coordinator);
+		json_text_kv(b, 0, "edge", a->edge);
+	json_text_kv(b, 0, "subject", a->subject);
+	json_text_kv(b, 0, "coordinator", s->coordinator);
 	evbuffer_add(b, "}", 1);
 }
 
@@ -781,8 +726,8 @@ static void sinks_hook_annotations(const struct alert *a, enum alert_event ev,
 				   struct evbuffer *b)
 {
 	evbuffer_add(b, "{", 1);
-	sinks_json_kv(b, 1, "summary", a->message);
-	sinks_json_kv(b, 0, "description", sinks_text(a, ev));
+	json_text_kv(b, 1, "summary", a->message);
+	json_text_kv(b, 0, "description", sinks_text(a, ev));
 	evbuffer_add(b, "}", 1);
 }
 
@@ -794,39 +739,39 @@ static void sinks_hook_json(const struct sinks *s, const struct sinks_item *it,
 	char starts[40], ends[40], fp[20];
 	const char *state = sinks_state(it);
 
-	sinks_time(starts, sizeof(starts), a->first_seen_ms,
-		   "0001-01-01T00:00:00Z");
-	sinks_time(ends, sizeof(ends),
-		   it->ev == ALERT_EV_RESOLVED ? a->resolved_ms : 0,
-		   "0001-01-01T00:00:00Z");
+	json_text_time(starts, sizeof(starts), a->first_seen_ms,
+		       "0001-01-01T00:00:00Z");
+	json_text_time(ends, sizeof(ends),
+		       it->ev == ALERT_EV_RESOLVED ? a->resolved_ms : 0,
+		       "0001-01-01T00:00:00Z");
 	sinks_fingerprint(a, fp, sizeof(fp));
 	evbuffer_add_printf(b, "{\"version\":\"4\",\"groupKey\":");
 	{
 		char key[ALERTS_RULE_LEN + 32];
 
 		snprintf(key, sizeof(key), "{}:{alertname=\"%s\"}", a->rule);
-		sinks_json_str(b, key);
+		json_text_str(b, key);
 	}
 	evbuffer_add_printf(b, ",\"truncatedAlerts\":0");
-	sinks_json_kv(b, 0, "status", state);
-	sinks_json_kv(b, 0, "receiver", "ringd");
+	json_text_kv(b, 0, "status", state);
+	json_text_kv(b, 0, "receiver", "ringd");
 	evbuffer_add_printf(b, ",\"groupLabels\":{");
-	sinks_json_kv(b, 1, "alertname", a->rule);
+	json_text_kv(b, 1, "alertname", a->rule);
 	evbuffer_add_printf(b, "},\"commonLabels\":");
 	sinks_hook_labels(s, a, b);
 	evbuffer_add_printf(b, ",\"commonAnnotations\":");
 	sinks_hook_annotations(a, it->ev, b);
 	evbuffer_add_printf(b, ",\"externalURL\":\"\",\"alerts\":[");
 	evbuffer_add(b, "{", 1);
-	sinks_json_kv(b, 1, "status", state);
+	json_text_kv(b, 1, "status", state);
 	evbuffer_add_printf(b, ",\"labels\":");
 	sinks_hook_labels(s, a, b);
 	evbuffer_add_printf(b, ",\"annotations\":");
 	sinks_hook_annotations(a, it->ev, b);
-	sinks_json_kv(b, 0, "startsAt", starts);
-	sinks_json_kv(b, 0, "endsAt", ends);
-	sinks_json_kv(b, 0, "generatorURL", "");
-	sinks_json_kv(b, 0, "fingerprint", fp);
+	json_text_kv(b, 0, "startsAt", starts);
+	json_text_kv(b, 0, "endsAt", ends);
+	json_text_kv(b, 0, "generatorURL", "");
+	json_text_kv(b, 0, "fingerprint", fp);
 	evbuffer_add_printf(b, "}]}");
 }
 

@@ -1,6 +1,6 @@
 """A cable that loses rate between surveys, seen by the light checks'
 short bandwidth samples (issue: a halved cable went unnoticed for an
-hour): on the field notes' ring n1-n2-n4-n3, every cable shaped to
+hour): on the ring n1-n2-n4-n3 (the demo's), every cable shaped to
 1 Gbit, light checks every LIGHT_S, no periodic survey. A halved cable
 raises edge_degraded within one interval and resolves once restored, no
 survey; cuts, mends and agent restarts during light checks raise no
