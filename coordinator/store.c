@@ -619,14 +619,12 @@ out:
 	return ret;
 }
 
-int store_alert_save(struct store *s, const struct alert *a)
+/* Parameters 1-5 of an alert's row, the same in alerts and
+ * alert_episodes: rule, subject, node, edge, severity. */
+static int store_bind_alert_head(sqlite3_stmt *st, const struct alert *a)
 {
-	sqlite3_stmt *st = s->st[ST_ALERT_SAVE];
-	int rc;
+	int rc = store_bind_text(st, 1, a->rule, sizeof(a->rule));
 
-	if (store_begin(s, "save alert") < 0)
-		return -1;
-	rc = store_bind_text(st, 1, a->rule, sizeof(a->rule));
 	if (rc == SQLITE_OK)
 		rc = store_bind_text(st, 2, a->subject, sizeof(a->subject));
 	if (rc == SQLITE_OK)
@@ -635,6 +633,17 @@ int store_alert_save(struct store *s, const struct alert *a)
 		rc = store_bind_text(st, 4, a->edge, sizeof(a->edge));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int(st, 5, (int)a->severity);
+	return rc;
+}
+
+int store_alert_save(struct store *s, const struct alert *a)
+{
+	sqlite3_stmt *st = s->st[ST_ALERT_SAVE];
+	int rc;
+
+	if (store_begin(s, "save alert") < 0)
+		return -1;
+	rc = store_bind_alert_head(st, a);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int(st, 6, a->firing ? 1 : 0);
 	if (rc == SQLITE_OK)
@@ -892,15 +901,7 @@ int store_episode_add(struct store *s, const struct alert *a)
 
 	if (store_begin(s, "add alert episode") < 0)
 		return -1;
-	rc = store_bind_text(st, 1, a->rule, sizeof(a->rule));
-	if (rc == SQLITE_OK)
-		rc = store_bind_text(st, 2, a->subject, sizeof(a->subject));
-	if (rc == SQLITE_OK)
-		rc = store_bind_text(st, 3, a->node, sizeof(a->node));
-	if (rc == SQLITE_OK)
-		rc = store_bind_text(st, 4, a->edge, sizeof(a->edge));
-	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int(st, 5, (int)a->severity);
+	rc = store_bind_alert_head(st, a);
 	if (rc == SQLITE_OK)
 		rc = store_bind_text(st, 6, a->message, sizeof(a->message));
 	if (rc == SQLITE_OK)
