@@ -21,27 +21,20 @@ coordinator's namespace:
     of the edge's capacity (goal under 0.01%).
 """
 
-import http.client
 import json
 import os
-import re
 import shutil
 import statistics
 import tempfile
 import time
 
 import cluster as cl  # noqa: E402  (bench.py set sys.path)
+from amtest import am_active, am_received, am_start  # noqa: E402
 from ringtest import shape_ring, surveyed  # noqa: E402
 
 RING = ["n1", "n2", "n4", "n3"]
 AM_PORT = 19393
 QUIET = ("watchdog", "coordinator_restarted")
-AM_CONF = """route:
-  receiver: none
-  group_wait: 1s
-receivers:
-  - name: none
-"""
 
 
 def _progress(msg):
@@ -50,33 +43,10 @@ def _progress(msg):
     sys.stderr.flush()
 
 
-def _get(c, path):
-    s = cl.socket_in(c.ns("coord"))
-    try:
-        s.settimeout(5)
-        s.connect(("127.0.0.1", AM_PORT))
-        conn = http.client.HTTPConnection("127.0.0.1", AM_PORT, timeout=5)
-        conn.sock = s
-        conn.request("GET", path)
-        r = conn.getresponse()
-        return r.status, r.read().decode(errors="replace")
-    finally:
-        s.close()
 
 
-def _am_active(c):
-    st, body = _get(c, "/api/v2/alerts")
-    if st != 200:
-        return {}
-    return {(a["labels"].get("alertname"), a["labels"].get("subject")): a
-            for a in json.loads(body)}
 
 
-def _am_received(c, status):
-    st, body = _get(c, "/metrics")
-    return sum(float(m) for m in re.findall(
-        r'^alertmanager_alerts_received_total\{[^}]*status="%s"[^}]*\} '
-        r'(\S+)$' % status, body, re.M))
 
 
 def _episodes(r):
@@ -90,28 +60,17 @@ def alerting_bench(args, prefix):
     res = {"error": None, "cut": [], "mend": [], "restarts": [],
            "hold_s": args.alerting_hold, "cuts": args.cuts, "bytes": None,
            "light_s": args.alerting_light}
-    d = tempfile.mkdtemp(prefix="ringd-bench-am-")
-    os.chmod(d, 0o755)
-    am = shutil.which("prometheus-alertmanager")
-    if not am:
+    if not shutil.which("prometheus-alertmanager"):
         res["error"] = "prometheus-alertmanager not installed " \
             "(make bench-deps)"
         return res
+    d = tempfile.mkdtemp(prefix="ringd-bench-am-")
+    os.chmod(d, 0o755)
     c = cl.Cluster(RING, prefix)
-    conf = os.path.join(d, "am.yml")
-    with open(conf, "w") as f:
-        f.write(AM_CONF)
 
     def prepare(c):
         shape_ring(c, "1gbit")
-        os.makedirs(os.path.join(d, "am"), exist_ok=True)
-        c.spawn("coord", [am, "--config.file=" + conf,
-                          "--storage.path=" + os.path.join(d, "am"),
-                          "--web.listen-address=127.0.0.1:%d" % AM_PORT,
-                          "--cluster.listen-address="],
-                os.path.join(d, "am.log"), name="alertmanager")
-        cl.wait_for(lambda: _get(c, "/-/ready")[0] == 200, 30,
-                    "alertmanager ready")
+        am_start(c, d, AM_PORT)
     extra = ["alert_hold_down %ds" % args.alerting_hold,
              "alertmanager_url http://127.0.0.1:%d" % AM_PORT,
              "alertmanager_resend_interval 10s",
@@ -125,20 +84,20 @@ def alerting_bench(args, prefix):
                         "healthy before the cuts")
             key = ("cable_down", "n1-n2")
             for i in range(args.cuts):
-                resolved0 = _am_received(c, "resolved")
+                resolved0 = am_received(c, AM_PORT, "resolved")
                 t0 = time.time()
                 c.cut("n1", "n2")
-                cl.wait_for(lambda: key in _am_active(c), 10,
+                cl.wait_for(lambda: key in am_active(c, AM_PORT), 10,
                             "cable_down at Alertmanager", interval=0.02)
                 res["cut"].append(time.time() - t0)
                 t1 = time.time()
                 c.restore("n1", "n2")
-                cl.wait_for(lambda: key not in _am_active(c),
+                cl.wait_for(lambda: key not in am_active(c, AM_PORT),
                             args.alerting_hold + 15,
                             "cable_down resolved at Alertmanager",
                             interval=0.02)
                 res["mend"].append(time.time() - t1)
-                if _am_received(c, "resolved") <= resolved0:
+                if am_received(c, AM_PORT, "resolved") <= resolved0:
                     raise cl.ClusterError("cut %d: gone from Alertmanager "
                                           "without a posted resolution" %
                                           (i + 1))
@@ -150,8 +109,8 @@ def alerting_bench(args, prefix):
                             30, "healthy again")
             for i in range(args.alerting_restarts):
                 before = _episodes(r)
-                fired0 = _am_received(c, "firing")
-                active0 = set(k for k in _am_active(c) if k[0] not in QUIET)
+                fired0 = am_received(c, AM_PORT, "firing")
+                active0 = set(k for k in am_active(c, AM_PORT) if k[0] not in QUIET)
                 r.coord.signal(15 if i % 2 == 0 else 9)
                 r.coord.wait(10)
                 r.start_coordinator()
@@ -162,7 +121,7 @@ def alerting_bench(args, prefix):
                             60, "healthy after the restart")
                 time.sleep(args.alerting_hold + 2)
                 new = _episodes(r) - before
-                active = set(k for k in _am_active(c)
+                active = set(k for k in am_active(c, AM_PORT)
                              if k[0] not in QUIET) - active0
                 # Resends of the watchdog count as received firing
                 # alerts: only the alerts listed are judged.
@@ -170,7 +129,7 @@ def alerting_bench(args, prefix):
                     "signal": 15 if i % 2 == 0 else 9,
                     "false": len(new) + len(active),
                     "what": sorted(new) + sorted(active),
-                    "am_firing_posts": _am_received(c, "firing") - fired0})
+                    "am_firing_posts": am_received(c, AM_PORT, "firing") - fired0})
                 _progress("restart %d/%d (signal %d): %d false alerts" % (
                     i + 1, args.alerting_restarts,
                     res["restarts"][-1]["signal"],
@@ -232,7 +191,11 @@ def alerting_report(args, res, out):
                 w("    signal %d: %s" % (x["signal"], x["what"]))
     if res["bytes"]:
         per = res["bytes"]["per_edge_hour"]
-        if per:
+        if per and not any(per):
+            w("  light checks' own bytes: no check fell in the %.0f s "
+              "window: no verdict (lengthen --alerting-window)" %
+              res["bytes"]["span_s"])
+        elif per:
             scale = res["light_s"] / 600.0
             at_default = [p * scale for p in per]
             cap = 1e9 / 8 * 3600

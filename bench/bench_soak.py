@@ -23,7 +23,6 @@ Counted (measured):
     (after the resend interval).
 """
 
-import http.client
 import json
 import os
 import random
@@ -34,6 +33,7 @@ import threading
 import time
 
 import cluster as cl  # noqa: E402  (bench.py set sys.path)
+from amtest import am_active, am_start  # noqa: E402
 from ringtest import edge_name, shape_ring, surveyed  # noqa: E402
 
 RING = ["n1", "n2", "n3", "n4", "n5", "n6"]
@@ -42,12 +42,6 @@ HOLD_S = 5
 LIGHT_S = 15
 AM_PORT = 19493
 QUIET = ("watchdog", "coordinator_restarted")
-AM_CONF = """route:
-  receiver: none
-  group_wait: 1s
-receivers:
-  - name: none
-"""
 
 
 def _progress(msg):
@@ -98,19 +92,6 @@ class _Sampler(threading.Thread):
             self.stop_ev.wait(0.5)
 
 
-def _am_active(c):
-    s = cl.socket_in(c.ns("coord"))
-    try:
-        s.settimeout(5)
-        s.connect(("127.0.0.1", AM_PORT))
-        conn = http.client.HTTPConnection("127.0.0.1", AM_PORT, timeout=5)
-        conn.sock = s
-        conn.request("GET", "/api/v2/alerts")
-        r = conn.getresponse()
-        return {(a["labels"].get("alertname"), a["labels"].get("subject"))
-                for a in json.loads(r.read())}
-    finally:
-        s.close()
 
 
 def soak_bench(args, prefix):
@@ -120,21 +101,13 @@ def soak_bench(args, prefix):
     am = shutil.which("prometheus-alertmanager")
     d = tempfile.mkdtemp(prefix="ringd-bench-soak-")
     os.chmod(d, 0o755)
-    conf = os.path.join(d, "am.yml")
-    with open(conf, "w") as f:
-        f.write(AM_CONF)
     rng = random.Random(args.soak_seed)
     c = cl.Cluster(RING, prefix)
 
     def prepare(c):
         shape_ring(c, RATE)
         if am:
-            os.makedirs(os.path.join(d, "am"), exist_ok=True)
-            c.spawn("coord", [am, "--config.file=" + conf,
-                              "--storage.path=" + os.path.join(d, "am"),
-                              "--web.listen-address=127.0.0.1:%d" % AM_PORT,
-                              "--cluster.listen-address="],
-                    os.path.join(d, "am.log"), name="alertmanager")
+            am_start(c, d, AM_PORT)
     extra = ["alert_hold_down %ds" % HOLD_S, "relearn_timeout 20s",
              "light_check_interval %ds" % LIGHT_S, "recheck_settle 3s"]
     if am:
@@ -215,7 +188,7 @@ def soak_bench(args, prefix):
             if am:
                 time.sleep(12)  # a resend interval: AM agrees by then
                 mine = _counting(r.status_doc().get("alerts", []))
-                res["am_extra"] = sorted(x for x in _am_active(c)
+                res["am_extra"] = sorted(x for x in am_active(c, AM_PORT)
                                          if x[0] not in QUIET and
                                          x not in mine)
             p = r.ringctl("alerts", "--all", "--since",
