@@ -135,7 +135,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit integration integration-run fuzz fuzz-smoke demo demo-down rdma-check systemd-check \
+.PHONY: all clean check unit integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down rdma-check systemd-check \
 	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -273,7 +273,8 @@ prometheus-check:
 CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
-	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "deb-check:deb-check" \
+	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "soak-check:soak (3 min)" \
+	"deb-check:deb-check" \
 	"rdma-check:rdma-check" "systemd-check:systemd-check"
 check: test-deps
 	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
@@ -298,6 +299,24 @@ check: test-deps
 		set -- $$1 $$(($$2 + $$3)) $$3; fi; \
 	echo "check: $$1 passed, $$2 failed"; \
 	exit $$rc
+
+# A fault soak (tests/soak/README.md): the sanitizer builds on an 8-node
+# emulated ring with a real Alertmanager, a random fault every ~60 s.
+# Not part of `make check`, which runs the 3-minute soak-check instead.
+SOAK_MINUTES ?= 30
+soak: test-deps
+	$(MAKE) BUILD=build/asan SANITIZE=1 all
+	$(MAKE) BUILD=build all
+	$(PYTHON) tests/soak/soak.py --bin $(CURDIR)/build/asan/bin \
+		--plain-bin $(CURDIR)/build/bin --minutes $(SOAK_MINUTES)
+soak-check:
+	@$(CHECK_RECORD); mkdir -p build/soak; log=build/soak/soak.log; \
+	{ $(PYTHON) tests/soak/soak.py --bin $(CURDIR)/build/asan/bin \
+		--plain-bin $(CURDIR)/build/bin --minutes 3; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+	rc=$$(cat $$log.rc); n=$$(grep -c '^[0-9]' $$log || true); \
+	if [ $$rc = 0 ]; then rec "soak (3 min): passed ($$n faults; build/soak/soak.log)" "1 0 0"; \
+	else bad=$$(grep -a -E 'FAILED$$| NO |ERROR:|false alarm:' $$log | cut -c1-100 | paste -sd';' -); \
+		rec "soak (3 min): FAILED ($$bad; build/soak/soak.log)" "0 1 0"; exit 1; fi
 
 # The verbs engine against a real kernel RDMA stack: Debian's kernel with
 # soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md).
