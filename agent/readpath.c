@@ -94,8 +94,9 @@ int readpath_check(const char (*roots)[AGENT_CONF_PATH_LEN], unsigned n,
 		return -1;
 	}
 	if (len < 0) {
-		snprintf(why, wlen, "'%.64s...' is too long (at most %zu bytes)",
-			 path, nlen - 1);
+		snprintf(why, wlen,
+			 "'%.64s...' is too long (at most %zu bytes)", path,
+			 nlen - 1);
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -111,7 +112,7 @@ int readpath_check(const char (*roots)[AGENT_CONF_PATH_LEN], unsigned n,
 		rl = readpath_normalise(roots[i], r, sizeof(r));
 		if (rl < 0)
 			continue; /* agent_conf refuses these: never matches */
-		if (rl == 1) { /* "/" */
+		if (rl == 1) {	  /* "/" */
 			*root = i;
 			*rel = 1;
 			return 0;

@@ -30,18 +30,17 @@
 
 static int readtest_workers; /* atomic */
 
-int readtest_path_check(const struct agent_conf *c, const char *path,
-			char *why, size_t wlen)
+int readtest_path_check(const struct agent_conf *c, const char *path, char *why,
+			size_t wlen)
 {
 	char norm[PATH_MAX];
 	unsigned root;
 	size_t rel;
 
-	return readpath_check(c ? (const char(*)[AGENT_CONF_PATH_LEN])
-					  c->read_paths
-				: NULL,
-			      c ? c->n_read_paths : 0, path, norm,
-			      sizeof(norm), &root, &rel, why, wlen);
+	return readpath_check(
+		c ? (const char(*)[AGENT_CONF_PATH_LEN])c->read_paths : NULL,
+		c ? c->n_read_paths : 0, path, norm, sizeof(norm), &root, &rel,
+		why, wlen);
 }
 
 static double readtest_now(void)

@@ -40,8 +40,8 @@ struct readtest_result {
 /* The text check of readpath.h against c's read_path (c NULL = none),
  * touching no filesystem: for the event loop, so that an outside path is
  * refused at once. 0, or -1 with why. */
-int readtest_path_check(const struct agent_conf *c, const char *path,
-			char *why, size_t wlen);
+int readtest_path_check(const struct agent_conf *c, const char *path, char *why,
+			size_t wlen);
 
 /* The text check against roots (n_roots of them), then path opened
  * beneath its root (readpath_open) and read, a regular file or a

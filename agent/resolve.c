@@ -21,7 +21,7 @@
  * loop's again once it joined the worker. */
 struct resolve_slot {
 	struct resolve *r;
-	int root;    /* a slot for root's lookups */
+	int root; /* a slot for root's lookups */
 	pthread_t tid;
 	int running; /* a worker exists and is not joined */
 	int done;    /* atomic: the worker wrote its result */

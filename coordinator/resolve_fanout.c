@@ -151,12 +151,10 @@ static void rf_reply(const Ring__Envelope *env, int err, void *arg)
 	rf_slot_done(s);
 }
 
-struct resolve_fanout *resolve_fanout_start(struct event_base *base,
-					    const struct call_iface *ci,
-					    struct node *const *nodes,
-					    unsigned n, const char *name,
-					    int for_root, resolve_fanout_cb cb,
-					    void *arg)
+struct resolve_fanout *
+resolve_fanout_start(struct event_base *base, const struct call_iface *ci,
+		     struct node *const *nodes, unsigned n, const char *name,
+		     int for_root, resolve_fanout_cb cb, void *arg)
 {
 	struct resolve_fanout *f = calloc(1, sizeof(*f));
 	Ring__Envelope req = RING__ENVELOPE__INIT;

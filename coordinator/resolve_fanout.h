@@ -23,12 +23,10 @@ typedef void (*resolve_fanout_cb)(const Ring__ResolveReply *rep, void *arg);
  * (checked by the caller) for root or not (for_root: the requester the
  * agents count it under). NULL on out of memory; otherwise cb runs once,
  * always from the loop, never inside this call. */
-struct resolve_fanout *resolve_fanout_start(struct event_base *base,
-					    const struct call_iface *ci,
-					    struct node *const *nodes,
-					    unsigned n, const char *name,
-					    int for_root, resolve_fanout_cb cb,
-					    void *arg);
+struct resolve_fanout *
+resolve_fanout_start(struct event_base *base, const struct call_iface *ci,
+		     struct node *const *nodes, unsigned n, const char *name,
+		     int for_root, resolve_fanout_cb cb, void *arg);
 /* Forget it: cb never runs. */
 void resolve_fanout_cancel(struct resolve_fanout *f);
 

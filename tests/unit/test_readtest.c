@@ -119,8 +119,9 @@ static void test_containment(void **state)
 	struct agent_conf *c = calloc(1, sizeof(*c));
 	char p[PATH_MAX], why[512], why2[512];
 	static const char *const outside[] = {
-		"/root/.bashrc", "/root/no-such-file-here", "/etc/hostname",
-		"/etc/no-such-file-here", "/proc/self/cwd", "/proc/1/root",
+		"/root/.bashrc",  "/root/no-such-file-here",
+		"/etc/hostname",  "/etc/no-such-file-here",
+		"/proc/self/cwd", "/proc/1/root",
 	};
 
 	assert_non_null(c);
@@ -297,8 +298,7 @@ static void test_swap_race(void **state)
 	for (int walk = 0; walk < 2; walk++) {
 		readpath_use_openat2(!walk);
 		sw.stop = 0;
-		assert_int_equal(pthread_create(&tid, NULL, swap_loop, &sw),
-				 0);
+		assert_int_equal(pthread_create(&tid, NULL, swap_loop, &sw), 0);
 		for (int i = 0; i < 3000; i++) {
 			if (fx_read(c, p, r) == 0) {
 				assert_int_equal(r->bytes, 4096);
@@ -431,8 +431,8 @@ static void test_read(void **state)
 	assert_true(r->seconds > 0);
 	assert_true(r->device[0] != '\0');
 	/* Bounded: 1 MiB + 1 of it, exactly. */
-	assert_int_equal(readtest_read(roots, 1, f->file, (1u << 20) + 1,
-				       10000, &stop, r),
+	assert_int_equal(readtest_read(roots, 1, f->file, (1u << 20) + 1, 10000,
+				       &stop, r),
 			 0);
 	assert_int_equal(r->bytes, (1u << 20) + 1);
 	assert_false(r->stopped_at_time);
@@ -446,8 +446,8 @@ static void test_read(void **state)
 	/* An empty directory: nothing to read, said. */
 	snprintf(p, sizeof(p), "%s/empty", f->ok);
 	assert_int_equal(mkdir(p, 0700), 0);
-	assert_int_equal(readtest_read(roots, 1, p, 1ull << 30, 10000, &stop, r),
-			 -1);
+	assert_int_equal(
+		readtest_read(roots, 1, p, 1ull << 30, 10000, &stop, r), -1);
 	assert_non_null(strstr(r->error, "nothing to read"));
 	/* Stopped from outside: ends after the first block. */
 	stop = 1;

@@ -161,8 +161,7 @@ static void test_agent_lookup(void **state)
 	assert_non_null(strstr(s.text, "for root"));
 	while (s.n < 5)
 		event_base_loop(base, EVLOOP_ONCE);
-	assert_int_equal(s.replied,
-			 (1ull << 20) | (1ull << 22) | (1ull << 23));
+	assert_int_equal(s.replied, (1ull << 20) | (1ull << 22) | (1ull << 23));
 
 	/* Not a lookup: not this module's. */
 	env.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
