@@ -272,13 +272,15 @@ def test_swapped_middle_directory_never_reads_outside(fx):
                 if b:
                     measured.append(b)
                 else:
-                    refused.append(n.get("note"))
+                    refused.append((n["node"], n.get("note")))
     finally:
         stop.set()
         t.join(5)
         # Leave mid a directory for a rerun.
         if os.path.islink(os.path.join(race, "mid")):
             libc.renameat2(-100, mid, -100, link.encode(), 2)
+    print("swap race: %d swaps, %d measured, %d refused" % (
+        swaps[0], len(measured), len(refused)))
     assert swaps[0] > 0
     assert OUTSIDE_BYTES not in measured, (measured, refused[:5])
     assert all(b == INSIDE_BYTES for b in measured), measured
