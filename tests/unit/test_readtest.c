@@ -244,6 +244,13 @@ static void test_open(void **state)
 		assert_int_equal(r->bytes, 0);
 	}
 	readpath_use_openat2(1);
+	/* A read_path that is itself a symlink (out/in -> ok), given with a
+	 * trailing slash: the operator's link is followed to the root. */
+	snprintf(p, sizeof(p), "%s/in/", f->out);
+	fx_conf(c, p);
+	snprintf(p, sizeof(p), "%s/in/w.bin", f->out);
+	assert_int_equal(fx_read(c, p, r), 0);
+	assert_int_equal(r->bytes, (8u << 20) + 100);
 	free(r);
 	free(c);
 }
