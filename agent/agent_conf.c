@@ -277,23 +277,31 @@ static int agent_conf_rdma_memory(struct cfg_ctx *ctx, int argc, char **argv,
 			      &c->rdma_max_total_memory);
 }
 
-/* Where read tests may read: absolute, so that what is allowed does not
- * depend on the daemon's working directory; resolved (realpath) per
- * request, so a symlink swapped in later cannot widen it. */
+/* Where read tests may read: absolute and without "..", so that what is
+ * allowed does not depend on the daemon's working directory and a
+ * request is matched against it by text alone (readpath.c); nothing is
+ * resolved here: each request opens the root afresh, beneath which no
+ * link may lead out. */
 static int agent_conf_read_path(struct cfg_ctx *ctx, int argc, char **argv,
 				void *arg)
 {
 	struct agent_conf *c = arg;
+	const char *p = argv[1];
 
 	(void)argc;
-	if (argv[1][0] != '/')
+	if (p[0] != '/')
 		return cfg_error(ctx, "'%s': '%s' is not an absolute path",
-				 argv[0], argv[1]);
+				 argv[0], p);
+	for (const char *q = p; (q = strstr(q, "..")); q += 2)
+		if (q[-1] == '/' && (q[2] == '/' || q[2] == '\0'))
+			return cfg_error(ctx,
+					 "'%s': '%s' has a '..' component "
+					 "(give the directory without one)",
+					 argv[0], p);
 	if (c->n_read_paths >= AGENT_CONF_MAX_READ_PATHS)
 		return cfg_error(ctx, "'%s': too many paths (max %d)", argv[0],
 				 AGENT_CONF_MAX_READ_PATHS);
-	if (cfg_copy_string(ctx, argv[0], argv[1],
-			    c->read_paths[c->n_read_paths],
+	if (cfg_copy_string(ctx, argv[0], p, c->read_paths[c->n_read_paths],
 			    sizeof(c->read_paths[0])) < 0)
 		return -1;
 	c->n_read_paths++;

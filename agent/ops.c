@@ -1000,8 +1000,8 @@ static void ops_read_done(const struct readtest_result *r, void *arg)
 	struct timespec ts;
 
 	if (*r->refused) {
-		/* Refused by the worker's path check: an error, as before
-		 * the check moved off the loop. */
+		/* Refused by the worker (not found below read_path, a link
+		 * leading out, ...): an error, not a result. */
 		log_info("read test %s refused: %s", r->path, r->refused);
 		op->rt = NULL; /* frees itself after this returns */
 		o->n_read--;
@@ -1047,8 +1047,9 @@ static void ops_read(struct ops *o, uint64_t id, const Ring__ReadTestRequest *r)
 		ops_error(o, id, "%s", why);
 		return;
 	}
-	/* Only what needs no filesystem here; the worker resolves. */
-	if (readtest_path_precheck(o->conf, r->path, why, sizeof(why)) < 0) {
+	/* The path's text only, no filesystem here: an outside path is
+	 * refused at once; the worker opens it beneath its root. */
+	if (readtest_path_check(o->conf, r->path, why, sizeof(why)) < 0) {
 		ops_error_code(o, id, RING__ERROR_CODE__ERROR_PERMISSION,
 			       "read test: %s", why);
 		return;

@@ -1,5 +1,6 @@
 /* Read tests: see readtest.h. Read-only by construction: every open is
- * O_RDONLY|O_NOFOLLOW, and only below a resolved read_path. */
+ * O_RDONLY, beneath a read_path (readpath.c), never through a symlink
+ * that leaves it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "readpath.h"
 #include "readtest.h"
 
 /* O_DIRECT wants offsets and sizes in multiples of the logical block;
@@ -28,84 +30,17 @@
 
 static int readtest_workers; /* atomic */
 
-/* The refusals that need no filesystem access. */
-static int readtest_precheck_n(unsigned n, const char *path, char *why,
-			       size_t wlen)
+int readtest_path_check(const struct agent_conf *c, const char *path, char *why,
+			size_t wlen)
 {
-	if (n == 0) {
-		snprintf(why, wlen,
-			 "read tests are off on this node: agent.conf has no "
-			 "read_path (add 'read_path DIR' for the directories "
-			 "it may read)");
-		return -1;
-	}
-	if (!path || path[0] != '/') {
-		snprintf(why, wlen, "'%.256s' is not an absolute path",
-			 path ? path : "");
-		return -1;
-	}
-	return 0;
-}
+	char norm[PATH_MAX];
+	unsigned root;
+	size_t rel;
 
-int readtest_path_precheck(const struct agent_conf *c, const char *path,
-			   char *why, size_t wlen)
-{
-	return readtest_precheck_n(c ? c->n_read_paths : 0, path, why, wlen);
-}
-
-/* readtest_path_check on a list of roots (the worker's own copy). */
-static int readtest_roots_check(const char (*roots)[AGENT_CONF_PATH_LEN],
-				unsigned n, const char *path, char *resolved,
-				size_t rlen, char *why, size_t wlen)
-{
-	char real[PATH_MAX], root[PATH_MAX];
-	size_t used = 0;
-	char list[400] = "";
-
-	if (readtest_precheck_n(n, path, why, wlen) < 0)
-		return -1;
-	if (!realpath(path, real)) {
-		snprintf(why, wlen, "%.256s: %s", path, strerror(errno));
-		return -1;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		size_t k;
-
-		used += (size_t)snprintf(
-			list + used,
-			used < sizeof(list) ? sizeof(list) - used : 0, "%s%s",
-			i ? ", " : "", roots[i]);
-		if (used >= sizeof(list))
-			used = sizeof(list);
-		/* The root resolved now: a symlinked read_path means its
-		 * target, and a resolved path must be inside that. */
-		if (!realpath(roots[i], root))
-			continue;
-		k = strlen(root);
-		if (!strcmp(root, "/") ||
-		    (!strncmp(real, root, k) &&
-		     (real[k] == '\0' || real[k] == '/'))) {
-			if (strlen(real) >= rlen) {
-				snprintf(why, wlen, "%.256s: path too long",
-					 path);
-				return -1;
-			}
-			memcpy(resolved, real, strlen(real) + 1);
-			return 0;
-		}
-	}
-	snprintf(why, wlen,
-		 "%.256s (resolved: %.256s) is outside read_path (%s)", path,
-		 real, list);
-	return -1;
-}
-
-int readtest_path_check(const struct agent_conf *c, const char *path,
-			char *resolved, size_t rlen, char *why, size_t wlen)
-{
-	return readtest_roots_check(c ? c->read_paths : NULL,
-				    c ? c->n_read_paths : 0, path, resolved,
-				    rlen, why, wlen);
+	return readpath_check(
+		c ? (const char(*)[AGENT_CONF_PATH_LEN])c->read_paths : NULL,
+		c ? c->n_read_paths : 0, path, norm, sizeof(norm), &root, &rel,
+		why, wlen);
 }
 
 static double readtest_now(void)
@@ -153,31 +88,22 @@ static int readtest_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One file from dirfd (AT_FDCWD for an absolute name): 0, 1 when the
- * test is over (bytes, time or stop), -1 with r->error. */
-static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
+/* O_DIRECT on an open file where its filesystem takes it: 1, else 0. */
+static int readtest_direct(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) == 0;
+}
+
+/* One open file (fd is taken and closed), name for messages: 0, 1 when
+ * the test is over (bytes, time or stop), -1 with r->error. */
+static int readtest_file(struct readtest_ctx *c, int fd, const char *name)
 {
 	struct readtest_result *r = c->r;
-	int fd, direct = 1, ret = 0;
+	int direct, ret = 0;
 	struct stat st;
 
-	/* O_NONBLOCK: what was a regular file at stat may be a FIFO by now,
-	 * and opening that would wait for a writer; on a regular file it
-	 * changes nothing. */
-	fd = openat(dirfd, name,
-		    O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
-			    O_NONBLOCK);
-	if (fd < 0 && errno == EINVAL) {
-		direct = 0;
-		fd = openat(dirfd, name,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
-				    O_NONBLOCK);
-	}
-	if (fd < 0) {
-		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
-			 strerror(errno));
-		return -1;
-	}
 	if (fstat(fd, &st) < 0) {
 		snprintf(r->error, sizeof(r->error), "%.200s: %s", name,
 			 strerror(errno));
@@ -190,6 +116,7 @@ static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
 		close(fd);
 		return -1;
 	}
+	direct = readtest_direct(fd);
 	for (;;) {
 		uint64_t left = c->max_bytes - r->bytes;
 		size_t want = READTEST_BLOCK;
@@ -205,7 +132,7 @@ static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0 && errno == EINVAL && direct) {
-			/* The filesystem took O_DIRECT at open but not here. */
+			/* The filesystem took O_DIRECT at fcntl but not here. */
 			int fl = fcntl(fd, F_GETFL);
 
 			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0) {
@@ -247,21 +174,21 @@ static int readtest_file(struct readtest_ctx *c, int dirfd, const char *name)
 	return ret;
 }
 
-/* A directory's regular files (not recursive), sorted by name. */
-static int readtest_dir(struct readtest_ctx *c, const char *path)
+/* An open directory's regular files (not recursive), sorted by name; dfd
+ * is taken and closed. Each entry is one name opened with O_NOFOLLOW from
+ * dfd: a symlink swapped in is refused, nothing leaves the directory. */
+static int readtest_dir(struct readtest_ctx *c, int dfd, const char *path)
 {
 	struct readtest_result *r = c->r;
 	char **names = NULL;
 	size_t n = 0;
-	int dfd, ret = 0;
+	int ret = 0;
 	DIR *d;
 
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
+	if (!(d = fdopendir(dfd))) {
 		snprintf(r->error, sizeof(r->error), "%.200s: %s", path,
 			 strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
+		close(dfd);
 		return -1;
 	}
 	names = calloc(READTEST_MAX_FILES, sizeof(*names));
@@ -285,8 +212,21 @@ static int readtest_dir(struct readtest_ctx *c, const char *path)
 		n++;
 	}
 	qsort(names, n, sizeof(*names), readtest_cmp);
-	for (size_t i = 0; i < n && ret == 0; i++)
-		ret = readtest_file(c, dfd, names[i]);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		/* O_NONBLOCK: what was a regular file at fstatat may be a
+		 * FIFO by now, and opening that would wait for a writer. */
+		int fd = openat(dfd, names[i],
+				O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+					O_NONBLOCK);
+
+		if (fd < 0) {
+			snprintf(r->error, sizeof(r->error), "%.200s: %s",
+				 names[i], strerror(errno));
+			ret = -1;
+			break;
+		}
+		ret = readtest_file(c, fd, names[i]);
+	}
 	if (ret > 0)
 		ret = 0;
 out:
@@ -297,47 +237,66 @@ out:
 	return ret;
 }
 
-int readtest_read(const char *resolved, uint64_t max_bytes, unsigned max_ms,
+int readtest_read(const char (*roots)[AGENT_CONF_PATH_LEN], unsigned n_roots,
+		  const char *path, uint64_t max_bytes, unsigned max_ms,
 		  const int *stop, struct readtest_result *r)
 {
 	struct readtest_ctx c = {.max_bytes = max_bytes, .stop = stop, .r = r};
+	char norm[PATH_MAX];
 	struct statfs sf;
 	struct stat st;
 	const char *fs;
-	int ret;
+	unsigned root;
+	size_t rel;
+	int fd, ret;
 
 	memset(r, 0, sizeof(*r));
 	r->direct = 1;
-	snprintf(r->path, sizeof(r->path), "%s", resolved);
+	snprintf(r->path, sizeof(r->path), "%s", path ? path : "");
+	/* The text first: an outside path is refused before anything is
+	 * looked at, in words that are the same whether it exists. */
+	if (readpath_check(roots, n_roots, path, norm, sizeof(norm), &root,
+			   &rel, r->refused, sizeof(r->refused)) < 0)
+		return -1;
+	snprintf(r->path, sizeof(r->path), "%s", norm);
 	if (!max_bytes || !max_ms) {
 		snprintf(r->error, sizeof(r->error),
 			 "max_bytes and max_ms must be more than 0");
 		return -1;
 	}
-	if (stat(resolved, &st) < 0) {
-		snprintf(r->error, sizeof(r->error), "%.200s: %s", resolved,
+	/* O_NONBLOCK: a FIFO does not wait for a writer (refused below). */
+	fd = readpath_open(roots[root], norm + rel, path,
+			   O_RDONLY | O_NOCTTY | O_NONBLOCK, r->refused,
+			   sizeof(r->refused));
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		snprintf(r->error, sizeof(r->error), "%.200s: %s", norm,
 			 strerror(errno));
+		close(fd);
 		return -1;
 	}
 	snprintf(r->device, sizeof(r->device), "%u:%u", major(st.st_dev),
 		 minor(st.st_dev));
-	if (statfs(resolved, &sf) == 0 && (fs = readtest_fstype(sf.f_type)))
+	if (fstatfs(fd, &sf) == 0 && (fs = readtest_fstype(sf.f_type)))
 		snprintf(r->fstype, sizeof(r->fstype), "%s", fs);
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		snprintf(r->error, sizeof(r->error),
-			 "%.200s: not a regular file or a directory", resolved);
+			 "%.200s: not a regular file or a directory", norm);
+		close(fd);
 		return -1;
 	}
 	if (posix_memalign(&c.buf, READTEST_ALIGN, READTEST_BLOCK)) {
 		snprintf(r->error, sizeof(r->error), "out of memory");
+		close(fd);
 		return -1;
 	}
 	c.t0 = readtest_now();
 	c.deadline = c.t0 + max_ms / 1000.0;
 	if (S_ISDIR(st.st_mode))
-		ret = readtest_dir(&c, resolved);
+		ret = readtest_dir(&c, fd, norm);
 	else
-		ret = readtest_file(&c, AT_FDCWD, resolved) < 0 ? -1 : 0;
+		ret = readtest_file(&c, fd, norm) < 0 ? -1 : 0;
 	r->seconds = readtest_now() - c.t0;
 	free(c.buf);
 	if (ret == 0 && r->bytes == 0) {
@@ -345,7 +304,7 @@ int readtest_read(const char *resolved, uint64_t max_bytes, unsigned max_ms,
 			 "%.200s: nothing to read (empty, or a directory "
 			 "without regular files; subdirectories are not "
 			 "read)",
-			 resolved);
+			 norm);
 		ret = -1;
 	}
 	return ret;
@@ -353,7 +312,7 @@ int readtest_read(const char *resolved, uint64_t max_bytes, unsigned max_ms,
 
 /* Who frees a test: the loop after the worker said it finished, or the
  * worker itself when the loop gave up on it first (readtest_free while it
- * runs: a read or realpath on a hung filesystem would stall the loop in
+ * runs: an open or read on a hung filesystem would stall the loop in
  * pthread_join). */
 enum readtest_state {
 	READTEST_RUNNING,
@@ -367,9 +326,9 @@ struct readtest {
 	int stop;
 	int state; /* enum readtest_state, atomic */
 	struct event *ev;
-	char path[PATH_MAX]; /* as asked; resolved by the worker */
+	char path[PATH_MAX]; /* as asked; checked and opened by the worker */
 	/* The roots copied at start: the loop may reload agent.conf while
-	 * the worker resolves against them. */
+	 * the worker opens beneath them. */
 	char roots[AGENT_CONF_MAX_READ_PATHS][AGENT_CONF_PATH_LEN];
 	unsigned n_roots;
 	uint64_t max_bytes;
@@ -382,19 +341,13 @@ struct readtest {
 static void *readtest_worker(void *arg)
 {
 	struct readtest *t = arg;
-	char resolved[PATH_MAX];
 	uint64_t one = 1;
 
-	/* realpath here, not in the loop: a hung filesystem stalls this
-	 * thread only. */
-	if (readtest_roots_check((const char(*)[AGENT_CONF_PATH_LEN])t->roots,
-				 t->n_roots, t->path, resolved,
-				 sizeof(resolved), t->res.refused,
-				 sizeof(t->res.refused)) < 0)
-		snprintf(t->res.path, sizeof(t->res.path), "%s", t->path);
-	else
-		(void)readtest_read(resolved, t->max_bytes, t->max_ms, &t->stop,
-				    &t->res);
+	/* Every filesystem access here, not on the loop: a hung filesystem
+	 * stalls this thread only. */
+	(void)readtest_read((const char(*)[AGENT_CONF_PATH_LEN])t->roots,
+			    t->n_roots, t->path, t->max_bytes, t->max_ms,
+			    &t->stop, &t->res);
 	__atomic_sub_fetch(&readtest_workers, 1, __ATOMIC_ACQ_REL);
 	if (__atomic_exchange_n(&t->state, READTEST_FINISHED,
 				__ATOMIC_ACQ_REL) == READTEST_ORPHANED) {

@@ -1,11 +1,10 @@
-/* Host-name lookups in a worker thread (see resolve.h). */
+/* Host-name lookups in worker threads (see resolve.h). */
 #include "resolve.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +15,37 @@
 #include "log.h"
 #include "text.h"
 
-struct resolve {
-	struct event_base *base;
-	const char *node;
-	ops_send_fn send;
-	void *arg;
-	int efd;
-	struct event *ev;
+#define RESOLVE_SLOTS (RESOLVE_SLOTS_ROOT + RESOLVE_SLOTS_OTHER)
+
+/* One lookup: the loop's until started, the worker's until done, the
+ * loop's again once it joined the worker. */
+struct resolve_slot {
+	struct resolve *r;
+	int root; /* a slot for root's lookups */
 	pthread_t tid;
 	int running; /* a worker exists and is not joined */
+	int done;    /* atomic: the worker wrote its result */
 	int answer;  /* 0: the session that asked is gone */
 	uint64_t id;
 	char name[TEXT_HOST_NAME_MAX + 1];
-	/* the worker's result, read after the eventfd says it is done */
 	char addrs[RESOLVE_MAX_ADDRS][INET6_ADDRSTRLEN];
 	size_t n;
 	char error[256];
 };
 
+struct resolve {
+	struct event_base *base;
+	const char *node;
+	ops_send_fn send;
+	void *arg;
+	int efd; /* any worker done */
+	struct event *ev;
+	struct resolve_slot slot[RESOLVE_SLOTS];
+};
+
 static void *resolve_worker(void *arg)
 {
-	struct resolve *r = arg;
+	struct resolve_slot *s = arg;
 	struct addrinfo hints, *res = NULL;
 	uint64_t one = 1;
 	int e;
@@ -44,11 +53,11 @@ static void *resolve_worker(void *arg)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM; /* one entry per address */
-	e = getaddrinfo(r->name, NULL, &hints, &res);
+	e = getaddrinfo(s->name, NULL, &hints, &res);
 	if (e)
-		snprintf(r->error, sizeof(r->error), "%s",
+		snprintf(s->error, sizeof(s->error), "%s",
 			 e == EAI_SYSTEM ? strerror(errno) : gai_strerror(e));
-	for (struct addrinfo *ai = res; ai && r->n < RESOLVE_MAX_ADDRS;
+	for (struct addrinfo *ai = res; ai && s->n < RESOLVE_MAX_ADDRS;
 	     ai = ai->ai_next) {
 		const void *a =
 			ai->ai_family == AF_INET
@@ -60,34 +69,35 @@ static void *resolve_worker(void *arg)
 					  ->sin6_addr;
 
 		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
-		    inet_ntop(ai->ai_family, a, r->addrs[r->n],
-			      sizeof(r->addrs[r->n])))
-			r->n++;
+		    inet_ntop(ai->ai_family, a, s->addrs[s->n],
+			      sizeof(s->addrs[s->n])))
+			s->n++;
 	}
 	if (res)
 		freeaddrinfo(res);
-	if (write(r->efd, &one, sizeof(one)) < 0)
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	if (write(s->r->efd, &one, sizeof(one)) < 0)
 		log_warn("resolve: eventfd write");
 	return NULL;
 }
 
-static void resolve_reply(struct resolve *r)
+static void resolve_reply(struct resolve *r, struct resolve_slot *s)
 {
 	Ring__ResolveReply rep = RING__RESOLVE_REPLY__INIT;
 	Ring__NodeResolve nr = RING__NODE_RESOLVE__INIT, *nrp = &nr;
 	char *addrs[RESOLVE_MAX_ADDRS];
 
-	for (size_t i = 0; i < r->n; i++)
-		addrs[i] = r->addrs[i];
+	for (size_t i = 0; i < s->n; i++)
+		addrs[i] = s->addrs[i];
 	nr.node = (char *)r->node;
 	nr.addresses = addrs;
-	nr.n_addresses = r->n;
-	nr.error = r->error;
+	nr.n_addresses = s->n;
+	nr.error = s->error;
 	nr.answered = 1;
-	rep.name = r->name;
+	rep.name = s->name;
 	rep.nodes = &nrp;
 	rep.n_nodes = 1;
-	r->send(r->arg, r->id, RING__ENVELOPE__BODY_RESOLVE_REPLY, &rep);
+	r->send(r->arg, s->id, RING__ENVELOPE__BODY_RESOLVE_REPLY, &rep);
 }
 
 static void resolve_on_done(evutil_socket_t fd, short what, void *arg)
@@ -98,14 +108,19 @@ static void resolve_on_done(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		log_warn("resolve: eventfd read");
-	if (!r->running)
-		return;
-	pthread_join(r->tid, NULL);
-	r->running = 0;
-	log_debug("ops", "resolve %s: %zu addresses%s%s", r->name, r->n,
-		  *r->error ? ", " : "", r->error);
-	if (r->answer)
-		resolve_reply(r);
+	for (int i = 0; i < RESOLVE_SLOTS; i++) {
+		struct resolve_slot *s = &r->slot[i];
+
+		if (!s->running || !__atomic_load_n(&s->done, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_join(s->tid, NULL);
+		s->running = 0;
+		log_debug("ops", "resolve %s for %s: %zu addresses%s%s",
+			  s->name, s->root ? "root" : "others", s->n,
+			  *s->error ? ", " : "", s->error);
+		if (s->answer)
+			resolve_reply(r, s);
+	}
 }
 
 struct resolve *resolve_new(struct event_base *base, const char *node,
@@ -119,6 +134,10 @@ struct resolve *resolve_new(struct event_base *base, const char *node,
 	r->node = node;
 	r->send = send;
 	r->arg = arg;
+	for (int i = 0; i < RESOLVE_SLOTS; i++) {
+		r->slot[i].r = r;
+		r->slot[i].root = i < RESOLVE_SLOTS_ROOT;
+	}
 	r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r->efd < 0)
 		goto fail;
@@ -149,8 +168,9 @@ static void resolve_refuse(struct resolve *r, uint64_t id, const char *why)
 int resolve_handle(struct resolve *r, const Ring__Envelope *env)
 {
 	const Ring__ResolveRequest *req = env->resolve_request;
+	struct resolve_slot *s = NULL;
 	char why[160];
-	int e;
+	int e, root;
 
 	if (env->body_case != RING__ENVELOPE__BODY_RESOLVE_REQUEST)
 		return 0;
@@ -158,39 +178,51 @@ int resolve_handle(struct resolve *r, const Ring__Envelope *env)
 		resolve_refuse(r, env->request_id, why);
 		return 1;
 	}
-	if (r->running) {
-		resolve_refuse(r, env->request_id,
-			       "busy: a host-name lookup is running");
+	/* Unknown (an older coordinator): not root's, whoever asked. */
+	root = req->requester == RING__REQUESTER__REQUESTER_ROOT;
+	for (int i = 0; i < RESOLVE_SLOTS && !s; i++)
+		if (r->slot[i].root == root && !r->slot[i].running)
+			s = &r->slot[i];
+	if (!s) {
+		snprintf(why, sizeof(why),
+			 "busy: %d host-name lookups for %s are running (at "
+			 "most %d; root's and the others' are counted apart)",
+			 root ? RESOLVE_SLOTS_ROOT : RESOLVE_SLOTS_OTHER,
+			 root ? "root" : "non-root users",
+			 root ? RESOLVE_SLOTS_ROOT : RESOLVE_SLOTS_OTHER);
+		resolve_refuse(r, env->request_id, why);
 		return 1;
 	}
-	snprintf(r->name, sizeof(r->name), "%s", req->name);
-	r->id = env->request_id;
-	r->n = 0;
-	r->error[0] = '\0';
-	r->answer = 1;
-	e = pthread_create(&r->tid, NULL, resolve_worker, r);
+	snprintf(s->name, sizeof(s->name), "%s", req->name);
+	s->id = env->request_id;
+	s->n = 0;
+	s->error[0] = '\0';
+	s->answer = 1;
+	__atomic_store_n(&s->done, 0, __ATOMIC_RELAXED);
+	e = pthread_create(&s->tid, NULL, resolve_worker, s);
 	if (e) {
 		snprintf(why, sizeof(why), "cannot start a lookup: %s",
 			 strerror(e));
 		resolve_refuse(r, env->request_id, why);
 		return 1;
 	}
-	r->running = 1;
+	s->running = 1;
 	return 1;
 }
 
 void resolve_cancel(struct resolve *r)
 {
-	if (r)
-		r->answer = 0;
+	for (int i = 0; r && i < RESOLVE_SLOTS; i++)
+		r->slot[i].answer = 0;
 }
 
 void resolve_free(struct resolve *r)
 {
 	if (!r)
 		return;
-	if (r->running)
-		pthread_join(r->tid, NULL);
+	for (int i = 0; i < RESOLVE_SLOTS; i++)
+		if (r->slot[i].running)
+			pthread_join(r->slot[i].tid, NULL);
 	event_free(r->ev);
 	close(r->efd);
 	free(r);

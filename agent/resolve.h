@@ -1,7 +1,10 @@
 /* The agent's host-name lookups for the coordinator (ResolveRequest): the
  * system resolver (getaddrinfo: /etc/hosts, nsswitch, DNS) as a launcher
- * on this node would use it. getaddrinfo blocks, so it runs in a worker
- * thread; one lookup at a time, a second is refused as busy. */
+ * on this node would use it. getaddrinfo blocks, so each runs in a worker
+ * thread. Lookups for root (the request's requester, set by the
+ * coordinator) and for everyone else have slots of their own, so the
+ * control group's lookups, however slow, never make root's busy; beyond
+ * its class's slots a lookup is refused as busy at once (no queue). */
 #ifndef RING_RESOLVE_H
 #define RING_RESOLVE_H
 
@@ -13,6 +16,10 @@
 #include "ring.pb-c.h"
 
 #define RESOLVE_MAX_ADDRS 16
+/* Lookups running at once, per requester class: at most 3 threads, each
+ * ended by the resolver's own timeouts. */
+#define RESOLVE_SLOTS_ROOT 2
+#define RESOLVE_SLOTS_OTHER 1
 
 struct resolve;
 
@@ -24,7 +31,8 @@ struct resolve *resolve_new(struct event_base *base, const char *node,
 int resolve_handle(struct resolve *r, const Ring__Envelope *env);
 /* The session ended: a lookup in flight is answered to nobody. */
 void resolve_cancel(struct resolve *r);
-/* Waits for a lookup in flight (the resolver's own timeouts bound it). */
+/* Waits for the lookups in flight (the resolver's own timeouts bound
+ * them). */
 void resolve_free(struct resolve *r);
 
 #endif

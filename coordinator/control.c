@@ -45,6 +45,10 @@
 /* Slots the control group can never take: root's `ringctl` always gets in. */
 #define CONTROL_ROOT_RESERVE 16
 #define CONTROL_MAX_PER_UID 8
+/* Host-name lookups on every node (ResolveRequest) in flight for users
+ * other than root: one per user, this many for them all (the agents keep
+ * root's apart as well). */
+#define CONTROL_GROUP_LOOKUPS 4
 /* A control request is a few hundred bytes; agents' max_frame (1 MiB) would
  * let each client park a megabyte. */
 #define CONTROL_MAX_FRAME (64u << 10)
@@ -944,7 +948,8 @@ static void control_resolve_done(const Ring__ResolveReply *rep, void *arg)
 }
 
 /* A host name looked up on every node, as a launcher there would: read
- * only, for the socket's group too; one at a time per client. */
+ * only, for the socket's group too; one at a time per client, and for the
+ * group one per user and CONTROL_GROUP_LOOKUPS in all. */
 static void control_resolve(struct client *cl, uint64_t id,
 			    const Ring__ResolveRequest *req)
 {
@@ -964,6 +969,26 @@ static void control_resolve(struct client *cl, uint64_t id,
 				"one request at a time per client");
 		return;
 	}
+	if (cl->uid != 0) {
+		const struct client *o;
+		unsigned mine = 0, group = 0;
+
+		LIST_FOREACH(o, &co->clients, link)
+		{
+			mine += o->resolve && o->uid == cl->uid;
+			group += o->resolve && o->uid != 0;
+		}
+		if (mine || group >= CONTROL_GROUP_LOOKUPS) {
+			conn_send_error(
+				cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"busy: %u host-name lookups by users other "
+				"than root are running (one per user, %d in "
+				"all); try again when yours has answered",
+				group, CONTROL_GROUP_LOOKUPS);
+			return;
+		}
+	}
 	nodes = nodes_sorted(co->nodes, &n);
 	if (!nodes && n) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
@@ -971,9 +996,10 @@ static void control_resolve(struct client *cl, uint64_t id,
 		return;
 	}
 	cl->resolve_id = id;
-	cl->resolve =
-		resolve_fanout_start(co->base, survey_calls(co->survey), nodes,
-				     n, req->name, control_resolve_done, cl);
+	/* The requester from SO_PEERCRED, never from the request. */
+	cl->resolve = resolve_fanout_start(co->base, survey_calls(co->survey),
+					   nodes, n, req->name, cl->uid == 0,
+					   control_resolve_done, cl);
 	free(nodes);
 	if (!cl->resolve)
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,

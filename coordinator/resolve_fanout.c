@@ -151,11 +151,10 @@ static void rf_reply(const Ring__Envelope *env, int err, void *arg)
 	rf_slot_done(s);
 }
 
-struct resolve_fanout *resolve_fanout_start(struct event_base *base,
-					    const struct call_iface *ci,
-					    struct node *const *nodes,
-					    unsigned n, const char *name,
-					    resolve_fanout_cb cb, void *arg)
+struct resolve_fanout *
+resolve_fanout_start(struct event_base *base, const struct call_iface *ci,
+		     struct node *const *nodes, unsigned n, const char *name,
+		     int for_root, resolve_fanout_cb cb, void *arg)
 {
 	struct resolve_fanout *f = calloc(1, sizeof(*f));
 	Ring__Envelope req = RING__ENVELOPE__INIT;
@@ -175,6 +174,8 @@ struct resolve_fanout *resolve_fanout_start(struct event_base *base,
 	f->arg = arg;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	rr.name = f->name;
+	rr.requester = for_root ? RING__REQUESTER__REQUESTER_ROOT
+				: RING__REQUESTER__REQUESTER_OTHER;
 	req.body_case = RING__ENVELOPE__BODY_RESOLVE_REQUEST;
 	req.resolve_request = &rr;
 	f->busy = 1;

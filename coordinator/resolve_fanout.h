@@ -20,13 +20,13 @@ struct resolve_fanout;
 typedef void (*resolve_fanout_cb)(const Ring__ResolveReply *rep, void *arg);
 
 /* Ask the n nodes (sorted: the reply keeps their order) to resolve name
- * (checked by the caller). NULL on out of memory; otherwise cb runs once,
+ * (checked by the caller) for root or not (for_root: the requester the
+ * agents count it under). NULL on out of memory; otherwise cb runs once,
  * always from the loop, never inside this call. */
-struct resolve_fanout *resolve_fanout_start(struct event_base *base,
-					    const struct call_iface *ci,
-					    struct node *const *nodes,
-					    unsigned n, const char *name,
-					    resolve_fanout_cb cb, void *arg);
+struct resolve_fanout *
+resolve_fanout_start(struct event_base *base, const struct call_iface *ci,
+		     struct node *const *nodes, unsigned n, const char *name,
+		     int for_root, resolve_fanout_cb cb, void *arg);
 /* Forget it: cb never runs. */
 void resolve_fanout_cancel(struct resolve_fanout *f);
 

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,13 +17,16 @@
 #include "agent_conf.h"
 #include "cfg.h"
 #include "ops.h"
+#include "readpath.h"
 #include "readtest.h"
 #include "ring.pb-c.h"
 #include "testlimits.h"
 #include "testutil.h"
 
-/* Read tests on real files in a temp dir: containment after realpath
- * (symlinks in and out), the option, the bounds and a real read. */
+/* Read tests on real files in a temp dir: containment by the path's text
+ * (one refusal for every outside path), the open beneath the root
+ * (symlinks in and out, /proc magic links, a middle directory swapped for
+ * a link while reads run), the option, the bounds and a real read. */
 
 struct fx {
 	char dir[200];	/* the temp dir (resolved) */
@@ -87,18 +91,38 @@ static void fx_conf(struct agent_conf *c, const char *root)
 
 static int check(const struct agent_conf *c, const char *path, char *why)
 {
-	char resolved[PATH_MAX] = "";
-
 	why[0] = '\0';
-	return readtest_path_check(c, path, resolved, sizeof(resolved), why,
-				   512);
+	return readtest_path_check(c, path, why, 512);
 }
 
+/* why with every copy of path replaced by "PATH": two refusals compared
+ * for what they say beyond the path asked. */
+static void unpath(char *why, const char *path)
+{
+	char out[600] = "", *p = why, *q;
+	size_t k = strlen(path), used = 0;
+
+	while ((q = strstr(p, path))) {
+		used += (size_t)snprintf(out + used, sizeof(out) - used,
+					 "%.*sPATH", (int)(q - p), p);
+		p = q + k;
+	}
+	snprintf(out + used, sizeof(out) - used, "%s", p);
+	strcpy(why, out);
+}
+
+/* The text check: nothing outside the root is looked at, so an outside
+ * path that exists and one that does not get the same words. */
 static void test_containment(void **state)
 {
 	struct fx *f = *state;
 	struct agent_conf *c = calloc(1, sizeof(*c));
-	char p[PATH_MAX], why[512], resolved[PATH_MAX];
+	char p[PATH_MAX], why[512], why2[512];
+	static const char *const outside[] = {
+		"/root/.bashrc",  "/root/no-such-file-here",
+		"/etc/hostname",  "/etc/no-such-file-here",
+		"/proc/self/cwd", "/proc/1/root",
+	};
 
 	assert_non_null(c);
 	/* No read_path: every request refused, naming the option. */
@@ -109,43 +133,196 @@ static void test_containment(void **state)
 	assert_non_null(strstr(why, "read_path"));
 
 	fx_conf(c, f->ok);
-	assert_int_equal(readtest_path_check(c, f->file, resolved,
-					     sizeof(resolved), why,
-					     sizeof(why)),
-			 0);
-	assert_string_equal(resolved, f->file);
+	assert_int_equal(check(c, f->file, why), 0);
 	assert_int_equal(check(c, f->ok, why), 0); /* the root itself */
-	/* Outside, named with the option. */
+	snprintf(p, sizeof(p), "/%s/.//w.bin/", f->ok);
+	assert_int_equal(check(c, p, why), 0); /* "//", "." dropped */
+	/* Outside: one message, whatever is there. */
 	snprintf(p, sizeof(p), "%s/secret", f->out);
+	assert_int_equal(check(c, p, why2), -1);
+	assert_non_null(strstr(why2, "outside read_path"));
+	assert_non_null(strstr(why2, f->ok));
+	unpath(why2, p);
+	snprintf(p, sizeof(p), "%s/nope", f->out);
 	assert_int_equal(check(c, p, why), -1);
-	assert_non_null(strstr(why, "outside read_path"));
-	assert_non_null(strstr(why, f->ok));
-	/* A symlink inside pointing out: its target decides. */
-	snprintf(p, sizeof(p), "%s/escape/secret", f->ok);
-	assert_int_equal(check(c, p, why), -1);
-	assert_non_null(strstr(why, "outside read_path"));
-	/* .. out of the root. */
+	unpath(why, p);
+	assert_string_equal(why, why2);
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		assert_int_equal(check(c, outside[i], why), -1);
+		unpath(why, outside[i]);
+		assert_string_equal(why, why2);
+	}
+	/* .. refused by its text, inside or out. */
 	snprintf(p, sizeof(p), "%s/../out/secret", f->ok);
+	assert_int_equal(check(c, p, why), -1);
+	assert_non_null(strstr(why, "'..'"));
+	snprintf(p, sizeof(p), "%s/../ok/w.bin", f->ok);
 	assert_int_equal(check(c, p, why), -1);
 	/* A sibling sharing the root's prefix is not inside. */
 	snprintf(p, sizeof(p), "%s/okay", f->dir);
 	assert_int_equal(check(c, p, why), -1);
-	/* A symlink from outside into the root: the target is inside. */
+	assert_non_null(strstr(why, "outside read_path"));
+	/* A symlink from outside into the root: outside by its text. */
 	snprintf(p, sizeof(p), "%s/in/w.bin", f->out);
-	assert_int_equal(readtest_path_check(c, p, resolved, sizeof(resolved),
-					     why, sizeof(why)),
-			 0);
-	assert_string_equal(resolved, f->file);
-	/* Relative, missing. */
+	assert_int_equal(check(c, p, why), -1);
+	/* A symlink inside pointing out: inside by its text; the open
+	 * refuses it (test_open). */
+	snprintf(p, sizeof(p), "%s/escape/secret", f->ok);
+	assert_int_equal(check(c, p, why), 0);
+	/* Relative. */
 	assert_int_equal(check(c, "ok/w.bin", why), -1);
 	assert_non_null(strstr(why, "absolute"));
-	snprintf(p, sizeof(p), "%s/nope", f->ok);
-	assert_int_equal(check(c, p, why), -1);
-	assert_non_null(strstr(why, "No such file"));
-	/* A read_path that is itself a symlink: its target is the root. */
-	snprintf(p, sizeof(p), "%s/in", f->out);
+	/* A root of "/" holds every absolute path. */
+	fx_conf(c, "/");
+	assert_int_equal(check(c, "/etc/hostname", why), 0);
+	free(c);
+}
+
+static int fx_read(struct agent_conf *c, const char *path,
+		   struct readtest_result *r)
+{
+	int stop = 0;
+
+	return readtest_read((const char(*)[AGENT_CONF_PATH_LEN])c->read_paths,
+			     c->n_read_paths, path, 1ull << 30, 10000, &stop,
+			     r);
+}
+
+/* Opening beneath the root, with openat2 and with the walk that stands in
+ * for it on kernels without: a link out, a /proc magic link, a missing
+ * file; a link that stays inside is followed by openat2 only. */
+static void test_open(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct readtest_result *r = calloc(1, sizeof(*r));
+	char p[PATH_MAX];
+
+	assert_non_null(c);
+	assert_non_null(r);
+	/* ok/alias -> w.bin (stays inside); ok/up -> ../out/secret. */
+	snprintf(p, sizeof(p), "%s/alias", f->ok);
+	assert_int_equal(symlink("w.bin", p), 0);
+	snprintf(p, sizeof(p), "%s/up", f->ok);
+	assert_int_equal(symlink("../out/secret", p), 0);
+	for (int walk = 0; walk < 2; walk++) {
+		readpath_use_openat2(!walk);
+		fx_conf(c, f->ok);
+		assert_int_equal(fx_read(c, f->file, r), 0);
+		assert_int_equal(r->bytes, (8u << 20) + 100);
+		assert_string_equal(r->refused, "");
+		/* An absolute link out, a relative one climbing out. */
+		snprintf(p, sizeof(p), "%s/escape/secret", f->ok);
+		assert_int_equal(fx_read(c, p, r), -1);
+		assert_int_equal(r->bytes, 0);
+		assert_non_null(strstr(r->refused, walk ? "symbolic link"
+							: "leads outside"));
+		snprintf(p, sizeof(p), "%s/up", f->ok);
+		assert_int_equal(fx_read(c, p, r), -1);
+		assert_int_equal(r->bytes, 0);
+		assert_non_null(strstr(r->refused, "symbolic link"));
+		/* A link that stays inside. */
+		snprintf(p, sizeof(p), "%s/alias", f->ok);
+		if (walk) {
+			assert_int_equal(fx_read(c, p, r), -1);
+			assert_non_null(strstr(r->refused, "no openat2"));
+		} else {
+			assert_int_equal(fx_read(c, p, r), 0);
+			assert_int_equal(r->bytes, (8u << 20) + 100);
+		}
+		/* Missing, below the root: said so, without strerror. */
+		snprintf(p, sizeof(p), "%s/nope", f->ok);
+		assert_int_equal(fx_read(c, p, r), -1);
+		assert_non_null(strstr(r->refused, "not found"));
+		/* /proc as a root: its magic links lead nowhere. */
+		fx_conf(c, "/proc");
+		assert_int_equal(fx_read(c, "/proc/self/cwd", r), -1);
+		assert_string_not_equal(r->refused, "");
+		assert_int_equal(fx_read(c, "/proc/self/root/etc/hostname", r),
+				 -1);
+		assert_string_not_equal(r->refused, "");
+		assert_int_equal(r->bytes, 0);
+	}
+	readpath_use_openat2(1);
+	/* A read_path that is itself a symlink (out/in -> ok), given with a
+	 * trailing slash: the operator's link is followed to the root. */
+	snprintf(p, sizeof(p), "%s/in/", f->out);
 	fx_conf(c, p);
-	assert_int_equal(check(c, f->file, why), 0);
+	snprintf(p, sizeof(p), "%s/in/w.bin", f->out);
+	assert_int_equal(fx_read(c, p, r), 0);
+	assert_int_equal(r->bytes, (8u << 20) + 100);
+	free(r);
+	free(c);
+}
+
+struct swapper {
+	char a[PATH_MAX], b[PATH_MAX];
+	int stop;
+	unsigned long swaps;
+};
+
+static void *swap_loop(void *arg)
+{
+	struct swapper *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
+		if (renameat2(AT_FDCWD, s->a, AT_FDCWD, s->b,
+			      RENAME_EXCHANGE) == 0)
+			s->swaps++;
+	return NULL;
+}
+
+/* A middle directory swapped with a symlink to outside while reads run:
+ * no read ever comes from outside (its file has another size). */
+static void test_swap_race(void **state)
+{
+	struct fx *f = *state;
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	struct readtest_result *r = calloc(1, sizeof(*r));
+	struct swapper sw;
+	pthread_t tid;
+	char p[PATH_MAX], mid[512];
+	unsigned ok = 0, refused = 0;
+
+	assert_non_null(c);
+	assert_non_null(r);
+	memset(&sw, 0, sizeof(sw));
+	/* ok/race/mid/f.bin (4096 bytes) and out/f.bin (8192 bytes);
+	 * ok/race/link -> out, exchanged with mid all along. */
+	snprintf(p, sizeof(p), "%s/race", f->ok);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(mid, sizeof(mid), "%s/race/mid", f->ok);
+	assert_int_equal(mkdir(mid, 0700), 0);
+	snprintf(p, sizeof(p), "%s/f.bin", mid);
+	fx_write(p, 4096);
+	snprintf(p, sizeof(p), "%s/f.bin", f->out);
+	fx_write(p, 8192);
+	snprintf(sw.b, sizeof(sw.b), "%s/race/link", f->ok);
+	assert_int_equal(symlink(f->out, sw.b), 0);
+	snprintf(sw.a, sizeof(sw.a), "%s", mid);
+	fx_conf(c, f->ok);
+	snprintf(p, sizeof(p), "%s/f.bin", mid);
+	for (int walk = 0; walk < 2; walk++) {
+		readpath_use_openat2(!walk);
+		sw.stop = 0;
+		assert_int_equal(pthread_create(&tid, NULL, swap_loop, &sw), 0);
+		for (int i = 0; i < 3000; i++) {
+			if (fx_read(c, p, r) == 0) {
+				assert_int_equal(r->bytes, 4096);
+				ok++;
+			} else {
+				assert_int_equal(r->bytes, 0);
+				refused++;
+			}
+		}
+		__atomic_store_n(&sw.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(tid, NULL);
+	}
+	readpath_use_openat2(1);
+	assert_true(sw.swaps > 0);
+	assert_true(refused > 0); /* the race was run */
+	assert_true(ok > 0);
+	free(r);
 	free(c);
 }
 
@@ -176,6 +353,17 @@ static void test_conf(void **state)
 		agent_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx),
 		-1);
 	assert_int_equal(ctx.errors, 1);
+	/* ".." in a root: refused, a request is matched by its text. */
+	agent_conf_defaults(c);
+	memset(&ctx, 0, sizeof(ctx));
+	snprintf(text, sizeof(text),
+		 "coordinator c:1\nnode n1\nread_path /srv/../etc\n"
+		 "read_path /srv/..x/a..\n");
+	assert_int_equal(
+		agent_conf_load_buffer(c, "t.conf", text, strlen(text), &ctx),
+		-1);
+	assert_int_equal(ctx.errors, 1);
+	assert_int_equal(c->n_read_paths, 1); /* "..x", "a.." are names */
 
 	/* 17 paths: the 17th is refused. */
 	agent_conf_defaults(c);
@@ -230,41 +418,56 @@ static void test_read(void **state)
 {
 	struct fx *f = *state;
 	struct readtest_result *r = calloc(1, sizeof(*r));
+	struct agent_conf *c = calloc(1, sizeof(*c));
+	const char(*roots)[AGENT_CONF_PATH_LEN];
 	int stop = 0;
 	char p[PATH_MAX];
 
 	assert_non_null(r);
+	assert_non_null(c);
+	fx_conf(c, f->ok);
+	roots = (const char(*)[AGENT_CONF_PATH_LEN])c->read_paths;
 	/* The whole file: every byte counted, once. */
-	assert_int_equal(readtest_read(f->file, 1ull << 30, 10000, &stop, r),
-			 0);
+	assert_int_equal(
+		readtest_read(roots, 1, f->file, 1ull << 30, 10000, &stop, r),
+		0);
 	assert_string_equal(r->error, "");
+	assert_string_equal(r->path, f->file);
 	assert_int_equal(r->bytes, (8u << 20) + 100);
 	assert_int_equal(r->files, 1);
 	assert_true(r->seconds > 0);
 	assert_true(r->device[0] != '\0');
 	/* Bounded: 1 MiB + 1 of it, exactly. */
-	assert_int_equal(
-		readtest_read(f->file, (1u << 20) + 1, 10000, &stop, r), 0);
+	assert_int_equal(readtest_read(roots, 1, f->file, (1u << 20) + 1, 10000,
+				       &stop, r),
+			 0);
 	assert_int_equal(r->bytes, (1u << 20) + 1);
 	assert_false(r->stopped_at_time);
 	/* A directory: its regular files (the symlink is not followed). */
 	snprintf(p, sizeof(p), "%s/second.bin", f->ok);
 	fx_write(p, 4096);
-	assert_int_equal(readtest_read(f->ok, 1ull << 30, 10000, &stop, r), 0);
+	assert_int_equal(
+		readtest_read(roots, 1, f->ok, 1ull << 30, 10000, &stop, r), 0);
 	assert_int_equal(r->files, 2);
 	assert_int_equal(r->bytes, (8u << 20) + 100 + 4096);
 	/* An empty directory: nothing to read, said. */
-	snprintf(p, sizeof(p), "%s/okay", f->dir);
-	assert_int_equal(readtest_read(p, 1ull << 30, 10000, &stop, r), -1);
+	snprintf(p, sizeof(p), "%s/empty", f->ok);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_int_equal(
+		readtest_read(roots, 1, p, 1ull << 30, 10000, &stop, r), -1);
 	assert_non_null(strstr(r->error, "nothing to read"));
 	/* Stopped from outside: ends after the first block. */
 	stop = 1;
-	assert_int_equal(readtest_read(f->file, 1ull << 30, 10000, &stop, r),
-			 0);
+	assert_int_equal(
+		readtest_read(roots, 1, f->file, 1ull << 30, 10000, &stop, r),
+		0);
 	assert_int_equal(r->bytes, READTEST_BLOCK);
 	/* Not a file or directory. */
-	assert_int_equal(readtest_read("/dev/null", 1, 1000, &stop, r), -1);
+	fx_conf(c, "/dev");
+	assert_int_equal(
+		readtest_read(roots, 1, "/dev/null", 1, 1000, &stop, r), -1);
 	assert_non_null(strstr(r->error, "not a regular file"));
+	free(c);
 	free(r);
 }
 
@@ -356,29 +559,26 @@ static void test_ops(void **state)
 	assert_string_equal(g.text[1], "");
 	assert_int_equal(g.bytes[1], 3000000);
 	assert_int_equal(ops_running(o), 0);
-	/* Outside: refused naming read_path and the directory, by the
-	 * worker (realpath is off the loop), so the answer comes through
-	 * the loop, as an error with the permission code. */
+	/* Outside: refused on the loop at once, by the path's text, naming
+	 * read_path and the directory, with the permission code. */
 	snprintf(p, sizeof(p), "%s/secret", f->out);
 	ask(o, 4, p, 0);
-	assert_int_equal(g.n, 2);
-	assert_int_equal(ops_running(o), 1);
-	event_base_loop(g.base, EVLOOP_ONCE);
 	assert_int_equal(g.n, 3);
+	assert_int_equal(ops_running(o), 0);
 	assert_int_equal(g.type[2], RING__ENVELOPE__BODY_ERROR);
 	assert_int_equal(g.code[2], RING__ERROR_CODE__ERROR_PERMISSION);
 	assert_non_null(strstr(g.text[2], "read test: "));
 	assert_non_null(strstr(g.text[2], "outside read_path"));
 	assert_non_null(strstr(g.text[2], f->ok));
-	assert_int_equal(ops_running(o), 0);
-	/* Missing: the worker's realpath says so, same code. */
+	/* Missing below the root: the worker says so, same code. */
 	snprintf(p, sizeof(p), "%s/nope", f->ok);
 	ask(o, 6, p, 0);
 	assert_int_equal(g.n, 3);
+	assert_int_equal(ops_running(o), 1);
 	event_base_loop(g.base, EVLOOP_ONCE);
 	assert_int_equal(g.n, 4);
 	assert_int_equal(g.code[3], RING__ERROR_CODE__ERROR_PERMISSION);
-	assert_non_null(strstr(g.text[3], "No such file"));
+	assert_non_null(strstr(g.text[3], "not found"));
 	/* Cancelled while running (the session dropped): nothing answers,
 	 * nothing leaks. */
 	ask(o, 5, f->file, 0);
@@ -442,6 +642,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_containment, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_open, fx_setup,
+						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_swap_race, fx_setup,
 						fx_teardown),
 		cmocka_unit_test(test_conf),
 		cmocka_unit_test(test_bounds),

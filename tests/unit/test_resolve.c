@@ -28,6 +28,7 @@ struct sent {
 	char addrs[4][64];
 	size_t n_addrs;
 	int answered;
+	uint64_t replied; /* bit id % 64 of each ResolveReply */
 };
 
 static void sent_cb(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
@@ -45,6 +46,7 @@ static void sent_cb(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
 		const Ring__ResolveReply *r = body;
 		const Ring__NodeResolve *nr = r->nodes[0];
 
+		s->replied |= 1ull << (id % 64);
 		assert_int_equal(r->n_nodes, 1);
 		snprintf(s->node, sizeof(s->node), "%s", nr->node);
 		snprintf(s->text, sizeof(s->text), "%s", nr->error);
@@ -129,6 +131,38 @@ static void test_agent_lookup(void **state)
 		v4 |= !strcmp(s.addrs[i], "127.0.0.1");
 	assert_true(v4 || !strcmp(s.addrs[0], "::1"));
 
+	/* Root's lookups have slots of their own: a non-root flood (here
+	 * one slow-to-answer lookup holding the others' slot) never makes
+	 * root's busy; root's own are bounded too. An unknown requester (an
+	 * older coordinator) is not root. */
+	memset(&s, 0, sizeof(s));
+	env = request(20, &rr, "localhost");
+	rr.requester = RING__REQUESTER__REQUESTER_OTHER;
+	assert_int_equal(resolve_handle(r, &env), 1);
+	assert_int_equal(s.n, 0);
+	env = request(21, &rr, "localhost"); /* unknown: the others' */
+	assert_int_equal(resolve_handle(r, &env), 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.id, 21);
+	assert_non_null(strstr(s.text, "busy"));
+	assert_non_null(strstr(s.text, "non-root"));
+	for (uint64_t id = 22; id < 24; id++) {
+		env = request(id, &rr, "localhost");
+		rr.requester = RING__REQUESTER__REQUESTER_ROOT;
+		assert_int_equal(resolve_handle(r, &env), 1);
+		assert_int_equal(s.n, 1); /* accepted: nothing sent yet */
+	}
+	env = request(24, &rr, "localhost");
+	rr.requester = RING__REQUESTER__REQUESTER_ROOT;
+	assert_int_equal(resolve_handle(r, &env), 1);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.id, 24);
+	assert_non_null(strstr(s.text, "busy"));
+	assert_non_null(strstr(s.text, "for root"));
+	while (s.n < 5)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(s.replied, (1ull << 20) | (1ull << 22) | (1ull << 23));
+
 	/* Not a lookup: not this module's. */
 	env.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	assert_int_equal(resolve_handle(r, &env), 0);
@@ -148,6 +182,7 @@ struct fan {
 	struct tc tc;
 	struct event_base *base;
 	int done;
+	int for_root;
 	Ring__ResolveReply *rep;
 };
 
@@ -167,7 +202,7 @@ static struct resolve_fanout *fan_start(struct fan *f, struct node ***nodes,
 {
 	*nodes = nodes_sorted(f->table, n);
 	return resolve_fanout_start(f->base, &f->tc.ci, *nodes, *n, "n1",
-				    fan_cb, f);
+				    f->for_root, fan_cb, f);
 }
 
 static void fan_answer(struct fan *f, const char *node, const char *addr,
@@ -224,6 +259,11 @@ static void test_fanout(void **state)
 		tc_get(&f.tc, "n2", RING__ENVELOPE__BODY_RESOLVE_REQUEST, 1)
 			->req->resolve_request->name,
 		"n1");
+	/* Not root's (for_root 0): the agents count it with the others. */
+	assert_int_equal(
+		tc_get(&f.tc, "n2", RING__ENVELOPE__BODY_RESOLVE_REQUEST, 1)
+			->req->resolve_request->requester,
+		RING__REQUESTER__REQUESTER_OTHER);
 	fan_answer(&f, "n1", "192.168.0.11", NULL);
 	fan_answer(&f, "n2", NULL, "Name or service not known");
 	assert_int_equal(f.done, 0);
@@ -247,8 +287,13 @@ static void test_fanout(void **state)
 	/* A timeout and a refusal are "not asked"; a cancel ends it all
 	 * without a callback. */
 	memset(&f.done, 0, sizeof(f.done));
+	f.for_root = 1;
 	rf = fan_start(&f, &nodes, &n);
 	free(nodes);
+	assert_int_equal(
+		tc_get(&f.tc, "n1", RING__ENVELOPE__BODY_RESOLVE_REQUEST, 2)
+			->req->resolve_request->requester,
+		RING__REQUESTER__REQUESTER_ROOT);
 	tc_fail(tc_get(&f.tc, "n1", RING__ENVELOPE__BODY_RESOLVE_REQUEST, 2),
 		-ETIMEDOUT);
 	tc_error(&f.tc,
