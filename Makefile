@@ -312,7 +312,7 @@ soak: test-deps
 soak-check:
 	@$(CHECK_RECORD); mkdir -p build/soak; log=build/soak/soak.log; \
 	{ $(PYTHON) tests/soak/soak.py --bin $(CURDIR)/build/asan/bin \
-		--plain-bin $(CURDIR)/build/bin --minutes 3; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
+		--plain-bin $(CURDIR)/build/bin --minutes 3 --record build/soak/samples.json; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
 	rc=$$(cat $$log.rc); n=$$(grep -c '^[0-9]' $$log || true); \
 	if [ $$rc = 0 ]; then rec "soak (3 min): passed ($$n faults; build/soak/soak.log)" "1 0 0"; \
 	else bad=$$(grep -a -E 'FAILED$$| NO |ERROR:|false alarm:' $$log | cut -c1-100 | paste -sd';' -); \
