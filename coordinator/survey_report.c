@@ -1072,11 +1072,13 @@ void sv_report(struct survey *sv)
 		snprintf(sv->failure, sizeof(sv->failure),
 			 "no result: out of memory assembling the topology");
 	sv_report_failure(sv);
-	log_info("survey done (%s): %s of %u nodes (%zu set apart, not "
-		 "cabled into the ring), %u edges measured in %d rounds, %.1f s "
-		 "(tests alone: %.1f s)",
-		 sv->reason, top.kind, sv->n_nodes, top.n_strays, sv->n_meas,
-		 sv->n_rounds, top.survey_wall_s, sv->tests_sum_s);
+	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
+		 "rounds, %.1f s (tests alone: %.1f s)",
+		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
+		 top.survey_wall_s, sv->tests_sum_s);
+	for (size_t i = 0; i < top.n_strays; i++)
+		log_info("survey: %s set apart (%s): %s", top.strays[i]->node,
+			 top.strays[i]->reason, top.strays[i]->text);
 	topo_result_free(&res);
 	ar_free(&ar);
 }

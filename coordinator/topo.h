@@ -104,12 +104,11 @@ enum topo_direction {
  * for the lowest name. Only two-sided (or verified) links make adjacency;
  * one-sided ones are anomalies. With several components, one is the
  * ring's and the others are strays (set apart, the ring classified
- * alone) when: the known members (in->member, rank0) all lie in one
- * component of two nodes or more; or, none known, the largest component
- * is alone the largest and a whole ring by itself. Otherwise (members in
- * several components: a cut ring, an isolated member) the class is split
- * over every node, as without strays. 0, or -1 with errno (ENOMEM,
- * EINVAL). */
+ * alone) when the known members (in->member, rank0) all lie in one
+ * component of two nodes or more. Otherwise (members in several
+ * components: a cut ring, an isolated member; or none known) the class
+ * is split over every node, as without strays. 0, or -1 with errno
+ * (ENOMEM, EINVAL). */
 int topo_analyse(const struct topo_input *in, int rank0,
 		 enum topo_direction dir, struct topo_result *out);
 void topo_result_free(struct topo_result *r);
