@@ -739,9 +739,10 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
 			return -1;
 		ring__stray_node__init(s);
 		s->node = sv->nodes[me].name;
-		s->reason = (char *)topo_stray_reason_name(
-			res->strays[i].reason);
-		s->neighbours = ar_alloc(ar, (sv->n_links + 1) * sizeof(char *));
+		s->reason =
+			(char *)topo_stray_reason_name(res->strays[i].reason);
+		s->neighbours =
+			ar_alloc(ar, (sv->n_links + 1) * sizeof(char *));
 		if (!s->neighbours)
 			return -1;
 		for (unsigned k = 0; k < sv->n_links; k++) {
@@ -763,19 +764,20 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
 					who + used, sizeof(who) - used, "%s%s",
 					used ? ", " : "", sv->nodes[o].name);
 		}
-		s->text = s->n_neighbours
-				  ? ar_printf(ar,
-					      "%s is not cabled into the ring: "
-					      "its cables reach only %s, "
-					      "outside it; set apart, the ring "
-					      "is classified without it",
-					      s->node, who)
-				  : ar_printf(ar,
-					      "%s is not cabled into the ring: "
-					      "no cable both ends of which were "
-					      "heard; set apart, the ring is "
-					      "classified without it",
-					      s->node);
+		s->text =
+			s->n_neighbours
+				? ar_printf(ar,
+					    "%s is not cabled into the ring: "
+					    "its cables reach only %s, "
+					    "outside it; set apart, the ring "
+					    "is classified without it",
+					    s->node, who)
+				: ar_printf(ar,
+					    "%s is not cabled into the ring: "
+					    "no cable both ends of which were "
+					    "heard; set apart, the ring is "
+					    "classified without it",
+					    s->node);
 		top->strays[top->n_strays++] = s;
 	}
 	return 0;
@@ -1001,10 +1003,10 @@ void sv_report(struct survey *sv)
 	for (unsigned i = 0; ok && i < sv->n_links; i++) {
 		/* Cross pairs of twins are no edge (a finding says so); a
 		 * stray's cables are listed with it. */
-		Ring__Edge *e = sv->links[i].cross ||
-						sv_link_stray(sv, &sv->links[i])
-					? NULL
-					: sv_edge_msg(sv, &ar, &sv->links[i]);
+		Ring__Edge *e =
+			sv->links[i].cross || sv_link_stray(sv, &sv->links[i])
+				? NULL
+				: sv_edge_msg(sv, &ar, &sv->links[i]);
 
 		edge_of_link[i] = e ? (int)top.n_edges : -1;
 		if (e)

@@ -61,8 +61,8 @@ enum topo_anomaly_kind {
 
 /* Why a node was set apart from the ring. */
 enum topo_stray_reason {
-	TOPO_STRAY_NO_CABLE,	/* no cable both ends of which were heard */
-	TOPO_STRAY_OFF_RING,	/* cables only to nodes outside the ring */
+	TOPO_STRAY_NO_CABLE, /* no cable both ends of which were heard */
+	TOPO_STRAY_OFF_RING, /* cables only to nodes outside the ring */
 };
 
 struct topo_stray {

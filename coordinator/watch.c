@@ -418,8 +418,7 @@ static void watch_strays(struct watch *w)
 {
 	w->n_live_strays = 0;
 	for (size_t i = 0; w->live_strays && i < w->n_strays_pub; i++)
-		if (watch_node_up(nodes_find(w->table,
-					     w->strays_pub[i]->node)))
+		if (watch_node_up(nodes_find(w->table, w->strays_pub[i]->node)))
 			w->live_strays[w->n_live_strays++] = w->strays_pub[i];
 }
 
@@ -563,9 +562,8 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 		 * them); without one, every node that joined counts, but for
 		 * a stray: its leaving is no matter of the ring. */
 		else if (x->state == NODE_DOWN &&
-			 (x->expected ||
-			  (!w->conf->n_expect &&
-			   !watch_published_stray(w, x->name))))
+			 (x->expected || (!w->conf->n_expect &&
+					  !watch_published_stray(w, x->name))))
 			watch_raise(w, "node_down", x->name, x->name, NULL,
 				    x->expected ? ALERT_CRITICAL
 						: ALERT_WARNING,
@@ -1330,9 +1328,9 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 	w->n_strays_pub = copy ? copy->n_strays : 0;
 	w->n_live_strays = 0;
 	/* Out of memory: no stray listed, the rest as published. */
-	w->live_strays = copy ? calloc(copy->n_strays + 1,
-				       sizeof(*w->live_strays))
-			      : NULL;
+	w->live_strays =
+		copy ? calloc(copy->n_strays + 1, sizeof(*w->live_strays))
+		     : NULL;
 	if (t)
 		watch_note_baselines(w, t);
 	watch_eval(w);

@@ -1974,8 +1974,7 @@ static void test_stray_control(void **state)
 	assert_string_equal(t->kind, "split");
 	assert_int_equal(t->n_ranks, 0);
 	assert_int_equal(t->n_strays, 0);
-	assert_string_equal(t->anomalies[t->n_anomalies - 1]->code,
-			    "isolated");
+	assert_string_equal(t->anomalies[t->n_anomalies - 1]->code, "isolated");
 	fake_free(f);
 
 	/* n5 in the published order, then without a cable (no expect). */

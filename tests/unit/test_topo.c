@@ -606,10 +606,9 @@ static void test_stray_pair(void **state)
 		const unsigned want[] = {1, 0};
 
 		in.member = two;
-		topo_test_analyse(&in, 1, TOPO_DIR_LOWER,
-				  &(struct topo_want){TOPO_PAIR, 1, -1, want,
-						      2},
-				  &r);
+		topo_test_analyse(
+			&in, 1, TOPO_DIR_LOWER,
+			&(struct topo_want){TOPO_PAIR, 1, -1, want, 2}, &r);
 		/* n3 and n4 have no cable: strays too. */
 		assert_int_equal(r.n_strays, 4);
 		topo_result_free(&r);
@@ -653,10 +652,9 @@ static void test_stray_not_members(void **state)
 
 		in.member = one;
 		in.n_links = 1;
-		topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
-				  &(struct topo_want){TOPO_SPLIT, 3, -1, NULL,
-						      0},
-				  &r);
+		topo_test_analyse(
+			&in, -1, TOPO_DIR_LOWER,
+			&(struct topo_want){TOPO_SPLIT, 3, -1, NULL, 0}, &r);
 		assert_int_equal(r.n_strays, 0);
 		topo_result_free(&r);
 	}
