@@ -617,7 +617,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
 	if (!fe || !hw || !hwf || !top->findings)
 		goto out;
-	/* Strays are listed apart: no finding speaks of them. */
+	/* Strays are listed apart: no figure or hardware finding speaks
+	 * of them. */
 	for (unsigned i = 0; i < sv->n_nodes; i++) {
 		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 
@@ -703,9 +704,9 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		top->findings[top->n_findings++] =
 			sv_finding(ar, "beacons_off", "info", text);
 	}
+	/* A stray's forged or conflicting claims are still worth saying. */
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
-		if (!sv->nodes[i].stray)
-			sv_findings_claims(sv, ar, top, i, cap);
+		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
 	nfo = findings_hw(hw, nh, hwf, sv->n_nodes * 16);
 	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)

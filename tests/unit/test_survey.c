@@ -1852,7 +1852,8 @@ static const Ring__StrayNode *topo_stray(const Ring__Topology *t,
 	return NULL;
 }
 
-/* Nothing published speaks of node x but its stray entry. */
+/* Nothing published speaks of node x but its stray entry (and an LLDP
+ * conflict it claims, which these have none of). */
 static void assert_only_listed_apart(const Ring__Topology *t, const char *x)
 {
 	for (size_t i = 0; i < t->n_order; i++)
