@@ -961,9 +961,13 @@ static void render_strays(struct writer *w, const Ring__Topology *t, int brief)
 	if (!t->n_strays)
 		return;
 	if (brief) {
+		/* As the anomalies: "- reason: text", wrapped. */
 		writer_list_start(w, "not_in_ring");
-		for (size_t i = 0; i < t->n_strays; i++)
-			writer_str(w, NULL, t->strays[i]->text);
+		for (size_t i = 0; i < t->n_strays; i++) {
+			writer_obj_start(w, NULL);
+			writer_str(w, t->strays[i]->reason, t->strays[i]->text);
+			writer_obj_end(w);
+		}
 		writer_list_end(w);
 		return;
 	}
