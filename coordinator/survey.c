@@ -174,6 +174,8 @@ static void sv_next(struct survey *sv)
 					sv->links[i].probe_ba == 1;
 			sv_resolve_twins(sv);
 			sv_resolve_claims(sv);
+			if (!sv->recheck)
+				sv_mark_strays(sv);
 			if (sv->recheck) {
 				/* Only these edges: no switch or diagonal
 				 * checks. */

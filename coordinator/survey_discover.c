@@ -648,14 +648,20 @@ int sv_phase_diag(struct survey *sv)
 	sv->phase = SV_DIAG;
 	if (sv_is_switch(sv))
 		return 0;
+	/* A stray's paths are its own place: the ring's pairs only. */
 	if (n <= sv->conf->diagonal_all_max) {
 		for (unsigned x = 0; x < n; x++)
 			for (unsigned y = x + 1; y < n; y++)
-				if (!sv_pair_adjacent(sv, x, y) && !rc)
+				if (!sv_pair_adjacent(sv, x, y) &&
+				    !sv->nodes[x].stray &&
+				    !sv->nodes[y].stray && !rc)
 					rc = sv_add_diag(sv, x, y);
 	} else {
 		for (unsigned z = 0; z < n; z++) {
 			unsigned nb[8], k = 0;
+
+			if (sv->nodes[z].stray)
+				continue; /* so are its neighbours */
 
 			/* z's distinct neighbours (a ring node has two). */
 			for (unsigned i = 0; i < sv->n_links && k < 8; i++) {
@@ -693,22 +699,41 @@ int sv_phase_diag(struct survey *sv)
 	return 0;
 }
 
+/* A node the ring is known to hold: expected, or in the published rank
+ * order. A node that joins with no cable into their component is a
+ * stray, whatever it claims; one of these cut off is a broken ring. */
+static int sv_known_member(const struct survey *sv, const char *name)
+{
+	const struct node *n = nodes_find(sv->table, name);
+	const Ring__Topology *t = sv->topology;
+
+	if (n && n->expected)
+		return 1;
+	for (size_t i = 0; t && i < t->n_order; i++)
+		if (!strcmp(t->order[i], name))
+			return 1;
+	return 0;
+}
+
 /* topo input from the current links (cables only). */
 int sv_analyse(struct survey *sv, struct topo_result *res)
 {
 	const char **names = calloc(sv->n_nodes + 1, sizeof(*names));
 	struct topo_link *links = calloc(sv->n_links + 1, sizeof(*links));
 	unsigned(*unexp)[2] = calloc(sv->n_diags + 1, sizeof(*unexp));
+	unsigned char *member = calloc(sv->n_nodes + 1, 1);
 	struct topo_input in = {0};
 	unsigned nl = 0, nu = 0;
 	const struct coord_conf *conf = sv->conf;
 	int rank0 = conf->rank0[0] ? sv_node_index(sv, conf->rank0) : -1;
 	int rc = -1;
 
-	if (!names || !links || !unexp)
+	if (!names || !links || !unexp || !member)
 		goto out;
-	for (unsigned i = 0; i < sv->n_nodes; i++)
+	for (unsigned i = 0; i < sv->n_nodes; i++) {
 		names[i] = sv->nodes[i].name;
+		member[i] = sv_known_member(sv, sv->nodes[i].name);
+	}
 	for (unsigned i = 0; i < sv->n_links; i++)
 		if (!sv->links[i].switch_pair && !sv->links[i].cross)
 			links[nl++] = sv->links[i].t;
@@ -733,6 +758,7 @@ int sv_analyse(struct survey *sv, struct topo_result *res)
 	in.all_to_all_reachable = sv_is_switch(sv);
 	in.unexpected_paths = (const unsigned(*)[2])unexp;
 	in.n_unexpected_paths = nu;
+	in.member = member;
 	rc = topo_analyse(&in, rank0,
 			  conf->rank_higher ? TOPO_DIR_HIGHER : TOPO_DIR_LOWER,
 			  res);
@@ -740,7 +766,26 @@ out:
 	free(names);
 	free(links);
 	free(unexp);
+	free(member);
 	return rc;
+}
+
+int sv_link_stray(const struct survey *sv, const struct sv_link *l)
+{
+	return sv->nodes[l->t.a].stray || sv->nodes[l->t.b].stray;
+}
+
+void sv_mark_strays(struct survey *sv)
+{
+	struct topo_result res = {0};
+
+	for (unsigned i = 0; i < sv->n_nodes; i++)
+		sv->nodes[i].stray = 0;
+	if (sv_analyse(sv, &res) < 0)
+		return; /* out of memory: nothing set apart */
+	for (unsigned i = 0; i < res.n_strays; i++)
+		sv->nodes[res.strays[i].node].stray = 1;
+	topo_result_free(&res);
 }
 
 /* An adjacent link between x and y: one with addresses at both ends if

@@ -74,6 +74,9 @@ struct sv_node {
 	unsigned probes; /* probes in flight at its agent */
 	int beacons;	 /* has a neighbour table with beacons on */
 	int rdma_cap;	 /* its agent runs RDMA tests */
+	/* Not cabled into the ring's component (topo_analyse's strays):
+	 * not probed for diagonals nor measured, listed apart. */
+	int stray;
 };
 
 /* The steps of one edge's measurement: below SV_ST_TCP_LAT, a TCP ladder
@@ -389,6 +392,10 @@ int sv_adjacent(const struct sv_link *l);
 int sv_is_switch(const struct survey *sv);
 int sv_find_link(const struct survey *sv, unsigned x, unsigned y);
 int sv_analyse(struct survey *sv, struct topo_result *res);
+/* Sets each node's stray flag from the links verified so far. */
+void sv_mark_strays(struct survey *sv);
+/* An end of l is a stray. */
+int sv_link_stray(const struct survey *sv, const struct sv_link *l);
 
 /* survey_measure.c */
 int sv_plan_measure(struct survey *sv);

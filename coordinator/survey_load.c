@@ -74,7 +74,7 @@ static int sv_cables_build(struct survey *sv)
 		char id[200];
 		double g;
 
-		if (l->switch_pair || !sv_adjacent(l))
+		if (l->switch_pair || !sv_adjacent(l) || sv_link_stray(sv, l))
 			continue;
 		sv_link_cable(sv, l, id, sizeof(id));
 		c = sv_cable_get(sv, id, l);

@@ -68,7 +68,9 @@ int sv_plan_measure(struct survey *sv)
 
 		for (unsigned k = 0; k < sv->n_meas; k++)
 			seen |= sv->meas[k] == i;
+		/* Strays' cables are not the ring's: not measured. */
 		if (!seen && sv_adjacent(&sv->links[i]) &&
+		    !sv_link_stray(sv, &sv->links[i]) &&
 		    sv->links[i].a_addr[0] && sv->links[i].b_addr[0])
 			sv->meas[sv->n_meas++] = i;
 	}

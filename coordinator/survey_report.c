@@ -504,7 +504,7 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 		struct findings_edge *e = &fe[nf];
 
 		if ((!sv_adjacent(l) && !l->switch_pair) ||
-		    !l->ladder_rdma != !rdma)
+		    sv_link_stray(sv, l) || !l->ladder_rdma != !rdma)
 			continue;
 		{
 			const struct sv_if *fa =
@@ -611,23 +611,28 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 	struct findings_hw_node *hw = calloc(sv->n_nodes + 1, sizeof(*hw));
 	struct finding fo[32],
 		*hwf = calloc(sv->n_nodes * 16 + 1, sizeof(*hwf));
-	unsigned nf, nfo, cap = 64 + sv->n_links * 3 + sv->n_nodes * 20;
+	unsigned nf, nfo, nh = 0, cap = 64 + sv->n_links * 3 + sv->n_nodes * 20;
 	int rc = -1;
 
 	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
 	if (!fe || !hw || !hwf || !top->findings)
 		goto out;
+	/* Strays are listed apart: no figure or hardware finding speaks
+	 * of them. */
 	for (unsigned i = 0; i < sv->n_nodes; i++) {
 		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 
-		hw[i].name = sv->nodes[i].name;
-		hw[i].inv = n ? n->inventory : NULL;
-		hw[i].nbrs = n ? n->neighbours : NULL;
+		if (sv->nodes[i].stray)
+			continue;
+		hw[nh].name = sv->nodes[i].name;
+		hw[nh].inv = n ? n->inventory : NULL;
+		hw[nh].nbrs = n ? n->neighbours : NULL;
+		nh++;
 	}
 	for (int rdma = 0; rdma < 2; rdma++) {
 		struct findings_ladder ladder = {0};
 
-		ladder.halves = findings_hw_halves(hw, sv->n_nodes);
+		ladder.halves = findings_hw_halves(hw, nh);
 		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
 		nf = sv_findings_edges(sv, ar, rdma, &ladder, fe);
 		nfo = nf ? findings_compute(&ladder, fe, nf, fo,
@@ -642,7 +647,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		Ring__CounterDelta **cd;
 		char text[400];
 
-		if (l->switch_pair)
+		if (l->switch_pair || sv_link_stray(sv, l))
 			continue;
 		if ((l->t.a_sees_b || l->t.b_sees_a) &&
 		    (l->probe_ab == 0 || l->probe_ba == 0)) {
@@ -687,7 +692,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
 		char text[400];
 
-		if (sv->nodes[i].beacons)
+		if (sv->nodes[i].beacons || sv->nodes[i].stray)
 			continue;
 		snprintf(text, sizeof(text),
 			 "%s sends no beacons (%s): its cables were found "
@@ -699,10 +704,11 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		top->findings[top->n_findings++] =
 			sv_finding(ar, "beacons_off", "info", text);
 	}
+	/* A stray's forged or conflicting claims are still worth saying. */
 	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
-	nfo = findings_hw(hw, sv->n_nodes, hwf, sv->n_nodes * 16);
+	nfo = findings_hw(hw, nh, hwf, sv->n_nodes * 16);
 	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
 		top->findings[top->n_findings++] =
 			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
@@ -712,6 +718,70 @@ out:
 	free(hw);
 	free(hwf);
 	return rc;
+}
+
+/* The nodes set apart (res.strays), each with the nodes its cables
+ * reach, and why. */
+static int sv_strays(struct survey *sv, struct sv_arena *ar,
+		     const struct topo_result *res, Ring__Topology *top)
+{
+	if (!res->n_strays)
+		return 0;
+	top->strays = ar_alloc(ar, res->n_strays * sizeof(*top->strays));
+	if (!top->strays)
+		return -1;
+	for (unsigned i = 0; i < res->n_strays; i++) {
+		unsigned me = res->strays[i].node;
+		Ring__StrayNode *s = ar_alloc(ar, sizeof(*s));
+		char who[300] = "";
+		size_t used = 0;
+
+		if (!s)
+			return -1;
+		ring__stray_node__init(s);
+		s->node = sv->nodes[me].name;
+		s->reason =
+			(char *)topo_stray_reason_name(res->strays[i].reason);
+		s->neighbours =
+			ar_alloc(ar, (sv->n_links + 1) * sizeof(char *));
+		if (!s->neighbours)
+			return -1;
+		for (unsigned k = 0; k < sv->n_links; k++) {
+			const struct sv_link *l = &sv->links[k];
+			unsigned o = l->t.a == me ? l->t.b : l->t.a;
+			int seen = 0;
+
+			if (!sv_adjacent(l) || l->cross ||
+			    (l->t.a != me && l->t.b != me))
+				continue;
+			for (size_t j = 0; j < s->n_neighbours; j++)
+				seen |= !strcmp(s->neighbours[j],
+						sv->nodes[o].name);
+			if (seen)
+				continue;
+			s->neighbours[s->n_neighbours++] = sv->nodes[o].name;
+			if (used < sizeof(who))
+				used += (size_t)snprintf(
+					who + used, sizeof(who) - used, "%s%s",
+					used ? ", " : "", sv->nodes[o].name);
+		}
+		s->text =
+			s->n_neighbours
+				? ar_printf(ar,
+					    "%s is not cabled into the ring: "
+					    "its cables reach only %s, "
+					    "outside it; set apart, the ring "
+					    "is classified without it",
+					    s->node, who)
+				: ar_printf(ar,
+					    "%s is not cabled into the ring: "
+					    "no cable both ends of which were "
+					    "heard; set apart, the ring is "
+					    "classified without it",
+					    s->node);
+		top->strays[top->n_strays++] = s;
+	}
+	return 0;
 }
 
 /* An end of l went away while it ran: its agent is not up now, or it
@@ -932,10 +1002,12 @@ void sv_report(struct survey *sv)
 	if (!edge_of_link)
 		ok = 0;
 	for (unsigned i = 0; ok && i < sv->n_links; i++) {
-		/* Cross pairs of twins are no edge (a finding says so). */
-		Ring__Edge *e = sv->links[i].cross
-					? NULL
-					: sv_edge_msg(sv, &ar, &sv->links[i]);
+		/* Cross pairs of twins are no edge (a finding says so); a
+		 * stray's cables are listed with it. */
+		Ring__Edge *e =
+			sv->links[i].cross || sv_link_stray(sv, &sv->links[i])
+				? NULL
+				: sv_edge_msg(sv, &ar, &sv->links[i]);
 
 		edge_of_link[i] = e ? (int)top.n_edges : -1;
 		if (e)
@@ -982,6 +1054,8 @@ void sv_report(struct survey *sv)
 		top.anomalies[top.n_anomalies++] = sv_finding(
 			&ar, topo_anomaly_name(res.anomalies[i].kind), "warn",
 			res.anomalies[i].text);
+	if (ok && sv_strays(sv, &ar, &res, &top) < 0)
+		ok = 0;
 	if (ok && res.cls == TOPO_LINE)
 		top.line_gap =
 			ar_printf(&ar, "%s-%s", sv->nodes[res.gap_a].name,
@@ -1005,6 +1079,9 @@ void sv_report(struct survey *sv)
 		 "rounds, %.1f s (tests alone: %.1f s)",
 		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
 		 top.survey_wall_s, sv->tests_sum_s);
+	for (size_t i = 0; i < top.n_strays; i++)
+		log_info("survey: %s set apart (%s): %s", top.strays[i]->node,
+			 top.strays[i]->reason, top.strays[i]->text);
 	topo_result_free(&res);
 	ar_free(&ar);
 }

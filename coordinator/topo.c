@@ -18,6 +18,8 @@ struct topo_work {
 	 * nbr[row[i]] .. nbr[row[i + 1] - 1], ascending by index */
 	unsigned *row, *nbr;
 	unsigned *comp; /* component id per node */
+	/* The ring's nodes when strays were set apart; NULL: every node. */
+	unsigned char *active;
 };
 
 const char *topo_class_name(enum topo_class c)
@@ -62,12 +64,24 @@ const char *topo_anomaly_name(enum topo_anomaly_kind k)
 	return "?";
 }
 
+const char *topo_stray_reason_name(enum topo_stray_reason r)
+{
+	switch (r) {
+	case TOPO_STRAY_NO_CABLE:
+		return "no_cable";
+	case TOPO_STRAY_OFF_RING:
+		return "not_cabled_into_ring";
+	}
+	return "?";
+}
+
 void topo_result_free(struct topo_result *r)
 {
 	if (!r)
 		return;
 	free(r->order);
 	free(r->anomalies);
+	free(r->strays);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -393,6 +407,11 @@ static unsigned topo_deg(const struct topo_work *w, unsigned i)
 	return w->row[i + 1] - w->row[i];
 }
 
+static int topo_active(const struct topo_work *w, unsigned i)
+{
+	return !w->active || w->active[i];
+}
+
 /* Labels components by an iterative flood fill; returns their count. */
 static int topo_components(struct topo_work *w, unsigned *count)
 {
@@ -491,7 +510,8 @@ static unsigned topo_lowest(const struct topo_work *w, int deg)
 	unsigned best = (unsigned)-1;
 
 	for (unsigned i = 0; i < w->in->n_nodes; i++) {
-		if (deg >= 0 && topo_deg(w, i) != (unsigned)deg)
+		if (!topo_active(w, i) ||
+		    (deg >= 0 && topo_deg(w, i) != (unsigned)deg))
 			continue;
 		if (best == (unsigned)-1 || topo_cmp_nodes(w, i, best) < 0)
 			best = i;
@@ -535,7 +555,9 @@ static int topo_order(struct topo_work *w, int rank0, enum topo_direction dir)
 	case TOPO_RING: {
 		unsigned x, y, lo;
 
-		start = rank0 >= 0 ? (unsigned)rank0 : topo_lowest(w, -1);
+		start = rank0 >= 0 && topo_active(w, (unsigned)rank0)
+				? (unsigned)rank0
+				: topo_lowest(w, -1);
 		x = w->nbr[w->row[start]];
 		y = w->nbr[w->row[start] + 1];
 		lo = topo_cmp_nodes(w, x, y) < 0 ? x : y;
@@ -547,7 +569,7 @@ static int topo_order(struct topo_work *w, int rank0, enum topo_direction dir)
 		unsigned e1 = topo_lowest(w, 1), e2 = (unsigned)-1;
 
 		for (unsigned i = 0; i < n; i++)
-			if (topo_deg(w, i) == 1 && i != e1)
+			if (topo_active(w, i) && topo_deg(w, i) == 1 && i != e1)
 				e2 = i;
 		start = rank0 >= 0 && (unsigned)rank0 == e2 ? e2 : e1;
 		topo_walk(w, start, w->nbr[w->row[start]]);
@@ -556,9 +578,12 @@ static int topo_order(struct topo_work *w, int rank0, enum topo_direction dir)
 		break;
 	}
 	case TOPO_PAIR:
-		start = rank0 >= 0 ? (unsigned)rank0 : topo_lowest(w, -1);
+		start = rank0 >= 0 && topo_active(w, (unsigned)rank0)
+				? (unsigned)rank0
+				: topo_lowest(w, -1);
 		r->order[0] = start;
-		r->order[1] = 1 - start;
+		/* The pair's other node: its one neighbour. */
+		r->order[1] = w->nbr[w->row[start]];
 		r->n_order = 2;
 		break;
 	default:
@@ -571,29 +596,102 @@ static enum topo_class topo_classify(struct topo_work *w, unsigned n_edges,
 				     unsigned ncomp)
 {
 	const struct topo_input *in = w->in;
-	unsigned deg1 = 0, deg2 = 0;
+	unsigned deg1 = 0, deg2 = 0, n = 0;
 
-	if (in->n_nodes < 2)
+	for (unsigned i = 0; i < in->n_nodes; i++)
+		n += topo_active(w, i);
+	if (n < 2)
 		return TOPO_UNKNOWN;
 	if (n_edges == 0 && in->all_to_all_reachable)
 		return TOPO_SWITCH;
-	if (ncomp > 1)
+	/* Strays set apart leave the ring's one component. */
+	if (ncomp > 1 && !w->active)
 		return TOPO_SPLIT;
-	if (in->n_nodes == 2)
+	if (n == 2)
 		return TOPO_PAIR;
 	for (unsigned i = 0; i < in->n_nodes; i++) {
 		unsigned d = topo_deg(w, i);
 
+		if (!topo_active(w, i))
+			continue;
 		deg1 += d == 1;
 		deg2 += d == 2;
 	}
 	/* Connected with every degree two is a cycle; with two ends of
 	 * degree one and the rest two, a path. */
-	if (deg2 == in->n_nodes)
+	if (deg2 == n)
 		return TOPO_RING;
-	if (deg1 == 2 && deg2 == in->n_nodes - 2)
+	if (deg1 == 2 && deg2 == n - 2)
 		return TOPO_LINE;
 	return TOPO_OTHER;
+}
+
+/* Is node i a known ring member? */
+static int topo_member(const struct topo_work *w, unsigned i, int rank0)
+{
+	return (w->in->member && w->in->member[i]) ||
+	       (rank0 >= 0 && (unsigned)rank0 == i);
+}
+
+/* The ring's component among several (see topo_analyse), or -1. */
+static int topo_ring_component(const struct topo_work *w, unsigned ncomp,
+			       int rank0, unsigned *size)
+{
+	const struct topo_input *in = w->in;
+	unsigned comp = (unsigned)-1;
+
+	if (ncomp < 2)
+		return -1;
+	for (unsigned i = 0; i < in->n_nodes; i++)
+		size[w->comp[i]]++;
+	for (unsigned i = 0; i < in->n_nodes; i++) {
+		if (!topo_member(w, i, rank0))
+			continue;
+		if (comp != (unsigned)-1 && comp != w->comp[i])
+			return -1; /* members apart: the ring is cut */
+		comp = w->comp[i];
+	}
+	/* None known (a first survey without expect): a member cut off
+	 * and a newcomer without cables look alike; a split, as before. */
+	return comp != (unsigned)-1 && size[comp] >= 2 ? (int)comp : -1;
+}
+
+/* Sets apart every node outside the ring's component, if there is one:
+ * w->active and out->strays. */
+static int topo_set_apart(struct topo_work *w, unsigned ncomp, int rank0)
+{
+	const struct topo_input *in = w->in;
+	struct topo_result *r = w->out;
+	unsigned *size = calloc(ncomp ? ncomp : 1, sizeof(*size));
+	int ring;
+
+	if (!size)
+		return -1;
+	ring = topo_ring_component(w, ncomp, rank0, size);
+	free(size);
+	if (ring < 0)
+		return 0;
+	w->active = calloc(in->n_nodes, 1);
+	r->strays = calloc(in->n_nodes, sizeof(*r->strays));
+	if (!w->active || !r->strays)
+		return -1;
+	for (unsigned i = 0; i < in->n_nodes; i++) {
+		unsigned k;
+
+		if (w->comp[i] == (unsigned)ring) {
+			w->active[i] = 1;
+			continue;
+		}
+		/* Insertion by name: a handful of strays. */
+		for (k = r->n_strays;
+		     k && topo_cmp_nodes(w, r->strays[k - 1].node, i) > 0; k--)
+			r->strays[k] = r->strays[k - 1];
+		r->strays[k].node = i;
+		r->strays[k].reason = topo_deg(w, i) ? TOPO_STRAY_OFF_RING
+						     : TOPO_STRAY_NO_CABLE;
+		r->n_strays++;
+	}
+	return 0;
 }
 
 int topo_analyse(const struct topo_input *in, int rank0,
@@ -609,19 +707,23 @@ int topo_analyse(const struct topo_input *in, int rank0,
 		return -1;
 	}
 	if (topo_link_anomalies(&w) < 0 || topo_build_graph(&w, &n_edges) < 0 ||
-	    topo_components(&w, &ncomp) < 0)
+	    topo_components(&w, &ncomp) < 0 ||
+	    topo_set_apart(&w, ncomp, rank0) < 0)
 		goto fail;
 	out->cls = topo_classify(&w, n_edges, ncomp);
-	/* Through a switch every node reaches every other: one component. */
-	out->n_components = out->cls == TOPO_SWITCH ? 1 : ncomp;
+	/* Through a switch every node reaches every other: one component;
+	 * strays set apart leave the ring's one. */
+	out->n_components = out->cls == TOPO_SWITCH || w.active ? 1 : ncomp;
 	if (topo_node_anomalies(&w, out->cls == TOPO_SPLIT) < 0 ||
 	    topo_order(&w, rank0, dir) < 0)
 		goto fail;
+	free(w.active);
 	free(w.comp);
 	free(w.nbr);
 	free(w.row);
 	return 0;
 fail:
+	free(w.active);
 	free(w.comp);
 	free(w.nbr);
 	free(w.row);

@@ -32,6 +32,11 @@ struct topo_input {
 	/* Non-adjacent pairs that nevertheless had a data-plane path. */
 	const unsigned (*unexpected_paths)[2];
 	unsigned n_unexpected_paths;
+	/* Known ring members, one flag per node (expected, in the last
+	 * published order); NULL: none known. The rank-0 node counts as one
+	 * too. They decide which component is the ring when there are
+	 * several (see topo_analyse). */
+	const unsigned char *member;
 };
 
 enum topo_class {
@@ -54,6 +59,17 @@ enum topo_anomaly_kind {
 	TOPO_ISOLATED,	      /* a node with no neighbour at all */
 };
 
+/* Why a node was set apart from the ring. */
+enum topo_stray_reason {
+	TOPO_STRAY_NO_CABLE, /* no cable both ends of which were heard */
+	TOPO_STRAY_OFF_RING, /* cables only to nodes outside the ring */
+};
+
+struct topo_stray {
+	unsigned node;
+	enum topo_stray_reason reason;
+};
+
 struct topo_anomaly {
 	enum topo_anomaly_kind kind;
 	unsigned a, b;	/* nodes involved (b = a when one node) */
@@ -71,6 +87,11 @@ struct topo_result {
 	unsigned n_components;
 	struct topo_anomaly *anomalies;
 	unsigned n_anomalies;
+	/* Nodes not cabled into the ring's component, set apart: the class,
+	 * the order and n_components are the ring's alone. Ascending by
+	 * name. */
+	struct topo_stray *strays;
+	unsigned n_strays;
 };
 
 /* direction: which neighbour of rank 0 gets rank 1. */
@@ -81,11 +102,19 @@ enum topo_direction {
 
 /* Classify and order. rank0: index of the configured rank-0 node, or -1
  * for the lowest name. Only two-sided (or verified) links make adjacency;
- * one-sided ones are anomalies. 0, or -1 with errno (ENOMEM, EINVAL). */
+ * one-sided ones are anomalies. With several components, one is the
+ * ring's and the others are strays (set apart, the ring classified
+ * alone) when the known members (in->member, rank0) all lie in one
+ * component of two nodes or more. Otherwise (members in several
+ * components: a cut ring, an isolated member; or none known) the class
+ * is split over every node, as without strays. 0, or -1 with errno
+ * (ENOMEM, EINVAL). */
 int topo_analyse(const struct topo_input *in, int rank0,
 		 enum topo_direction dir, struct topo_result *out);
 void topo_result_free(struct topo_result *r);
 const char *topo_class_name(enum topo_class c);
 const char *topo_anomaly_name(enum topo_anomaly_kind k);
+/* "no_cable", "not_cabled_into_ring". */
+const char *topo_stray_reason_name(enum topo_stray_reason r);
 
 #endif

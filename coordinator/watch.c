@@ -56,6 +56,10 @@ struct watch {
 	char order_invalid[320];
 	char **not_surveyed; /* owned strings */
 	size_t n_not_surveyed;
+	/* The published strays (top's own list, given back on detach) and
+	 * those of them still up, which the overlay shows. */
+	Ring__StrayNode **strays_pub, **live_strays;
+	size_t n_strays_pub, n_live_strays;
 	int attached;	      /* the overlay's pointers are in top */
 	uint64_t started_ms;  /* an expected node is missing after the grace */
 	uint64_t own_cert_ms; /* the coordinator's certificate ends */
@@ -107,6 +111,8 @@ static void watch_detach(struct watch *w)
 	t->order_invalid = (char *)protobuf_c_empty_string;
 	t->not_surveyed = NULL;
 	t->n_not_surveyed = 0;
+	t->strays = w->strays_pub;
+	t->n_strays = w->n_strays_pub;
 	w->attached = 0;
 }
 
@@ -128,6 +134,8 @@ static void watch_attach(struct watch *w, uint64_t now_ms)
 	t->order_invalid = w->order_invalid;
 	t->not_surveyed = w->not_surveyed;
 	t->n_not_surveyed = w->n_not_surveyed;
+	t->strays = w->live_strays;
+	t->n_strays = w->n_live_strays;
 	w->attached = 1;
 }
 
@@ -404,6 +412,25 @@ static void watch_order(struct watch *w)
 	}
 }
 
+/* The published strays still up: one that left is no longer listed,
+ * and nothing else of the topology changes. */
+static void watch_strays(struct watch *w)
+{
+	w->n_live_strays = 0;
+	for (size_t i = 0; w->live_strays && i < w->n_strays_pub; i++)
+		if (watch_node_up(nodes_find(w->table, w->strays_pub[i]->node)))
+			w->live_strays[w->n_live_strays++] = w->strays_pub[i];
+}
+
+/* Was node set apart from the ring by the published survey? */
+static int watch_published_stray(const struct watch *w, const char *node)
+{
+	for (size_t i = 0; i < w->n_strays_pub; i++)
+		if (!strcmp(w->strays_pub[i]->node, node))
+			return 1;
+	return 0;
+}
+
 /* Expected nodes the published topology does not include, and why. */
 static void watch_not_surveyed(struct watch *w)
 {
@@ -532,9 +559,11 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 				(unsigned long long)(now_ms - w->started_ms) /
 					1000);
 		/* With an expect list, the others are guests (forget drops
-		 * them); without one, every node that joined counts. */
+		 * them); without one, every node that joined counts, but for
+		 * a stray: its leaving is no matter of the ring. */
 		else if (x->state == NODE_DOWN &&
-			 (x->expected || !w->conf->n_expect))
+			 (x->expected || (!w->conf->n_expect &&
+					  !watch_published_stray(w, x->name))))
 			watch_raise(w, "node_down", x->name, x->name, NULL,
 				    x->expected ? ALERT_CRITICAL
 						: ALERT_WARNING,
@@ -894,6 +923,7 @@ void watch_eval(struct watch *w)
 		watch_live_kind(w);
 		watch_order(w);
 		watch_not_surveyed(w);
+		watch_strays(w);
 		if (w->order_invalid[0] && t->n_ranks && !w->relearn_until_ms)
 			watch_raise(w, "ring_broken", "ring", NULL, NULL,
 				    ALERT_CRITICAL, now_ms,
@@ -1291,8 +1321,16 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
+	free(w->live_strays);
 	w->top = copy;
 	w->edges = edges;
+	w->strays_pub = copy ? copy->strays : NULL;
+	w->n_strays_pub = copy ? copy->n_strays : 0;
+	w->n_live_strays = 0;
+	/* Out of memory: no stray listed, the rest as published. */
+	w->live_strays =
+		copy ? calloc(copy->n_strays + 1, sizeof(*w->live_strays))
+		     : NULL;
 	if (t)
 		watch_note_baselines(w, t);
 	watch_eval(w);
@@ -1364,6 +1402,7 @@ void watch_free(struct watch *w)
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
+	free(w->live_strays);
 	free(w->baselines);
 	watch_free_not_surveyed(w);
 	free(w);

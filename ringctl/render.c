@@ -955,6 +955,39 @@ static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 	writer_table_end(w);
 }
 
+/* Nodes up but not cabled into the ring, set apart by the survey. */
+static void render_strays(struct writer *w, const Ring__Topology *t, int brief)
+{
+	if (!t->n_strays)
+		return;
+	if (brief) {
+		/* As the anomalies: "- reason: text", wrapped. */
+		writer_list_start(w, "not_in_ring");
+		for (size_t i = 0; i < t->n_strays; i++) {
+			writer_obj_start(w, NULL);
+			writer_str(w, t->strays[i]->reason, t->strays[i]->text);
+			writer_obj_end(w);
+		}
+		writer_list_end(w);
+		return;
+	}
+	writer_table_start(w, "strays");
+	for (size_t i = 0; i < t->n_strays; i++) {
+		const Ring__StrayNode *s = t->strays[i];
+
+		writer_obj_start_named(w, s->node);
+		writer_str(w, "node", s->node);
+		writer_str(w, "reason", s->reason);
+		writer_list_start(w, "neighbours");
+		for (size_t k = 0; k < s->n_neighbours; k++)
+			writer_str(w, NULL, s->neighbours[k]);
+		writer_list_end(w);
+		writer_str(w, "text", s->text);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+}
+
 void render_topology(struct writer *w, const Ring__Topology *t,
 		     unsigned long long now_ms, int verbose)
 {
@@ -983,6 +1016,7 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 			writer_str(w, NULL, t->not_surveyed[i]);
 		writer_list_end(w);
 	}
+	render_strays(w, t, brief);
 	render_ring_picture(t, pic, sizeof(pic));
 	/* Each edge labelled with its measured top-of-ladder figure, the
 	 * worse direction, in Gbps (a cable of twins: its port step). */

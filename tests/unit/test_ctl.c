@@ -559,6 +559,8 @@ struct replies {
 	Ring__LatResult lat[2], *latp[2];
 	Ring__DiagonalCheck diag, *diagp[1];
 	Ring__Finding finding, *findingp[1];
+	Ring__StrayNode stray, *strayp[1];
+	char *stray_nbr[1];
 	Ring__Rank rank[2], *rankp[2];
 	Ring__InventoryReply inv_reply;
 	Ring__Inventory inv;
@@ -665,6 +667,18 @@ static void replies_init(struct replies *x)
 	x->findingp[0] = &x->finding;
 	x->top.n_findings = x->top.n_anomalies = 1;
 	x->top.findings = x->top.anomalies = x->findingp;
+	ring__stray_node__init(&x->stray);
+	x->stray.node = "s1";
+	x->stray.reason = "not_cabled_into_ring";
+	x->stray_nbr[0] = "s2";
+	x->stray.neighbours = x->stray_nbr;
+	x->stray.n_neighbours = 1;
+	x->stray.text = "s1 is not cabled into the ring: its cables reach "
+			"only s2, outside it; set apart, the ring is "
+			"classified without it";
+	x->strayp[0] = &x->stray;
+	x->top.strays = x->strayp;
+	x->top.n_strays = 1;
 	for (int i = 0; i < 2; i++) {
 		ring__rank__init(&x->rank[i]);
 		x->rank[i].node = names[i];
@@ -977,17 +991,21 @@ static void test_status_brief(void **state)
 	p = strstr(p, "\n    n3-n4  ");
 	assert_non_null(p);
 	assert_non_null(strstr(p, "\n    n1-n3  "));
-	assert_has(out, (const char *const[]){
-				"    PAIR   ADDRESSES  PATH  VERDICT\n"
-				"    n1-n4  2          yes   UNEXPECTED path\n"
-				"    n2-n3  1          no    no data-plane "
-				"path, as expected\n",
-				"    - warn: every edge tops out at 48% ",
-				"  8.6@64B  ",
-				"\n  n1    up     no        -             5s",
-				"\ndown:\n  - n2: heartbeat timeout\n",
-				NULL,
-			});
+	assert_has(out,
+		   (const char *const[]){
+			   "    PAIR   ADDRESSES  PATH  VERDICT\n"
+			   "    n1-n4  2          yes   UNEXPECTED path\n"
+			   "    n2-n3  1          no    no data-plane "
+			   "path, as expected\n",
+			   "    - warn: every edge tops out at 48% ",
+			   "  8.6@64B  ",
+			   "\n  n1    up     no        -             5s",
+			   "\ndown:\n  - n2: heartbeat timeout\n",
+			   "  not_in_ring:\n    - not_cabled_into_ring: s1 "
+			   "is not cabled into the ring: its cables reach "
+			   "only s2",
+			   NULL,
+		   });
 	assert_lacks(out, (const char *const[]){"64B:8.6", NULL});
 	/* Verbose: the full ladders and every diagonal address. */
 	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
@@ -1004,6 +1022,11 @@ static void test_status_brief(void **state)
 	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_JSON);
 	assert_string_equal(out, v);
 	assert_true(strstr(out, "\"n1-n2\"") < strstr(out, "\"n2-n4\""));
+	/* The stray as data: its name, reason code and neighbours. */
+	assert_non_null(strstr(out, "\"strays\": [\n      {\n        "
+				    "\"node\": \"s1\",\n        \"reason\": "
+				    "\"not_cabled_into_ring\",\n        "
+				    "\"neighbours\": [\n          \"s2\"\n"));
 	free(v);
 	free(out);
 	out = render_reply(x, REPLY_STATUS, WRITER_KEYVALUE);

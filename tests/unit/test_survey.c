@@ -1829,6 +1829,180 @@ static void test_busy_edge_postponed(void **state)
 	fake_free(f);
 }
 
+/* The ring's nodes n1..n4 are expected (expect in coordinator.conf). */
+static void fake_expect_ring4(struct fake *f)
+{
+	static const char *const names[] = {"n1", "n2", "n3", "n4"};
+
+	for (unsigned i = 0; i < 4; i++) {
+		struct node *n = nodes_find(f->table, names[i]);
+
+		assert_non_null(n);
+		n->expected = 1;
+	}
+}
+
+static const Ring__StrayNode *topo_stray(const Ring__Topology *t,
+					 const char *node)
+{
+	for (size_t i = 0; i < t->n_strays; i++)
+		if (!strcmp(t->strays[i]->node, node))
+			return t->strays[i];
+	fail_msg("no stray %s", node);
+	return NULL;
+}
+
+/* Nothing published speaks of node x but its stray entry (and an LLDP
+ * conflict it claims, which these have none of). */
+static void assert_only_listed_apart(const Ring__Topology *t, const char *x)
+{
+	for (size_t i = 0; i < t->n_order; i++)
+		assert_string_not_equal(t->order[i], x);
+	for (size_t i = 0; i < t->n_edges; i++) {
+		assert_string_not_equal(t->edges[i]->a, x);
+		assert_string_not_equal(t->edges[i]->b, x);
+	}
+	for (size_t i = 0; i < t->n_diagonals; i++) {
+		assert_string_not_equal(t->diagonals[i]->a, x);
+		assert_string_not_equal(t->diagonals[i]->b, x);
+	}
+	for (size_t i = 0; i < t->n_findings; i++)
+		assert_null(strstr(t->findings[i]->text, x));
+}
+
+/* The attack: an unexpected node with a valid certificate and no cable
+ * joins the ring of four expected nodes. The survey publishes the ring
+ * in its order and lists the stray apart; it is neither probed nor
+ * measured. */
+static void test_stray_no_cable(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__StrayNode *s;
+
+	(void)state;
+	tn_add(f, "evil");
+	f->n[4].beacons = 0; /* not even beacons: no finding either */
+	tn_publish(f);
+	fake_expect_ring4(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->n_order, 4);
+	assert_string_equal(t->order[0], "n1");
+	assert_string_equal(t->order[1], "n2");
+	assert_string_equal(t->order[2], "n4");
+	assert_string_equal(t->order[3], "n3");
+	assert_int_equal(t->n_ranks, 4);
+	assert_int_equal(t->n_edges, 4);
+	assert_int_equal(t->n_anomalies, 0);
+	assert_int_equal(t->n_strays, 1);
+	s = topo_stray(t, "evil");
+	assert_string_equal(s->reason, "no_cable");
+	assert_int_equal(s->n_neighbours, 0);
+	assert_non_null(strstr(s->text, "not cabled into the ring"));
+	assert_only_listed_apart(t, "evil");
+	fake_free(f);
+}
+
+/* Two strays cabled to each other: listed apart with their cable's far
+ * end, their cable neither an edge nor measured. */
+static void test_stray_pair(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	const Ring__StrayNode *s;
+	int s1, s2;
+
+	(void)state;
+	s1 = tn_add(f, "s1");
+	s2 = tn_add(f, "s2");
+	tn_cable(f, s1, s2);
+	tn_publish(f);
+	fake_expect_ring4(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->n_ranks, 4);
+	assert_string_equal(t->ranks[0]->node, "n1");
+	assert_int_equal(t->n_edges, 4);
+	assert_int_equal(t->rounds, 2); /* the ring's two rounds only */
+	assert_int_equal(t->n_strays, 2);
+	assert_string_equal(t->strays[0]->node, "s1");
+	s = topo_stray(t, "s2");
+	assert_string_equal(s->reason, "not_cabled_into_ring");
+	assert_int_equal(s->n_neighbours, 1);
+	assert_string_equal(s->neighbours[0], "s1");
+	assert_only_listed_apart(t, "s1");
+	assert_only_listed_apart(t, "s2");
+	fake_free(f);
+}
+
+/* Without expect, the published order names the ring's members: a
+ * newcomer without cables at the next survey is a stray. */
+static void test_stray_after_survey(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+
+	(void)state;
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	tn_add(f, "evil");
+	tn_publish(f);
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "ring");
+	assert_int_equal(t->n_ranks, 4);
+	assert_int_equal(t->n_strays, 1);
+	assert_string_equal(t->strays[0]->node, "evil");
+	fake_free(f);
+}
+
+/* Controls: an expected node with no cable is missing from the ring, a
+ * split as before (no stray); so is a ring member cut off. */
+static void test_stray_control(void **state)
+{
+	struct fake *f = fake_ring4();
+	const Ring__Topology *t;
+	struct node *n;
+
+	(void)state;
+	tn_add(f, "n5");
+	tn_publish(f);
+	fake_expect_ring4(f);
+	n = nodes_find(f->table, "n5");
+	n->expected = 1;
+	t = fake_survey(f);
+	assert_string_equal(t->kind, "split");
+	assert_int_equal(t->n_ranks, 0);
+	assert_int_equal(t->n_strays, 0);
+	assert_string_equal(t->anomalies[t->n_anomalies - 1]->code, "isolated");
+	fake_free(f);
+
+	/* n5 in the published order, then without a cable (no expect). */
+	f = fake_new();
+	{
+		int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"),
+		    n3 = tn_add(f, "n3"), n5 = tn_add(f, "n5");
+
+		tn_cable(f, n1, n2);
+		tn_cable(f, n2, n3);
+		tn_cable(f, n3, n5);
+		tn_cable(f, n5, n1);
+		tn_publish(f);
+		t = fake_survey(f);
+		assert_string_equal(t->kind, "ring");
+		f->n[n5].ifs[0].no_carrier = 1;
+		f->n[n5].ifs[1].no_carrier = 1;
+		f->n[n5].ifs[0].peer_node = f->n[n5].ifs[1].peer_node = -1;
+		f->n[n1].ifs[1].peer_node = f->n[n3].ifs[1].peer_node = -1;
+		tn_publish(f);
+		t = fake_survey(f);
+		assert_string_equal(t->kind, "split");
+		assert_int_equal(t->n_strays, 0);
+	}
+	fake_free(f);
+}
+
 static void test_fewer_than_two(void **state)
 {
 	struct fake *f = fake_new();
@@ -1861,6 +2035,10 @@ int main(void)
 		cmocka_unit_test(test_twins),
 		cmocka_unit_test(test_twins_ranks_nccl),
 		cmocka_unit_test(test_fewer_than_two),
+		cmocka_unit_test(test_stray_no_cable),
+		cmocka_unit_test(test_stray_pair),
+		cmocka_unit_test(test_stray_after_survey),
+		cmocka_unit_test(test_stray_control),
 		cmocka_unit_test(test_recheck_cable_back),
 		cmocka_unit_test(test_recheck_node_back),
 		cmocka_unit_test(test_survey_queued_behind_recheck),

@@ -509,6 +509,157 @@ static void test_split_isolated(void **state)
 	topo_result_free(&r);
 }
 
+/* The rank order of the field notes' ring, n1 first: n1 n2 n4 n3. */
+static const unsigned field_order[] = {0, 1, 3, 2};
+
+/* A fifth node with a valid certificate and no cable, beside the ring of
+ * four known members: set apart, the ring classified and ordered as if
+ * it were not there. */
+static void test_stray_no_cable(void **state)
+{
+	static const char *const names[] = {"n1", "n2", "n3", "n4", "evil"};
+	const unsigned char member[] = {1, 1, 1, 1, 0};
+	struct topo_link links[4];
+	struct topo_input in;
+	struct topo_result r;
+
+	(void)state;
+	topo_test_field_ring(links);
+	in = topo_test_input(names, 5, links, 4);
+	in.member = member;
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_RING, 1, 0, field_order, 4},
+			  &r);
+	assert_int_equal(r.n_strays, 1);
+	assert_int_equal(r.strays[0].node, 4);
+	assert_int_equal(r.strays[0].reason, TOPO_STRAY_NO_CABLE);
+	assert_string_equal(topo_stray_reason_name(r.strays[0].reason),
+			    "no_cable");
+	topo_result_free(&r);
+
+	/* Named rank 0 (not in member): a member all the same. */
+	in.member = NULL;
+	topo_test_analyse(&in, 3, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_RING, 1, 0, NULL, 0}, &r);
+	assert_int_equal(r.order[0], 3);
+	assert_int_equal(r.n_order, 4);
+	assert_int_equal(r.n_strays, 1);
+	topo_result_free(&r);
+
+	/* Nothing known (a first survey without expect): a cut-off member
+	 * and a newcomer look alike, so a split as before. */
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_SPLIT, 2, 1, NULL, 0}, &r);
+	assert_int_equal(r.n_strays, 0);
+	topo_test_anomaly(&r, TOPO_ISOLATED, 4, 4,
+			  "evil has no data-plane neighbour: no cable both "
+			  "ends of which were heard",
+			  NULL);
+	topo_result_free(&r);
+}
+
+/* Two strays cabled to each other (and one-sided to a ring port): their
+ * component holds no member; listed by name, cabled off the ring. */
+static void test_stray_pair(void **state)
+{
+	static const char *const names[] = {"n1", "n2", "n3", "n4", "s2", "s1"};
+	const unsigned char member[] = {1, 1, 1, 1, 0, 0};
+	struct topo_link links[6];
+	struct topo_input in;
+	struct topo_result r;
+
+	(void)state;
+	topo_test_field_ring(links);
+	links[4] = topo_test_link(4, P1, 5, P1);
+	links[5] = topo_test_link(5, P2, 0, "eth9");
+	links[5].b_sees_a = 0; /* s1 claims n1; n1 never heard it */
+	in = topo_test_input(names, 6, links, 6);
+	in.member = member;
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_RING, 1, -1, field_order, 4},
+			  &r);
+	assert_int_equal(r.n_strays, 2);
+	assert_int_equal(r.strays[0].node, 5); /* s1 */
+	assert_int_equal(r.strays[1].node, 4); /* s2 */
+	assert_int_equal(r.strays[0].reason, TOPO_STRAY_OFF_RING);
+	assert_string_equal(topo_stray_reason_name(r.strays[1].reason),
+			    "not_cabled_into_ring");
+	/* The claim stays an anomaly; nobody is isolated. */
+	assert_int_equal(topo_test_count(&r, TOPO_ONE_SIDED), 1);
+	assert_int_equal(topo_test_count(&r, TOPO_ISOLATED), 0);
+	topo_result_free(&r);
+
+	/* A line (n3-n1 cut) and a pair keep their class beside strays. */
+	links[3] = links[4];
+	in.n_links = 4;
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_LINE, 1, -1, NULL, 0}, &r);
+	assert_int_equal(r.n_order, 4);
+	assert_int_equal(r.n_strays, 2);
+	assert_string_equal(names[r.gap_a], "n1");
+	assert_string_equal(names[r.gap_b], "n3");
+	topo_result_free(&r);
+	links[1] = links[4];
+	in.n_links = 2;
+	{
+		const unsigned char two[] = {1, 1, 0, 0, 0, 0};
+		const unsigned want[] = {1, 0};
+
+		in.member = two;
+		topo_test_analyse(
+			&in, 1, TOPO_DIR_LOWER,
+			&(struct topo_want){TOPO_PAIR, 1, -1, want, 2}, &r);
+		/* n3 and n4 have no cable: strays too. */
+		assert_int_equal(r.n_strays, 4);
+		topo_result_free(&r);
+	}
+}
+
+/* Controls: a member with no cable, or members cut apart, is a broken
+ * ring: split, nobody set apart, as without members. */
+static void test_stray_not_members(void **state)
+{
+	static const char *const names[] = {"n1", "n2", "n3", "n4", "n5"};
+	const unsigned char member[] = {1, 1, 1, 1, 1};
+	struct topo_link links[4];
+	struct topo_input in;
+	struct topo_result r;
+
+	(void)state;
+	topo_test_field_ring(links);
+	in = topo_test_input(names, 5, links, 4);
+	in.member = member;
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_SPLIT, 2, 1, NULL, 0}, &r);
+	assert_int_equal(r.n_strays, 0);
+	topo_test_find(&r, TOPO_ISOLATED);
+	topo_result_free(&r);
+
+	/* Two cuts in the ring of four members: two pairs. */
+	links[1] = links[0];
+	links[0] = topo_test_link(1, P1, 3, P2); /* n2-n4 */
+	links[1] = topo_test_link(2, P1, 0, P2); /* n3-n1 */
+	in.n_nodes = 4;
+	in.n_links = 2;
+	topo_test_analyse(&in, -1, TOPO_DIR_LOWER,
+			  &(struct topo_want){TOPO_SPLIT, 2, 0, NULL, 0}, &r);
+	assert_int_equal(r.n_strays, 0);
+	topo_result_free(&r);
+
+	/* The one member up has no cable: no ring to keep. */
+	{
+		const unsigned char one[] = {1, 0, 0, 0};
+
+		in.member = one;
+		in.n_links = 1;
+		topo_test_analyse(
+			&in, -1, TOPO_DIR_LOWER,
+			&(struct topo_want){TOPO_SPLIT, 3, -1, NULL, 0}, &r);
+		assert_int_equal(r.n_strays, 0);
+		topo_result_free(&r);
+	}
+}
+
 static void test_mtu_subnet(void **state)
 {
 	struct topo_link links[4];
@@ -659,6 +810,9 @@ int main(void)
 		cmocka_unit_test(test_degree),
 		cmocka_unit_test(test_one_sided),
 		cmocka_unit_test(test_split_isolated),
+		cmocka_unit_test(test_stray_no_cable),
+		cmocka_unit_test(test_stray_pair),
+		cmocka_unit_test(test_stray_not_members),
 		cmocka_unit_test(test_mtu_subnet),
 		cmocka_unit_test(test_unexpected_path),
 		cmocka_unit_test(test_all_kinds),

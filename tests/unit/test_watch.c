@@ -59,7 +59,8 @@ struct fx {
 	/* Per node and port: the RoCE GID at index 1 of the port's RDMA
 	 * device (rxe<node>a on eth1, rxe<node>b on eth2); "" none. */
 	char gid1[4][2][48];
-	int rdma_survey; /* publish: edges measured over RDMA, GID index 1 */
+	int rdma_survey;   /* publish: edges measured over RDMA, GID index 1 */
+	const char *stray; /* publish: a node set apart, or NULL */
 };
 
 static int node_idx(const char *n)
@@ -179,6 +180,7 @@ static void publish_figures(struct fx *f, double first, double others)
 	uint32_t ladder[1] = {8};
 	double gb[N_CABLES];
 	char rdma[N_CABLES][2][16];
+	Ring__StrayNode stray, *sp = &stray;
 
 	t.kind = "ring";
 	t.order = (char **)ring;
@@ -228,6 +230,14 @@ static void publish_figures(struct fx *f, double first, double others)
 	}
 	t.ranks = rp;
 	t.n_ranks = 4;
+	if (f->stray) {
+		ring__stray_node__init(&stray);
+		stray.node = (char *)f->stray;
+		stray.reason = "no_cable";
+		stray.text = "not cabled into the ring";
+		t.strays = &sp;
+		t.n_strays = 1;
+	}
 	assert_int_equal(watch_set_topology(f->w, &t), 0);
 }
 
@@ -475,6 +485,56 @@ static void test_not_surveyed(void **state)
 	assert_true(firing(f, "node_down", "n5"));
 	/* The order of the four surveyed nodes still holds. */
 	assert_true(t->order_valid);
+	fx_free(f);
+}
+
+/* A node the survey set apart: listed while up; when it leaves, the
+ * listing goes and nothing else moves: no node_down (even without an
+ * expect list, where any other node that joined is alerted), the order
+ * holds, healthy. */
+static void test_stray_leaves(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct node *evil = nodes_get(f->table, "evil", 100);
+	struct node *guest = nodes_get(f->table, "guest", 100);
+	const Ring__Topology *t;
+	uint8_t buf[8192];
+
+	(void)state;
+	assert_int_equal(f->conf.n_expect, 0);
+	nodes_mark_up(evil, &f->session, "10.88.0.66", RING_VERSION, 1000);
+	nodes_mark_up(guest, &f->session, "10.88.0.67", RING_VERSION, 1000);
+	f->stray = "evil";
+	publish(f);
+	t = watch_topology(f->w);
+	assert_int_equal(t->n_strays, 1);
+	assert_string_equal(t->strays[0]->node, "evil");
+	assert_string_equal(t->strays[0]->reason, "no_cable");
+	assert_true(t->order_valid);
+	nodes_mark_down(evil, "session closed", 2000);
+	watch_eval(f->w);
+	t = watch_topology(f->w);
+	assert_int_equal(t->n_strays, 0);
+	assert_false(firing(f, "node_down", "evil"));
+	assert_string_equal(t->live_kind, "ring");
+	assert_true(t->order_valid);
+	assert_int_equal(alerts_firing(f->alerts), 0);
+	assert_string_equal(health_of(f->alerts), "healthy");
+	/* The filtered overlay packs, and the published list is freed. */
+	assert_true(ring__topology__get_packed_size(t) < sizeof(buf));
+	ring__topology__pack(t, buf);
+	/* Back: listed again, without a survey. */
+	nodes_mark_up(evil, &f->session, "10.88.0.66", RING_VERSION, 3000);
+	watch_eval(f->w);
+	assert_int_equal(watch_topology(f->w)->n_strays, 1);
+	/* Any other node that joined and left is alerted, as before. */
+	nodes_mark_down(guest, "session closed", 4000);
+	watch_eval(f->w);
+	assert_true(firing(f, "node_down", "guest"));
+	/* A new survey without it: the old list lets go cleanly. */
+	f->stray = NULL;
+	publish(f);
+	assert_int_equal(watch_topology(f->w)->n_strays, 0);
 	fx_free(f);
 }
 
@@ -970,6 +1030,7 @@ int main(void)
 		cmocka_unit_test(test_carrier_without_beacons),
 		cmocka_unit_test(test_node_down),
 		cmocka_unit_test(test_not_surveyed),
+		cmocka_unit_test(test_stray_leaves),
 		cmocka_unit_test(test_mtu_and_version),
 		cmocka_unit_test(test_flapping_cable),
 		cmocka_unit_test(test_speed_downshift),
