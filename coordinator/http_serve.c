@@ -88,7 +88,8 @@ static int hs_length(const char *v, size_t *out)
 	for (; *v; v++) {
 		if (*v < '0' || *v > '9')
 			return -1;
-		n = n > SIZE_MAX / 100 ? SIZE_MAX / 10 : n * 10 + (size_t)(*v - '0');
+		n = n > SIZE_MAX / 100 ? SIZE_MAX / 10
+				       : n * 10 + (size_t)(*v - '0');
 	}
 	*out = n;
 	return 0;
@@ -293,8 +294,7 @@ static void hs_date(char *out, size_t len)
 		 tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-int http_reply_header(struct http_reply *r, const char *name,
-		      const char *value)
+int http_reply_header(struct http_reply *r, const char *name, const char *value)
 {
 	return evbuffer_add_printf(r->headers, "%s: %s\r\n", name, value) < 0
 		       ? -1
@@ -308,11 +308,10 @@ static int hs_format(struct evbuffer *out, struct http_reply *rep, int head,
 	char date[40];
 
 	hs_date(date, sizeof(date));
-	if (evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nDate: %s\r\n",
-				rep->code,
-				rep->reason ? rep->reason
-					    : hs_reason(rep->code),
-				date) < 0 ||
+	if (evbuffer_add_printf(
+		    out, "HTTP/1.1 %d %s\r\nDate: %s\r\n", rep->code,
+		    rep->reason ? rep->reason : hs_reason(rep->code),
+		    date) < 0 ||
 	    evbuffer_add_buffer(out, rep->headers) < 0 ||
 	    evbuffer_add_printf(out, "Content-Length: %zu\r\n%s\r\n",
 				evbuffer_get_length(rep->body),
@@ -347,8 +346,8 @@ struct hs_conn {
 	struct hs_source src;
 	char peer[INET6_ADDRSTRLEN + 8];
 	enum hs_state st;
-	int keep;	 /* keep the connection after this reply */
-	size_t lingered; /* bytes dropped while closing */
+	int keep;		   /* keep the connection after this reply */
+	size_t lingered;	   /* bytes dropped while closing */
 	TAILQ_ENTRY(hs_conn) link; /* oldest first */
 };
 
@@ -395,13 +394,12 @@ static int hs_same(const struct hs_source *x, const struct hs_source *y)
 
 static void hs_peer(const struct sockaddr *sa, char *out, size_t len)
 {
-	const void *a = sa->sa_family == AF_INET6
-				? (const void *)&((const struct sockaddr_in6 *)
-							  sa)
-					  ->sin6_addr
-				: (const void *)&((const struct sockaddr_in *)
-							  sa)
-					  ->sin_addr;
+	const void *a =
+		sa->sa_family == AF_INET6
+			? (const void *)&((const struct sockaddr_in6 *)sa)
+				  ->sin6_addr
+			: (const void *)&((const struct sockaddr_in *)sa)
+				  ->sin_addr;
 
 	if (!evutil_inet_ntop(sa->sa_family, a, out, len))
 		snprintf(out, len, "?");
@@ -511,9 +509,8 @@ static void hs_error(struct hs_conn *c, int code)
 static void hs_dispatch(struct hs_conn *c, const struct http_head *h)
 {
 	struct http_serve *s = c->s;
-	struct http_request req = {.method = h->method,
-				   .path = h->path,
-				   .query = h->query};
+	struct http_request req = {
+		.method = h->method, .path = h->path, .query = h->query};
 	struct http_reply rep = {.code = 200};
 
 	req.head = !strcmp(h->method, "HEAD");
@@ -740,7 +737,8 @@ static void hs_refuse(struct http_serve *s, evutil_socket_t fd,
 		     "Content-Type: text/plain; charset=utf-8\r\n"
 		     "Retry-After: %u\r\nConnection: close\r\n"
 		     "Content-Length: %zu\r\n\r\n%s",
-		     date, (s->lim.request_ms + 999) / 1000, strlen(body), body);
+		     date, (s->lim.request_ms + 999) / 1000, strlen(body),
+		     body);
 	/* A few hundred bytes fit any socket buffer; never wait. */
 	if (n > 0 && (size_t)n < sizeof(buf))
 		(void)send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);

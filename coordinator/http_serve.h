@@ -64,9 +64,9 @@ struct http_head {
 	 * when it has none), as sent: not decoded. */
 	const char *path;
 	const char *query; /* after '?', or NULL */
-	int minor;    /* HTTP/1.minor */
-	int keep;     /* keep the connection after the reply */
-	int chunked;  /* Transfer-Encoding present */
+	int minor;	   /* HTTP/1.minor */
+	int keep;	   /* keep the connection after the reply */
+	int chunked;	   /* Transfer-Encoding present */
 	size_t content_length;
 };
 
@@ -121,8 +121,7 @@ struct http_serve *http_serve_new(struct event_base *base,
 				  void *arg);
 /* The port it listens on (host order). */
 uint16_t http_serve_port(const struct http_serve *s);
-void http_serve_stats(const struct http_serve *s,
-		      struct http_serve_stats *st);
+void http_serve_stats(const struct http_serve *s, struct http_serve_stats *st);
 /* Closes every connection. */
 void http_serve_free(struct http_serve *s);
 
