@@ -77,8 +77,8 @@ static char *hs_trim(char *s)
 	return s;
 }
 
-/* Content-Length: digits only; a value past what any limit allows is
- * SIZE_MAX (refused as too large, not as malformed). */
+/* Content-Length: digits only; a value past what any limit allows
+ * saturates (refused as too large, not as malformed). */
 static int hs_length(const char *v, size_t *out)
 {
 	size_t n = 0;

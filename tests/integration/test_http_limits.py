@@ -368,3 +368,33 @@ def test_oversized_headers_refused(coord):
     s.close()
     assert status_of(reply) == 431, reply[:300]
     served(r)
+
+
+def test_real_client_keep_alive_head_and_http10(coord):
+    """curl as a real HTTP client: two pages on one kept connection, HEAD
+    (the length, no body), HTTP/1.0 (closed after the reply)."""
+    r = coord
+    base = "http://127.0.0.1:%d" % PORT
+    p = r.cl.exec("coord", ["curl", "-sv", "-m", "5", "-o", "/dev/null",
+                            "-o", "/dev/null", base + "/metrics",
+                            base + "/"])
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("< HTTP/1.1 200 OK") == 2, p.stderr
+    assert "Re-using existing connection" in p.stderr or \
+        "Reusing existing" in p.stderr, p.stderr
+    p = r.cl.exec("coord", ["curl", "-sI", "-m", "5", base + "/ring.svg"])
+    assert p.returncode == 0, p.stderr
+    head = p.stdout.lower()
+    assert "content-type: image/svg+xml; charset=utf-8" in head, p.stdout
+    assert int(head.split("content-length: ")[1].split()[0]) > 100
+    assert "cache-control: no-store" in head
+    assert "x-content-type-options: nosniff" in head
+    p = r.cl.exec("coord", ["curl", "-sv", "-m", "5", "--http1.0",
+                            base + "/metrics"])
+    assert p.returncode == 0, p.stderr
+    assert "ringd_coordinator_info{" in p.stdout
+    assert "Connection: close" in p.stderr, p.stderr
+    p = r.cl.exec("coord", ["curl", "-s", "-m", "5", "-X", "POST", "-d", "x",
+                            "-w", "%{http_code}", "-o", "/dev/null",
+                            base + "/metrics"])
+    assert p.stdout == "405", p.stdout
