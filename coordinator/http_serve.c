@@ -147,6 +147,9 @@ static int hs_request_line(char *line, struct http_head *h)
 			return 0;
 		}
 	}
+	/* Else origin-form, or "*" (OPTIONS); not a proxy: no authority-form */
+	if (*target != '/' && strcmp(target, "*"))
+		return -400;
 	q = strchr(target, '?');
 	if (q)
 		*q++ = '\0';

@@ -150,6 +150,8 @@ static void test_parse_refused(void **state)
 		{"G(T / HTTP/1.1\r\nHost: x\r\n\r\n", -400},
 		{"GET / HTTP/1.x\r\nHost: x\r\n\r\n", -400},
 		{"GET / http/1.1\r\nHost: x\r\n\r\n", -400},
+		{"GET ?x HTTP/1.1\r\nHost: x\r\n\r\n", -400},
+		{"CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n", -400},
 	};
 	struct http_head h;
 	char *b, big[300];
