@@ -1130,8 +1130,10 @@ struct metrics *metrics_new(struct event_base *base, const char *listen,
 		return NULL;
 	}
 	log_info("metrics: serving /metrics and the ring's page (/, /ring.svg) "
-		 "on %s (port %u)",
-		 listen, http_serve_port(m->http));
+		 "on %s (port %u; at most %u connections per address, %u in "
+		 "all, %u ms per request)",
+		 listen, http_serve_port(m->http), HTTP_SERVE_PER_SOURCE,
+		 HTTP_SERVE_MAX_CONNS, HTTP_SERVE_REQUEST_MS);
 	return m;
 }
 
