@@ -1,6 +1,6 @@
 /* The Prometheus endpoint: the exposition (text format 0.0.4) rendered from
- * the node table, the last topology and the alerts, served by libevent's
- * HTTP server on GET /metrics; the same listener serves the ring's page
+ * the node table, the last topology and the alerts, served by http_serve.c
+ * on GET /metrics; the same listener serves the ring's page
  * (page.h) on GET / and GET /ring.svg.
  *
  * Families (gauges but for the _total counters; a family's HELP and TYPE
@@ -116,22 +116,16 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
-#include <event2/bufferevent.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
 #include <event2/util.h>
 
 #include "health.h"
+#include "http_serve.h"
 #include "log.h"
 #include "metrics.h"
 #include "page.h"
 #include "validate.h"
 #include "watch.h"
 
-#define METRICS_BACKLOG 16
-#define METRICS_MAX_HEADERS 8192
-#define METRICS_MAX_BODY 1024
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* One rendering: the output and whether anything failed. */
@@ -1021,172 +1015,70 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 /* ---- The server ---- */
 
 struct metrics {
-	struct event_base *base;
-	struct evhttp *http;
-	struct evconnlistener *lev; /* owned by http */
+	struct http_serve *http;
 	metrics_src_fn fn;
 	void *arg;
-	uint16_t port;
-	unsigned conns; /* accepted and not closed */
-	int paused;	/* accepting stopped at METRICS_MAX_CONNECTIONS */
-	int closing;
-	/* Connections accepted whose evhttp connection is not yet known:
-	 * libevent 2.1 names it only once the accept has returned. */
-	struct bufferevent *pending[METRICS_MAX_CONNECTIONS];
-	unsigned n_pending;
-	struct event *adopt;
 };
 
-/* A connection closed (evhttp frees it): make room for the next. */
-static void metrics_conn_closed(struct evhttp_connection *evcon, void *arg)
+static void metrics_reply_text(struct http_reply *rep, int code,
+			       const char *text)
 {
-	struct metrics *m = arg;
-
-	(void)evcon;
-	if (m->conns)
-		m->conns--;
-	if (m->closing || !m->paused || m->conns >= METRICS_MAX_CONNECTIONS)
-		return;
-	if (evconnlistener_enable(m->lev) < 0)
-		log_warn("metrics: resuming accepts");
-	else
-		m->paused = 0;
+	rep->code = code;
+	if (http_reply_header(rep, "Content-Type",
+			      "text/plain; charset=utf-8") < 0 ||
+	    evbuffer_add_printf(rep->body, "%s\n", text) < 0)
+		log_warnx("metrics: out of memory answering %d", code);
 }
 
-/* Right after the accepts: hear of each new connection's close. The extra
- * reference taken at accept keeps its bufferevent readable even if evhttp
- * already dropped the connection (its callbacks are then NULL). */
-static void metrics_adopt(evutil_socket_t fd, short what, void *arg)
+/* Routing: /metrics, the page (/, /ring.svg), GET and HEAD only. */
+static void metrics_handle(const struct http_request *req,
+			   struct http_reply *rep, void *arg)
 {
 	struct metrics *m = arg;
-
-	(void)fd;
-	(void)what;
-	for (unsigned i = 0; i < m->n_pending; i++) {
-		struct bufferevent *bev = m->pending[i];
-		bufferevent_data_cb rcb = NULL;
-		void *evcon = NULL;
-
-		bufferevent_getcb(bev, &rcb, NULL, NULL, &evcon);
-		if (rcb && evcon)
-			evhttp_connection_set_closecb(evcon,
-						      metrics_conn_closed, m);
-		else
-			metrics_conn_closed(NULL, m);
-		bufferevent_decref(bev);
-	}
-	m->n_pending = 0;
-}
-
-/* evhttp's hook for a new connection's bufferevent: count it, and stop
- * accepting at the limit (further clients wait in the backlog). */
-static struct bufferevent *metrics_bev(struct event_base *base, void *arg)
-{
-	struct metrics *m = arg;
-	struct bufferevent *bev;
-
-	if (m->n_pending >= METRICS_MAX_CONNECTIONS)
-		return NULL; /* not reached: accepting stops first */
-	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	if (!bev)
-		return NULL;
-	bufferevent_incref(bev);
-	m->pending[m->n_pending++] = bev;
-	event_active(m->adopt, EV_TIMEOUT, 1);
-	if (++m->conns >= METRICS_MAX_CONNECTIONS && !m->paused) {
-		if (evconnlistener_disable(m->lev) < 0)
-			log_warn("metrics: pausing accepts");
-		else
-			m->paused = 1;
-		log_debug("metrics", "%u connections: accepting paused",
-			  m->conns);
-	}
-	return bev;
-}
-
-static void metrics_reply_text(struct evhttp_request *req, int code,
-			       const char *reason, const char *text)
-{
-	struct evbuffer *b = evbuffer_new();
-
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-			  "Content-Type", "text/plain; charset=utf-8");
-	if (b && evbuffer_add_printf(b, "%s\n", text) < 0) {
-		evbuffer_free(b);
-		b = NULL;
-	}
-	evhttp_send_reply(req, code, reason, b);
-	if (b)
-		evbuffer_free(b);
-}
-
-static void metrics_handle(struct evhttp_request *req, void *arg)
-{
-	struct metrics *m = arg;
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
-	struct evkeyvalq *oh = evhttp_request_get_output_headers(req);
+	const char *path = req->path;
 	struct metrics_src src;
-	struct evbuffer *b;
-	int page;
+	int page, err;
 
-	if (!path) {
-		metrics_reply_text(req, HTTP_NOTFOUND, "Not Found",
-				   "not found: the metrics are at /metrics");
-		return;
-	}
 	page = !strcmp(path, "/") ? 1 : !strcmp(path, "/ring.svg") ? 2 : 0;
 	if (!page && strcmp(path, "/metrics")) {
-		metrics_reply_text(req, HTTP_NOTFOUND, "Not Found",
+		metrics_reply_text(rep, 404,
 				   "not found: the metrics are at /metrics, "
 				   "the ring at / and /ring.svg");
 		return;
 	}
-	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
-		evhttp_add_header(oh, "Allow", "GET, HEAD");
-		metrics_reply_text(req, 405, "Method Not Allowed",
-				   "method not allowed: GET or HEAD");
+	if (!req->get) {
+		http_reply_header(rep, "Allow", "GET, HEAD");
+		metrics_reply_text(rep, 405, "method not allowed: GET or HEAD");
 		return;
 	}
 	memset(&src, 0, sizeof(src));
 	m->fn(&src, m->arg);
-	b = evbuffer_new();
-	if (!b || (page ? page_render(b, &src, page == 1)
-			: metrics_render(b, &src)) < 0) {
+	if ((page ? page_render(rep->body, &src, page == 1)
+		  : metrics_render(rep->body, &src)) < 0) {
 		log_warnx("metrics: out of memory rendering %s", path);
-		if (b)
-			evbuffer_free(b);
-		metrics_reply_text(req, HTTP_INTERNAL, "Internal Server Error",
-				   "out of memory");
+		evbuffer_drain(rep->body, evbuffer_get_length(rep->body));
+		metrics_reply_text(rep, 500, "out of memory");
 		return;
 	}
-	log_debug("metrics", "%s: %zu bytes", path, evbuffer_get_length(b));
-	evhttp_add_header(oh, "Content-Type",
-			  page == 1   ? "text/html; charset=utf-8"
-			  : page == 2 ? "image/svg+xml; charset=utf-8"
-				      : METRICS_CONTENT_TYPE);
+	log_debug("metrics", "%s: %zu bytes", path,
+		  evbuffer_get_length(rep->body));
+	err = http_reply_header(rep, "Content-Type",
+				page == 1   ? "text/html; charset=utf-8"
+				: page == 2 ? "image/svg+xml; charset=utf-8"
+					    : METRICS_CONTENT_TYPE);
 	if (page) {
 		/* A picture of now, never a cached one; nothing of it runs
 		 * (no script, nothing loaded from elsewhere). */
-		evhttp_add_header(oh, "Cache-Control", "no-store");
-		evhttp_add_header(oh, "X-Content-Type-Options", "nosniff");
-		evhttp_add_header(oh, "Content-Security-Policy",
-				  "default-src 'none'; style-src "
-				  "'unsafe-inline'; frame-ancestors 'none'");
+		err |= http_reply_header(rep, "Cache-Control", "no-store");
+		err |= http_reply_header(rep, "X-Content-Type-Options",
+					 "nosniff");
+		err |= http_reply_header(rep, "Content-Security-Policy",
+					 "default-src 'none'; style-src "
+					 "'unsafe-inline'; frame-ancestors "
+					 "'none'");
 	}
-	if (cmd == EVHTTP_REQ_HEAD) {
-		/* libevent 2.1 would send a HEAD reply's body: the length
-		 * alone */
-		char len[32];
-
-		snprintf(len, sizeof(len), "%zu", evbuffer_get_length(b));
-		evhttp_add_header(oh, "Content-Length", len);
-		evhttp_send_reply(req, HTTP_OK, "OK", NULL);
-	} else {
-		evhttp_send_reply(req, HTTP_OK, "OK", b);
-	}
-	evbuffer_free(b);
+	if (err)
+		log_warnx("metrics: out of memory answering %s", path);
 }
 
 /* "ADDR:PORT" or "[ADDR]:PORT"; libevent refuses an explicit port 0,
@@ -1212,9 +1104,7 @@ struct metrics *metrics_new(struct event_base *base, const char *listen,
 	struct metrics *m;
 	struct sockaddr_storage ss;
 	int sslen = sizeof(ss);
-	struct evconnlistener *lev = NULL;
 	struct sockaddr *sa = (struct sockaddr *)&ss;
-	socklen_t len = sizeof(ss);
 	int saved;
 
 	memset(&ss, 0, sizeof(ss));
@@ -1228,74 +1118,34 @@ struct metrics *metrics_new(struct event_base *base, const char *listen,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
-	m->base = base;
 	m->fn = fn;
 	m->arg = arg;
-	m->adopt = event_new(base, -1, 0, metrics_adopt, m);
-	m->http = evhttp_new(base);
-	if (!m->adopt || !m->http) {
-		errno = ENOMEM;
-		goto fail;
-	}
-	lev = evconnlistener_new_bind(base, NULL, NULL,
-				      LEV_OPT_CLOSE_ON_FREE |
-					      LEV_OPT_CLOSE_ON_EXEC |
-					      LEV_OPT_REUSEABLE,
-				      METRICS_BACKLOG, sa, sslen);
-	if (!lev) {
+	m->http = http_serve_new(base, sa, sslen, NULL, "metrics",
+				 metrics_handle, m);
+	if (!m->http) {
+		saved = errno;
 		log_warn("metrics: listening on %s", listen);
-		goto fail;
+		free(m);
+		errno = saved;
+		return NULL;
 	}
-	if (!evhttp_bind_listener(m->http, lev)) {
-		evconnlistener_free(lev);
-		errno = ENOMEM;
-		goto fail;
-	}
-	m->lev = lev;
-	if (getsockname(evconnlistener_get_fd(lev), sa, &len) < 0)
-		goto fail;
-	m->port = ntohs(ss.ss_family == AF_INET6
-				? ((struct sockaddr_in6 *)sa)->sin6_port
-				: ((struct sockaddr_in *)sa)->sin_port);
-	/* A scrape is a small GET: anything larger is not one of ours;
-	 * POST and the like are allowed through to get a 405. */
-	evhttp_set_timeout(m->http, METRICS_TIMEOUT_S);
-	evhttp_set_max_headers_size(m->http, METRICS_MAX_HEADERS);
-	evhttp_set_max_body_size(m->http, METRICS_MAX_BODY);
-	evhttp_set_allowed_methods(
-		m->http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-				 EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-				 EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_bevcb(m->http, metrics_bev, m);
-	evhttp_set_gencb(m->http, metrics_handle, m);
 	log_info("metrics: serving /metrics and the ring's page (/, /ring.svg) "
-		 "on %s (port %u)",
-		 listen, m->port);
+		 "on %s (port %u; at most %u connections per address, %u in "
+		 "all, %u ms per request)",
+		 listen, http_serve_port(m->http), HTTP_SERVE_PER_SOURCE,
+		 HTTP_SERVE_MAX_CONNS, HTTP_SERVE_REQUEST_MS);
 	return m;
-fail:
-	saved = errno;
-	metrics_free(m);
-	errno = saved;
-	return NULL;
 }
 
 uint16_t metrics_port(const struct metrics *m)
 {
-	return m->port;
+	return http_serve_port(m->http);
 }
 
 void metrics_free(struct metrics *m)
 {
 	if (!m)
 		return;
-	/* evhttp_free closes every connection (their close callbacks come
-	 * back here, to a table that is closing). */
-	m->closing = 1;
-	if (m->http)
-		evhttp_free(m->http);
-	for (unsigned i = 0; i < m->n_pending; i++)
-		bufferevent_decref(m->pending[i]);
-	if (m->adopt)
-		event_free(m->adopt);
+	http_serve_free(m->http);
 	free(m);
 }

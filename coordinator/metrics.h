@@ -1,7 +1,7 @@
 /* The Prometheus text endpoint (metrics_listen, off by default): GET
- * /metrics on libevent's HTTP server, and the ring's read-only page (GET /,
- * GET /ring.svg: page.h). The exposition is rendered from
- * explicit inputs (the node table, the last topology, the alerts), so that
+ * /metrics on a small bounded HTTP server (http_serve.h), and the ring's
+ * read-only page (GET /, GET /ring.svg: page.h). The exposition is rendered
+ * from explicit inputs (the node table, the last topology, the alerts), so that
  * it is unit-tested without a server; names follow Prometheus' rules (base
  * units, _total counters, _info metadata) and labels stay bounded (nodes,
  * edges, directions, ladder steps, sizes: never free text). */
@@ -52,15 +52,10 @@ typedef void (*metrics_src_fn)(struct metrics_src *src, void *arg);
 
 struct metrics;
 
-/* At most this many connections are served at once; further ones wait in
- * the listen backlog until one closes (libevent 2.1 has no limit of its
- * own). Each request must arrive within METRICS_TIMEOUT_S. */
-#define METRICS_MAX_CONNECTIONS 8
-#define METRICS_TIMEOUT_S 10
-
 /* Listen on "ADDR:PORT" ("[v6]:PORT"; port 0: any free one, see
- * metrics_port); NULL with errno on failure. Bounded: connections, request
- * size, and a timeout per request. */
+ * metrics_port); NULL with errno on failure. Bounded as http_serve.h says
+ * with its default limits: connections per source and in all, request
+ * size, a deadline per request and per reply. */
 struct metrics *metrics_new(struct event_base *base, const char *listen,
 			    metrics_src_fn fn, void *arg);
 /* The port it listens on (host order). */
