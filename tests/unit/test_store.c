@@ -604,7 +604,7 @@ static void test_store_garbage(void **state)
 		junk[i] = (char)("not a database "[i % 15] ^ (i >> 7));
 	write_file(f->db, junk, sizeof(junk), 0);
 	assert_null(store_open(f->dir, f->err, sizeof(f->err)));
-	assert_int_equal(errno, EIO);
+	assert_int_equal(errno, EBADMSG);
 	print_message("refused: %s\n", f->err);
 	assert_non_null(strstr(f->err, f->db));
 	assert_non_null(strstr(f->err, "not a ring-coordinator database"));
@@ -631,7 +631,7 @@ static void test_store_corrupt_pages(void **state)
 	/* Pages 3 and 4 of 4096 bytes: history or its indexes. */
 	write_file(f->db, junk, sizeof(junk), 2 * 4096);
 	assert_null(store_open(f->dir, f->err, sizeof(f->err)));
-	assert_int_equal(errno, EIO);
+	assert_int_equal(errno, EBADMSG);
 	print_message("refused: %s\n", f->err);
 	assert_non_null(strstr(f->err, f->db));
 	assert_non_null(strstr(f->err, "corrupt"));
