@@ -119,7 +119,7 @@ static int keeper_open(struct store_keeper *k, char *err, size_t errlen)
 
 	if (mkdir(k->dir, 0750) < 0 && errno != EEXIST) {
 		e = errno;
-		snprintf(err, errlen, "%s: %s", k->dir, strerror(e));
+		snprintf(err, errlen, "%.300s: %s", k->dir, strerror(e));
 		errno = e;
 		return -1;
 	}
