@@ -439,7 +439,9 @@ static void coord_am_save(void *arg);
 static int coord_store_rewrite(struct store *s, void *arg)
 {
 	struct coord *co = arg;
-	const Ring__Topology *t = co->watch ? watch_topology(co->watch) : NULL;
+	/* As published: the watch's copy carries its live overlay. */
+	const Ring__Topology *t = co->survey ? survey_topology(co->survey)
+					     : NULL;
 	size_t n = co->alerts ? alerts_list(co->alerts, 1, NULL, 0) : 0;
 	const struct alert **v = calloc(n ? n : 1, sizeof(*v));
 	int r = 0;
@@ -482,6 +484,9 @@ static void coord_store_changed(void *arg)
 	store_keeper_info(co->keeper, &in);
 	if (in.state == STORE_KEEPER_OK) {
 		alerts_clear(co->alerts, "store_failing", "store", now);
+		/* The watch's evaluation arms the hold-down's tick. */
+		if (co->watch)
+			watch_nodes_changed(co->watch);
 	} else {
 		snprintf(msg, sizeof(msg),
 			 "the state store is %s: %s; what cannot be saved is "
