@@ -554,10 +554,9 @@ static void control_history(struct client *cl, uint64_t id,
 				"out of memory");
 		return;
 	}
-	if (rc < 0 ||
-	    co->view->history(co->view->arg, name, req->since_ms,
-			      req->before_ms, req->before_id, h.max,
-			      control_history_keep, &h) < 0) {
+	if (rc < 0 || co->view->history(co->view->arg, name, req->since_ms,
+					req->before_ms, req->before_id, h.max,
+					control_history_keep, &h) < 0) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
 				"the history could not be read (%s; see the "
 				"coordinator's log)",
@@ -902,10 +901,10 @@ static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
 	if (!*rep->error && arlast_keep(&co->ar_last, rep) == 0 && co->keeper) {
 		struct store *st = store_keeper_writable(co->keeper);
 
-		store_keeper_wrote(co->keeper,
-				   st ? arlast_save(&co->ar_last, st,
-						    clock_now_ms())
-				      : -1);
+		store_keeper_wrote(
+			co->keeper,
+			st ? arlast_save(&co->ar_last, st, clock_now_ms())
+			   : -1);
 	}
 	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
 		    &copy);

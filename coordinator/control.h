@@ -36,10 +36,9 @@ struct control_view {
 			 size_t max);
 	/* One page, newest first (store_history_page's contract). */
 	int (*history)(void *arg, const char *edge, uint64_t since_ms,
-			    uint64_t before_ms, uint64_t before_id, size_t max,
-			    int (*fn)(const struct store_sample *v,
-				      void *fnarg),
-			    void *fnarg);
+		       uint64_t before_ms, uint64_t before_id, size_t max,
+		       int (*fn)(const struct store_sample *v, void *fnarg),
+		       void *fnarg);
 	/* The state store's state for status; without it none is shown. */
 	void (*store)(void *arg, struct store_keeper_info *out);
 	/* The resolved episodes (store_episodes_query's contract); without

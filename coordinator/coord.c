@@ -395,12 +395,11 @@ static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 	return alerts_list(((struct coord *)arg)->alerts, all, out, max);
 }
 
-static int coord_view_history(void *arg, const char *edge,
-				   uint64_t since_ms, uint64_t before_ms,
-				   uint64_t before_id, size_t max,
-				   int (*fn)(const struct store_sample *v,
-					     void *fnarg),
-				   void *fnarg)
+static int
+coord_view_history(void *arg, const char *edge, uint64_t since_ms,
+		   uint64_t before_ms, uint64_t before_id, size_t max,
+		   int (*fn)(const struct store_sample *v, void *fnarg),
+		   void *fnarg)
 {
 	struct store *s = store_keeper_store(((struct coord *)arg)->keeper);
 
@@ -440,8 +439,8 @@ static int coord_store_rewrite(struct store *s, void *arg)
 {
 	struct coord *co = arg;
 	/* As published: the watch's copy carries its live overlay. */
-	const Ring__Topology *t = co->survey ? survey_topology(co->survey)
-					     : NULL;
+	const Ring__Topology *t =
+		co->survey ? survey_topology(co->survey) : NULL;
 	size_t n = co->alerts ? alerts_list(co->alerts, 1, NULL, 0) : 0;
 	const struct alert **v = calloc(n ? n : 1, sizeof(*v));
 	int r = 0;
@@ -619,18 +618,21 @@ static void coord_thin(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* 1: the bounded pass left more; the next hour goes on. */
-	r = !s || store_history_thin(s, now, co->conf->history_max_age_ms,
-				     co->conf->history_max_rows) < 0 ||
-		    store_alerts_prune(s,
-				       now - co->conf->history_max_age_ms) < 0 ||
-		    store_episodes_prune(
-			    s,
-			    now > co->conf->history_max_age_ms
-				    ? now - co->conf->history_max_age_ms
-				    : 0,
-			    STORE_EPISODES_MAX_ROWS) < 0
-		? -1
-		: 0;
+	r = !s ||
+			    store_history_thin(
+				    s, now, co->conf->history_max_age_ms,
+				    co->conf->history_max_rows) < 0 ||
+			    store_alerts_prune(
+				    s, now - co->conf->history_max_age_ms) <
+				    0 ||
+			    store_episodes_prune(
+				    s,
+				    now > co->conf->history_max_age_ms
+					    ? now - co->conf->history_max_age_ms
+					    : 0,
+				    STORE_EPISODES_MAX_ROWS) < 0
+		    ? -1
+		    : 0;
 	store_keeper_wrote(co->keeper, r);
 }
 

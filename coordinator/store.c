@@ -171,11 +171,11 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 struct store {
 	sqlite3 *db;
 	int lock_fd;
-	int db_fd; /* the file SQLite opened: its identity (store_file) */
+	int db_fd;	 /* the file SQLite opened: its identity (store_file) */
 	char error[256]; /* the last failure's message */
-	int busy; /* inside a load/query callback: no re-entry */
-	int batch;     /* inside store_batch_begin/end: one transaction */
-	int batch_err; /* errno of the batch's first failure, or 0 */
+	int busy;	 /* inside a load/query callback: no re-entry */
+	int batch;	 /* inside store_batch_begin/end: one transaction */
+	int batch_err;	 /* errno of the batch's first failure, or 0 */
 	sqlite3_stmt *st[ST_N];
 };
 
@@ -482,11 +482,10 @@ static int store_check(struct store *s, const char *path, int *version,
 	return 0;
 fail:
 	if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
-		(void)reason_fail(
-			err, errlen,
-			"%s: %s: corrupt, or not a ring-coordinator "
-			"database",
-			path, sqlite3_errmsg(s->db));
+		(void)reason_fail(err, errlen,
+				  "%s: %s: corrupt, or not a ring-coordinator "
+				  "database",
+				  path, sqlite3_errmsg(s->db));
 		errno = EBADMSG;
 		return -1;
 	}

@@ -38,8 +38,8 @@ const char *store_keeper_state_name(enum store_keeper_state s)
 					   : "unavailable";
 }
 
-static void keeper_set_state(struct store_keeper *k,
-			     enum store_keeper_state st, const char *reason)
+static void keeper_set_state(struct store_keeper *k, enum store_keeper_state st,
+			     const char *reason)
 {
 	if (k->info.state != st)
 		k->info.since_ms = clock_now_ms();
@@ -85,8 +85,8 @@ static int keeper_move_aside(struct store_keeper *k, char *to, size_t tolen)
 	snprintf(base, sizeof(base), "%s.corrupt-%s", k->path, stamp);
 	/* Two in one second: a number after the stamp. */
 	for (int i = 1; i < 100 && lstat(base, &st) == 0; i++)
-		snprintf(base, sizeof(base), "%s.corrupt-%s.%d", k->path,
-			 stamp, i);
+		snprintf(base, sizeof(base), "%s.corrupt-%s.%d", k->path, stamp,
+			 i);
 	snprintf(to, tolen, "%s", base);
 	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
 		snprintf(from, sizeof(from), "%s%s", k->path, suffix[i]);
@@ -299,16 +299,17 @@ void store_keeper_check(struct store_keeper *k)
 		keeper_set_state(k, STORE_KEEPER_UNAVAILABLE, err);
 	}
 	if (k->info.state != STORE_KEEPER_OK && k->unsaved_interval)
-		log_warnx("store: %llu writes not saved in the last %llu s "
-			  "(%llu since %s): %s",
-			  (unsigned long long)k->unsaved_interval,
-			  (unsigned long long)(now > k->interval_start_ms
-						       ? (now - k->interval_start_ms) /
-								 1000
-						       : 0),
-			  (unsigned long long)k->info.unsaved_now,
-			  store_keeper_state_name(k->info.state),
-			  k->info.reason);
+		log_warnx(
+			"store: %llu writes not saved in the last %llu s "
+			"(%llu since %s): %s",
+			(unsigned long long)k->unsaved_interval,
+			(unsigned long long)(now > k->interval_start_ms
+						     ? (now -
+							k->interval_start_ms) /
+							       1000
+						     : 0),
+			(unsigned long long)k->info.unsaved_now,
+			store_keeper_state_name(k->info.state), k->info.reason);
 	k->unsaved_interval = 0;
 	k->interval_start_ms = now;
 	if (k->info.state == STORE_KEEPER_FAILING && k->s) {

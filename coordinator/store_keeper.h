@@ -59,14 +59,14 @@ struct store_keeper_conf {
 
 struct store_keeper_info {
 	enum store_keeper_state state;
-	char reason[256];	 /* why not ok; "" when ok */
-	uint64_t since_ms;	 /* in this state since */
-	uint64_t unsaved;	 /* writes not saved since the start */
-	uint64_t unsaved_now;	 /* ... since the state last was ok */
-	uint64_t lost_seq;	 /* grows with each loss of the file */
-	char lost[320];		 /* the last loss, e.g. "ringd.db was corrupt
+	char reason[256];     /* why not ok; "" when ok */
+	uint64_t since_ms;    /* in this state since */
+	uint64_t unsaved;     /* writes not saved since the start */
+	uint64_t unsaved_now; /* ... since the state last was ok */
+	uint64_t lost_seq;    /* grows with each loss of the file */
+	char lost[320];	      /* the last loss, e.g. "ringd.db was corrupt
 				    (moved to ...)"; "" if none */
-	uint64_t reopened;	 /* files found deleted, replaced, corrupt */
+	uint64_t reopened;    /* files found deleted, replaced, corrupt */
 };
 
 /* Open dir's store with recovery (see above). NULL only with errno

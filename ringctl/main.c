@@ -453,8 +453,8 @@ static int ringctl_history(const struct ringctl *rc, int argc, char **argv)
 			"--since: '%s' is not a duration from 1s to 3650d "
 			"(e.g. 90s, 30m, 6h, 7d, 2w)",
 			since);
-	if (before && (sscanf(before, "%llu:%llu%c", &bms, &bid, &tail) != 2 ||
-		       !bms))
+	if (before &&
+	    (sscanf(before, "%llu:%llu%c", &bms, &bid, &tail) != 2 || !bms))
 		return ringctl_bad_usage(
 			"--before: '%s' is not a cursor MS:ID (the one a "
 			"truncated page printed as older)",

@@ -938,8 +938,9 @@ static void test_store_history_page(void **state)
 						    1000, page_collect, p),
 				 0);
 		for (size_t i = 0; i < p->n; i++) {
-			assert_true(p->ts[i] < prev_ts ||
-				    (p->ts[i] == prev_ts && p->id[i] < prev_id));
+			assert_true(
+				p->ts[i] < prev_ts ||
+				(p->ts[i] == prev_ts && p->id[i] < prev_id));
 			prev_ts = p->ts[i];
 			prev_id = p->id[i];
 		}
@@ -958,9 +959,9 @@ static void test_store_history_page(void **state)
 	for (size_t i = 0; i < p->n; i++)
 		assert_true(p->ts[i] >= 1000);
 	assert_int_equal(p->n, 1000);
-	assert_int_equal(store_history_page(s, "n1-n2", 0, 0, 0, 0,
-					    page_collect, p),
-			 -1);
+	assert_int_equal(
+		store_history_page(s, "n1-n2", 0, 0, 0, 0, page_collect, p),
+		-1);
 	assert_int_equal(errno, EINVAL);
 
 	/* A page's time at many rows of one edge. */
@@ -977,9 +978,9 @@ static void test_store_history_page(void **state)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->n = 0;
-	assert_int_equal(store_history_page(s, "n1-n2", 0, 0, 0, 2000,
-					    page_collect, p),
-			 0);
+	assert_int_equal(
+		store_history_page(s, "n1-n2", 0, 0, 0, 2000, page_collect, p),
+		0);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	assert_int_equal(p->n, 2000);
 	print_message("history page: 2000 of %zu rows in %.2f ms (filled in "
@@ -989,8 +990,8 @@ static void test_store_history_page(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	p->n = 0;
 	assert_int_equal(store_history_page(s, "n1-n2", 0, 10000 + rows / 2,
-					    UINT64_MAX >> 1, 2000,
-					    page_collect, p),
+					    UINT64_MAX >> 1, 2000, page_collect,
+					    p),
 			 0);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
 	assert_int_equal(p->n, 2000);
@@ -1000,8 +1001,7 @@ static void test_store_history_page(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	assert_true(store_history_thin(s, 0, 0, rows * 2) >= 0);
 	clock_gettime(CLOCK_MONOTONIC, &t2);
-	print_message("history thin (count only): %.2f ms\n",
-		      page_ms(t1, t2));
+	print_message("history thin (count only): %.2f ms\n", page_ms(t1, t2));
 	free(p);
 	free(v);
 	store_close(s);

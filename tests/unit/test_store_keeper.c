@@ -90,8 +90,8 @@ static struct store_keeper *fx_keeper(struct fx *f, const char *dir)
 		.changed = fx_changed,
 		.arg = f,
 	};
-	struct store_keeper *k = store_keeper_new(NULL, &c, f->err,
-						  sizeof(f->err));
+	struct store_keeper *k =
+		store_keeper_new(NULL, &c, f->err, sizeof(f->err));
 
 	if (!k)
 		print_message("store_keeper_new: %s\n", f->err);
@@ -132,8 +132,7 @@ static int raw_blob(const char *path, const char *key, char *out, size_t n)
 }
 
 /* The name in dir that starts with prefix ("" if none). */
-static void find_aside(const char *dir, const char *prefix, char *out,
-		       size_t n)
+static void find_aside(const char *dir, const char *prefix, char *out, size_t n)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -250,9 +249,9 @@ static void test_keeper_replaced(void **state)
 	assert_int_equal(fx_put(k, "topology", f->topology), 0);
 	snprintf(other, sizeof(other), "%s/other.db", f->dir);
 	assert_int_equal(sqlite3_open(other, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL,
-				      NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL),
+		SQLITE_OK);
 	sqlite3_close(db);
 	assert_int_equal(rename(other, f->db), 0);
 	f->topology = "topology v2";
@@ -329,9 +328,9 @@ static void test_keeper_refuses(void **state)
 	assert_int_equal(errno, EBUSY);
 	store_keeper_free(k);
 	assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL,
-				      NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+		sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL),
+		SQLITE_OK);
 	sqlite3_close(db);
 	assert_null(fx_keeper(f, NULL));
 	assert_int_equal(errno, EPROTO);
