@@ -240,6 +240,19 @@ int store_file(const struct store *s, struct stat *st)
 	return fstat(s->db_fd, st);
 }
 
+int store_header_ok(const struct store *s)
+{
+	static const char magic[16] = "SQLite format 3";
+	char buf[16];
+	ssize_t n = pread(s->db_fd, buf, sizeof(buf), 0);
+
+	if (n < 0)
+		return -1;
+	/* A file not yet written (0 bytes) is a new database. */
+	return n == 0 || (n == (ssize_t)sizeof(buf) &&
+			  !memcmp(buf, magic, sizeof(magic)));
+}
+
 static void store_reset(sqlite3_stmt *st)
 {
 	sqlite3_reset(st);

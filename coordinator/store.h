@@ -48,6 +48,10 @@ const char *store_error(const struct store *s);
 /* fstat of the file SQLite opened (kept open since store_open): its
  * st_dev/st_ino against the path's tell a deleted or replaced file. */
 int store_file(const struct store *s, struct stat *st);
+/* The open file still starts as an SQLite database (16 bytes read; a
+ * page cache in WAL mode would not notice it overwritten until it reads
+ * an uncached page): 1 yes, 0 no, -1 with errno. */
+int store_header_ok(const struct store *s);
 
 /* The writes between these two are one transaction (a state rewritten
  * whole: one commit, not one per alert). A write inside that fails rolls

@@ -166,6 +166,25 @@ static void keeper_reopen(struct store_keeper *k)
 	keeper_pending_soon(k);
 }
 
+/* Corrupt while in use: moved aside, a fresh file, the state rewritten
+ * from the loop; lost. */
+static void keeper_corrupt(struct store_keeper *k, const char *why)
+{
+	char what[sizeof(k->info.lost)], aside[PATH_MAX + 128];
+
+	log_warnx("store: %s: corrupt while in use: %s", k->path, why);
+	keeper_close(k);
+	if (keeper_move_aside(k, aside, sizeof(aside)) == 0) {
+		snprintf(what, sizeof(what),
+			 "%s was corrupt (moved to %.240s); re-surveying",
+			 STORE_FILE, aside);
+		log_warnx("store: state lost: %s", what);
+		keeper_lost(k, what);
+	}
+	keeper_reopen(k);
+	keeper_pending_soon(k);
+}
+
 /* Deleted or replaced under us: a fresh file, written at once. */
 static void keeper_identity(struct store_keeper *k)
 {
@@ -245,7 +264,7 @@ struct store *store_keeper_writable(struct store_keeper *k)
 
 void store_keeper_wrote(struct store_keeper *k, int ret)
 {
-	char why[256], what[sizeof(k->info.lost)], aside[PATH_MAX + 128];
+	char why[256];
 	int e = errno;
 
 	if (!k || ret >= 0 || k->rewriting)
@@ -256,18 +275,7 @@ void store_keeper_wrote(struct store_keeper *k, int ret)
 	if (!k->s)
 		return;
 	if (e == EBADMSG) { /* corrupt while running */
-		log_warnx("store: %s: %s", k->path, store_error(k->s));
-		keeper_close(k);
-		if (keeper_move_aside(k, aside, sizeof(aside)) == 0) {
-			snprintf(what, sizeof(what),
-				 "%s was corrupt (moved to %.240s); "
-				 "re-surveying",
-				 STORE_FILE, aside);
-			log_warnx("store: state lost: %s", what);
-			keeper_lost(k, what);
-		}
-		keeper_reopen(k);
-		keeper_pending_soon(k);
+		keeper_corrupt(k, store_error(k->s));
 		return;
 	}
 	if (k->info.state != STORE_KEEPER_OK)
@@ -288,6 +296,10 @@ void store_keeper_check(struct store_keeper *k)
 	uint64_t now = clock_now_ms();
 
 	keeper_identity(k);
+	/* Overwritten in place: the page cache may not see it for long. */
+	if (k->s && store_header_ok(k->s) == 0)
+		keeper_corrupt(k, "not an SQLite database any more");
+	err[0] = '\0';
 	if (!k->s && keeper_open(k, err, sizeof(err)) == 0) {
 		log_info("store: %s usable again; %llu writes were not saved "
 			 "meanwhile",

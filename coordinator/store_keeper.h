@@ -2,8 +2,9 @@
  * database is history and a cache that a survey rebuilds: a fault of the
  * disk never stops the coordinator.
  *
- *   corrupt (at open or a write)  the file (and its -wal, -shm) moved
- *                                 aside as ringd.db.corrupt-<UTC stamp>,
+ *   corrupt (at open, at a write,  the file (and its -wal, -shm) moved
+ *   or its header overwritten:    aside as ringd.db.corrupt-<UTC stamp>,
+ *   checked every interval)
  *                                 a fresh one opened, the state rewritten,
  *                                 "lost" said
  *   deleted or replaced           noticed (the open file's st_dev/st_ino

@@ -167,6 +167,23 @@ def test_corrupt_at_start(ring):
     assert saved_topology_ms(r.state_dir)
 
 
+def test_overwritten_while_running(ring):
+    """ringd.db overwritten in place while it runs (same file, junk from
+    its first byte): noticed within an interval, moved aside, state_lost
+    fires, and the current topology is in a fresh file."""
+    c, r = ring
+    with open(db_path(r.state_dir), "r+b") as f:
+        f.write(b"\x5a" * 8192)
+    cl.wait_for(lambda: ("state_lost", "store") in firing(status(r)),
+                BACK_S, "state_lost after the file was overwritten")
+    aside = [n for n in os.listdir(r.state_dir)
+             if re.fullmatch(r"ringd\.db\.corrupt-\d{8}T\d{6}Z(\.\d+)?", n)]
+    assert aside, os.listdir(r.state_dir)
+    cl.wait_for(lambda: saved_topology_ms(r.state_dir), BACK_S,
+                "the topology in a fresh ringd.db")
+    assert status(r)["store"] == "ok"
+
+
 def test_unusable_state_dir_at_start(ring):
     """state_dir is a file: the coordinator runs without persistence,
     says so in status and an alert, and is back by itself once the

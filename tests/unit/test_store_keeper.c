@@ -235,6 +235,40 @@ static void test_keeper_deleted(void **state)
 	store_keeper_free(k);
 }
 
+/* Overwritten in place while open (same file, junk from byte 0): the
+ * interval's check sees the header, moves it aside, starts afresh with
+ * the state rewritten, and says it was lost. */
+static void test_keeper_corrupt_while_open(void **state)
+{
+	struct fx *f = *state;
+	struct store_keeper *k = fx_keeper(f, NULL);
+	struct store_keeper_info in;
+	char aside[256], out[64], junk[8192];
+	int fd;
+
+	assert_non_null(k);
+	assert_int_equal(fx_put(k, "topology", f->topology), 0);
+	store_keeper_check(k);
+	store_keeper_info(k, &in);
+	assert_int_equal(in.lost_seq, 0);
+	memset(junk, 0x5a, sizeof(junk));
+	fd = open(f->db, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 0), sizeof(junk));
+	close(fd);
+	store_keeper_check(k);
+	store_keeper_info(k, &in);
+	assert_int_equal(in.state, STORE_KEEPER_OK);
+	assert_int_equal(in.lost_seq, 1);
+	assert_non_null(strstr(in.lost, "was corrupt (moved to "));
+	find_aside(f->dir, "ringd.db.corrupt-", aside, sizeof(aside));
+	assert_true(*aside);
+	assert_int_equal(raw_blob(f->db, "topology", out, sizeof(out)), 0);
+	assert_string_equal(out, f->topology);
+	assert_int_equal(fx_put(k, "ranks", "r4"), 0);
+	store_keeper_free(k);
+}
+
 /* Replaced while open (another file renamed over it): the path's file
  * is used from then on, with the current state in it. */
 static void test_keeper_replaced(void **state)
@@ -434,6 +468,8 @@ int main(void)
 						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_keeper_deleted, fx_setup,
 						fx_teardown),
+		cmocka_unit_test_setup_teardown(test_keeper_corrupt_while_open,
+						fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_keeper_replaced, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_keeper_unusable_dir,
