@@ -29,6 +29,8 @@ static const struct alert_text_rule alert_text_rules[] = {
 		       "%s"},
 	{"coordinator_restarted", "%s re-learned the cluster after %s"},
 	{"watchdog", "%s's watchdog stopped after %s"},
+	{"store_failing", "the state %s saves again after %s"},
+	{"state_lost", "what the %s lost was re-surveyed after %s"},
 };
 
 const char *alert_text_severity(enum alert_severity s)

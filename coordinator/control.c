@@ -101,7 +101,7 @@ struct control {
 	 * one's comparison, plan --layers' figures; kept in the store when
 	 * there is one (control_set_store). */
 	struct arlast ar_last;
-	struct store *store;
+	struct store_keeper *keeper;
 };
 
 static void client_free(struct client *cl)
@@ -206,9 +206,11 @@ void control_set_feed(struct control *ctl, struct feed *feed)
 	ctl->feed = feed;
 }
 
-int control_set_store(struct control *ctl, struct store *st)
+int control_set_store(struct control *ctl, struct store_keeper *k)
 {
-	ctl->store = st;
+	struct store *st = store_keeper_store(k);
+
+	ctl->keeper = k;
 	return st ? arlast_restore(&ctl->ar_last, st) : 0;
 }
 
@@ -405,38 +407,43 @@ out:
 	free(a);
 }
 
-/* A history reply holds at most this many samples, the newest: some 50
- * bytes each packed, well within ringctl's frame and the output
- * watermark. */
-#define CONTROL_HISTORY_MAX 10000
+/* A history reply is one page of at most this many samples, newest
+ * first from a cursor: one index seek and this many rows, some 50 bytes
+ * each packed (docs/SECURITY.md has the loop time measured at the row
+ * cap). Older pages: the reply's cursor. */
+#define CONTROL_HISTORY_PAGE 2000
 
 struct control_hist_sample {
 	uint64_t ts_ms;
+	uint64_t id;
 	char kind[sizeof(((struct store_sample *)0)->kind)];
 	char direction[sizeof(((struct store_sample *)0)->direction)];
 	uint32_t param;
 	double value;
 };
 
-/* The last CONTROL_HISTORY_MAX samples seen, as a ring. */
+/* One page, newest first as the store reads it. */
 struct control_hist {
 	struct control_hist_sample *v;
-	size_t n; /* seen in all */
+	size_t n, max;
 };
 
 static int control_history_keep(const struct store_sample *s, void *arg)
 {
 	struct control_hist *h = arg;
-	struct control_hist_sample *d = &h->v[h->n % CONTROL_HISTORY_MAX];
+	struct control_hist_sample *d;
 
+	if (h->n >= h->max)
+		return 1;
+	d = &h->v[h->n++];
 	d->ts_ms = s->ts_ms;
+	d->id = s->id;
 	memcpy(d->kind, s->kind, sizeof(d->kind));
 	d->kind[sizeof(d->kind) - 1] = 0;
 	memcpy(d->direction, s->direction, sizeof(d->direction));
 	d->direction[sizeof(d->direction) - 1] = 0;
 	d->param = s->param;
 	d->value = s->value;
-	h->n++;
 	return 0;
 }
 
@@ -489,7 +496,7 @@ static int control_history_edge(const struct control *co, const char *edge,
 		else
 			snprintf(rev, sizeof(rev), "%s-%.*s", edge + i + 1,
 				 (int)i, edge);
-		if (co->view->history(co->view->arg, rev, 0,
+		if (co->view->history(co->view->arg, rev, 0, 0, 0, 1,
 				      control_history_any, &any) < 0)
 			return -1;
 		if (any) {
@@ -508,7 +515,7 @@ static void control_history(struct client *cl, uint64_t id,
 	Ring__HistorySample *smp = NULL, **smpp = NULL;
 	struct control_hist h = {0};
 	char name[ALERTS_EDGE_LEN];
-	size_t n, first;
+	size_t n, page;
 	int rc;
 
 	if (!co->view || !co->view->history) {
@@ -540,21 +547,29 @@ static void control_history(struct client *cl, uint64_t id,
 				req->edge);
 		return;
 	}
-	h.v = rc ? NULL : calloc(CONTROL_HISTORY_MAX, sizeof(*h.v));
+	page = req->max_samples && req->max_samples < CONTROL_HISTORY_PAGE
+		       ? req->max_samples
+		       : CONTROL_HISTORY_PAGE;
+	/* One more than the page: whether older ones remain. */
+	h.max = page + 1;
+	h.v = rc ? NULL : calloc(h.max, sizeof(*h.v));
 	if (!rc && !h.v) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
 				"out of memory");
 		return;
 	}
 	if (rc < 0 || co->view->history(co->view->arg, name, req->since_ms,
+					req->before_ms, req->before_id, h.max,
 					control_history_keep, &h) < 0) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
-				"the history could not be read (see the "
-				"coordinator's log)");
+				"the history could not be read (%s; see the "
+				"coordinator's log)",
+				errno == ENODEV ? "the state store is "
+						  "unavailable"
+						: "the state store failed");
 		goto out;
 	}
-	n = h.n < CONTROL_HISTORY_MAX ? h.n : CONTROL_HISTORY_MAX;
-	first = h.n < CONTROL_HISTORY_MAX ? 0 : h.n % CONTROL_HISTORY_MAX;
+	n = h.n < page ? h.n : page;
 	smp = calloc(n ? n : 1, sizeof(*smp));
 	smpp = calloc(n ? n : 1, sizeof(*smpp));
 	if (!smp || !smpp) {
@@ -562,9 +577,9 @@ static void control_history(struct client *cl, uint64_t id,
 				"out of memory");
 		goto out;
 	}
+	/* Oldest first within the page, as before paging. */
 	for (size_t i = 0; i < n; i++) {
-		struct control_hist_sample *d =
-			&h.v[(first + i) % CONTROL_HISTORY_MAX];
+		struct control_hist_sample *d = &h.v[n - 1 - i];
 
 		ring__history_sample__init(&smp[i]);
 		smp[i].ts_ms = d->ts_ms;
@@ -574,11 +589,15 @@ static void control_history(struct client *cl, uint64_t id,
 		smp[i].value = d->value;
 		smpp[i] = &smp[i];
 	}
+	if (h.n > page) {
+		rep.next_before_ms = h.v[page - 1].ts_ms;
+		rep.next_before_id = h.v[page - 1].id;
+	}
 	rep.edge = name;
 	rep.n_samples = n;
 	rep.samples = smpp;
 	rep.now_ms = clock_now_ms();
-	rep.truncated = h.n > CONTROL_HISTORY_MAX;
+	rep.truncated = h.n > page;
 	client_send(cl, id, RING__ENVELOPE__BODY_HISTORY_REPLY, &rep);
 out:
 	free(smpp);
@@ -590,6 +609,8 @@ static void control_status(struct client *cl, uint64_t id)
 {
 	struct control *co = cl->ctl;
 	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
+	Ring__StoreStatus store = RING__STORE_STATUS__INIT;
+	struct store_keeper_info ki;
 	Ring__NodeStatus *st = NULL, **stp = NULL;
 	Ring__Alert *al = NULL, **alp = NULL;
 	size_t n_al = 0;
@@ -626,6 +647,17 @@ static void control_status(struct client *cl, uint64_t id)
 		rep.health_cause = h.cause;
 		rep.health_subject = h.subject;
 		rep.health_text = h.text;
+	}
+	if (co->view && co->view->store) {
+		co->view->store(co->view->arg, &ki);
+		store.state = (char *)store_keeper_state_name(ki.state);
+		store.reason = ki.reason;
+		store.since_ms = ki.since_ms;
+		store.unsaved_writes = ki.unsaved;
+		store.unsaved_now = ki.unsaved_now;
+		store.lost = ki.lost;
+		store.reopened = ki.reopened;
+		rep.store = &store;
 	}
 	if (control_alerts_fill(co, 0, 1, &al, &alp, &n_al) < 0)
 		goto oom;
@@ -870,9 +902,14 @@ static void control_allreduce_done(const Ring__AllreduceReport *rep, void *arg)
 		copy.comparison = cmp;
 	/* A failed run is not kept (arlast_check); a kept one is saved at
 	 * once, so a restart right after still has it. */
-	if (!*rep->error && arlast_keep(&co->ar_last, rep) == 0 && co->store &&
-	    arlast_save(&co->ar_last, co->store, clock_now_ms()) < 0)
-		log_warnx("store: the all-reduce result was not saved");
+	if (!*rep->error && arlast_keep(&co->ar_last, rep) == 0 && co->keeper) {
+		struct store *st = store_keeper_writable(co->keeper);
+
+		store_keeper_wrote(
+			co->keeper,
+			st ? arlast_save(&co->ar_last, st, clock_now_ms())
+			   : -1);
+	}
 	client_send(cl, cl->ar_id, RING__ENVELOPE__BODY_ALLREDUCE_REPORT,
 		    &copy);
 }

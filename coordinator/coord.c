@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "sinks.h"
 #include "store.h"
+#include "store_keeper.h"
 #include "survey.h"
 #include "tls.h"
 #include "watch.h"
@@ -52,12 +53,16 @@ static void coord_watchdog(evutil_socket_t fd, short what, void *arg)
 	sd_notify(0, "WATCHDOG=1");
 }
 
-static int coord_state_dir(const struct coord_conf *conf)
+/* A write through the keeper: counted when it fails, never logged here
+ * (store_keeper.h says it once per interval). */
+static int coord_put_blob(struct coord *co, const char *key, const void *buf,
+			  size_t len)
 {
-	if (mkdir(conf->state_dir, 0750) == 0 || errno == EEXIST)
-		return 0;
-	log_warn("state_dir %s", conf->state_dir);
-	return -1;
+	struct store *s = store_keeper_writable(co->keeper);
+	int r = s ? store_put_blob(s, key, buf, len, clock_now_ms()) : -1;
+
+	store_keeper_wrote(co->keeper, r);
+	return r;
 }
 
 /* One descriptor per agent: the usual soft limit of 1024 is too low for a
@@ -104,10 +109,12 @@ static void coord_health_feed(struct coord *co)
 static void coord_episode(struct coord *co, const struct alert *a,
 			  enum alert_event ev)
 {
-	if (ev == ALERT_EV_RESOLVED && co->store &&
-	    store_episode_add(co->store, a) < 0)
-		log_warnx("store: episode of alert %s %s not saved", a->rule,
-			  a->subject);
+	struct store *s;
+
+	if (ev != ALERT_EV_RESOLVED)
+		return;
+	s = store_keeper_writable(co->keeper);
+	store_keeper_wrote(co->keeper, s ? store_episode_add(s, a) : -1);
 }
 
 /* Every alert transition: to the sinks, and to the store so that a
@@ -115,14 +122,15 @@ static void coord_episode(struct coord *co, const struct alert *a,
 static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 {
 	struct coord *co = arg;
+	struct store *s;
 
 	co->fired += ev == ALERT_EV_FIRED;
 	co->resolved += ev == ALERT_EV_RESOLVED;
 	sinks_alert(co->sinks, a, ev);
 	alertmanager_alert(co->am, a, ev);
 	feed_alert(co->feed, a, ev);
-	if (co->store && store_alert_save(co->store, a) < 0)
-		log_warnx("store: alert %s %s not saved", a->rule, a->subject);
+	s = store_keeper_writable(co->keeper);
+	store_keeper_wrote(co->keeper, s ? store_alert_save(s, a) : -1);
 	coord_episode(co, a, ev);
 	if (co->watch) /* restoring: the first evaluation tells */
 		coord_health_feed(co);
@@ -207,40 +215,61 @@ static void coord_history(struct coord *co, const Ring__Topology *t,
 		coord_sample(v, &n, max, e, "rdma_read_bw", "b_to_a", 0,
 			     e->rdma_read_gbps_b_to_a);
 	}
-	if (n && store_history_add(co->store, v, n) < 0)
-		log_warnx("store: %zu history samples not saved", n);
+	if (n) {
+		struct store *s = store_keeper_writable(co->keeper);
+
+		store_keeper_wrote(co->keeper,
+				   s ? store_history_add(s, v, n) : -1);
+	}
 	free(v);
 }
 
 /* Each edge's baseline (its first good measurement) outlives restarts:
  * the store keeps the watch's text of them. */
-static void coord_save_baselines(struct coord *co)
+static int coord_save_baselines(struct coord *co)
 {
 	size_t cap = 64 * 1024, len;
 	char *buf = malloc(cap);
+	int r;
 
 	if (!buf)
-		return;
+		return -1;
 	len = watch_baselines_text(co->watch, buf, cap);
-	if (store_put_blob(co->store, "baselines", buf, len, clock_now_ms()) <
-	    0)
-		log_warnx("store: the edge baselines were not saved");
+	r = coord_put_blob(co, "baselines", buf, len);
 	free(buf);
+	return r;
 }
 
 /* The last hour of ringd's own bytes per pair, for the next start. */
-static void coord_save_self_bytes(struct coord *co)
+static int coord_save_self_bytes(struct coord *co)
 {
 	size_t cap = 256 * 1024, len;
 	char *buf = malloc(cap);
+	int r;
 
 	if (!buf)
-		return;
+		return -1;
 	len = survey_self_bytes_text(co->survey, clock_now_ms(), buf, cap);
-	if (store_put_blob(co->store, "selfbytes", buf, len, clock_now_ms()) <
-	    0)
-		log_warnx("store: ringd's own bytes per edge were not saved");
+	r = coord_put_blob(co, "selfbytes", buf, len);
 	free(buf);
+	return r;
+}
+
+/* The topology (its rank order in it) under "topology". */
+static int coord_save_topology(struct coord *co, const Ring__Topology *t)
+{
+	size_t len = ring__topology__get_packed_size(t);
+	uint8_t *buf = malloc(len ? len : 1);
+	int r;
+
+	if (!buf) {
+		log_warnx("store: out of memory saving the topology");
+		return -1;
+	}
+	ring__topology__pack(t, buf);
+	r = coord_put_blob(co, "topology", buf, len);
+	free(buf);
+	return r;
 }
 
 /* A survey published a topology: the live view starts from it, and the
@@ -248,29 +277,18 @@ static void coord_save_self_bytes(struct coord *co)
 static void coord_published(const Ring__Topology *t, void *arg)
 {
 	struct coord *co = arg;
-	size_t len = ring__topology__get_packed_size(t);
-	uint8_t *buf;
 
 	/* Before the watch lets go of the one before. */
-	if (co->store)
-		coord_history(co, t, watch_topology(co->watch));
+	coord_history(co, t, watch_topology(co->watch));
 	if (watch_set_topology(co->watch, t) < 0)
 		log_warnx("watch: out of memory: the live view keeps the "
 			  "previous topology");
 	feed_published(co->feed, t);
-	if (!co->store)
-		return;
+	/* Re-surveyed: what a lost file held is known again. */
+	alerts_clear(co->alerts, "state_lost", "store", clock_now_ms());
+	coord_save_topology(co, t);
 	coord_save_baselines(co);
 	coord_save_self_bytes(co);
-	buf = malloc(len ? len : 1);
-	if (!buf) {
-		log_warnx("store: out of memory saving the topology");
-		return;
-	}
-	ring__topology__pack(t, buf);
-	if (store_put_blob(co->store, "topology", buf, len, clock_now_ms()) < 0)
-		log_warnx("store: the topology was not saved");
-	free(buf);
 }
 
 /* A survey or re-check started or ended: survey_failed follows how the
@@ -377,21 +395,114 @@ static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 	return alerts_list(((struct coord *)arg)->alerts, all, out, max);
 }
 
-static int coord_view_history(void *arg, const char *edge, uint64_t since_ms,
-			      int (*fn)(const struct store_sample *v,
-					void *fnarg),
-			      void *fnarg)
+static int
+coord_view_history(void *arg, const char *edge, uint64_t since_ms,
+		   uint64_t before_ms, uint64_t before_id, size_t max,
+		   int (*fn)(const struct store_sample *v, void *fnarg),
+		   void *fnarg)
 {
-	return store_history_query(((struct coord *)arg)->store, edge, since_ms,
-				   fn, fnarg);
+	struct store *s = store_keeper_store(((struct coord *)arg)->keeper);
+
+	if (!s) {
+		errno = ENODEV;
+		return -1;
+	}
+	return store_history_page(s, edge, since_ms, before_ms, before_id, max,
+				  fn, fnarg);
+}
+
+static void coord_view_store(void *arg, struct store_keeper_info *out)
+{
+	store_keeper_info(((struct coord *)arg)->keeper, out);
 }
 
 static int coord_view_episodes(void *arg, uint64_t since_ms, size_t max,
 			       int (*fn)(const struct alert *a, void *fnarg),
 			       void *fnarg)
 {
-	return store_episodes_query(((struct coord *)arg)->store, since_ms, max,
-				    fn, fnarg);
+	struct store *s = store_keeper_store(((struct coord *)arg)->keeper);
+
+	if (!s) {
+		errno = ENODEV;
+		return -1;
+	}
+	return store_episodes_query(s, since_ms, max, fn, fnarg);
+}
+
+/* A fresh file, or one that takes writes again: the current state in one
+ * transaction (the topology with its rank order, the alerts, what the
+ * watch and the survey keep); the history and episodes that were not
+ * saved are gone. */
+static void coord_am_save(void *arg);
+
+static int coord_store_rewrite(struct store *s, void *arg)
+{
+	struct coord *co = arg;
+	/* As published: the watch's copy carries its live overlay. */
+	const Ring__Topology *t =
+		co->survey ? survey_topology(co->survey) : NULL;
+	size_t n = co->alerts ? alerts_list(co->alerts, 1, NULL, 0) : 0;
+	const struct alert **v = calloc(n ? n : 1, sizeof(*v));
+	int r = 0;
+
+	if (!v || store_batch_begin(s) < 0) {
+		free(v);
+		return -1;
+	}
+	if (t)
+		r = coord_save_topology(co, t);
+	n = n ? alerts_list(co->alerts, 1, v, n) : 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct store *w = store_keeper_writable(co->keeper);
+
+		r = w ? store_alert_save(w, v[i]) : -1;
+	}
+	if (r == 0 && co->watch)
+		r = coord_save_baselines(co);
+	if (r == 0 && co->survey)
+		r = coord_save_self_bytes(co);
+	if (r == 0 && co->am)
+		coord_am_save(co);
+	free(v);
+	if (store_batch_end(s) < 0)
+		return -1;
+	return r;
+}
+
+/* The store's state as alerts: store_failing while it cannot save,
+ * state_lost when a file was lost (until a survey publishes again). */
+static void coord_store_changed(void *arg)
+{
+	struct coord *co = arg;
+	struct store_keeper_info in;
+	char msg[ALERTS_MESSAGE_LEN];
+	uint64_t now = clock_now_ms();
+
+	if (!co->alerts || !co->keeper)
+		return;
+	store_keeper_info(co->keeper, &in);
+	if (in.state == STORE_KEEPER_OK) {
+		alerts_clear(co->alerts, "store_failing", "store", now);
+		/* The watch's evaluation arms the hold-down's tick. */
+		if (co->watch)
+			watch_nodes_changed(co->watch);
+	} else {
+		snprintf(msg, sizeof(msg),
+			 "the state store is %s: %s; what cannot be saved is "
+			 "counted (ringctl status), retried every %u s",
+			 store_keeper_state_name(in.state), in.reason,
+			 STORE_KEEPER_INTERVAL_MS / 1000);
+		if (alerts_raise(co->alerts, "store_failing", "store", NULL,
+				 NULL, ALERT_WARNING, msg, now) < 0)
+			log_warn("store_failing alert");
+	}
+	if (in.lost_seq != co->store_lost_seen) {
+		co->store_lost_seen = in.lost_seq;
+		snprintf(msg, sizeof(msg), "state lost: %s", in.lost);
+		if (alerts_raise(co->alerts, "state_lost", "store", NULL, NULL,
+				 ALERT_WARNING, msg, now) < 0)
+			log_warn("state_lost alert");
+	}
 }
 
 static int coord_restore_alert(const struct alert *a, void *arg)
@@ -415,20 +526,23 @@ static void coord_restore(struct coord *co)
 
 	int had_alerts = 0;
 	char when[32] = "";
+	struct store *s = store_keeper_store(co->keeper);
 
-	store_alerts_load(co->store, coord_restore_alert, co);
+	if (!s)
+		return;
+	store_alerts_load(s, coord_restore_alert, co);
 	had_alerts = alerts_list(co->alerts, 1, NULL, 0) > 0;
-	if (store_get_blob(co->store, "baselines", &buf, &len, &saved) == 0) {
+	if (store_get_blob(s, "baselines", &buf, &len, &saved) == 0) {
 		watch_baselines_load(co->watch, buf, len);
 		free(buf);
 		buf = NULL;
 	}
-	if (store_get_blob(co->store, "selfbytes", &buf, &len, &saved) == 0) {
+	if (store_get_blob(s, "selfbytes", &buf, &len, &saved) == 0) {
 		survey_self_bytes_load(co->survey, buf, len, clock_now_ms());
 		free(buf);
 		buf = NULL;
 	}
-	if (store_get_blob(co->store, "topology", &buf, &len, &saved) < 0) {
+	if (store_get_blob(s, "topology", &buf, &len, &saved) < 0) {
 		if (errno != ENOENT)
 			log_warnx("store: cannot read the saved topology");
 		if (had_alerts)
@@ -490,26 +604,36 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->edge_baseline = coord_edge_baseline;
 	src->edge_gid_changed = coord_edge_gid_changed;
 	src->edge_arg = co;
+	store_keeper_info(co->keeper, &co->store_info);
+	src->store = &co->store_info;
 }
 
 static void coord_thin(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *co = arg;
 	uint64_t now = clock_now_ms();
+	struct store *s = store_keeper_writable(co->keeper);
+	int r;
 
 	(void)fd;
 	(void)what;
 	/* 1: the bounded pass left more; the next hour goes on. */
-	if (store_history_thin(co->store, now, co->conf->history_max_age_ms,
-			       co->conf->history_max_rows) < 0 ||
-	    store_alerts_prune(co->store, now - co->conf->history_max_age_ms) <
-		    0 ||
-	    store_episodes_prune(co->store,
-				 now > co->conf->history_max_age_ms
-					 ? now - co->conf->history_max_age_ms
-					 : 0,
-				 STORE_EPISODES_MAX_ROWS) < 0)
-		log_warnx("store: thinning the history failed");
+	r = !s ||
+			    store_history_thin(
+				    s, now, co->conf->history_max_age_ms,
+				    co->conf->history_max_rows) < 0 ||
+			    store_alerts_prune(
+				    s, now - co->conf->history_max_age_ms) <
+				    0 ||
+			    store_episodes_prune(
+				    s,
+				    now > co->conf->history_max_age_ms
+					    ? now - co->conf->history_max_age_ms
+					    : 0,
+				    STORE_EPISODES_MAX_ROWS) < 0
+		    ? -1
+		    : 0;
+	store_keeper_wrote(co->keeper, r);
 }
 
 /* The periodic health report: one line in the journal with the state of
@@ -555,11 +679,11 @@ static void coord_am_save(void *arg)
 	char *buf = NULL;
 	size_t len = 0;
 
-	if (alertmanager_owed_text(co->am, &buf, &len) < 0 ||
-	    store_put_blob(co->store, "alertmanager_owed", buf, len,
-			   clock_now_ms()) < 0)
-		log_warnx("store: the resolutions owed to Alertmanager were "
-			  "not saved");
+	if (alertmanager_owed_text(co->am, &buf, &len) < 0)
+		log_warnx("store: out of memory saving the resolutions owed "
+			  "to Alertmanager");
+	else
+		coord_put_blob(co, "alertmanager_owed", buf, len);
 	free(buf);
 }
 
@@ -602,8 +726,9 @@ static int coord_alertmanager(struct coord *co, const struct coord_conf *conf)
 	log_info("alerts to Alertmanager at %u URLs, resent every %llu ms",
 		 conf->n_alertmanager_url,
 		 (unsigned long long)conf->alertmanager_resend_ms);
-	if (store_get_blob(co->store, "alertmanager_owed", &buf, &len, &saved) <
-	    0)
+	if (!store_keeper_store(co->keeper) ||
+	    store_get_blob(store_keeper_store(co->keeper), "alertmanager_owed",
+			   &buf, &len, &saved) < 0)
 		return 0;
 	dropped = alertmanager_owed_load(co->am, buf, len);
 	free(buf);
@@ -674,7 +799,8 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 		.watchdog_interval_ms = conf->watchdog_interval_ms,
 	};
 	struct timeval hour = {3600, 0};
-	char err[256];
+	struct store_keeper_conf kc = {0};
+	char err[512];
 
 	for (unsigned i = 0; i < conf->n_alert_argv; i++)
 		co->alert_argv[i] = (char *)conf->alert_argv[i];
@@ -683,8 +809,12 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	if (!co->feed)
 		return -1;
 	feed_nodes(co->feed, co->nodes); /* what later changes are against */
-	co->store = store_open(conf->state_dir, err, sizeof(err));
-	if (!co->store) {
+	kc.dir = conf->state_dir;
+	kc.rewrite = coord_store_rewrite;
+	kc.changed = coord_store_changed;
+	kc.arg = co;
+	co->keeper = store_keeper_new(co->base, &kc, err, sizeof(err));
+	if (!co->keeper) {
 		log_warnx("state_dir %s: %s", conf->state_dir, err);
 		return -1;
 	}
@@ -706,6 +836,7 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	if (coord_alertmanager(co, conf) < 0)
 		return -1;
 	coord_watchdog_alert(co, conf);
+	coord_store_changed(co); /* a store failing or lost at the start */
 	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
 	if (!co->thin_ev || event_add(co->thin_ev, &hour))
 		return -1;
@@ -769,8 +900,6 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 			goto fail;
 		n->expected = 1;
 	}
-	if (coord_state_dir(conf) < 0)
-		goto fail;
 	co->agents = agents_new(co->base, co->tls, conf, co->nodes);
 	if (!co->agents)
 		goto fail;
@@ -792,11 +921,12 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->view.health = coord_view_health;
 	co->view.alerts = coord_view_alerts;
 	co->view.history = coord_view_history;
+	co->view.store = coord_view_store;
 	co->view.episodes = coord_view_episodes;
 	co->view.arg = co;
 	control_set_view(co->control, &co->view);
 	control_set_feed(co->control, co->feed);
-	control_set_store(co->control, co->store);
+	control_set_store(co->control, co->keeper);
 	if (sd_watchdog_enabled(0, &co->watchdog_usec) > 0) {
 		struct timeval tv = {.tv_sec = co->watchdog_usec / 2000000,
 				     .tv_usec =
@@ -848,7 +978,7 @@ void coord_fini(struct coord *co)
 	sinks_free(co->sinks);
 	alertmanager_free(co->am);
 	alerts_free(co->alerts);
-	store_close(co->store);
+	store_keeper_free(co->keeper);
 	/* Before the agents: the survey cancels its calls to them. */
 	survey_free(co->survey);
 	agents_free(co->agents);

@@ -12,20 +12,23 @@
 #include "control.h"
 #include "coord_conf.h"
 #include "nodes.h"
+#include "store_keeper.h"
 
 struct coord {
 	struct coord_conf *conf;
 	struct event_base *base;
 	SSL_CTX *tls;
 	struct nodes *nodes;
-	struct agents *agents;	 /* agent sessions (agents.h) */
-	struct control *control; /* ringctl socket (control.h) */
-	struct survey *survey;	 /* adjacency, tests, topology (survey.h) */
-	struct alerts *alerts;	 /* health alerts (alerts.h) */
-	struct watch *watch;	 /* live overlay and rules (watch.h) */
-	struct sinks *sinks;	 /* where alerts go (sinks.h) */
-	struct alertmanager *am; /* Alertmanager's API (alertmanager.h) */
-	struct store *store;	 /* durable state (store.h) */
+	struct agents *agents;	     /* agent sessions (agents.h) */
+	struct control *control;     /* ringctl socket (control.h) */
+	struct survey *survey;	     /* adjacency, tests, topology (survey.h) */
+	struct alerts *alerts;	     /* health alerts (alerts.h) */
+	struct watch *watch;	     /* live overlay and rules (watch.h) */
+	struct sinks *sinks;	     /* where alerts go (sinks.h) */
+	struct alertmanager *am;     /* Alertmanager's API (alertmanager.h) */
+	struct store_keeper *keeper; /* durable state (store_keeper.h) */
+	uint64_t store_lost_seen;    /* the keeper's lost_seq alerted */
+	struct store_keeper_info store_info; /* the last (metrics) */
 	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
 	struct feed *feed;	 /* ringctl watch's events (feed.h) */
 	char *alert_argv[COORD_CONF_MAX_ARGS + 1];

@@ -245,6 +245,32 @@ static void mr_coordinator(struct mr *r)
 			  "ringd_coordinator_certificate_expiry_timestamp_"
 			  "seconds",
 			  (double)s->cert_not_after_ms / 1e3, NULL);
+	/* The state store (ringd.db): a state set, and what it could not
+	 * save or had to reopen (store_keeper.h). */
+	mr_head(r, "ringd_store_state",
+		"The state store's state (ok, failing, unavailable): 1 for "
+		"the current one, 0 for the others.");
+	if (s->store)
+		for (int st = STORE_KEEPER_OK; st <= STORE_KEEPER_UNAVAILABLE;
+		     st++)
+			mr_sample(r, "ringd_store_state",
+				  (int)s->store->state == st, "state",
+				  store_keeper_state_name(
+					  (enum store_keeper_state)st),
+				  NULL);
+	mr_head_type(r, "ringd_store_unsaved_writes_total",
+		     "Writes to the state store that could not be saved.",
+		     "counter");
+	if (s->store)
+		mr_sample(r, "ringd_store_unsaved_writes_total",
+			  (double)s->store->unsaved, NULL);
+	mr_head_type(r, "ringd_store_reopened_total",
+		     "State store files found deleted, replaced or corrupt "
+		     "and started afresh.",
+		     "counter");
+	if (s->store)
+		mr_sample(r, "ringd_store_reopened_total",
+			  (double)s->store->reopened, NULL);
 }
 
 static const char *mr_severity(enum alert_severity s)

@@ -15,6 +15,7 @@ struct health;
 
 #include "alerts.h"
 #include "nodes.h"
+#include "store_keeper.h"
 #include "ring.pb-c.h"
 
 /* What the exposition is made of; any pointer may be NULL. */
@@ -42,6 +43,9 @@ struct metrics_src {
 	double (*edge_baseline)(const Ring__Edge *e, void *arg);
 	int (*edge_gid_changed)(const Ring__Edge *e, void *arg);
 	void *edge_arg;
+	/* The state store (NULL: not known): ringd_store_state{state},
+	 * ringd_store_unsaved_writes_total, ringd_store_reopened_total. */
+	const struct store_keeper_info *store;
 };
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -40,6 +41,7 @@ enum store_stmt {
 	ST_HIST_ADD,
 	ST_HIST_QUERY_EDGE,
 	ST_HIST_QUERY_ALL,
+	ST_HIST_PAGE,
 	ST_HIST_THIN_AGE,
 	ST_HIST_COUNT,
 	ST_HIST_THIN_ROWS,
@@ -79,6 +81,13 @@ static const char *const store_sql[ST_N] = {
 	[ST_HIST_QUERY_ALL] =
 		"SELECT ts_ms, edge, kind, direction, param, value FROM "
 		"history WHERE ts_ms >= ?1 ORDER BY ts_ms, id",
+	/* Newest first from a cursor, on history_edge (whose entries end in
+	 * the rowid): a seek and max rows, whatever the table holds. */
+	[ST_HIST_PAGE] =
+		"SELECT ts_ms, edge, kind, direction, param, value, id FROM "
+		"history WHERE edge = ?1 AND ts_ms >= ?2 AND (ts_ms < ?3 OR "
+		"(ts_ms = ?3 AND id < ?4)) ORDER BY ts_ms DESC, id DESC "
+		"LIMIT ?5",
 	[ST_HIST_THIN_AGE] = "DELETE FROM history WHERE id IN (SELECT id FROM "
 			     "history WHERE ts_ms < ?1 ORDER BY ts_ms, id "
 			     "LIMIT ?2)",
@@ -162,7 +171,11 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 struct store {
 	sqlite3 *db;
 	int lock_fd;
-	int busy; /* inside a load/query callback: no re-entry */
+	int db_fd;	 /* the file SQLite opened: its identity (store_file) */
+	char error[256]; /* the last failure's message */
+	int busy;	 /* inside a load/query callback: no re-entry */
+	int batch;	 /* inside store_batch_begin/end: one transaction */
+	int batch_err;	 /* errno of the batch's first failure, or 0 */
 	sqlite3_stmt *st[ST_N];
 };
 
@@ -190,6 +203,9 @@ static int store_errno(sqlite3 *db, int rc)
 	case SQLITE_MISMATCH:
 	case SQLITE_RANGE:
 		return EINVAL;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return EBADMSG;
 	case SQLITE_IOERR:
 	case SQLITE_CANTOPEN:
 		return sys > 0 ? sys : EIO;
@@ -198,17 +214,43 @@ static int store_errno(sqlite3 *db, int rc)
 	}
 }
 
-/* A failed operation: its one warning, errno set; -1. */
+/* A failed operation: its message kept for store_error (the keeper
+ * says it, once per interval: a full disk fails every write), errno set;
+ * -1. */
 static int store_fail(struct store *s, const char *what, int rc)
 {
 	int e = store_errno(s->db, rc);
 
 	/* A reset statement may have cleared the connection's message. */
-	log_warnx("store: %s: %s", what,
-		  sqlite3_errcode(s->db) == SQLITE_OK ? sqlite3_errstr(rc)
-						      : sqlite3_errmsg(s->db));
+	snprintf(s->error, sizeof(s->error), "%s: %s", what,
+		 sqlite3_errcode(s->db) == SQLITE_OK ? sqlite3_errstr(rc)
+						     : sqlite3_errmsg(s->db));
+	log_debug("store", "%s", s->error);
 	errno = e;
 	return -1;
+}
+
+const char *store_error(const struct store *s)
+{
+	return s->error;
+}
+
+int store_file(const struct store *s, struct stat *st)
+{
+	return fstat(s->db_fd, st);
+}
+
+int store_header_ok(const struct store *s)
+{
+	static const char magic[16] = "SQLite format 3";
+	char buf[16];
+	ssize_t n = pread(s->db_fd, buf, sizeof(buf), 0);
+
+	if (n < 0)
+		return -1;
+	/* A file not yet written (0 bytes) is a new database. */
+	return n == 0 || (n == (ssize_t)sizeof(buf) &&
+			  !memcmp(buf, magic, sizeof(magic)));
 }
 
 static void store_reset(sqlite3_stmt *st)
@@ -234,9 +276,15 @@ static int store_begin(struct store *s, const char *what)
 	int rc;
 
 	if (s->busy) {
-		log_warnx("store: %s: called back from a load or query", what);
+		snprintf(s->error, sizeof(s->error),
+			 "%s: called back from a load or query", what);
+		log_warnx("store: %s", s->error);
 		errno = EBUSY;
 		return -1;
+	}
+	if (s->batch) { /* the batch's transaction is open */
+		errno = s->batch_err;
+		return s->batch_err ? -1 : 0;
 	}
 	rc = store_exec(s, ST_BEGIN);
 	if (rc != SQLITE_OK)
@@ -250,6 +298,16 @@ static int store_end(struct store *s, const char *what, int rc)
 {
 	int ret, e;
 
+	if (s->batch) { /* the batch commits, or fails, as one */
+		if (rc == SQLITE_OK)
+			return 0;
+		ret = store_fail(s, what, rc);
+		s->batch_err = errno;
+		if (!sqlite3_get_autocommit(s->db))
+			store_exec(s, ST_ROLLBACK);
+		errno = s->batch_err;
+		return ret;
+	}
 	if (rc == SQLITE_OK) {
 		rc = store_exec(s, ST_COMMIT);
 		if (rc == SQLITE_OK)
@@ -262,6 +320,40 @@ static int store_end(struct store *s, const char *what, int rc)
 		store_exec(s, ST_ROLLBACK);
 	errno = e;
 	return ret;
+}
+
+int store_batch_begin(struct store *s)
+{
+	if (s->batch) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_begin(s, "begin batch") < 0)
+		return -1;
+	s->batch = 1;
+	s->batch_err = 0;
+	return 0;
+}
+
+int store_batch_end(struct store *s)
+{
+	int e;
+
+	if (!s->batch) {
+		errno = EINVAL;
+		return -1;
+	}
+	s->batch = 0;
+	if (s->batch_err) { /* rolled back at its failure */
+		errno = s->batch_err;
+		return -1;
+	}
+	if (store_end(s, "commit batch", SQLITE_OK) < 0) {
+		e = errno;
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 static int store_bind_text(sqlite3_stmt *st, int idx, const char *str,
@@ -397,19 +489,17 @@ static int store_check(struct store *s, const char *path, int *version,
 	if (strcmp(buf, "ok")) {
 		(void)reason_fail(err, errlen, "%s: corrupt (quick_check: %s)",
 				  path, buf);
-		errno = EIO;
+		errno = EBADMSG;
 		return -1;
 	}
 	return 0;
 fail:
 	if ((rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT) {
-		(void)reason_fail(
-			err, errlen,
-			"%s: %s: corrupt, or not a ring-coordinator "
-			"database; refusing it (move it away to start "
-			"afresh)",
-			path, sqlite3_errmsg(s->db));
-		errno = EIO;
+		(void)reason_fail(err, errlen,
+				  "%s: %s: corrupt, or not a ring-coordinator "
+				  "database",
+				  path, sqlite3_errmsg(s->db));
+		errno = EBADMSG;
 		return -1;
 	}
 	(void)reason_fail(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
@@ -480,7 +570,7 @@ struct store *store_open(const char *dir, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	struct store *s;
-	int fd, rc, version, e;
+	int rc, version, e;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -496,19 +586,22 @@ struct store *store_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	s->lock_fd = -1;
+	s->db_fd = -1;
 	s->lock_fd = store_lock(dir, err, errlen);
 	if (s->lock_fd < 0)
 		goto fail;
 	/* SQLite would create it 0644 (less the umask), and its -wal and
 	 * -shm files take the database's mode: the history is ours alone. */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	/* Kept open until after sqlite3_close (closing a descriptor of the
+	 * file would drop SQLite's POSIX locks): the identity of the file
+	 * SQLite opens, against a path deleted or replaced meanwhile. */
+	s->db_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (s->db_fd < 0) {
 		e = errno;
 		(void)reason_fail(err, errlen, "%s: %s", path, strerror(e));
 		errno = e;
 		goto fail;
 	}
-	close(fd);
 	rc = sqlite3_open_v2(path, &s->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,
@@ -542,6 +635,8 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->st[i]);
 	if (s->db && sqlite3_close(s->db) != SQLITE_OK)
 		log_warnx("store: close: %s", sqlite3_errmsg(s->db));
+	if (s->db_fd >= 0)
+		close(s->db_fd);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	free(s);
@@ -703,6 +798,8 @@ static void store_row_sample(sqlite3_stmt *st, struct store_sample *v)
 	store_col_text(st, 3, v->direction, sizeof(v->direction));
 	v->param = store_col_u32(st, 4);
 	v->value = sqlite3_column_double(st, 5);
+	if (sqlite3_column_count(st) > 6)
+		v->id = store_col_u64(st, 6);
 }
 
 /* Step st, handing each row to each() (which converts it and calls fn);
@@ -826,6 +923,45 @@ int store_history_query(struct store *s, const char *edge, uint64_t since_ms,
 	} else {
 		rc = store_bind_ms(st, 1, since_ms);
 	}
+	if (rc != SQLITE_OK) {
+		store_reset(st);
+		return store_fail(s, "query history", rc);
+	}
+	return store_each(s, st, "query history", store_each_sample, &f, arg);
+}
+
+int store_history_page(struct store *s, const char *edge, uint64_t since_ms,
+		       uint64_t before_ms, uint64_t before_id, size_t max,
+		       int (*fn)(const struct store_sample *v, void *arg),
+		       void *arg)
+{
+	sqlite3_stmt *st = s->st[ST_HIST_PAGE];
+	store_sample_fn f = fn;
+	int rc;
+
+	if (s->busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (!edge || !max) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!before_ms) { /* from the newest */
+		before_ms = INT64_MAX;
+		before_id = INT64_MAX;
+	}
+	rc = sqlite3_bind_text(st, 1, edge, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 2, since_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 3, before_ms);
+	if (rc == SQLITE_OK)
+		rc = store_bind_ms(st, 4, before_id);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, 5,
+					max > INT64_MAX ? INT64_MAX
+							: (sqlite3_int64)max);
 	if (rc != SQLITE_OK) {
 		store_reset(st);
 		return store_fail(s, "query history", rc);

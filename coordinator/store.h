@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "alerts.h"
 
@@ -25,6 +26,8 @@ struct store_sample {
 	char direction[8];	    /* "a_to_b", "b_to_a", "" */
 	uint32_t param;		    /* streams, QPs, or message size */
 	double value;		    /* Gbps, or microseconds */
+	uint64_t id;		    /* the row (store_history_page's cursor);
+				       ignored by store_history_add */
 };
 
 /* Open (creating) dir/ringd.db: WAL, synchronous FULL, a schema version
@@ -32,11 +35,30 @@ struct store_sample {
  * PRAGMA quick_check. dir must exist. One process at a time: an flock on
  * dir/ringd.lock, held until store_close, refuses a second coordinator
  * ("another coordinator uses DIR", EBUSY). NULL with the reason in err
- * (and errno: EIO for a corrupt file or one that is not ours, EPROTO for
- * a newer schema). The other calls return -1 with errno (ENOSPC for a
- * full disk, EIO, ...) and log the database's message once. */
+ * (and errno: EBADMSG for a corrupt file or one that is not ours, EPROTO
+ * for a newer schema, EACCES, EROFS, ENOTDIR... for a directory we cannot
+ * use). The other calls return -1 with errno (ENOSPC for a full disk,
+ * EBADMSG for a corrupt file, EIO, ...) and keep the database's message
+ * for store_error; they log it only as debug (store_keeper.h says it,
+ * once per interval). */
 struct store *store_open(const char *dir, char *err, size_t errlen);
 void store_close(struct store *s);
+/* The last failure's message ("" before any). */
+const char *store_error(const struct store *s);
+/* fstat of the file SQLite opened (kept open since store_open): its
+ * st_dev/st_ino against the path's tell a deleted or replaced file. */
+int store_file(const struct store *s, struct stat *st);
+/* The open file still starts as an SQLite database (16 bytes read; a
+ * page cache in WAL mode would not notice it overwritten until it reads
+ * an uncached page): 1 yes, 0 no, -1 with errno. */
+int store_header_ok(const struct store *s);
+
+/* The writes between these two are one transaction (a state rewritten
+ * whole: one commit, not one per alert). A write inside that fails rolls
+ * the batch back; the later ones fail at once with its errno, and so
+ * does store_batch_end (-1). Not nested. */
+int store_batch_begin(struct store *s);
+int store_batch_end(struct store *s);
 
 /* Named blobs ("topology", "ranks"): replaced whole, in one transaction.
  * get: *buf malloc'ed (caller frees), *saved_ms when it was written; -1
@@ -82,6 +104,15 @@ int store_history_add(struct store *s, const struct store_sample *v, size_t n);
 int store_history_query(struct store *s, const char *edge, uint64_t since_ms,
 			int (*fn)(const struct store_sample *v, void *arg),
 			void *arg);
+/* One page of edge's samples since since_ms, newest first, at most max
+ * (> 0) of them: those before the cursor (ts_ms, id) = (before_ms,
+ * before_id), or the newest when before_ms is 0. A seek on the (edge,
+ * ts_ms) index and max rows: its time does not grow with the table.
+ * Stops at fn's non-zero return, which it returns. */
+int store_history_page(struct store *s, const char *edge, uint64_t since_ms,
+		       uint64_t before_ms, uint64_t before_id, size_t max,
+		       int (*fn)(const struct store_sample *v, void *arg),
+		       void *arg);
 /* Drop samples older than max_age_ms, then the oldest beyond max_rows
  * (0: no such limit). Bounded work: at most 10000 rows go per limit and
  * call; 1 when that bound was hit and more may remain (call again), else

@@ -359,7 +359,7 @@ void history_render(struct writer *w, const Ring__HistoryReply *r,
 	const Ring__HistorySample **s = NULL;
 	struct history_series *se = NULL;
 	uint64_t *ts = NULL;
-	char t[32];
+	char t[32], older[48], cmd[200];
 
 	s = malloc((n ? n : 1) * sizeof(*s));
 	se = calloc(n ? n : 1, sizeof(*se));
@@ -401,6 +401,19 @@ void history_render(struct writer *w, const Ring__HistoryReply *r,
 	writer_uint(w, "n_surveys", distinct);
 	if (r->truncated || !plain)
 		writer_bool(w, "truncated", r->truncated);
+	if (r->truncated) {
+		/* One page: the next older one by its cursor. */
+		snprintf(older, sizeof(older), "%llu:%llu",
+			 (unsigned long long)r->next_before_ms,
+			 (unsigned long long)r->next_before_id);
+		writer_str(w, "older", older);
+		if (plain) {
+			snprintf(cmd, sizeof(cmd),
+				 "ringctl history %.100s --before %s", r->edge,
+				 older);
+			writer_str(w, "older_command", cmd);
+		}
+	}
 	/* Only plain cuts labels: they name the keyvalue records. */
 	points = plain ? history_points(se, n_series, distinct) : 0;
 	writer_table_start(w, "series");

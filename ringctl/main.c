@@ -413,19 +413,26 @@ static int ringctl_alerts(const struct ringctl *rc, int argc, char **argv)
 	return firing ? EXIT_DEGRADED : 0;
 }
 
-/* history EDGE [--since DURATION]: exit 0 with what the store has (none
- * included), 2 for an edge nobody knows. */
+/* history EDGE [--since DURATION] [--before MS:ID]: the newest page (or
+ * the one before the cursor an earlier page printed); exit 0 with what
+ * the store has (none included), 2 for an edge nobody knows. */
 static int ringctl_history(const struct ringctl *rc, int argc, char **argv)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep;
 	Ring__HistoryRequest hr = RING__HISTORY_REQUEST__INIT;
-	const char *edge = NULL, *since = NULL;
+	const char *edge = NULL, *since = NULL, *before = NULL;
 	uint64_t ms = 0, now = clock_now_ms();
+	unsigned long long bms, bid;
 	struct writer *w;
+	char tail;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--since") && i + 1 < argc)
 			since = argv[++i];
+		else if (!strcmp(argv[i], "--before") && i + 1 < argc)
+			before = argv[++i];
+		else if (!strncmp(argv[i], "--before=", 9))
+			before = argv[i] + 9;
 		else if (!strncmp(argv[i], "--since=", 8))
 			since = argv[i] + 8;
 		else if (!strcmp(argv[i], "--since"))
@@ -434,8 +441,9 @@ static int ringctl_history(const struct ringctl *rc, int argc, char **argv)
 		else if (argv[i][0] != '-' && !edge)
 			edge = argv[i];
 		else
-			return ringctl_bad_usage("history takes one EDGE and "
-						 "--since, not '%s'",
+			return ringctl_bad_usage("history takes one EDGE, "
+						 "--since and --before, not "
+						 "'%s'",
 						 argv[i]);
 	}
 	if (!edge)
@@ -445,8 +453,18 @@ static int ringctl_history(const struct ringctl *rc, int argc, char **argv)
 			"--since: '%s' is not a duration from 1s to 3650d "
 			"(e.g. 90s, 30m, 6h, 7d, 2w)",
 			since);
+	if (before &&
+	    (sscanf(before, "%llu:%llu%c", &bms, &bid, &tail) != 2 || !bms))
+		return ringctl_bad_usage(
+			"--before: '%s' is not a cursor MS:ID (the one a "
+			"truncated page printed as older)",
+			before);
 	hr.edge = (char *)edge;
 	hr.since_ms = since ? (now > ms ? now - ms : 1) : 0;
+	if (before) {
+		hr.before_ms = bms;
+		hr.before_id = bid;
+	}
 	req.body_case = RING__ENVELOPE__BODY_HISTORY_REQUEST;
 	req.history_request = &hr;
 	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_HISTORY_REPLY);

@@ -272,6 +272,26 @@ static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
 	writer_uint(w, "mem_available_kib_heartbeat", n->mem_available_kib);
 }
 
+/* The state store: plain and brief only when it is not ok. */
+static void render_store(struct writer *w, const Ring__StoreStatus *st,
+			 int brief)
+{
+	char t[32];
+
+	if (!st || (brief && !strcmp(st->state, "ok") && !*st->lost))
+		return;
+	writer_str(w, "store", st->state);
+	if (*st->reason)
+		writer_str(w, "store_reason", st->reason);
+	render_format_time(st->since_ms, t, sizeof(t));
+	writer_str(w, "store_since", t);
+	writer_uint(w, "store_unsaved_writes", st->unsaved_writes);
+	writer_uint(w, "store_unsaved_now", st->unsaved_now);
+	if (*st->lost || !brief)
+		writer_str(w, "store_lost", st->lost);
+	writer_uint(w, "store_reopened", st->reopened);
+}
+
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 {
 	int brief = !verbose && writer_get_format(w) == WRITER_PLAIN;
@@ -285,6 +305,7 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_str(w, "health_subject", r->health_subject);
 		writer_str(w, "health_why", r->health_text);
 	}
+	render_store(w, r->store, brief);
 	render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
 	if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);

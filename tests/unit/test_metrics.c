@@ -789,7 +789,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 53);
+	assert_int_equal(count_prefix(s, "# TYPE "), 56);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
@@ -803,6 +803,28 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	free(s);
 	nodes_free(nodes);
+}
+
+/* The state store: a state set and its counters. */
+static void test_render_store(void **state)
+{
+	struct store_keeper_info in = {
+		.state = STORE_KEEPER_FAILING,
+		.unsaved = 909,
+		.reopened = 2,
+	};
+	struct metrics_src src = {.store = &in};
+	char *s;
+
+	(void)state;
+	s = render(&src);
+	expect_line(s, "# TYPE ringd_store_unsaved_writes_total counter");
+	expect_line(s, "ringd_store_state{state=\"ok\"} 0");
+	expect_line(s, "ringd_store_state{state=\"failing\"} 1");
+	expect_line(s, "ringd_store_state{state=\"unavailable\"} 0");
+	expect_line(s, "ringd_store_unsaved_writes_total 909");
+	expect_line(s, "ringd_store_reopened_total 2");
+	free(s);
 }
 
 /* A topology not yet overlaid, and a kind from outside the known set:
@@ -1348,6 +1370,7 @@ int main(void)
 		cmocka_unit_test(test_render_full),
 		cmocka_unit_test(test_render_clearing),
 		cmocka_unit_test(test_render_empty),
+		cmocka_unit_test(test_render_store),
 		cmocka_unit_test(test_render_kinds),
 		cmocka_unit_test(test_page_render),
 		cmocka_unit_test_setup_teardown(test_http_page, server_setup,
