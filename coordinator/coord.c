@@ -608,32 +608,37 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->store = &co->store_info;
 }
 
+/* Hourly; while a bounded pass leaves more (a limit lowered, a burst of
+ * rows), again a second later: each pass holds the loop a few ms. */
 static void coord_thin(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *co = arg;
 	uint64_t now = clock_now_ms();
 	struct store *s = store_keeper_writable(co->keeper);
-	int r;
+	struct timeval again = {.tv_sec = 1}, hour = {.tv_sec = 3600};
+	int h = 0, a = 0, e = 0;
 
 	(void)fd;
 	(void)what;
-	/* 1: the bounded pass left more; the next hour goes on. */
-	r = !s ||
-			    store_history_thin(
-				    s, now, co->conf->history_max_age_ms,
-				    co->conf->history_max_rows) < 0 ||
-			    store_alerts_prune(
-				    s, now - co->conf->history_max_age_ms) <
-				    0 ||
-			    store_episodes_prune(
-				    s,
-				    now > co->conf->history_max_age_ms
-					    ? now - co->conf->history_max_age_ms
-					    : 0,
-				    STORE_EPISODES_MAX_ROWS) < 0
-		    ? -1
-		    : 0;
-	store_keeper_wrote(co->keeper, r);
+	if (s) {
+		h = store_history_thin(s, now, co->conf->history_max_age_ms,
+				       co->conf->history_max_rows);
+		a = h < 0 ? 0
+			  : store_alerts_prune(
+				    s, now - co->conf->history_max_age_ms);
+		e = h < 0 || a < 0
+			    ? 0
+			    : store_episodes_prune(
+				      s,
+				      now > co->conf->history_max_age_ms
+					      ? now - co->conf
+							      ->history_max_age_ms
+					      : 0,
+				      STORE_EPISODES_MAX_ROWS);
+	}
+	store_keeper_wrote(co->keeper, !s || h < 0 || a < 0 || e < 0 ? -1 : 0);
+	if (event_add(co->thin_ev, h > 0 || e > 0 ? &again : &hour) < 0)
+		log_warn("store: scheduling the next thinning pass");
 }
 
 /* The periodic health report: one line in the journal with the state of
@@ -837,7 +842,7 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 		return -1;
 	coord_watchdog_alert(co, conf);
 	coord_store_changed(co); /* a store failing or lost at the start */
-	co->thin_ev = event_new(co->base, -1, EV_PERSIST, coord_thin, co);
+	co->thin_ev = event_new(co->base, -1, 0, coord_thin, co);
 	if (!co->thin_ev || event_add(co->thin_ev, &hour))
 		return -1;
 	if (conf->health_report_interval_ms) {

@@ -114,7 +114,7 @@ int store_history_page(struct store *s, const char *edge, uint64_t since_ms,
 		       int (*fn)(const struct store_sample *v, void *arg),
 		       void *arg);
 /* Drop samples older than max_age_ms, then the oldest beyond max_rows
- * (0: no such limit). Bounded work: at most 10000 rows go per limit and
+ * (0: no such limit). Bounded work: at most 2000 rows go per limit and
  * call; 1 when that bound was hit and more may remain (call again), else
  * 0, or -1. */
 int store_history_thin(struct store *s, uint64_t now_ms, uint64_t max_age_ms,
