@@ -631,8 +631,7 @@ static void coord_thin(evutil_socket_t fd, short what, void *arg)
 			    : store_episodes_prune(
 				      s,
 				      now > co->conf->history_max_age_ms
-					      ? now - co->conf
-							      ->history_max_age_ms
+					      ? now - co->conf->history_max_age_ms
 					      : 0,
 				      STORE_EPISODES_MAX_ROWS);
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "clock.h"
@@ -25,6 +26,7 @@ struct store_keeper {
 	struct store_keeper_info info;
 	uint64_t unsaved_interval; /* since the last counting line */
 	uint64_t interval_start_ms;
+	int low_space;	  /* the file system below its reserve */
 	int rewriting;	  /* inside conf.rewrite */
 	int need_rewrite; /* a fresh or recovered file */
 	int need_changed;
@@ -290,12 +292,56 @@ void store_keeper_wrote(struct store_keeper *k, int ret)
 	keeper_pending_soon(k);
 }
 
+/* A full file system is failing before a write says so: in steady
+ * state the coordinator may write nothing for hours, and WAL pages are
+ * reused, so a full disk would go unseen until the state it must keep
+ * (a cut, an alert) is lost. Below the reserve (1 MiB, or an eighth of a
+ * small file system) the store is failing; it is ok again at twice the
+ * reserve. */
+static void keeper_space(struct store_keeper *k)
+{
+	struct statvfs v;
+	uint64_t size, avail, reserve;
+	char why[256];
+
+	if (statvfs(k->dir, &v) < 0 || !v.f_frsize || !v.f_blocks)
+		return; /* cannot tell: the writes will */
+	size = (uint64_t)v.f_blocks * v.f_frsize;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	reserve = size / 8 < STORE_KEEPER_RESERVE ? size / 8
+						  : STORE_KEEPER_RESERVE;
+	if (!k->low_space && avail < reserve) {
+		k->low_space = 1;
+		if (snprintf(why, sizeof(why),
+			     "no space: %llu KiB free of %llu MiB on the file "
+			     "system of %s (at least %llu KiB wanted)",
+			     (unsigned long long)(avail >> 10),
+			     (unsigned long long)(size >> 20), k->dir,
+			     (unsigned long long)(reserve >> 10)) >=
+		    (int)sizeof(why))
+			why[sizeof(why) - 2] = '~'; /* a long state_dir, cut */
+		log_warnx("store: %s; what must be saved next will fail: free "
+			  "some space there",
+			  why);
+		if (k->info.state == STORE_KEEPER_OK) {
+			k->interval_start_ms = clock_now_ms();
+			keeper_set_state(k, STORE_KEEPER_FAILING, why);
+		}
+	} else if (k->low_space && avail >= 2 * reserve) {
+		k->low_space = 0;
+		log_info("store: %llu KiB free on the file system of %s again",
+			 (unsigned long long)(avail >> 10), k->dir);
+	}
+}
+
 void store_keeper_check(struct store_keeper *k)
 {
 	char err[512];
 	uint64_t now = clock_now_ms();
 
 	keeper_identity(k);
+	if (k->s)
+		keeper_space(k);
 	/* Overwritten in place: the page cache may not see it for long. */
 	if (k->s && store_header_ok(k->s) == 0)
 		keeper_corrupt(k, "not an SQLite database any more");
@@ -328,7 +374,7 @@ void store_keeper_check(struct store_keeper *k)
 		/* The whole state in one transaction: it commits once there
 		 * is room again. */
 		k->need_rewrite = 0;
-		if (keeper_rewrite(k) == 0 && k->s &&
+		if (keeper_rewrite(k) == 0 && k->s && !k->low_space &&
 		    k->info.state == STORE_KEEPER_FAILING) {
 			log_info("store: saving to %s again; %llu writes could "
 				 "not be saved, the current state is rewritten",

@@ -13,6 +13,8 @@
  *                                 and the state rewritten at once
  *   state_dir unusable            unavailable: no persistence, retried
  *                                 every interval, back on its own
+ *   file system below its reserve failing before a write fails (the
+ *                                 state rewritten once there is room)
  *   writes failing (ENOSPC...)    failing: counted, one log line per
  *                                 interval; every interval the state is
  *                                 rewritten (one transaction), and once
@@ -35,6 +37,9 @@
 #include "store.h"
 
 #define STORE_KEEPER_INTERVAL_MS 5000
+/* Free space below this (or an eighth of a smaller file system) is a
+ * failing store. */
+#define STORE_KEEPER_RESERVE (1024 * 1024)
 
 enum store_keeper_state {
 	STORE_KEEPER_OK = 0,
