@@ -550,9 +550,9 @@ class Soak:
                       "%d episodes off" % len(self.am_bad),
                       "each once firing, once resolved", not self.am_bad)
         w("")
-        w("%-40s %-28s %-30s %s" % ("measured", "value", "goal", ""))
+        w("%-44s %-30s %-31s %s" % ("measured", "value", "goal", ""))
         for x in rows:
-            w("%-40s %-28s %-30s %s" % x)
+            w("%-44s %-30s %-31s %s" % x)
         for x in getattr(self, "false", [])[:10]:
             w("  false alarm: %s %s: %s" % x)
         for x in getattr(self, "am_bad", [])[:10]:
