@@ -675,6 +675,7 @@ static const struct {
 	{"probe", CFG_DAEMON_AGENT},
 	{"rdma", CFG_DAEMON_AGENT},
 	{"rdmatest", CFG_DAEMON_COORDINATOR},
+	{"store", CFG_DAEMON_COORDINATOR},
 	{"survey", CFG_DAEMON_COORDINATOR},
 	{"tcptest", CFG_DAEMON_AGENT},
 	{"verbs", CFG_DAEMON_AGENT},

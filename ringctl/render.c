@@ -305,11 +305,12 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_str(w, "health_subject", r->health_subject);
 		writer_str(w, "health_why", r->health_text);
 	}
-	render_store(w, r->store, brief);
 	render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
 	if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);
 	writer_str(w, "survey", r->survey_state);
+	/* After the survey: a failing store is an alert above already. */
+	render_store(w, r->store, brief);
 	writer_str(w, "coordinator", r->coordinator);
 	writer_str(w, "version", r->version);
 	writer_uint(w, "expected", r->n_expected);

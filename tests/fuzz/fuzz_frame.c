@@ -11,14 +11,7 @@
 
 #define FUZZ_FRAME_MAX (64u * 1024)
 
-#define fuzz_check(cond)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "fuzz_frame: %s failed at line %d\n",  \
-				#cond, __LINE__);                              \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzzcheck.h"
 
 /* Re-encode env (decoded from a header of type type) and decode it again. */
 static void fuzz_reencode(const Ring__Envelope *env, uint16_t type)

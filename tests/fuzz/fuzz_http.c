@@ -10,14 +10,7 @@
 
 #include "http_serve.h"
 
-#define fuzz_check(cond)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "fuzz_http: %s failed at line %d\n",   \
-				#cond, __LINE__);                              \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzzcheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,14 +15,7 @@
 
 #include "lldp.h"
 
-#define fuzz_check(cond)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "fuzz_lldp: %s failed at line %d\n",   \
-				#cond, __LINE__);                              \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzzcheck.h"
 
 /* NUL-terminated inside its field, printable, and at least min long. */
 static void fuzz_check_str(const char *s, size_t size, size_t min)

@@ -26,15 +26,7 @@
 #include "frame.h"
 #include "log.h"
 
-#define fuzz_check(cond)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr,                                        \
-				"fuzz_session: %s failed at line %d\n", #cond, \
-				__LINE__);                                     \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzzcheck.h"
 
 #define FUZZ_CALLS 16
 

@@ -13,14 +13,7 @@
 #include "svg.h"
 #include "text.h"
 
-#define fuzz_check(cond)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "fuzz_svg: %s failed at line %d\n",    \
-				#cond, __LINE__);                              \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzzcheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,6 +10,8 @@ import contextlib
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import time
 
@@ -427,3 +429,30 @@ def spawn_agents(c, r, node, names):
                           'done; wait' % (r.conf_dir, r.log_dir),
                           r.path("ring-agent")] + list(names),
                    os.path.join(r.log_dir, "launcher.log"), name="agents")
+
+
+@contextlib.contextmanager
+def throwaway_users(prefix, n):
+    """A system group named prefix+pid and n users in it (no home, no
+    shell), all removed on the way out: (group, [user names]). Skips the
+    test without useradd or setpriv."""
+    import pytest
+    if not shutil.which("useradd") or not shutil.which("setpriv"):
+        pytest.skip("needs useradd and setpriv")
+    tag = "%s%d" % (prefix, os.getpid())
+    names = ["%su%d" % (tag, i) for i in range(n)]
+    made = []
+
+    def run(argv):
+        subprocess.run(argv, check=True, capture_output=True, timeout=30)
+    try:
+        run(["groupadd", "--system", tag])
+        made.append(("groupdel", tag))
+        for u in names:
+            run(["useradd", "--system", "--no-create-home", "--gid", tag,
+                 "--shell", "/usr/sbin/nologin", u])
+            made.insert(0, ("userdel", u))
+        yield tag, names
+    finally:
+        for cmd, name in made:
+            subprocess.run([cmd, name], capture_output=True, timeout=30)

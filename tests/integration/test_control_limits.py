@@ -24,6 +24,7 @@ import cluster as cl
 from conftest import new_prefix
 from daemons import Ringd
 from fakeagent import varint
+from ringtest import throwaway_users
 
 # coordinator/control.c
 REQUEST_MS = 5000
@@ -231,30 +232,11 @@ class Flood:
                 self.p.wait(5)
 
 
-def _run(argv):
-    subprocess.run(argv, check=True, capture_output=True, timeout=30)
-
-
 @pytest.fixture
 def users(root):
-    """A throwaway control group and HOLDERS + 1 users in it, removed
-    afterwards."""
-    if not shutil.which("useradd") or not shutil.which("setpriv"):
-        pytest.skip("needs useradd and setpriv")
-    tag = "rgtc%d" % os.getpid()
-    names = ["%su%d" % (tag, i) for i in range(HOLDERS + 1)]
-    made = []
-    try:
-        _run(["groupadd", "--system", tag])
-        made.append(("groupdel", tag))
-        for u in names:
-            _run(["useradd", "--system", "--no-create-home", "--gid", tag,
-                  "--shell", "/usr/sbin/nologin", u])
-            made.insert(0, ("userdel", u))
-        yield tag, names
-    finally:
-        for cmd, name in made:
-            subprocess.run([cmd, name], capture_output=True, timeout=30)
+    """A throwaway control group and HOLDERS + 1 users in it."""
+    with throwaway_users("rgtc", HOLDERS + 1) as u:
+        yield u
 
 
 @pytest.fixture

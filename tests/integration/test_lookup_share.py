@@ -21,7 +21,7 @@ import pytest
 from cluster import Cluster, wait_for
 from conftest import new_prefix
 from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
-                      neighbours_heard, ringd_up)
+                      neighbours_heard, ringd_up, throwaway_users)
 
 ORDER = ["n1", "n2", "n3"]
 SLOW_S = 3  # the nodes' resolver timeout for a name not in hosts
@@ -97,29 +97,11 @@ sys.stdin.read()
 '''
 
 
-def _run(argv):
-    subprocess.run(argv, check=True, capture_output=True, timeout=30)
-
-
 @pytest.fixture
 def users(root):
-    """A throwaway control group and two users in it, removed after."""
-    if not shutil.which("useradd") or not shutil.which("setpriv"):
-        pytest.skip("needs useradd and setpriv")
-    tag = "rglk%d" % os.getpid()
-    names = ["%su%d" % (tag, i) for i in range(2)]
-    made = []
-    try:
-        _run(["groupadd", "--system", tag])
-        made.append(("groupdel", tag))
-        for u in names:
-            _run(["useradd", "--system", "--no-create-home", "--gid", tag,
-                  "--shell", "/usr/sbin/nologin", u])
-            made.insert(0, ("userdel", u))
-        yield tag, names
-    finally:
-        for cmd, name in made:
-            subprocess.run([cmd, name], capture_output=True, timeout=30)
+    """A throwaway control group and two users in it."""
+    with throwaway_users("rglk", 2) as u:
+        yield u
 
 
 class Flood:

@@ -1964,7 +1964,7 @@ static void test_debug_subsystems(void **state)
 	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, sizeof(names));
 	assert_string_equal(names,
 			    "agents,alerts,conn,control,metrics,rdmatest,"
-			    "survey,watch,all");
+			    "store,survey,watch,all");
 	/* Too small a buffer: cut, terminated. */
 	cfg_debug_names(CFG_DAEMON_COORDINATOR, names, 8);
 	assert_int_equal(strlen(names), 7);
