@@ -169,8 +169,8 @@ _ringctl()
 		opts="--all --since"
 		;;
 	history)
-		case "$prev" in --since) return 0 ;; esac
-		opts="--since"
+		case "$prev" in --since | --before) return 0 ;; esac
+		opts="--since --before"
 		if [[ $cur != -* ]] && ((npos == 0)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_edges "$sock" "$prog")" -- "$cur")
 			return 0
