@@ -32,6 +32,12 @@ def ringd(root, ringd_bin):
                   agent_extra=FAST_AGENT) as r:
         r.setup_pki()
         r.start_all(timeout=20)
+        # Up is not yet measured: a node's memory figure comes with its
+        # inventory and heartbeats, which on a loaded host can trail the
+        # session by a moment.
+        cl.wait_for(lambda: plan(r, "--model-bytes", "1GB")[1]
+                    ["nodes_with_figure"] == len(ORDER), 30,
+                    "every node's memory figure")
         yield r
 
 
