@@ -12,7 +12,7 @@
  * header for 64-bit addresses, the LCRC, sequence number and framing; the
  * conservative end of the 24 bytes Intel's AN 855 counts without ECRC),
  * HW_DLLP 3% (ACK/NAK, flow-control updates: an estimate). Gen5 x4:
- * 126.0 x 256/282 x 0.97 = 111.0 Gbps, against the field notes' 110.9
+ * 126.0 x 256/282 x 0.97 = 111.0 Gbps, against the reference cluster's 110.9 (docs/REFERENCE.md)
  * Gbps measured per edge. docs/HARDWARE.md cites the sources.
  *
  * Physical port: functions with the same adapter (phys_switch_id, else the

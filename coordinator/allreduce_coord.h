@@ -8,7 +8,7 @@
  * Only neighbours can be ranks next to each other: a sub-ring of n nodes
  * of a ring of N > n closes with a step from its last node to its first,
  * which no cable joins unless n = 2 (one cable, used both ways). So
- * --nodes takes 2 neighbours or the whole ring; the field notes compared
+ * --nodes takes 2 neighbours or the whole ring; the reference cluster (docs/REFERENCE.md) compared
  * exactly those (2 nodes over one cable against the 4-node ring). */
 #ifndef RING_COORD_ALLREDUCE_H
 #define RING_COORD_ALLREDUCE_H
@@ -62,7 +62,7 @@ double allreduce_coord_busbw(double algbw, unsigned n);
 
 /* cur against old, two successful runs over different numbers of ranks:
  * the bus bandwidth at the largest size both measured, and the ratio
- * (more ranks over fewer); within 10% the field notes' conclusion that a
+ * (more ranks over fewer); within 10% the reference cluster's conclusion that a
  * longer ring adds memory, not all-reduce bandwidth. 0 with the text, or
  * -1 when they cannot be compared. */
 int allreduce_coord_compare(const Ring__AllreduceReport *old,

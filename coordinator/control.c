@@ -775,7 +775,7 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 	 * worded by rdmatest, which knows the adjacency: say nothing twice. */
 	if (*rep->error && cl->test_adjacent == 0 &&
 	    rep->error_code != RING__ERROR_CODE__ERROR_NOT_ADJACENT) {
-		/* The field notes' rank-order failure, said plainly. */
+		/* The reference cluster's rank-order failure, said plainly. */
 		snprintf(hint, sizeof(hint),
 			 "%s; %s and %s are not ring neighbours: there is no "
 			 "data-plane path between them, so ranks must follow "

@@ -14,7 +14,7 @@
  *   FINDINGS_UNIFORM_SPREAD of each other ((max - min) / max <= 20%) and
  *   their median under FINDINGS_UNIFORM_UNDER (70%) of a known nominal
  *   rate, the limit is shared, not one cable's. The spread printed is
- *   max / min - 1, the way the field notes state it.
+ *   max / min - 1, the way the reference cluster's notes state it (docs/REFERENCE.md).
  * - degraded edge: with at least three edges, one whose top figure is
  *   under FINDINGS_DEGRADED (70%) of the median of the other edges.
  * - asymmetric: an edge whose two top directions differ by more than

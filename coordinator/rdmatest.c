@@ -165,7 +165,7 @@ void rdmatest_no_path_text(const char *a, const char *a_end, const char *b,
 	const char *d = detail ? detail : "";
 
 	if (adjacent == 0) {
-		/* The field notes' rank-order failure: known, not guessed. */
+		/* The reference cluster's rank-order failure: known, not guessed. */
 		snprintf(out, len,
 			 "%s and %s are not ring neighbours (no published "
 			 "edge joins them): no data-plane path between them; "

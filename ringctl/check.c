@@ -374,7 +374,7 @@ static void check_ranks_down(struct writer *w, const Ring__Edge *e, size_t i,
 }
 
 /* One consecutive pair without a cable: who, over what, and the failure
- * the field notes saw. */
+ * the reference cluster saw. */
 static void check_ranks_problem(struct writer *w, const Ring__Topology *t,
 				size_t i, const char *a, size_t j,
 				const char *b)
@@ -407,7 +407,7 @@ static void check_ranks_problem(struct writer *w, const Ring__Topology *t,
 		 "no cable joins them: NCCL on %s would use %s, which is "
 		 "cabled to %s, not %s; %s's %s is on another subnet with no "
 		 "data-plane path from %s, so startup fails with '%s' (the "
-		 "field notes' rank-order failure)",
+		 "reference cluster's rank-order failure)",
 		 a, i, b, j, a, fa, ra && *ra->next_node ? ra->next_node : "?",
 		 b, b, fb, a, CHECK_RANKS_ERROR);
 	writer_str(w, "text", text);
@@ -948,7 +948,7 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		}
 		np = check_no_path(st, &a, nopath, sizeof(nopath));
 		/* A pair, or a path the diagonal checks found: it works,
-		 * but the field notes' rule still holds. */
+		 * but the reference cluster's rule still holds. */
 		if (!np) {
 			snprintf(text, sizeof(text),
 				 "%s is %s's data-plane address on its cable "
@@ -960,14 +960,15 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 				 a.node);
 			break;
 		}
-		snprintf(text, sizeof(text),
-			 "%s is %s's data-plane address on its cable to %s "
-			 "(%s): %zu of %zu nodes (%s) have no path to it, so "
-			 "at most %zu can join; the launcher hangs for "
-			 "~181 s, then fails like the field notes' '%s'; use "
-			 "%s's management address",
-			 a.address, a.node, a.peer, a.interface, np, t->n_order,
-			 nopath, t->n_order - np, CHECK_RDZV_ERROR, a.node);
+		snprintf(
+			text, sizeof(text),
+			"%s is %s's data-plane address on its cable to %s "
+			"(%s): %zu of %zu nodes (%s) have no path to it, so "
+			"at most %zu can join; the launcher hangs for "
+			"~181 s, then fails like the reference cluster's '%s'; use "
+			"%s's management address",
+			a.address, a.node, a.peer, a.interface, np, t->n_order,
+			nopath, t->n_order - np, CHECK_RDZV_ERROR, a.node);
 		break;
 	case CHECK_ADDR_NAME:
 		bad = 1;

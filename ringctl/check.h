@@ -1,4 +1,4 @@
-/* ringctl check: the field notes' pre-launch checklist as commands. Each
+/* ringctl check: the reference cluster's pre-launch checklist as commands. Each
  * compares what a launcher will use (a rank order, a rendezvous address)
  * with the last survey, and says which figures were measured (when) and
  * which were computed from them. Exit: CHECK_OK, CHECK_PROBLEMS,
@@ -17,7 +17,7 @@
 #define CHECK_PROBLEMS 1
 #define CHECK_CANNOT 2
 
-/* The field notes' two failures, as the launchers print them. */
+/* The reference cluster's two failures, as the launchers print them. */
 #define CHECK_RANKS_ERROR "ibv_modify_qp failed with 110 Connection timed out"
 #define CHECK_RDZV_ERROR "Timed out waiting for clients, 3/4 clients joined"
 

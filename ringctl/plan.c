@@ -675,7 +675,7 @@ static void plan_render_model(struct writer *w, const struct plan_opts *o)
 		      (double)o->bpp_num / (double)o->bpp_den, 6);
 	writer_str(w, "bytes_per_param_source",
 		   o->bpp_default ? "default: 2 (bf16, nothing for overhead; "
-				    "the field notes measured 2.03)"
+				    "the reference cluster measured 2.03)"
 				  : "given");
 }
 

@@ -514,7 +514,7 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 	writer_str(w, "allreduce_bytes_source",
 		   o->ar_bytes_text ? text
 				    : "default: 10240 bytes (10 KiB), the "
-				      "field notes' one layer's "
+				      "reference cluster's one layer's "
 				      "tensor-parallel all-reduce");
 	writer_uint(w, "ranks", res->n_nodes);
 	writer_str(w, "nodes",
@@ -592,7 +592,7 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 		   "all-reduce (by ratio)");
 	writer_str(w, "computed",
 		   "per_token_ms = layers x per_layer_us / 1000 (one "
-		   "all-reduce per layer, as the field notes count); "
+		   "all-reduce per layer, as docs/REFERENCE.md counts); "
 		   "share_pct = per_token_ms / token_ms x 100; the all-reduce "
 		   "is used when measured within 2x of the size, else the "
 		   "slowest edge's latency");

@@ -6,7 +6,7 @@
  * coordinator's last all-reduce over the same number of ranks (ringctl
  * test allreduce) at the size nearest B, else the slowest ring edge's
  * latency at the size nearest B from the last survey (a lower bound: a
- * ring all-reduce takes 2(n-1) steps). The field notes: 40 x 36.4 us =
+ * ring all-reduce takes 2(n-1) steps). The reference cluster (docs/REFERENCE.md): 40 x 36.4 us =
  * 1.456 ms per token = 8.2% of 17.76 ms. */
 #ifndef RING_CTL_PLAN_TP_H
 #define RING_CTL_PLAN_TP_H
@@ -21,7 +21,7 @@
 #define PLAN_TP_LAYERS_MAX 100000
 /* An hour per token: past any model. */
 #define PLAN_TP_TOKEN_MS_MAX 3600000.0
-/* Without --allreduce-bytes: the field notes' one layer's all-reduce,
+/* Without --allreduce-bytes: the reference cluster's one layer's all-reduce,
  * 10 KiB (ringd's latency ladder measures 10240 bytes by default). */
 #define PLAN_TP_BYTES_DEFAULT 10240ull
 #define PLAN_TP_BYTES_MAX (16ull << 30)

@@ -1,7 +1,7 @@
 /* `ringctl plan --weights PATH`: shard or not. Each node's agent reads
  * PATH from its local disk (a read test, only under its read_path); the
  * disk's GB/s is set against the best one-way bandwidth into the node
- * over its ring edges from the last survey. The field notes: a local
+ * over its ring edges from the last survey. The reference cluster (docs/REFERENCE.md): a local
  * NVMe (9.6-9.9 GB/s) feeds weights faster than a neighbour (~6.9 GB/s
  * one way), so sharding buys memory, not load speed. */
 #ifndef RING_CTL_PLAN_WEIGHTS_H

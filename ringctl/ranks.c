@@ -323,7 +323,7 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 	fprintf(out, "NODE_RANK=%u\nMASTER_ADDR=%s\n", r->rank,
 		t->ranks[0]->mgmt_address);
 	/* Sockets (bootstrap, rendezvous, out-of-band) on the management
-	 * interface: never the data plane (the field notes' 181 s hang). */
+	 * interface: never the data plane (the reference cluster's 181 s hang). */
 	fprintf(out,
 		"NCCL_SOCKET_IFNAME==%s\nGLOO_SOCKET_IFNAME=%s\n"
 		"UCX_NET_DEVICES=%s\nOMPI_MCA_btl_tcp_if_include=%s\n"
@@ -335,7 +335,7 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 	}
 	if (ranks_has_diagonals(t))
 		fputs(RANKS_SWITCHLESS_WARNING_ENV, out);
-	/* One stream per channel saturates nothing: the field notes needed
+	/* One stream per channel saturates nothing: the reference cluster needed
 	 * 4, and more when the survey's ladder saturated only above that
 	 * (the count check nccl-env asks for). A line is no ring: NCCL's
 	 * ring would cross the missing cable through another path, or

@@ -48,7 +48,7 @@ int render_status_health(const Ring__StatusReply *r)
 	return 0;
 }
 
-/* Unified memory is what a ring adds per node (the field notes' point), so
+/* Unified memory is what a ring adds per node (the reference cluster's point), so
  * status shows it, in GiB, as computed from the agent's MemTotal. */
 static double render_gib(uint64_t kib)
 {

@@ -2,7 +2,7 @@
  * ringctl check nccl-env. Checks that the parser neither crashes nor
  * leaks, that what it keeps obeys its own rules (names, bounds, control
  * characters, one entry per name), and that the lint and the rendering
- * of the field notes' cluster take any environment it accepts. */
+ * of the reference cluster's cluster take any environment it accepts. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -255,7 +255,7 @@ test_fails memory-bound 'rdma_max_memory allows 64 MiB' rdma-bw n1 n2 --op write
 wait_until 20 "no RC QPs after the refusals" no_rc_qps &&
 	pass "no QPs left after the refusals" || fail "QPs left after the refusals"
 
-# ---- not neighbours: the field notes' rank-order failure ----
+# ---- not neighbours: the reference cluster's rank-order failure ----
 t0=$(now_cs)
 rc test rdma-bw n1 n3 --op write --duration 1 >$W/diag.out 2>&1
 r=$?

@@ -77,7 +77,7 @@ static char *cap_end(struct fx *f)
 	return s;
 }
 
-/* A run over n ranks with the field notes' small-message all-reduce
+/* A run over n ranks with the reference cluster's small-message all-reduce
  * (4 KB 31.5 us, 10 KB 36.4, 20 KB 41.1, 40 KB 43.6). */
 struct run {
 	Ring__AllreduceReport r;

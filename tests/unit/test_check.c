@@ -12,7 +12,7 @@
 #include "ranks.h"
 #include "testwriter.h"
 
-/* The field notes' cluster as the coordinator reports it: physical order
+/* The reference cluster's cluster as the coordinator reports it: physical order
  * n1-n2-n4-n3, one cable (a /30 of its own) per neighbour pair, the
  * diagonals n1-n4 and n2-n3 without a path. */
 
@@ -361,7 +361,7 @@ static void test_ranks_report(void **state)
 
 	(void)state;
 	cluster_init(&c);
-	/* The field notes' failure: natural host order on the ring
+	/* The reference cluster's failure: natural host order on the ring
 	 * n1-n2-n4-n3. n2-n4 measured over RDMA: n2's GID facing its
 	 * published next is measured, the others computed from the data
 	 * addresses. */
@@ -448,7 +448,7 @@ static void test_ranks_report(void **state)
 	assert_non_null(strstr(out, "no order of these hosts avoids"));
 	free(out);
 
-	/* With RDMA (the field notes' hardware): the function is the
+	/* With RDMA (the reference cluster's hardware): the function is the
 	 * device:port NCCL_IB_HCA lists, with its GID index. */
 	{
 		static char *hcas[2] = {"roceP2p1s0f1:1", "rocep1s0f1:1"};

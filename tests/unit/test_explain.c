@@ -189,7 +189,7 @@ static void show(const struct explain_ceiling *c)
 		print_message("  raise: %s\n", c->advice[i]);
 }
 
-/* The field notes' figure: one function at 110 Gbps over a Gen5 x4 link
+/* The reference cluster's figure: one function at 110 Gbps over a Gen5 x4 link
  * of a 200G port sits at the link's usable rate, and the twin on the
  * other link is the way up (with the port step's figure). */
 static void test_gb10_at_pcie(void **state)
@@ -226,7 +226,7 @@ static void test_gb10_at_pcie(void **state)
 			       "pairs at once) sits at the port's line rate "
 			       "(98% of 198.0 Gbps)"));
 
-	/* Twins on one link (the field notes' choice, one link per node for
+	/* Twins on one link (the reference cluster's choice, one link per node for
 	 * both cables): the link counts once, its usable rate halves. */
 	a.f[1].pcie_link = "0000:01:00";
 	t.c.port_gbps_a_to_b = t.c.port_gbps_b_to_a = 108.0;

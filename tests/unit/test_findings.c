@@ -1,4 +1,4 @@
-/* findings: the rules on the field notes' figures and variations. */
+/* findings: the rules on the reference cluster's figures and variations. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,7 +144,7 @@ static void test_degraded(void **state)
 		assert_string_not_equal(f[i].code, "degraded_edge");
 }
 
-/* The field notes' ladder: 40.0 / 102.3 / 110.9 Gbps for 1 / 4 / 8
+/* The reference cluster's ladder: 40.0 / 102.3 / 110.9 Gbps for 1 / 4 / 8
  * streams on one edge. */
 static void test_saturation(void **state)
 {
@@ -180,7 +180,7 @@ static void test_saturation(void **state)
 }
 
 /* The ladder on four edges, both directions: median over edges, next to
- * the field notes' ceiling. */
+ * the reference cluster's ceiling. */
 static void test_saturation_many(void **state)
 {
 	const double g8[] = {105.2, 95.6, 99.9, 110.7};
@@ -476,7 +476,7 @@ static void test_hw_gb10(void **state)
 	hw_expect("gb10-docker", NULL, want, 2);
 }
 
-/* The field notes' choice: both cables on the 0000 link. */
+/* The reference cluster's choice: both cables on the 0000 link. */
 static void test_hw_onelink(void **state)
 {
 	static const char *const want[] = {

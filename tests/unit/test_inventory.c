@@ -212,7 +212,7 @@ static void test_gb10_interfaces(void **state)
 		assert_false(ifc->management);
 	}
 
-	/* The field notes' trap: link on all four, addresses on two. */
+	/* The reference cluster's trap: link on all four, addresses on two. */
 	ifc = test_iface(inv, "enp1s0f0np0");
 	assert_int_equal(ifc->n_ipv4, 1);
 	assert_string_equal(ifc->ipv4[0]->address, "192.168.100.1");

@@ -1,5 +1,5 @@
 /* ladder: the saturation rule shared by the findings and check nccl-env,
- * on the field notes' ladder and its variations. */
+ * on the reference cluster's ladder and its variations. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

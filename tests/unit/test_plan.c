@@ -12,7 +12,7 @@
 #include "testwriter.h"
 
 /* ringctl plan: sizes, parameter counts and the arithmetic, with the
- * field notes' reference cluster as the main case (GB = 10^9 bytes,
+ * reference cluster's reference cluster as the main case (GB = 10^9 bytes,
  * GiB = 2^30 bytes). */
 
 #define GIB 1073741824ull
@@ -375,7 +375,7 @@ static void has(const char *out, const char *line)
 }
 
 /* 121.7 GiB of MemAvailable on each of four ring nodes (127611700 KiB,
- * 121.7 x 2^20 rounded up): the field notes' cluster. */
+ * 121.7 x 2^20 rounded up): the reference cluster's cluster. */
 #define FN_KIB 127611700ull
 
 static void test_render_field_notes(void **state)

@@ -13,7 +13,7 @@
 #include "testwriter.h"
 
 /* ringctl plan --layers L --token-ms T: options, the nearest size, the
- * choice of figure, and the field notes' arithmetic (40 layers x 36.4 us
+ * choice of figure, and the reference cluster's arithmetic (40 layers x 36.4 us
  * = 1.456 ms per token = 8.2% of 17.76 ms). */
 
 static int parse(struct plan_opts *o, char *err, ...)
@@ -134,7 +134,7 @@ static void test_nearest(void **state)
 	assert_int_equal(plan_tp_nearest(lad, 0, 10240, &r), -1);
 }
 
-/* The field notes' ring n1-n2-n4-n3 with a TCP latency ladder per edge
+/* The reference cluster's ring n1-n2-n4-n3 with a TCP latency ladder per edge
  * (half round trip p50, us) at 64, 4096, 10240, 20480, 40960 bytes. */
 static const char *const ring_names[4] = {"n1", "n2", "n4", "n3"};
 static Ring__Edge edges[4];

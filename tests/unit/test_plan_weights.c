@@ -13,7 +13,7 @@
 #include "testwriter.h"
 
 /* ringctl plan --weights: options, the best edge into a node, and the
- * comparison on the field notes' figures (local NVMe 9.6-9.9 GB/s, one
+ * comparison on the reference cluster's figures (local NVMe 9.6-9.9 GB/s, one
  * ring edge about 6.9 GB/s one way). */
 
 static int parse(struct plan_opts *o, char *err, ...)

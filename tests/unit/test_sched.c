@@ -71,7 +71,7 @@ static void test_ring_counts(void **state)
 	assert_int_equal(sched_test_ring(1001), 3);
 }
 
-/* The field notes' ring 1-2-4-3 as node indices 0-1-3-2, in cycle order. */
+/* The reference cluster's ring 1-2-4-3 as node indices 0-1-3-2, in cycle order. */
 static void test_field_notes_ring(void **state)
 {
 	const unsigned pairs[4][2] = {{0, 1}, {1, 3}, {3, 2}, {2, 0}};

@@ -599,7 +599,7 @@ static void fake_free(struct fake *f)
 	free(f);
 }
 
-/* The field notes' ring n1 - n2 - n4 - n3 - n1. */
+/* The reference cluster's ring n1 - n2 - n4 - n3 - n1. */
 static struct fake *fake_ring4(void)
 {
 	struct fake *f = fake_new();
@@ -689,7 +689,7 @@ static const Ring__Finding *topo_finding(const Ring__Topology *t,
 
 /* ------------------------------------------------------------ tests */
 
-/* The field notes' ring: kind, order, edges with their figures, the two
+/* The reference cluster's ring: kind, order, edges with their figures, the two
  * diagonals, ranks, and the findings word for word. */
 static void test_ring_exact(void **state)
 {

@@ -234,7 +234,7 @@ static void fx_diag(struct fx *x, size_t i, const char *a, const char *b,
 	x->t.n_diagonals = i + 1;
 }
 
-/* The field notes' ring n1-n2-n4-n3, one edge in each live state, one
+/* The reference cluster's ring n1-n2-n4-n3, one edge in each live state, one
  * diagonal as it must be and one with a path, a finding, an alert, n3
  * down. */
 static void fx_ring(struct fx *x)

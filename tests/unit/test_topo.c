@@ -1,5 +1,5 @@
 /* topo: classification, anomalies and canonical order on hand-built
- * graphs, starting from the field notes' ring 1-2-4-3. */
+ * graphs, starting from the reference cluster's ring (docs/REFERENCE.md) 1-2-4-3. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -412,7 +412,7 @@ static void test_line(void **state)
 	topo_result_free(&r);
 }
 
-/* A diagonal cable n1-n4 on the field notes' ring. */
+/* A diagonal cable n1-n4 on the reference cluster's ring (docs/REFERENCE.md). */
 static void test_degree(void **state)
 {
 	struct topo_link links[5];
@@ -509,7 +509,7 @@ static void test_split_isolated(void **state)
 	topo_result_free(&r);
 }
 
-/* The rank order of the field notes' ring, n1 first: n1 n2 n4 n3. */
+/* The rank order of the reference cluster's ring (docs/REFERENCE.md), n1 first: n1 n2 n4 n3. */
 static const unsigned field_order[] = {0, 1, 3, 2};
 
 /* A fifth node with a valid certificate and no cable, beside the ring of

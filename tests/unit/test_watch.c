@@ -1,5 +1,5 @@
 /* watch: the live overlay and the health rules over a real node table and
- * alert table, on the field notes' ring n1-n2-n4-n3. */
+ * alert table, on the reference cluster's ring n1-n2-n4-n3. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +34,7 @@ static const char *health_of(const struct alerts *t)
 
 static const char *const ring[] = {"n1", "n2", "n4", "n3"};
 
-/* Cables in the field notes' wiring: rank k's eth2 to rank k+1's eth1. */
+/* Cables in the reference cluster's wiring: rank k's eth2 to rank k+1's eth1. */
 struct cable {
 	const char *a, *a_if, *b, *b_if;
 };

@@ -1,4 +1,4 @@
-/* The field notes' cluster as the coordinator publishes it, for the unit
+/* The reference cluster's cluster as the coordinator publishes it, for the unit
  * tests of what reads a topology (ranks -f env, check nccl-env): four
  * GB10 nodes in the physical order 1-2-4-3, each cable carried by two
  * function pairs (twins), so four functions per node face a neighbour;
