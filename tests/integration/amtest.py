@@ -51,15 +51,16 @@ def am_received(c, port, status):
         r'(\S+)$' % status, body, re.M))
 
 
-def am_start(c, d, port):
+def am_start(c, d, port, conf_text=AM_CONF):
     """One Alertmanager (no cluster) on 127.0.0.1:port in c's coordinator
-    namespace, its files under d, ready; None when not installed."""
+    namespace with conf_text as its configuration, its files under d,
+    ready; None when not installed."""
     am = shutil.which("prometheus-alertmanager")
     if not am:
         return None
     conf = os.path.join(d, "am.yml")
     with open(conf, "w") as f:
-        f.write(AM_CONF)
+        f.write(conf_text)
     store = os.path.join(d, "am-%d" % port)
     os.makedirs(store, exist_ok=True)
     p = c.spawn("coord", [am, "--config.file=" + conf,

@@ -7,7 +7,6 @@ watchdog fires at each; a coordinator restart adds nothing there (no new
 alert, no resolution); an Alertmanager that was down while a cable was cut
 and mended gets the resolution it was owed once it is back."""
 
-import http.client
 import os
 import re
 import shutil
@@ -17,6 +16,7 @@ import time
 import pytest
 
 import cluster as cl
+from amtest import am_get
 from conftest import new_prefix
 from ringtest import SHORT_SURVEY, LogMark, surveyed
 
@@ -51,26 +51,10 @@ def which(tool):
     return path
 
 
-def http_get(c, port, path):
-    """(status, body) of GET path from 127.0.0.1:port in the coordinator's
-    namespace (a socket made there: no process per poll)."""
-    s = cl.socket_in(c.ns("coord"))
-    try:
-        s.settimeout(5)
-        s.connect(("127.0.0.1", port))
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        conn.sock = s
-        conn.request("GET", path)
-        r = conn.getresponse()
-        return r.status, r.read().decode(errors="replace")
-    finally:
-        s.close()
-
-
 def am_alerts(c, port):
     """{(alertname, subject): alert} active at the Alertmanager."""
     import json
-    st, body = http_get(c, port, "/api/v2/alerts")
+    st, body = am_get(c, port, "/api/v2/alerts")
     assert st == 200, (st, body)
     return {(a["labels"]["alertname"], a["labels"].get("subject")): a
             for a in json.loads(body)}
@@ -78,7 +62,7 @@ def am_alerts(c, port):
 
 def am_received(c, port, status):
     """alertmanager_alerts_received_total of that status, all versions."""
-    st, body = http_get(c, port, "/metrics")
+    st, body = am_get(c, port, "/metrics")
     assert st == 200, st
     return sum(float(m) for m in re.findall(
         r'^alertmanager_alerts_received_total\{[^}]*status="%s"[^}]*\} (\S+)$'
@@ -125,7 +109,7 @@ class Ams:
                 raise AssertionError("alertmanager %d exited:\n%s" % (
                     port, cl.tail(self.procs[port].log)))
             try:
-                return http_get(self.c, port, "/-/ready")[0] == 200
+                return am_get(self.c, port, "/-/ready")[0] == 200
             except OSError:
                 return False
         cl.wait_for(ready, 30, "alertmanager on %d ready" % port)

@@ -275,7 +275,7 @@ class Soak:
             return False
 
     # -------------------------------------------------------------- faults
-    def fault(self, kind, rem_s):
+    def fault(self, kind):
         r, c = self.r, self.c
         k = self.rng.randrange(len(RING))
         a, b = RING[k], RING[(k + 1) % len(RING)]
@@ -386,9 +386,7 @@ class Soak:
             c.spawn("coord", [sys.executable, os.path.join(
                 HERE, "..", "integration", "webhook_rx.py"), str(RX_PORT),
                 rx_out], os.path.join(d, "rx.log"), name="webhook-rx")
-            import amtest
-            amtest.AM_CONF = AM_CONF % RX_PORT
-            am_start(c, d, AM_PORT)
+            am_start(c, d, AM_PORT, AM_CONF % RX_PORT)
             extra = ["alert_hold_down %ds" % HOLD_S, "relearn_timeout 20s",
                      "light_check_interval %ds" % LIGHT_S,
                      "recheck_settle 3s",
@@ -418,8 +416,7 @@ class Soak:
             for i, kind in enumerate(plan):
                 slot = self.start + 60.0 * i
                 time.sleep(max(0.0, slot - time.time()))
-                self.fault(kind, args.minutes * 60 - (time.time() -
-                                                      self.start))
+                self.fault(kind)
             end = self.start + 60.0 * len(plan)
             time.sleep(max(0.0, end - time.time()))
             self.end = time.time()
