@@ -1,6 +1,7 @@
 /* Survey report: the Topology message (edges, ranks, findings). */
 #include <arpa/inet.h>
 #include <stdarg.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,22 +255,56 @@ struct sv_hca {
 	int gid_index;	  /* -1: no RDMA test over it */
 	uint32_t ip;	  /* host order; prefix 0: no IPv4 address */
 	unsigned prefix;
+	int nccl_default;  /* NCCL's own GID pick there, -1 unknown */
+	char dev[64];	   /* the RDMA device alone (NCCL_NET_FORCE_MERGE) */
+	char pcie_link[32]; /* its PCI device, "" when the inventory has none */
 };
 #define SV_RANK_HCAS 16
+
+/* The GID index NCCL (>= 2.21) picks on a RoCE port when
+ * NCCL_IB_GID_INDEX is unset (net_ib/connect.cc ncclIbGetGidIndex): the
+ * first IPv4-mapped entry, moved on to the first IPv4-mapped RoCE v2
+ * one when that is v1; -1 when the table has no IPv4-mapped entry. */
+static int sv_nccl_default_gid(const Ring__RdmaPort *p)
+{
+	int first = -1, v2 = -1;
+
+	for (size_t i = 0; i < p->n_gids; i++) {
+		const Ring__Gid *g = p->gids[i];
+		struct in6_addr a;
+
+		if (!g->gid || inet_pton(AF_INET6, g->gid, &a) != 1 ||
+		    !IN6_IS_ADDR_V4MAPPED(&a))
+			continue;
+		if (first < 0 || (int)g->index < first)
+			first = (int)g->index;
+		if (g->type && !strcasecmp(g->type, "RoCE v2") &&
+		    (v2 < 0 || (int)g->index < v2))
+			v2 = (int)g->index;
+	}
+	return v2 >= 0 ? v2 : first;
+}
 
 /* The port of dev that carries ifname (0 when the inventory cannot say)
  * and ifname's first IPv4 address. */
 static unsigned sv_hca_port(const Ring__Inventory *inv, const char *dev,
-			    const char *ifname, uint32_t *ip, unsigned *prefix)
+			    const char *ifname, struct sv_hca *x)
 {
+	uint32_t *ip = &x->ip;
+	unsigned *prefix = &x->prefix;
 	unsigned port = 0;
 	struct in_addr a;
 
 	*ip = 0;
 	*prefix = 0;
+	x->pcie_link[0] = '\0';
+	x->nccl_default = -1;
 	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
 		const Ring__NetInterface *f = inv->interfaces[i];
 
+		if (!strcmp(f->name, ifname))
+			snprintf(x->pcie_link, sizeof(x->pcie_link), "%s",
+				 f->pcie_link);
 		if (strcmp(f->name, ifname) || !f->n_ipv4 ||
 		    inet_pton(AF_INET, f->ipv4[0]->address, &a) != 1 ||
 		    f->ipv4[0]->prefix > 32)
@@ -281,8 +316,11 @@ static unsigned sv_hca_port(const Ring__Inventory *inv, const char *dev,
 		const Ring__RdmaDevice *d = inv->rdma_devices[i];
 
 		for (size_t k = 0; !strcmp(d->name, dev) && k < d->n_ports; k++)
-			if (!strcmp(d->ports[k]->netdev, ifname))
+			if (!strcmp(d->ports[k]->netdev, ifname)) {
 				port = d->ports[k]->port;
+				x->nccl_default =
+					sv_nccl_default_gid(d->ports[k]);
+			}
 	}
 	return port;
 }
@@ -309,7 +347,8 @@ static void sv_rank_hcas_to(const struct survey *sv, const Ring__Topology *top,
 
 		if ((!a && !b) || !*dev || sv_edge_through_switch(e))
 			continue;
-		port = sv_hca_port(inv, dev, ifn, &x->ip, &x->prefix);
+		port = sv_hca_port(inv, dev, ifn, x);
+		snprintf(x->dev, sizeof(x->dev), "%s", dev);
 		if (port)
 			snprintf(x->name, sizeof(x->name), "%s:%u", dev, port);
 		else
@@ -321,6 +360,33 @@ static void sv_rank_hcas_to(const struct survey *sv, const Ring__Topology *top,
 		x->peer = peer;
 		x->gid_index = a ? e->a_gid_index : e->b_gid_index;
 		(*n)++;
+	}
+}
+
+/* NCCL_IB_GID_INDEX for the printed environment: left to NCCL unless,
+ * on a function whose GID table is known, NCCL's own pick is not the
+ * entry the survey's RDMA tests used (a second IPv4 address, say); then
+ * the measured index when the functions agree on it. A fixed index
+ * breaks when an address change shifts the table, hence only then. */
+static void sv_rank_nccl_gid(struct sv_arena *ar, Ring__Rank *r,
+			     const struct sv_hca *h, size_t n)
+{
+	r->nccl_gid_index = -1;
+	r->nccl_gid_note = "";
+	for (size_t k = 0; k < n; k++) {
+		if (h[k].gid_index < 0 || h[k].nccl_default < 0 ||
+		    h[k].nccl_default == h[k].gid_index)
+			continue;
+		r->nccl_gid_index = r->gid_index;
+		r->nccl_gid_note = ar_printf(
+			ar,
+			"on %s NCCL's default picks GID index %d, not the "
+			"index %d the survey's RDMA tests used%s",
+			h[k].name, h[k].nccl_default, h[k].gid_index,
+			r->gid_index < 0 ? "; the functions disagree, so no "
+					   "one index fixes it"
+					 : "");
+		return;
 	}
 }
 
@@ -368,6 +434,7 @@ static void sv_rank_agree(struct sv_arena *ar, Ring__Rank *r,
 						buf);
 		}
 	}
+	sv_rank_nccl_gid(ar, r, h, n);
 	r->subnet_prefix_len = 0;
 	for (size_t k = 0; k < n; k++) {
 		if (!h[k].prefix) {
@@ -399,15 +466,74 @@ static void sv_rank_agree(struct sv_arena *ar, Ring__Rank *r,
 	r->subnet_prefix_len = pl;
 }
 
+/* How many of h's functions sit on link (never "": no PCI device). */
+static size_t sv_hcas_on_link(const struct sv_hca *h, size_t n,
+			      const char *link)
+{
+	size_t c = 0;
+
+	for (size_t k = 0; *link && k < n; k++)
+		c += !strcmp(h[k].pcie_link, link);
+	return c;
+}
+
+/* NCCL devices for a rank facing two neighbours: each function facing
+ * the next rank (h[0..nn)) paired with one facing the previous
+ * (h[nn..n)), a partner on the same PCI device first. A device that
+ * spans both cables puts both subnets in its listener's handle, so the
+ * connector always finds its function on the peer's cable; a device of
+ * one function names one subnet, and where both ends picked functions
+ * facing away the connection times out (docs/NCCL.md). Pairs that are
+ * each one PCI device's only listed functions are what NCCL fuses by
+ * itself (NCCL_NET_MERGE_LEVEL's default, PORT). */
+static int sv_rank_groups(struct sv_arena *ar, Ring__Rank *r,
+			  const struct sv_hca *h, size_t nn, size_t n)
+{
+	int used[SV_RANK_HCAS] = {0};
+	int automatic = 1;
+
+	r->nic_groups = ar_alloc(ar, (n + 1) * sizeof(*r->nic_groups));
+	r->nic_unpaired = ar_alloc(ar, (n + 1) * sizeof(*r->nic_unpaired));
+	if (!r->nic_groups || !r->nic_unpaired)
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t a = 0; a < nn; a++) {
+			size_t b;
+
+			if (used[a])
+				continue;
+			for (b = nn; b < n; b++)
+				if (!used[b] &&
+				    (pass || (*h[a].pcie_link &&
+					      !strcmp(h[a].pcie_link,
+						      h[b].pcie_link))))
+					break;
+			if (b == n)
+				continue;
+			used[a] = used[b] = 1;
+			automatic &=
+				!pass && sv_hcas_on_link(h, n, h[a].pcie_link) == 2;
+			r->nic_groups[r->n_nic_groups++] =
+				ar_printf(ar, "%s,%s", h[a].dev, h[b].dev);
+		}
+	for (size_t k = 0; k < n; k++)
+		if (!used[k])
+			r->nic_unpaired[r->n_nic_unpaired++] =
+				ar_printf(ar, "%s", h[k].name);
+	r->nic_groups_automatic = r->n_nic_groups && automatic;
+	return 0;
+}
+
 /* Rank.hcas and what NCCL needs to agree on over them. */
 static int sv_rank_nccl(const struct survey *sv, struct sv_arena *ar,
 			const Ring__Topology *top, Ring__Rank *r)
 {
 	struct sv_hca h[SV_RANK_HCAS];
-	size_t n = 0;
+	size_t n = 0, nn = 0;
 
 	if (*r->next_node)
 		sv_rank_hcas_to(sv, top, r->node, r->next_node, h, &n);
+	nn = n;
 	if (*r->prev_node && strcmp(r->prev_node, r->next_node))
 		sv_rank_hcas_to(sv, top, r->node, r->prev_node, h, &n);
 	r->hcas = ar_alloc(ar, (n + 1) * sizeof(*r->hcas));
@@ -416,6 +542,8 @@ static int sv_rank_nccl(const struct survey *sv, struct sv_arena *ar,
 	for (size_t k = 0; k < n; k++)
 		r->hcas[r->n_hcas++] = ar_printf(ar, "%s", h[k].name);
 	sv_rank_agree(ar, r, h, n);
+	if (nn && nn < n && sv_rank_groups(ar, r, h, nn, n) < 0)
+		return -1;
 	return 0;
 }
 

@@ -219,16 +219,40 @@ static int ranks_multi_neighbour(const Ring__Rank *r)
 	       strcmp(r->next_node, r->prev_node);
 }
 
+int ranks_hca_printed(const Ring__Rank *r, size_t k)
+{
+	for (size_t u = 0; k < r->n_hcas && u < r->n_nic_unpaired; u++)
+		if (!strcmp(r->nic_unpaired[u], r->hcas[k]))
+			return 0;
+	return k < r->n_hcas;
+}
+
 /* NCCL_IB_HCA: "=" for exact names (no prefix match that would pull in
  * another device), "device:port" for the port (NCCL's init.cc and
- * parseStringList). Legacy topologies without hcas list the two devices
- * without a port. */
+ * parseStringList). Functions without a partner facing the other
+ * neighbour are left out (see ranks_env_routing). Legacy topologies
+ * without hcas list the two devices without a port. */
 static int ranks_env_hca(FILE *out, const Ring__Rank *r)
 {
 	if (r->n_hcas) {
+		int first = 1;
+
+		for (size_t u = 0; u < r->n_nic_unpaired; u++)
+			ranks_comment(out, "# left out of NCCL_IB_HCA: ",
+				      r->nic_unpaired[u]);
+		if (r->n_nic_unpaired)
+			fputs("# (no function facing the other neighbour to "
+			      "pair it with: alone, NCCL's\n# listener for it "
+			      "names one cable's subnet, and a connection "
+			      "can hang)\n",
+			      out);
 		fputs("NCCL_IB_HCA==", out);
 		for (size_t k = 0; k < r->n_hcas; k++)
-			fprintf(out, "%s%s", k ? "," : "", r->hcas[k]);
+			if (ranks_hca_printed(r, k)) {
+				fprintf(out, "%s%s", first ? "" : ",",
+					r->hcas[k]);
+				first = 0;
+			}
 		fputc('\n', out);
 		return 1;
 	}
@@ -250,17 +274,25 @@ static int ranks_env_hca(FILE *out, const Ring__Rank *r)
 	return 0;
 }
 
-/* NCCL_IB_GID_INDEX is one value per process: only when every listed
- * function used the same index in the survey's RDMA tests. */
+/* NCCL_IB_GID_INDEX: left to NCCL, whose default (>= 2.21) picks each
+ * function's RoCE v2 IPv4 entry; a fixed index breaks when an address
+ * change shifts the table. Set only where the GID tables show NCCL's
+ * pick is not the entry the survey's RDMA tests used. */
 static void ranks_env_gid(FILE *out, const Ring__Rank *r)
 {
 	if (r->n_hcas) {
-		if (r->gid_index >= 0)
-			fprintf(out, "NCCL_IB_GID_INDEX=%d\n", r->gid_index);
-		else
-			ranks_comment(out, "# NCCL_IB_GID_INDEX not set: ",
-				      *r->gid_note ? r->gid_note
-						   : "not measured");
+		if (r->nccl_gid_index >= 0) {
+			ranks_comment(out, "# ", r->nccl_gid_note);
+			fprintf(out, "NCCL_IB_GID_INDEX=%d\n",
+				r->nccl_gid_index);
+		} else if (*r->nccl_gid_note) {
+			ranks_comment(out, "# NCCL_IB_GID_INDEX: ",
+				      r->nccl_gid_note);
+		} else {
+			fputs("# NCCL_IB_GID_INDEX left to NCCL (>= 2.21 picks "
+			      "each function's RoCE v2 IPv4 entry)\n",
+			      out);
+		}
 		return;
 	}
 	/* An older coordinator: the two neighbour-facing ports only. */
@@ -281,19 +313,30 @@ static void ranks_env_gid(FILE *out, const Ring__Rank *r)
 					       : r->prev_gid_index);
 }
 
+/* NCCL_NET_FORCE_MERGE's value: the groups, ';' between them. */
+void ranks_force_merge_value(const Ring__Rank *r, char *buf, size_t len)
+{
+	size_t w = 0;
+
+	buf[0] = '\0';
+	for (size_t g = 0; g < r->n_nic_groups && w < len; g++)
+		w += (size_t)snprintf(buf + w, len - w, "%s%s", g ? ";" : "",
+				      r->nic_groups[g]);
+}
+
 /* What a switchless ring needs for NCCL to reach each neighbour over the
  * function that faces it (docs/NCCL.md has the sources). */
 static void ranks_env_routing(FILE *out, const Ring__Rank *r)
 {
+	char merge[1024];
+
 	if (!ranks_multi_neighbour(r) || !r->n_hcas)
 		return;
-	fputs("# NCCL >= 2.20: one NCCL device per function; merged, a "
-	      "connection would\n# spread over functions that face "
-	      "different neighbours\nNCCL_IB_MERGE_NICS=0\n",
-	      out);
-	fputs("# NCCL >= 2.30.7: connect over the function on the peer's "
-	      "subnet (each\n# cable is its own subnet); older NCCL ignores "
-	      "these two\nNCCL_IB_SUBNET_AWARE_ROUTING=1\n",
+	fputs("# NCCL >= " RANKS_NCCL_MIN ": connect over the function on "
+	      "the peer's subnet (each\n# cable is its own subnet). Older "
+	      "NCCL ignores these and can pick a function\n# facing the "
+	      "other neighbour: ibv_modify_qp fails with 110.\n"
+	      "NCCL_IB_SUBNET_AWARE_ROUTING=1\n",
 	      out);
 	if (r->subnet_prefix_len)
 		fprintf(out, "NCCL_IB_SUBNET_PREFIX_LEN=%u\n",
@@ -304,6 +347,22 @@ static void ranks_env_routing(FILE *out, const Ring__Rank *r)
 			      "assumes /24): ",
 			      *r->subnet_note ? r->subnet_note
 					      : "no IPv4 prefix known");
+	ranks_force_merge_value(r, merge, sizeof(merge));
+	if (r->n_nic_groups && r->nic_groups_automatic) {
+		fputs("# NCCL devices: NCCL fuses each PCI device's functions "
+		      "by itself, one\n# facing each neighbour, so no "
+		      "NCCL_NET_FORCE_MERGE is needed (NCCL_IB_MERGE_NICS\n# "
+		      "must stay 1):\n",
+		      out);
+		ranks_comment(out, "# ", merge);
+	} else if (r->n_nic_groups) {
+		fprintf(out,
+			"# NCCL devices: each pairs a function facing %s "
+			"with one facing %s, so\n# its listener names both "
+			"cables' subnets (NCCL >= 2.24.3)\n",
+			r->next_node, r->prev_node);
+		fprintf(out, "NCCL_NET_FORCE_MERGE=%s\n", merge);
+	}
 	fputs("# a ring channel enters on the function facing the previous "
 	      "rank and\n# leaves on the one facing the next: different NICs "
 	      "(NCCL >= 2.5.6)\nNCCL_CROSS_NIC=1\n",
@@ -332,6 +391,11 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 	if (ranks_env_hca(out, r)) {
 		ranks_env_gid(out, r);
 		ranks_env_routing(out, r);
+		/* A broken RDMA set-up fails at start instead of falling
+		 * back to sockets over the management network. */
+		fputs("# RDMA or nothing: no silent fallback to sockets "
+		      "(NCCL >= 2.10)\nNCCL_NET=IB\n",
+		      out);
 	}
 	if (ranks_has_diagonals(t))
 		fputs(RANKS_SWITCHLESS_WARNING_ENV, out);

@@ -25,6 +25,14 @@ void ranks_render(struct writer *w, const Ring__Topology *t);
 	"will hang; put pipeline stages\n# on adjacent ranks.\n"
 /* Punctuation allowed, besides ASCII letters and digits, in every value
  * the text formats print (IPv6 with a zone, "mlx5_0,mlx5_1"). */
+/* The oldest NCCL the printed environment works with on a ring whose
+ * nodes face two neighbours: subnet-aware routing (docs/NCCL.md). */
+#define RANKS_NCCL_MIN "2.30.7"
+/* Does env's NCCL_IB_HCA list r->hcas[k]? (Functions without a partner
+ * facing the other neighbour are left out.) */
+int ranks_hca_printed(const Ring__Rank *r, size_t k);
+/* NCCL_NET_FORCE_MERGE's value for r: Rank.nic_groups, ';' between. */
+void ranks_force_merge_value(const Ring__Rank *r, char *buf, size_t len);
 #define RANKS_SAFE_PUNCT "._:,/+@%-"
 /* 0 when every value `format` (hostfile, rankfile, torchrun, env) would
  * print is a non-empty word of the safe set (optional fields may be

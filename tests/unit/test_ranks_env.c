@@ -12,7 +12,7 @@
 #include "testgb10.h"
 #include "testwriter.h"
 
-/* ringctl ranks -f env on the hardware of the field notes: four GB10
+/* ringctl ranks -f env on the reference cluster's hardware: four GB10
  * nodes in the physical order 1-2-4-3, each cable carried by two
  * function pairs (twins), so four functions per node face a neighbour. */
 
@@ -52,16 +52,21 @@ static const char twin_rank1[] =
 	"OMPI_MCA_oob_tcp_if_include=enP7s7\n"
 	"NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1,"
 	"roceP2p1s0f0:1\n"
-	"NCCL_IB_GID_INDEX=3\n"
-	"# NCCL >= 2.20: one NCCL device per function; merged, a connection "
-	"would\n"
-	"# spread over functions that face different neighbours\n"
-	"NCCL_IB_MERGE_NICS=0\n"
+	"# NCCL_IB_GID_INDEX left to NCCL (>= 2.21 picks each function's "
+	"RoCE v2 IPv4 entry)\n"
 	"# NCCL >= 2.30.7: connect over the function on the peer's subnet "
 	"(each\n"
-	"# cable is its own subnet); older NCCL ignores these two\n"
+	"# cable is its own subnet). Older NCCL ignores these and can pick a "
+	"function\n"
+	"# facing the other neighbour: ibv_modify_qp fails with 110.\n"
 	"NCCL_IB_SUBNET_AWARE_ROUTING=1\n"
 	"NCCL_IB_SUBNET_PREFIX_LEN=30\n"
+	"# NCCL devices: NCCL fuses each PCI device's functions by itself, "
+	"one\n"
+	"# facing each neighbour, so no NCCL_NET_FORCE_MERGE is needed "
+	"(NCCL_IB_MERGE_NICS\n"
+	"# must stay 1):\n"
+	"# rocep1s0f1,rocep1s0f0;roceP2p1s0f1,roceP2p1s0f0\n"
 	"# a ring channel enters on the function facing the previous rank "
 	"and\n"
 	"# leaves on the one facing the next: different NICs (NCCL >= "
@@ -71,6 +76,8 @@ static const char twin_rank1[] =
 	"not an\n"
 	"# external network plugin (\"none\": NCCL >= 2.28.3)\n"
 	"NCCL_NET_PLUGIN=none\n"
+	"# RDMA or nothing: no silent fallback to sockets (NCCL >= 2.10)\n"
+	"NCCL_NET=IB\n"
 	"# switchless ring: only ring collectives between adjacent ranks are "
 	"safe.\n"
 	"# Tree algorithms, all-to-all (MoE expert parallel) and send/recv "
@@ -105,9 +112,9 @@ static void test_env_twins(void **state)
 	free(out);
 }
 
-/* Functions that used different GID indexes: no NCCL_IB_GID_INDEX, a
- * comment that says which differ. */
-static void test_env_gid_disagree(void **state)
+/* NCCL_IB_GID_INDEX is left to NCCL unless the GID tables show its own
+ * pick is not the measured entry; then set, with the reason. */
+static void test_env_gid(void **state)
 {
 	struct testgb10 tp;
 	char *out, *blk;
@@ -115,34 +122,72 @@ static void test_env_gid_disagree(void **state)
 
 	(void)state;
 	testgb10_init(&tp);
-	tp.r[2].gid_index = -1;
-	tp.r[2].gid_note = "the functions use different GID indexes "
-			   "(rocep1s0f1:1 3, roceP2p1s0f1:1 5, rocep1s0f0:1 "
-			   "3, roceP2p1s0f0:1 3); NCCL takes one";
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	assert_null(strstr(out, "NCCL_IB_GID_INDEX="));
+	free(out);
+	tp.r[2].nccl_gid_index = 3;
+	tp.r[2].nccl_gid_note = "on roceP2p1s0f1:1 NCCL's default picks GID "
+				"index 5, not the index 3 the survey's RDMA "
+				"tests used";
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	blk = rank_block(out, "# n4 (rank 2)\n");
 	assert_non_null(
 		strstr(blk, "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
 			    "rocep1s0f0:1,roceP2p1s0f0:1\n"
-			    "# NCCL_IB_GID_INDEX not set: the functions use "
-			    "different GID indexes (rocep1s0f1:1 3, "
-			    "roceP2p1s0f1:1 5, rocep1s0f0:1 3, roceP2p1s0f0:1 "
-			    "3); NCCL takes one\n"
-			    "# NCCL >= 2.20"));
+			    "# on roceP2p1s0f1:1 NCCL's default picks GID "
+			    "index 5, not the index 3 the survey's RDMA tests "
+			    "used\nNCCL_IB_GID_INDEX=3\n# NCCL >= 2.30.7"));
+	free(blk);
+	/* The others leave it to NCCL. */
+	blk = rank_block(out, "# n3 (rank 3)\n");
 	assert_null(strstr(blk, "NCCL_IB_GID_INDEX="));
 	free(blk);
-	/* The others keep theirs. */
-	blk = rank_block(out, "# n3 (rank 3)\n");
-	assert_non_null(strstr(blk, "\nNCCL_IB_GID_INDEX=3\n"));
-	free(blk);
 	/* A note from an agent's names cannot start a line of its own. */
-	tp.r[2].gid_note = "x\nLD_PRELOAD=/a";
+	tp.r[2].nccl_gid_note = "x\nLD_PRELOAD=/a";
 	free(out);
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "\nLD_PRELOAD"));
-	assert_non_null(strstr(out, "not set: x?LD_PRELOAD=/a\n"));
+	assert_non_null(strstr(out, "# x?LD_PRELOAD=/a\n"));
+	free(out);
+}
+
+/* Pairs that are not one PCI device each: NCCL_NET_FORCE_MERGE; a
+ * function without a partner is left out of NCCL_IB_HCA. */
+static void test_env_force_merge(void **state)
+{
+	struct testgb10 tp;
+	char *out, *blk;
+	char *groups[1] = {"roceP2p1s0f1,rocep1s0f0"};
+	char *unpaired[1] = {"rocep1s0f1:1"};
+	int rc;
+
+	(void)state;
+	testgb10_init(&tp);
+	tp.r[1].nic_groups = groups;
+	tp.r[1].n_nic_groups = 1;
+	tp.r[1].nic_groups_automatic = 0;
+	tp.r[1].nic_unpaired = unpaired;
+	tp.r[1].n_nic_unpaired = 1;
+	tp.r[1].n_hcas = 3; /* rocep1s0f1:1, roceP2p1s0f1:1, rocep1s0f0:1 */
+	out = env_text(&tp, &rc);
+	assert_int_equal(rc, 0);
+	blk = rank_block(out, "# n2 (rank 1)\n");
+	assert_non_null(strstr(blk, "# left out of NCCL_IB_HCA: rocep1s0f1:1\n"));
+	assert_non_null(
+		strstr(blk, "\nNCCL_IB_HCA==roceP2p1s0f1:1,rocep1s0f0:1\n"));
+	assert_non_null(strstr(blk, "# NCCL devices: each pairs a function "
+				    "facing n4 with one facing n1, so\n"
+				    "# its listener names both cables' subnets "
+				    "(NCCL >= 2.24.3)\n"
+				    "NCCL_NET_FORCE_MERGE=roceP2p1s0f1,"
+				    "rocep1s0f0\n"));
+	free(blk);
+	blk = rank_block(out, "# n1 (rank 0)\n");
+	assert_null(strstr(blk, "NCCL_NET_FORCE_MERGE="));
+	free(blk);
 	free(out);
 }
 
@@ -167,7 +212,7 @@ static void test_env_no_prefix(void **state)
 		     "# NCCL_IB_SUBNET_PREFIX_LEN not set (NCCL assumes /24): "
 		     "rocep1s0f1:1 (facing n2) and rocep1s0f0:1 (facing n3) "
 		     "share a /16: no prefix length tells the neighbours "
-		     "apart\n# a ring channel"));
+		     "apart\n# NCCL devices"));
 	free(out);
 }
 
@@ -230,17 +275,18 @@ static void test_env_small(void **state)
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "switchless"));
-	assert_null(strstr(out, "NCCL_IB_MERGE_NICS"));
+	assert_null(strstr(out, "NCCL_IB_MERGE_NICS="));
 	assert_null(strstr(out, "SUBNET_AWARE"));
-	assert_non_null(strstr(out, "NCCL_IB_GID_INDEX=3\n# a pair, not a "
-				    "ring"));
+	assert_null(strstr(out, "FORCE_MERGE="));
+	assert_non_null(strstr(out, "NCCL_NET=IB\n# a pair, not a ring"));
 	free(out);
 	testgb10_init(&tp);
 	tp.t.n_ranks = 3;
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "switchless"));
-	assert_non_null(strstr(out, "NCCL_IB_MERGE_NICS=0\n"));
+	assert_non_null(strstr(out, "NCCL_IB_SUBNET_AWARE_ROUTING=1\n"));
+	assert_null(strstr(out, "NCCL_IB_MERGE_NICS="));
 	free(out);
 }
 
@@ -271,7 +317,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_env_twins),
-		cmocka_unit_test(test_env_gid_disagree),
+		cmocka_unit_test(test_env_gid),
+		cmocka_unit_test(test_env_force_merge),
 		cmocka_unit_test(test_env_no_prefix),
 		cmocka_unit_test(test_env_unknown_mgmt),
 		cmocka_unit_test(test_env_hca_refused),

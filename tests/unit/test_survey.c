@@ -1237,8 +1237,77 @@ static void test_twins_ranks_nccl(void **state)
 			    "roce_f1a:1, roce_f1b:1, roce_f0a:1, roce_f0b:1");
 	assert_int_equal(r->subnet_prefix_len, 30);
 	assert_string_equal(r->subnet_note, "");
+	/* NCCL devices: each PCI device's two functions, one facing each
+	 * neighbour, which NCCL fuses by itself. */
+	assert_int_equal(r->n_nic_groups, 2);
+	assert_string_equal(r->nic_groups[0], "roce_f1a,roce_f0a");
+	assert_string_equal(r->nic_groups[1], "roce_f1b,roce_f0b");
+	assert_true(r->nic_groups_automatic);
+	assert_int_equal(r->n_nic_unpaired, 0);
+	/* No GID tables: NCCL's own GID choice stands. */
+	assert_int_equal(r->nccl_gid_index, -1);
 	for (size_t i = 0; i < t->n_ranks; i++)
 		assert_int_equal(t->ranks[i]->n_hcas, 4);
+	fake_free(f);
+
+	/* One twin of n2's cable to n4 unheard: n2's functions facing
+	 * n1 outnumber those facing n4; the one without a partner is left
+	 * out, and the pair across PCI devices needs NCCL_NET_FORCE_MERGE. */
+	f = fake_new();
+	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	n4 = tn_add(f, "n4");
+	f->rdma = 1;
+	tn_twin_cable(f, n1, n2, 0);
+	tn_twin_cable(f, n2, n4, 0);
+	tn_twin_cable(f, n4, n3, 0);
+	tn_twin_cable(f, n3, n1, 0);
+	for (unsigned k = 0; k < f->n[n2].n_ifs; k++)
+		if (!strcmp(f->n[n2].ifs[k].name, "f1a")) {
+			struct tif *x = &f->n[n2].ifs[k];
+
+			f->n[x->peer_node].ifs[x->peer_if].peer_node = -1;
+			x->peer_node = -1;
+		}
+	tn_publish(f);
+	t = fake_survey(f);
+	r = t->ranks[1];
+	assert_string_equal(r->node, "n2");
+	assert_int_equal(r->n_hcas, 3);
+	assert_int_equal(r->n_nic_groups, 1);
+	assert_string_equal(r->nic_groups[0], "roce_f1b,roce_f0b");
+	assert_int_equal(r->n_nic_unpaired, 1);
+	assert_string_equal(r->nic_unpaired[0], "roce_f0a:1");
+	/* NCCL_IB_HCA leaves roce_f0a out: 0002's two functions are what
+	 * NCCL fuses by itself. */
+	assert_true(r->nic_groups_automatic);
+	fake_free(f);
+
+	/* n2 hears n4 on twin b only and n1 on twin a only: the pair spans
+	 * two PCI devices, which NCCL does not fuse by itself. */
+	f = fake_new();
+	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	n4 = tn_add(f, "n4");
+	f->rdma = 1;
+	tn_twin_cable(f, n1, n2, 0);
+	tn_twin_cable(f, n2, n4, 0);
+	tn_twin_cable(f, n4, n3, 0);
+	tn_twin_cable(f, n3, n1, 0);
+	for (unsigned k = 0; k < f->n[n2].n_ifs; k++)
+		if (!strcmp(f->n[n2].ifs[k].name, "f1a") ||
+		    !strcmp(f->n[n2].ifs[k].name, "f0b")) {
+			struct tif *x = &f->n[n2].ifs[k];
+
+			f->n[x->peer_node].ifs[x->peer_if].peer_node = -1;
+			x->peer_node = -1;
+		}
+	tn_publish(f);
+	t = fake_survey(f);
+	r = t->ranks[1];
+	assert_int_equal(r->n_hcas, 2);
+	assert_int_equal(r->n_nic_groups, 1);
+	assert_string_equal(r->nic_groups[0], "roce_f1b,roce_f0a");
+	assert_int_equal(r->n_nic_unpaired, 0);
+	assert_false(r->nic_groups_automatic);
 	fake_free(f);
 
 	/* Every function in one /16: no prefix length separates them. */

@@ -1,4 +1,4 @@
-/* The reference cluster's cluster as the coordinator publishes it, for the unit
+/* The reference cluster as the coordinator publishes it, for the unit
  * tests of what reads a topology (ranks -f env, check nccl-env): four
  * GB10 nodes in the physical order 1-2-4-3, each cable carried by two
  * function pairs (twins), so four functions per node face a neighbour;
@@ -25,6 +25,7 @@ struct testgb10 {
 	Ring__Rank r[TESTGB10_N];
 	Ring__Rank *rp[TESTGB10_N];
 	char *hcas[TESTGB10_N][4];
+	char *groups[TESTGB10_N][2];
 	Ring__Edge e[TESTGB10_N];
 	Ring__Edge *ep[TESTGB10_N];
 	uint32_t ladder[3];
@@ -52,6 +53,8 @@ static inline void testgb10_init(struct testgb10 *tp)
 		"192.168.1.1", "192.168.1.2", "192.168.1.4", "192.168.1.3"};
 	static char *const twin_hcas[4] = {"rocep1s0f1:1", "roceP2p1s0f1:1",
 					   "rocep1s0f0:1", "roceP2p1s0f0:1"};
+	static char *const twin_groups[2] = {"rocep1s0f1,rocep1s0f0",
+					     "roceP2p1s0f1,roceP2p1s0f0"};
 	const int n = TESTGB10_N;
 
 	memset(tp, 0, sizeof(*tp));
@@ -88,6 +91,14 @@ static inline void testgb10_init(struct testgb10 *tp)
 		r->gid_note = "";
 		r->subnet_prefix_len = 30;
 		r->subnet_note = "";
+		/* Each PCI device's two functions face the two neighbours:
+		 * NCCL fuses them by itself. */
+		memcpy(tp->groups[i], twin_groups, sizeof(twin_groups));
+		r->nic_groups = tp->groups[i];
+		r->n_nic_groups = 2;
+		r->nic_groups_automatic = 1;
+		r->nccl_gid_index = -1;
+		r->nccl_gid_note = "";
 		tp->rp[i] = r;
 
 		/* The edge from rank i to rank i+1. */
