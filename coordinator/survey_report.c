@@ -255,8 +255,8 @@ struct sv_hca {
 	int gid_index;	  /* -1: no RDMA test over it */
 	uint32_t ip;	  /* host order; prefix 0: no IPv4 address */
 	unsigned prefix;
-	int nccl_default;  /* NCCL's own GID pick there, -1 unknown */
-	char dev[64];	   /* the RDMA device alone (NCCL_NET_FORCE_MERGE) */
+	int nccl_default;   /* NCCL's own GID pick there, -1 unknown */
+	char dev[64];	    /* the RDMA device alone (NCCL_NET_FORCE_MERGE) */
 	char pcie_link[32]; /* its PCI device, "" when the inventory has none */
 };
 #define SV_RANK_HCAS 16
@@ -504,15 +504,15 @@ static int sv_rank_groups(struct sv_arena *ar, Ring__Rank *r,
 				continue;
 			for (b = nn; b < n; b++)
 				if (!used[b] &&
-				    (pass || (*h[a].pcie_link &&
-					      !strcmp(h[a].pcie_link,
-						      h[b].pcie_link))))
+				    (pass ||
+				     (*h[a].pcie_link &&
+				      !strcmp(h[a].pcie_link, h[b].pcie_link))))
 					break;
 			if (b == n)
 				continue;
 			used[a] = used[b] = 1;
-			automatic &=
-				!pass && sv_hcas_on_link(h, n, h[a].pcie_link) == 2;
+			automatic &= !pass &&
+				     sv_hcas_on_link(h, n, h[a].pcie_link) == 2;
 			r->nic_groups[r->n_nic_groups++] =
 				ar_printf(ar, "%s,%s", h[a].dev, h[b].dev);
 		}

@@ -31,15 +31,17 @@ int check_all_parse(int argc, char **argv, struct check_all_opts *o, char *err,
 	memset(o, 0, sizeof(*o));
 	for (int i = 0; i < argc; i++) {
 		const char **slot =
-			!strcmp(argv[i], "--hostfile")	   ? &o->hostfile
-			: !strcmp(argv[i], "--env")	   ? &o->env
-			: !strcmp(argv[i], "--rendezvous") ? &o->rendezvous
-							   : NULL;
+			!strcmp(argv[i], "--hostfile")	     ? &o->hostfile
+			: !strcmp(argv[i], "--env")	     ? &o->env
+			: !strcmp(argv[i], "--rendezvous")   ? &o->rendezvous
+			: !strcmp(argv[i], "--nccl-version") ? &o->nccl_version
+							     : NULL;
 
 		if (!slot) {
 			snprintf(err, len,
 				 "check all: unknown option '%s' (--hostfile "
-				 "F, --env F, --rendezvous HOST[:PORT])",
+				 "F, --env F, --rendezvous HOST[:PORT], "
+				 "--nccl-version V)",
 				 argv[i]);
 			return -1;
 		}
@@ -54,6 +56,13 @@ int check_all_parse(int argc, char **argv, struct check_all_opts *o, char *err,
 			return -1;
 		}
 		*slot = argv[++i];
+	}
+	if (o->nccl_version && check_env_version(o->nccl_version) < 0) {
+		snprintf(err, len,
+			 "check all: --nccl-version '%s' is not a version "
+			 "(like 2.30.7)",
+			 o->nccl_version);
+		return -1;
 	}
 	return 0;
 }
@@ -263,7 +272,7 @@ static char *check_all_slurp(const char *path, size_t *len, char *err,
 
 static void check_all_env(const Ring__StatusReply *st,
 			  const Ring__Inventory *const *inv, const char *path,
-			  struct check_all_row *r)
+			  const char *nccl_version, struct check_all_row *r)
 {
 	struct check_env_set set = {0};
 	struct check_env_result *res;
@@ -287,6 +296,13 @@ static void check_all_env(const Ring__StatusReply *st,
 			snprintf(err, sizeof(err),
 				 "this process's environment is too large");
 	}
+	if (rc == 0 && !path && !set.n) {
+		r->status = -1;
+		snprintf(r->summary, sizeof(r->summary), "%s",
+			 CHECK_ENV_NOT_GIVEN);
+		check_env_set_free(&set);
+		return;
+	}
 	res = rc < 0 ? NULL : calloc(1, sizeof(*res));
 	if (!res) {
 		r->status = CHECK_CANNOT;
@@ -295,6 +311,8 @@ static void check_all_env(const Ring__StatusReply *st,
 		check_env_set_free(&set);
 		return;
 	}
+	snprintf(res->nccl_version, sizeof(res->nccl_version), "%s",
+		 nccl_version ? nccl_version : "");
 	check_env_lint(&set, st->topology, st, inv, res);
 	r->status = res->counted ? CHECK_PROBLEMS : CHECK_OK;
 	if (!res->counted)
@@ -378,7 +396,7 @@ int check_all_report(FILE *out, enum writer_format fmt,
 			 "no --rendezvous and no MASTER_ADDR: not checked");
 		n++;
 	}
-	check_all_env(st, inv, o->env, &rows[n++]);
+	check_all_env(st, inv, o->env, o->nccl_version, &rows[n++]);
 	if (have_hosts)
 		check_hosts_free(&hosts);
 	for (int i = 0; i < n; i++) {

@@ -11,9 +11,10 @@
 #include "writer.h"
 
 struct check_all_opts {
-	const char *hostfile;	/* --hostfile: checked by check ranks */
-	const char *env;	/* --env: else this process's NCCL_* */
-	const char *rendezvous; /* --rendezvous: else $MASTER_ADDR[:PORT] */
+	const char *hostfile;	  /* --hostfile: checked by check ranks */
+	const char *env;	  /* --env: else this process's NCCL_* */
+	const char *rendezvous;	  /* --rendezvous: else $MASTER_ADDR[:PORT] */
+	const char *nccl_version; /* --nccl-version: the job's NCCL */
 };
 
 /* 0, or -1 with a one-line reason. */

@@ -80,8 +80,10 @@ static const char *const check_env_upstream[] = {
 	"NCCL_MEM_SYNC_DOMAIN",
 	"NCCL_MIN_NCHANNELS",
 	"NCCL_NET",
+	"NCCL_NET_FORCE_MERGE",
 	"NCCL_NET_GDR_LEVEL",
 	"NCCL_NET_GDR_READ",
+	"NCCL_NET_MERGE_LEVEL",
 	"NCCL_NET_PLUGIN",
 	"NCCL_NET_SHARED_BUFFERS",
 	"NCCL_NET_SHARED_COMMS",
@@ -132,30 +134,35 @@ void check_env_set_free(struct check_env_set *set)
 		free(set->v[i].value);
 	}
 	free(set->v);
+	free(set->blocks);
 	set->v = NULL;
 	set->n = 0;
+	set->blocks = NULL;
+	set->n_blocks = 0;
 }
 
 const char *check_env_get(const struct check_env_set *set, const char *name)
 {
 	for (size_t i = 0; i < set->n; i++)
-		if (!strcmp(set->v[i].name, name))
+		if (set->v[i].block < 0 && !strcmp(set->v[i].name, name))
 			return set->v[i].value;
 	return NULL;
 }
 
-/* Set name (replacing an earlier one: the shell's last word wins). */
+/* Set name in the current scope (the last block, or before any):
+ * replacing an earlier one there, the shell's last word wins. */
 static int check_env_put(struct check_env_set *set, const char *name,
 			 size_t nlen, const char *val, size_t vlen,
 			 unsigned line)
 {
 	struct check_env_var *v = NULL, *grown;
 	char *n = strndup(name, nlen), *s = strndup(val, vlen);
+	int block = (int)set->n_blocks - 1;
 
 	if (!n || !s)
 		goto fail;
 	for (size_t i = 0; i < set->n; i++)
-		if (!strcmp(set->v[i].name, n))
+		if (set->v[i].block == block && !strcmp(set->v[i].name, n))
 			v = &set->v[i];
 	if (v) {
 		free(v->name);
@@ -172,6 +179,7 @@ static int check_env_put(struct check_env_set *set, const char *name,
 	v->name = n;
 	v->value = s;
 	v->line = line;
+	v->block = block;
 	return 0;
 fail:
 	free(n);
@@ -269,6 +277,67 @@ static int check_env_line(const char *p, const char *end, const char **name,
 	return 1;
 }
 
+/* "# NODE (rank N)", the line `ranks -f env` starts a node's block
+ * with: 1 and the node and rank, else 0. */
+static int check_env_block_head(const char *p, const char *end, char *node,
+				size_t len, unsigned *rank)
+{
+	static const char tag[] = " (rank ";
+	const char *q, *r;
+	unsigned long n = 0;
+
+	while (end > p &&
+	       (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end - p < 11 || p[0] != '#' || p[1] != ' ' || end[-1] != ')')
+		return 0;
+	p += 2;
+	for (q = p; q < end && *q != ' '; q++)
+		if ((unsigned char)*q < 0x21 || (unsigned char)*q > 0x7e)
+			return 0;
+	if (q == p || (size_t)(q - p) >= len ||
+	    (size_t)(end - q) < sizeof(tag) || memcmp(q, tag, sizeof(tag) - 1))
+		return 0;
+	for (r = q + sizeof(tag) - 1; r < end - 1; r++) {
+		if (*r < '0' || *r > '9' || n > 1000000)
+			return 0;
+		n = n * 10 + (unsigned long)(*r - '0');
+	}
+	if (r == q + sizeof(tag) - 1)
+		return 0;
+	snprintf(node, len, "%.*s", (int)(q - p), p);
+	*rank = (unsigned)n;
+	return 1;
+}
+
+/* A new block; 0 or -1 with why. */
+static int check_env_block_add(struct check_env_set *set, const char *node,
+			       unsigned rank, unsigned line, const char **why)
+{
+	struct check_env_block *grown;
+
+	for (size_t i = 0; i < set->n_blocks; i++)
+		if (!strcmp(set->blocks[i].node, node)) {
+			*why = "a second block for the same node";
+			return -1;
+		}
+	if (set->n_blocks >= CHECK_ENV_BLOCKS_MAX) {
+		*why = "more than 1024 node blocks";
+		return -1;
+	}
+	grown = realloc(set->blocks, (set->n_blocks + 1) * sizeof(*grown));
+	if (!grown) {
+		*why = "out of memory";
+		return -1;
+	}
+	set->blocks = grown;
+	snprintf(grown[set->n_blocks].node, sizeof(grown->node), "%s", node);
+	grown[set->n_blocks].rank = rank;
+	grown[set->n_blocks].line = line;
+	set->n_blocks++;
+	return 0;
+}
+
 int check_env_parse(const char *text, size_t len, const char *where,
 		    struct check_env_set *set, char *err, size_t errlen)
 {
@@ -277,6 +346,8 @@ int check_env_parse(const char *text, size_t len, const char *where,
 
 	set->v = NULL;
 	set->n = 0;
+	set->blocks = NULL;
+	set->n_blocks = 0;
 	if (len > CHECK_ENV_MAX_BYTES) {
 		snprintf(err, errlen, "%s: more than %d bytes", where,
 			 CHECK_ENV_MAX_BYTES);
@@ -297,6 +368,19 @@ int check_env_parse(const char *text, size_t len, const char *where,
 			snprintf(err, errlen, "%s: more than %d lines", where,
 				 CHECK_ENV_MAX_LINES);
 			goto fail;
+		}
+		{
+			char node[CHECK_ENV_NAME_MAX];
+			unsigned rank;
+
+			if (check_env_block_head(p, le, node, sizeof(node),
+						 &rank) &&
+			    check_env_block_add(set, node, rank, line, &why) <
+				    0) {
+				snprintf(err, errlen, "%s:%u: %s", where, line,
+					 why);
+				goto fail;
+			}
 		}
 		r = check_env_line(p, le, &name, &nlen, &val, &vlen, &why);
 		if (r < 0) {
@@ -321,6 +405,8 @@ int check_env_from_environ(char *const *envp, struct check_env_set *set)
 {
 	set->v = NULL;
 	set->n = 0;
+	set->blocks = NULL;
+	set->n_blocks = 0;
 	for (size_t i = 0; envp && envp[i]; i++) {
 		const char *eq = strchr(envp[i], '=');
 
@@ -447,6 +533,41 @@ static void check_env_add(struct check_env_result *res, const char *level,
 	va_end(ap);
 }
 
+/* check_env_add, unless the same finding (variable, value, why) is
+ * there already: then it stands for more than one node (node ""). One
+ * file for every node would otherwise say the same thing per node. */
+static void check_env_add_once(struct check_env_result *res, const char *level,
+			       const struct check_env_var *v, const char *var,
+			       const char *node, const char *fix,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+static void check_env_add_once(struct check_env_result *res, const char *level,
+			       const struct check_env_var *v, const char *var,
+			       const char *node, const char *fix,
+			       const char *fmt, ...)
+{
+	char why[sizeof(res->issues[0].why)];
+	const char *name = v ? v->name : var, *value = v ? v->value : "";
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(why, sizeof(why), fmt, ap) < 0)
+		why[0] = '\0';
+	va_end(ap);
+	for (size_t i = 0; res->shared && i < res->n; i++) {
+		struct check_env_issue *is = &res->issues[i];
+
+		if (strcmp(is->variable, name) || strcmp(is->value, value) ||
+		    strcmp(is->why, why) || strcmp(is->level, level))
+			continue;
+		if (node && strcmp(is->node, node))
+			is->node[0] = '\0';
+		return;
+	}
+	check_env_add(res, level, v, var, node, fix, "%s", why);
+}
+
 static const struct check_env_var *check_env_var(const struct check_env_set *s,
 						 const char *name)
 {
@@ -538,7 +659,7 @@ static int check_env_algo_ring_only(const char *val, char *bad, size_t len)
 }
 
 static void check_env_algo(const struct check_env_set *set,
-			   const Ring__Topology *t,
+			   const Ring__Topology *t, const char *node,
 			   struct check_env_result *res)
 {
 	const struct check_env_var *v = check_env_var(set, "NCCL_ALGO");
@@ -549,7 +670,7 @@ static void check_env_algo(const struct check_env_set *set,
 	if (!v) {
 		if (check_env_diagonals(t))
 			check_env_add(
-				res, "problem", NULL, "NCCL_ALGO", NULL,
+				res, "problem", NULL, "NCCL_ALGO", node,
 				"NCCL_ALGO=Ring",
 				"unset on a switchless ring of %zu nodes: NCCL "
 				"picks per collective and size, Tree "
@@ -560,7 +681,7 @@ static void check_env_algo(const struct check_env_set *set,
 	}
 	if (check_env_algo_ring_only(v->value, bad, sizeof(bad)))
 		return;
-	check_env_add(res, "problem", v, NULL, NULL, "NCCL_ALGO=Ring",
+	check_env_add(res, "problem", v, NULL, node, "NCCL_ALGO=Ring",
 		      "%s on a ring: only Ring keeps every connection between "
 		      "ring neighbours; %s",
 		      bad,
@@ -581,7 +702,7 @@ static int check_env_count(const char *s, long *out)
 }
 
 static void check_env_channels(const struct check_env_set *set,
-			       struct check_env_result *res)
+			       const char *node, struct check_env_result *res)
 {
 	static const char *const names[2] = {"NCCL_MIN_NCHANNELS",
 					     "NCCL_MAX_NCHANNELS"};
@@ -600,13 +721,13 @@ static void check_env_channels(const struct check_env_set *set,
 		if (!v)
 			continue;
 		if (check_env_count(v->value, &val[k]) < 0) {
-			check_env_add(res, "problem", v, NULL, NULL, fix,
+			check_env_add(res, "problem", v, NULL, node, fix,
 				      "not a channel count (0..1024)");
 			continue;
 		}
 		if (sat->streams && (unsigned long)val[k] < sat->streams)
 			check_env_add(
-				res, "problem", v, NULL, NULL, fix,
+				res, "problem", v, NULL, node, fix,
 				"%ld channel%s, fewer than the %u %s at which "
 				"the survey's ladder (%s, %s) saturates: %.0f%% "
 				"of %u %s (computed, median over %u edge%s "
@@ -622,12 +743,12 @@ static void check_env_channels(const struct check_env_set *set,
 	}
 	if (val[0] >= 0 && val[1] >= 0 && val[0] > val[1])
 		check_env_add(res, "problem", check_env_var(set, names[0]),
-			      NULL, NULL, fix,
+			      NULL, node, fix,
 			      "NCCL_MIN_NCHANNELS %ld is more than "
 			      "NCCL_MAX_NCHANNELS %ld",
 			      val[0], val[1]);
 	if (val[0] < 0 && !check_env_var(set, names[0]) && sat->streams > 1)
-		check_env_add(res, "warning", NULL, names[0], NULL, fix,
+		check_env_add(res, "warning", NULL, names[0], node, fix,
 			      "unset: NCCL chooses its channel count itself "
 			      "and may run fewer than the %u %s the ladder "
 			      "needs (computed, %.0f%% of %u)",
@@ -725,8 +846,8 @@ static void check_env_socket_node(const struct check_env_var *v,
 
 static void check_env_socket(const struct check_env_set *set,
 			     const Ring__Topology *t,
-			     const Ring__StatusReply *st,
-			     struct check_env_result *res)
+			     const Ring__StatusReply *st, size_t i0, size_t i1,
+			     const char *node, struct check_env_result *res)
 {
 	const struct check_env_var *v =
 		check_env_var(set, "NCCL_SOCKET_IFNAME");
@@ -746,14 +867,14 @@ static void check_env_socket(const struct check_env_set *set,
 	if (!v) {
 		if (t->n_edges)
 			check_env_add(res, "problem", NULL,
-				      "NCCL_SOCKET_IFNAME", NULL, fix,
+				      "NCCL_SOCKET_IFNAME", node, fix,
 				      "unset: NCCL takes any interface but lo "
 				      "and docker*, a data port included, "
 				      "for its sockets (bootstrap)");
 		return;
 	}
 	check_env_list_init(&l, v->value);
-	for (size_t i = 0; i < t->n_ranks; i++)
+	for (size_t i = i0; i < i1; i++)
 		check_env_socket_node(v, &l, t, st, t->ranks[i], res, fix);
 }
 
@@ -769,29 +890,61 @@ static void check_env_hca_split(const char *hca, char *dev, size_t len,
 }
 
 static void check_env_hca(const struct check_env_set *set,
-			  const Ring__Topology *t, struct check_env_result *res)
+			  const Ring__Topology *t, size_t i0, size_t i1,
+			  const char *node, struct check_env_result *res)
 {
 	const struct check_env_var *v = check_env_var(set, "NCCL_IB_HCA");
 	struct check_env_list l;
 
-	if (!v)
-		return; /* NCCL takes every device: all faced ones included */
-	check_env_list_init(&l, v->value);
-	for (size_t i = 0; i < t->n_ranks; i++) {
+	if (v)
+		check_env_list_init(&l, v->value);
+	for (size_t i = i0; i < i1; i++) {
 		const Ring__Rank *r = t->ranks[i];
 		char fix[600];
 		size_t w = 0;
+		int first = 1;
 
 		w += (size_t)snprintf(fix, sizeof(fix), "NCCL_IB_HCA==");
 		for (size_t k = 0; k < r->n_hcas && w < sizeof(fix); k++)
-			w += (size_t)snprintf(fix + w, sizeof(fix) - w, "%s%s",
-					      k ? "," : "", r->hcas[k]);
+			if (ranks_hca_printed(r, k)) {
+				w += (size_t)snprintf(fix + w, sizeof(fix) - w,
+						      "%s%s", first ? "" : ",",
+						      r->hcas[k]);
+				first = 0;
+			}
+		if (!v) {
+			/* NCCL takes every device, unaddressed ones and
+			 * those without a partner included. */
+			if (r->n_hcas)
+				check_env_add_once(
+					res, "warning", NULL, "NCCL_IB_HCA",
+					node, fix,
+					"unset: NCCL uses every RDMA device, "
+					"not only the functions that face the "
+					"neighbours (ranks -f env names them)");
+			continue;
+		}
 		for (size_t k = 0; k < r->n_hcas; k++) {
 			char dev[128];
 			long port;
 
 			check_env_hca_split(r->hcas[k], dev, sizeof(dev),
 					    &port);
+			if (!ranks_hca_printed(r, k)) {
+				if (check_env_list_takes(&l, dev, port))
+					check_env_add(
+						res, "problem", v, NULL,
+						r->node, fix,
+						"selects %s's function %s, "
+						"which no function facing the "
+						"other neighbour pairs with: "
+						"NCCL's device for it names "
+						"one cable's subnet, and a "
+						"connection through it can "
+						"hang",
+						r->node, r->hcas[k]);
+				continue;
+			}
 			if (check_env_list_takes(&l, dev, port))
 				continue;
 			/* Twins share no name: a device not named next_rdma
@@ -996,7 +1149,8 @@ static int check_env_gid_node(const struct check_env_var *v, long idx,
 
 static void check_env_gid(const struct check_env_set *set,
 			  const Ring__Topology *t,
-			  const Ring__Inventory *const *inv,
+			  const Ring__Inventory *const *inv, size_t i0,
+			  size_t i1, const char *node,
 			  struct check_env_result *res)
 {
 	const struct check_env_var *v = check_env_var(set, "NCCL_IB_GID_INDEX");
@@ -1008,7 +1162,7 @@ static void check_env_gid(const struct check_env_set *set,
 	if (!v)
 		return;
 	if (check_env_count(v->value, &idx) < 0 || idx > 255) {
-		check_env_add(res, "problem", v, NULL, NULL,
+		check_env_add(res, "problem", v, NULL, node,
 			      "the measured index (see the corrected "
 			      "environment), or leave it unset",
 			      "not a GID index (0..255)");
@@ -1016,12 +1170,19 @@ static void check_env_gid(const struct check_env_set *set,
 	}
 	if (hv)
 		check_env_list_init(&hca, hv->value);
-	for (size_t i = 0; i < t->n_ranks; i++) {
+	for (size_t i = i0; i < i1; i++) {
 		const Ring__Rank *r = t->ranks[i];
 		char fix[64];
 
 		if (!r->n_hcas)
 			continue;
+		if (r->nccl_gid_index < 0)
+			check_env_add_once(
+				res, "note", v, NULL, node, "",
+				"ranks -f env leaves it to NCCL, whose default "
+				"(>= 2.21) picks each function's RoCE v2 IPv4 "
+				"entry: a fixed index breaks when an address "
+				"change shifts the GID table");
 		/* The node's own GID tables, when its inventory is here. */
 		if (inv && inv[i] &&
 		    check_env_gid_node(v, idx, hv ? &hca : NULL, r, inv[i],
@@ -1044,11 +1205,349 @@ static void check_env_gid(const struct check_env_set *set,
 			      r->node, r->gid_index, idx);
 	}
 	if (!measured)
-		check_env_add(res, "note", v, NULL, NULL, "",
+		check_env_add(res, "note", v, NULL, node, "",
 			      "not checked: no inventory with the functions' "
 			      "GID tables, and the last survey measured no "
 			      "GID index (no RDMA test, or the functions "
 			      "disagree)");
+}
+
+/* Does r face two different neighbours over RDMA functions? Then NCCL
+ * needs subnet-aware routing to reach each over the one facing it. */
+static int check_env_routed(const Ring__Rank *r)
+{
+	return r->n_hcas && *r->next_node && *r->prev_node &&
+	       strcmp(r->next_node, r->prev_node);
+}
+
+/* What ranks -f env sets and a job's environment should set the same
+ * way, and what it costs when it does not. unset NULL: not judged when
+ * absent (the launcher variables: `check nccl-env` without a file reads
+ * only NCCL_*). The variables with rules of their own are not here. */
+struct check_env_printed_rule {
+	const char *name;
+	const char *unset; /* level when absent, NULL: not judged */
+	const char *differs;
+	const char *why;
+};
+
+static const struct check_env_printed_rule check_env_printed_rules[] = {
+	{"NCCL_IB_SUBNET_AWARE_ROUTING", "problem", "problem",
+	 "without it NCCL picks a function without regard to the peer's "
+	 "cable; where that function faces the other neighbour, "
+	 "ibv_modify_qp fails with 110 (Connection timed out)"},
+	{"NCCL_NET_FORCE_MERGE", "problem", "problem",
+	 "an NCCL device of functions facing one neighbour names only that "
+	 "cable's subnet to its peers; where both ends picked functions "
+	 "facing away from each other, the connection times out (110)"},
+	{"NCCL_IB_SUBNET_PREFIX_LEN", "warning", "warning",
+	 "NCCL masks both ends' GIDs with this prefix (default 24) to tell "
+	 "the cables apart; the survey computed the prefix under which the "
+	 "functions facing the two neighbours share no subnet"},
+	{"NCCL_CROSS_NIC", "warning", "warning",
+	 "a ring channel enters on the function facing the previous rank "
+	 "and leaves on the one facing the next: different NICs"},
+	{"NCCL_NET_PLUGIN", "warning", "warning",
+	 "an external network plugin in the image would replace the "
+	 "built-in IB transport and its subnet-aware routing"},
+	{"NCCL_NET", "warning", "warning",
+	 "without NCCL_NET=IB a broken RDMA set-up falls back to sockets "
+	 "over the management network, silently and slowly"},
+	{"NODE_RANK", NULL, "problem",
+	 "not this node's rank: the rank order changed since the file was "
+	 "written, or the block is another node's (print it again)"},
+	{"MASTER_ADDR", NULL, "problem",
+	 "the rendezvous must be rank 0's management address (a data-plane "
+	 "address hangs the launcher)"},
+	{"GLOO_SOCKET_IFNAME", NULL, "warning",
+	 "Gloo's sockets belong on the management interface"},
+	{"UCX_NET_DEVICES", NULL, "warning",
+	 "UCX belongs on the management interface; a data port reaches one "
+	 "neighbour only"},
+	{"OMPI_MCA_btl_tcp_if_include", NULL, "warning",
+	 "Open MPI's TCP transport belongs on the management interface"},
+	{"OMPI_MCA_oob_tcp_if_include", NULL, "warning",
+	 "Open MPI's out-of-band channel belongs on the management "
+	 "interface"},
+};
+
+/* Is name set anywhere in set (before the blocks or in one)? */
+static int check_env_has_var(const struct check_env_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->v[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Judged by their own rules above. */
+static int check_env_has_rule(const char *name)
+{
+	static const char *const own[] = {
+		"NCCL_ALGO",	      "NCCL_MIN_NCHANNELS",
+		"NCCL_MAX_NCHANNELS", "NCCL_SOCKET_IFNAME",
+		"NCCL_IB_HCA",	      "NCCL_IB_GID_INDEX",
+	};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strcmp(name, own[i]))
+			return 1;
+	return 0;
+}
+
+/* rank i's block of ranks -f env, parsed; 0 or -1 (refused there). */
+static int check_env_printed_set(const Ring__Topology *t, size_t i,
+				 struct check_env_set *out)
+{
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc = -1;
+
+	out->v = NULL;
+	out->n = 0;
+	out->blocks = NULL;
+	out->n_blocks = 0;
+	if (!m)
+		return -1;
+	if (ranks_env_node(m, t, i) < 0) {
+		fclose(m);
+		goto out;
+	}
+	if (fclose(m) == 0)
+		rc = check_env_parse(buf, len, "ranks -f env", out, err,
+				     sizeof(err));
+out:
+	free(buf);
+	return rc;
+}
+
+/* Every variable ranks -f env sets for the ranks [i0, i1) that set
+ * leaves out or sets another way. */
+static void check_env_printed(const struct check_env_set *set,
+			      const Ring__Topology *t, size_t i0, size_t i1,
+			      struct check_env_result *res)
+{
+	for (size_t i = i0; i < i1; i++) {
+		const Ring__Rank *r = t->ranks[i];
+		struct check_env_set pset;
+
+		if (check_env_printed_set(t, i, &pset) < 0)
+			return;
+		for (size_t k = 0; k < pset.n; k++) {
+			const struct check_env_var *pv = &pset.v[k];
+			const struct check_env_var *v =
+				check_env_var(set, pv->name);
+			const struct check_env_printed_rule *ru = NULL;
+			char fix[CHECK_ENV_NAME_MAX + 1100];
+
+			if (check_env_has_rule(pv->name) ||
+			    (res->shared && !strcmp(pv->name, "NODE_RANK")))
+				continue;
+			if (v && !strcmp(v->value, pv->value))
+				continue;
+			for (size_t q = 0;
+			     q < sizeof(check_env_printed_rules) /
+					 sizeof(check_env_printed_rules[0]);
+			     q++)
+				if (!strcmp(check_env_printed_rules[q].name,
+					    pv->name))
+					ru = &check_env_printed_rules[q];
+			if (!ru && strncmp(pv->name, "NCCL_", 5))
+				continue;
+			if (!v && ru && !ru->unset)
+				continue;
+			snprintf(fix, sizeof(fix), "%s=%s", pv->name,
+				 pv->value);
+			if (!v)
+				check_env_add_once(
+					res, ru ? ru->unset : "warning", NULL,
+					pv->name, r->node, fix,
+					"unset; ranks -f env sets %s: %s", fix,
+					ru ? ru->why
+					   : "the survey's environment sets it");
+			else
+				check_env_add_once(
+					res, ru ? ru->differs : "warning", v,
+					NULL, r->node, fix,
+					"ranks -f env sets %s: %s", fix,
+					ru ? ru->why
+					   : "the survey's environment sets it");
+		}
+		check_env_set_free(&pset);
+	}
+}
+
+/* Variables ranks -f env leaves alone that would break what it sets. */
+static void check_env_merging(const struct check_env_set *set,
+			      const Ring__Topology *t, size_t i0, size_t i1,
+			      const char *node, struct check_env_result *res)
+{
+	const struct check_env_var *v =
+		check_env_var(set, "NCCL_IB_MERGE_NICS");
+	const struct check_env_var *lv =
+		check_env_var(set, "NCCL_NET_MERGE_LEVEL");
+	int routed = 0, automatic = 0;
+
+	for (size_t i = i0; i < i1; i++) {
+		routed |= check_env_routed(t->ranks[i]);
+		automatic |= t->ranks[i]->nic_groups_automatic;
+	}
+	if (!routed)
+		return;
+	if (v && !strcmp(v->value, "0"))
+		check_env_add_once(
+			res, "problem", v, NULL, node,
+			"leave it unset (NCCL's default, 1)",
+			"every NCCL device is then one function, whose "
+			"listener names only its own cable's subnet: where "
+			"both ends picked functions facing away from each "
+			"other (cables p0 to p0 or p1 to p1), the connection "
+			"times out (ibv_modify_qp 110)");
+	if (lv && automatic && !strcasecmp(lv->value, "LOC"))
+		check_env_add_once(
+			res, "problem", lv, NULL, node,
+			"leave it unset (NCCL's default, PORT)",
+			"LOC stops NCCL fusing each PCI device's functions, "
+			"one facing each neighbour, into one device: each "
+			"function's listener then names only its own cable's "
+			"subnet, and a connection can time out (110)");
+}
+
+long check_env_version(const char *s)
+{
+	unsigned long part[3] = {0, 0, 0};
+	size_t n = 0;
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	for (;;) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		part[n] = strtoul(s, &end, 10);
+		if (part[n] > 999)
+			return -1;
+		n++;
+		s = end;
+		if (*s != '.' || n == 3)
+			break;
+		s++;
+	}
+	/* "2.30.7-1", NCCL's tags: the package revision is not compared. */
+	if (n < 2 || (*s && *s != '-'))
+		return -1;
+	return (long)(part[0] * 1000000 + part[1] * 1000 + part[2]);
+}
+
+/* The NCCL the environment needs: subnet-aware routing (2.30.7) where a
+ * node faces two neighbours. */
+static void check_env_nccl_version(const Ring__Topology *t,
+				   struct check_env_result *res)
+{
+	long need = check_env_version(RANKS_NCCL_MIN);
+	long have = check_env_version(res->nccl_version);
+	int routed = 0;
+
+	for (size_t i = 0; i < t->n_ranks; i++)
+		routed |= check_env_routed(t->ranks[i]);
+	if (!routed)
+		return;
+	if (have < 0)
+		check_env_add(
+			res, "note", NULL, "--nccl-version", NULL,
+			"NCCL >= " RANKS_NCCL_MIN,
+			"not given: this ring needs NCCL >= " RANKS_NCCL_MIN
+			" (subnet-aware routing); an older NCCL ignores "
+			"NCCL_IB_SUBNET_AWARE_ROUTING and is likely to "
+			"fail here with ibv_modify_qp 110");
+	else if (have < need)
+		check_env_add(res, "problem", NULL, "--nccl-version", NULL,
+			      "NCCL >= " RANKS_NCCL_MIN,
+			      "NCCL %s ignores NCCL_IB_SUBNET_AWARE_ROUTING "
+			      "(first in " RANKS_NCCL_MIN
+			      "): it picks functions "
+			      "without regard to the peer's cable, and a "
+			      "connection whose function faces the other "
+			      "neighbour fails with ibv_modify_qp 110",
+			      res->nccl_version);
+}
+
+/* The environment node sees: the lines before any block, then its own
+ * block's over them. The view's strings are set's (free view->v only). */
+static int check_env_view(const struct check_env_set *set, int block,
+			  struct check_env_set *view)
+{
+	memset(view, 0, sizeof(*view));
+	view->v = calloc(set->n + 1, sizeof(*view->v));
+	if (!view->v)
+		return -1;
+	for (int pass = 0; pass < 2 && (!pass || block >= 0); pass++)
+		for (size_t i = 0; i < set->n; i++) {
+			const struct check_env_var *v = &set->v[i];
+			size_t k;
+
+			if (v->block != (pass ? block : -1))
+				continue;
+			for (k = 0;
+			     k < view->n && strcmp(view->v[k].name, v->name);
+			     k++)
+				;
+			view->v[k] = *v;
+			if (k == view->n)
+				view->n++;
+		}
+	return 0;
+}
+
+/* Blocks that name no rank, or another rank than the node has now. */
+static void check_env_blocks(const struct check_env_set *set,
+			     const Ring__Topology *t,
+			     struct check_env_result *res)
+{
+	for (size_t b = 0; b < set->n_blocks; b++) {
+		const struct check_env_block *bl = &set->blocks[b];
+		const Ring__Rank *r = NULL;
+		char var[CHECK_ENV_NAME_MAX + 16];
+
+		for (size_t i = 0; i < t->n_ranks && !r; i++)
+			if (!strcmp(t->ranks[i]->node, bl->node))
+				r = t->ranks[i];
+		snprintf(var, sizeof(var), "# %s (rank %u)", bl->node,
+			 bl->rank);
+		if (!r)
+			check_env_add(res, "warning", NULL, var, bl->node,
+				      "remove the block, or survey again",
+				      "line %u: a block for %s, which is not a "
+				      "rank of the last survey",
+				      bl->line, bl->node);
+		else if (r->rank != bl->rank)
+			check_env_add(res, "problem", NULL, var, bl->node,
+				      "print the environment again (ringctl "
+				      "ranks -f env)",
+				      "line %u: %s is rank %u now, not %u: the "
+				      "rank order changed since this was "
+				      "written",
+				      bl->line, bl->node, r->rank, bl->rank);
+	}
+}
+
+/* Every rule over one environment and the ranks [i0, i1) it is for;
+ * node names them in the findings (NULL: one file for every node). */
+static void check_env_scope(const struct check_env_set *set,
+			    const Ring__Topology *t,
+			    const Ring__StatusReply *st,
+			    const Ring__Inventory *const *inv, size_t i0,
+			    size_t i1, const char *node,
+			    struct check_env_result *res)
+{
+	check_env_algo(set, t, node, res);
+	check_env_channels(set, node, res);
+	check_env_socket(set, t, st, i0, i1, node, res);
+	check_env_hca(set, t, i0, i1, node, res);
+	check_env_gid(set, t, inv, i0, i1, node, res);
+	check_env_printed(set, t, i0, i1, res);
+	check_env_merging(set, t, i0, i1, node, res);
 }
 
 void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
@@ -1059,11 +1558,34 @@ void check_env_lint(const struct check_env_set *set, const Ring__Topology *t,
 	res->n = res->dropped = res->counted = res->problems = 0;
 	check_env_saturation(t, &res->sat);
 	check_env_names(set, res);
-	check_env_algo(set, t, res);
-	check_env_channels(set, res);
-	check_env_socket(set, t, st, res);
-	check_env_hca(set, t, res);
-	check_env_gid(set, t, inv, res);
+	check_env_nccl_version(t, res);
+	/* One file for every node: each finding once. */
+	res->shared = !set->n_blocks;
+	if (res->shared) {
+		check_env_scope(set, t, st, inv, 0, t->n_ranks, NULL, res);
+		return;
+	}
+	/* Each node's own block: nothing leaks from one to another. */
+	check_env_blocks(set, t, res);
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+		struct check_env_set view;
+		int block = -1;
+
+		for (size_t b = 0; b < set->n_blocks; b++)
+			if (!strcmp(set->blocks[b].node, r->node))
+				block = (int)b;
+		if (block < 0)
+			check_env_add(res, "note", NULL, "NODE_RANK", r->node,
+				      "",
+				      "no block for %s: judged by the lines "
+				      "before the first block",
+				      r->node);
+		if (check_env_view(set, block, &view) < 0)
+			continue;
+		check_env_scope(&view, t, st, inv, i, i + 1, r->node, res);
+		free(view.v);
+	}
 }
 
 /* -------------------------------------------------------------- output */
@@ -1309,8 +1831,22 @@ static const char *check_env_unusable(const Ring__Topology *t)
 	return NULL;
 }
 
+/* No file and no NCCL_* variable here: nothing to check, and not a
+ * failure (check all's row says the same). */
+static int check_env_not_given(enum writer_format fmt)
+{
+	struct writer *w = writer_new(stdout, fmt);
+
+	writer_str(w, "verdict", "not_given");
+	writer_str(w, "source", "environment");
+	writer_str(w, "why", CHECK_ENV_NOT_GIVEN);
+	writer_finish(w);
+	fflush(stdout);
+	return 0;
+}
+
 int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
-		  const char *file_or_dash)
+		  const char *file_or_dash, const char *nccl_version)
 {
 	struct check_env_set set = {0};
 	struct check_env_result *res = NULL;
@@ -1322,6 +1858,10 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 
 	if (check_env_load(file_or_dash, &set) < 0)
 		return CHECK_ENV_EXIT_TROUBLE;
+	if (!file_or_dash && !set.n) {
+		check_env_set_free(&set);
+		return check_env_not_given(fmt);
+	}
 	rep = check_env_status(sock, timeout_ms);
 	if (!rep)
 		goto out;
@@ -1336,8 +1876,10 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		fprintf(stderr, "ringctl: out of memory\n");
 		goto out;
 	}
+	snprintf(res->nccl_version, sizeof(res->nccl_version), "%s",
+		 nccl_version ? nccl_version : "");
 	/* The GID rule is the inventories' one reader. */
-	if (check_env_var(&set, "NCCL_IB_GID_INDEX"))
+	if (check_env_has_var(&set, "NCCL_IB_GID_INDEX"))
 		check_env_invs_fetch(sock, timeout_ms, t, &invs);
 	check_env_lint(&set, t, rep->status_reply, invs.inv, res);
 	check_env_render(

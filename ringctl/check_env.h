@@ -22,24 +22,39 @@ struct check_env_var {
 	char *value;
 	unsigned line;	    /* 0: from the environment */
 	unsigned prev_line; /* an earlier assignment's line, 0 if none */
+	int block;	    /* set->blocks index; -1: before any block */
 };
+
+/* One node's block, as `ranks -f env` prints it: from its "# NODE (rank
+ * N)" line to the next such line. */
+struct check_env_block {
+	char node[CHECK_ENV_NAME_MAX];
+	unsigned rank;
+	unsigned line;
+};
+
+#define CHECK_ENV_BLOCKS_MAX 1024
 
 struct check_env_set {
 	struct check_env_var *v;
 	size_t n;
+	struct check_env_block *blocks;
+	size_t n_blocks;
 };
 
 /* Parse VAR=value lines (`export VAR=value`, '#' comments, blank lines;
- * one pair of matching quotes around a value is stripped; a later
- * assignment replaces an earlier one, as in a shell). where names the
- * input in messages. 0, or -1 with "WHERE:LINE: why" in err (nothing
- * kept). */
+ * one pair of matching quotes around a value is stripped; within one
+ * scope a later assignment replaces an earlier one, as in a shell). A
+ * "# NODE (rank N)" comment line starts NODE's block: each node's
+ * environment is the lines before the first block and its own block,
+ * nothing from another node's. where names the input in messages. 0, or
+ * -1 with "WHERE:LINE: why" in err (nothing kept). */
 int check_env_parse(const char *text, size_t len, const char *where,
 		    struct check_env_set *set, char *err, size_t errlen);
 /* The NCCL_* variables of envp (NULL-terminated, as environ). 0 or -1. */
 int check_env_from_environ(char *const *envp, struct check_env_set *set);
 void check_env_set_free(struct check_env_set *set);
-/* The value of name, NULL when unset. */
+/* The value of name before any block, NULL when unset there. */
 const char *check_env_get(const struct check_env_set *set, const char *name);
 
 /* Is name a variable upstream NCCL documents (or reads in its source)? */
@@ -74,11 +89,15 @@ struct check_env_issue {
 #define CHECK_ENV_ISSUES_MAX 256
 
 struct check_env_result {
+	/* In: the NCCL version the job runs ("2.30.7"), "" when unknown. */
+	char nccl_version[32];
+	/* Out: */
 	struct check_env_issue issues[CHECK_ENV_ISSUES_MAX];
 	size_t n;
 	size_t dropped;	 /* beyond CHECK_ENV_ISSUES_MAX */
 	size_t counted;	 /* problems and warnings */
 	size_t problems; /* of which problems */
+	int shared;	 /* internal: one environment for every node */
 	struct check_env_sat sat;
 };
 
@@ -113,9 +132,19 @@ void check_env_render(struct writer *w, FILE *out, enum writer_format fmt,
 		      const char *source, const Ring__Topology *t,
 		      const struct check_env_result *res);
 
+#define CHECK_ENV_NOT_GIVEN                                                    \
+	"not given: no file, and no NCCL_* variable in this environment "      \
+	"(ringctl ranks -f env prints one; check it with --env FILE)"
+
+/* "2.30.7" (or "2.30.7-1", "2.30") as a comparable number, -1 when it
+ * is not a version. */
+long check_env_version(const char *s);
+
 /* The whole command: file_or_dash NULL for the environment, "-" for
- * stdin. Exit status: 0 ok, 1 problems found, 2 could not check. */
+ * stdin; nccl_version NULL when not given. With no file and no NCCL_*
+ * variable in the environment, the verdict is "not_given" (exit 0).
+ * Exit status: 0 ok, 1 problems found, 2 could not check. */
 int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
-		  const char *file_or_dash);
+		  const char *file_or_dash, const char *nccl_version);
 
 #endif

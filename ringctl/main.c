@@ -102,11 +102,14 @@ static void ringctl_usage(FILE *f)
 		"  check rendezvous HOST[:PORT]\n"
 		"                              whether the launcher's rendezvous lands\n"
 		"                              on a management address\n"
-		"  check nccl-env [FILE|-]     lint an NCCL environment (VAR=value\n"
-		"                              lines; none: this process's) against\n"
-		"                              the last survey; prints the corrected\n"
-		"                              one per node (exit 1: problems)\n"
+		"  check nccl-env [--nccl-version V] [FILE|-]\n"
+		"                              lint an NCCL environment (VAR=value\n"
+		"                              lines, each node's block its own;\n"
+		"                              none: this process's) against the last\n"
+		"                              survey; prints the corrected one per\n"
+		"                              node (exit 1: problems)\n"
 		"  check all [--hostfile F] [--env F] [--rendezvous HOST[:PORT]]\n"
+		"            [--nccl-version V]\n"
 		"                              every check that applies, one row each\n"
 		"                              (rendezvous: else the torchrun lines'\n"
 		"                              master address, else $MASTER_ADDR; env:\n"
@@ -667,9 +670,11 @@ static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
-		return ringctl_bad_usage("check needs 'ranks FILE|-', "
-					 "'rendezvous HOST[:PORT]', "
-					 "'nccl-env [FILE|-]' or 'all'");
+		return ringctl_bad_usage(
+			"check needs 'ranks FILE|-', "
+			"'rendezvous HOST[:PORT]', "
+			"'nccl-env [--nccl-version V] [FILE|-]' or "
+			"'all'");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
@@ -706,17 +711,36 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 		return r;
 	}
 	if (!strcmp(argv[0], "nccl-env")) {
-		/* check nccl-env [FILE|-]: no FILE, the environment's. */
-		if (argc > 2)
-			return ringctl_bad_usage("check nccl-env takes one "
-						 "FILE (or -), not '%s'",
-						 argv[2]);
-		if (argc == 2 && argv[1][0] == '-' && argv[1][1])
-			return ringctl_bad_usage("check nccl-env: unknown "
-						 "option '%s'",
-						 argv[1]);
-		return check_env_run(rc->sock, rc->timeout_ms, rc->fmt,
-				     argc == 2 ? argv[1] : NULL);
+		/* check nccl-env [--nccl-version V] [FILE|-]: no FILE, the
+		 * environment's. */
+		const char *file = NULL, *ver = NULL;
+
+		for (int i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--nccl-version")) {
+				if (i + 1 >= argc ||
+				    check_env_version(argv[i + 1]) < 0)
+					return ringctl_bad_usage(
+						"check nccl-env: --nccl-version "
+						"needs a version like 2.30.7%s%s%s",
+						i + 1 < argc ? " (not '" : "",
+						i + 1 < argc ? argv[i + 1] : "",
+						i + 1 < argc ? "')" : "");
+				ver = argv[++i];
+			} else if (argv[i][0] == '-' && argv[i][1]) {
+				return ringctl_bad_usage("check nccl-env: "
+							 "unknown option '%s'",
+							 argv[i]);
+			} else if (file) {
+				return ringctl_bad_usage(
+					"check nccl-env takes one FILE (or "
+					"-), not '%s'",
+					argv[i]);
+			} else {
+				file = argv[i];
+			}
+		}
+		return check_env_run(rc->sock, rc->timeout_ms, rc->fmt, file,
+				     ver);
 	}
 	return ringctl_bad_usage("unknown check '%s' (ranks, rendezvous, "
 				 "nccl-env, all)",

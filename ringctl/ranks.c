@@ -286,8 +286,8 @@ static void ranks_env_gid(FILE *out, const Ring__Rank *r)
 			fprintf(out, "NCCL_IB_GID_INDEX=%d\n",
 				r->nccl_gid_index);
 		} else if (*r->nccl_gid_note) {
-			ranks_comment(out, "# NCCL_IB_GID_INDEX: ",
-				      r->nccl_gid_note);
+			ranks_comment(
+				out, "# NCCL_IB_GID_INDEX: ", r->nccl_gid_note);
 		} else {
 			fputs("# NCCL_IB_GID_INDEX left to NCCL (>= 2.21 picks "
 			      "each function's RoCE v2 IPv4 entry)\n",

@@ -192,7 +192,17 @@ _ringctl()
 			return 0
 		fi
 		case "${pos[0]}" in
-		ranks | nccl-env)
+		nccl-env)
+			[[ $prev == --nccl-version ]] && return 0
+			if [[ $cur == -* ]]; then
+				mapfile -t COMPREPLY < <(compgen -W "--nccl-version" -- "$cur")
+				return 0
+			fi
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+			return 0
+			;;
+		ranks)
 			if [[ $cur != -* ]] && ((npos == 1)); then
 				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
@@ -206,9 +216,9 @@ _ringctl()
 				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 				return 0
 				;;
-			--rendezvous) return 0 ;;
+			--rendezvous | --nccl-version) return 0 ;;
 			esac
-			opts="--hostfile --env --rendezvous"
+			opts="--hostfile --env --rendezvous --nccl-version"
 			;;
 		esac
 		;;

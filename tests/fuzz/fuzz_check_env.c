@@ -2,7 +2,7 @@
  * ringctl check nccl-env. Checks that the parser neither crashes nor
  * leaks, that what it keeps obeys its own rules (names, bounds, control
  * characters, one entry per name), and that the lint and the rendering
- * of the reference cluster's cluster take any environment it accepts. */
+ * of the reference cluster take any environment it accepts. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,11 +32,15 @@ static void fuzz_check_env_var(const struct check_env_set *set, size_t i)
 		if ((unsigned char)v->value[k] < 0x20 ||
 		    (unsigned char)v->value[k] == 0x7f)
 			__builtin_trap();
-	/* A later assignment replaced an earlier one: one entry per name. */
+	/* A later assignment replaced an earlier one: one entry per name
+	 * in each scope (before the blocks, each node's block). */
+	if (v->block < -1 || v->block >= (int)set->n_blocks)
+		__builtin_trap();
 	for (size_t j = 0; j < i; j++)
-		if (!strcmp(set->v[j].name, v->name))
+		if (set->v[j].block == v->block &&
+		    !strcmp(set->v[j].name, v->name))
 			__builtin_trap();
-	if (check_env_get(set, v->name) != v->value)
+	if (v->block < 0 && check_env_get(set, v->name) != v->value)
 		__builtin_trap();
 }
 
@@ -53,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    sizeof(err)) < 0) {
 		/* One line naming the input. */
 		if (strncmp(err, "fuzz:", 5) || strchr(err, '\n') || set.v ||
-		    set.n)
+		    set.n || set.blocks || set.n_blocks)
 			__builtin_trap();
 		return 0;
 	}

@@ -25,13 +25,14 @@ static const char good[] = "# from ringctl ranks -f env\n"
 			   "export NCCL_SOCKET_IFNAME==enP7s7\n"
 			   "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
 			   "rocep1s0f0:1,roceP2p1s0f0:1\n"
-			   "NCCL_IB_GID_INDEX=3\n"
 			   "\n"
 			   "NCCL_ALGO='Ring'\n"
 			   "NCCL_MIN_NCHANNELS=\"4\"  # four\n"
 			   "NCCL_MAX_NCHANNELS=4\n"
 			   "NCCL_CROSS_NIC=1\n"
 			   "MASTER_ADDR=192.168.1.1\n";
+
+static const char *lint_nccl_version = "2.30.7";
 
 static struct check_env_result *lint_raw(const char *text,
 					 const struct testgb10 *tp)
@@ -44,6 +45,9 @@ static struct check_env_result *lint_raw(const char *text,
 	if (check_env_parse(text, strlen(text), "f.env", &set, err,
 			    sizeof(err)) < 0)
 		fail_msg("parse: %s", err);
+	/* The NCCL the environment needs, unless a test says otherwise. */
+	snprintf(res->nccl_version, sizeof(res->nccl_version), "%s",
+		 lint_nccl_version);
 	/* The inventories when the test made them (testgb10_inventories). */
 	check_env_lint(&set, &tp->t, NULL, tp->inv[0].node ? tp->invp : NULL,
 		       res);
@@ -51,16 +55,41 @@ static struct check_env_result *lint_raw(const char *text,
 	return res;
 }
 
-/* With the channels the ladder needs on line 1 unless text sets them:
- * each test looks at one rule. */
+/* What ranks -f env sets besides the variables these tests are about:
+ * appended (so line numbers stay) where text does not set them. */
+static const char *const routing[] = {
+	"NCCL_IB_SUBNET_AWARE_ROUTING=1",
+	"NCCL_IB_SUBNET_PREFIX_LEN=30",
+	"NCCL_CROSS_NIC=1",
+	"NCCL_NET_PLUGIN=none",
+	"NCCL_NET=IB",
+	"NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1,"
+	"roceP2p1s0f0:1",
+};
+
+/* With the channels the ladder needs on line 1 unless text sets them,
+ * and the routing after it: each test looks at one rule. */
 static struct check_env_result *lint(const char *text,
 				     const struct testgb10 *tp)
 {
-	char buf[1024];
+	char buf[2048];
+	size_t w;
 
-	if (strstr(text, "NCCL_MIN_NCHANNELS"))
-		return lint_raw(text, tp);
-	snprintf(buf, sizeof(buf), "NCCL_MIN_NCHANNELS=4\n%s", text);
+	w = (size_t)snprintf(buf, sizeof(buf), "%s%s",
+			     strstr(text, "NCCL_MIN_NCHANNELS")
+				     ? ""
+				     : "NCCL_MIN_NCHANNELS=4\n",
+			     text);
+	for (size_t i = 0; i < sizeof(routing) / sizeof(routing[0]); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name),
+			 "%.*s=", (int)strcspn(routing[i], "="), routing[i]);
+		if (!strstr(text, name))
+			w += (size_t)snprintf(buf + w, sizeof(buf) - w,
+					      "\n%s\n", routing[i]);
+	}
+	assert_true(w < sizeof(buf));
 	return lint_raw(buf, tp);
 }
 
@@ -448,7 +477,12 @@ static void test_socket(void **state)
 	struct check_env_set set;
 	char err[128];
 	const char *text = "NCCL_ALGO=Ring\nNCCL_SOCKET_IFNAME=enP\n"
-			   "NCCL_MIN_NCHANNELS=4\n";
+			   "NCCL_MIN_NCHANNELS=4\n"
+			   "NCCL_IB_SUBNET_AWARE_ROUTING=1\n"
+			   "NCCL_IB_SUBNET_PREFIX_LEN=30\nNCCL_CROSS_NIC=1\n"
+			   "NCCL_NET_PLUGIN=none\nNCCL_NET=IB\n"
+			   "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,"
+			   "rocep1s0f0:1,roceP2p1s0f0:1\n";
 
 	(void)state;
 	testgb10_init(&tp);
@@ -481,6 +515,7 @@ static void test_socket(void **state)
 	assert_int_equal(check_env_parse(text, strlen(text), "f", &set, err,
 					 sizeof(err)),
 			 0);
+	snprintf(res->nccl_version, sizeof(res->nccl_version), "2.30.7");
 	check_env_lint(&set, &tp.t, &st, NULL, res);
 	check_env_set_free(&set);
 	is = find(res, "NCCL_SOCKET_IFNAME", "n3");
@@ -591,8 +626,10 @@ static void test_gid(void **state)
 		   "NCCL_IB_GID_INDEX=3\n",
 		   &tp);
 	assert_int_equal(res->counted, 0);
-	assert_int_equal(res->n, 1);
+	/* ... and the note that ranks -f env leaves it to NCCL. */
+	assert_int_equal(res->n, 2);
 	assert_string_equal(res->issues[0].level, "note");
+	assert_string_equal(res->issues[1].level, "note");
 	free(res);
 }
 
@@ -614,7 +651,9 @@ static void test_gid_table(void **state)
 	snprintf(text, sizeof(text), env, "3", "");
 	res = lint(text, &tp);
 	assert_int_equal(res->counted, 0);
-	assert_int_equal(res->n, 0);
+	/* Only the note: ranks -f env leaves the index to NCCL. */
+	assert_int_equal(res->n, 1);
+	assert_non_null(strstr(res->issues[0].why, "leaves it to NCCL"));
 	free(res);
 
 	/* Index 1: RoCE v2, but the link-local IPv6 GID, on every node and
@@ -659,10 +698,10 @@ static void test_gid_table(void **state)
 	snprintf(text, sizeof(text), env, "3", "");
 	res = lint(text, &tp);
 	assert_int_equal(res->counted, 0);
-	assert_int_equal(res->n, 1);
-	assert_string_equal(res->issues[0].level, "note");
-	assert_string_equal(res->issues[0].node, "n3");
-	assert_non_null(strstr(res->issues[0].why, "survey's RDMA tests used "
+	assert_int_equal(res->n, 2);
+	assert_string_equal(res->issues[1].level, "note");
+	assert_string_equal(res->issues[1].node, "n3");
+	assert_non_null(strstr(res->issues[1].why, "survey's RDMA tests used "
 						   "index 1"));
 	free(res);
 	tp.r[3].gid_index = 3;
@@ -693,7 +732,9 @@ static void test_gid_table(void **state)
 	snprintf(text, sizeof(text), env, "3",
 		 "NCCL_IB_HCA==rocep1s0f1:1,roceP2p1s0f1:1,rocep1s0f0:1\n");
 	res = lint(text, &tp);
-	assert_null(find(res, "NCCL_IB_GID_INDEX", NULL));
+	for (size_t i = 0; i < res->n; i++)
+		if (!strcmp(res->issues[i].variable, "NCCL_IB_GID_INDEX"))
+			assert_string_equal(res->issues[i].level, "note");
 	assert_non_null(find(res, "NCCL_IB_HCA", "n4"));
 	free(res);
 
@@ -713,6 +754,205 @@ static void test_gid_table(void **state)
 	assert_non_null(strstr(is->why, "roceP2p1s0f0:1 not in its "
 					"inventory"));
 	free(res);
+}
+
+/* What ranks -f env prints for every node, as one file, with extra
+ * inserted after the line that starts with `after` (NULL: nothing). */
+static char *printed_env(const struct testgb10 *tp, const char *after,
+			 const char *extra)
+{
+	struct testwriter t;
+	char *out, *res, *at;
+	size_t n;
+
+	assert_int_equal(ranks_text(testwriter_stream(&t), &tp->t, "env"), 0);
+	out = testwriter_close(&t);
+	if (!after)
+		return out;
+	at = strstr(out, after);
+	assert_non_null(at);
+	at = strchr(at, '\n') + 1;
+	n = strlen(out) + strlen(extra) + 1;
+	res = malloc(n);
+	assert_non_null(res);
+	snprintf(res, n, "%.*s%s%s", (int)(at - out), out, extra, at);
+	free(out);
+	return res;
+}
+
+/* How many counted findings (problems and warnings) about var. */
+static size_t counted_about(const struct check_env_result *res, const char *var)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < res->n; i++)
+		n += !strcmp(res->issues[i].variable, var) &&
+		     strcmp(res->issues[i].level, "note");
+	return n;
+}
+
+/* ranks -f env's own output, every node's block: clean. Each block is
+ * that node's environment: a line added to n1's block is judged for n1
+ * and for nobody else, and a later block cannot override it. */
+static void test_blocks(void **state)
+{
+	struct testgb10 tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+	char *text;
+
+	(void)state;
+	testgb10_init(&tp);
+	text = printed_env(&tp, NULL, NULL);
+	res = lint_raw(text, &tp);
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->issues[i].level, "note"))
+			fail_msg("unexpected: %s %s %s", res->issues[i].node,
+				 res->issues[i].variable, res->issues[i].why);
+	assert_int_equal(res->counted, 0);
+	free(res);
+	free(text);
+
+	/* NCCL_ALGO=Tree in n1's block: the later blocks' Ring is theirs. */
+	text = printed_env(&tp, "NCCL_MAX_NCHANNELS=4", "NCCL_ALGO=Tree\n");
+	res = lint_raw(text, &tp);
+	is = find(res, "NCCL_ALGO", "n1");
+	assert_non_null(is);
+	assert_string_equal(is->level, "problem");
+	assert_string_equal(is->value, "Tree");
+	assert_int_equal(is->line, 35); /* after n1's block's last line */
+	assert_int_equal(counted_about(res, "NCCL_ALGO"), 1);
+	assert_int_equal(res->problems, 1);
+	free(res);
+	free(text);
+
+	/* The README's example: Tree and a patched build's switch. */
+	text = printed_env(&tp, "NCCL_MAX_NCHANNELS=4",
+			   "NCCL_ALGO=Tree\nNCCL_SWITCHLESS_RING_ONLY=1\n");
+	res = lint_raw(text, &tp);
+	assert_non_null(find(res, "NCCL_ALGO", "n1"));
+	assert_non_null(find(res, "NCCL_SWITCHLESS_RING_ONLY", NULL));
+	assert_int_equal(res->problems, 1);
+	assert_int_equal(res->counted, 2);
+	free(res);
+	free(text);
+
+	/* A block printed for another rank order: said, with the rank. */
+	text = printed_env(&tp, NULL, NULL);
+	{
+		char *p = strstr(text, "# n2 (rank 1)");
+
+		assert_non_null(p);
+		p[11] = '3';
+	}
+	res = lint_raw(text, &tp);
+	is = find(res, "# n2 (rank 3)", "n2");
+	assert_non_null(is);
+	assert_string_equal(is->level, "problem");
+	assert_non_null(strstr(is->why, "n2 is rank 1 now, not 3"));
+	free(res);
+	free(text);
+}
+
+/* The environments that would hang on this ring are never ok. */
+static void test_hanging(void **state)
+{
+	static const char *const drop[] = {"NCCL_IB_SUBNET_AWARE_ROUTING=1\n",
+					   "NCCL_NET_FORCE_MERGE="};
+	struct testgb10 tp;
+	struct check_env_result *res;
+	const struct check_env_issue *is;
+	char *text, *p;
+	char *groups[4][1] = {{"roceP2p1s0f1,rocep1s0f0"},
+			      {"roceP2p1s0f1,rocep1s0f0"},
+			      {"roceP2p1s0f1,rocep1s0f0"},
+			      {"roceP2p1s0f1,rocep1s0f0"}};
+
+	(void)state;
+	testgb10_init(&tp);
+	/* Without subnet-aware routing: every node, a problem. */
+	text = printed_env(&tp, NULL, NULL);
+	while ((p = strstr(text, drop[0])))
+		memmove(p, p + strlen(drop[0]),
+			strlen(p + strlen(drop[0])) + 1);
+	res = lint_raw(text, &tp);
+	assert_int_equal(counted_about(res, "NCCL_IB_SUBNET_AWARE_ROUTING"),
+			 NR);
+	is = find(res, "NCCL_IB_SUBNET_AWARE_ROUTING", "n4");
+	assert_string_equal(is->level, "problem");
+	assert_non_null(strstr(is->why, "110"));
+	assert_string_equal(is->fix, "NCCL_IB_SUBNET_AWARE_ROUTING=1");
+	free(res);
+	free(text);
+
+	/* NVIDIA's other recipe: merging off. */
+	text = printed_env(&tp, "# n4 (rank 2)", "NCCL_IB_MERGE_NICS=0\n");
+	res = lint_raw(text, &tp);
+	is = find(res, "NCCL_IB_MERGE_NICS", "n4");
+	assert_non_null(is);
+	assert_string_equal(is->level, "problem");
+	assert_int_equal(res->problems, 1);
+	free(res);
+	free(text);
+
+	/* An NCCL older than subnet-aware routing; unknown: a note. */
+	text = printed_env(&tp, NULL, NULL);
+	lint_nccl_version = "2.29.3-1";
+	res = lint_raw(text, &tp);
+	is = find(res, "--nccl-version", NULL);
+	assert_non_null(is);
+	assert_string_equal(is->level, "problem");
+	assert_non_null(strstr(is->why, "NCCL 2.29.3-1 ignores"));
+	free(res);
+	lint_nccl_version = "";
+	res = lint_raw(text, &tp);
+	is = find(res, "--nccl-version", NULL);
+	assert_non_null(is);
+	assert_string_equal(is->level, "note");
+	assert_int_equal(res->counted, 0);
+	free(res);
+	lint_nccl_version = "2.31.2";
+	res = lint_raw(text, &tp);
+	assert_null(find(res, "--nccl-version", NULL));
+	free(res);
+	lint_nccl_version = "2.30.7";
+	free(text);
+
+	/* Pairs NCCL does not fuse by itself: without NCCL_NET_FORCE_MERGE
+	 * each function is a device of its own. */
+	for (int i = 0; i < NR; i++) {
+		tp.r[i].nic_groups = groups[i];
+		tp.r[i].n_nic_groups = 1;
+		tp.r[i].nic_groups_automatic = 0;
+	}
+	text = printed_env(&tp, NULL, NULL);
+	assert_non_null(strstr(text, "NCCL_NET_FORCE_MERGE=roceP2p1s0f1,"
+				     "rocep1s0f0\n"));
+	res = lint_raw(text, &tp);
+	assert_int_equal(res->counted, 0);
+	free(res);
+	while ((p = strstr(text, drop[1])))
+		*p = 'X'; /* XCCL_NET_FORCE_MERGE: not NCCL's */
+	res = lint_raw(text, &tp);
+	assert_int_equal(counted_about(res, "NCCL_NET_FORCE_MERGE"), NR);
+	assert_string_equal(find(res, "NCCL_NET_FORCE_MERGE", "n1")->level,
+			    "problem");
+	free(res);
+	free(text);
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(check_env_version("2.30.7"), 2030007);
+	assert_int_equal(check_env_version("2.30.7-1"), 2030007);
+	assert_int_equal(check_env_version("2.30"), 2030000);
+	assert_true(check_env_version("2.29.3") < check_env_version("2.30.7"));
+	assert_int_equal(check_env_version("2"), -1);
+	assert_int_equal(check_env_version("v2.30.7"), -1);
+	assert_int_equal(check_env_version("2.30.x"), -1);
+	assert_int_equal(check_env_version(""), -1);
+	assert_int_equal(check_env_version("2.3000.1"), -1);
 }
 
 static void test_render(void **state)
@@ -814,6 +1054,9 @@ int main(void)
 		cmocka_unit_test(test_hca),
 		cmocka_unit_test(test_gid),
 		cmocka_unit_test(test_gid_table),
+		cmocka_unit_test(test_blocks),
+		cmocka_unit_test(test_hanging),
+		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_render),
 		cmocka_unit_test(test_ranks_env_channels),
 	};

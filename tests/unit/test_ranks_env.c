@@ -175,7 +175,8 @@ static void test_env_force_merge(void **state)
 	out = env_text(&tp, &rc);
 	assert_int_equal(rc, 0);
 	blk = rank_block(out, "# n2 (rank 1)\n");
-	assert_non_null(strstr(blk, "# left out of NCCL_IB_HCA: rocep1s0f1:1\n"));
+	assert_non_null(
+		strstr(blk, "# left out of NCCL_IB_HCA: rocep1s0f1:1\n"));
 	assert_non_null(
 		strstr(blk, "\nNCCL_IB_HCA==roceP2p1s0f1:1,rocep1s0f0:1\n"));
 	assert_non_null(strstr(blk, "# NCCL devices: each pairs a function "
