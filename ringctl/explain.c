@@ -1045,7 +1045,10 @@ static void explain_end(struct writer *w, const char *node,
 		writer_str(w, "max_speed", k->max_speed);
 		writer_uint(w, "max_width", k->max_width);
 		writer_double(w, "usable_gbps_computed", k->usable_gbps, 1);
+		writer_uint(w, "mps_bytes", k->mps_bytes);
+		writer_str(w, "mps_source", k->mps_source);
 		writer_str(w, "downtrained", k->downtrained);
+		writer_str(w, "narrow", k->narrow);
 		writer_list_start(w, "functions");
 		for (size_t i = 0; i < k->n_interfaces; i++)
 			writer_str(w, NULL, k->interfaces[i]);
@@ -1469,7 +1472,10 @@ static void explain_node_inventory(struct writer *w, const Ring__Inventory *inv)
 		writer_str(w, "speed", l->speed);
 		writer_uint(w, "width", l->width);
 		writer_double(w, "usable_gbps_computed", l->usable_gbps, 1);
+		writer_uint(w, "mps_bytes", l->mps_bytes);
+		writer_str(w, "mps_source", l->mps_source);
 		writer_str(w, "downtrained", l->downtrained);
+		writer_str(w, "narrow", l->narrow);
 		writer_list_start(w, "functions");
 		for (size_t k = 0; k < l->n_interfaces; k++)
 			writer_str(w, NULL, l->interfaces[k]);
