@@ -227,8 +227,8 @@ bad:
 struct hw_fn {
 	Ring__NetInterface *ifc;
 	char link[32];
-	char port[192];	     /* the grouping key */
-	char adapter[128];   /* phys_switch_id, else sys_image_guid */
+	char port[192];	   /* the grouping key */
+	char adapter[128]; /* phys_switch_id, else sys_image_guid */
 	char port_name[64];
 	const char *grouped; /* PhysPort.grouped_by */
 	char sw[128];
@@ -306,7 +306,7 @@ static int hw_fn_read(struct hw_fn *f, const char *sysfs_root,
 	/* The port's name: sysfs', else the systemd name's n part, else
 	 * the function number. */
 	snprintf(pn, sizeof(pn), "%s",
-		 pname[0]		? pname
+		 pname[0]		    ? pname
 		 : parsed && p.port_name[0] ? p.port_name
 					    : "");
 	if (!pn[0] && pci)
@@ -518,8 +518,7 @@ static const char *hw_narrow(const Ring__PcieLink *l)
 /* The link's MPS (the smallest its functions read; HW_MPS_ASSUMED when
  * none could), its usable rate, and its upstream port (the first
  * function's that has one). */
-static int hw_link_finish(Ring__PcieLink *l, const struct hw_fn *fns,
-			  size_t n)
+static int hw_link_finish(Ring__PcieLink *l, const struct hw_fn *fns, size_t n)
 {
 	const struct inventory_pcie_up *up = NULL;
 	unsigned mps = 0;
@@ -545,7 +544,8 @@ static int hw_link_finish(Ring__PcieLink *l, const struct hw_fn *fns,
 	if (hw_str_set(&l->narrow, hw_narrow(l)) < 0)
 		return -1;
 	if (*l->narrow)
-		log_debug("agent", "inventory: PCIe link %s at %s: %s (upstream %s x%u "
+		log_debug("agent",
+			  "inventory: PCIe link %s at %s: %s (upstream %s x%u "
 			  "%s)",
 			  l->id, l->downtrained, l->narrow,
 			  *l->upstream ? l->upstream : "unreadable",
@@ -587,7 +587,8 @@ static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
 	if (hw_str_set(&p->switch_ids_differ, differ) < 0)
 		return -1;
 	if (differ[0])
-		log_debug("agent", "inventory: port %s grouped by %s; phys_switch_id "
+		log_debug("agent",
+			  "inventory: port %s grouped by %s; phys_switch_id "
 			  "differs (%s): kept together",
 			  p->id, first->grouped, differ);
 	if (strcmp(first->grouped, "pci"))
@@ -597,7 +598,8 @@ static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
 		 first->port_name);
 	/* Another port already so named keeps this one's key. */
 	for (size_t i = 0; i < inv->n_phys_ports; i++)
-		if (inv->phys_ports[i] != p && !strcmp(inv->phys_ports[i]->id, id))
+		if (inv->phys_ports[i] != p &&
+		    !strcmp(inv->phys_ports[i]->id, id))
 			return 0;
 	return hw_str_set(&p->id, id);
 }

@@ -57,8 +57,7 @@ unsigned inventory_pcie_mps(const unsigned char *cfg, size_t len)
 }
 
 /* Up to len bytes of path; the count read, or -1. */
-static ssize_t pcie_read_file(const char *path, unsigned char *buf,
-			      size_t len)
+static ssize_t pcie_read_file(const char *path, unsigned char *buf, size_t len)
 {
 	size_t used = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -86,8 +85,7 @@ static ssize_t pcie_read_file(const char *path, unsigned char *buf,
 }
 
 /* A sysfs attribute of dir as text, trailing blanks cut; "" unreadable. */
-static void pcie_attr(const char *dir, const char *name, char *buf,
-		      size_t len)
+static void pcie_attr(const char *dir, const char *name, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 	ssize_t n;

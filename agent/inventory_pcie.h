@@ -14,9 +14,9 @@
 unsigned inventory_pcie_mps(const unsigned char *cfg, size_t len);
 
 struct inventory_pcie_up {
-	char addr[16];	     /* "0002:00:00.0"; "" when not a PCI port */
-	char max_speed[64];  /* its max_link_speed; "" unreadable */
-	unsigned max_width;  /* its max_link_width; 0 unreadable */
+	char addr[16];	    /* "0002:00:00.0"; "" when not a PCI port */
+	char max_speed[64]; /* its max_link_speed; "" unreadable */
+	unsigned max_width; /* its max_link_width; 0 unreadable */
 };
 
 /* Of the netdev ifname under sysfs_root: *mps from its config file (0

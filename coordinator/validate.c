@@ -331,9 +331,8 @@ static int validate_hw_link(const Ring__PcieLink *l, char *why, size_t len)
 
 	/* 128 to 4096 bytes, a power of two (PCIe Device Control); 0 from
 	 * agents before the field. */
-	if (l->mps_bytes &&
-	    (l->mps_bytes < 128 || l->mps_bytes > 4096 ||
-	     (l->mps_bytes & (l->mps_bytes - 1))))
+	if (l->mps_bytes && (l->mps_bytes < 128 || l->mps_bytes > 4096 ||
+			     (l->mps_bytes & (l->mps_bytes - 1))))
 		return reason_fail(why, len,
 				   "PCIe link %s: max payload size %u bytes "
 				   "(128 to 4096, a power of two)",

@@ -352,7 +352,7 @@ static void explain_pcie_limit(struct explain_ceiling *c, int side,
 		 "from MPS %u B %s; shared by %zu function%s, half each when "
 		 "two load it)",
 		 node, ifname, k->id, k->speed, k->width,
-		 !*k->downtrained		     ? ""
+		 !*k->downtrained		      ? ""
 		 : !strcmp(k->narrow, "wired_narrow") ? ", wired narrow "
 		 : !strcmp(k->narrow, "downtrained")  ? ", downtrained "
 						      : ", narrow ",

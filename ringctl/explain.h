@@ -35,7 +35,7 @@ struct explain_ceiling {
 	int rdma; /* the figure ran over RDMA (RoCE framing) */
 	struct explain_limit limits[EXPLAIN_LIMITS_MAX];
 	unsigned n_limits;
-	int at;		   /* index of the limit the figure sits at; -1 */
+	int at; /* index of the limit the figure sits at; -1 */
 	/* Index of the lowest limit the measured figure is above by more
 	 * than EXPLAIN_MODEL_SLACK: the computed model understates that
 	 * link (a measurement is never "above its ceiling"); -1 none. */
