@@ -708,6 +708,26 @@ static void hw_fmt_pcie_speed(const struct hw_fn *f, char *b, size_t l)
 		snprintf(b, l, "unknown");
 }
 
+/* Whether the port's functions differ in PCIe width or speed only
+ * because the board wires a link narrow: some link of theirs is narrow,
+ * and every narrow one is wired so. Nothing to configure alike then. */
+static int hw_port_wired(const Ring__PhysPort *p, const struct hw_fn *fns,
+			 size_t n)
+{
+	int wired = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		const Ring__PcieLink *l = fns[j].pl;
+
+		if (fns[j].pp != p || !l || !*l->narrow)
+			continue;
+		if (strcmp(l->narrow, "wired_narrow"))
+			return 0;
+		wired = 1;
+	}
+	return wired;
+}
+
 static int hw_port_finish(Ring__PhysPort *p, const struct hw_fn *fns, size_t n)
 {
 	char differ[512] = "";
@@ -728,10 +748,15 @@ static int hw_port_finish(Ring__PhysPort *p, const struct hw_fn *fns, size_t n)
 	hw_differ_one(fns, n, p, "mtu", hw_fmt_mtu, differ, sizeof(differ));
 	hw_differ_one(fns, n, p, "carrier", hw_fmt_carrier, differ,
 		      sizeof(differ));
-	hw_differ_one(fns, n, p, "pcie width", hw_fmt_width, differ,
-		      sizeof(differ));
-	hw_differ_one(fns, n, p, "pcie speed", hw_fmt_pcie_speed, differ,
-		      sizeof(differ));
+	/* A link wired narrow is the board's design (PcieLink.narrow and
+	 * the pcie_wired_narrow finding say it), not a difference to set
+	 * right. */
+	if (!hw_port_wired(p, fns, n)) {
+		hw_differ_one(fns, n, p, "pcie width", hw_fmt_width, differ,
+			      sizeof(differ));
+		hw_differ_one(fns, n, p, "pcie speed", hw_fmt_pcie_speed,
+			      differ, sizeof(differ));
+	}
 	return hw_str_set(&p->twins_differ, differ);
 }
 

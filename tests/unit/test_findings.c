@@ -508,15 +508,12 @@ static void test_hw_dual(void **state)
 	hw_expect("gb10-dual", NULL, NULL, 0);
 }
 
+/* x2 under a root port wired x2: the board's design, said once, with
+ * nothing to configure alike; x2 below a root port that can do x4: the
+ * twins differ and the link is downtrained. */
 static void test_hw_x2(void **state)
 {
 	static const char *const want[] = {
-		"twins_differ",
-		"n1 port p0: its functions differ (pcie width: enP2p1s0f0np0 "
-		"x2, enp1s0f0np0 x4): they should be configured alike",
-		"twins_differ",
-		"n1 port p1: its functions differ (pcie width: enP2p1s0f1np1 "
-		"x2, enp1s0f1np1 x4): they should be configured alike",
 		"pcie_wired_narrow",
 		"n1 PCIe link 0002:01:00 (enP2p1s0f0np0) runs at x2 of x4 "
 		"because the port above it (0002:00:00.0) is itself x2, 32.0 "
@@ -539,7 +536,7 @@ static void test_hw_x2(void **state)
 	};
 
 	(void)state;
-	hw_expect("gb10-x2", NULL, want, 3);
+	hw_expect("gb10-x2", NULL, want, 1);
 	hw_expect("gb10-x2-down", NULL, down, 3);
 }
 
