@@ -7,18 +7,33 @@
  *
  * Usable bandwidth: raw (after 8b/10b or 128b/130b line encoding) times
  * the TLP payload share MPS / (MPS + per-TLP overhead) times 1 - the DLLP
- * share. HW_MPS is 256 bytes (what hosts of this class negotiate; larger
- * payloads only raise the figure), HW_TLP_OVERHEAD 26 bytes (a 4-dword
- * header for 64-bit addresses, the LCRC, sequence number and framing; the
- * conservative end of the 24 bytes Intel's AN 855 counts without ECRC),
- * HW_DLLP 3% (ACK/NAK, flow-control updates: an estimate). Gen5 x4:
- * 126.0 x 256/282 x 0.97 = 111.0 Gbps, against the reference cluster's 110.9 (docs/REFERENCE.md)
- * Gbps measured per edge. docs/HARDWARE.md cites the sources.
+ * share. MPS is the max payload size read from the function's Device
+ * Control (inventory_pcie.c; the smallest of the link's functions); where
+ * config space cannot be read (beyond 64 bytes without root) it is
+ * HW_MPS_ASSUMED, 256 bytes, and the link says "assumed".
+ * HW_TLP_OVERHEAD 26 bytes (a 4-dword header for 64-bit addresses, the
+ * LCRC, sequence number and framing; the conservative end of the 24 bytes
+ * Intel's AN 855 counts without ECRC), HW_DLLP 3% (ACK/NAK, flow-control
+ * updates: an estimate). Gen5 x4: 126.0 x 256/282 x 0.97 = 111.0 Gbps at
+ * MPS 256, 126.0 x 128/154 x 0.97 = 101.6 at 128; the reference cluster
+ * measured 110.9 Gbps per edge and 111.3 busbw (docs/REFERENCE.md), so
+ * the model is an estimate, not a bound. docs/HARDWARE.md cites the
+ * sources.
  *
- * Physical port: functions with the same adapter (phys_switch_id, else the
- * RDMA device's sys_image_guid) and phys_port_name; without those, the
+ * Downtrained or wired narrow: a link below its device's maximum width or
+ * speed is "wired_narrow" when it runs at the upstream port's own maximum
+ * (the board is built so), "downtrained" when below what both ends
+ * support, "unknown" when the upstream port cannot be read.
+ *
+ * Physical port: what is certain on every board groups the functions:
+ * one RDMA sys_image_guid, one PCI bus:device (any domain: GB10's twins
+ * are 0000:01:00.0 and 0002:01:00.0) and one function number (= the
+ * port). phys_switch_id only confirms: functions grouped so that report
+ * different ones are named in switch_ids_differ, never split. Without a
+ * sys_image_guid: phys_switch_id and phys_port_name; without those, the
  * systemd name without its P<domain> part (enp1s0f0np0 and enP2p1s0f0np0
- * are twins); else the interface alone.
+ * are twins); else the interface alone. The port's id keeps the form
+ * ADAPTER/PORT: the switch id its functions agree on, else the guid.
  *
  * A function's nominal rate: the lesser of its port's speed and its share
  * of its PCIe link's usable bandwidth, the share being usable / the number
@@ -39,9 +54,10 @@
 #include <unistd.h>
 
 #include "inventory.h"
+#include "inventory_pcie.h"
 #include "log.h"
 
-#define HW_MPS 256.0
+#define HW_MPS_ASSUMED 256u
 #define HW_TLP_OVERHEAD 26.0
 #define HW_DLLP 0.03
 /* What coordinator/validate.c accepts. */
@@ -87,11 +103,13 @@ static double hw_round1(double x)
 	return (double)(unsigned long long)(x * 10.0 + 0.5) / 10.0;
 }
 
-double inventory_pcie_usable_gbps(double raw_gbps)
+double inventory_pcie_usable_gbps(double raw_gbps, unsigned mps)
 {
+	double m = mps ? mps : HW_MPS_ASSUMED;
+
 	if (!(raw_gbps > 0.0))
 		return 0.0;
-	return hw_round1(raw_gbps * HW_MPS / (HW_MPS + HW_TLP_OVERHEAD) *
+	return hw_round1(raw_gbps * m / (m + HW_TLP_OVERHEAD) *
 			 (1.0 - HW_DLLP));
 }
 
@@ -209,8 +227,13 @@ bad:
 struct hw_fn {
 	Ring__NetInterface *ifc;
 	char link[32];
-	char port[192];
+	char port[192];	   /* the grouping key */
+	char adapter[128]; /* phys_switch_id, else sys_image_guid */
 	char port_name[64];
+	const char *grouped; /* PhysPort.grouped_by */
+	char sw[128];
+	unsigned mps; /* read from config space; 0 = not readable */
+	struct inventory_pcie_up up;
 	Ring__PcieLink *pl;
 	Ring__PhysPort *pp;
 };
@@ -242,10 +265,10 @@ static int hw_fn_read(struct hw_fn *f, const char *sysfs_root,
 		      const char *procfs_root)
 {
 	Ring__NetInterface *ifc = f->ifc;
-	char pname[64] = "", sw[128] = "", guid[64] = "";
+	char pname[64] = "", sw[128] = "", guid[64] = "", pn[64];
 	unsigned dom, bus, dev, fn;
 	struct inventory_pname p;
-	int parsed;
+	int parsed, pci;
 
 	if (hw_read(pname, sizeof(pname), "%s/sys/class/net/%s/phys_port_name",
 		    sysfs_root, ifc->name) < 0)
@@ -253,7 +276,7 @@ static int hw_fn_read(struct hw_fn *f, const char *sysfs_root,
 	if (hw_read(sw, sizeof(sw), "%s/sys/class/net/%s/phys_switch_id",
 		    sysfs_root, ifc->name) < 0)
 		sw[0] = '\0';
-	if (!sw[0] && *ifc->rdma_device &&
+	if (*ifc->rdma_device &&
 	    hw_read(guid, sizeof(guid),
 		    "%s/sys/class/net/%s/device/infiniband/%s/sys_image_guid",
 		    sysfs_root, ifc->name, ifc->rdma_device) < 0)
@@ -264,24 +287,52 @@ static int hw_fn_read(struct hw_fn *f, const char *sysfs_root,
 	ifc->arp_ignore = hw_arp(procfs_root, ifc->name, "arp_ignore");
 	ifc->arp_announce = hw_arp(procfs_root, ifc->name, "arp_announce");
 
+	snprintf(f->sw, sizeof(f->sw), "%s", sw);
+	if (*ifc->pci_address &&
+	    inventory_pcie_read(sysfs_root, ifc->name, &f->mps, &f->up) < 0) {
+		f->mps = 0;
+		memset(&f->up, 0, sizeof(f->up));
+	}
+
 	parsed = inventory_parse_pname(ifc->name, &p) == 0;
-	if (sscanf(ifc->pci_address, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) == 4)
+	pci = sscanf(ifc->pci_address, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) ==
+	      4;
+	if (pci)
 		snprintf(f->link, sizeof(f->link), "%04x:%02x:%02x", dom, bus,
 			 dev);
 	else if (parsed)
 		snprintf(f->link, sizeof(f->link), "%04x:%02x:%02x", p.domain,
 			 p.bus, p.slot);
-	if ((sw[0] || guid[0]) && pname[0]) {
+	/* The port's name: sysfs', else the systemd name's n part, else
+	 * the function number. */
+	snprintf(pn, sizeof(pn), "%s",
+		 pname[0]		    ? pname
+		 : parsed && p.port_name[0] ? p.port_name
+					    : "");
+	if (!pn[0] && pci)
+		snprintf(pn, sizeof(pn), "f%u", fn);
+	if (guid[0] && pci) {
+		snprintf(f->port, sizeof(f->port), "%s/%02x:%02x.%x", guid, bus,
+			 dev, fn);
+		snprintf(f->adapter, sizeof(f->adapter), "%s", guid);
+		snprintf(f->port_name, sizeof(f->port_name), "%s", pn);
+		f->grouped = "pci";
+	} else if ((sw[0] || guid[0]) && pname[0]) {
 		snprintf(f->port, sizeof(f->port), "%s/%s", sw[0] ? sw : guid,
 			 pname);
+		snprintf(f->adapter, sizeof(f->adapter), "%s",
+			 sw[0] ? sw : guid);
 		snprintf(f->port_name, sizeof(f->port_name), "%s", pname);
+		f->grouped = sw[0] ? "switch_id" : "guid";
 	} else if (parsed) {
 		snprintf(f->port, sizeof(f->port), "%s", p.twin_key);
 		snprintf(f->port_name, sizeof(f->port_name), "%s",
 			 pname[0] ? pname : p.port_name);
+		f->grouped = "name";
 	} else {
 		snprintf(f->port, sizeof(f->port), "%s", ifc->name);
 		snprintf(f->port_name, sizeof(f->port_name), "%s", pname);
+		f->grouped = "interface";
 	}
 	return 0;
 }
@@ -297,6 +348,10 @@ static void hw_free_link(Ring__PcieLink *l)
 	hw_str_free(l->speed);
 	hw_str_free(l->max_speed);
 	hw_str_free(l->downtrained);
+	hw_str_free(l->mps_source);
+	hw_str_free(l->upstream);
+	hw_str_free(l->upstream_max_speed);
+	hw_str_free(l->narrow);
 	free(l);
 }
 
@@ -310,6 +365,8 @@ static void hw_free_port(Ring__PhysPort *p)
 		free(p->interfaces[i]);
 	free(p->interfaces);
 	hw_str_free(p->twins_differ);
+	hw_str_free(p->grouped_by);
+	hw_str_free(p->switch_ids_differ);
 	free(p);
 }
 
@@ -430,12 +487,121 @@ static int hw_link_add(Ring__Inventory *inv, struct hw_fn *f)
 		l->width = ifc->pcie_link_width;
 		l->max_width = ifc->pcie_max_link_width;
 		l->raw_gbps = inventory_pcie_gbps(l->speed, l->width);
-		l->usable_gbps = inventory_pcie_usable_gbps(l->raw_gbps);
 		hw_downtrained(l, down, sizeof(down));
 		if (hw_str_set(&l->downtrained, down) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Below the device's maximum: why, from the upstream port's own. */
+static const char *hw_narrow(const Ring__PcieLink *l)
+{
+	double cur = strtod(l->speed, NULL), max = strtod(l->max_speed, NULL);
+	double up = strtod(l->upstream_max_speed, NULL);
+	unsigned both_w = l->max_width;
+	double both_s = max;
+
+	if (!*l->downtrained)
+		return "";
+	if (!l->upstream_max_width || !(up > 0.0))
+		return "unknown";
+	if (l->upstream_max_width < both_w)
+		both_w = l->upstream_max_width;
+	if (up < both_s)
+		both_s = up;
+	if ((l->width && l->width < both_w) || (cur > 0.0 && cur < both_s))
+		return "downtrained";
+	return "wired_narrow";
+}
+
+/* The link's MPS (the smallest its functions read; HW_MPS_ASSUMED when
+ * none could), its usable rate, and its upstream port (the first
+ * function's that has one). */
+static int hw_link_finish(Ring__PcieLink *l, const struct hw_fn *fns, size_t n)
+{
+	const struct inventory_pcie_up *up = NULL;
+	unsigned mps = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		if (fns[j].pl != l)
+			continue;
+		if (fns[j].mps && (!mps || fns[j].mps < mps))
+			mps = fns[j].mps;
+		if (!up && fns[j].up.addr[0])
+			up = &fns[j].up;
+	}
+	l->mps_bytes = mps ? mps : HW_MPS_ASSUMED;
+	if (hw_str_set(&l->mps_source, mps ? "read" : "assumed") < 0)
+		return -1;
+	l->usable_gbps = inventory_pcie_usable_gbps(l->raw_gbps, mps);
+	if (up) {
+		if (hw_str_set(&l->upstream, up->addr) < 0 ||
+		    hw_str_set(&l->upstream_max_speed, up->max_speed) < 0)
+			return -1;
+		l->upstream_max_width = up->max_width;
+	}
+	if (hw_str_set(&l->narrow, hw_narrow(l)) < 0)
+		return -1;
+	if (*l->narrow)
+		log_debug("agent",
+			  "inventory: PCIe link %s at %s: %s (upstream %s x%u "
+			  "%s)",
+			  l->id, l->downtrained, l->narrow,
+			  *l->upstream ? l->upstream : "unreadable",
+			  l->upstream_max_width, l->upstream_max_speed);
+	return 0;
+}
+
+/* The port's id ADAPTER/PORT, how it was grouped, and whether the
+ * functions' phys_switch_ids confirm it. The functions take the id. */
+static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
+			const struct hw_fn *fns, size_t n)
+{
+	const struct hw_fn *first = NULL;
+	char id[256], differ[512] = "";
+	int agree = 1;
+
+	for (size_t j = 0; j < n; j++) {
+		if (fns[j].pp != p)
+			continue;
+		if (!first)
+			first = &fns[j];
+		else if (strcmp(first->sw, fns[j].sw))
+			agree = 0;
+	}
+	if (!first)
+		return 0;
+	if (hw_str_set(&p->grouped_by, first->grouped) < 0)
+		return -1;
+	if (!agree)
+		for (size_t j = 0; j < n; j++) {
+			size_t used = strlen(differ);
+
+			if (fns[j].pp == p && used + 1 < sizeof(differ))
+				snprintf(differ + used, sizeof(differ) - used,
+					 "%s%s %s", used ? ", " : "",
+					 fns[j].ifc->name,
+					 fns[j].sw[0] ? fns[j].sw : "none");
+		}
+	if (hw_str_set(&p->switch_ids_differ, differ) < 0)
+		return -1;
+	if (differ[0])
+		log_debug("agent",
+			  "inventory: port %s grouped by %s; phys_switch_id "
+			  "differs (%s): kept together",
+			  p->id, first->grouped, differ);
+	if (strcmp(first->grouped, "pci"))
+		return 0;
+	snprintf(id, sizeof(id), "%s/%s",
+		 agree && first->sw[0] ? first->sw : first->adapter,
+		 first->port_name);
+	/* Another port already so named keeps this one's key. */
+	for (size_t i = 0; i < inv->n_phys_ports; i++)
+		if (inv->phys_ports[i] != p &&
+		    !strcmp(inv->phys_ports[i]->id, id))
+			return 0;
+	return hw_str_set(&p->id, id);
 }
 
 static double hw_speed_gbps(const Ring__NetInterface *ifc)
@@ -542,6 +708,26 @@ static void hw_fmt_pcie_speed(const struct hw_fn *f, char *b, size_t l)
 		snprintf(b, l, "unknown");
 }
 
+/* Whether the port's functions differ in PCIe width or speed only
+ * because the board wires a link narrow: some link of theirs is narrow,
+ * and every narrow one is wired so. Nothing to configure alike then. */
+static int hw_port_wired(const Ring__PhysPort *p, const struct hw_fn *fns,
+			 size_t n)
+{
+	int wired = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		const Ring__PcieLink *l = fns[j].pl;
+
+		if (fns[j].pp != p || !l || !*l->narrow)
+			continue;
+		if (strcmp(l->narrow, "wired_narrow"))
+			return 0;
+		wired = 1;
+	}
+	return wired;
+}
+
 static int hw_port_finish(Ring__PhysPort *p, const struct hw_fn *fns, size_t n)
 {
 	char differ[512] = "";
@@ -562,10 +748,15 @@ static int hw_port_finish(Ring__PhysPort *p, const struct hw_fn *fns, size_t n)
 	hw_differ_one(fns, n, p, "mtu", hw_fmt_mtu, differ, sizeof(differ));
 	hw_differ_one(fns, n, p, "carrier", hw_fmt_carrier, differ,
 		      sizeof(differ));
-	hw_differ_one(fns, n, p, "pcie width", hw_fmt_width, differ,
-		      sizeof(differ));
-	hw_differ_one(fns, n, p, "pcie speed", hw_fmt_pcie_speed, differ,
-		      sizeof(differ));
+	/* A link wired narrow is the board's design (PcieLink.narrow and
+	 * the pcie_wired_narrow finding say it), not a difference to set
+	 * right. */
+	if (!hw_port_wired(p, fns, n)) {
+		hw_differ_one(fns, n, p, "pcie width", hw_fmt_width, differ,
+			      sizeof(differ));
+		hw_differ_one(fns, n, p, "pcie speed", hw_fmt_pcie_speed,
+			      differ, sizeof(differ));
+	}
 	return hw_str_set(&p->twins_differ, differ);
 }
 
@@ -616,11 +807,19 @@ int inventory_hw_model(Ring__Inventory *inv, const char *sysfs_root,
 				       f->ifc->name) < 0) {
 			goto out;
 		}
-		if (hw_str_set(&f->ifc->pcie_link, f->pl ? f->pl->id : "") <
-			    0 ||
-		    hw_str_set(&f->ifc->port_id, f->pp ? f->pp->id : "") < 0)
+		if (hw_str_set(&f->ifc->pcie_link, f->pl ? f->pl->id : "") < 0)
 			goto out;
 	}
+	for (size_t i = 0; i < inv->n_pcie_links; i++)
+		if (hw_link_finish(inv->pcie_links[i], fns, n) < 0)
+			goto out;
+	for (size_t i = 0; i < inv->n_phys_ports; i++)
+		if (hw_port_name(inv, inv->phys_ports[i], fns, n) < 0)
+			goto out;
+	for (size_t i = 0; i < n; i++)
+		if (hw_str_set(&fns[i].ifc->port_id,
+			       fns[i].pp ? fns[i].pp->id : "") < 0)
+			goto out;
 	for (size_t i = 0; i < n; i++)
 		hw_nominal(fns, n, i);
 	for (size_t i = 0; i < inv->n_phys_ports; i++)

@@ -1,6 +1,6 @@
 /* The hardware model behind the data interfaces: PCIe links (functions
  * grouped by domain:bus:device) and physical ports (functions grouped by
- * adapter and port name, twins when more than one), each function's
+ * adapter, bus:device and function, twins when more than one), each function's
  * nominal rate, and the ARP sysctls that matter when twins share a subnet.
  * docs/HARDWARE.md describes the model and cites its sources. */
 #ifndef RING_INVENTORY_HW_H
@@ -10,10 +10,11 @@
 
 /* Usable PCIe payload bandwidth of a link whose raw rate (after line
  * encoding, inventory_pcie_gbps()) is raw_gbps: raw x MPS / (MPS + TLP
- * overhead) x (1 - DLLP share), with a 256-byte payload, 26 bytes per TLP
- * and 3% for DLLPs (constants in inventory_hw.c). One decimal; 0 for 0.
- * Gen5 x4: 126.0 -> 111.0. */
-double inventory_pcie_usable_gbps(double raw_gbps);
+ * overhead) x (1 - DLLP share), with mps bytes of payload (0: the 256
+ * assumed where it cannot be read), 26 bytes per TLP and 3% for DLLPs
+ * (constants in inventory_hw.c). One decimal; 0 for 0. Gen5 x4: 126.0 ->
+ * 111.0 at 256, 101.6 at 128. */
+double inventory_pcie_usable_gbps(double raw_gbps, unsigned mps);
 
 /* What a systemd predictable name says about its PCI function:
  * en[P<domain>]p<bus>s<slot>[f<function>][n<port name>|d<dev_port>]. */

@@ -483,6 +483,52 @@ static int fhw_facing(const struct findings_hw_node *nd,
 	return 0;
 }
 
+/* A link below its device's maximum, by what the agent found above it
+ * (PcieLink.narrow): downtrained (both ends support more: something to
+ * fix), wired narrow (the upstream port's own maximum: the board is built
+ * so) or not known (no upstream port read; an agent before the field). */
+static void fhw_narrow(const struct findings_hw_node *nd,
+		       const Ring__PcieLink *l, struct findings_out *o)
+{
+	const char *fn = l->n_interfaces ? l->interfaces[0] : "";
+	char dev[32];
+
+	if (!*l->downtrained)
+		return;
+	/* lspci wants a function: the first one's PCI address. */
+	snprintf(dev, sizeof(dev), "%s.0", l->id);
+	if (!strcmp(l->narrow, "wired_narrow"))
+		findings_add(o, "pcie_wired_narrow", "info",
+			     "%s PCIe link %s (%s) runs at %s because the "
+			     "port above it (%s) is itself x%u, %s: the board "
+			     "is wired so and nothing fixes it; plan on its "
+			     "%.1f Gbps usable, shared by its functions",
+			     nd->name, l->id, fn, l->downtrained, l->upstream,
+			     l->upstream_max_width, l->upstream_max_speed,
+			     l->usable_gbps);
+	else if (!strcmp(l->narrow, "downtrained"))
+		findings_add(o, "pcie_downtrained", "warn",
+			     "%s PCIe link %s (%s) trained at %s though both "
+			     "ends support more (port above %s: x%u): %.1f "
+			     "Gbps usable, shared; reseat the card, check the "
+			     "slot/riser and firmware link settings, compare "
+			     "LnkCap/LnkSta of both ends (lspci -vv -s %s and "
+			     "-s %s)",
+			     nd->name, l->id, fn, l->downtrained, l->upstream,
+			     l->upstream_max_width, l->usable_gbps, dev,
+			     l->upstream);
+	else
+		findings_add(o, "pcie_narrow", "warn",
+			     "%s PCIe link %s (%s) runs at %s: %.1f Gbps "
+			     "usable, shared by its functions; the port above "
+			     "it was not read, so it is downtrained (reseat; "
+			     "check slot/riser, firmware link settings) or "
+			     "wired narrow (nothing to fix): compare LnkCap of "
+			     "both ends (lspci -vv)",
+			     nd->name, l->id, fn, l->downtrained,
+			     l->usable_gbps);
+}
+
 static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 {
 	const Ring__Inventory *inv = nd->inv;
@@ -492,18 +538,8 @@ static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 	unsigned nf = 0;
 	int ports = 0;
 
-	for (size_t i = 0; i < inv->n_pcie_links; i++) {
-		l = inv->pcie_links[i];
-		if (*l->downtrained)
-			findings_add(o, "pcie_downtrained", "warn",
-				     "%s PCIe link %s trained at %s (%s): "
-				     "%.1f Gbps usable, shared by its "
-				     "functions; check the BIOS/firmware PCIe "
-				     "settings and the seating of the card",
-				     nd->name, l->id, l->downtrained,
-				     l->n_interfaces ? l->interfaces[0] : "",
-				     l->usable_gbps);
-	}
+	for (size_t i = 0; i < inv->n_pcie_links; i++)
+		fhw_narrow(nd, inv->pcie_links[i], o);
 	for (size_t i = 0; i < inv->n_interfaces; i++) {
 		const Ring__NetInterface *f = inv->interfaces[i];
 		size_t w = strlen(facing);

@@ -79,7 +79,13 @@ struct findings_hw_node {
  *   with carrier, and heard a neighbour when there is a neighbour table)
  *   of two or more ports on one PCIe link while another link's functions
  *   have carrier;
- * - pcie_downtrained (warn): a link below its maximum speed or width;
+ * - pcie_downtrained (warn): a link below its device's maximum speed or
+ *   width while the port above it supports more (PcieLink.narrow
+ *   "downtrained"): reseat, slot/riser, firmware, lspci of both ends;
+ * - pcie_wired_narrow (info): a link below its device's maximum at the
+ *   port above's own maximum ("wired_narrow"): the board, nothing to fix;
+ * - pcie_narrow (warn): below the device's maximum, the port above not
+ *   read ("unknown", or an agent before the field): either of the two;
  * - twins_differ (warn): a port whose functions differ (speed, MTU,
  *   carrier, PCIe link);
  * - rdma_mtu (warn): an active Ethernet RDMA port of a cabled data

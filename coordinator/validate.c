@@ -312,8 +312,54 @@ static int validate_members(const Ring__Inventory *inv, const char *what,
 	return 0;
 }
 
+/* s is "" or one of the words of v (NULL-ended). */
+static int validate_word(const char *s, const char *const *v)
+{
+	if (!*s)
+		return 1;
+	for (; *v; v++)
+		if (!strcmp(s, *v))
+			return 1;
+	return 0;
+}
+
+static int validate_hw_link(const Ring__PcieLink *l, char *why, size_t len)
+{
+	static const char *const sources[] = {"read", "assumed", NULL};
+	static const char *const narrow[] = {"downtrained", "wired_narrow",
+					     "unknown", NULL};
+
+	/* 128 to 4096 bytes, a power of two (PCIe Device Control); 0 from
+	 * agents before the field. */
+	if (l->mps_bytes && (l->mps_bytes < 128 || l->mps_bytes > 4096 ||
+			     (l->mps_bytes & (l->mps_bytes - 1))))
+		return reason_fail(why, len,
+				   "PCIe link %s: max payload size %u bytes "
+				   "(128 to 4096, a power of two)",
+				   l->id, l->mps_bytes);
+	if (!validate_text(l->mps_source, 16) ||
+	    !validate_word(l->mps_source, sources))
+		return reason_fail(why, len,
+				   "PCIe link %s: mps_source must be read or "
+				   "assumed",
+				   l->id);
+	if (!validate_text(l->narrow, 16) || !validate_word(l->narrow, narrow))
+		return reason_fail(why, len,
+				   "PCIe link %s: narrow must be downtrained, "
+				   "wired_narrow or unknown",
+				   l->id);
+	if (l->upstream_max_width > 32)
+		return reason_fail(why, len,
+				   "PCIe link %s: upstream width x%u (max x32)",
+				   l->id, l->upstream_max_width);
+	return 0;
+}
+
 static int validate_hw(const Ring__Inventory *inv, char *why, size_t len)
 {
+	static const char *const grouped[] = {"pci",  "switch_id", "guid",
+					      "name", "interface", NULL};
+
 	if (inv->n_pcie_links > VALIDATE_MAX_PCIE_LINKS)
 		return reason_fail(why, len, "%zu PCIe links (max %u)",
 				   inv->n_pcie_links, VALIDATE_MAX_PCIE_LINKS);
@@ -330,10 +376,14 @@ static int validate_hw(const Ring__Inventory *inv, char *why, size_t len)
 		if (!*l->id || !validate_text(l->id, 32) ||
 		    !validate_text(l->speed, 64) ||
 		    !validate_text(l->max_speed, 64) ||
-		    !validate_text(l->downtrained, 64))
+		    !validate_text(l->downtrained, 64) ||
+		    !validate_text(l->upstream, 32) ||
+		    !validate_text(l->upstream_max_speed, 64))
 			return reason_fail(why, len,
 					   "PCIe link %zu: invalid text field",
 					   i);
+		if (validate_hw_link(l, why, len) < 0)
+			return -1;
 		if (!validate_gbps(l->raw_gbps) ||
 		    !validate_gbps(l->usable_gbps) ||
 		    l->usable_gbps > l->raw_gbps)
@@ -353,10 +403,18 @@ static int validate_hw(const Ring__Inventory *inv, char *why, size_t len)
 
 		if (!*p->id || !validate_text(p->id, 160) ||
 		    !validate_text(p->name, 32) ||
-		    !validate_text(p->twins_differ, VALIDATE_MAX_ERROR_TEXT))
+		    !validate_text(p->twins_differ, VALIDATE_MAX_ERROR_TEXT) ||
+		    !validate_text(p->switch_ids_differ,
+				   VALIDATE_MAX_ERROR_TEXT) ||
+		    !validate_text(p->grouped_by, 16))
 			return reason_fail(
 				why, len,
 				"physical port %zu: invalid text field", i);
+		if (!validate_word(p->grouped_by, grouped))
+			return reason_fail(why, len,
+					   "physical port %s: grouped_by %.32s "
+					   "is not one the agent sends",
+					   p->id, p->grouped_by);
 		if (!validate_gbps(p->speed_gbps) ||
 		    !validate_gbps(p->aggregate_gbps))
 			return reason_fail(why, len,

@@ -345,14 +345,22 @@ static void explain_pcie_limit(struct explain_ceiling *c, int side,
 	if (!l)
 		return;
 	l->side = side;
+	/* What the usable rate was computed from: the MPS the agent read,
+	 * or the one it assumed (agents before the field: assumed). */
 	snprintf(l->text, sizeof(l->text),
 		 "%s %s PCIe link %s: %s x%u%s%s, usable %.1f Gbps (computed "
-		 "from the inventory; shared by %zu function%s, half each "
-		 "when two load it)",
+		 "from MPS %u B %s; shared by %zu function%s, half each when "
+		 "two load it)",
 		 node, ifname, k->id, k->speed, k->width,
-		 *k->downtrained ? ", downtrained " : "", k->downtrained,
-		 k->usable_gbps, k->n_interfaces,
-		 k->n_interfaces == 1 ? "" : "s");
+		 !*k->downtrained		      ? ""
+		 : !strcmp(k->narrow, "wired_narrow") ? ", wired narrow "
+		 : !strcmp(k->narrow, "downtrained")  ? ", downtrained "
+						      : ", narrow ",
+		 k->downtrained, k->usable_gbps,
+		 k->mps_bytes ? k->mps_bytes : 256,
+		 !strcmp(k->mps_source, "read") ? "read from config space"
+						: "assumed",
+		 k->n_interfaces, k->n_interfaces == 1 ? "" : "s");
 }
 
 static const Ring__Cable *explain_cable(const Ring__Topology *t,
@@ -388,6 +396,48 @@ static int explain_twins_elsewhere(const Ring__Inventory *inv,
 	return n;
 }
 
+/* A link below its device's maximum, by what the agent found above it. */
+static void explain_advise_narrow(struct explain_ceiling *c, const char *node,
+				  const Ring__PcieLink *k)
+{
+	double gts = explain_gts(k->speed), max_gts = explain_gts(k->max_speed);
+	double full = k->usable_gbps;
+
+	if (!strcmp(k->narrow, "wired_narrow")) {
+		explain_advise(c,
+			       "%s PCIe link %s runs at %s because the port "
+			       "above it (%s) is itself x%u: the board is "
+			       "wired so, nothing fixes it; plan on %.1f Gbps "
+			       "usable (computed)",
+			       node, k->id, k->downtrained, k->upstream,
+			       k->upstream_max_width, k->usable_gbps);
+		return;
+	}
+	if (k->width && k->max_width > k->width)
+		full *= (double)k->max_width / k->width;
+	if (gts > 0 && max_gts > gts)
+		full *= max_gts / gts;
+	if (!strcmp(k->narrow, "downtrained"))
+		explain_advise(c,
+			       "%s PCIe link %s is trained %s though the port "
+			       "above it (%s) supports x%u: reseat the card, "
+			       "check the slot/riser and firmware link "
+			       "settings, compare LnkCap/LnkSta of both ends "
+			       "(lspci -vv); trained fully it gives about "
+			       "%.1f Gbps usable (computed)",
+			       node, k->id, k->downtrained, k->upstream,
+			       k->upstream_max_width, full);
+	else
+		explain_advise(c,
+			       "%s PCIe link %s runs at %s and the port above "
+			       "it was not read: downtrained (reseat, check "
+			       "the slot/riser and firmware link settings; "
+			       "about %.1f Gbps usable once trained fully) or "
+			       "wired narrow by the board (nothing fixes it): "
+			       "compare LnkCap of both ends (lspci -vv)",
+			       node, k->id, k->downtrained, full);
+}
+
 static void explain_advise_pcie(struct explain_ceiling *c,
 				const Ring__Topology *t, const Ring__Edge *e,
 				const Ring__Inventory *inv_a,
@@ -408,22 +458,10 @@ static void explain_advise_pcie(struct explain_ceiling *c,
 			continue;
 		/* The coordinator's finding says it: quoted below. */
 		if (*k->downtrained &&
-		    !explain_finding(t, "pcie_downtrained", nodes[s], k->id)) {
-			double gts = explain_gts(k->speed),
-			       max_gts = explain_gts(k->max_speed);
-			double full = k->usable_gbps;
-
-			if (k->width && k->max_width > k->width)
-				full *= (double)k->max_width / k->width;
-			if (gts > 0 && max_gts > gts)
-				full *= max_gts / gts;
-			explain_advise(c,
-				       "%s PCIe link %s is trained %s: reseat "
-				       "the card or fix the BIOS/firmware PCIe "
-				       "setting; trained fully it gives about "
-				       "%.1f Gbps usable (computed)",
-				       nodes[s], k->id, k->downtrained, full);
-		}
+		    !explain_finding(t, "pcie_downtrained", nodes[s], k->id) &&
+		    !explain_finding(t, "pcie_wired_narrow", nodes[s], k->id) &&
+		    !explain_finding(t, "pcie_narrow", nodes[s], k->id))
+			explain_advise_narrow(c, nodes[s], k);
 		/* Twins only where this end's link is the bound. */
 		if (at_index < 0 || said_twins ||
 		    strcmp(c->limits[at_index].what, "pcie_link") ||
@@ -584,8 +622,8 @@ static void explain_port_step(const Ring__Topology *t, const Ring__Edge *e,
 	if (c->port_gbps > (1.0 + EXPLAIN_AT) * lowest)
 		snprintf(c->port_verdict, sizeof(c->port_verdict),
 			 "port step %.1f Gbps (measured, %u function pairs "
-			 "at once) is above %s (%.0f%% of %s): that limit "
-			 "does not bind it",
+			 "at once) is above %s (%.0f%% of %s, computed): the "
+			 "model understates it",
 			 c->port_gbps, cab->functions, lname,
 			 100.0 * c->port_gbps / lowest, lim);
 	else if (c->port_gbps >= (1.0 - EXPLAIN_AT) * lowest)
@@ -602,16 +640,37 @@ static void explain_port_step(const Ring__Topology *t, const Ring__Edge *e,
 			 100.0 * c->port_gbps / lowest, lim);
 }
 
+/* "the PCIe link's usable rate", ... for a verdict. */
+static const char *explain_limit_name(const struct explain_limit *l)
+{
+	if (!strcmp(l->what, "pcie_link"))
+		return "PCIe link's usable rate";
+	if (!strcmp(l->what, "port"))
+		return "port's line rate";
+	return "port's line rate at the RDMA MTU";
+}
+
+/* What the limit's model assumes, which a figure above it shows wrong. */
+static const char *explain_limit_model(const struct explain_limit *l)
+{
+	if (!strcmp(l->what, "pcie_link"))
+		return "MPS, TLP and DLLP overhead";
+	if (!strcmp(l->what, "port"))
+		return "port speed, TCP/IP framing";
+	return "port speed, RoCE framing at the path MTU";
+}
+
 void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		     const Ring__Inventory *inv_a, const Ring__Inventory *inv_b,
 		     struct explain_ceiling *c)
 {
 	size_t nl = e->n_ladder;
 	double lowest = 0;
-	int low = -1, above = -1;
+	int low = -1;
 
 	memset(c, 0, sizeof(*c));
 	c->at = -1;
+	c->understated = -1;
 	explain_figure(e, c);
 	explain_port_limit(c, e, inv_a, inv_b);
 	explain_pcie_limit(c, 0, e->a, inv_a, e->a_interface);
@@ -640,21 +699,37 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 		if (r >= 1.0 - EXPLAIN_AT && r <= 1.0 + EXPLAIN_AT &&
 		    (c->at < 0 || c->limits[i].gbps < c->limits[c->at].gbps))
 			c->at = (int)i;
-		else if (r > 1.0 + EXPLAIN_AT && above < 0)
-			above = (int)i;
 	}
-	if (c->at >= 0) {
+	if (low >= 0 && c->gbps > (1.0 + EXPLAIN_MODEL_SLACK) * lowest)
+		c->understated = low;
+	if (c->at >= 0 && c->understated == c->at) {
 		const struct explain_limit *l = &c->limits[c->at];
 
 		snprintf(c->verdict, sizeof(c->verdict),
-			 "%.1f Gbps sits at the %s (%.0f%% of %.1f Gbps): %s",
-			 c->gbps,
-			 !strcmp(l->what, "pcie_link")
-				 ? "PCIe link's usable rate"
-			 : !strcmp(l->what, "port") ? "port's line rate"
-						    : "port's line rate at "
-						      "the RDMA MTU",
-			 100.0 * c->gbps / l->gbps, l->gbps, l->text);
+			 "%.1f Gbps sits at the %s but above its computed "
+			 "%.1f Gbps (%.0f%%): the model (%s) understates this "
+			 "link; %s",
+			 c->gbps, explain_limit_name(l), l->gbps,
+			 100.0 * c->gbps / l->gbps, explain_limit_model(l),
+			 l->text);
+	} else if (c->at >= 0) {
+		const struct explain_limit *l = &c->limits[c->at];
+		const struct explain_limit *u =
+			c->understated >= 0 ? &c->limits[c->understated] : NULL;
+		char more[160] = "";
+
+		/* A lower limit it beats is a model that understates. */
+		if (u)
+			snprintf(more, sizeof(more),
+				 "; it is above the computed %.1f Gbps %s: the "
+				 "model (%s) understates that",
+				 u->gbps, explain_limit_name(u),
+				 explain_limit_model(u));
+		snprintf(c->verdict, sizeof(c->verdict),
+			 "%.1f Gbps sits at the %s (%.0f%% of %.1f Gbps): "
+			 "%s%s",
+			 c->gbps, explain_limit_name(l),
+			 100.0 * c->gbps / l->gbps, l->gbps, l->text, more);
 	} else if (low >= 0 && c->gbps < lowest) {
 		snprintf(c->verdict, sizeof(c->verdict),
 			 "%.1f Gbps sits below every known limit: %.*f%% of "
@@ -662,10 +737,17 @@ void explain_ceiling(const Ring__Topology *t, const Ring__Edge *e,
 			 c->gbps, c->gbps < 0.1 * lowest ? 1 : 0,
 			 100.0 * c->gbps / lowest, c->limits[low].text);
 	} else if (low >= 0) {
+		/* Measured above every computed limit: the model was wrong,
+		 * not the link. */
+		const struct explain_limit *l = &c->limits[low];
+
 		snprintf(c->verdict, sizeof(c->verdict),
-			 "%.1f Gbps is above %s: that limit does not bind "
-			 "this figure",
-			 c->gbps, c->limits[above >= 0 ? above : low].text);
+			 "%.1f Gbps (measured) is above the computed %.1f Gbps "
+			 "%s (%.0f%%): the model (%s) understates this link; "
+			 "%s",
+			 c->gbps, l->gbps, explain_limit_name(l),
+			 100.0 * c->gbps / l->gbps, explain_limit_model(l),
+			 l->text);
 	} else {
 		snprintf(c->verdict, sizeof(c->verdict),
 			 "%.1f Gbps, and no limit is known (no inventory with "
@@ -963,7 +1045,10 @@ static void explain_end(struct writer *w, const char *node,
 		writer_str(w, "max_speed", k->max_speed);
 		writer_uint(w, "max_width", k->max_width);
 		writer_double(w, "usable_gbps_computed", k->usable_gbps, 1);
+		writer_uint(w, "mps_bytes", k->mps_bytes);
+		writer_str(w, "mps_source", k->mps_source);
 		writer_str(w, "downtrained", k->downtrained);
+		writer_str(w, "narrow", k->narrow);
 		writer_list_start(w, "functions");
 		for (size_t i = 0; i < k->n_interfaces; i++)
 			writer_str(w, NULL, k->interfaces[i]);
@@ -1118,6 +1203,9 @@ static void explain_ceiling_section(struct writer *w,
 	}
 	writer_table_end(w);
 	writer_str(w, "at", c->at >= 0 ? c->limits[c->at].what : "");
+	/* The limit a measured figure shows the model understates. */
+	writer_str(w, "model_understated",
+		   c->understated >= 0 ? c->limits[c->understated].what : "");
 	writer_str(w, "ladder_computed", c->ladder);
 	writer_str(w, "verdict_computed", c->verdict);
 	if (*c->port_verdict)
@@ -1384,7 +1472,10 @@ static void explain_node_inventory(struct writer *w, const Ring__Inventory *inv)
 		writer_str(w, "speed", l->speed);
 		writer_uint(w, "width", l->width);
 		writer_double(w, "usable_gbps_computed", l->usable_gbps, 1);
+		writer_uint(w, "mps_bytes", l->mps_bytes);
+		writer_str(w, "mps_source", l->mps_source);
 		writer_str(w, "downtrained", l->downtrained);
+		writer_str(w, "narrow", l->narrow);
 		writer_list_start(w, "functions");
 		for (size_t k = 0; k < l->n_interfaces; k++)
 			writer_str(w, NULL, l->interfaces[k]);

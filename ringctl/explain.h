@@ -17,6 +17,9 @@
 #define EXPLAIN_ADVICE_MAX 8
 /* A figure within this fraction of a limit "sits at" it. */
 #define EXPLAIN_AT 0.10
+/* A figure more than this fraction above a computed limit shows the
+ * model understates it (within it: the limits' rounding). */
+#define EXPLAIN_MODEL_SLACK 0.01
 
 struct explain_limit {
 	char what[16];	/* "port", "pcie_link", "rdma_mtu" */
@@ -32,7 +35,11 @@ struct explain_ceiling {
 	int rdma; /* the figure ran over RDMA (RoCE framing) */
 	struct explain_limit limits[EXPLAIN_LIMITS_MAX];
 	unsigned n_limits;
-	int at;		   /* index of the limit the figure sits at; -1 */
+	int at; /* index of the limit the figure sits at; -1 */
+	/* Index of the lowest limit the measured figure is above by more
+	 * than EXPLAIN_MODEL_SLACK: the computed model understates that
+	 * link (a measurement is never "above its ceiling"); -1 none. */
+	int understated;
 	char verdict[400]; /* computed */
 	/* The stream ladder's top two steps: "saturated ..." or "still
 	 * rising ..." (computed from the measured steps; "" with fewer). */

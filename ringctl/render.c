@@ -376,7 +376,18 @@ static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
 		writer_uint(w, "max_width", l->max_width);
 		writer_double(w, "raw_gbps_computed", l->raw_gbps, 1);
 		writer_double(w, "usable_gbps_computed", l->usable_gbps, 1);
+		/* The MPS the usable rate was computed from, and whether
+		 * the agent read it or assumed it (none: an older agent). */
+		if (l->mps_bytes)
+			writer_uint(w, "mps_bytes", l->mps_bytes);
+		else
+			writer_none(w, "mps_bytes", "");
+		writer_str(w, "mps_source", l->mps_source);
 		writer_str(w, "downtrained", l->downtrained);
+		writer_str(w, "narrow", l->narrow);
+		writer_str(w, "upstream", l->upstream);
+		writer_str(w, "upstream_max_speed", l->upstream_max_speed);
+		writer_uint(w, "upstream_max_width", l->upstream_max_width);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
@@ -395,6 +406,8 @@ static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
 		writer_double(w, "aggregate_gbps_computed", p->aggregate_gbps,
 			      1);
 		writer_str(w, "twins_differ", p->twins_differ);
+		writer_str(w, "grouped_by", p->grouped_by);
+		writer_str(w, "switch_ids_differ", p->switch_ids_differ);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);

@@ -51,13 +51,20 @@ def test_gb10_x2(ringd_bin, tmp_path):
     assert links["0002:01:00"]["max_width"] == 4
     assert links["0002:01:00"]["usable_gbps"] == 55.5
     assert links["0002:01:00"]["downtrained"] == "x2 of x4"
+    # Its root port is itself x2: the board is wired so.
+    assert links["0002:01:00"]["narrow"] == "wired_narrow"
+    assert links["0002:01:00"]["upstream"] == "0002:00:00.0"
+    assert links["0002:01:00"]["upstream_max_width"] == 2
+    # No config space in the fixture: MPS 256 assumed, and said so.
+    assert links["0002:01:00"]["mps_bytes"] == 256
+    assert links["0002:01:00"]["mps_source"] == "assumed"
     ports = by(inv["phys_ports"], "id")
     p0 = ports["4cbb47fffe2a1040/p0"]
     assert p0["name"] == "p0"
     assert p0["interfaces"] == ["enP2p1s0f0np0", "enp1s0f0np0"]
     assert p0["speed_gbps"] == 200 and p0["aggregate_gbps"] == 83.3
-    assert p0["twins_differ"] == \
-        "pcie width: enP2p1s0f0np0 x2, enp1s0f0np0 x4"
+    # The board's wiring: nothing to configure alike.
+    assert p0["twins_differ"] == ""
     ifs = by(inv["interfaces"], "name")
     assert ifs["enp1s0f0np0"]["port_id"] == "4cbb47fffe2a1040/p0"
     assert ifs["enp1s0f0np0"]["pcie_link"] == "0000:01:00"
@@ -67,6 +74,13 @@ def test_gb10_x2(ringd_bin, tmp_path):
     assert ifs["enp1s0f0np0"]["arp_ignore"] == 1
     assert ifs["enp1s0f0np0"]["arp_announce"] == 2
     assert ifs["enP7s7"]["management"] and ifs["enP7s7"]["port_id"] == ""
+    # Below a root port that can do x4: downtrained, and the twins differ.
+    inv = print_inventory(ringd_bin, tmp_path, "gb10-x2-down")
+    links = by(inv["pcie_links"], "id")
+    assert links["0002:01:00"]["narrow"] == "downtrained"
+    assert links["0002:01:00"]["upstream_max_width"] == 4
+    assert by(inv["phys_ports"], "id")["4cbb47fffe2a1040/p0"][
+        "twins_differ"] == "pcie width: enP2p1s0f0np0 x2, enp1s0f0np0 x4"
 
 
 def test_gb10_docker_ignored(ringd_bin, tmp_path):
@@ -97,3 +111,34 @@ def test_harness_twins_by_name(ringd_bin, tmp_path):
     assert links["0002:01:00"]["interfaces"] == ["enP2p1s0f0np0",
                                                  "enP2p1s0f1np1"]
     assert links["0002:01:00"]["raw_gbps"] == 0
+
+
+def test_gb10_switch_id_per_domain(ringd_bin, tmp_path):
+    """Each PCI domain reports its own phys_switch_id: the twins still
+    make two ports of two functions (sys_image_guid, bus:device,
+    function), and the disagreement is named, not split on."""
+    inv = print_inventory(ringd_bin, tmp_path, "gb10-swid")
+    ports = by(inv["phys_ports"], "id")
+    assert sorted(ports) == ["4cbb:4703:002a:1040/p0",
+                             "4cbb:4703:002a:1040/p1"]
+    p0 = ports["4cbb:4703:002a:1040/p0"]
+    assert p0["interfaces"] == ["enP2p1s0f0np0", "enp1s0f0np0"]
+    assert p0["grouped_by"] == "pci"
+    assert p0["switch_ids_differ"] == \
+        "enP2p1s0f0np0 4cbb47fffe2a1042, enp1s0f0np0 4cbb47fffe2a1040"
+    ifs = by(inv["interfaces"], "name")
+    assert ifs["enP2p1s0f0np0"]["port_id"] == "4cbb:4703:002a:1040/p0"
+
+
+def test_gb10_mps_read(ringd_bin, tmp_path):
+    """Max payload size from config space where it can be read (the 0000
+    functions' full 256 bytes: 128 B), assumed where only the first 64
+    bytes can (the 0002 functions')."""
+    inv = print_inventory(ringd_bin, tmp_path, "gb10-mps")
+    links = by(inv["pcie_links"], "id")
+    assert links["0000:01:00"]["mps_bytes"] == 128
+    assert links["0000:01:00"]["mps_source"] == "read"
+    assert links["0000:01:00"]["usable_gbps"] == 101.6
+    assert links["0002:01:00"]["mps_bytes"] == 256
+    assert links["0002:01:00"]["mps_source"] == "assumed"
+    assert links["0002:01:00"]["usable_gbps"] == 111

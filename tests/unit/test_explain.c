@@ -240,8 +240,9 @@ static void test_gb10_at_pcie(void **state)
 	assert_false(advice_has(&c, "use both twins"));
 }
 
-/* n2's first link trained x2 of x4 (the GB10 BIOS issue): 55.5 usable,
- * the figure sits there, and the advice names the downtrain. */
+/* n2's first link trained x2 of x4 under a root port that can do x4:
+ * 55.5 usable, the figure sits there, and the advice names the
+ * downtrain and what to check. */
 static void test_gb10_downtrained(void **state)
 {
 	struct end a, b;
@@ -255,6 +256,9 @@ static void test_gb10_downtrained(void **state)
 	b.l[0].raw_gbps = 63.0;
 	b.l[0].usable_gbps = 55.5;
 	b.l[0].downtrained = "x2 of x4";
+	b.l[0].narrow = "downtrained";
+	b.l[0].upstream = "0000:00:00.0";
+	b.l[0].upstream_max_width = 4;
 	topo_init(&t, 40.0, 54.0, 54.9);
 	explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
 	show(&c);
@@ -262,9 +266,14 @@ static void test_gb10_downtrained(void **state)
 	assert_string_equal(c.limits[c.at].what, "pcie_link");
 	assert_non_null(strstr(c.limits[c.at].text, "n2 enp1s0f0np0"));
 	assert_non_null(strstr(c.limits[c.at].text, "downtrained x2 of x4"));
+	/* An agent before mps_bytes: 256 assumed, and said so. */
+	assert_non_null(strstr(c.limits[c.at].text, "MPS 256 B assumed"));
 	assert_non_null(strstr(c.verdict, "55.5"));
+	assert_int_equal(c.understated, -1);
 	assert_true(advice_has(&c, "n2 PCIe link 0000:01:00 is trained x2 "
-				   "of x4"));
+				   "of x4 though the port above it "
+				   "(0000:00:00.0) supports x4: reseat"));
+	assert_true(advice_has(&c, "lspci -vv"));
 	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
 	assert_true(advice_has(&c, "use both twins of the port (n2"));
 	/* n2's links: 55.5 + 111.0 below the port's 198. */
@@ -304,7 +313,21 @@ static void test_gb10_downtrained(void **state)
 		/* The twin's pair is named by its function, not the
 		 * first pair's. */
 		assert_false(explain_finding_names_edge(&t.e[1], f[0].text));
+		t.t.n_findings = 0;
 	}
+
+	/* The port above not read (or an agent before the field): neither
+	 * cause is claimed. */
+	b.l[0].narrow = "";
+	b.l[0].upstream = "";
+	b.l[0].upstream_max_width = 0;
+	t.c.port_gbps_a_to_b = t.c.port_gbps_b_to_a = -1;
+	explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
+	show(&c);
+	assert_non_null(strstr(c.limits[c.at].text, "narrow x2 of x4"));
+	assert_true(advice_has(&c, "n2 PCIe link 0000:01:00 runs at x2 of x4 "
+				   "and the port above it was not read"));
+	assert_false(advice_has(&c, "BIOS"));
 }
 
 /* 20 Gbps against 111 and 198: below every limit; the moved counters are
@@ -518,10 +541,12 @@ static Ring__Inventory *fx_inventory(const char *fixture, const char *node)
 	return inv;
 }
 
-/* The agent's own model of GB10 fixtures: n1 with its 0002 link trained
- * x2 (gb10-x2), n2 fully trained (gb10-dual). The edge over n1's
- * enP2p1s0f0np0 at 54.8 Gbps sits at that link's usable rate as the
- * agent computes it; the edge over enp1s0f0np0 at 109.9 at its x4 link's. */
+/* The agent's own model of GB10 fixtures: n1 with its 0002 link at x2
+ * under a root port wired x2 (gb10-x2), n2 fully trained (gb10-dual).
+ * The edge over n1's enP2p1s0f0np0 at 54.8 Gbps sits at that link's
+ * usable rate as the agent computes it, and nothing is to be fixed; with
+ * n1's root port able to do x4 (gb10-x2-down) the advice is to retrain
+ * it. The edge over enp1s0f0np0 at 109.9 sits at its x4 link's. */
 static void test_fixture_inventories(void **state)
 {
 	Ring__Inventory *n1 = fx_inventory("gb10-x2", "n1");
@@ -541,10 +566,22 @@ static void test_fixture_inventories(void **state)
 			       "n1 enP2p1s0f0np0 PCIe link 0002:01:00"));
 	assert_non_null(strstr(c.limits[c.at].text, "x2 of x4"));
 	assert_true(c.limits[c.at].gbps > 55.4 && c.limits[c.at].gbps < 55.6);
-	assert_true(advice_has(&c, "n1 PCIe link 0002:01:00 is trained x2 of "
-				   "x4"));
-	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
+	assert_non_null(strstr(c.limits[c.at].text, "wired narrow x2 of x4"));
+	assert_true(advice_has(&c, "n1 PCIe link 0002:01:00 runs at x2 of x4 "
+				   "because the port above it (0002:00:00.0) "
+				   "is itself x2: the board is wired so"));
+	assert_false(advice_has(&c, "reseat"));
+	assert_false(advice_has(&c, "about 111.0 Gbps usable"));
 	assert_true(advice_has(&c, "enp1s0f0np0 on link 0000:01:00"));
+	inventory_free(n1);
+	n1 = fx_inventory("gb10-x2-down", "n1");
+	explain_ceiling(&t.t, &t.e[0], n1, n2, &c);
+	show(&c);
+	assert_non_null(strstr(c.limits[c.at].text, "downtrained x2 of x4"));
+	assert_true(advice_has(&c, "n1 PCIe link 0002:01:00 is trained x2 of "
+				   "x4 though the port above it "
+				   "(0002:00:00.0) supports x4: reseat"));
+	assert_true(advice_has(&c, "about 111.0 Gbps usable"));
 
 	for (int i = 0; i < 3; i++)
 		t.ab[i] = t.ba[i] = 109.9;
@@ -558,6 +595,60 @@ static void test_fixture_inventories(void **state)
 	inventory_free(n2);
 }
 
+/* A measured figure above the computed model: the model was wrong, not
+ * the link. Both ends read MPS 128 B (gb10-mps): 101.6 Gbps usable per
+ * x4 link; the reference cluster measured 111.3 Gbps (docs/REFERENCE.md). */
+static void test_above_model(void **state)
+{
+	Ring__Inventory *n1 = fx_inventory("gb10-mps", "n1");
+	Ring__Inventory *n2 = fx_inventory("gb10-mps", "n2");
+	struct explain_ceiling c;
+	struct topo t;
+
+	(void)state;
+	topo_init(&t, 40.0, 102.3, 111.3);
+	for (int i = 0; i < 3; i++)
+		t.ba[i] = t.ab[i];
+	explain_ceiling(&t.t, &t.e[0], n1, n2, &c);
+	show(&c);
+	assert_true(c.at >= 0);
+	assert_string_equal(c.limits[c.at].what, "pcie_link");
+	assert_true(c.limits[c.at].gbps > 101.5 && c.limits[c.at].gbps < 101.7);
+	assert_non_null(strstr(c.limits[c.at].text,
+			       "computed from MPS 128 B read from config "
+			       "space"));
+	assert_int_equal(c.understated, c.at);
+	assert_non_null(strstr(c.verdict,
+			       "111.3 Gbps sits at the PCIe link's usable rate "
+			       "but above its computed 101.6 Gbps (110%): the "
+			       "model (MPS, TLP and DLLP overhead) understates "
+			       "this link"));
+	assert_null(strstr(c.verdict, "violat"));
+
+	/* Well above every limit: still the model's fault. */
+	for (int i = 0; i < 3; i++)
+		t.ab[i] = t.ba[i] = 125.0;
+	explain_ceiling(&t.t, &t.e[0], n1, n2, &c);
+	show(&c);
+	assert_int_equal(c.at, -1);
+	assert_true(c.understated >= 0);
+	assert_string_equal(c.limits[c.understated].what, "pcie_link");
+	assert_non_null(strstr(c.verdict,
+			       "125.0 Gbps (measured) is above the computed "
+			       "101.6 Gbps PCIe link's usable rate (123%): the "
+			       "model (MPS, TLP and DLLP overhead) understates "
+			       "this link"));
+
+	/* Within the limits' rounding: at, and nothing understated. */
+	for (int i = 0; i < 3; i++)
+		t.ab[i] = t.ba[i] = 102.0;
+	explain_ceiling(&t.t, &t.e[0], n1, n2, &c);
+	assert_int_equal(c.understated, -1);
+	assert_null(strstr(c.verdict, "understates"));
+	inventory_free(n1);
+	inventory_free(n2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_port_bound),
 		cmocka_unit_test(test_rdma_mtu),
 		cmocka_unit_test(test_fixture_inventories),
+		cmocka_unit_test(test_above_model),
 		cmocka_unit_test(test_find_edge),
 		cmocka_unit_test(test_text_names),
 	};

@@ -443,7 +443,11 @@ static void hw_expect(const char *fixture, const char *const *lines,
 	assert_int_equal(n, n_want);
 	for (unsigned i = 0; i < n; i++) {
 		assert_string_equal(f[i].code, want[2 * i]);
-		assert_string_equal(f[i].level, "warn");
+		/* Nothing to fix in a board wired narrow: info. */
+		assert_string_equal(f[i].level,
+				    strcmp(want[2 * i], "pcie_wired_narrow")
+					    ? "warn"
+					    : "info");
 		assert_string_equal(f[i].text, want[2 * i + 1]);
 	}
 	assert_int_equal(findings_hw_halves(&nd, 1),
@@ -504,9 +508,19 @@ static void test_hw_dual(void **state)
 	hw_expect("gb10-dual", NULL, NULL, 0);
 }
 
+/* x2 under a root port wired x2: the board's design, said once, with
+ * nothing to configure alike; x2 below a root port that can do x4: the
+ * twins differ and the link is downtrained. */
 static void test_hw_x2(void **state)
 {
 	static const char *const want[] = {
+		"pcie_wired_narrow",
+		"n1 PCIe link 0002:01:00 (enP2p1s0f0np0) runs at x2 of x4 "
+		"because the port above it (0002:00:00.0) is itself x2, 32.0 "
+		"GT/s PCIe: the board is wired so and nothing fixes it; plan "
+		"on its 55.5 Gbps usable, shared by its functions",
+	};
+	static const char *const down[] = {
 		"twins_differ",
 		"n1 port p0: its functions differ (pcie width: enP2p1s0f0np0 "
 		"x2, enp1s0f0np0 x4): they should be configured alike",
@@ -514,13 +528,68 @@ static void test_hw_x2(void **state)
 		"n1 port p1: its functions differ (pcie width: enP2p1s0f1np1 "
 		"x2, enp1s0f1np1 x4): they should be configured alike",
 		"pcie_downtrained",
-		"n1 PCIe link 0002:01:00 trained at x2 of x4 (enP2p1s0f0np0): "
-		"55.5 Gbps usable, shared by its functions; check the "
-		"BIOS/firmware PCIe settings and the seating of the card",
+		"n1 PCIe link 0002:01:00 (enP2p1s0f0np0) trained at x2 of x4 "
+		"though both ends support more (port above 0002:00:00.0: x4): "
+		"55.5 Gbps usable, shared; reseat the card, check the "
+		"slot/riser and firmware link settings, compare LnkCap/LnkSta "
+		"of both ends (lspci -vv -s 0002:01:00.0 and -s 0002:00:00.0)",
 	};
 
 	(void)state;
-	hw_expect("gb10-x2", NULL, want, 3);
+	hw_expect("gb10-x2", NULL, want, 1);
+	hw_expect("gb10-x2-down", NULL, down, 3);
+}
+
+/* A narrow link whose upstream port the agent could not read (or an
+ * agent before the field): neither cause is claimed. */
+static void test_hw_narrow_unknown(void **state)
+{
+	struct findings_hw_node nd = {.name = "n1"};
+	Ring__Inventory *inv;
+	Ring__PcieLink *l = NULL;
+	struct finding f[16];
+	unsigned n, hit = 0;
+
+	(void)state;
+	inv = hw_inv("gb10-x2", "n1", NULL);
+	for (size_t i = 0; i < inv->n_pcie_links; i++)
+		if (!strcmp(inv->pcie_links[i]->id, "0002:01:00"))
+			l = inv->pcie_links[i];
+	assert_non_null(l);
+	free(l->narrow);
+	l->narrow = (char *)protobuf_c_empty_string;
+	nd.inv = inv;
+	n = findings_hw(&nd, 1, f, 16);
+	for (unsigned i = 0; i < n; i++) {
+		assert_string_not_equal(f[i].code, "pcie_downtrained");
+		assert_string_not_equal(f[i].code, "pcie_wired_narrow");
+		if (strcmp(f[i].code, "pcie_narrow"))
+			continue;
+		hit++;
+		assert_string_equal(f[i].level, "warn");
+		assert_non_null(strstr(f[i].text, "0002:01:00"));
+		assert_non_null(strstr(f[i].text, "x2 of x4"));
+		assert_non_null(strstr(f[i].text, "was not read"));
+	}
+	assert_int_equal(hit, 1);
+	inventory_free(inv);
+}
+
+/* Each PCI domain with its own phys_switch_id: the twins still make two
+ * ports of two functions, so the port findings are those of gb10. */
+static void test_hw_swid(void **state)
+{
+	static const char *const want[] = {
+		"port_half_unused",
+		HW_HALF_P0_ALONE,
+		"port_half_unused",
+		"n1 port p1: enp1s0f1np1 has carrier but no address; "
+		"enP2p1s0f1np1 carries the cable alone, capping it near half "
+		"of 200 Gbps; address and use it too",
+	};
+
+	(void)state;
+	hw_expect("gb10-swid", NULL, want, 2);
 }
 
 /* Twins in one subnet: ARP flux unless arp_ignore=1, arp_announce=2. */
@@ -710,6 +779,8 @@ int main(void)
 		cmocka_unit_test(test_hw_onelink),
 		cmocka_unit_test(test_hw_dual),
 		cmocka_unit_test(test_hw_x2),
+		cmocka_unit_test(test_hw_narrow_unknown),
+		cmocka_unit_test(test_hw_swid),
 		cmocka_unit_test(test_hw_arp),
 		cmocka_unit_test(test_hw_cable),
 		cmocka_unit_test(test_hw_onelink_beacons),

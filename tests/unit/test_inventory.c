@@ -19,6 +19,7 @@
 #include "inventory.h"
 #include "inventory_hw.h"
 #include "inventory_json.h"
+#include "inventory_pcie.h"
 
 /* A hand-built getifaddrs() list: what the agent would see on a GB10 node
  * with two of its four CX-7 halves addressed. */
@@ -746,6 +747,7 @@ static void test_model_dual(void **state)
 static void test_model_x2(void **state)
 {
 	const Ring__PhysPort *p;
+	const Ring__PcieLink *l;
 	Ring__Inventory *inv;
 
 	(void)state;
@@ -756,9 +758,148 @@ static void test_model_x2(void **state)
 	assert_true(test_iface(inv, "enP2p1s0f1np1")->nominal_gbps == 27.8);
 	p = test_port(inv, "4cbb47fffe2a1040/p0");
 	assert_true(p->aggregate_gbps == 83.3);
-	assert_string_equal(p->twins_differ,
+	/* The board's wiring is no difference to set right. */
+	assert_string_equal(p->twins_differ, "");
+	/* The root port above 0002:01:00 is itself x2: wired narrow. */
+	l = test_link(inv, "0002:01:00");
+	assert_string_equal(l->upstream, "0002:00:00.0");
+	assert_int_equal(l->upstream_max_width, 2);
+	assert_string_equal(l->upstream_max_speed, "32.0 GT/s PCIe");
+	assert_string_equal(l->narrow, "wired_narrow");
+	l = test_link(inv, "0000:01:00");
+	assert_int_equal(l->upstream_max_width, 4);
+	assert_string_equal(l->narrow, "");
+	inventory_free(inv);
+
+	/* The same x2 below a root port that can do x4: downtrained. */
+	inv = test_collect_fixture("gb10-x2-down", "enP7s7");
+	test_gb10_model_common(inv, 2);
+	l = test_link(inv, "0002:01:00");
+	assert_int_equal(l->upstream_max_width, 4);
+	assert_string_equal(l->downtrained, "x2 of x4");
+	assert_string_equal(l->narrow, "downtrained");
+	assert_string_equal(test_port(inv, "4cbb47fffe2a1040/p0")->twins_differ,
 			    "pcie width: enP2p1s0f0np0 x2, enp1s0f0np0 x4");
 	inventory_free(inv);
+}
+
+/* Each PCI domain reports its own phys_switch_id: the twins still group
+ * by sys_image_guid and bus:device.function, two ports of two functions
+ * each, and the disagreement is named, not split on. */
+static void test_model_swid(void **state)
+{
+	static const struct {
+		const char *port, *a, *b, *differ;
+	} want[] = {
+		{"4cbb:4703:002a:1040/p0", "enP2p1s0f0np0", "enp1s0f0np0",
+		 "enP2p1s0f0np0 4cbb47fffe2a1042, enp1s0f0np0 "
+		 "4cbb47fffe2a1040"},
+		{"4cbb:4703:002a:1040/p1", "enP2p1s0f1np1", "enp1s0f1np1",
+		 "enP2p1s0f1np1 4cbb47fffe2a1042, enp1s0f1np1 "
+		 "4cbb47fffe2a1040"},
+	};
+	const Ring__PhysPort *p;
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-swid", "enP7s7");
+	assert_int_equal(inv->n_phys_ports, 2);
+	assert_int_equal(inv->n_pcie_links, 2);
+	for (size_t i = 0; i < 2; i++) {
+		p = test_port(inv, want[i].port);
+		assert_non_null(p);
+		test_assert_names(p->interfaces, p->n_interfaces, want[i].a,
+				  want[i].b);
+		assert_string_equal(p->grouped_by, "pci");
+		assert_string_equal(p->switch_ids_differ, want[i].differ);
+		assert_string_equal(p->twins_differ, "");
+		assert_true(p->speed_gbps == 200.0);
+		assert_string_equal(test_iface(inv, want[i].a)->port_id,
+				    want[i].port);
+		assert_string_equal(test_iface(inv, want[i].b)->port_id,
+				    want[i].port);
+	}
+	/* Each function keeps the switch id its domain reports. */
+	assert_string_equal(test_iface(inv, "enP2p1s0f0np0")->phys_switch_id,
+			    "4cbb47fffe2a1042");
+	/* As in gb10: one half of each port addressed, the other unused. */
+	assert_true(test_iface(inv, "enP2p1s0f0np0")->up_no_address);
+	inventory_free(inv);
+
+	/* Where the switch ids agree they name the port, as before, and
+	 * the grouping says how it was made. */
+	inv = test_collect_fixture("gb10", "enP7s7");
+	p = test_port(inv, "4cbb47fffe2a1040/p0");
+	assert_non_null(p);
+	assert_string_equal(p->grouped_by, "pci");
+	assert_string_equal(p->switch_ids_differ, "");
+	inventory_free(inv);
+	inv = test_collect_fixture("gb10-veth", "mgmt0");
+	assert_string_equal(test_port(inv, "enp1s0f0np0")->grouped_by, "name");
+	inventory_free(inv);
+}
+
+/* The max payload size from config space: 128 read in full on the 0000
+ * functions; only 64 bytes readable on the 0002 ones, so 256 assumed. */
+static void test_model_mps(void **state)
+{
+	const Ring__PcieLink *l;
+	Ring__Inventory *inv;
+
+	(void)state;
+	inv = test_collect_fixture("gb10-mps", "enP7s7");
+	l = test_link(inv, "0000:01:00");
+	assert_int_equal(l->mps_bytes, 128);
+	assert_string_equal(l->mps_source, "read");
+	/* 126.0 x 128/154 x 0.97 */
+	assert_true(l->usable_gbps == 101.6);
+	assert_true(test_iface(inv, "enp1s0f0np0")->nominal_gbps == 50.8);
+	l = test_link(inv, "0002:01:00");
+	assert_int_equal(l->mps_bytes, 256);
+	assert_string_equal(l->mps_source, "assumed");
+	assert_true(l->usable_gbps == 111.0);
+	inventory_free(inv);
+
+	/* Fixtures without config files: assumed everywhere. */
+	inv = test_collect_fixture("gb10", "enP7s7");
+	assert_string_equal(test_link(inv, "0000:01:00")->mps_source,
+			    "assumed");
+	assert_int_equal(test_link(inv, "0000:01:00")->mps_bytes, 256);
+	inventory_free(inv);
+}
+
+/* The capability walk on its own: encodings, a short read, a loop. */
+static void test_pcie_mps(void **state)
+{
+	unsigned char cfg[256];
+
+	(void)state;
+	memset(cfg, 0, sizeof(cfg));
+	cfg[0x06] = 0x10;
+	cfg[0x34] = 0x40;
+	cfg[0x40] = 0x01;
+	cfg[0x41] = 0x60;
+	cfg[0x60] = 0x10;
+	for (unsigned enc = 0; enc < 8; enc++) {
+		cfg[0x68] = (unsigned char)(enc << 5 | 0x10);
+		assert_int_equal(inventory_pcie_mps(cfg, sizeof(cfg)),
+				 enc <= 5 ? 128u << enc : 0);
+	}
+	cfg[0x68] = 0x30;
+	assert_int_equal(inventory_pcie_mps(cfg, sizeof(cfg)), 256);
+	/* What a user other than root reads: the first 64 bytes. */
+	assert_int_equal(inventory_pcie_mps(cfg, 64), 0);
+	assert_int_equal(inventory_pcie_mps(cfg, 0x69), 0);
+	assert_int_equal(inventory_pcie_mps(cfg, 0x6a), 256);
+	/* No capability list. */
+	cfg[0x06] = 0;
+	assert_int_equal(inventory_pcie_mps(cfg, sizeof(cfg)), 0);
+	cfg[0x06] = 0x10;
+	/* A list that loops without the PCIe capability ends. */
+	cfg[0x60] = 0x05;
+	cfg[0x61] = 0x40;
+	assert_int_equal(inventory_pcie_mps(cfg, sizeof(cfg)), 0);
+	assert_int_equal(inventory_pcie_mps(NULL, 0), 0);
 }
 
 /* docker0 up with 172.17.0.1, a veth member and a compose bridge: none
@@ -854,11 +995,13 @@ static void test_parse_pname(void **state)
 static void test_usable_gbps(void **state)
 {
 	(void)state;
-	assert_true(inventory_pcie_usable_gbps(126.0) == 111.0);
-	assert_true(inventory_pcie_usable_gbps(63.0) == 55.5);
-	assert_true(inventory_pcie_usable_gbps(504.1) == 443.9);
-	assert_true(inventory_pcie_usable_gbps(0.0) == 0.0);
-	assert_true(inventory_pcie_usable_gbps(-1.0) == 0.0);
+	assert_true(inventory_pcie_usable_gbps(126.0, 0) == 111.0);
+	assert_true(inventory_pcie_usable_gbps(63.0, 0) == 55.5);
+	assert_true(inventory_pcie_usable_gbps(504.1, 0) == 443.9);
+	assert_true(inventory_pcie_usable_gbps(0.0, 0) == 0.0);
+	assert_true(inventory_pcie_usable_gbps(-1.0, 0) == 0.0);
+	assert_true(inventory_pcie_usable_gbps(126.0, 256) == 111.0);
+	assert_true(inventory_pcie_usable_gbps(126.0, 128) == 101.6);
 }
 
 /* --print-inventory's JSON: escaping, nested messages, repeated fields. */
@@ -909,6 +1052,9 @@ int main(void)
 		cmocka_unit_test(test_model_gb10),
 		cmocka_unit_test(test_model_dual),
 		cmocka_unit_test(test_model_x2),
+		cmocka_unit_test(test_model_swid),
+		cmocka_unit_test(test_model_mps),
+		cmocka_unit_test(test_pcie_mps),
 		cmocka_unit_test(test_model_docker),
 		cmocka_unit_test(test_model_fallback),
 		cmocka_unit_test(test_parse_pname),

@@ -297,6 +297,50 @@ static void test_inventory_hw(void **state)
 	inv->interfaces[0]->arp_announce = -1;
 	assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
 
+	/* The MPS, its source, the narrow cause, the grouping. */
+	{
+		Ring__PcieLink *l = inv->pcie_links[1];
+		Ring__PhysPort *p = inv->phys_ports[0];
+		char *ks = l->mps_source, *kn = l->narrow, *kg = p->grouped_by;
+
+		assert_int_equal(l->mps_bytes, 256);
+		l->mps_bytes = 384;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "PCIe link 0002:01:00: max payload "
+					 "size 384 bytes (128 to 4096, a power "
+					 "of two)");
+		l->mps_bytes = 8192;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		l->mps_bytes = 0; /* an agent before the field */
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+		l->mps_bytes = 128;
+		l->mps_source = "guessed";
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "PCIe link 0002:01:00: mps_source "
+					 "must be read or assumed");
+		l->mps_source = ks;
+		l->narrow = "bios";
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "PCIe link 0002:01:00: narrow must be "
+					 "downtrained, wired_narrow or "
+					 "unknown");
+		l->narrow = "wired_narrow";
+		l->upstream_max_width = 64;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "PCIe link 0002:01:00: upstream width "
+					 "x64 (max x32)");
+		l->upstream_max_width = 2;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+		l->narrow = kn;
+		p->grouped_by = "luck";
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), -1);
+		assert_string_equal(why, "physical port 4cbb47fffe2a1040/p0: "
+					 "grouped_by luck is not one the agent "
+					 "sends");
+		p->grouped_by = kg;
+		assert_int_equal(validate_inventory(inv, why, sizeof(why)), 0);
+	}
+
 	/* Text: control characters in an id, a twins_differ too long. */
 	keep = inv->phys_ports[1]->id;
 	inv->phys_ports[1]->id = "p\n1";
