@@ -426,12 +426,12 @@ static int cap_link(struct cap *c, const char *link, const char *target)
 
 	for (const char *p = link; *p; p++)
 		depth += *p == '/';
+	if (!depth || 3 * depth + strlen(target) + 1 > sizeof(text))
+		return cap_fail(c, "%s/%s: link too long", c->out, link);
 	/* link "sys/class/net/IF/device": 4 directories, 3 up to sys/. */
 	for (size_t i = 1; i < depth; i++)
-		strcat(text, "../");
-	if (strlen(text) + strlen(target) + 1 > sizeof(text))
-		return cap_fail(c, "%s/%s: link too long", c->out, link);
-	strcat(text, target);
+		memcpy(text + 3 * (i - 1), "../", 4);
+	memcpy(text + strlen(text), target, strlen(target) + 1);
 	if (cap_fmt(dir, sizeof(dir), "%s", link) < 0 ||
 	    cap_fmt(path, sizeof(path), "%s/%s", c->out, link) < 0)
 		return cap_fail(c, "%s/%s: path too long", c->out, link);
