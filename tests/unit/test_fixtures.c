@@ -204,6 +204,7 @@ static void check_capture(const char *root, const Ring__Inventory *inv)
 			free(b);
 		} else {
 			same_structure(inv, back);
+			check_one("anonymised", back);
 		}
 		inventory_free(back);
 	}
