@@ -2,6 +2,7 @@
  * devices, memory. */
 #include "inventory.h"
 #include "inventory_hw.h"
+#include "inventory_tree.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -815,6 +816,30 @@ static int inv_rdma_bind_interfaces(Ring__Inventory *inv)
 	return 0;
 }
 
+static int inv_rdma_cmp(const void *a, const void *b)
+{
+	return strcmp((*(Ring__RdmaDevice *const *)a)->name,
+		      (*(Ring__RdmaDevice *const *)b)->name);
+}
+
+/* A tree's hostname and kernel release, where it has them (a capture
+ * does, the hand-made fixtures do not). */
+static int inv_tree_kernel(const struct inventory_src *s, Ring__Inventory *inv)
+{
+	char dir[PATH_MAX], buf[HOST_NAME_MAX + 1];
+
+	if (inv_path(dir, sizeof(dir), "%s/proc/sys/kernel", s->procfs_root) <
+	    0)
+		return 0;
+	if (inv_read_at(dir, "hostname", buf, sizeof(buf)) == 0 &&
+	    inv_str_set(&inv->hostname, buf) < 0)
+		return -1;
+	if (inv_read_at(dir, "osrelease", buf, sizeof(buf)) == 0 &&
+	    inv_str_set(&inv->kernel, buf) < 0)
+		return -1;
+	return 0;
+}
+
 static int inv_rdma(Ring__Inventory *inv, const struct agent_conf *conf,
 		    const char *sysfs_root)
 {
@@ -845,10 +870,6 @@ static int inv_rdma(Ring__Inventory *inv, const struct agent_conf *conf,
 			rc = -1;
 			goto out;
 		}
-	}
-	if (inv_rdma_bind_interfaces(inv) < 0) {
-		rc = -1;
-		goto out;
 	}
 	if (err[0]) {
 		log_warnx("inventory: rdma: %s", err);
@@ -899,6 +920,18 @@ Ring__Inventory *inventory_collect(const struct agent_conf *conf,
 	if (inv_interfaces(inv, conf, &s) < 0)
 		goto fail;
 	if (s.with_rdma && inv_rdma(inv, conf, s.sysfs_root) < 0)
+		goto fail;
+	if (!s.with_rdma && s.from_tree &&
+	    inventory_tree_rdma(inv, conf, s.sysfs_root) < 0)
+		goto fail;
+	/* libibverbs lists devices in no set order: by name, so a capture
+	 * compares equal and a reordering is no change. */
+	if (inv->n_rdma_devices > 1)
+		qsort(inv->rdma_devices, inv->n_rdma_devices,
+		      sizeof(*inv->rdma_devices), inv_rdma_cmp);
+	if (inv_rdma_bind_interfaces(inv) < 0)
+		goto fail;
+	if (s.from_tree && inv_tree_kernel(&s, inv) < 0)
 		goto fail;
 	/* After RDMA: software devices' functions know theirs only now. */
 	if (inventory_hw_model(inv, s.sysfs_root, s.procfs_root) < 0)

@@ -16,6 +16,11 @@ struct inventory_src {
 	const char *mgmt_interface; /* excluded from data interfaces, flagged */
 	const char *mgmt_address;
 	int with_rdma; /* query libibverbs */
+	/* sysfs_root is a captured or fixture tree (inventory_tree.h):
+	 * without with_rdma, RDMA devices come from its sysfs layout; the
+	 * hostname and kernel release from procfs_root/proc/sys/kernel/
+	 * where the tree has them. */
+	int from_tree;
 };
 
 /* Build a new inventory. conf chooses data interfaces and nominal speeds.
