@@ -218,7 +218,9 @@ def look_around(bindir, workdir, r, c, victim="n4"):
         "  ringctl explain n1-n2              # one cable, its limits",
         "  ringctl test allreduce --sizes 1M,16M   # a real ring all-reduce",
         "  ringctl ranks -f hostfile > /tmp/hosts; "
-        "ringctl check all --hostfile /tmp/hosts",
+        "ringctl ranks -f env > /tmp/job.env",
+        "  ringctl check all --hostfile /tmp/hosts --env /tmp/job.env"
+        "   # the pre-flight",
         "  ringctl plan --model-bytes 800GB   # does it fit",
         "  ip netns exec %s ip -br addr   # n1's interfaces" % q(c.ns("n1")),
         "  ip netns exec %s bash          # a shell on n1" % q(c.ns("n1")),

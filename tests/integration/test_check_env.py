@@ -1,4 +1,4 @@
-"""ringctl check nccl-env on the field notes' emulated ring (n1-n2-n4-n3,
+"""ringctl check nccl-env on the reference cluster's ring, emulated (n1-n2-n4-n3,
 an unaddressed eth3 on every node, every cable shaped to 1 Gbit): what
 `ranks -f env` prints passes, NCCL_ALGO=Tree and the patched build's
 NCCL_SWITCHLESS_RING_ONLY are named (exit 1), sockets on data ports are
@@ -117,6 +117,22 @@ def test_tree_and_patched_variable(fn):
     assert "not an upstream NCCL variable" in sw[0]["why"]
     lines = base.count("\n")
     assert algo[0]["line"] == lines + 1 and sw[0]["line"] == lines + 2
+    assert doc["problems"] == 1 and doc["warnings"] == 1, doc["issues"]
+    # The whole of ranks -f env with the two lines at the end of n1's
+    # block: n1's environment is its block, whatever the later blocks
+    # set (they used to override it, as one shell would).
+    env = r.ranks_text("env")
+    per_node = blocks(env)
+    whole = "".join(
+        per_node[n].rstrip("\n") + "\n" +
+        ("NCCL_ALGO=Tree\nNCCL_SWITCHLESS_RING_ONLY=1\n" if n == "n1"
+         else "") + "\n" for n in ORDER)
+    rc, out, err = check(r, write(tmp, "whole.env", whole))
+    assert rc == 1, (rc, out, err)
+    doc = json.loads(out)
+    algo = [i for i in issues_of(doc, "NCCL_ALGO") if i["level"] != "note"]
+    assert [(i["node"], i["value"]) for i in algo] == [("n1", "Tree")], \
+        doc["issues"]
     assert doc["problems"] == 1 and doc["warnings"] == 1, doc["issues"]
     # The same from stdin, in plain text for people.
     rc, out, err = check(r, "-", fmt=None, stdin=open(bad).read())
