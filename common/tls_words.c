@@ -204,19 +204,18 @@ void tls_words_failure(SSL *ssl, unsigned long err, char *buf, size_t len)
 	} else if (ssl && ERR_GET_LIB(err) == ERR_LIB_SSL &&
 		   reason > SSL_AD_REASON_OFFSET) {
 		int a = reason - SSL_AD_REASON_OFFSET;
+		char theirs[600] = "no certificate";
 
-		peer = SSL_get_certificate(ssl);
-		tls_words_cert(peer, cert, sizeof(cert));
+		tls_words_cert(SSL_get_certificate(ssl), cert, sizeof(cert));
 		peer = SSL_get0_peer_certificate(ssl);
+		if (peer)
+			tls_words_cert(peer, theirs, sizeof(theirs));
 		tls_words_put(&o,
-			      "TLS: the peer rejected us (we are the %s) with "
-			      "alert '%s'; our certificate: %s; %s",
-			      side, SSL_alert_desc_string_long(a), cert,
-			      tls_words_alert_advice(a));
-		if (peer) {
-			tls_words_cert(peer, cert, sizeof(cert));
-			tls_words_put(&o, "; the peer's certificate: %s", cert);
-		}
+			      "TLS: the peer rejected our certificate (%s) "
+			      "with alert '%s' (we are the %s; the peer "
+			      "presented %s; the CA we trust is %s); %s",
+			      cert, SSL_alert_desc_string_long(a), side, theirs,
+			      ca, tls_words_alert_advice(a));
 	} else {
 		tls_words_put(&o,
 			      "TLS (we are the %s) failed: %s; is the peer a "
@@ -230,4 +229,19 @@ void tls_words_failure(SSL *ssl, unsigned long err, char *buf, size_t len)
 	}
 	if (*raw)
 		tls_words_put(&o, " (openssl: %s)", raw);
+}
+
+void tls_words_closed(SSL *ssl, char *buf, size_t len)
+{
+	char cert[600], ca[600];
+
+	tls_words_cert(ssl ? SSL_get_certificate(ssl) : NULL, cert,
+		       sizeof(cert));
+	tls_words_trusted(ssl, ca, sizeof(ca));
+	snprintf(buf, len,
+		 "TLS: the peer closed the session before accepting us, most "
+		 "likely refusing our certificate (%s) (we are the %s; the CA "
+		 "we trust is %s): its ca must be the CA that signed ours, "
+		 "and the certificate must be issued for this node's name",
+		 cert, ssl && SSL_is_server(ssl) ? "server" : "client", ca);
 }

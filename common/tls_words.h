@@ -7,9 +7,14 @@
 #define RING_TLS_WORDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+/* A failed TLS session is logged in words once per peer per this long;
+ * the repeats in between are counted into the next line (ratelimit.h). */
+#define TLS_WORDS_LOG_MS 10000
 
 /* "CN=n1, issued by CN=ringd cluster CA (key 1a2b3c4d)". */
 void tls_words_cert(X509 *x, char *buf, size_t len);
@@ -25,5 +30,9 @@ void tls_words_trusted(SSL *ssl, char *buf, size_t len);
  * certificate (...) with alert 'unknown CA'; its ca must be the CA that
  * signed ours (...)", the raw error last in parentheses. */
 void tls_words_failure(SSL *ssl, unsigned long err, char *buf, size_t len);
+/* A client whose TLS 1.3 handshake finished but whose peer closed before
+ * a word: the server most likely refused our certificate without the
+ * alert reaching us. Our certificate, the CA we trust, what to check. */
+void tls_words_closed(SSL *ssl, char *buf, size_t len);
 
 #endif
