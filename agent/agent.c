@@ -22,15 +22,18 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
+#include "clock.h"
 #include "conn.h"
 #include "counters.h"
 #include "inventory.h"
 #include "lldp.h"
 #include "log.h"
 #include "ops.h"
+#include "ratelimit.h"
 #include "resolve.h"
 #include "rdma_events.h"
 #include "tls.h"
+#include "tls_words.h"
 
 /* Netlink bursts (an address and a route appear together) are folded into
  * one rescan this long after the last event. */
@@ -67,6 +70,7 @@ struct agent {
 	struct event *reconnect_ev, *deadline_ev, *heartbeat_ev, *rescan_ev;
 	struct event *nl_ev, *sig_term, *sig_int, *sig_hup, *watchdog_ev;
 	struct event *counters_ev;
+	struct ratelimit tls_rl; /* the TLS failures' words (one peer) */
 };
 
 static void agent_connect(struct agent *a);
@@ -267,19 +271,40 @@ static void agent_on_close(struct conn *c, int err, const char *reason,
 			   void *arg)
 {
 	struct agent *a = arg;
+	char more[80] = "", words[1200];
+	unsigned held;
 
-	(void)c;
-	if (a->state == AGENT_ACTIVE)
+	/* TLS 1.3 clients finish the handshake before the server has
+	 * judged their certificate: a refusal whose alert was lost looks
+	 * like a close before any answer. */
+	if (a->state == AGENT_HELLO && err == -ECONNRESET) {
+		tls_words_closed(bufferevent_openssl_get_ssl(conn_bev(c)),
+				 words, sizeof(words));
+		reason = words;
+	}
+	if (conn_tls_failed(c) || reason == words) {
+		/* In words, once per TLS_WORDS_LOG_MS: a wrong CA fails the
+		 * same way on every retry. */
+		if (ratelimit_ok(&a->tls_rl, "coordinator", clock_now_ms(),
+				 &held)) {
+			if (held)
+				snprintf(more, sizeof(more),
+					 " [%u more TLS failures since the "
+					 "last such line]",
+					 held);
+			log_warnx("cannot connect to coordinator %s:%u: "
+				  "%s%s%s%s%s%s",
+				  a->conf->coordinator_host,
+				  a->conf->coordinator_port, reason,
+				  reason == words ? " (cert " : "",
+				  reason == words ? a->conf->cert : "",
+				  reason == words ? ", node " : "",
+				  reason == words ? a->conf->node : "", more);
+		} else
+			log_debug("agent", "TLS failure again: %s", reason);
+	} else if (a->state == AGENT_ACTIVE)
 		log_warnx("lost the coordinator: %s%s", reason,
 			  err == -ETIMEDOUT ? " (no heartbeat answer)" : "");
-	else if (a->state == AGENT_HELLO && err == -ECONNRESET)
-		/* TLS 1.3 clients finish the handshake before the server has
-		 * judged their certificate: a refusal looks like this. */
-		log_warnx("coordinator %s:%u closed the session before "
-			  "accepting us: is %s signed by the cluster CA and "
-			  "issued for node '%s'?",
-			  a->conf->coordinator_host, a->conf->coordinator_port,
-			  a->conf->cert, a->conf->node);
 	else
 		log_warnx("cannot connect to coordinator %s:%u: %s",
 			  a->conf->coordinator_host, a->conf->coordinator_port,
@@ -612,6 +637,7 @@ struct agent *agent_new(const struct agent_conf *conf)
 		return NULL;
 	a->conf = conf;
 	a->nl_fd = -1;
+	ratelimit_init(&a->tls_rl, TLS_WORDS_LOG_MS);
 	signal(SIGPIPE, SIG_IGN);
 	a->base = event_base_new();
 	if (!a->base)

@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 
 #include "log.h"
+#include "tls_words.h"
 
 /* A peer that does not read its replies must not grow our memory forever. */
 #define CONN_MAX_BACKLOG (16u << 20)
@@ -29,6 +30,7 @@ struct conn {
 	int freed;	 /* conn_free() called while dispatching */
 	int failed;	 /* on_close already delivered */
 	int closing;	 /* close once output is flushed */
+	int tls_failed;	 /* the close came with a TLS error */
 	char close_reason[128];
 };
 
@@ -153,11 +155,23 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
 static void conn_describe_error(struct conn *c, short what, char *buf,
 				size_t len)
 {
-	unsigned long e;
-	size_t n;
+	unsigned long e, first = 0;
+	SSL *ssl;
 
 	if (what & BEV_EVENT_TIMEOUT) {
 		snprintf(buf, len, "timed out waiting for the peer");
+		return;
+	}
+	/* A TLS failure in words (side, peer's certificate, our CA, what
+	 * to check), from the first real OpenSSL error (libevent adds
+	 * placeholder entries of no library); the rest drained. */
+	ssl = bufferevent_openssl_get_ssl(c->bev);
+	while (ssl && (e = bufferevent_get_openssl_error(c->bev)) != 0)
+		if (ERR_GET_LIB(e) && !first)
+			first = e;
+	if (first) {
+		c->tls_failed = 1;
+		tls_words_failure(ssl, first, buf, len);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
@@ -167,22 +181,12 @@ static void conn_describe_error(struct conn *c, short what, char *buf,
 	snprintf(buf, len, "%s",
 		 EVUTIL_SOCKET_ERROR() ? strerror(EVUTIL_SOCKET_ERROR())
 				       : "connection error");
-	n = strlen(buf);
-	while ((e = bufferevent_get_openssl_error(c->bev)) != 0 && n < len) {
-		char tmp[200];
-
-		if (!ERR_GET_LIB(e))
-			continue; /* libevent's own placeholder entries */
-		ERR_error_string_n(e, tmp, sizeof(tmp));
-		snprintf(buf + n, len - n, "; tls: %s", tmp);
-		n = strlen(buf);
-	}
 }
 
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
-	char why[400];
+	char why[1200];
 
 	(void)bev;
 	c->dispatching++;
@@ -333,4 +337,9 @@ void conn_close_after_flush(struct conn *c, const char *reason)
 	bufferevent_trigger(c->bev, EV_WRITE,
 			    BEV_TRIG_IGNORE_WATERMARKS |
 				    BEV_TRIG_DEFER_CALLBACKS);
+}
+
+int conn_tls_failed(const struct conn *c)
+{
+	return c->tls_failed;
 }

@@ -49,6 +49,9 @@ int conn_send_error(struct conn *c, uint64_t request_id, int code,
 /* Close if nothing is read within ms (0 disables). */
 void conn_set_read_timeout(struct conn *c, unsigned ms);
 const char *conn_peer(const struct conn *c);
+/* 1 when the session ended on a TLS error (the reason on_close got is
+ * then tls_words_failure()'s words), else 0. */
+int conn_tls_failed(const struct conn *c);
 struct bufferevent *conn_bev(struct conn *c);
 /* Flush pending output, then close (calls on_close with reason). */
 void conn_close_after_flush(struct conn *c, const char *reason);

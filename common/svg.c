@@ -985,12 +985,11 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	svg_printf(o, " \xc2\xb7 %u of %u expected nodes connected",
 		   r->n_connected, r->n_expected);
 	if (t && t->live_kind && *t->live_kind) {
-		SVG_LIT(o, " \xc2\xb7 now: ");
-		svg_esc(o, t->live_kind, 16);
-		if (*t->live_gap) {
-			SVG_LIT(o, " missing ");
-			svg_esc(o, t->live_gap, 2 * SVG_NAME_MAX);
-		}
+		char now_text[600];
+
+		topoview_live_text(t, 1, now_text, sizeof(now_text));
+		SVG_LIT(o, " \xc2\xb7 now ");
+		svg_esc(o, now_text, 4 * SVG_NAME_MAX);
 	}
 	clock_format_utc(t ? t->surveyed_ms : 0, when, sizeof(when), "never");
 	clock_format_utc(r->now_ms, now, sizeof(now), "never");

@@ -13,6 +13,7 @@
 #include <openssl/x509v3.h>
 
 #include "log.h"
+#include "tls_words.h"
 
 static void tls_log_errors(const char *what, const char *path)
 {
@@ -75,6 +76,42 @@ static void tls_log_role(X509 *x, const char *problem)
 	log_warnx("tls: peer refused: certificate of '%s' %s", cn, problem);
 }
 
+/* The leaf a verification refused, kept with the SSL for the words of
+ * the failure (a server never keeps a refused client's certificate). */
+static int tls_refused_idx = -1;
+
+static void tls_refused_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad,
+			     int idx, long argl, void *argp)
+{
+	(void)parent;
+	(void)ad;
+	(void)idx;
+	(void)argl;
+	(void)argp;
+	X509_free(ptr);
+}
+
+static void tls_keep_refused(SSL *ssl, X509_STORE_CTX *xs)
+{
+	X509 *leaf = X509_STORE_CTX_get0_cert(xs);
+
+	if (tls_refused_idx < 0 || !leaf ||
+	    SSL_get_ex_data(ssl, tls_refused_idx))
+		return;
+	if (X509_up_ref(leaf) != 1)
+		return;
+	if (!SSL_set_ex_data(ssl, tls_refused_idx, leaf))
+		X509_free(leaf);
+}
+
+X509 *tls_refused_peer(SSL *ssl)
+{
+	X509 *x = tls_refused_idx >= 0 ? SSL_get_ex_data(ssl, tls_refused_idx)
+				       : NULL;
+
+	return x ? x : SSL_get0_peer_certificate(ssl);
+}
+
 /* The peer's leaf must have the role opposite to ours. OpenSSL's own
  * purpose check already refuses a leaf without the role wanted (before
  * checking signatures, so a stranger could forge the name in it): that
@@ -89,6 +126,8 @@ static int tls_verify_cb(int ok, X509_STORE_CTX *xs)
 	const char *problem;
 	EVP_PKEY *ipub;
 
+	if (ssl && !ok)
+		tls_keep_refused(ssl, xs);
 	if (!ssl || !leaf || X509_STORE_CTX_get_error_depth(xs) != 0)
 		return ok;
 	problem = tls_role_problem(leaf, SSL_is_server(ssl));
@@ -116,6 +155,10 @@ SSL_CTX *tls_ctx_new(int server, const char *ca, const char *cert,
 	SSL_CTX *ctx =
 		SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
 
+	/* Contexts are made at start, before any thread. */
+	if (tls_refused_idx < 0)
+		tls_refused_idx = SSL_get_ex_new_index(0, NULL, NULL, NULL,
+						       tls_refused_free);
 	if (!ctx) {
 		tls_log_errors("cannot create context", "");
 		return NULL;
@@ -276,16 +319,72 @@ static EVP_PKEY *tls_check_read_key(struct tls_check *tc, const char *path)
 	return pkey;
 }
 
-/* Does the leaf verify against the CA certificates, with the rest of the
- * certificate file as intermediates, as a peer trusting ca checks it? */
+/* What to do when cert does not verify against ca, by the result. */
+static const char *tls_check_chain_advice(int v)
+{
+	switch (v) {
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+	case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+	case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+	case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+	case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+	case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+		return "it was issued by another CA: ca must be the "
+		       "certificate of the CA that issued it, the one the "
+		       "coordinator and every agent use (or issue this "
+		       "certificate from that CA: ringctl pki issue DIR NAME)";
+	case X509_V_ERR_CERT_HAS_EXPIRED:
+	case X509_V_ERR_CERT_NOT_YET_VALID:
+		return "re-issue it (ringctl pki issue DIR NAME) or check "
+		       "this host's clock";
+	case X509_V_ERR_INVALID_PURPOSE:
+		return "it lacks this daemon's role: re-issue it with "
+		       "ringctl pki issue";
+	default:
+		return "every peer that trusts only this CA would refuse it";
+	}
+}
+
+/* ca must hold CA certificates only (basicConstraints CA:TRUE): a node's
+ * or the coordinator's certificate there trusts nothing they sign. 1
+ * when all are, else 0 after saying which is not. */
+static int tls_check_cas(struct tls_check *tc, STACK_OF(X509) * cas,
+			 const char *ca)
+{
+	char who[600];
+
+	for (int i = 0; i < sk_X509_num(cas); i++) {
+		X509 *x = sk_X509_value(cas, i);
+		uint32_t f = X509_get_extension_flags(x);
+
+		if ((f & EXFLAG_BCONS) && (f & EXFLAG_CA))
+			continue;
+		tls_words_cert(x, who, sizeof(who));
+		tls_check_say(tc, TLS_FILE_CA, 1,
+			      "ca %s: certificate %d (%s) is not a CA "
+			      "certificate (no basicConstraints CA:TRUE): ca "
+			      "must be the cluster CA's certificate, ca.crt in "
+			      "the directory 'ringctl pki init' made, not a "
+			      "node's or the coordinator's",
+			      ca, i + 1, who);
+		return 0;
+	}
+	return 1;
+}
+
+/* Does the leaf verify against the CA certificates alone (no system
+ * store), with the rest of the certificate file as intermediates, for
+ * this daemon's purpose, as a peer trusting ca checks it? Fatal: every
+ * peer that uses the same ca refuses it. */
 static void tls_check_chain(struct tls_check *tc, STACK_OF(X509) * cas,
 			    STACK_OF(X509) * chain, const char *ca,
-			    const char *cert)
+			    const char *cert, int purpose)
 {
 	X509_STORE *store = X509_STORE_new();
 	X509_STORE_CTX *xs = X509_STORE_CTX_new();
 	STACK_OF(X509) *untrusted = NULL;
-	int i, ok = 0;
+	char who[600], trusted[600];
+	int i, v;
 
 	if (!store || !xs)
 		goto oom;
@@ -296,16 +395,22 @@ static void tls_check_chain(struct tls_check *tc, STACK_OF(X509) * cas,
 	if (!untrusted)
 		goto oom;
 	(void)sk_X509_shift(untrusted);
-	if (!X509_STORE_CTX_init(xs, store, sk_X509_value(chain, 0), untrusted))
+	if (!X509_STORE_CTX_init(xs, store, sk_X509_value(chain, 0),
+				 untrusted) ||
+	    (purpose && !X509_STORE_CTX_set_purpose(xs, purpose)))
 		goto oom;
-	ok = X509_verify_cert(xs) == 1;
-	if (!ok)
-		tls_check_say(tc, TLS_FILE_CERT, 0,
-			      "cert %s does not verify against ca %s: %s; "
-			      "peers that trust only that CA will refuse it",
-			      cert, ca,
-			      X509_verify_cert_error_string(
-				      X509_STORE_CTX_get_error(xs)));
+	if (X509_verify_cert(xs) != 1) {
+		v = X509_STORE_CTX_get_error(xs);
+		tls_words_cert(sk_X509_value(chain, 0), who, sizeof(who));
+		tls_words_ca(sk_X509_value(cas, 0), trusted, sizeof(trusted));
+		tls_check_say(tc, TLS_FILE_CERT, 1,
+			      "cert %s (%s) does not verify against ca %s "
+			      "(%s%s): %s; %s",
+			      cert, who, ca, trusted,
+			      sk_X509_num(cas) > 1 ? " and others" : "",
+			      X509_verify_cert_error_string(v),
+			      tls_check_chain_advice(v));
+	}
 	goto out;
 oom:
 	tls_check_say(tc, TLS_FILE_CERT, 1, "cert %s: out of memory", cert);
@@ -338,8 +443,11 @@ int tls_check_files(int server, const char *ca, const char *cert,
 	if (problem)
 		tls_check_say(&tc, TLS_FILE_CERT, 1, "cert %s %s", cert,
 			      problem);
-	if (cas && leaf)
-		tls_check_chain(&tc, cas, chain, ca, cert);
+	if (cas && leaf && tls_check_cas(&tc, cas, ca))
+		tls_check_chain(&tc, cas, chain, ca, cert,
+				problem	 ? 0
+				: server ? X509_PURPOSE_SSL_SERVER
+					 : X509_PURPOSE_SSL_CLIENT);
 	EVP_PKEY_free(pkey);
 	sk_X509_pop_free(chain, X509_free);
 	sk_X509_pop_free(cas, X509_free);

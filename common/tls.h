@@ -30,10 +30,12 @@ typedef void (*tls_check_cb)(enum tls_file file, int fatal, const char *msg,
 /* Open ca, cert and key as tls_ctx_new(server, ...) would, and check
  * before any peer does: each file holds what it should, the key matches
  * the certificate, the certificate has this side's role (server: the
- * coordinator's, else a node's). Those are fatal. Not fatal: the
- * certificate does not verify against ca (expired, or signed by another
- * CA: peers that trust only ca refuse it, but a peer may trust another).
- * Every problem goes to cb. 0 when none is fatal, else -1 (errno
+ * coordinator's, else a node's), ca holds CA certificates only
+ * (basicConstraints CA:TRUE), and the certificate verifies against ca
+ * alone for this side's purpose (TLS server or client): a peer that uses
+ * the same ca would refuse it otherwise (signed by another CA, expired).
+ * All are fatal; each message names the file, the certificate's subject
+ * and issuer, and what to do. Every problem goes to cb. 0 when none is fatal, else -1 (errno
  * EINVAL). */
 int tls_check_files(int server, const char *ca, const char *cert,
 		    const char *key, tls_check_cb cb, void *arg);
@@ -54,6 +56,10 @@ int tls_peer_serial(SSL *ssl, char *out, size_t len);
  * 0, or -1 with errno (ENOENT: no certificate, EINVAL: no usable time). */
 int tls_peer_not_after(SSL *ssl, uint64_t *ms);
 int tls_file_not_after(const char *path, uint64_t *ms);
+/* The peer certificate a failed verification refused (kept by the
+ * verify callback, also where OpenSSL keeps none), else the peer's
+ * certificate, else NULL. Owned by ssl. */
+X509 *tls_refused_peer(SSL *ssl);
 /* Text of the last OpenSSL error queue entries plus the verify result. */
 const char *tls_last_error(SSL *ssl);
 

@@ -1,6 +1,8 @@
 /* See topoview.h. */
 #include "topoview.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const Ring__DiagonalCheck *topoview_diagonal(const Ring__Topology *t, size_t i,
@@ -36,4 +38,64 @@ double topoview_edge_gbps(const Ring__Edge *e)
 	if (a < 0 || b < 0)
 		return a < 0 ? b : a;
 	return a < b ? a : b;
+}
+
+struct topoview_out {
+	char *buf;
+	size_t len, used;
+};
+
+static void topoview_put(struct topoview_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void topoview_put(struct topoview_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(o->used < o->len ? o->buf + o->used : NULL,
+		      o->used < o->len ? o->len - o->used : 0, fmt, ap);
+	va_end(ap);
+	o->used += n > 0 ? (size_t)n : 0;
+}
+
+/* "n4", "n3 and n4", "n2, n3 and n4". */
+static void topoview_list(struct topoview_out *o, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		topoview_put(o, "%s%s",
+			     !i		 ? ""
+			     : i + 1 < n ? ", "
+					 : " and ",
+			     v[i]);
+}
+
+size_t topoview_live_text(const Ring__Topology *t, int article, char *buf,
+			  size_t len)
+{
+	struct topoview_out o = {buf, len, 0};
+	const char *kind =
+		t->live_kind && *t->live_kind ? t->live_kind : t->kind;
+	int a = article && strcmp(kind, "split") && strcmp(kind, "other") &&
+		strcmp(kind, "unknown");
+	size_t nd = t->n_live_nodes_down, nc = t->n_live_cables_down;
+
+	if (len)
+		buf[0] = '\0';
+	topoview_put(&o, "%s%s", a ? "a " : "", kind);
+	if (nc) {
+		topoview_put(&o, ": the cable%s ", nc > 1 ? "s" : "");
+		topoview_list(&o, t->live_cables_down, nc);
+		topoview_put(&o, " %s down", nc > 1 ? "are" : "is");
+	}
+	if (nd) {
+		topoview_put(&o, "%s", nc ? "; " : ": ");
+		topoview_list(&o, t->live_nodes_down, nd);
+		topoview_put(&o, " %s down", nd > 1 ? "are" : "is");
+	}
+	/* Nothing down: a surveyed line still lacks its closing cable. */
+	if (!nc && !nd && !strcmp(kind, "line") && t->line_gap && *t->line_gap)
+		topoview_put(&o, " with no cable %s", t->line_gap);
+	return o.used;
 }

@@ -21,4 +21,13 @@ const Ring__DiagonalCheck *topoview_diagonal(const Ring__Topology *t, size_t i,
  * has no ladder both ways. */
 double topoview_edge_gbps(const Ring__Edge *e);
 
+/* The class as the cables are now, in words, from the overlay's data
+ * (live_kind, live_nodes_down, live_cables_down; a surveyed line's
+ * line_gap), never from live_gap's text: "a line: n4 is down", "a line:
+ * the cable n3-n4 is down", "split: the cables n1-n2 and n3-n4 are
+ * down; n4 is down", "a line with no cable n1-n3", "a ring". article 0
+ * leaves out "a ". Into buf (truncated to fit); the length it needed. */
+size_t topoview_live_text(const Ring__Topology *t, int article, char *buf,
+			  size_t len);
+
 #endif

@@ -19,7 +19,9 @@
 #include "cfg.h"
 #include "conn.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "tls.h"
+#include "tls_words.h"
 #include "validate.h"
 
 #define AGENTS_LOG_BURST 10
@@ -67,6 +69,7 @@ struct agents {
 	void *change_arg;
 	unsigned refused;	 /* connections refused since the last log */
 	uint64_t refused_log_ms; /* when that was */
+	struct ratelimit tls_rl; /* TLS failures' words, per address */
 };
 
 static struct session_list *session_list_of(struct session *s)
@@ -487,6 +490,8 @@ static void session_msg(struct conn *c, Ring__Envelope *env, void *arg)
 }
 
 static void agents_refused(struct agents *a, const char *peer, const char *why);
+static void agents_tls_refused(struct agents *a, const char *addr,
+			       const char *why);
 
 static void session_close(struct conn *c, int err, const char *reason,
 			  void *arg)
@@ -512,6 +517,8 @@ static void session_close(struct conn *c, int err, const char *reason,
 		log_info("node %s down: %s", s->node->name, why);
 		session_fail_calls(s, -ECONNRESET);
 		agents_changed(s->owner);
+	} else if (!s->node && err != -ECANCELED && conn_tls_failed(c)) {
+		agents_tls_refused(s->owner, s->addr, reason);
 	} else if (!s->node && err != -ECANCELED) {
 		agents_refused(s->owner, conn_peer(c), reason);
 	}
@@ -546,6 +553,30 @@ static void agents_refused(struct agents *a, const char *peer, const char *why)
 	}
 	if (a->refused++ < AGENTS_LOG_BURST)
 		log_warnx("agent %s: no session: %s", peer, why);
+}
+
+/* A TLS failure in words: an agent with the wrong CA retries every few
+ * seconds, so one line per address per TLS_WORDS_LOG_MS with the count
+ * held back, and the flood cap above over all addresses. */
+static void agents_tls_refused(struct agents *a, const char *addr,
+			       const char *why)
+{
+	char line[1400];
+	unsigned held;
+
+	if (!ratelimit_ok(&a->tls_rl, addr, clock_now_ms(), &held)) {
+		log_debug("agents", "agent %s: TLS failure again: %s", addr,
+			  why);
+		return;
+	}
+	if (held)
+		snprintf(line, sizeof(line),
+			 "%s [%u more TLS failures from this address since "
+			 "the last such line]",
+			 why, held);
+	else
+		snprintf(line, sizeof(line), "%s", why);
+	agents_refused(a, addr, line);
 }
 
 static unsigned agents_pending_from(const struct agents *a, const char *addr)
@@ -678,6 +709,7 @@ struct agents *agents_new(struct event_base *base, SSL_CTX *tls,
 		return NULL;
 	TAILQ_INIT(&a->pending);
 	TAILQ_INIT(&a->active);
+	ratelimit_init(&a->tls_rl, TLS_WORDS_LOG_MS);
 	a->base = base;
 	a->tls = tls;
 	a->conf = conf;

@@ -28,6 +28,7 @@
 #include "tls.h"
 #include "watch.h"
 #include "text.h"
+#include "topoview.h"
 
 static void coord_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -646,7 +647,7 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *co = arg;
 	const Ring__Topology *t = coord_view_topology(co);
-	char edges[2048] = "", line[2400];
+	char edges[2048] = "", line[3200], now_text[600];
 	size_t used = 0;
 
 	(void)fd;
@@ -661,13 +662,13 @@ static void coord_report(evutil_socket_t fd, short what, void *arg)
 
 		used += n > 0 ? (size_t)n : 0;
 	}
+	if (t)
+		topoview_live_text(t, 1, now_text, sizeof(now_text));
 	snprintf(line, sizeof(line),
-		 "health report: %s; %s%s%s; edges: %s; %zu alerts firing; "
+		 "health report: %s; %s%s; edges: %s; %zu alerts firing; "
 		 "since the last report %u fired, %u resolved",
-		 health_name(co->health.state),
-		 t ? (*t->live_kind ? t->live_kind : t->kind) : "no survey yet",
-		 t && *t->live_gap ? " missing " : "",
-		 t && *t->live_gap ? t->live_gap : "", *edges ? edges : "none",
+		 health_name(co->health.state), t ? "now " : "",
+		 t ? now_text : "no survey yet", *edges ? edges : "none",
 		 alerts_firing(co->alerts), co->fired, co->resolved);
 	log_info("%s", line);
 	if (co->conf->health_report_command)

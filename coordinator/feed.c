@@ -12,6 +12,7 @@
 #include "frame.h"
 #include "log.h"
 #include "text.h"
+#include "topoview.h"
 
 #define FEED_STATE_LEN 24
 #define FEED_CLASS_LEN 32
@@ -337,17 +338,22 @@ static void feed_summary(const Ring__Topology *t, char *text, size_t len)
 		up += !strcmp(t->edges[i]->live_state, "up");
 		down += !strcmp(t->edges[i]->live_state, "down");
 	}
-	used = (size_t)snprintf(text, len, "%s",
-				*t->live_kind ? t->live_kind : t->kind);
+	used = (size_t)snprintf(text, len, "%s", t->kind);
 	/* The order of a big ring is in ranks, not in one line. */
 	for (size_t i = 0; i < t->n_order && used < 200; i++)
 		used += (size_t)snprintf(text + used, len - used, " %s",
 					 t->order[i]);
+	if (used < len && (t->n_live_nodes_down || t->n_live_cables_down ||
+			   (*t->live_kind && strcmp(t->live_kind, t->kind)))) {
+		used += (size_t)snprintf(text + used, len - used, ", now ");
+		if (used < len)
+			used += topoview_live_text(t, 1, text + used,
+						   len - used);
+	}
 	if (used < len)
 		snprintf(text + used, len - used,
-			 "%s%s; %zu edges: %zu up, %zu down, %zu other; rank "
+			 "; %zu edges: %zu up, %zu down, %zu other; rank "
 			 "order %s",
-			 *t->live_gap ? " missing " : "", t->live_gap,
 			 t->n_edges, up, down, t->n_edges - up - down,
 			 t->order_valid ? "valid" : "not valid");
 }
@@ -535,9 +541,11 @@ void feed_topology(struct feed *f, const Ring__Topology *t)
 	}
 	cls = *t->live_kind ? t->live_kind : t->kind;
 	if (f->have_topo && strcmp(cls, f->cls)) {
-		snprintf(text, sizeof(text), "%s -> %s%s%s",
-			 feed_or(f->cls, "unknown"), feed_or(cls, "unknown"),
-			 *t->live_gap ? " missing " : "", t->live_gap);
+		char now_text[400];
+
+		topoview_live_text(t, 0, now_text, sizeof(now_text));
+		snprintf(text, sizeof(text), "%s -> %s",
+			 feed_or(f->cls, "unknown"), now_text);
 		feed_event(f, "topology", "ring", cls, f->cls, t->live_gap,
 			   text);
 	}

@@ -15,6 +15,7 @@
 #include "frame.h"
 #include "log.h"
 #include "text.h"
+#include "topoview.h"
 
 /* One edge of the published topology as the agents see it now. */
 struct watch_edge {
@@ -53,6 +54,10 @@ struct watch {
 	struct watch_edge *edges;
 	char live_kind[16];
 	char live_gap[256];
+	/* live_gap as data: nodes down (pointers into top's order) and
+	 * cables not up ("x-y", owned), each at most top's n_order. */
+	char **live_down, **live_cut;
+	size_t n_live_down, n_live_cut;
 	char order_invalid[320];
 	char **not_surveyed; /* owned strings */
 	size_t n_not_surveyed;
@@ -108,6 +113,10 @@ static void watch_detach(struct watch *w)
 	}
 	t->live_kind = (char *)protobuf_c_empty_string;
 	t->live_gap = (char *)protobuf_c_empty_string;
+	t->live_nodes_down = NULL;
+	t->n_live_nodes_down = 0;
+	t->live_cables_down = NULL;
+	t->n_live_cables_down = 0;
 	t->order_invalid = (char *)protobuf_c_empty_string;
 	t->not_surveyed = NULL;
 	t->n_not_surveyed = 0;
@@ -129,6 +138,10 @@ static void watch_attach(struct watch *w, uint64_t now_ms)
 	}
 	t->live_kind = w->live_kind;
 	t->live_gap = w->live_gap;
+	t->live_nodes_down = w->live_down;
+	t->n_live_nodes_down = w->n_live_down;
+	t->live_cables_down = w->live_cut;
+	t->n_live_cables_down = w->n_live_cut;
 	t->live_ms = now_ms;
 	t->order_valid = !w->order_invalid[0];
 	t->order_invalid = w->order_invalid;
@@ -137,6 +150,16 @@ static void watch_attach(struct watch *w, uint64_t now_ms)
 	t->strays = w->live_strays;
 	t->n_strays = w->n_live_strays;
 	w->attached = 1;
+}
+
+static void watch_free_live_gap(struct watch *w)
+{
+	for (size_t i = 0; i < w->n_live_cut; i++)
+		free(w->live_cut[i]);
+	free(w->live_cut);
+	free(w->live_down);
+	w->live_cut = w->live_down = NULL;
+	w->n_live_cut = w->n_live_down = 0;
 }
 
 static void watch_free_not_surveyed(struct watch *w)
@@ -324,7 +347,7 @@ static long watch_edge_index(const Ring__Topology *t, const char *x,
 }
 
 /* The class as the cables are now, from the published order: a ring with
- * one cable down is a line missing that cable; a node down leaves a line
+ * one cable down is a line without that cable; a node down leaves a line
  * of the others (no cable is invented between its neighbours); more
  * breaks split it. */
 static void watch_live_kind(struct watch *w)
@@ -332,18 +355,29 @@ static void watch_live_kind(struct watch *w)
 	const Ring__Topology *t = w->top;
 	int ring = !strcmp(t->kind, "ring"), line = !strcmp(t->kind, "line");
 	size_t n = t->n_order, pairs, broken = 0, down = 0;
-	char gap[256] = "", downs[256] = "";
+	char gap[256] = "", downs[256] = "", cable[300];
 
+	watch_free_live_gap(w);
 	snprintf(w->live_kind, sizeof(w->live_kind), "%s", t->kind);
 	snprintf(w->live_gap, sizeof(w->live_gap), "%s",
 		 t->line_gap ? t->line_gap : "");
 	if ((!ring && !line) || n < 2)
 		return;
+	w->live_down = calloc(n, sizeof(char *));
+	w->live_cut = calloc(n, sizeof(char *));
+	if (!w->live_down || !w->live_cut) {
+		/* Out of memory: the class and gap still say it. */
+		free(w->live_down);
+		free(w->live_cut);
+		w->live_down = w->live_cut = NULL;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!watch_pending(w, nodes_find(w->table, t->order[i])) &&
 		    !watch_node_up(nodes_find(w->table, t->order[i]))) {
 			down++;
 			watch_add(downs, sizeof(downs), "%s down", t->order[i]);
+			if (w->live_down)
+				w->live_down[w->n_live_down++] = t->order[i];
 		}
 	pairs = ring ? n : n - 1;
 	for (size_t i = 0; i < pairs; i++) {
@@ -358,6 +392,10 @@ static void watch_live_kind(struct watch *w)
 		if (k < 0 || strcmp(w->edges[k].state, "up")) {
 			broken++;
 			watch_add(gap, sizeof(gap), "%s-%s", x, y);
+			snprintf(cable, sizeof(cable), "%s-%s", x, y);
+			if (w->live_cut &&
+			    (w->live_cut[w->n_live_cut] = strdup(cable)))
+				w->n_live_cut++;
 		}
 	}
 	if (!broken && !down)
@@ -372,6 +410,19 @@ static void watch_live_kind(struct watch *w)
 	snprintf(w->live_gap, sizeof(w->live_gap), "%s", gap);
 	if (*downs)
 		watch_add(w->live_gap, sizeof(w->live_gap), "%s", downs);
+}
+
+/* The overlay in words, from its data as watch_attach will publish it. */
+static void watch_live_text(const struct watch *w, char *buf, size_t len)
+{
+	Ring__Topology v = *w->top;
+
+	v.live_kind = (char *)w->live_kind;
+	v.live_nodes_down = w->live_down;
+	v.n_live_nodes_down = w->n_live_down;
+	v.live_cables_down = w->live_cut;
+	v.n_live_cables_down = w->n_live_cut;
+	topoview_live_text(&v, 1, buf, len);
 }
 
 /* Does the published rank order still hold? Every rank's node up, and
@@ -908,6 +959,7 @@ void watch_eval(struct watch *w)
 {
 	uint64_t now_ms = clock_now_ms();
 	const Ring__Topology *t = w->top;
+	char now_text[600];
 
 	watch_relearn_check(w, now_ms);
 	watch_detach(w);
@@ -921,6 +973,7 @@ void watch_eval(struct watch *w)
 			watch_edge_state(w, t->edges[i], &w->edges[i], now_ms);
 		watch_beacon_arm(w, now_ms);
 		watch_live_kind(w);
+		watch_live_text(w, now_text, sizeof(now_text));
 		watch_order(w);
 		watch_not_surveyed(w);
 		watch_strays(w);
@@ -929,10 +982,8 @@ void watch_eval(struct watch *w)
 				    ALERT_CRITICAL, now_ms,
 				    "the rank order deployed from the last "
 				    "survey is no longer valid: %s; the %s is "
-				    "now a %s%s%s",
-				    w->order_invalid, t->kind, w->live_kind,
-				    w->live_gap[0] ? " missing " : "",
-				    w->live_gap);
+				    "now %s",
+				    w->order_invalid, t->kind, now_text);
 		watch_attach(w, now_ms);
 	}
 	watch_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
@@ -1318,6 +1369,7 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 		}
 	}
 	watch_detach(w);
+	watch_free_live_gap(w); /* points into the old copy's order */
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
@@ -1399,11 +1451,13 @@ void watch_free(struct watch *w)
 	if (w->beacon_ev)
 		event_free(w->beacon_ev);
 	watch_detach(w);
+	watch_free_live_gap(w); /* points into the old copy's order */
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
 	free(w->live_strays);
 	free(w->baselines);
 	watch_free_not_surveyed(w);
+	watch_free_live_gap(w);
 	free(w);
 }

@@ -34,7 +34,8 @@ void watch_eval(struct watch *w);
 int watch_set_topology(struct watch *w, const Ring__Topology *t);
 
 /* The published topology with the live overlay filled in (edges'
- * live_state, live_since_ms, live_reason; live_kind, live_gap, live_ms,
+ * live_state, live_since_ms, live_reason; live_kind, live_gap,
+ * live_nodes_down, live_cables_down, live_ms,
  * order_valid, order_invalid, not_surveyed), or NULL before any. Owned
  * by the watch; valid until the next evaluation or watch_set_topology. */
 const Ring__Topology *watch_topology(struct watch *w);

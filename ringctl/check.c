@@ -153,17 +153,18 @@ int check_resolve(const Ring__StatusReply *st, const char *host,
 	 * first one ringd knows stands for it. */
 	for (int i = 0; i < n; i++) {
 		check_match_address(st, addrs[i], out);
+		out->resolved = n;
 		if (out->kind != CHECK_ADDR_UNKNOWN)
 			return 0;
 	}
-	if (n < 0)
-		snprintf(how, howlen, "does not resolve here");
 	if (named) {
 		out->kind = CHECK_ADDR_NAME;
 		out->node = named;
+		out->resolved = n > 0 ? n : 0;
 		return 0;
 	}
 	memset(out, 0, sizeof(*out));
+	out->resolved = n > 0 ? n : 0;
 	if (n > 0)
 		snprintf(out->address, sizeof(out->address), "%s", addrs[0]);
 	return -1;
@@ -476,9 +477,11 @@ static int check_ranks_resolve(const struct check_hosts *h, const char *name,
 				  sizeof(how)) < 0) {
 			fprintf(stderr,
 				"ringctl: %s:%u: '%s' is no node ringd knows "
-				"(%s)\n",
+				"(%s%s here)\n",
 				name, h->v[i].lineno, h->v[i].host,
-				*how ? how : "resolves to nothing known");
+				where[i].resolved ? "it resolves to "
+						  : "it does not resolve",
+				how);
 			return CHECK_CANNOT;
 		}
 		nodes[i] = where[i].node;
@@ -706,19 +709,34 @@ static int check_split_hostport(const char *arg, char *host, size_t len,
 	return 0;
 }
 
-/* Nodes with no data-plane path to node's address on its cable to peer:
- * all but the cable's two ends, unless the survey's diagonal check found
- * a path. Joined with spaces into buf; the count. */
-static size_t check_no_path(const Ring__StatusReply *st,
-			    const struct check_addr *a, char *buf, size_t len)
+/* Who reaches a data-plane address: the node itself, its cable's other
+ * end while that cable is not down, and any node the survey's diagonal
+ * check found a path from. Every count and list a rendezvous message or
+ * record gives comes from here. */
+struct check_reach {
+	size_t total, reach, no_path;
+	char reach_list[600], no_path_list[600]; /* names, space-separated */
+};
+
+static void check_reach_add(char *buf, size_t len, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+		 used ? " " : "", name);
+}
+
+static void check_reach(const Ring__StatusReply *st, const struct check_addr *a,
+			struct check_reach *r)
 {
 	const Ring__Topology *t = st->topology;
-	size_t n = 0, used = 0;
+	int cable_up = check_cable_ok(t, a->node, a->peer);
 
-	buf[0] = '\0';
+	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < t->n_order; i++) {
 		const char *z = t->order[i];
-		int path = !strcmp(z, a->node) || !strcmp(z, a->peer);
+		int path = !strcmp(z, a->node) ||
+			   (cable_up && !strcmp(z, a->peer));
 
 		for (size_t d = 0; !path && d < t->n_diagonals; d++)
 			path = !strcmp(t->diagonals[d]->a, z) &&
@@ -726,16 +744,17 @@ static size_t check_no_path(const Ring__StatusReply *st,
 			       check_same_address(t->diagonals[d]->b_address,
 						  a->address) &&
 			       t->diagonals[d]->path;
-		if (path)
-			continue;
-		n++;
-		used += (size_t)snprintf(buf + used,
-					 used < len ? len - used : 0, "%s%s",
-					 used ? " " : "", z);
-		if (used >= len)
-			break;
+		r->total++;
+		if (path) {
+			r->reach++;
+			check_reach_add(r->reach_list, sizeof(r->reach_list),
+					z);
+		} else {
+			r->no_path++;
+			check_reach_add(r->no_path_list,
+					sizeof(r->no_path_list), z);
+		}
 	}
-	return n;
 }
 
 /* torchrun's c10d rendezvous looks up rank 0's host name: it must land on
@@ -823,13 +842,9 @@ static void check_rank0_judge(const Ring__StatusReply *st,
 			 "%s %s%s here: torchrun's c10d rendezvous needs it "
 			 "to resolve to %s on every node",
 			 r0->node,
-			 strcmp(c->how, "does not resolve here")
-				 ? "gives no address ringd knows: "
-				 : "",
-			 strcmp(c->how, "does not resolve here")
-				 ? c->how
-				 : "does not resolve",
-			 r0->mgmt_address);
+			 a.resolved ? "gives no address ringd knows: "
+				    : "does not resolve",
+			 c->how, r0->mgmt_address);
 	} else {
 		c->bad = 1;
 		snprintf(c->text, sizeof(c->text),
@@ -898,19 +913,34 @@ static void check_rank0_render(struct writer *w, const struct check_rank0 *c)
 	writer_obj_end(w);
 }
 
+/* What a rendezvous should use instead: rank 0's management address. */
+static void check_rdzv_use(const Ring__Topology *t, char *buf, size_t len)
+{
+	if (t->n_ranks)
+		snprintf(buf, len, "use rank 0's management address %s (%s)",
+			 t->ranks[0]->mgmt_address, t->ranks[0]->node);
+	else
+		snprintf(buf, len,
+			 "use rank 0's management address (ringctl ranks, "
+			 "once a survey has measured the order)");
+}
+
 int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 			    const Ring__StatusReply *st,
 			    const Ring__ResolveReply *rr)
 {
 	struct writer *w;
 	const Ring__Topology *t = st->topology;
-	char host[CHECK_HOSTS_NAME_MAX + 1], how[512], text[1200], nopath[600];
+	char host[CHECK_HOSTS_NAME_MAX + 1], how[512], text[2000], use[300];
+	char predicted[128] = "";
 	const char *r0 = t->n_ranks ? t->ranks[0]->node : NULL;
+	struct check_reach reach;
 	struct check_rank0 r0c;
 	struct check_addr a;
 	unsigned port;
 	int bad = 0;
-	size_t np = 0;
+
+	memset(&reach, 0, sizeof(reach));
 
 	if (check_split_hostport(arg, host, sizeof(host), &port) < 0) {
 		fprintf(stderr,
@@ -935,40 +965,47 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		break;
 	case CHECK_ADDR_DATA:
 		bad = 1;
+		check_rdzv_use(t, use, sizeof(use));
 		/* A switch reaches every port: no node lacks a path. */
 		if (!strcmp(t->kind, "switch")) {
 			snprintf(text, sizeof(text),
 				 "%s is %s's data-plane address on the switch "
 				 "(%s): every node reaches it, but rendezvous "
 				 "belongs on the management network (the data "
-				 "plane carries collective traffic only); use "
-				 "%s's management address",
-				 a.address, a.node, a.interface, a.node);
+				 "plane carries collective traffic only); %s",
+				 a.address, a.node, a.interface, use);
 			break;
 		}
-		np = check_no_path(st, &a, nopath, sizeof(nopath));
+		check_reach(st, &a, &reach);
 		/* A pair, or a path the diagonal checks found: it works,
 		 * but the reference cluster's rule still holds. */
-		if (!np) {
+		if (!reach.no_path) {
 			snprintf(text, sizeof(text),
 				 "%s is %s's data-plane address on its cable "
-				 "to %s (%s): every node has a path to it, but "
-				 "rendezvous belongs on the management network "
-				 "(the data plane carries collective traffic "
-				 "only); use %s's management address",
+				 "to %s (%s): all %zu nodes have a path to it, "
+				 "but rendezvous belongs on the management "
+				 "network (the data plane carries collective "
+				 "traffic only); %s",
 				 a.address, a.node, a.peer, a.interface,
-				 a.node);
+				 reach.total, use);
 			break;
 		}
-		snprintf(
-			text, sizeof(text),
-			"%s is %s's data-plane address on its cable to %s "
-			"(%s): %zu of %zu nodes (%s) have no path to it, so "
-			"at most %zu can join; the launcher hangs for "
-			"~181 s, then fails like the reference cluster's '%s'; use "
-			"%s's management address",
-			a.address, a.node, a.peer, a.interface, np, t->n_order,
-			nopath, t->n_order - np, CHECK_RDZV_ERROR, a.node);
+		snprintf(predicted, sizeof(predicted), CHECK_RDZV_ERROR_FMT,
+			 reach.reach, reach.total);
+		snprintf(text, sizeof(text),
+			 "%s is %s's data-plane address on its cable to %s "
+			 "(%s%s): only %zu of %zu nodes can reach it (%s); "
+			 "%zu (%s) %s no path, so at most %zu can join: the "
+			 "launcher hangs (~181 s on the reference cluster, "
+			 "docs/REFERENCE.md), then fails like '%s'; %s",
+			 a.address, a.node, a.peer, a.interface,
+			 check_cable_ok(t, a.node, a.peer)
+				 ? ""
+				 : ", a cable that is down now",
+			 reach.reach, reach.total, reach.reach_list,
+			 reach.no_path, reach.no_path_list,
+			 reach.no_path == 1 ? "has" : "have", reach.reach,
+			 predicted, use);
 		break;
 	case CHECK_ADDR_NAME:
 		bad = 1;
@@ -979,11 +1016,18 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 		break;
 	default:
 		bad = 1;
-		snprintf(text, sizeof(text),
-			 "%s %s%s: an address ringd does not know (no node's "
-			 "management or data address)",
-			 host, *how ? "resolves to " : "does not resolve here",
-			 how);
+		if (a.resolved)
+			snprintf(text, sizeof(text),
+				 "%s resolves to %s here: an address ringd "
+				 "does not know (no node's management or data "
+				 "address)",
+				 host, how);
+		else
+			snprintf(text, sizeof(text),
+				 "%s does not resolve here (getaddrinfo on "
+				 "this host gave no address): check the name, "
+				 "or give the management address itself",
+				 host);
 		break;
 	}
 	bad |= r0c.bad;
@@ -1010,12 +1054,19 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	writer_str(w, "address_kind", check_kind_name(a.kind));
 	if (a.node)
 		writer_str(w, "node", a.node);
-	if (a.kind == CHECK_ADDR_DATA) {
-		if (strcmp(t->kind, "switch"))
-			writer_str(w, "cable_peer", a.peer);
-		writer_str(w, "no_path_computed", nopath);
-		if (np)
-			writer_str(w, "error_predicted", CHECK_RDZV_ERROR);
+	if (a.kind == CHECK_ADDR_DATA && strcmp(t->kind, "switch")) {
+		writer_str(w, "cable_peer", a.peer);
+		writer_uint(w, "nodes_total", reach.total);
+		writer_uint(w, "nodes_reach", reach.reach);
+		writer_uint(w, "nodes_no_path", reach.no_path);
+		writer_str(w, "reach_computed", reach.reach_list);
+		writer_str(w, "no_path_computed", reach.no_path_list);
+		if (reach.no_path)
+			writer_str(w, "error_predicted", predicted);
+	}
+	if (a.kind == CHECK_ADDR_DATA && r0) {
+		writer_str(w, "use_node", r0);
+		writer_str(w, "use_address", t->ranks[0]->mgmt_address);
 	}
 	check_rank0_render(w, &r0c);
 	check_provenance(w, st,

@@ -19,7 +19,10 @@
 
 /* The reference cluster's two failures, as the launchers print them. */
 #define CHECK_RANKS_ERROR "ibv_modify_qp failed with 110 Connection timed out"
-#define CHECK_RDZV_ERROR "Timed out waiting for clients, 3/4 clients joined"
+/* The rendezvous failure with this cluster's counts: joined, world size
+ * (the reference cluster printed 3/4, docs/REFERENCE.md). */
+#define CHECK_RDZV_ERROR_FMT                                                   \
+	"Timed out waiting for clients, %zu/%zu clients joined"
 
 enum check_addr_kind {
 	CHECK_ADDR_UNKNOWN, /* no node ringd knows has it */
@@ -35,6 +38,7 @@ struct check_addr {
 	const char *peer;      /* data: the other end of its cable */
 	const char *interface; /* data: node's interface on that cable */
 	char address[INET6_ADDRSTRLEN];
+	int resolved; /* check_resolve: addresses the host gave here, 0 none */
 };
 
 /* A numeric address against the nodes' management addresses and the
@@ -44,8 +48,9 @@ void check_match_address(const Ring__StatusReply *st, const char *addr,
 /* host as a launcher resolves it (getaddrinfo on this host, so
  * /etc/hosts applies), matched with check_match_address; a node name
  * that resolves to nothing known maps to that node (CHECK_ADDR_NAME).
- * how gets what the resolution gave ("10.88.0.11", "does not resolve
- * here"). 0, or -1 with out->kind CHECK_ADDR_UNKNOWN. */
+ * how gets the addresses it gave, space-separated ("" when it does not
+ * resolve: out->resolved is 0). 0, or -1 with out->kind
+ * CHECK_ADDR_UNKNOWN. */
 int check_resolve(const Ring__StatusReply *st, const char *host,
 		  struct check_addr *out, char *how, size_t howlen);
 /* The index of an edge (a cable) of t between a and b, or -1. */

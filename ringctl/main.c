@@ -22,6 +22,7 @@
 #include "svg.h"
 #include "report.h"
 #include "testargs.h"
+#include "topoview.h"
 #include "allreduce_cli.h"
 #include "watch.h"
 #include "writer.h"
@@ -534,11 +535,13 @@ static int ringctl_ranks(const struct ringctl *rc)
 	if (t->order_invalid && *t->order_invalid) {
 		/* Jobs started from this order hang or cross the wrong
 		 * cables: say so, and give a launcher nothing to source. */
+		char now_text[600];
+
+		topoview_live_text(t, 1, now_text, sizeof(now_text));
 		fprintf(stderr,
 			"ringctl: the published rank order is no longer valid: "
-			"%s (now a %s%s%s; survey again once it is fixed)\n",
-			t->order_invalid, t->live_kind,
-			*t->live_gap ? " missing " : "", t->live_gap);
+			"%s (now %s; survey again once it is fixed)\n",
+			t->order_invalid, now_text);
 		if (rc->fmt_name && ringctl_text_format(rc->fmt_name)) {
 			frame_free(hold);
 			return EXIT_DEGRADED;

@@ -1041,6 +1041,24 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 		writer_str(w, "live_kind", t->live_kind);
 		if (*t->live_gap)
 			writer_str(w, "live_gap", t->live_gap);
+		if (t->n_live_nodes_down) {
+			writer_list_start(w, "live_nodes_down");
+			for (size_t i = 0; i < t->n_live_nodes_down; i++)
+				writer_str(w, NULL, t->live_nodes_down[i]);
+			writer_list_end(w);
+		}
+		if (t->n_live_cables_down) {
+			writer_list_start(w, "live_cables_down");
+			for (size_t i = 0; i < t->n_live_cables_down; i++)
+				writer_str(w, NULL, t->live_cables_down[i]);
+			writer_list_end(w);
+		}
+		if (t->n_live_nodes_down || t->n_live_cables_down) {
+			char now_text[600];
+
+			topoview_live_text(t, 1, now_text, sizeof(now_text));
+			writer_str(w, "live_text", now_text);
+		}
 		writer_bool(w, "order_valid", !*t->order_invalid);
 		if (*t->order_invalid)
 			writer_str(w, "order_invalid", t->order_invalid);

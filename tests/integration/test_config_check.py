@@ -175,19 +175,68 @@ def test_key_does_not_match(s):
 
 
 def test_certificate_from_another_ca(s):
-    """Not fatal: a peer may trust that CA as well. Said at its line, and
-    the check passes with the warning counted."""
+    """A certificate the configured CA did not sign: every peer that uses
+    the same ca refuses it, so the daemon does not start. The message
+    names both files, the certificate's subject and issuer (with the key
+    that tells two 'ringd cluster CA's apart) and what to do."""
     bad = replace(s.agent_lines(), "cert", "%s/n1.crt" % s.other)
     bad = replace(bad, "key", "%s/n1.key" % s.other)
     path = s.write("a.conf", bad)
     r = run(s.bin, AGENT, "-n", "-c", path)
-    assert r.rc == 0, r
-    assert r.errors == [], r
-    assert len(r.warnings) == 1, r
-    assert r.warnings[0].startswith(
-        "%s:5: cert %s/n1.crt does not verify against ca %s/ca.crt: "
-        "unable to get local issuer certificate" % (path, s.other, s.pki)), r
-    assert "1 warning" in r.out, r
+    assert r.rc == 1, r
+    assert len(r.errors) == 1, r
+    e = r.errors[0]
+    assert e.startswith(
+        "%s:5: cert %s/n1.crt (CN=n1, issued by CN=ringd cluster CA (key "
+        % (path, s.other)), r
+    assert "does not verify against ca %s/ca.crt (CN=ringd cluster CA " \
+        "(key " % s.pki in e, r
+    assert "unable to get local issuer certificate" in e, r
+    assert "issued by another CA" in e and "ringctl pki issue" in e, r
+    # The two key ids differ: the words tell the CAs apart.
+    keys = re.findall(r"\(key ([0-9a-f]{8})\)", e)
+    assert len(keys) == 2 and keys[0] != keys[1], e
+
+    # The same for the coordinator, whose ca is the other cluster's.
+    bad = replace(s.coord_lines(), "ca", "%s/ca.crt" % s.other)
+    path = s.write("c.conf", bad)
+    r = run(s.bin, COORD, "-n", "-c", path)
+    assert r.rc == 1 and len(r.errors) == 1, r
+    assert r.errors[0].startswith(
+        "%s:4: cert %s/coordinator.crt (CN=coordinator, issued by "
+        % (path, s.pki)), r
+
+    # A consistent pair of another cluster passes: which CA is right is
+    # for the run-time words to say (test_tls_words.py).
+    good = replace(s.agent_lines(), "ca", "%s/ca.crt" % s.other)
+    good = replace(good, "cert", "%s/n1.crt" % s.other)
+    good = replace(good, "key", "%s/n1.key" % s.other)
+    path = s.write("a.conf", good)
+    r = run(s.bin, AGENT, "-n", "-c", path)
+    assert r.rc == 0 and r.errors == [] and r.warnings == [], r
+
+
+@pytest.mark.parametrize("prog", [COORD, AGENT])
+def test_ca_is_not_a_ca(s, prog):
+    """ca pointing at a node's certificate (the mistake that used to pass
+    with 'ok'): not a CA, so it trusts nothing the cluster signs."""
+    lines = s.coord_lines() if prog == COORD else s.agent_lines()
+    bad = replace(lines, "ca", "%s/n2.crt" % s.pki)
+    path = s.write("x.conf", bad)
+    r = run(s.bin, prog, "-n", "-c", path)
+    assert r.rc == 1, r
+    assert "ok" not in r.out, r
+    assert r.errors == [
+        "%s:%d: ca %s/n2.crt: certificate 1 (CN=n2, issued by CN=ringd "
+        "cluster CA (key %s)) is not a CA certificate (no "
+        "basicConstraints CA:TRUE): ca must be the cluster CA's "
+        "certificate, ca.crt in the directory 'ringctl pki init' made, not "
+        "a node's or the coordinator's"
+        % (path, line_of(bad, "ca"), s.pki,
+           re.search(r"\(key ([0-9a-f]{8})\)\)", r.errors[0]).group(1))], r
+    # A start refuses it with the same words.
+    start = run(s.bin, prog, "-c", path)
+    assert start.rc == 1 and start.errors == r.errors, start
 
 
 def test_roles(s):

@@ -194,6 +194,10 @@ def test_agent_refuses_coordinator_with_another_name(small):
         return "certificate verify failed" in log and log
     log = cl.wait_for(refused, 15, "the agent's verify failure")
     assert "cannot connect to coordinator" in log
+    # In words: our side, the certificate shown, what to check.
+    assert "we (client) refused the peer's certificate (CN=coordinator" \
+        in log, log
+    assert "coordinator_name must be the name" in log, log
     assert r.node_state("n9") is None
     with open(r.coord.log, errors="replace") as f:
         assert "n9" not in f.read()

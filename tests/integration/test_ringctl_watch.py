@@ -161,6 +161,8 @@ def test_snapshot_cut_and_mend(ring):
             assert "n1-n2 up -> down" in down["text"], down
             line = next(e for e in seen if want["ring -> line"](e))
             assert line["reason"] == "n1-n2", line
+            assert line["text"] == "ring -> line: the cable n1-n2 is down", \
+                line
             cd = next(e for e in seen if want["cable_down fired"](e))
             assert cd["alert"]["firing"] is True
             assert cd["alert"]["severity"] in ("warning", "critical")

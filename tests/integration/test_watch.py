@@ -186,7 +186,7 @@ def test_healthy_after_survey(ring):
 
 
 def test_cut_cable_seen_alerted_and_resolved(ring):
-    """n1-n2 pulled: the ring is a line missing n1-n2 at once, cable_down
+    """n1-n2 pulled: the ring is a line without n1-n2 at once, cable_down
     and ring_broken fire (hook and webhook), ranks refuses the old order;
     mended: both resolve after the hold-down. No survey meanwhile."""
     c, r, f = ring
@@ -203,6 +203,8 @@ def test_cut_cable_seen_alerted_and_resolved(ring):
         assert doc["health"] == "critical"
         top = doc["topology"]
         assert top["live_kind"] == "line" and top["live_gap"] == "n1-n2"
+        assert top["live_cables_down"] == ["n1-n2"], top
+        assert "live_nodes_down" not in top, top
         assert top["order_valid"] is False
         assert "n1-n2" in top["order_invalid"]
         e = edge(top, "n1", "n2")
@@ -299,6 +301,8 @@ def test_killed_agent_is_a_node_down(ring):
         assert edge(top, "n2", "n4")["live_state"] == "unverified"
         assert edge(top, "n4", "n3")["live_state"] == "unverified"
         assert top["live_kind"] == "line" and top["live_gap"] == "n4 down"
+        assert top["live_nodes_down"] == ["n4"], top
+        assert "live_cables_down" not in top, top
         assert top["order_valid"] is False
         p = r.ringctl("ranks", fmt="hostfile")
         assert p.returncode == 1 and p.stdout == ""

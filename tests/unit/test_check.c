@@ -487,10 +487,78 @@ static char *rdzv_report(struct cluster *c, const char *arg, int *rc)
 	return testwriter_close(&tw);
 }
 
+/* A top-level JSON member of out: the string's text into buf, or the
+ * number. */
+static void json_member(const char *out, const char *key, char *buf, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	p = strstr(out, pat);
+	assert_non_null(p);
+	p += strlen(pat);
+	if (*p == '"') {
+		p++;
+		n = strcspn(p, "\"");
+	} else {
+		n = strcspn(p, ",\n}");
+	}
+	assert_true(n < len);
+	snprintf(buf, len, "%.*s", (int)n, p);
+}
+
+static size_t words(const char *s)
+{
+	size_t n = 0;
+
+	for (const char *p = s; *p; p++)
+		n += *p != ' ' && (p == s || p[-1] == ' ');
+	return n;
+}
+
+/* The counts of a data-plane rendezvous record against each other, the
+ * name lists, the summary and the predicted error: one data behind all
+ * of them. The number of nodes that reach the address. */
+static size_t rdzv_counts_agree(const char *out)
+{
+	char v[700], reach[700], nopath[700], want[1600];
+	size_t total, nr, nn;
+
+	json_member(out, "nodes_total", v, sizeof(v));
+	total = strtoul(v, NULL, 10);
+	json_member(out, "nodes_reach", v, sizeof(v));
+	nr = strtoul(v, NULL, 10);
+	json_member(out, "nodes_no_path", v, sizeof(v));
+	nn = strtoul(v, NULL, 10);
+	json_member(out, "reach_computed", reach, sizeof(reach));
+	json_member(out, "no_path_computed", nopath, sizeof(nopath));
+	assert_int_equal(nr + nn, total);
+	assert_int_equal(words(reach), nr);
+	assert_int_equal(words(nopath), nn);
+	if (nn) {
+		snprintf(want, sizeof(want),
+			 "only %zu of %zu nodes can reach it (%s); %zu (%s) "
+			 "ha%s no path, so at most %zu can join",
+			 nr, total, reach, nn, nopath, nn == 1 ? "s" : "ve",
+			 nr);
+		assert_non_null(strstr(out, want));
+		snprintf(want, sizeof(want), CHECK_RDZV_ERROR_FMT, nr, total);
+		json_member(out, "error_predicted", v, sizeof(v));
+		assert_string_equal(v, want);
+	} else {
+		snprintf(want, sizeof(want), "all %zu nodes have a path",
+			 total);
+		assert_non_null(strstr(out, want));
+	}
+	return nr;
+}
+
 static void test_rendezvous(void **state)
 {
 	struct cluster c;
-	char *out;
+	char *out, *out2;
 	int rc;
 
 	(void)state;
@@ -502,19 +570,44 @@ static void test_rendezvous(void **state)
 	assert_non_null(strstr(out, "\"checked\": \"on this host only"));
 	free(out);
 
-	/* n1's end of its cable to n2: n4 and n3 have no path. */
+	/* n1's end of its cable to n2: reached by n1 and n2 only. */
 	out = rdzv_report(&c, "10.89.1.1", &rc);
 	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_int_equal(rdzv_counts_agree(out), 2);
 	assert_non_null(strstr(out, "\"no_path_computed\": \"n4 n3\""));
-	assert_non_null(strstr(out, "2 of 4 nodes (n4 n3) have no path to it, "
-				    "so at most 2 can join"));
-	assert_non_null(strstr(out, CHECK_RDZV_ERROR));
+	assert_non_null(strstr(out, "\"reach_computed\": \"n1 n2\""));
+	assert_non_null(strstr(out, "only 2 of 4 nodes can reach it (n1 n2); "
+				    "2 (n4 n3) have no path, so at most 2 can "
+				    "join"));
+	assert_non_null(strstr(out, "2/4 clients joined"));
+	assert_null(strstr(out, "3/4"));
+	/* What to use: rank 0's management address, whoever's cable. */
+	out2 = rdzv_report(&c, "10.89.3.2", &rc);
+	assert_int_equal(rdzv_counts_agree(out2), 2);
+	assert_non_null(strstr(out2, "use rank 0's management address "
+				     "10.88.0.11 (n1)"));
+	assert_non_null(strstr(out2, "\"use_address\": \"10.88.0.11\""));
+	free(out2);
 	free(out);
+
+	/* The same cable down now: only n1 itself reaches it. */
+	c.e[0].live_state = "down";
+	out = rdzv_report(&c, "10.89.1.1", &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_int_equal(rdzv_counts_agree(out), 1);
+	assert_non_null(strstr(out, "only 1 of 4 nodes can reach it (n1); "
+				    "3 (n2 n4 n3) have no path"));
+	assert_non_null(strstr(out, "1/4 clients joined"));
+	free(out);
+	c.e[0].live_state = "up";
+
 	/* A diagonal check that found a path (n1 -> n4's 10.89.3.1). */
 	c.d[0].path = 1;
 	out = rdzv_report(&c, "10.89.3.1", &rc);
 	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_int_equal(rdzv_counts_agree(out), 3);
 	assert_non_null(strstr(out, "\"no_path_computed\": \"n2\""));
+	assert_non_null(strstr(out, "1 (n2) has no path"));
 	free(out);
 
 	/* Paths from everyone (both diagonal checks found one): still the
@@ -528,8 +621,17 @@ static void test_rendezvous(void **state)
 	c.d[1].b = "n3";
 	out = rdzv_report(&c, "10.89.4.1", &rc);
 	assert_int_equal(rc, CHECK_PROBLEMS);
-	assert_non_null(strstr(out, "every node has a path to it"));
+	assert_int_equal(rdzv_counts_agree(out), 4);
+	assert_non_null(strstr(out, "all 4 nodes have a path to it"));
 	assert_null(strstr(out, "error_predicted"));
+	free(out);
+
+	/* A name that does not resolve: said once, in words. */
+	out = rdzv_report(&c, "nosuchhost.invalid:29500", &rc);
+	assert_int_equal(rc, CHECK_PROBLEMS);
+	assert_non_null(strstr(out, "nosuchhost.invalid does not resolve "
+				    "here"));
+	assert_null(strstr(out, "resolves to does not"));
 	free(out);
 
 	out = rdzv_report(&c, "192.0.2.1", &rc);

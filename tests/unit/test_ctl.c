@@ -1133,8 +1133,8 @@ static void test_alerts_states(void **state)
 		a[i].subject = "n1-n2";
 		a[i].edge = "n1-n2";
 		a[i].message = "cable n1-n2 is down: n1 eth1: no carrier, n2 "
-			       "eth1: no carrier; the ring is a line missing "
-			       "n1-n2 until it is mended";
+			       "eth1: no carrier; the ring is now a line: the "
+			       "cable n1-n2 is down";
 		a[i].first_seen_ms = 1764800000000ULL + 60000 * i;
 		a[i].last_seen_ms = a[i].first_seen_ms + 5000;
 		v[i] = &a[i];

@@ -366,8 +366,10 @@ static void test_topology_diff(void **state)
 	struct evbuffer *b = evbuffer_new();
 	struct got g = {0};
 	struct topo x;
-	char why[128];
+	char why[128], *cut[] = {"n1-n2"}, *down[] = {"n3"};
 	double gbps[2] = {9.1, 9.4};
+	struct evbuffer *b2;
+	struct feed_sub *s2;
 
 	(void)state;
 	topo_init(&x);
@@ -391,6 +393,8 @@ static void test_topology_diff(void **state)
 	x.e[0].live_reason = "n1 eth1: no carrier";
 	x.t.live_kind = "line";
 	x.t.live_gap = "n1-n2";
+	x.t.live_cables_down = cut;
+	x.t.n_live_cables_down = 1;
 	x.t.order_valid = 0;
 	x.t.order_invalid = "cable n1-n2 down";
 	feed_topology(f, &x.t);
@@ -404,10 +408,44 @@ static void test_topology_diff(void **state)
 	assert_string_equal(got_ev(&g, 1)->kind, "topology");
 	assert_string_equal(got_ev(&g, 1)->state, "line");
 	assert_string_equal(got_ev(&g, 1)->previous, "ring");
-	assert_string_equal(got_ev(&g, 1)->text, "ring -> line missing n1-n2");
+	assert_string_equal(got_ev(&g, 1)->text,
+			    "ring -> line: the cable n1-n2 is down");
 	assert_string_equal(got_ev(&g, 2)->subject, "ranks");
 	assert_string_equal(got_ev(&g, 2)->state, "invalid");
 	got_free(&g);
+	/* A new watcher's snapshot says the same from the same data. */
+	b2 = evbuffer_new();
+	s2 = feed_subscribe(f, b2, 9, 0, FEED_ALL, &x.t, "critical", gone, NULL,
+			    why, sizeof(why));
+	assert_non_null(s2);
+	got_read(b2, &g);
+	assert_non_null(strstr(got_ev(&g, 0)->text,
+			       "ring n1 n2 n3, now a line: the cable n1-n2 is "
+			       "down; 3 edges"));
+	got_free(&g);
+	feed_unsubscribe(s2);
+	evbuffer_free(b2);
+
+	/* Mended, then a node down instead: the words say a node. */
+	x.e[0].live_state = "up";
+	x.t.live_kind = "ring";
+	x.t.n_live_cables_down = 0;
+	feed_topology(f, &x.t);
+	got_read(b, &g);
+	got_free(&g);
+	x.t.live_kind = "line";
+	x.t.live_gap = "n3 down";
+	x.t.live_nodes_down = down;
+	x.t.n_live_nodes_down = 1;
+	feed_topology(f, &x.t);
+	got_read(b, &g);
+	assert_true(g.n >= 1);
+	for (size_t i = 0; i < g.n; i++)
+		if (!strcmp(got_ev(&g, i)->kind, "topology"))
+			assert_string_equal(got_ev(&g, i)->text,
+					    "ring -> line: n3 is down");
+	got_free(&g);
+	x.t.n_live_nodes_down = 0;
 
 	/* A publish: one measurement per edge. */
 	x.e[1].gbps_a_to_b = gbps;

@@ -792,7 +792,7 @@ static void assert_report(const struct check_log *l, unsigned i,
 
 /* What the daemons' -n checks in their CA, certificate and key, on real
  * files from the pki module: each mistake is named, with the file it is
- * in, fatal unless a peer might still accept it. */
+ * in; all fatal: a peer with the same ca would refuse the daemon. */
 static void test_check_files(void **state)
 {
 	struct fixture *fx = *state;
@@ -848,18 +848,28 @@ static void test_check_files(void **state)
 	assert_report(&l, 0, TLS_FILE_CA, 1, "no certificate in it");
 	assert_report(&l, 1, TLS_FILE_KEY, 1, "no private key in it");
 
-	/* Signed by another CA: not fatal (a peer may trust that CA too),
-	 * but said, with OpenSSL's reason. */
+	/* Signed by another CA: fatal (a coordinator with the same ca
+	 * refuses it), said with OpenSSL's reason, subject and issuer. */
 	snprintf(other, sizeof(other), "%s/other", fx->top);
 	assert_int_equal(pki_init(other, "other CA", 30, err, sizeof(err)), 0);
 	assert_int_equal(issue(other, "n1", 10, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/n1.crt", other);
 	memcpy(err, path, strlen(path) + 1);
 	snprintf(path, sizeof(path), "%s/n1.key", other);
-	assert_int_equal(check_files(fx, 0, "ca.crt", err, path, &l), 0);
+	assert_int_equal(check_files(fx, 0, "ca.crt", err, path, &l), -1);
 	assert_int_equal(l.n, 1);
-	assert_report(&l, 0, TLS_FILE_CERT, 0, "does not verify against ca");
-	assert_report(&l, 0, TLS_FILE_CERT, 0, "local issuer");
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "does not verify against ca");
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "local issuer");
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "(CN=n1, issued by CN=other CA");
+	assert_report(&l, 0, TLS_FILE_CERT, 1, "issued by another CA");
+
+	/* A node's certificate as the CA: not a CA, fatal, said once. */
+	assert_int_equal(check_files(fx, 0, "n2.crt", "n1.crt", "n1.key", &l),
+			 -1);
+	assert_int_equal(l.n, 1);
+	assert_report(&l, 0, TLS_FILE_CA, 1, "is not a CA certificate");
+	assert_report(&l, 0, TLS_FILE_CA, 1, "(CN=n2, issued by CN=");
+	assert_report(&l, 0, TLS_FILE_CA, 1, "basicConstraints CA:TRUE");
 
 	/* Certificates from before roles: refused by every peer, so fatal. */
 	issue_legacy(fx, "old", NULL);

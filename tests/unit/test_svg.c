@@ -15,6 +15,8 @@
 
 #include "clock.h"
 #include "topoview.h"
+
+static const char *const cut_n3_n4[] = {"n3-n4"};
 #include "svg.h"
 
 /* ---- A small XML reader: well-formed or not ---- */
@@ -281,6 +283,8 @@ static void fx_ring(struct fx *x)
 	x->t.surveyed_ms = x->r.now_ms - 30000;
 	x->t.live_kind = "line";
 	x->t.live_gap = "n3-n4";
+	x->t.live_cables_down = (char **)cut_n3_n4;
+	x->t.n_live_cables_down = 1;
 	ring__alert__init(&x->al[0]);
 	x->al[0].rule = "cable_down";
 	x->al[0].severity = RING__SEVERITY__SEVERITY_CRITICAL;
@@ -445,6 +449,50 @@ static void test_edge_gbps(void **state)
 	assert_true(topoview_edge_gbps(&e) == 5.0);
 }
 
+/* The overlay in words from its data: a node down and a cable down read
+ * differently, every node and cable is named, a surveyed line names its
+ * missing cable, and nothing comes from live_gap's text. */
+static void test_live_text(void **state)
+{
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	char *down[] = {"n4", "n2"}, *cut[] = {"n1-n2", "n3-n4", "n5-n6"};
+	char buf[200], small[12];
+
+	(void)state;
+	t.kind = "ring";
+	t.live_kind = "ring";
+	t.live_gap = "n9 down"; /* never read */
+	topoview_live_text(&t, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "a ring");
+	t.live_kind = "line";
+	t.live_nodes_down = down;
+	t.n_live_nodes_down = 1;
+	topoview_live_text(&t, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "a line: n4 is down");
+	t.n_live_nodes_down = 0;
+	t.live_cables_down = cut;
+	t.n_live_cables_down = 1;
+	topoview_live_text(&t, 0, buf, sizeof(buf));
+	assert_string_equal(buf, "line: the cable n1-n2 is down");
+	t.live_kind = "split";
+	t.n_live_cables_down = 3;
+	t.n_live_nodes_down = 2;
+	topoview_live_text(&t, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "split: the cables n1-n2, n3-n4 and n5-n6 "
+				 "are down; n4 and n2 are down");
+	/* Truncated to fit, the length it needed said. */
+	assert_int_equal(topoview_live_text(&t, 1, small, sizeof(small)),
+			 strlen(buf));
+	assert_string_equal(small, "split: the ");
+	t.n_live_cables_down = 0;
+	t.n_live_nodes_down = 0;
+	t.kind = "line";
+	t.live_kind = "line";
+	t.line_gap = "n1-n3";
+	topoview_live_text(&t, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "a line with no cable n1-n3");
+}
+
 static void test_ring(void **state)
 {
 	struct fx *x = calloc(1, sizeof(*x));
@@ -507,7 +555,8 @@ static void test_ring(void **state)
 	assert_non_null(strstr(doc, "class=\"health critical\""));
 	assert_non_null(strstr(doc, "measured 2025-12-03T22:12:50Z (30s "
 				    "before)"));
-	assert_non_null(strstr(doc, "now: line missing n3-n4"));
+	assert_non_null(strstr(doc, "now a line: the cable n3-n4 is down"));
+	assert_null(strstr(doc, "missing n3-n4"));
 	assert_non_null(strstr(doc, ">ring n1\xe2\x80\x93n2\xe2\x80\x93n4"
 				    "\xe2\x80\x93n3\xe2\x80\x93n1</text>"));
 	free(doc);
@@ -844,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_clock_format),
 		cmocka_unit_test(test_diagonal_pairs),
 		cmocka_unit_test(test_edge_gbps),
+		cmocka_unit_test(test_live_text),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_switch),

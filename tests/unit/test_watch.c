@@ -344,6 +344,14 @@ static int firing(struct fx *f, const char *rule, const char *subject)
 	return 0;
 }
 
+/* The message of a firing alert, or "". */
+static const char *message(struct fx *f, const char *rule, const char *subject)
+{
+	const struct alert *a = alerts_get(f->alerts, rule, subject);
+
+	return a && a->firing ? a->message : "";
+}
+
 static void test_all_up(void **state)
 {
 	struct fx *f = fx_new(0);
@@ -361,7 +369,7 @@ static void test_all_up(void **state)
 	fx_free(f);
 }
 
-/* A pulled cable: the ring is a line missing it at once, the published
+/* A pulled cable: the ring is a line without it at once, the published
  * order is invalid, cable_down and ring_broken fire; mended, both
  * resolve. No survey, no test traffic: only what the agents pushed. */
 static void test_cable_cut_and_mended(void **state)
@@ -381,10 +389,18 @@ static void test_cable_cut_and_mended(void **state)
 	assert_string_equal(edge(t, "n2", "n4")->live_state, "up");
 	assert_string_equal(t->live_kind, "line");
 	assert_string_equal(t->live_gap, "n1-n2");
+	/* The words come from the cable as data, not from a node. */
+	assert_int_equal(t->n_live_cables_down, 1);
+	assert_string_equal(t->live_cables_down[0], "n1-n2");
+	assert_int_equal(t->n_live_nodes_down, 0);
 	assert_false(t->order_valid);
 	assert_non_null(strstr(t->order_invalid, "cable n1-n2 is down"));
 	assert_true(firing(f, "cable_down", "n1-n2"));
 	assert_true(firing(f, "ring_broken", "ring"));
+	assert_non_null(strstr(message(f, "ring_broken", "ring"),
+			       "; the ring is now a line: the cable n1-n2 is "
+			       "down"));
+	assert_null(strstr(message(f, "ring_broken", "ring"), "missing"));
 	assert_false(firing(f, "cable_down", "n2-n4"));
 	assert_string_equal(health_of(f->alerts), "critical");
 	assert_int_equal(f->fired, 2);
@@ -456,7 +472,13 @@ static void test_node_down(void **state)
 	assert_true(firing(f, "ring_broken", "ring"));
 	assert_string_equal(t->live_kind, "line");
 	assert_string_equal(t->live_gap, "n4 down");
+	assert_int_equal(t->n_live_nodes_down, 1);
+	assert_string_equal(t->live_nodes_down[0], "n4");
+	assert_int_equal(t->n_live_cables_down, 0);
 	assert_non_null(strstr(t->order_invalid, "rank 2 (n4) is down"));
+	assert_non_null(strstr(message(f, "ring_broken", "ring"),
+			       "; the ring is now a line: n4 is down"));
+	assert_null(strstr(message(f, "ring_broken", "ring"), "missing"));
 	nodes_mark_up(nodes_find(f->table, "n4"), &f->session, "10.88.0.14",
 		      RING_VERSION, 3000);
 	watch_eval(f->w);
