@@ -1,5 +1,5 @@
 """make bench, part 7 (allreduce): `ringctl test allreduce` against what
-the links allow, on the emulated 4-node ring n1-n2-n4-n3 (the field notes'
+the links allow, on the emulated 4-node ring n1-n2-n4-n3 (the reference cluster's
 cabling) with every cable shaped by tc to one rate (tbf on both wire-side
 ends, default 1gbit, burst 128kb, latency 50ms).
 

@@ -26,7 +26,7 @@ import cluster as cl  # noqa: E402
 from daemons import REPO, Ringd, missing_binaries  # noqa: E402
 
 PREFIX = "ringd-demo"
-ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical ring
+ORDER = ["n1", "n2", "n4", "n3"]  # the reference cluster's physical ring
 # Absolute: the daemons refuse relative paths in their configs.
 WORKDIR = os.path.abspath(os.environ.get("RINGD_DEMO_DIR", "/run/ringd-demo"))
 STATE = "demo.json"
@@ -113,7 +113,7 @@ def _leftovers():
 
 class DemoRingd(Ringd):
     """Nominal 2G instead of the tests' 200G, so '% of nominal' reads like
-    the field notes."""
+    docs/REFERENCE.md."""
 
     def agent_conf_text(self, node, **kw):
         return Ringd.agent_conf_text(self, node, **kw).replace(
@@ -140,7 +140,7 @@ def up(bindir, workdir):
         t0 = time.monotonic()
         c.up()
         # Every cable capped at 1 Gbit/s against a 2 Gbit/s nominal: the
-        # field notes' uniform ceiling (~51% of nominal) in miniature.
+        # the reference cluster's uniform ceiling (~51% of nominal) in miniature.
         for i, a in enumerate(ORDER):
             c.shape(a, ORDER[(i + 1) % len(ORDER)], "1gbit")
         r = DemoRingd(c, bindir, heartbeat_ms=HEARTBEAT_MS, misses=3,

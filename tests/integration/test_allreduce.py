@@ -196,7 +196,7 @@ def test_shaped_ring(ringd):
             print("%s, cables at %s: busbw %.3f Gbps = %.2f of the rate"
                   % (name, AR_RATE, got[name], got[name] / rate))
             assert AR_LO * rate <= got[name] <= AR_HI * rate, (name, big)
-        # The field notes' conclusion, from the same two runs: a longer
+        # The reference cluster's conclusion, from the same two runs: a longer
         # ring adds memory, not all-reduce bandwidth.
         assert "comparison_computed" in doc, doc
         print(doc["comparison_computed"])

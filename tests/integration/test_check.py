@@ -1,5 +1,5 @@
 """ringctl check ranks / rendezvous on real 4-node emulated rings after a
-short survey (n1-n2-n3-n4-n1, and the field notes' n1-n2-n4-n3-n1): a
+short survey (n1-n2-n3-n4-n1, and the reference cluster's n1-n2-n4-n3-n1): a
 launcher's rank order and rendezvous address compared with what the
 survey measured."""
 
@@ -18,7 +18,7 @@ ORDER = ["n1", "n2", "n3", "n4"]
 RANKS_ERROR = "ibv_modify_qp failed with 110 Connection timed out"
 
 
-FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
+FN_ORDER = ["n1", "n2", "n4", "n3"]  # the reference cluster's physical order
 
 
 @pytest.fixture(scope="module")
@@ -259,7 +259,7 @@ def test_before_any_survey_exits_2(make_cluster, ringd_bin, tmp_path):
 
 
 def test_field_notes_natural_order(root, ringd_bin, tmp_path):
-    """The field notes' first failure: hosts in name order on the ring
+    """The reference cluster's first failure: hosts in name order on the ring
     n1-n2-n4-n3 cross both diagonals; the fix is the physical order."""
     with surveyed_ring(FN_ORDER, ringd_bin, heartbeat_ms=500) as r:
         addrs = {n: mgmt(r, n) for n in FN_ORDER}

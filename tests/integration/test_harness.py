@@ -1,5 +1,5 @@
 """The emulated cluster itself, without ringd: the wiring must behave like
-the field notes' ring (neighbours reachable, diagonals not, LLDP crosses a
+the reference cluster's ring (neighbours reachable, diagonals not, LLDP crosses a
 cable, cuts drop carrier) or every later test proves nothing."""
 
 import json
@@ -572,7 +572,7 @@ def test_twins_pcie_link_budget_is_shared(twins4):
 
 
 def test_twins_single_addressed(make_cluster):
-    """The field notes' measured cluster: only link 0's functions
+    """The reference cluster as measured: only link 0's functions
     addressed; link 2's twins up with carrier and no address. Unshaped by
     default (no pcie_mbit)."""
     c = make_cluster(["n1", "n2", "n3"], twins=True,

@@ -1,5 +1,5 @@
 """The picture of the ring (issue 13) in a real browser: the coordinator
-of the field notes' ring n1-n2-n4-n3 serves its page on metrics_listen;
+of the reference cluster's ring n1-n2-n4-n3 serves its page on metrics_listen;
 Debian's Chromium, headless, loads it from inside the coordinator's
 namespace, and the test asserts on the document Chromium built (the nodes
 in ring order, clockwise; every cable up; the diagonals checked), then

@@ -3,7 +3,7 @@ n1 and n2 may read a temp dir (read_path) holding a 64 MiB file, n3 has no
 read_path. The agents share this host's disk, so the disk figures are this
 host's; the test asserts on structure, labels and the arithmetic within
 one answer: every reading node measures GB/s > 0, a 1 Gbit edge (0.125
-GB/s) loses to the disk, so the field notes' conclusion is stated; a path
+GB/s) loses to the disk, so the reference cluster's conclusion is stated; a path
 outside read_path is refused naming read_path; an agent without read_path
 is refused naming the option; --max-bytes is honoured to the byte.
 

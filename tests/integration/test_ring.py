@@ -24,7 +24,7 @@ from ringtest import (LAT_SIZES, RATE_HI, RATE_LO, LogMark, SurveyRingd,
                       findings, rate_gbps, ring_pairs, shape_ring,
                       shape_switch_ports, stop_and_check, surveyed)
 
-FN_ORDER = ["n1", "n2", "n4", "n3"]  # the field notes' physical order
+FN_ORDER = ["n1", "n2", "n4", "n3"]  # the reference cluster's physical order
 FN_RATE = "1gbit"
 RATE = "1gbit"
 UNIFORM_PREFIX = "every edge tops out at "
@@ -184,11 +184,11 @@ def test_agents_stopped_together_do_not_leak(make_cluster, ringd_bin):
     assert not probs, "\n".join(p[:1500] for p in probs)
 
 
-# ------------------------------------------------------------ field notes
+# ------------------------------------------------------------ reference cluster
 
 @pytest.fixture(scope="module")
 def fn(root, ringd_bin):
-    """The field notes' cluster: physical order n1-n2-n4-n3, one extra
+    """The reference cluster: physical order n1-n2-n4-n3, one extra
     unaddressed port per node, every cable at 1 Gbit. A long grace keeps
     a node that is down from starting a partial survey."""
     cl = Cluster(FN_ORDER, new_prefix(), extra_unaddressed_ports=1)
@@ -309,7 +309,7 @@ def test_field_notes_ranks(fn):
         assert "NCCL_IB_HCA" not in kv, b
         assert "NCCL_IB_GID_INDEX" not in kv, b
 
-    # The field notes' second failure: rendezvous must never name a
+    # The reference cluster's second failure: rendezvous must never name a
     # data-plane address.
     for text in (hostfile, rankfile, torch, env):
         assert not re.search(r"\b10\.(89|90)\.", text), text

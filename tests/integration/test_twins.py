@@ -86,7 +86,7 @@ def test_twins_survey_finds_the_ring(twin_ringd):
 
 @pytest.fixture(scope="module")
 def single_ringd(root, ringd_bin):
-    """The field notes' measured cluster: only link 0's functions
+    """The reference cluster as measured: only link 0's functions
     addressed, link 2's twins up with carrier, surveyed once."""
     c = cl.Cluster(ORDER, new_prefix(), twins=True, pcie_mbit=PCIE_MBIT,
                    twin_addressing="single")

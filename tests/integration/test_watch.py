@@ -1,4 +1,4 @@
-"""Watching the ring (issue 10) on the field notes' ring n1-n2-n4-n3: a
+"""Watching the ring (issue 10) on the reference cluster's ring n1-n2-n4-n3: a
 cut cable is seen live (no survey, no test traffic), alerted to a hook
 and a webhook receiver and resolved when mended; a flapping cable is one
 alert; a killed agent is a node down, not a missing cable; the store

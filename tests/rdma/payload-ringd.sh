@@ -179,20 +179,33 @@ if grep -q 'rdma_error=' $W/status.kv; then
 fi
 
 # Ranks for NCCL: every facing RDMA function, exact names with their port
-# ("==" is the variable's '=' and NCCL's exact-match '='), and the GID index
-# the tests used when all listed functions agree.
+# ("==" is the variable's '=' and NCCL's exact-match '='); the GID index
+# left to NCCL (its default picks soft-RoCE's IPv4 entry, index 1, the one
+# the tests used); the functions paired into NCCL devices by
+# NCCL_NET_FORCE_MERGE (soft-RoCE's have no PCI device for NCCL to fuse
+# by); subnet-aware routing and NCCL_NET=IB. Then the printed file itself
+# passes check nccl-env for the NCCL it needs.
 rc ranks -f env >$W/env.out 2>&1
 cat $W/env.out
 hca=$(grep -c '^NCCL_IB_HCA==rxe[A-Za-z0-9_]*:[0-9]' $W/env.out || true)
-gidx=$(grep -c '^NCCL_IB_GID_INDEX=1$' $W/env.out || true)
-[ "$hca" = "$N" ] && [ "$gidx" = "$N" ] && pass "ranks -f env: NCCL_IB_HCA (exact, with ports) and NCCL_IB_GID_INDEX=1 for every rank" ||
-	fail "ranks -f env: $hca NCCL_IB_HCA, $gidx NCCL_IB_GID_INDEX=1 lines of $N"
+gidx=$(grep -c '^NCCL_IB_GID_INDEX=' $W/env.out || true)
+left=$(grep -c '^# NCCL_IB_GID_INDEX left to NCCL' $W/env.out || true)
+merge=$(grep -c '^NCCL_NET_FORCE_MERGE=rxe[A-Za-z0-9_]*,rxe[A-Za-z0-9_]*' $W/env.out || true)
+sar=$(grep -c '^NCCL_IB_SUBNET_AWARE_ROUTING=1$' $W/env.out || true)
+net=$(grep -c '^NCCL_NET=IB$' $W/env.out || true)
+[ "$hca" = "$N" ] && [ "$gidx" = 0 ] && [ "$left" = "$N" ] && [ "$merge" = "$N" ] &&
+	[ "$sar" = "$N" ] && [ "$net" = "$N" ] &&
+	pass "ranks -f env: NCCL_IB_HCA (exact, with ports), the GID index left to NCCL, NCCL_NET_FORCE_MERGE pairs, subnet-aware routing and NCCL_NET=IB for every rank" ||
+	fail "ranks -f env of $N ranks: $hca NCCL_IB_HCA, $gidx NCCL_IB_GID_INDEX=, $left left to NCCL, $merge NCCL_NET_FORCE_MERGE, $sar routing, $net NCCL_NET=IB"
+rc -f keyvalue check nccl-env --nccl-version 2.30.7 $W/env.out >$W/envcheck.out 2>&1
+r=$?
+[ $r -eq 0 ] && grep -q '^verdict=ok' $W/envcheck.out &&
+	pass "check nccl-env: ranks -f env's own file passes (NCCL 2.30.7)" ||
+	{ fail "check nccl-env of ranks -f env's file: rc $r"; cat $W/envcheck.out; }
 
 # check nccl-env reads each node's GID tables (the inventories): index 0 is
 # soft-RoCE's link-local RoCE v2 GID, not the IPv4-mapped one at 1. No
-# NCCL_IB_HCA in the file: every node's functions are the ones NCCL uses
-# (ranks -f env's file would leave the last block's list in force, which
-# names one node's functions only).
+# NCCL_IB_HCA in the file: every node's functions are the ones NCCL uses.
 echo NCCL_IB_GID_INDEX=0 >$W/gid0.env
 echo NCCL_IB_GID_INDEX=1 >$W/gid1.env
 rc -f keyvalue check nccl-env $W/gid0.env >$W/gid0.out 2>&1

@@ -238,7 +238,7 @@ static void test_compare(void **state)
 	char *names[] = {"n1", "n2", "n3", "n4"}, out[512];
 
 	(void)state;
-	/* The field notes: 2 nodes and 4, ratio 1.004. */
+	/* The reference cluster (docs/REFERENCE.md): 2 nodes and 4, ratio 1.004. */
 	t_report(&two, &s2, p2, names, 2, 1u << 30, 20.0);
 	t_report(&four, &s4, p4, names, 4, 1u << 30, 20.08);
 	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),

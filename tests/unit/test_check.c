@@ -12,7 +12,7 @@
 #include "ranks.h"
 #include "testwriter.h"
 
-/* The reference cluster's cluster as the coordinator reports it: physical order
+/* The reference cluster as the coordinator reports it: physical order
  * n1-n2-n4-n3, one cable (a /30 of its own) per neighbour pair, the
  * diagonals n1-n4 and n2-n3 without a path. */
 

@@ -13,7 +13,7 @@
 #include "testgb10.h"
 #include "testwriter.h"
 
-/* ringctl check nccl-env on the reference cluster's cluster: four GB10 nodes in
+/* ringctl check nccl-env on the reference cluster: four GB10 nodes in
  * the physical order 1-2-4-3, twins on every cable (four functions per
  * node), the measured ladder 1 stream 40.0, 4 streams 102.3, 8 streams
  * 110.9 Gbps on every edge (saturates at 4: 92% of 8). */

@@ -69,7 +69,7 @@ static const struct finding *findings_test_one(const struct findings_ladder *l,
 	return &f[0];
 }
 
-/* The field notes: 105.2, 95.6, 99.9, 110.7 Gbps at 8 streams against
+/* The reference cluster (docs/REFERENCE.md): 105.2, 95.6, 99.9, 110.7 Gbps at 8 streams against
  * 200G: one uniform ceiling, nothing degraded. */
 static void test_field_notes_ceiling(void **state)
 {

@@ -145,7 +145,7 @@ static void test_gb10_top(void **state)
 	assert_string_equal(inv->mgmt_address, "10.0.0.11");
 	assert_int_equal(inv->n_rdma_devices, 0);
 	assert_string_equal(inv->rdma_error, "");
-	/* 121.7 GiB usable, as in the field notes. */
+	/* 121.7 GiB usable, as in docs/REFERENCE.md. */
 	assert_non_null(inv->memory);
 	assert_int_equal(inv->memory->total_kib, 127611264ULL);
 	assert_int_equal(inv->memory->available_kib, 119537664ULL);

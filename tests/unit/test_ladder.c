@@ -14,7 +14,7 @@
 
 static const uint32_t l148[] = {1, 4, 8};
 
-/* The field notes: one edge, 1 / 4 / 8 TCP streams at 40.0 / 102.3 /
+/* The reference cluster (docs/REFERENCE.md): one edge, 1 / 4 / 8 TCP streams at 40.0 / 102.3 /
  * 110.9 Gbps, one direction measured. */
 static const double fn_a[] = {40.0, 102.3, 110.9};
 

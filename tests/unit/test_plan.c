@@ -135,7 +135,7 @@ static void test_params(void **state)
 	assert_non_null(strstr(err, "bytes per parameter"));
 }
 
-/* The field notes: 121.7 GiB usable per node, four nodes; an 800 GB
+/* The reference cluster (docs/REFERENCE.md): 121.7 GiB usable per node, four nodes; an 800 GB
  * model needs ceil(800 GB / 121.7 GiB) = 7 nodes. The notes call four
  * nodes "487 GiB" and the gap "313 GB": 800 - 487 takes GiB for GB.
  * 486.8 GiB is 522.70 GB, so the four nodes are 277.30 GB (258.26 GiB)
@@ -375,7 +375,7 @@ static void has(const char *out, const char *line)
 }
 
 /* 121.7 GiB of MemAvailable on each of four ring nodes (127611700 KiB,
- * 121.7 x 2^20 rounded up): the reference cluster's cluster. */
+ * 121.7 x 2^20 rounded up): the reference cluster. */
 #define FN_KIB 127611700ull
 
 static void test_render_field_notes(void **state)

@@ -176,7 +176,7 @@ static void ring_set(double base_us)
 	topo.surveyed_ms = 1700000000000ull;
 }
 
-/* The coordinator's last all-reduce over n ranks: the field notes'
+/* The coordinator's last all-reduce over n ranks: the reference cluster's
  * small-message figures, or the default ladder's 1..4 MiB. */
 static Ring__AllreduceReport rep;
 static Ring__AllreduceReport *repp[1];
@@ -250,7 +250,7 @@ static struct plan_opts *opts(const char *layers, const char *token_ms,
 	return o;
 }
 
-/* The field notes from the edges' latency: 36.4 us at 10 KiB on the
+/* The reference cluster's figure from the edges' latency: 36.4 us at 10 KiB on the
  * slowest edge, a lower bound. */
 static void test_field_notes_latency(void **state)
 {

@@ -13,7 +13,7 @@
 
 #include "topo.h"
 
-/* Port names of the field notes' nodes: port 1 and port 2. */
+/* Port names of the reference cluster's nodes: port 1 and port 2. */
 #define P1 "enp1s0f0np0"
 #define P2 "enp1s0f1np1"
 
@@ -40,7 +40,7 @@ static struct topo_link topo_test_link(unsigned a, const char *a_if, unsigned b,
 	return l;
 }
 
-/* The field notes' ring n1-n2-n4-n3-n1: each node's port 1 goes to the
+/* The reference cluster's ring n1-n2-n4-n3-n1: each node's port 1 goes to the
  * next node's port 2. */
 static void topo_test_field_ring(struct topo_link links[4])
 {
@@ -380,7 +380,7 @@ static void test_switch(void **state)
 	topo_result_free(&r);
 }
 
-/* The field notes' ring with the n4-n3 cable cut. */
+/* The reference cluster's ring with the n4-n3 cable cut. */
 static void test_line(void **state)
 {
 	struct topo_link links[4];

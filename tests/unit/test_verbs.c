@@ -153,7 +153,7 @@ static void test_path_detail(void **state)
 		     "kernel resolved 10.9.3.2 to MAC 02:00:0a:09:03:62 "
 		     "on r1b; route to 10.9.3.2: on link, dev r1b");
 	/* An unanswered ARP, and a peer off every data subnet: the route
-	 * is the management gateway's (the diagonal of the field notes). */
+	 * is the management gateway's (the diagonal of the reference cluster). */
 	strcpy(r.ipv4, "10.9.3.9");
 	assert_int_equal(verbs_path_detail(&l, &r, root, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "the kernel's neighbour entry for "
@@ -195,7 +195,7 @@ static void test_explain(void **state)
 		int not_adjacent;
 		const char *has[4], *lacks;
 	} cases[] = {
-		/* Never worked: the rank-order failure of the field notes. */
+		/* Never worked: the rank-order failure of docs/REFERENCE.md. */
 		{"retry, never worked",
 		 0,
 		 IBV_WC_RETRY_EXC_ERR,
