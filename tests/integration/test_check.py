@@ -288,8 +288,10 @@ def env_block(r, node):
 
 
 def check_with_env(r, extra, *args):
-    """ringctl -f json check ARGS with MASTER_* from extra only."""
-    env = {k: v for k, v in r.env().items() if not k.startswith("MASTER_")}
+    """ringctl -f json check ARGS with MASTER_* (and NCCL_*) from extra
+    only."""
+    env = {k: v for k, v in r.env().items()
+           if not k.startswith("MASTER_") and not k.startswith("NCCL_")}
     env.update(extra)
     return subprocess.run([r.path("ringctl"), "-s", r.sock, "-f", "json",
                            "check"] + list(args), capture_output=True,
@@ -361,6 +363,29 @@ def test_check_all(ringd, tmp_path):
     rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
     assert rows["rendezvous"]["verdict"] == "problems", rows
     assert rows["ranks"]["verdict"] == "ok", rows
+
+    # The demo's pre-flight, as it prints it: ranks -f env's whole file
+    # (every node's block) passes on a correct ring.
+    whole = write(tmp_path, "whole.env", ranks_text(r, "env"))
+    p = check_with_env(r, {}, "all", "--hostfile", hosts, "--env", whole)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["nccl-env"]["verdict"] == "ok", rows
+    # No --env and no NCCL_* variable here: "not given", not a failure.
+    p = check_with_env(r, {}, "all", "--hostfile", hosts)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    rows = {c["check"]: c for c in json.loads(p.stdout)["checks"]}
+    assert rows["nccl-env"]["verdict"] == "skipped", rows
+    assert rows["nccl-env"]["summary"].startswith("not given"), rows
+    p = check_with_env(r, {}, "nccl-env")
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert json.loads(p.stdout)["verdict"] == "not_given", p.stdout
+    # A --nccl-version that is not a version: a usage error.
+    for args in (("all", "--nccl-version", "x2"),
+                 ("nccl-env", "--nccl-version")):
+        p = check_with_env(r, {}, *args)
+        assert p.returncode == 2 and "--nccl-version" in p.stderr, (
+            args, p.stderr)
 
     # Plain: one screen, a table.
     rc, _, out, err = check(r, "all", "--hostfile", hosts, "--env", env,
