@@ -582,10 +582,13 @@ static void check_env_names(const struct check_env_set *set,
 {
 	for (size_t i = 0; i < set->n; i++) {
 		const struct check_env_var *v = &set->v[i];
+		/* A block's line concerns its node. */
+		const char *node =
+			v->block >= 0 ? set->blocks[v->block].node : NULL;
 
 		/* A block pasted after another: easy to miss which wins. */
 		if (v->prev_line && !strncmp(v->name, "NCCL_", 5))
-			check_env_add(res, "note", v, NULL, NULL, "",
+			check_env_add(res, "note", v, NULL, node, "",
 				      "set again after line %u: this value "
 				      "wins, as in a shell",
 				      v->prev_line);
@@ -594,7 +597,7 @@ static void check_env_names(const struct check_env_set *set,
 			continue;
 		if (!strcmp(v->name, CHECK_ENV_SWITCHLESS))
 			check_env_add(
-				res, "warning", v, NULL, NULL,
+				res, "warning", v, NULL, node,
 				"remove it; NCCL_ALGO=Ring and ranks in ring "
 				"order (ringctl ranks) are what upstream NCCL "
 				"needs",
@@ -602,7 +605,7 @@ static void check_env_names(const struct check_env_set *set,
 				"build's?): upstream NCCL ignores it and does "
 				"not keep itself to ring neighbours");
 		else
-			check_env_add(res, "warning", v, NULL, NULL,
+			check_env_add(res, "warning", v, NULL, node,
 				      "remove it, or check it against the "
 				      "NCCL build in use",
 				      "not an upstream NCCL variable (a "
