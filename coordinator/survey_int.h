@@ -471,5 +471,9 @@ void sv_report_recheck(struct survey *sv);
 void sv_report(struct survey *sv);
 /* Edge.method of an edge measured through a switch, not over a cable. */
 int sv_edge_through_switch(const Ring__Edge *e);
+/* The GID index NCCL (>= 2.21) picks on a RoCE port when
+ * NCCL_IB_GID_INDEX is unset: the first IPv4-mapped RoCE v2 entry, else
+ * the first IPv4-mapped one; -1 when there is none. */
+int sv_nccl_default_gid(const Ring__RdmaPort *p);
 
 #endif

@@ -261,11 +261,10 @@ struct sv_hca {
 };
 #define SV_RANK_HCAS 16
 
-/* The GID index NCCL (>= 2.21) picks on a RoCE port when
- * NCCL_IB_GID_INDEX is unset (net_ib/connect.cc ncclIbGetGidIndex): the
- * first IPv4-mapped entry, moved on to the first IPv4-mapped RoCE v2
- * one when that is v1; -1 when the table has no IPv4-mapped entry. */
-static int sv_nccl_default_gid(const Ring__RdmaPort *p)
+/* NCCL's walk (net_ib/connect.cc ncclIbGetGidIndex, ncclUpdateGidIndex):
+ * the first IPv4-mapped entry, moved on to the first IPv4-mapped RoCE v2
+ * one when that is v1. */
+int sv_nccl_default_gid(const Ring__RdmaPort *p)
 {
 	int first = -1, v2 = -1;
 

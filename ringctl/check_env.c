@@ -1179,7 +1179,7 @@ static void check_env_gid(const struct check_env_set *set,
 
 		if (!r->n_hcas)
 			continue;
-		if (r->nccl_gid_index < 0)
+		if (r->nccl_gid_index < 0 || !*r->nccl_gid_note)
 			check_env_add_once(
 				res, "note", v, NULL, node, "",
 				"ranks -f env leaves it to NCCL, whose default "

@@ -29,6 +29,17 @@ static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 	writer_str(w, "gid_note", r->gid_note);
 	writer_uint(w, "subnet_prefix_len", r->subnet_prefix_len);
 	writer_str(w, "subnet_note", r->subnet_note);
+	/* The NCCL devices env pairs the functions into (docs/NCCL.md). */
+	ranks_force_merge_value(r, buf, sizeof(buf));
+	writer_str(w, "nic_groups", buf);
+	writer_bool(w, "nic_groups_automatic", r->nic_groups_automatic);
+	n = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; k < r->n_nic_unpaired && n < sizeof(buf); k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s",
+				      k ? "," : "", r->nic_unpaired[k]);
+	writer_str(w, "nic_unpaired", buf);
+	writer_int(w, "nccl_gid_index", r->nccl_gid_index);
 }
 
 void ranks_render(struct writer *w, const Ring__Topology *t)
@@ -281,7 +292,9 @@ static int ranks_env_hca(FILE *out, const Ring__Rank *r)
 static void ranks_env_gid(FILE *out, const Ring__Rank *r)
 {
 	if (r->n_hcas) {
-		if (r->nccl_gid_index >= 0) {
+		/* With its reason only: a topology from before the field
+		 * has 0 there, which is no decision. */
+		if (r->nccl_gid_index >= 0 && *r->nccl_gid_note) {
 			ranks_comment(out, "# ", r->nccl_gid_note);
 			fprintf(out, "NCCL_IB_GID_INDEX=%d\n",
 				r->nccl_gid_index);

@@ -65,6 +65,10 @@ def expected_ranks(cl, order, ring=True):
             "gid_note": "",
             "subnet_prefix_len": 0,
             "subnet_note": "",
+            "nic_groups": "",
+            "nic_groups_automatic": False,
+            "nic_unpaired": "",
+            "nccl_gid_index": -1,
         })
     return rows
 

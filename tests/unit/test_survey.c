@@ -1333,6 +1333,41 @@ static void test_twins_ranks_nccl(void **state)
 	fake_free(f);
 }
 
+/* NCCL's own GID pick, which decides whether env sets the index. */
+static void test_nccl_default_gid(void **state)
+{
+	Ring__Gid g[4];
+	Ring__Gid *gp[4] = {&g[0], &g[1], &g[2], &g[3]};
+	Ring__RdmaPort p = RING__RDMA_PORT__INIT;
+	static const char *const gid[4] = {
+		"fe80::1", "fe80::1", "::ffff:10.0.0.1", "::ffff:10.0.0.1"};
+	static const char *const type[4] = {"RoCE v1", "RoCE v2", "RoCE v1",
+					    "RoCE v2"};
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		ring__gid__init(&g[i]);
+		g[i].index = (uint32_t)i;
+		g[i].gid = (char *)gid[i];
+		g[i].type = (char *)type[i];
+	}
+	p.gids = gp;
+	p.n_gids = 4;
+	/* mlx5's usual table: the IPv4-mapped RoCE v2 entry. */
+	assert_int_equal(sv_nccl_default_gid(&p), 3);
+	/* A second address listed first: NCCL takes that one. */
+	g[0].gid = "::ffff:192.168.9.9";
+	g[0].type = "RoCE v2";
+	assert_int_equal(sv_nccl_default_gid(&p), 0);
+	/* RoCE v1 only: the first IPv4-mapped entry. */
+	g[0].gid = "fe80::1";
+	g[3].type = "RoCE v1";
+	assert_int_equal(sv_nccl_default_gid(&p), 2);
+	/* No IPv4 address: none. */
+	p.n_gids = 2;
+	assert_int_equal(sv_nccl_default_gid(&p), -1);
+}
+
 /* survey_streams 2 16: the findings read that ladder, not 1/4/8. */
 static void test_ladder_2_16(void **state)
 {
@@ -2108,6 +2143,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_2_16),
 		cmocka_unit_test(test_twins),
 		cmocka_unit_test(test_twins_ranks_nccl),
+		cmocka_unit_test(test_nccl_default_gid),
 		cmocka_unit_test(test_fewer_than_two),
 		cmocka_unit_test(test_stray_no_cable),
 		cmocka_unit_test(test_stray_pair),
