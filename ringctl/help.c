@@ -56,7 +56,7 @@ static const struct help_opt help_globals[] = {
 
 static const struct help_cmd help_table[] = {
 	{"status",
-	 {"status [-v]"},
+	 {"status [-v|--verbose]"},
 	 "topology of the last survey and the health of every node",
 	 {{"-v", NULL, "every figure (else about 100 columns)"},
 	  {"--verbose", NULL, "the same"}},
