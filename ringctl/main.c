@@ -518,11 +518,8 @@ static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
-		return ringctl_bad_usage(
-			"check needs 'ranks FILE|-', "
-			"'rendezvous HOST[:PORT]', "
-			"'nccl-env [--nccl-version V] [FILE|-]' or "
-			"'all'");
+		return ringctl_bad_usage("check needs one of ranks, rendezvous, "
+					 "nccl-env or all");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
