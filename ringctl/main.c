@@ -518,8 +518,9 @@ static int ringctl_check_rendezvous(const struct ringctl *rc, const char *arg)
 static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
-		return ringctl_bad_usage("check needs one of ranks, rendezvous, "
-					 "nccl-env or all");
+		return ringctl_bad_usage(
+			"check needs one of ranks, rendezvous, "
+			"nccl-env or all");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
@@ -1096,9 +1097,11 @@ static void ringctl_json_str(FILE *f, const char *s)
 }
 
 /* -f json: what went to stderr (every "ringctl: ..." line of any module)
- * as one object on one line: {"error": {...}} when the exit status is
- * not 0, {"notice": {...}} otherwise; message without the "ringctl: "
- * prefixes, the command, its usage after a usage error, the exit status. */
+ * as one object on one line: {"error": {...}} for exit status 2 (nothing
+ * done, or not all of it), else {"notice": {...}}, a message that goes
+ * with the document (a survey's acknowledgement, an order that no longer
+ * holds); message without the "ringctl: " prefixes, the command, its
+ * usage after a usage error, the exit status. */
 static void ringctl_json_error(FILE *f, const char *text, int status)
 {
 	char *msg = strdup(text), *o = msg, usage[2048];
@@ -1117,7 +1120,8 @@ static void ringctl_json_error(FILE *f, const char *text, int status)
 			p++;
 	}
 	*o = '\0';
-	fprintf(f, "{\"%s\":{\"message\":", status ? "error" : "notice");
+	fprintf(f, "{\"%s\":{\"message\":",
+		status >= EXIT_TROUBLE ? "error" : "notice");
 	ringctl_json_str(f, msg);
 	fputs(",\"command\":", f);
 	if (ringctl_cmd || ringctl_group)
