@@ -36,6 +36,7 @@
 struct ringctl {
 	const char *sock;
 	int help; /* --help or -h given: the command's help, not the command */
+	int version; /* --version or -V given: that alone */
 	int timeout_ms;
 	enum writer_format fmt;
 	const char *fmt_name; /* as given with -f, for ranks' text formats */
@@ -885,8 +886,8 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 			continue;
 		}
 		if (!strcmp(w, "--version") || !strcmp(w, "-V")) {
-			printf("ringctl %s\n", RING_VERSION);
-			return 1;
+			rc->version = 1;
+			continue;
 		}
 		if (w[1] == '-' || !strchr("sft", w[1])) {
 			/* A command's option: the command judges it. */
@@ -1170,9 +1171,16 @@ int main(int argc, char **argv)
 		free(text);
 		text = NULL;
 	}
-	if (r)
+	if (r) {
 		r--;
-	else if (rc.help && !n)
+	} else if (rc.version && rc.fmt != WRITER_PLAIN) {
+		struct writer *w = writer_new(stdout, rc.fmt);
+
+		writer_str(w, "version", RING_VERSION);
+		writer_finish(w);
+	} else if (rc.version) {
+		printf("ringctl %s\n", RING_VERSION);
+	} else if (rc.help && !n)
 		help_print_overview(stdout);
 	else
 		r = ringctl_run(&rc, n, words);
