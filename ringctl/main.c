@@ -1025,6 +1025,10 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_check(rc, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return ringctl_history(rc, argc, argv);
+	/* explain's own check, here for the usage it prints. */
+	if (!strcmp(cmd, "explain") && (argc != 1 || argv[0][0] == '-'))
+		return ringctl_bad_usage(
+			"explain needs one EDGE (a-b) or NODE");
 	if (!strcmp(cmd, "explain"))
 		return explain_cmd(rc->sock, rc->timeout_ms, rc->fmt, argc,
 				   argv);
