@@ -183,7 +183,7 @@ static const struct help_cmd help_table[] = {
 		   "--model-bytes/--params: total, nodes needed, gap; exit 1 "
 		   "when it does not fit\n"
 		   "--weights: disk GB/s against the best one-way edge into "
-		   "each node; exit 2 when one could\nnot be compared\n"
+		   "each node; exit 2 when a node\ncould not be compared\n"
 		   "--layers: L x the per-layer all-reduce time against T; "
 		   "exit 1 when a figure is missing",
 	 "ringctl plan --params 70B --nodes n1,n2,n3,n4"},
