@@ -945,8 +945,8 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	if (check_split_hostport(arg, host, sizeof(host), &port) < 0) {
 		fprintf(stderr,
 			"ringctl: check rendezvous: '%s' is not HOST, "
-			"HOST:PORT or [IPV6]:PORT (port 1..65535); usage: "
-			"ringctl --help\n",
+			"HOST:PORT or [IPV6]:PORT (port 1..65535); see "
+			"ringctl help check rendezvous\n",
 			arg);
 		return CHECK_CANNOT;
 	}

@@ -1,6 +1,7 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,10 @@
 #include "client.h"
 #include "clock.h"
 #include "explain.h"
+#include "help.h"
 #include "history.h"
 #include "testlimits.h"
+#include "text.h"
 #include "pki.h"
 #include "plan.h"
 #include "ranks.h"
@@ -32,191 +35,23 @@
 
 struct ringctl {
 	const char *sock;
+	int help; /* --help or -h given: the command's help, not the command */
+	int version; /* --version or -V given: that alone */
 	int timeout_ms;
 	enum writer_format fmt;
 	const char *fmt_name; /* as given with -f, for ranks' text formats */
 	int quiet;	      /* polling: no message per failed call */
 };
 
-/* The numbers come from testlimits.h, as the agent enforces them. */
-static void ringctl_usage(FILE *f)
-{
-	char lat_tcp[16], lat_rdma[16], bw_rdma[16], defaults[128] = "";
-	size_t used = 0;
+/* The command being run, for a usage error's synopsis (NULL: none known
+ * yet), and whether a usage error named it (json: the error's usage). */
+static const struct help_cmd *ringctl_cmd;
+static const char *ringctl_group; /* "test" alone: its commands' usage */
+static int ringctl_usage_shown;
+static enum writer_format ringctl_err_fmt = WRITER_PLAIN;
 
-	for (unsigned i = 0; i < TESTLIMITS_LAT_SIZES_DEFAULT_N; i++) {
-		char one[16];
-
-		used += (size_t)snprintf(
-			defaults + used, sizeof(defaults) - used, "%s%s",
-			i ? "," : "",
-			testlimits_format_size(testlimits_lat_sizes_default[i],
-					       one, sizeof(one)));
-		if (used >= sizeof(defaults))
-			break;
-	}
-
-	testlimits_format_size(TESTLIMITS_TCP_LAT_SIZE_MAX, lat_tcp,
-			       sizeof(lat_tcp));
-	testlimits_format_size(TESTLIMITS_RDMA_LAT_SIZE_MAX, lat_rdma,
-			       sizeof(lat_rdma));
-	testlimits_format_size(TESTLIMITS_RDMA_SIZE_MAX, bw_rdma,
-			       sizeof(bw_rdma));
-	fprintf(f,
-		"usage: ringctl [-s SOCKET] [-f FORMAT] [-t SECONDS] COMMAND [ARGS]\n"
-		"       ringctl --help | --version\n"
-		"options (before or after the command):\n"
-		"  -s SOCKET    control socket (default $RINGCTL_SOCKET, else\n"
-		"               " CLIENT_DEFAULT_SOCKET ")\n"
-		"  -f FORMAT    plain (default), keyvalue or json; for ranks also\n"
-		"               hostfile, rankfile, torchrun or env; for status\n"
-		"               also svg (a picture of the ring)\n"
-		"  -t SECONDS   reply timeout, more than 0, at most 3600 (default 10;\n"
-		"               test adds its own length)\n"
-		"  -h, --help   this help;  -V, --version  the version\n"
-		"commands:\n"
-		"  status [-v]                 topology of the last survey and health\n"
-		"                              of every node (-v, --verbose: every\n"
-		"                              figure; else about 100 columns)\n"
-		"  inventory NODE              one node's full inventory\n"
-		"  explain EDGE|NODE           everything known about one edge\n"
-		"                              (a-b, or a-b:IFACE for a twin) or\n"
-		"                              node, and the edge's ceiling: which\n"
-		"                              limit its figure sits at (exit 1:\n"
-		"                              a problem found)\n"
-		"  forget NODE                 drop a node that is down (root)\n"
-		"  survey [--wait [-v]]        survey the data plane now (root); --wait:\n"
-		"                              then print status\n"
-		"  ranks                       rank order from the last survey (exit 1\n"
-		"                              while it no longer holds)\n"
-		"  alerts [--all [--since DURATION]]\n"
-		"                              firing alerts, clearing ones marked\n"
-		"                              (--all: every resolved episode too,\n"
-		"                              with its firing, cleared and resolved\n"
-		"                              times; since DURATION ago, default 7d;\n"
-		"                              exit 0 healthy, 1 not)\n"
-		"  check ranks FILE|-          a launcher's rank order (MPI hostfile,\n"
-		"                              rankfile, host list or torchrun lines)\n"
-		"                              against the measured ring: names pairs\n"
-		"                              without a cable, prints the corrected\n"
-		"                              order in the same format\n"
-		"  check rendezvous HOST[:PORT]\n"
-		"                              whether the launcher's rendezvous lands\n"
-		"                              on a management address\n"
-		"  check nccl-env [--nccl-version V] [FILE|-]\n"
-		"                              lint an NCCL environment (VAR=value\n"
-		"                              lines, each node's block its own;\n"
-		"                              none: this process's) against the last\n"
-		"                              survey; prints the corrected one per\n"
-		"                              node (exit 1: problems)\n"
-		"  check all [--hostfile F] [--env F] [--rendezvous HOST[:PORT]]\n"
-		"            [--nccl-version V]\n"
-		"                              every check that applies, one row each\n"
-		"                              (rendezvous: else the torchrun lines'\n"
-		"                              master address, else $MASTER_ADDR; env:\n"
-		"                              else this process's NCCL_* variables)\n"
-		"                              check exits 0 ok, 1 problems found,\n"
-		"                              2 could not check\n"
-		"  history EDGE [--since DURATION] [--before MS:ID]\n"
-		"                              an edge's measured figures over time,\n"
-		"                              the newest page (EDGE a-b; DURATION\n"
-		"                              e.g. 30m, 6h, 7d; MS:ID the older\n"
-		"                              page's cursor that a page prints;\n"
-		"                              plain: a sparkline per series)\n"
-		"  watch [--count N] [--kind KIND[,KIND...]]\n"
-		"                              stream changes, measurements and alerts\n"
-		"                              as they happen, a snapshot first (KIND:\n"
-		"                              node, edge, topology, alert, health,\n"
-		"                              survey, measurement; json: one object\n"
-		"                              a line; -t bounds the wait for the\n"
-		"                              snapshot; exit 0 after N events past\n"
-		"                              the snapshot (0: the snapshot alone),\n"
-		"                              2 when the coordinator refuses or goes\n"
-		"                              away)\n"
-		"  plan --model-bytes SIZE | --params N [--bytes-per-param B]\n"
-		"       [--reserve SIZE] [--nodes NODE[,NODE...]]\n"
-		"                              does a model fit in the nodes'\n"
-		"                              memory: MemAvailable per node\n"
-		"                              (measured) less --reserve (default\n"
-		"                              0); total, nodes needed, gap, in GB\n"
-		"                              (10^9 bytes) and GiB (2^30); SIZE:\n"
-		"                              bytes, K M G T P or KB..PB powers of\n"
-		"                              1000, Ki Mi Gi Ti Pi or KiB..PiB of\n"
-		"                              1024; N e.g. 744B, 1.6T, 70e9; B\n"
-		"                              default 2 (bf16); nodes: the ring,\n"
-		"                              else the connected ones; exit 1 when\n"
-		"                              it does not fit or a figure is missing\n"
-		"  plan --weights PATH [--max-bytes SIZE] [--nodes NODE[,NODE...]]\n"
-		"                              shard or not (root): each node's agent\n"
-		"                              reads PATH from its disk (read_path in\n"
-		"                              agent.conf; O_DIRECT, up to SIZE,\n"
-		"                              default 4 GiB, 10 s) and its GB/s is\n"
-		"                              set against the best one-way edge into\n"
-		"                              the node (last survey, Gbps / 8); exit\n"
-		"                              2 when a node could not be compared\n"
-		"  plan --layers L --token-ms T [--allreduce-bytes B]\n"
-		"       [--nodes NODE[,NODE...]]\n"
-		"                              the tensor-parallel tax: L all-reduces\n"
-		"                              of B bytes (default 10240) per token\n"
-		"                              against T ms per token; per layer the\n"
-		"                              last all-reduce over as many ranks\n"
-		"                              within 2x of B (measured), else the\n"
-		"                              slowest edge's latency at the size\n"
-		"                              nearest B (a lower bound); exit 1 when\n"
-		"                              a figure is missing\n"
-		"  test bw A B [--streams 1-%d] [--duration %g-%u] [--warmup 0-%u]\n"
-		"              [--direction a-to-b|b-to-a|both]   TCP bandwidth (root)\n"
-		"  test lat A B [--sizes S,...] [--iterations 1-%u]\n"
-		"              up to %d sizes of 1-%s        TCP latency (root)\n"
-		"  test rdma-bw A B --op write|read [--qps 1-%d] [--size 1-%s]\n"
-		"              [--duration S] [--warmup S] [--iterations 1-%llu]\n"
-		"              [--tx-depth 1-%d] [--cq-mod N] [--post-list 1-%d]\n"
-		"              [--gid-a 0-%d] [--gid-b 0-%d] [--mtu 256-4096]\n"
-		"              [--tc 0-%d] [--sl 0-%d]  traffic class, service level\n"
-		"              [--ack-timeout 8-24]  ACK timeout 4.096 us * 2^N (14)\n"
-		"              --cq-mod must divide the tx depth (tx depth default %d)\n"
-		"                              RDMA bandwidth, A posts (root)\n"
-		"  test rdma-lat A B --op write|read [--sizes S,...]\n"
-		"              [--iterations 1-%u] [--gid-a IDX] [--gid-b IDX]\n"
-		"              [--tc N] [--sl N] [--ack-timeout N]\n"
-		"              up to %d distinct sizes of 1-%s\n"
-		"                              RDMA latency, A posts (root)\n"
-		"              sizes take K, M and G suffixes (binary); latency\n"
-		"              sizes default to %s, duration %u s,\n"
-		"              warm-up %u s, iterations %u\n"
-		"  test allreduce [--nodes N,N,...|--order N,N,...]\n"
-		"              [--sizes LO..HI|S,S,...] [--iterations 1-%d]\n"
-		"              [--warmup 0-%d] [--step-timeout %d-%d]\n"
-		"              [--transport auto|tcp|rdma]\n"
-		"                              ring all-reduce over the data\n"
-		"                              plane (root): RDMA WRITE on\n"
-		"                              cables surveyed over RDMA, else\n"
-		"                              TCP; sizes default to 1M..1G,\n"
-		"                              iterations %d, warm-up %d\n"
-		"  pki init DIR [--cn NAME] [--days N]   create a cluster CA\n"
-		"  pki issue DIR NAME [--coordinator] [--days N]\n"
-		"                                        key + certificate for node NAME\n"
-		"                                        (--coordinator: for the coordinator)\n"
-		"exit status: 0 healthy, 1 degraded or test failed, 2 unreachable,\n"
-		"refused or bad usage\n",
-		TESTLIMITS_STREAMS_MAX, TESTLIMITS_DURATION_MIN_MS / 1000.0,
-		TESTLIMITS_DURATION_MAX_MS / 1000,
-		TESTLIMITS_WARMUP_MAX_MS / 1000, TESTLIMITS_LAT_ITERATIONS_MAX,
-		TESTLIMITS_LAT_SIZES_MAX, lat_tcp, TESTLIMITS_RDMA_QPS_MAX,
-		bw_rdma, TESTLIMITS_RDMA_ITERATIONS_MAX,
-		TESTLIMITS_RDMA_TX_DEPTH_MAX, TESTLIMITS_RDMA_POST_LIST_MAX,
-		TESTLIMITS_GID_INDEX_MAX, TESTLIMITS_GID_INDEX_MAX,
-		TESTLIMITS_RDMA_TC_MAX, TESTLIMITS_RDMA_SL_MAX,
-		TESTLIMITS_RDMA_TX_DEPTH_DEFAULT, TESTLIMITS_LAT_ITERATIONS_MAX,
-		TESTLIMITS_LAT_SIZES_MAX, lat_rdma, defaults,
-		TESTLIMITS_DURATION_DEFAULT_MS / 1000,
-		TESTLIMITS_WARMUP_DEFAULT_MS / 1000,
-		TESTLIMITS_LAT_ITERATIONS_DEFAULT, ARLIMITS_ITERATIONS_MAX,
-		ARLIMITS_WARMUP_MAX, ARLIMITS_STEP_MIN_MS, ARLIMITS_STEP_MAX_MS,
-		ARLIMITS_ITERATIONS_DEFAULT, ARLIMITS_WARMUP_DEFAULT);
-}
-
-/* One line naming the problem; the usage is one --help away. */
+/* One line naming the problem, then the command's own synopsis (-f json:
+ * the synopsis goes into the error object, see ringctl_json_error). */
 static int ringctl_bad_usage(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
@@ -228,7 +63,10 @@ static int ringctl_bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("; usage: ringctl --help\n", stderr);
+	fputc('\n', stderr);
+	ringctl_usage_shown = 1;
+	if (ringctl_err_fmt != WRITER_JSON)
+		help_print_usage(stderr, ringctl_cmd, ringctl_group);
 	return EXIT_TROUBLE;
 }
 
@@ -494,7 +332,15 @@ static int ringctl_forget(const struct ringctl *rc, const char *node)
 	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);
 	if (!rep)
 		return EXIT_TROUBLE;
-	printf("%s\n", rep->ack->text);
+	if (rc->fmt == WRITER_PLAIN) {
+		printf("%s\n", rep->ack->text);
+	} else {
+		struct writer *w = writer_new(stdout, rc->fmt);
+
+		writer_str(w, "forgotten", node);
+		writer_str(w, "message", rep->ack->text);
+		writer_finish(w);
+	}
 	frame_free(rep);
 	return 0;
 }
@@ -674,10 +520,8 @@ static int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 {
 	if (argc < 1)
 		return ringctl_bad_usage(
-			"check needs 'ranks FILE|-', "
-			"'rendezvous HOST[:PORT]', "
-			"'nccl-env [--nccl-version V] [FILE|-]' or "
-			"'all'");
+			"check needs one of ranks, rendezvous, "
+			"nccl-env or all");
 	if (!strcmp(argv[0], "ranks")) {
 		if (argc != 2)
 			return ringctl_bad_usage("check ranks needs one FILE "
@@ -813,10 +657,21 @@ static int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 	 * first, and is not the one asked for. */
 	behind = rep->ack->queued == 2;
 	/* With --wait the status document follows: nothing may precede it. */
-	if (wait && rc->fmt != WRITER_PLAIN)
+	if (wait && rc->fmt != WRITER_PLAIN) {
 		fprintf(stderr, "ringctl: %s\n", rep->ack->text);
-	else
+	} else if (rc->fmt != WRITER_PLAIN) {
+		struct writer *w = writer_new(stdout, rc->fmt);
+
+		writer_str(w, "survey", "started");
+		writer_str(w, "after",
+			   rep->ack->queued == 2   ? "survey"
+			   : rep->ack->queued == 1 ? "re-check"
+						   : "none");
+		writer_str(w, "message", rep->ack->text);
+		writer_finish(w);
+	} else {
 		printf("%s\n", rep->ack->text);
+	}
 	frame_free(rep);
 	if (!wait)
 		return 0;
@@ -908,7 +763,7 @@ static int ringctl_parse_days(const char *s, unsigned *days)
 	return 0;
 }
 
-static int ringctl_pki(int argc, char **argv)
+static int ringctl_pki(const struct ringctl *rc, int argc, char **argv)
 {
 	const char *pos[2] = {NULL, NULL}, *cn = "ringd cluster CA";
 	enum pki_role role = PKI_ROLE_NODE;
@@ -953,15 +808,36 @@ static int ringctl_pki(int argc, char **argv)
 		fprintf(stderr, "ringctl: %s\n", err);
 		return EXIT_TROUBLE;
 	}
-	if (init)
+	if (rc->fmt != WRITER_PLAIN) {
+		/* The same facts, with the paths as fields. */
+		char crt[PATH_MAX], key[PATH_MAX];
+		struct writer *w = writer_new(stdout, rc->fmt);
+
+		snprintf(crt, sizeof(crt), "%s/%s.crt", dir,
+			 init ? "ca" : name);
+		snprintf(key, sizeof(key), "%s/%s.key", dir,
+			 init ? "ca" : name);
+		writer_str(w, "created", init ? "ca" : "certificate");
+		if (!init) {
+			writer_str(w, "name", name);
+			writer_str(w, "role",
+				   role == PKI_ROLE_COORDINATOR ? "coordinator"
+								: "node");
+			writer_str(w, "serial", serial);
+		}
+		writer_str(w, "certificate", crt);
+		writer_str(w, "key", key);
+		writer_finish(w);
+	} else if (init) {
 		printf("created CA %s/ca.crt (key %s/ca.key)\n", dir, dir);
-	else
+	} else {
 		/* The serial is what 'deny_serial' names to revoke it. */
 		printf("issued %s/%s.crt (key %s/%s.key), %s certificate, "
 		       "serial %s\n",
 		       dir, name, dir, name,
 		       role == PKI_ROLE_COORDINATOR ? "coordinator" : "node",
 		       serial);
+	}
 	return 0;
 }
 
@@ -1006,12 +882,12 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 			continue;
 		}
 		if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
-			ringctl_usage(stdout);
-			return 1;
+			rc->help = 1;
+			continue;
 		}
 		if (!strcmp(w, "--version") || !strcmp(w, "-V")) {
-			printf("ringctl %s\n", RING_VERSION);
-			return 1;
+			rc->version = 1;
+			continue;
 		}
 		if (w[1] == '-' || !strchr("sft", w[1])) {
 			/* A command's option: the command judges it. */
@@ -1039,6 +915,7 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 			rc->sock = val;
 		} else if (opt == 'f') {
 			rc->fmt_name = val;
+			rc->fmt = WRITER_PLAIN;
 			if (!ringctl_text_format(val) && strcmp(val, "svg") &&
 			    writer_format_parse(val, &rc->fmt) < 0)
 				return 1 +
@@ -1060,16 +937,57 @@ static int ringctl_global(struct ringctl *rc, int argc, char **argv,
 						   val);
 			rc->timeout_ms = (int)(t * 1000);
 		}
+		ringctl_err_fmt = rc->fmt;
 	}
+	return 0;
+}
+
+/* help [COMMAND], COMMAND --help: plain text, or with -f json the table's
+ * entries (all of them for help alone: what the tests compare the man
+ * page and the completion with). */
+static int ringctl_help(const struct ringctl *rc, int argc, char **argv)
+{
+	const struct help_cmd *c;
+	int used = 0;
+
+	if (argc < 1) {
+		if (rc->fmt == WRITER_JSON)
+			help_print_table(stdout, NULL);
+		else
+			help_print_overview(stdout);
+		return 0;
+	}
+	c = help_find(argc, argv, &used);
+	if (!c && !help_is_group(argv[0]))
+		return ringctl_bad_usage("help: no command '%s' (ringctl "
+					 "--help lists them)",
+					 argv[0]);
+	if (!c || (used == 1 && help_is_group(argv[0]))) {
+		if (rc->fmt == WRITER_JSON)
+			help_print_table(stdout, argv[0]);
+		else
+			help_print_group(stdout, argv[0]);
+		return 0;
+	}
+	if (rc->fmt == WRITER_JSON)
+		help_print_table(stdout, help_cmd_name(c));
+	else
+		help_print_command(stdout, c);
 	return 0;
 }
 
 static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 {
 	const char *cmd;
+	int used = 0;
 
 	if (argc < 1)
 		return ringctl_bad_usage("no command given");
+	ringctl_cmd = help_find(argc, argv, &used);
+	if (!ringctl_cmd && help_is_group(argv[0]))
+		ringctl_group = argv[0];
+	if (rc->help)
+		return ringctl_help(rc, argc, argv);
 	cmd = argv[0];
 	argc--;
 	argv++;
@@ -1082,8 +1000,10 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 	    !strcmp(rc->fmt_name, "svg"))
 		return ringctl_bad_usage("-f svg is for 'status' only (the "
 					 "picture of the ring)");
+	if (!strcmp(cmd, "help"))
+		return ringctl_help(rc, argc, argv);
 	if (!strcmp(cmd, "pki"))
-		return ringctl_pki(argc, argv);
+		return ringctl_pki(rc, argc, argv);
 	if (!strcmp(cmd, "survey"))
 		return ringctl_survey(rc, argc, argv);
 	if (!strcmp(cmd, "test") && argc > 0 && !strcmp(argv[0], "allreduce"))
@@ -1105,6 +1025,10 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 		return ringctl_check(rc, argc, argv);
 	if (!strcmp(cmd, "history"))
 		return ringctl_history(rc, argc, argv);
+	/* explain's own check, here for the usage it prints. */
+	if (!strcmp(cmd, "explain") && (argc != 1 || argv[0][0] == '-'))
+		return ringctl_bad_usage(
+			"explain needs one EDGE (a-b) or NODE");
 	if (!strcmp(cmd, "explain"))
 		return explain_cmd(rc->sock, rc->timeout_ms, rc->fmt, argc,
 				   argv);
@@ -1144,13 +1068,87 @@ static int ringctl_run(struct ringctl *rc, int argc, char **argv)
 			       ? ringctl_inventory(rc, argv[0])
 			       : ringctl_forget(rc, argv[0]);
 	}
-	return ringctl_bad_usage("unknown command '%s'", cmd);
+	return ringctl_bad_usage("unknown command '%s' (ringctl --help lists "
+				 "them)",
+				 cmd);
+}
+
+/* s as a JSON string: quotes, backslashes and control bytes escaped, a
+ * byte that is not UTF-8 as U+FFFD. */
+static void ringctl_json_str(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+
+	fputc('"', f);
+	while (n) {
+		const unsigned char c = (unsigned char)*s;
+		size_t k = c < 0x80 ? 1 : text_utf8_len((const void *)s, n);
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else if (!k)
+			fputs("\\ufffd", f);
+		else
+			fwrite(s, 1, k, f);
+		k = k ? k : 1;
+		s += k;
+		n -= k;
+	}
+	fputc('"', f);
+}
+
+/* -f json: what went to stderr (every "ringctl: ..." line of any module)
+ * as one object on one line: {"error": {...}} for exit status 2 (nothing
+ * done, or not all of it), else {"notice": {...}}, a message that goes
+ * with the document (a survey's acknowledgement, an order that no longer
+ * holds); message without the "ringctl: " prefixes, the command, its
+ * usage after a usage error, the exit status. */
+static void ringctl_json_error(FILE *f, const char *text, int status)
+{
+	char *msg = strdup(text), *o = msg, usage[2048];
+	const char *p = text;
+
+	if (!msg)
+		return;
+	while (*p) {
+		if (!strncmp(p, "ringctl: ", 9))
+			p += 9;
+		while (*p && *p != '\n')
+			*o++ = *p++;
+		if (*p == '\n' && p[1])
+			*o++ = *p;
+		if (*p)
+			p++;
+	}
+	*o = '\0';
+	fprintf(f, "{\"%s\":{\"message\":",
+		status >= EXIT_TROUBLE ? "error" : "notice");
+	ringctl_json_str(f, msg);
+	fputs(",\"command\":", f);
+	if (ringctl_cmd || ringctl_group)
+		ringctl_json_str(f, ringctl_cmd ? help_cmd_name(ringctl_cmd)
+						: ringctl_group);
+	else
+		fputs("null", f);
+	if (ringctl_usage_shown && help_usage_text(ringctl_cmd, ringctl_group,
+						   usage, sizeof(usage)) == 0) {
+		fputs(",\"usage\":", f);
+		ringctl_json_str(f, usage);
+	}
+	fprintf(f, ",\"exit_status\":%d}}\n", status);
+	free(msg);
 }
 
 int main(int argc, char **argv)
 {
 	struct ringctl rc = {.timeout_ms = 10000, .fmt = WRITER_PLAIN};
-	char **words;
+	FILE *err = stderr, *cap;
+	char **words, *text = NULL;
+	size_t len = 0;
 	int n, r;
 
 	rc.sock = getenv("RINGCTL_SOCKET");
@@ -1161,12 +1159,42 @@ int main(int argc, char **argv)
 		perror("ringctl");
 		return EXIT_TROUBLE;
 	}
+	/* Every module says what went wrong as "ringctl: ..." on stderr; for
+	 * -f json those lines are gathered here and become one error object
+	 * (ringctl_json_error), so that no module needs to know the format.
+	 * Until -f is read, gather them all. */
+	cap = open_memstream(&text, &len);
+	if (cap)
+		stderr = cap;
 	r = ringctl_global(&rc, argc, argv, words, &n);
-	if (r) {
-		free(words);
-		return r - 1;
+	if (cap && rc.fmt != WRITER_JSON) {
+		stderr = err;
+		fclose(cap);
+		cap = NULL;
+		fwrite(text, 1, len, stderr);
+		free(text);
+		text = NULL;
 	}
-	r = ringctl_run(&rc, n, words);
+	if (r) {
+		r--;
+	} else if (rc.version && rc.fmt != WRITER_PLAIN) {
+		struct writer *w = writer_new(stdout, rc.fmt);
+
+		writer_str(w, "version", RING_VERSION);
+		writer_finish(w);
+	} else if (rc.version) {
+		printf("ringctl %s\n", RING_VERSION);
+	} else if (rc.help && !n)
+		help_print_overview(stdout);
+	else
+		r = ringctl_run(&rc, n, words);
 	free(words);
+	if (cap) {
+		stderr = err;
+		fclose(cap);
+		if (len)
+			ringctl_json_error(stderr, text, r);
+		free(text);
+	}
 	return r;
 }

@@ -2,8 +2,9 @@
 # /usr/share/bash-completion/completions/ringctl; works sourced on its own
 # too (it uses no bash-completion helper).
 #
-# Commands, options and formats are the ones `ringctl --help` lists
-# (tests/integration/test_completion.py checks that they agree). Node and
+# Commands and options are the ones of ringctl's table (ringctl/help.c,
+# printed by `ringctl -f json help`), formats the ones `ringctl --help`
+# lists (tests/integration/test_completion.py checks that they agree). Node and
 # edge names come from the coordinator: `ringctl -f keyvalue status` on the
 # socket the command line names (-s, else $RINGCTL_SOCKET, else the
 # default), bounded to about 2 s so that a coordinator that is down or hung
@@ -12,7 +13,10 @@
 _ringctl_formats="plain keyvalue json"
 _ringctl_rank_formats="hostfile rankfile torchrun env"
 _ringctl_status_formats="svg"
-_ringctl_commands="status inventory explain forget survey ranks alerts check history watch plan test pki"
+_ringctl_commands="status inventory explain forget survey ranks alerts check history watch plan test pki help"
+_ringctl_check_cmds="ranks rendezvous nccl-env all"
+_ringctl_test_cmds="bw lat rdma-bw rdma-lat allreduce"
+_ringctl_pki_cmds="init issue"
 _ringctl_global_opts="-s -f -t -h --help -V --version"
 _ringctl_watch_kinds="node edge topology alert health survey measurement"
 
@@ -188,14 +192,14 @@ _ringctl()
 		;;
 	check)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "ranks rendezvous nccl-env all" -- "$cur")
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "$_ringctl_check_cmds" -- "$cur")
 			return 0
 		fi
 		case "${pos[0]}" in
 		nccl-env)
 			[[ $prev == --nccl-version ]] && return 0
 			if [[ $cur == -* ]]; then
-				mapfile -t COMPREPLY < <(compgen -W "--nccl-version" -- "$cur")
+				mapfile -t COMPREPLY < <(compgen -W "--nccl-version $_ringctl_global_opts" -- "$cur")
 				return 0
 			fi
 			compopt -o filenames 2>/dev/null
@@ -242,7 +246,7 @@ _ringctl()
 		;;
 	test)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "bw lat rdma-bw rdma-lat allreduce" -- "$cur")
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "$_ringctl_test_cmds" -- "$cur")
 			return 0
 		fi
 		case "$prev" in
@@ -279,7 +283,7 @@ _ringctl()
 		;;
 	pki)
 		if ((npos == 0)); then
-			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "init issue" -- "$cur")
+			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "$_ringctl_pki_cmds" -- "$cur")
 			return 0
 		fi
 		case "$prev" in --cn | --days) return 0 ;; esac
@@ -290,6 +294,23 @@ _ringctl()
 		if [[ $cur != -* ]] && ((npos == 1)); then
 			compopt -o dirnames 2>/dev/null
 			mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+			return 0
+		fi
+		;;
+	help)
+		# help [COMMAND]: a command, or a group's subcommand.
+		if [[ $cur != -* ]]; then
+			local words=""
+			if ((npos == 0)); then
+				words="$_ringctl_commands"
+			elif ((npos == 1)); then
+				case "${pos[0]}" in
+				check) words="$_ringctl_check_cmds" ;;
+				test) words="$_ringctl_test_cmds" ;;
+				pki) words="$_ringctl_pki_cmds" ;;
+				esac
+			fi
+			mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 			return 0
 		fi
 		;;

@@ -164,7 +164,9 @@ def test_bad_files_exit_2_with_file_and_line(ringd, tmp_path):
     for args in (("bogus",), ("ranks",), ()):
         rc, _, out, err = check(r, *args)
         assert rc == 2, (args, err)
-        assert err.startswith("ringctl: ") and "usage" in err, err
+        # -f json: one error object, with the command's usage.
+        assert json.loads(err)["error"]["usage"].startswith(
+            "usage: ringctl check") or "check commands" in err, err
     assert "unknown check 'bogus'" in check(r, "bogus")[3]
 
 
@@ -395,7 +397,7 @@ def test_check_all(ringd, tmp_path):
     for args in (("all", "--hostfile"), ("all", "--bogus", "x"),
                  ("all", "--env", env, "--env", env)):
         rc, _, out, err = check(r, *args)
-        assert rc == 2 and out == "" and err.startswith("ringctl: "), (
+        assert rc == 2 and out == "" and json.loads(err)["error"], (
             args, out, err)
 
 

@@ -1,11 +1,13 @@
 """ringctl's bash completion (ringctl/ringctl.bash) run by a real bash: the
 file is sourced, its `complete` registration read back, and the function it
 names called the way bash calls it (COMP_WORDS, COMP_CWORD, COMP_LINE,
-COMP_POINT). Commands, options and -f formats are checked against what
-`ringctl --help` lists, so the completion cannot drift from ringctl; node
+COMP_POINT). Commands and options are checked against ringctl's one table
+(ringctl/help.c, as `ringctl -f json help` prints it) and -f formats
+against `ringctl --help`, so the completion cannot drift from ringctl; node
 and edge names come from a real coordinator on an emulated ring; with no
 coordinator, or one that never answers, there are none, within a bound."""
 
+import json
 import os
 import re
 import socket
@@ -82,23 +84,44 @@ def help_text(ringctl_bin):
     return p.stdout
 
 
-def help_commands(text):
-    """Commands and their subcommands as --help lists them:
+@pytest.fixture(scope="module")
+def table(ringctl_bin):
+    p = subprocess.run([ringctl_bin, "-f", "json", "help"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def table_commands(table):
+    """Commands and their subcommands as the table lists them:
     {"status": set(), "test": {"bw", ...}, ...}."""
     out = {}
-    body = text.split("\ncommands:\n", 1)[1].split("\nexit status", 1)[0]
-    for ln in body.splitlines():
-        m = re.match(r"^  ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?", ln)
-        if not m:
-            continue
-        sub = out.setdefault(m.group(1), set())
-        if m.group(2) and m.group(1) in ("check", "test", "pki"):
-            sub.add(m.group(2))
+    for c in table["commands"]:
+        words = c["name"].split()
+        sub = out.setdefault(words[0], set())
+        if len(words) > 1:
+            sub.add(words[1])
     return out
 
 
-def help_long_options(text):
-    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", text))
+def table_long_options(table):
+    return {o["name"] for c in table["commands"] + [{"options":
+                                                     table["globals"]}]
+            for o in c["options"] if o["name"].startswith("--")}
+
+
+def table_context(c):
+    """A command line up to where options may follow: the command and a
+    word for each positional argument its first form requires ("test bw
+    x x")."""
+    n = len(c["name"].split())
+    words = c["synopsis"][0].split()[n:]
+    pos = []
+    for w in words:
+        if w.startswith("[") or w.startswith("-"):
+            break
+        pos.append("x")
+    return " ".join([c["name"]] + pos)
 
 
 def help_formats(text):
@@ -119,8 +142,8 @@ def help_formats(text):
 
 # ------------------------------------------------- without a coordinator
 
-def test_commands(help_text):
-    cmds = help_commands(help_text)
+def test_commands(table):
+    cmds = table_commands(table)
     assert set(complete("ringctl ")) == set(cmds)
     assert complete("ringctl st") == ["status"]
     assert complete("ringctl -s /nonexistent -f json st") == ["status"]
@@ -136,9 +159,9 @@ def test_global_options():
     assert complete("ringctl -t ") == []
 
 
-def test_options_match_help(help_text):
-    """Every long option --help lists is offered somewhere, and none that
-    it does not list."""
+def test_options_match_the_table(table):
+    """Every long option the table lists is offered somewhere, and none
+    that it does not list."""
     contexts = ["status", "survey", "ranks", "alerts", "history n1-n2",
                 "watch", "plan", "check all", "test bw n1 n2",
                 "test lat n1 n2", "test rdma-bw n1 n2", "test rdma-lat n1 n2",
@@ -148,9 +171,10 @@ def test_options_match_help(help_text):
         got = complete("ringctl %s --" % c)
         assert "--help" in got, c
         offered |= set(got)
-    want = help_long_options(help_text)
-    assert offered == want, "offered, not in --help: %s; in --help, not " \
-        "offered: %s" % (sorted(offered - want), sorted(want - offered))
+    want = table_long_options(table)
+    assert offered == want, "offered, not in the table: %s; in the " \
+        "table, not offered: %s" % (sorted(offered - want),
+                                    sorted(want - offered))
     assert complete("ringctl status -") == sorted(
         ["-v", "--verbose", "-s", "-f", "-t", "-h", "--help", "-V",
          "--version"])
@@ -175,9 +199,31 @@ def test_formats(help_text):
     assert complete("ringctl ranks -f tor") == ["torchrun"]
 
 
-def test_watch_kinds(help_text):
-    m = re.search(r"\(KIND:\s*([a-z, \n]*?);", help_text)
-    assert m, "no KIND list in --help"
+def test_each_command_offers_exactly_its_options(table):
+    """Per command: its own options (long and short) and the global ones,
+    exactly as the table lists them."""
+    glob = {o["name"] for o in table["globals"]}
+    for c in table["commands"]:
+        line = "ringctl %s -" % table_context(c)
+        want = {o["name"] for o in c["options"]} | glob
+        got = set(complete(line))
+        assert got == want, "%s: offered, not in the table: %s; in the " \
+            "table, not offered: %s" % (line, sorted(got - want),
+                                        sorted(want - got))
+
+
+def test_help_completes_commands(table):
+    cmds = table_commands(table)
+    assert set(complete("ringctl help ")) == set(cmds)
+    assert set(complete("ringctl help test ")) == cmds["test"]
+    assert complete("ringctl help test bw ") == []
+
+
+def test_watch_kinds(table):
+    desc = next(o["desc"] for c in table["commands"] if c["name"] == "watch"
+                for o in c["options"] if o["name"] == "--kind")
+    m = re.search(r"\(KIND:\s*([a-z, \n]*?);", desc)
+    assert m, "no KIND list in the table's watch --kind"
     kinds = set(re.findall(r"[a-z]+", m.group(1)))
     assert set(complete("ringctl watch --kind ")) == kinds
     assert complete("ringctl watch --kind node,e") == ["node,edge"]

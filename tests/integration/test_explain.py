@@ -134,7 +134,8 @@ def test_unknown_name_exits_2(ringd, name):
 def test_unreachable_coordinator_exits_2(ringd, tmp_path):
     p = ringd.ringctl("explain", "n1", sock=str(tmp_path / "none.sock"))
     assert p.returncode == 2, (p.returncode, p.stdout)
-    assert p.stdout == "" and p.stderr.startswith("ringctl: "), p.stderr
+    assert p.stdout == "" and json.loads(p.stderr)["error"]["message"], \
+        p.stderr
 
 
 def test_usage_errors_exit_2(ringd):

@@ -12,6 +12,7 @@ negative tests below can feed them a mutated copy and see them fail."""
 
 import glob
 import itertools
+import json
 import os
 import re
 import shlex
@@ -876,3 +877,147 @@ def test_a_doc_quoting_an_unknown_option_fails(helps):
     got = check_docs(helps, {"copy.md": bad})
     assert "ringctl: option of 'test rdma-bw': --tx-depth is in --help " \
         "but not in copy.md synopsis" in got, got
+
+
+# ------------------------------------- ringctl's table (ringctl/help.c)
+#
+# ringctl prints its --help, `help COMMAND`, `COMMAND --help` and its usage
+# errors from one table, which `ringctl -f json help` dumps. The man page's
+# SYNOPSIS, each command's options and its limits are held against it here;
+# test_completion.py holds the bash completion against it.
+
+
+def ringctl_table(bindir):
+    r = subprocess.run([os.path.join(bindir, "ringctl"), "-f", "json",
+                        "help"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, **daemons.SANITIZER_ENV))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def _form_options(name, form):
+    """The options a synopsis form names, the command's words left out."""
+    return _options(form.split(None, len(name.split()))[-1]
+                    if len(form.split()) > len(name.split()) else "")
+
+
+def parse_table(prog, table):
+    """A Synopsis from the table: commands with the options of their
+    synopsis and of their option lists; per command a text of its forms,
+    its option lines ("--streams N  parallel streams (default 8)") and
+    notes, for the numbers."""
+    s = Synopsis(prog)
+    lines = []
+    for o in table["globals"]:
+        s.globals.add(o["name"])
+        if o["arg"]:
+            s.takes_value.add(o["name"])
+        lines.append("  %s%s  %s" % (o["name"], " " + o["arg"] if o["arg"]
+                                     else "", o["desc"]))
+    s.text[""] = "\n".join(lines)
+    for c in table["commands"]:
+        name = c["name"]
+        if " " in name:
+            s.groups.add(name.split()[0])
+        opts = set()
+        for form in c["synopsis"]:
+            opts |= _form_options(name, form)
+        opts |= {o["name"] for o in c["options"]}
+        s.commands[name] = opts
+        s.text[name] = "\n".join(
+            c["synopsis"] + ["%s %s %s" % (o["name"], o["arg"] or "",
+                                           o["desc"]) for o in c["options"]]
+            + [c["notes"]])
+    return s
+
+
+def table_numbers(table):
+    """help_numbers of the table, and each option's "(default N)"."""
+    out = help_numbers(parse_table("ringctl", table))
+    for c in table["commands"]:
+        for o in c["options"]:
+            d = out.setdefault((c["name"], o["name"]), {})
+            m = re.search(r"\(default (\d[\dKMG]*(?:,\d[\dKMG]*)+)\)",
+                          o["desc"])
+            if m:
+                d["default"] = _sizes(m.group(1))
+                continue
+            m = re.search(r"\(default " + NUM + r"[;,)]", o["desc"])
+            if m:
+                d["default"] = _num(m.group(1))
+    return out
+
+
+def check_table(table, man_text, man_name="the man page"):
+    """Each command's synopsis names exactly the options it lists, and the
+    man page's SYNOPSIS has the same commands with the same options."""
+    prog = "ringctl"
+    p = []
+    for c in table["commands"]:
+        syn = set()
+        for form in c["synopsis"]:
+            syn |= _form_options(c["name"], form)
+        listed = {o["name"] for o in c["options"]}
+        _diff(p, prog, "option of '%s':" % c["name"], syn,
+              "the table's synopsis", listed, "the table's options")
+        assert c["example"].startswith("ringctl "), c
+    t = parse_table(prog, table)
+    ms = parse_man(prog, man_text)["synopsis"]
+    syn = man_name + " SYNOPSIS"
+    _diff(p, prog, "command", set(t.commands), "the table", set(ms.commands),
+          syn)
+    for cmd in sorted(set(t.commands) & set(ms.commands)):
+        _diff(p, prog, "option of '%s':" % cmd, t.command_options(cmd),
+              "the table", ms.command_options(cmd), syn)
+    mn = man_numbers(parse_man(prog, man_text))
+    tn = table_numbers(table)
+    for key in sorted(set(tn) & set(mn)):
+        for kind in sorted(set(tn[key]) & set(mn[key])):
+            if tn[key][kind] != mn[key][kind]:
+                p.append("%s: %s%s %s is %r in the table but %r in %s" % (
+                    prog, "'%s' " % key[0] if key[0] else "", key[1], kind,
+                    tn[key][kind], mn[key][kind], man_name))
+    return p
+
+
+@pytest.fixture(scope="module")
+def table(ringd_bin):
+    return ringctl_table(ringd_bin)
+
+
+def test_man_synopsis_is_the_table(table):
+    path = man_path("ringctl")
+    _fail(check_table(table, read(path), os.path.relpath(path, REPO)))
+    # The number check compares something.
+    tn = table_numbers(table)
+    mn = man_numbers(parse_man("ringctl", read(path)))
+    both = [(k, kind) for k in set(tn) & set(mn)
+            for kind in set(tn[k]) & set(mn[k])]
+    assert len(both) >= 20, sorted(both)
+
+
+def test_help_overview_is_the_table(helps, table):
+    """--help lists the table's commands, each with the table's options."""
+    h = parse_help("ringctl", helps["ringctl"])
+    t = parse_table("ringctl", table)
+    p = []
+    _diff(p, "ringctl", "command", set(h.commands), "--help",
+          set(t.commands), "the table")
+    for cmd in sorted(set(h.commands) & set(t.commands)):
+        _diff(p, "ringctl", "option of '%s':" % cmd, h.command_options(cmd),
+              "--help", t.command_options(cmd), "the table")
+    _diff(p, "ringctl", "option", h.globals, "--help", t.globals,
+          "the table")
+    _fail(p)
+
+
+def test_the_table_check_fails_on_a_mutated_man_page(table):
+    orig = read(man_path("ringctl"))
+    bad = _mutate(orig, ".RB [ \\-\\-tx\\-depth\n.IR n ]\n")
+    got = check_table(table, bad, "copy.8")
+    assert "ringctl: option of 'test rdma-bw': --tx-depth is in the table " \
+        "but not in copy.8 SYNOPSIS" in got, got
+    bad = _mutate(orig, ".B help\n.RI [ command ]\n", ".B helps\n")
+    got = check_table(table, bad, "copy.8")
+    assert "ringctl: command help is in the table but not in copy.8 " \
+        "SYNOPSIS" in got, got
