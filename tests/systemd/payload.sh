@@ -2,7 +2,7 @@
 # ringd's units under a real systemd (inside the VM: tests/systemd/vm.sh).
 # Run by ringd-test.service once the VM's systemd (PID 1) has booted; prints
 # one PASS/FAIL line per check and "RINGD-VM-RESULT <failures>", then
-# powers the VM off. The set-up follows the README's "Deploy" section:
+# powers the VM off. The set-up follows docs/DEPLOY.md:
 # install, systemd-sysusers, systemd-tmpfiles, PKI with ringctl pki, keys
 # root:ringd 0640, configs in /etc/ringd, systemctl enable --now.
 #
@@ -61,7 +61,7 @@ ring_net_wait_gids 30 >/dev/null || finish 125
 
 # --- install ----------------------------------------------------------------
 # vm.sh put either the .debs in /root/debs or `make install` output in the
-# root. README "Deploy", step 1: the system tools after a make install (a
+# root. docs/DEPLOY.md, step 1: the system tools after a make install (a
 # package's maintainer scripts run them itself).
 if ls /root/debs/*.deb >/dev/null 2>&1; then
 	echo "ringd-systemd-test: dpkg -i $(cd /root/debs && echo *.deb)"
@@ -79,7 +79,7 @@ else
 	fail "sysusers/tmpfiles: $(getent passwd ringd) $(getent group ringctl) $(stat -c '%n %a %U %G' /etc/ringd /var/lib/ringd)"
 fi
 
-# --- PKI and configuration (README steps 2-4) ---------------------------------
+# --- PKI and configuration (docs/DEPLOY.md steps 2-4) -------------------------
 P=$W/pki
 { ringctl pki init "$P" && ringctl pki issue "$P" coordinator --coordinator &&
 	ringctl pki issue "$P" n1 && ringctl pki issue "$P" n2; } >/dev/null || { fail "ringctl pki"; finish 1; }
@@ -136,7 +136,7 @@ for c in coordinator.conf agent.conf agent-n2.conf; do
 		fail "$b -n -c /etc/ringd/$c as user ringd: $out"
 done
 
-# --- start (README step 5) -----------------------------------------------------
+# --- start (docs/DEPLOY.md step 5) ---------------------------------------------
 t0=$(now_cs)
 systemctl enable --now ring-coordinator.service || fail "systemctl enable --now ring-coordinator"
 systemctl enable --now ring-agent.service ring-agent-n2.service || fail "systemctl enable --now ring-agent ring-agent-n2"
@@ -153,7 +153,7 @@ for u in $UNITS; do
 	fi
 done
 
-# --- who may use ringctl (README step 6) -----------------------------------------
+# --- who may use ringctl (docs/DEPLOY.md step 6) ---------------------------------
 useradd -M -s /bin/bash -G ringctl alice
 useradd -M -s /bin/bash mallory
 agents_up() { ringctl -f keyvalue status 2>/dev/null | grep -c '^nodes\..*\.state=up' | grep -qx 2; }

@@ -63,7 +63,7 @@ mkdir -p "$STAGE/usr/lib/ringd-test" "$STAGE/etc/systemd/system/multi-user.targe
 
 # How ringd gets into the VM: the packages when build/deb has them
 # (installed by the payload with dpkg -i, maintainer scripts and all), else
-# `make install` into the overlay (the payload then runs the README's
+# `make install` into the overlay (the payload then runs docs/DEPLOY.md's
 # systemd-sysusers/systemd-tmpfiles/daemon-reload steps).
 # The overlay is unpacked over the root: it must not hold /lib, /bin or
 # /sbin (the root's merged-/usr symlinks), hence UNITDIR under /usr.

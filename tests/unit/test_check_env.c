@@ -839,7 +839,7 @@ static void test_blocks(void **state)
 	free(res);
 	free(text);
 
-	/* The README's example: Tree and a patched build's switch. */
+	/* docs/NCCL.md's example: Tree and a patched build's switch. */
 	text = printed_env(&tp, "NCCL_MAX_NCHANNELS=4",
 			   "NCCL_ALGO=Tree\nNCCL_SWITCHLESS_RING_ONLY=1\n");
 	res = lint_raw(text, &tp);
