@@ -131,8 +131,11 @@ def down(workdir, prefix=PREFIX, quiet=False):
             for path, _ in cl.sanitizer_reports(
                     os.path.join(logs, f) for f in sorted(os.listdir(logs))):
                 say("note: sanitizer report in %s" % path)
-    # The host's veth to the coordinator goes with the coordinator's
-    # namespace (deleting one end of a veth pair deletes both).
+    # The host's veth to the coordinator would go with the coordinator's
+    # namespace, but only once the kernel gets round to it: now, so that a
+    # new demo can make it again at once.
+    if state and state.get("hostif"):
+        _quiet(["ip", "link", "del", state["hostif"]])
     removed = cl.cleanup_stale(prefix)
     if state:
         _remove_accounts(state)
@@ -276,7 +279,8 @@ def up(bindir, workdir, o):
     r = None
     state = {"prefix": o.prefix, "workdir": workdir, "ctl_dir": ctl_dir,
              "bin": bindir, "procs": [], "group": o.group, "user": o.user,
-             "coord_addr": o.coord_addr, "metrics_port": METRICS_PORT}
+             "coord_addr": o.coord_addr, "metrics_port": METRICS_PORT,
+             "hostif": o.hostif}
     try:
         save_state(workdir, state)  # `down` works from here on
         t0 = time.monotonic()
@@ -383,8 +387,7 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "  ringctl plan --model-bytes 800GB   # does it fit",
         "  ip netns exec %s ip -br addr   # n1's interfaces" % q(c.ns("n1")),
         "  ip netns exec %s bash          # a shell on n1" % q(c.ns("n1")),
-        "Logs: %s/logs/  configs: %s/conf/  CA: %s/pki/" %
-        (workdir, workdir, workdir),
+        "Files in %s/: logs/, conf/ (configs), pki/ (the CA)" % workdir,
         "",
         "Who may ask: root anything; group %s may read (status, ranks, ...)."
         % o.group,
@@ -430,8 +433,9 @@ def _pick_cable(state, edge):
 def _watch_lines(state):
     ringctl = "%s -s %s" % (os.path.join(state["bin"], "ringctl"),
                             state["sock"])
-    return ["Watch it: %s status" % ringctl,
-            "      or: %s watch" % ringctl]
+    return ["Watch it, as root (`ringctl status` with the banner's exports):",
+            "  %s status" % ringctl,
+            "  %s watch" % ringctl]
 
 
 def _set_cables(state, keys, how):
@@ -522,7 +526,7 @@ def main(argv=None):
     ap.add_argument("--host-addr", default=HOST_ADDR)
     ap.add_argument("--group", default=GROUP)
     ap.add_argument("--user", help="default: PREFIX-op")
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)
     a.user = a.user or a.prefix + "-op"
     a.hostif = a.prefix[:13] + "-h"  # IFNAMSIZ: 15 characters
     if os.geteuid() != 0:
