@@ -169,12 +169,12 @@ def refuse_if_running(workdir, prefix=PREFIX):
     pids = running_pids(workdir, prefix)
     if not pids:
         return 0
-    shown = " ".join(str(p) for p in pids[:6]) + (" ..." if len(pids) > 6
+    shown = " ".join(str(p) for p in pids[:8]) + (" ..." if len(pids) > 8
                                                   else "")
-    say("ringd demo: one is already running (%s-* namespaces, pids %s);" %
-        (prefix, shown))
-    say("  not starting another. Keep using it (`sudo make demo-status`),")
-    say("  or stop it first: sudo make demo-down && sudo make demo")
+    say("ringd demo: one is already running (namespaces %s-*);" % prefix)
+    say("  not starting another. Its daemons' pids: %s" % shown)
+    say("  Keep using it: sudo make demo-status, and the commands its banner")
+    say("  printed; or stop it first: sudo make demo-down && sudo make demo")
     return 1
 
 
@@ -391,10 +391,10 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "",
         "Who may ask: root anything; group %s may read (status, ranks, ...)."
         % o.group,
-        "  runuser -u %s -- ringctl status   # works: in group %s" %
-        (o.user, o.group),
-        "  runuser -u nobody -- ringctl status   # refused: not in group %s"
-        % o.group,
+        "  %-45s # works: in group %s" %
+        ("runuser -u %s -- ringctl status" % o.user, o.group),
+        "  %-45s # refused: not in group %s" %
+        ("runuser -u nobody -- ringctl status", o.group),
         "",
         "Cut a cable: `ringctl status` turns critical, n1-n2 down; then mend:",
         "  %s demo-cut EDGE=n1-n2" % make,
