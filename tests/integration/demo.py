@@ -195,7 +195,7 @@ def _run(argv):
     return p
 
 
-def make_accounts(state, group, user):
+def make_accounts(state, group, user, save):
     """The control socket's group (made if missing: a machine without the
     package has no `ringctl` group) and an operator in it, with no home and
     no login shell. Recorded before each is made, so `down` removes what
@@ -204,12 +204,14 @@ def make_accounts(state, group, user):
         grp.getgrnam(group)
     except KeyError:
         state["made_group"] = True
+        save()
         _run(["groupadd", "--system", group])
     try:
         pw = pwd.getpwnam(user)
     except KeyError:
         pw = None
     state["made_user"] = True  # ours by name: a leftover of a crashed demo
+    save()
     if pw is None:
         _run(["useradd", "--system", "--no-create-home", "--gid", group,
               "--shell", "/usr/sbin/nologin", user])
@@ -284,8 +286,8 @@ def up(bindir, workdir, o):
     try:
         save_state(workdir, state)  # `down` works from here on
         t0 = time.monotonic()
-        make_accounts(state, o.group, o.user)
-        save_state(workdir, state)
+        make_accounts(state, o.group, o.user,
+                      lambda: save_state(workdir, state))
         c.up()
         state["cables"] = cable_map(c)
         save_state(workdir, state)
@@ -366,13 +368,16 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         url,
         "  curl -s %s/metrics | grep ^ringd_     # Prometheus metrics" % url,
         "  curl -s %s/ring.svg -o /tmp/ring.svg   # the picture alone" % url,
-        "  (the host reaches the coordinator through veth %s)" % o.hostif,
+        "  from another machine: ssh -L %d:%s:%d THIS-HOST, then "
+        "http://localhost:%d/" % (METRICS_PORT, o.coord_addr, METRICS_PORT,
+                                  METRICS_PORT),
+        "  (this host reaches the coordinator through veth %s)" % o.hostif,
         "",
         "Look around, as root (run `sudo -s` first if you are not):",
         "  export PATH=%s:$PATH" % q(bindir),
         "  export RINGCTL_SOCKET=%s" % q(r.sock),
         "  ringctl status",
-        "  ringctl watch                      # live: a line per change",
+        "  ringctl watch                      # changes and alerts, live",
         "  ringctl inventory n1",
         "  ringctl ranks -f torchrun          # or hostfile, rankfile, env",
         "  ringctl test bw n1 n2 --streams 4 --duration 3",
