@@ -19,6 +19,7 @@ are kept in WORKDIR/demo.json so `down` finds them, with what `cut` needs:
 each cable's wire-side veths (cN a/b in PREFIX-wire), named by edge."""
 
 import argparse
+import fcntl
 import grp
 import json
 import os
@@ -256,7 +257,32 @@ def cable_map(c):
             for k in c.cables}
 
 
+def _lock(workdir):
+    """Held while a demo starts, so that two `make demo` at once cannot
+    both find none running. None if another holds it."""
+    fd = os.open(workdir + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def up(bindir, workdir, o):
+    fd = _lock(workdir)
+    if fd is None:
+        say("ringd demo: another one is starting right now; wait for its "
+            "banner (sudo make demo-status)")
+        return 1
+    try:
+        return _up(bindir, workdir, o)
+    finally:
+        os.unlink(workdir + ".lock")
+        os.close(fd)
+
+
+def _up(bindir, workdir, o):
     bindir = os.path.abspath(bindir)
     missing = missing_binaries(bindir)
     if missing:
