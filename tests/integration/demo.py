@@ -24,6 +24,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import signal
@@ -235,13 +236,17 @@ def host_link(c, ifname, host_addr):
     coord = c.COORD_ADDR
     _run(["ip", "link", "add", ifname, "type", "veth", "peer", "name",
           "host0", "netns", c.ns("coord")])
-    _run(["ip", "addr", "add", host_addr + "/32", "dev", ifname])
-    _run(["ip", "link", "set", ifname, "up"])
-    _run(["ip", "route", "add", coord + "/32", "dev", ifname, "src",
-          host_addr])
-    _run(["ip", "-n", c.ns("coord"), "link", "set", "host0", "up"])
-    _run(["ip", "-n", c.ns("coord"), "route", "add", host_addr + "/32",
-          "dev", "host0"])
+    try:
+        _run(["ip", "addr", "add", host_addr + "/32", "dev", ifname])
+        _run(["ip", "link", "set", ifname, "up"])
+        _run(["ip", "route", "add", coord + "/32", "dev", ifname, "src",
+              host_addr])
+        _run(["ip", "-n", c.ns("coord"), "link", "set", "host0", "up"])
+        _run(["ip", "-n", c.ns("coord"), "route", "add", host_addr + "/32",
+              "dev", "host0"])
+    except cl.ClusterError:
+        _quiet(["ip", "link", "del", ifname])  # ours: `link add` worked
+        raise
 
 
 def edge_name(a, b):
@@ -317,7 +322,17 @@ def _up(bindir, workdir, o):
         c.up()
         state["cables"] = cable_map(c)
         save_state(workdir, state)
-        host_link(c, o.hostif, o.host_addr)
+        try:
+            host_link(c, o.hostif, o.host_addr)
+        except cl.ClusterError as e:
+            # Another demo (in another mount namespace: a container, a
+            # fresh-machine run) holds the name or the route: this one runs
+            # all the same, its page reachable from its own namespaces.
+            state["hostif"] = None
+            o.host_link_error = re.sub(r": rc \d+: ", ": ", str(e))
+            say("ringd demo: note: no link from this host to the "
+                "coordinator:")
+            say("  " + o.host_link_error)
         # Every cable capped at 1 Gbit/s against a 2 Gbit/s nominal: the
         # reference cluster's uniform ceiling (~51% of nominal) in miniature.
         for i, a in enumerate(ORDER):
@@ -383,6 +398,27 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
     pids = ", ".join("%s=%d" % (n, r.agents[n].pid) for n in ORDER)
     make = "make" if os.path.abspath(os.getcwd()) == REPO else \
         "make -C %s" % q(REPO)
+    if getattr(o, "host_link_error", None):
+        page = [
+            "The ring's page: %s/ from the demo's namespaces (not this host:" %
+            url,
+            "  another demo holds the link to %s), for example:" %
+            o.coord_addr,
+            "  ip netns exec %s curl -s %s/metrics | grep ^ringd_" %
+            (q(c.ns("n1")), url)]
+    else:
+        page = [
+            "The ring's page, live: %s/   (open it in a browser on this host)"
+            % url,
+            "  curl -s %s/metrics | grep ^ringd_     # Prometheus metrics" %
+            url,
+            "  curl -s %s/ring.svg -o /tmp/ring.svg   # the picture alone" %
+            url,
+            "  from another machine: ssh -L %d:%s:%d THIS-HOST, then "
+            "http://localhost:%d/" % (METRICS_PORT, o.coord_addr,
+                                      METRICS_PORT, METRICS_PORT),
+            "  (this host reaches the coordinator through veth %s)" %
+            o.hostif]
     return [
         "ringd demo is up (%.1fs): ring n1-n2-n4-n3-n1 in network namespaces "
         "%s-*," % (took, o.prefix),
@@ -390,14 +426,7 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "one /30 per cable," % o.coord_addr,
         "eth3 on every node has link but no address.",
         "",
-        "The ring's page, live: %s/   (open it in a browser on this host)" %
-        url,
-        "  curl -s %s/metrics | grep ^ringd_     # Prometheus metrics" % url,
-        "  curl -s %s/ring.svg -o /tmp/ring.svg   # the picture alone" % url,
-        "  from another machine: ssh -L %d:%s:%d THIS-HOST, then "
-        "http://localhost:%d/" % (METRICS_PORT, o.coord_addr, METRICS_PORT,
-                                  METRICS_PORT),
-        "  (this host reaches the coordinator through veth %s)" % o.hostif,
+    ] + page + [
         "",
         "Look around, as root (run `sudo -s` first if you are not):",
         "  export PATH=%s:$PATH" % q(bindir),

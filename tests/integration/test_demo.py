@@ -4,7 +4,8 @@ takes an edge down and demo-mend brings it back, the operator user in the
 control socket's group reads status while nobody is refused, a second
 start is refused without touching the first, every banner line fits 100
 columns, and `down` leaves nothing behind (namespaces, the host's veth,
-the user, the group it made).
+the user, the group it made); a demo whose coordinator address another
+demo's link already holds runs without a link of its own.
 
 A demo of its own beside any real one: its own prefix, workdir,
 coordinator address, host address and group, so a user's `make demo` and
@@ -190,3 +191,32 @@ def test_second_start_is_refused(demo):
     assert demo.state()["procs"] == before
     assert all(cl._pid_alive(x["pid"]) for x in before)
     assert demo.status().returncode in (0, 1)
+
+
+def test_another_demo_holding_the_host_link(demo, ringd_bin):
+    """A demo whose coordinator address the host already routes to another
+    demo (one in a container or a fresh-machine run, say) still starts:
+    its page is served inside its namespaces and the banner says so; the
+    first demo's link is left alone."""
+    other = Demo(ringd_bin)
+    other.coord_addr = demo.coord_addr  # the host's route is taken
+    try:
+        p = other.run("up", timeout=UP_S)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        assert not os.path.exists("/sys/class/net/" + other.hostif)
+        lines = banner(p.stdout)
+        assert all(len(x) <= WIDTH for x in lines), lines
+        assert "ip netns exec %s-n1 curl" % other.prefix in p.stdout
+        out = subprocess.run(
+            ["ip", "netns", "exec", other.prefix + "-n1", sys.executable,
+             "-c",
+             "import urllib.request as u; print(u.urlopen(%r, timeout=10)"
+             ".read().decode())" % (other.url + "/metrics")],
+            capture_output=True, text=True, timeout=30)
+        assert re.search(r"^ringd_\w+", out.stdout, re.M), out.stderr
+        # The first demo's page still answers from the host.
+        assert _get(demo.url + "/metrics")[0] == 200
+    finally:
+        p = other.run("down")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert os.path.exists("/sys/class/net/" + demo.hostif)
