@@ -458,7 +458,7 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "",
         "Cut a cable: `ringctl status` turns critical, n1-n2 down; then mend:",
         "  %s demo-cut EDGE=n1-n2" % make,
-        "  %s demo-mend               # EDGE=n1-n2: that one only" % make,
+        "  %s demo-mend               # every cut cable (EDGE=n1-n2: one)" % make,
         "",
         "Kill %s's agent: `ringctl status` turns critical, %s down with its "
         "reason" % (victim, victim),
