@@ -5,7 +5,8 @@
 #                   tests, the Debian packages (lintian, tests/deb), RDMA
 #                   tests on soft-RoCE in a qemu VM (tests/rdma), the systemd
 #                   units under a real systemd in a VM (tests/systemd)
-#   make demo       deps, then a 4-node emulated ring in network namespaces (root)
+#   make demo       deps, then a 4-node emulated ring in network namespaces (root);
+#                   demo-cut EDGE=n1-n2, demo-mend [EDGE=..], demo-status, demo-down
 #   make bench      ring-agent vs iperf3/sockperf/perftest, survey wall time,
 #                   alert latency, ringd's own bytes, 1,024 agents (root)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -75,7 +76,8 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 # in a sub-make, or need no compiler. Any other goal needs the build
 # dependencies now; without them say which packages, not a linker error.
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
-	integration integration-run rdma-check systemd-check fuzz fuzz-smoke bench demo demo-down clean format \
+	integration integration-run rdma-check systemd-check fuzz fuzz-smoke bench demo demo-down demo-status demo-cut demo-mend \
+	clean format \
 	format-check prometheus-check deb deb-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
@@ -135,7 +137,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down rdma-check systemd-check \
+.PHONY: all clean check unit integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down demo-status demo-cut demo-mend rdma-check systemd-check \
 	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -405,11 +407,23 @@ bench: bench-deps
 	$(MAKE) BUILD=build all
 	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin $(if $(BENCH),--only $(BENCH))
 
-demo: deps
+# A running demo is never replaced: `demo` says so before building
+# (python3 may not be installed yet on a fresh machine: demo.py checks again).
+# demo-cut EDGE=n1-n2 pulls that cable, demo-mend [EDGE=...] plugs it (all).
+DEMO := $(PYTHON) tests/integration/demo.py
+demo:
+	@if [ -x $(PYTHON) ]; then $(DEMO) running; fi
+	$(MAKE) deps
 	$(MAKE) all
-	$(PYTHON) tests/integration/demo.py up --bin $(CURDIR)/$(BUILD)/bin
+	$(DEMO) up --bin $(CURDIR)/$(BUILD)/bin
 demo-down:
-	$(PYTHON) tests/integration/demo.py down
+	$(DEMO) down
+demo-status:
+	@$(DEMO) status
+demo-cut:
+	@$(DEMO) cut $(EDGE)
+demo-mend:
+	@$(DEMO) mend $(EDGE)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin
