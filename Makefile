@@ -51,7 +51,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 #               loading ringctl's completion)
 DEPS_BUILD := make gcc libc6-dev pkg-config libevent-dev libprotobuf-c-dev \
 	protobuf-c-compiler libsystemd-dev libssl-dev openssl libibverbs-dev \
-	ibverbs-providers libsqlite3-dev python3 iproute2 procps
+	ibverbs-providers libsqlite3-dev python3 iproute2 procps curl
 DEPS_TEST := libcmocka-dev python3-pytest clang libclang-rt-14-dev clang-format \
 	valgrind util-linux systemd prometheus prometheus-alertmanager \
 	python3-yaml chromium \
