@@ -34,10 +34,10 @@ static const struct size_unit size_units[] = {
 	{"TiB", SIZE_KI << 30},
 	{"PiB", SIZE_KI << 40},
 	{"KB", SIZE_K},
-	{"MB", SIZE_K * SIZE_K},
-	{"GB", SIZE_K * SIZE_K * SIZE_K},
-	{"TB", SIZE_K * SIZE_K * SIZE_K * SIZE_K},
-	{"PB", SIZE_K * SIZE_K * SIZE_K * SIZE_K * SIZE_K},
+	{"MB", 1000000ull},
+	{"GB", 1000000000ull},
+	{"TB", 1000000000000ull},
+	{"PB", 1000000000000000ull},
 };
 
 int size_number(const char *s, uint64_t *mant, int *exp10, const char **end)
@@ -179,9 +179,8 @@ int size_parse(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	if (r == -2 || v < min) {
 		errno = ERANGE;
 		if (err)
-			reason_fail(err, len, "'%s' is %s (%s..%s)", s,
-				    r == -2 ? "too large" : "too small",
-				    size_words(min, a, sizeof(a)),
+			reason_fail(err, len, "'%s' is out of range (%s..%s)",
+				    s, size_words(min, a, sizeof(a)),
 				    size_words(max, b, sizeof(b)));
 		return -1;
 	}
@@ -203,7 +202,8 @@ int size_parse_list(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	size_t k = 0;
 
 	if (!s || !*s)
-		return reason_fail(err, len, "an empty list of sizes");
+		return reason_fail(err, len, "'%s': an empty list of sizes",
+				   s ? s : "");
 	for (;; p = comma + 1) {
 		size_t il;
 

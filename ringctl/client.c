@@ -35,9 +35,9 @@ static int client_write(int fd, const Ring__Envelope *req, int timeout_ms)
 	return rc;
 }
 
-#define CLIENT_HINT                                                            \
-	"choose the socket with -s SOCKET or RINGCTL_SOCKET (default "         \
-	CLIENT_DEFAULT_SOCKET ")"
+#define CLIENT_HINT                                                                          \
+	"choose the socket with -s SOCKET or RINGCTL_SOCKET (default " CLIENT_DEFAULT_SOCKET \
+	")"
 
 /* "root:ringctl" for st. */
 static const char *client_owner(const struct stat *st, char *buf, size_t len)
@@ -91,8 +91,8 @@ void client_connect_error(const char *sock, int e, char *err, size_t len)
 		return;
 	}
 	if (stat(sock, &st) == 0 && !S_ISSOCK(st.st_mode)) {
-		snprintf(err, len,
-			 "%s is not a socket (%s); " CLIENT_HINT, sock,
+		snprintf(err, len, "%s is not a socket (%s); " CLIENT_HINT,
+			 sock,
 			 S_ISDIR(st.st_mode) ? "a directory" : "another file");
 		return;
 	}
@@ -108,14 +108,14 @@ void client_connect_error(const char *sock, int e, char *err, size_t len)
 			 sock);
 	else if ((e == EACCES || e == EPERM) && stat(sock, &st) == 0) {
 		client_owner(&st, own, sizeof(own));
-		snprintf(err, len,
-			 "cannot reach the coordinator at %s: permission denied "
-			 "by the socket (mode %04o, %s): run as root or as a "
-			 "member of group %s",
-			 sock, (unsigned)(st.st_mode & 07777), own,
-			 strchr(own, ':') + 1);
-	}
-	else
+		snprintf(
+			err, len,
+			"cannot reach the coordinator at %s: permission denied "
+			"by the socket (mode %04o, %s): run as root or as a "
+			"member of group %s",
+			sock, (unsigned)(st.st_mode & 07777), own,
+			strchr(own, ':') + 1);
+	} else
 		snprintf(err, len, "cannot reach the coordinator at %s: %s",
 			 sock, strerror(e));
 }
@@ -201,7 +201,8 @@ static void client_unknown_node(const char *sock, int timeout_ms,
 	    rep->body_case == RING__ENVELOPE__BODY_STATUS_REPLY) {
 		const Ring__StatusReply *st = rep->status_reply;
 
-		fputs(st->n_nodes ? "; known nodes: " : "; no node is known yet",
+		fputs(st->n_nodes ? "; known nodes: "
+				  : "; no node is known yet",
 		      stderr);
 		for (size_t i = 0; i < st->n_nodes; i++) {
 			if (i)

@@ -199,8 +199,7 @@ static void history_label(const Ring__HistorySample *s, char *buf, size_t len)
 		testlimits_format_size(s->param, size, sizeof(size));
 		snprintf(buf + used, len - used, " %s%s", size,
 			 strchr(size, 'i') ? "" : "B");
-	}
-	else if (s->param)
+	} else if (s->param)
 		snprintf(buf + used, len - used, " %u", s->param);
 }
 
