@@ -197,15 +197,14 @@ bad:
 int size_parse_list(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 		    size_t max_n, size_t *n, char *err, size_t len)
 {
-	const char *p = s, *comma;
-	char item[64];
-	size_t k = 0;
+	const char *p = s, *comma, *start[64];
+	size_t k = 0, il, ol;
 
 	if (!s || !*s)
 		return reason_fail(err, len, "'%s': an empty list of sizes",
 				   s ? s : "");
 	for (;; p = comma + 1) {
-		size_t il;
+		char item[64];
 
 		comma = strchr(p, ',');
 		il = comma ? (size_t)(comma - p) : strlen(p);
@@ -219,19 +218,28 @@ int size_parse_list(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 					   (int)(sizeof(item) - 1), p);
 		memcpy(item, p, il);
 		item[il] = '\0';
-		if (k == max_n)
+		if (k == max_n || k == sizeof(start) / sizeof(start[0]))
 			return reason_fail(err, len,
 					   "'%s': more than %zu sizes", s,
 					   max_n);
 		if (size_parse(item, min, max, &out[k], err, len) < 0)
 			return -1;
-		for (size_t j = 0; j < k; j++)
-			if (out[j] == out[k])
-				return reason_fail(
-					err, len,
-					"'%s' is given twice (%llu bytes): "
-					"each size once",
-					item, (unsigned long long)out[k]);
+		start[k] = p;
+		for (size_t j = 0; j < k; j++) {
+			if (out[j] != out[k])
+				continue;
+			ol = strcspn(start[j], ",");
+			if (ol == il && !memcmp(start[j], item, il))
+				return reason_fail(err, len,
+						   "'%s' is given twice: "
+						   "give each size once",
+						   item);
+			return reason_fail(err, len,
+					   "'%s' is '%.*s' again (%llu "
+					   "bytes): give each size once",
+					   item, (int)ol, start[j],
+					   (unsigned long long)out[k]);
+		}
 		k++;
 		if (!comma)
 			break;

@@ -86,7 +86,7 @@ def test_two_neighbours(ringd):
     check_figures(doc, 2)
     # Against the full ring measured just before (computed).
     cmp = doc["comparison_computed"]
-    assert "busbw at 1M: 2 ranks" in cmp and "4 ranks" in cmp, cmp
+    assert "busbw at 1MiB: 2 ranks" in cmp and "4 ranks" in cmp, cmp
     assert "ratio" in cmp, cmp
 
 
