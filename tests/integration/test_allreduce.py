@@ -131,8 +131,8 @@ def test_plain_and_keyvalue(ringd):
                       timeout_s=60)
     assert p.returncode == 0, (p.returncode, p.stderr)
     print(p.stdout)
-    assert "sizes.1M.verified=yes" in p.stdout
-    assert "sizes.64K.busbw_gbps_computed=" in p.stdout
+    assert "sizes.1MiB.verified=yes" in p.stdout
+    assert "sizes.64KiB.busbw_gbps_computed=" in p.stdout
     keys = [line.split("=", 1)[0] for line in p.stdout.splitlines()]
     assert len(keys) == len(set(keys)), keys
     # JSON without a duplicate key, numbers as numbers.
