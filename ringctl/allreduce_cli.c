@@ -107,6 +107,12 @@ int allreduce_cli_parse(int argc, char **argv, struct allreduce_cli *c,
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strncmp(o, "--", 2))
+			return reason_fail(err, len,
+					   "test allreduce: '%.32s' is an "
+					   "unexpected argument: it takes "
+					   "--options only",
+					   o);
 		if (!v)
 			return reason_fail(err, len,
 					   "test allreduce: %.32s needs a "

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allreduce_cli.h"
 #include "ranks.h"
 #include "render.h"
 #include "report.h"
@@ -1171,9 +1172,29 @@ static void test_alerts_states(void **state)
 	free(out);
 }
 
+/* An argument that is no option is called unexpected, not "needs a
+ * value". */
+static void test_unexpected(void **state)
+{
+	char err[512];
+	struct testargs t;
+	struct allreduce_cli *ar = calloc(1, sizeof(*ar));
+	char *bw[] = {"bw", "n1", "n2", "extra"};
+	char *arv[] = {"allreduce", "extra"};
+
+	(void)state;
+	assert_non_null(ar);
+	assert_int_equal(testargs_parse(4, bw, &t, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'extra' is an unexpected argument"));
+	assert_int_equal(allreduce_cli_parse(2, arv, ar, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'extra' is an unexpected argument"));
+	free(ar);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unexpected),
 		cmocka_unit_test(test_safe_printed),
 		cmocka_unit_test(test_empty_optional),
 		cmocka_unit_test(test_env_injection_refused),
