@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "size.h"
 #include "testlimits.h"
 #include "tls.h"
 
@@ -442,17 +443,12 @@ bad:
 int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
 		   uint64_t min, uint64_t max, uint64_t *out)
 {
-	/* One size grammar for files, ringctl and agents (testlimits). */
-	if (testlimits_parse_size(s, min, max, out) == 0)
+	char why[256];
+
+	/* One size grammar for files, ringctl and agents (size.h). */
+	if (size_parse(s, min, max, out, why, sizeof(why)) == 0)
 		return 0;
-	if (errno == ERANGE)
-		return cfg_error(ctx,
-				 "'%s': %s is out of range (%llu..%llu bytes)",
-				 what, s, (unsigned long long)min,
-				 (unsigned long long)max);
-	return cfg_error(ctx,
-			 "'%s': '%s' is not a size (e.g. 4096, 64K, 1M, 2G)",
-			 what, s);
+	return cfg_error(ctx, "'%s': %s", what, why);
 }
 
 static int cfg_name_chars_ok(const char *h, size_t n)

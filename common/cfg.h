@@ -149,7 +149,7 @@ int cfg_parse_bool(struct cfg_ctx *ctx, const char *what, const char *s,
  * result in Mbit/s. */
 int cfg_parse_speed_mbps(struct cfg_ctx *ctx, const char *what, const char *s,
 			 uint64_t *out);
-/* Bytes with an optional binary suffix: "4096", "64K", "1M", "2G". */
+/* A size in the one grammar (size.h): "4096", "64K", "1MiB", "2GB". */
 int cfg_parse_size(struct cfg_ctx *ctx, const char *what, const char *s,
 		   uint64_t min, uint64_t max, uint64_t *out);
 /* host:port, [v6]:port, or host alone (default_port used). Validates the

@@ -316,13 +316,7 @@ static void svg_place(struct svg *g)
 
 static const char *svg_edge_state(const Ring__Edge *e)
 {
-	static const char *const live[] = {"up", "degraded", "down",
-					   "unverified"};
-
-	for (size_t i = 0; e->live_state && i < 4; i++)
-		if (!strcmp(e->live_state, live[i]))
-			return live[i];
-	return "measured";
+	return topoview_edge_state(e); /* as the picture in words reads it */
 }
 
 static const char *svg_colour(const char *state)

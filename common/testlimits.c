@@ -6,71 +6,14 @@
 #include <string.h>
 
 #include "reason.h"
+#include "size.h"
 
 const uint32_t testlimits_lat_sizes_default[TESTLIMITS_LAT_SIZES_DEFAULT_N] = {
 	64, 4096, 10240, 20480, 40960};
 
-int testlimits_parse_size(const char *s, uint64_t min, uint64_t max,
-			  uint64_t *out)
-{
-	uint64_t v = 0, mult = 1;
-	int over = 0;
-
-	if (!s || *s < '0' || *s > '9') {
-		errno = EINVAL;
-		return -1;
-	}
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			over = 1;
-		else
-			v = v * 10 + (uint64_t)(*s - '0');
-	}
-	switch (*s) {
-	case '\0':
-		break;
-	case 'K':
-	case 'k':
-		mult = 1ull << 10;
-		s++;
-		break;
-	case 'M':
-	case 'm':
-		mult = 1ull << 20;
-		s++;
-		break;
-	case 'G':
-	case 'g':
-		mult = 1ull << 30;
-		s++;
-		break;
-	default:
-		errno = EINVAL;
-		return -1;
-	}
-	if (*s) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (over || v > max / mult || v * mult < min) {
-		errno = ERANGE;
-		return -1;
-	}
-	*out = v * mult;
-	return 0;
-}
-
 const char *testlimits_format_size(uint64_t v, char *buf, size_t len)
 {
-	if (v && !(v % (1ull << 30)))
-		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
-	else if (v && !(v % (1ull << 20)))
-		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
-	else if (v && !(v % 1024))
-		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	return buf;
+	return size_format(v, buf, len);
 }
 
 static int testlimits_window(uint32_t duration_ms, uint32_t warmup_ms,

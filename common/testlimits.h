@@ -84,12 +84,7 @@ extern const uint32_t
 int testlimits_read_check(const Ring__ReadTestRequest *r, uint64_t *bytes,
 			  unsigned *ms, char *why, size_t len);
 
-/* The size grammar of ringctl and the configuration files: digits with an
- * optional binary suffix K, M or G (either case): "4096", "64K", "1M". 0,
- * or -1 with errno EINVAL (not a size) or ERANGE (outside [min, max]). */
-int testlimits_parse_size(const char *s, uint64_t min, uint64_t max,
-			  uint64_t *out);
-/* v as that grammar writes it shortest: "8M", "64K", "1000". buf. */
+/* v as the size grammar (size.h) writes it: "8MiB", "64KiB", "1000". */
 const char *testlimits_format_size(uint64_t v, char *buf, size_t len);
 
 /* Would an agent run p? Zero RDMA fields stand for the agent's defaults

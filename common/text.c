@@ -52,6 +52,21 @@ void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e)
 	text_edge_name(buf, len, e->a, e->b, e->a_interface, e->twin);
 }
 
+void text_pair_name(char *buf, size_t len, const Ring__Topology *t,
+		    const char *x, const char *y)
+{
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if ((!strcmp(e->a, x) && !strcmp(e->b, y)) ||
+		    (!strcmp(e->a, y) && !strcmp(e->b, x))) {
+			text_edge_msg_name(buf, len, e);
+			return;
+		}
+	}
+	text_edge_name(buf, len, x, y, "", 0);
+}
+
 int text_host_name_check(const char *name, char *why, size_t len)
 {
 	size_t n = strlen(name);

@@ -20,6 +20,12 @@ void text_edge_name(char *buf, size_t len, const char *a, const char *b,
 /* The same for a published edge. */
 void text_edge_msg_name(char *buf, size_t len, const Ring__Edge *e);
 
+/* The cable between nodes x and y, named as t publishes it (its first
+ * edge joining them, whichever way round it was asked), else "x-y": the
+ * one rule for a pair's name in the live overlay, the picture and ringctl. */
+void text_pair_name(char *buf, size_t len, const Ring__Topology *t,
+		    const char *x, const char *y);
+
 /* A host name or numeric address a resolver may be asked for: 1..253
  * letters, digits, '.', '-', '_' or ':'. 0, or -1 with why. */
 #define TEXT_HOST_NAME_MAX 253

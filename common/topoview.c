@@ -99,3 +99,34 @@ size_t topoview_live_text(const Ring__Topology *t, int article, char *buf,
 		topoview_put(&o, " with no cable %s", t->line_gap);
 	return o.used;
 }
+
+const char *topoview_edge_state(const Ring__Edge *e)
+{
+	static const char *const live[] = {"up", "degraded", "down",
+					   "unverified"};
+
+	for (size_t i = 0; e && e->live_state && i < 4; i++)
+		if (!strcmp(e->live_state, live[i]))
+			return live[i];
+	return "measured";
+}
+
+size_t topoview_picture_link(const Ring__Edge *e, double gbps, char *buf,
+			     size_t len)
+{
+	const char *state = topoview_edge_state(e);
+	int n;
+
+	if (!e)
+		n = snprintf(buf, len, " =?= ");
+	else if (!strcmp(state, "down"))
+		n = snprintf(buf, len, " =down= ");
+	else if (gbps < 0)
+		n = snprintf(buf, len, " =?= ");
+	else
+		n = snprintf(buf, len, " %s%.*f%s ",
+			     strcmp(state, "degraded") ? "=" : "~",
+			     gbps < 10 ? 2 : 1, gbps,
+			     strcmp(state, "degraded") ? "=" : "~");
+	return n > 0 ? (size_t)n : 0;
+}

@@ -21,6 +21,18 @@ const Ring__DiagonalCheck *topoview_diagonal(const Ring__Topology *t, size_t i,
  * has no ladder both ways. */
 double topoview_edge_gbps(const Ring__Edge *e);
 
+/* Edge e's state as the live overlay has it now: "up", "degraded",
+ * "down", "unverified", or "measured" (no overlay). The one reading behind
+ * the picture in words and the SVG. */
+const char *topoview_edge_state(const Ring__Edge *e);
+
+/* The link between two nodes in the picture in words, from the live
+ * state: " =0.95= " (its figure, gbps < 0 " =?= "), " ~0.95~ " degraded,
+ * " =down= " down; no edge (e NULL) " =?= ". Into buf; the length
+ * written. */
+size_t topoview_picture_link(const Ring__Edge *e, double gbps, char *buf,
+			     size_t len);
+
 /* The class as the cables are now, in words, from the overlay's data
  * (live_kind, live_nodes_down, live_cables_down; a surveyed line's
  * line_gap), never from live_gap's text: "a line: n4 is down", "a line:

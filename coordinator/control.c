@@ -684,6 +684,21 @@ out:
 	free(v);
 }
 
+/* A request named a node the table does not have: the name as a field,
+ * so that ringctl lists the known nodes beside it. */
+static void control_unknown_node(struct client *cl, uint64_t id,
+				 const char *name)
+{
+	Ring__Error err = RING__ERROR__INIT;
+	char text[128];
+
+	snprintf(text, sizeof(text), "unknown node '%.64s'", name);
+	err.code = RING__ERROR_CODE__ERROR_NOT_FOUND;
+	err.text = text;
+	err.unknown_node = (char *)name;
+	conn_send_body(cl->conn, id, RING__ENVELOPE__BODY_ERROR, &err);
+}
+
 static void control_inventory(struct client *cl, uint64_t id,
 			      const Ring__InventoryRequest *req)
 {
@@ -693,8 +708,7 @@ static void control_inventory(struct client *cl, uint64_t id,
 	char **unaddr;
 
 	if (!n) {
-		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
-				"unknown node '%.64s'", req->node);
+		control_unknown_node(cl, id, req->node);
 		return;
 	}
 	unaddr = calloc(n->inventory ? n->inventory->n_interfaces + 1 : 1,
@@ -810,10 +824,16 @@ static void control_test(struct client *cl, uint64_t id,
 	struct survey_rdma_ends ends;
 	int rdma;
 
-	if (!a || !b || a == b || !req->params) {
-		conn_send_error(
-			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
-			"need two different known nodes and parameters");
+	if (!a || !b) {
+		control_unknown_node(cl, id, !a ? req->a : req->b);
+		return;
+	}
+	if (a == b || !req->params) {
+		conn_send_error(cl->conn, id,
+				RING__ERROR_CODE__ERROR_BAD_REQUEST,
+				"a test needs two different nodes and its "
+				"parameters (%.64s and %.64s given)",
+				a->name, b->name);
 		return;
 	}
 	if (a->state != NODE_UP || b->state != NODE_UP) {

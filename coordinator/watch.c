@@ -391,8 +391,9 @@ static void watch_live_kind(struct watch *w)
 			continue; /* a node down, or not reported yet */
 		if (k < 0 || strcmp(w->edges[k].state, "up")) {
 			broken++;
-			watch_add(gap, sizeof(gap), "%s-%s", x, y);
-			snprintf(cable, sizeof(cable), "%s-%s", x, y);
+			/* As the edge is published (n1-n3, never n3-n1). */
+			text_pair_name(cable, sizeof(cable), t, x, y);
+			watch_add(gap, sizeof(gap), "%s", cable);
 			if (w->live_cut &&
 			    (w->live_cut[w->n_live_cut] = strdup(cable)))
 				w->n_live_cut++;

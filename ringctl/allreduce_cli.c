@@ -8,6 +8,7 @@
 
 #include "reason.h"
 #include "render.h"
+#include "size.h"
 #include "testlimits.h"
 
 /* "n1,n2,n3": names into c->names (the text into c->buf, bounded). */
@@ -37,26 +38,30 @@ static int arcli_names(const char *val, struct allreduce_cli *c, char ***out,
 	return 0;
 }
 
-/* "1M..1G" (doubling) or "64K,1M,4M". */
+/* "1M..1G" (doubling) or "64K,1M,4M", each size once, in the one size
+ * grammar (size.h). */
 static int arcli_sizes(const char *val, struct allreduce_cli *c, char *err,
 		       size_t len)
 {
-	char tmp[256], *dots, *save = NULL, *tok;
+	char tmp[256], why[200], *dots;
 	uint64_t lo, hi;
+	size_t n;
 
 	if (strlen(val) >= sizeof(tmp))
-		return reason_fail(err, len, "--sizes too long");
+		return reason_fail(err, len, "--sizes: '%.64s...' is too long",
+				   val);
 	snprintf(tmp, sizeof(tmp), "%s", val);
 	dots = strstr(tmp, "..");
 	if (dots) {
 		*dots = '\0';
-		if (testlimits_parse_size(tmp, ARLIMITS_SIZE_MIN,
-					  ARLIMITS_SIZE_MAX, &lo) < 0 ||
-		    testlimits_parse_size(dots + 2, lo, ARLIMITS_SIZE_MAX,
-					  &hi) < 0)
+		if (size_parse(tmp, ARLIMITS_SIZE_MIN, ARLIMITS_SIZE_MAX, &lo,
+			       why, sizeof(why)) < 0 ||
+		    size_parse(dots + 2, ARLIMITS_SIZE_MIN, ARLIMITS_SIZE_MAX,
+			       &hi, why, sizeof(why)) < 0)
+			return reason_fail(err, len, "--sizes LO..HI: %s", why);
+		if (lo > hi)
 			return reason_fail(err, len,
-					   "--sizes %.64s: need LO..HI within "
-					   "1K..16G, LO <= HI",
+					   "--sizes %.64s: LO is more than HI",
 					   val);
 		c->req.n_sizes =
 			arlimits_ladder(lo, hi, c->sizes, ARLIMITS_SIZES_MAX);
@@ -66,22 +71,10 @@ static int arcli_sizes(const char *val, struct allreduce_cli *c, char *err,
 					   val, ARLIMITS_SIZES_MAX);
 		return 0;
 	}
-	if (!*tmp || *tmp == ',' || tmp[strlen(tmp) - 1] == ',' ||
-	    strstr(tmp, ",,"))
-		return reason_fail(err, len, "bad --sizes '%.64s'", val);
-	c->req.n_sizes = 0;
-	for (tok = strtok_r(tmp, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (c->req.n_sizes == ARLIMITS_SIZES_MAX ||
-		    testlimits_parse_size(tok, ARLIMITS_SIZE_MIN,
-					  ARLIMITS_SIZE_MAX,
-					  &c->sizes[c->req.n_sizes]) < 0)
-			return reason_fail(err, len,
-					   "--sizes %.64s: up to %d sizes of "
-					   "1K..16G",
-					   val, ARLIMITS_SIZES_MAX);
-		c->req.n_sizes++;
-	}
+	if (size_parse_list(val, ARLIMITS_SIZE_MIN, ARLIMITS_SIZE_MAX, c->sizes,
+			    ARLIMITS_SIZES_MAX, &n, why, sizeof(why)) < 0)
+		return reason_fail(err, len, "--sizes: %s", why);
+	c->req.n_sizes = n;
 	return 0;
 }
 
@@ -114,6 +107,12 @@ int allreduce_cli_parse(int argc, char **argv, struct allreduce_cli *c,
 	for (int i = 1; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strncmp(o, "--", 2))
+			return reason_fail(err, len,
+					   "test allreduce: '%.32s' is an "
+					   "unexpected argument: it takes "
+					   "--options only",
+					   o);
 		if (!v)
 			return reason_fail(err, len,
 					   "test allreduce: %.32s needs a "

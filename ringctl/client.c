@@ -5,10 +5,13 @@
 #include "writer.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +35,91 @@ static int client_write(int fd, const Ring__Envelope *req, int timeout_ms)
 	return rc;
 }
 
+#define CLIENT_HINT                                                                          \
+	"choose the socket with -s SOCKET or RINGCTL_SOCKET (default " CLIENT_DEFAULT_SOCKET \
+	")"
+
+/* "root:ringctl" for st. */
+static const char *client_owner(const struct stat *st, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(st->st_uid);
+	struct group *gr = getgrgid(st->st_gid);
+	char u[32], g[32];
+
+	snprintf(u, sizeof(u), "%u", (unsigned)st->st_uid);
+	snprintf(g, sizeof(g), "%u", (unsigned)st->st_gid);
+	snprintf(buf, len, "%s:%s", pw ? pw->pw_name : u, gr ? gr->gr_name : g);
+	return buf;
+}
+
+/* The first directory above sock that this user cannot search, or that is
+ * missing: 1 with its words in out, 0 if every one is passable. */
+static int client_blocking_dir(const char *sock, char *out, size_t len)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], own[96];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", sock);
+	for (char *p = dir + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (stat(dir, &st) < 0) {
+			snprintf(out, len, "%s: %s", dir, strerror(errno));
+			return 1;
+		}
+		if (access(dir, X_OK) < 0) {
+			snprintf(out, len,
+				 "the directory %s (mode %04o, %s) does not "
+				 "let you in",
+				 dir, (unsigned)(st.st_mode & 07777),
+				 client_owner(&st, own, sizeof(own)));
+			return 1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+void client_connect_error(const char *sock, int e, char *err, size_t len)
+{
+	char why[320], own[96];
+	struct stat st;
+
+	if (client_blocking_dir(sock, why, sizeof(why))) {
+		snprintf(err, len,
+			 "cannot reach the coordinator at %s: %s; " CLIENT_HINT,
+			 sock, why);
+		return;
+	}
+	if (stat(sock, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(err, len, "%s is not a socket (%s); " CLIENT_HINT,
+			 sock,
+			 S_ISDIR(st.st_mode) ? "a directory" : "another file");
+		return;
+	}
+	if (e == ENOENT)
+		snprintf(err, len,
+			 "cannot reach the coordinator at %s: no such socket "
+			 "(is ring-coordinator running?); " CLIENT_HINT,
+			 sock);
+	else if (e == ECONNREFUSED)
+		snprintf(err, len,
+			 "cannot reach the coordinator at %s: nothing listens "
+			 "there (is ring-coordinator running?); " CLIENT_HINT,
+			 sock);
+	else if ((e == EACCES || e == EPERM) && stat(sock, &st) == 0) {
+		client_owner(&st, own, sizeof(own));
+		snprintf(
+			err, len,
+			"cannot reach the coordinator at %s: permission denied "
+			"by the socket (mode %04o, %s): run as root or as a "
+			"member of group %s",
+			sock, (unsigned)(st.st_mode & 07777), own,
+			strchr(own, ':') + 1);
+	} else
+		snprintf(err, len, "cannot reach the coordinator at %s: %s",
+			 sock, strerror(e));
+}
+
 int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		   Ring__Envelope **rep, char *err, size_t errlen)
 {
@@ -50,13 +138,7 @@ int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		snprintf(err, errlen,
-			 "cannot reach the coordinator at %s: %s%s", sock,
-			 strerror(errno),
-			 errno == ENOENT || errno == ECONNREFUSED
-				 ? " (is ring-coordinator running?)"
-			 : errno == EACCES ? " (are you in its group?)"
-					   : "");
+		client_connect_error(sock, errno, err, errlen);
 		goto fail;
 	}
 	req->request_id = (uint64_t)getpid();
@@ -101,6 +183,37 @@ fail:
 	return -1;
 }
 
+/* The coordinator named a node it does not know: its text, then the known
+ * nodes from a status request (the valid set, not guessed here). */
+static void client_unknown_node(const char *sock, int timeout_ms,
+				const Ring__Error *e)
+{
+	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	char err[512];
+
+	fputs("ringctl: coordinator: ", stderr);
+	writer_fputs_safe(stderr, e->text);
+	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
+	req.status_request = &sr;
+	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) ==
+		    0 &&
+	    rep->body_case == RING__ENVELOPE__BODY_STATUS_REPLY) {
+		const Ring__StatusReply *st = rep->status_reply;
+
+		fputs(st->n_nodes ? "; known nodes: "
+				  : "; no node is known yet",
+		      stderr);
+		for (size_t i = 0; i < st->n_nodes; i++) {
+			if (i)
+				fputs(", ", stderr);
+			writer_fputs_safe(stderr, st->nodes[i]->node);
+		}
+	}
+	fputc('\n', stderr);
+	frame_free(rep);
+}
+
 Ring__Envelope *client_call(const char *sock, int timeout_ms,
 			    Ring__Envelope *req, Ring__Envelope__BodyCase want,
 			    enum client_quiet quiet)
@@ -114,7 +227,9 @@ Ring__Envelope *client_call(const char *sock, int timeout_ms,
 		return NULL;
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
-		if (quiet == CLIENT_LOUD) {
+		if (quiet == CLIENT_LOUD && *rep->error->unknown_node) {
+			client_unknown_node(sock, timeout_ms, rep->error);
+		} else if (quiet == CLIENT_LOUD) {
 			fputs("ringctl: coordinator: ", stderr);
 			writer_fputs_safe(stderr, rep->error->text);
 			fputc('\n', stderr);

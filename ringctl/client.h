@@ -15,6 +15,12 @@
 int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		   Ring__Envelope **rep, char *err, size_t errlen);
 
+/* Why connect(sock) failed with errno e, in words for the operator: the
+ * path that refused (a directory this user cannot search, a file that is
+ * not a socket, the socket's mode and group) and how to choose another
+ * socket. */
+void client_connect_error(const char *sock, int e, char *err, size_t len);
+
 /* What client_call leaves unsaid: nothing; the coordinator's Error (the
  * caller has a better word for "not there"); everything (polling). */
 enum client_quiet { CLIENT_LOUD, CLIENT_QUIET_ERROR, CLIENT_QUIET };

@@ -1578,6 +1578,67 @@ static int explain_node(const char *sock, int timeout_ms,
 	return pr.n ? EXPLAIN_PROBLEM : EXPLAIN_OK;
 }
 
+/* name is "a-b" for two known nodes with no edge between them (a diagonal
+ * or a cable the survey did not find): say so, with what to explain
+ * instead. 1 if it was, 0 if name is no such pair. */
+static int explain_no_cable(const Ring__StatusReply *st, const char *name)
+{
+	const Ring__Topology *t = st->topology;
+	const char *a = NULL, *b = NULL;
+	int diagonal = 0, shown = 0;
+
+	for (const char *dash = strchr(name, '-'); dash && !a;
+	     dash = strchr(dash + 1, '-'))
+		for (size_t i = 0; i < st->n_nodes && !a; i++) {
+			const char *n = st->nodes[i]->node;
+
+			if (strlen(n) != (size_t)(dash - name) ||
+			    strncmp(n, name, (size_t)(dash - name)))
+				continue;
+			for (size_t j = 0; j < st->n_nodes; j++)
+				if (j != i &&
+				    !strcmp(st->nodes[j]->node, dash + 1)) {
+					a = n;
+					b = st->nodes[j]->node;
+				}
+		}
+	if (!a)
+		return 0;
+	for (size_t i = 0; t && i < t->n_diagonals; i++) {
+		const Ring__DiagonalCheck *d = t->diagonals[i];
+
+		diagonal |= (!strcmp(d->a, a) && !strcmp(d->b, b)) ||
+			    (!strcmp(d->a, b) && !strcmp(d->b, a));
+	}
+	fputs("ringctl: ", stderr);
+	writer_fputs_safe(stderr, name);
+	fputs(diagonal ? " is a diagonal: " : " is no edge: ", stderr);
+	writer_fputs_safe(stderr, a);
+	fputs(" and ", stderr);
+	writer_fputs_safe(stderr, b);
+	fputs(diagonal ? " are not ring neighbours, no cable joins them"
+		       : " have no cable the last survey found",
+	      stderr);
+	fputs("; explain their edges instead (", stderr);
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+		char en[EXPLAIN_NAME_MAX];
+
+		if (strcmp(e->a, a) && strcmp(e->b, a) && strcmp(e->a, b) &&
+		    strcmp(e->b, b))
+			continue;
+		text_edge_msg_name(en, sizeof(en), e);
+		fputs(shown++ ? ", " : "", stderr);
+		writer_fputs_safe(stderr, en);
+	}
+	if (!shown)
+		fputs("none published", stderr);
+	fputs(") or the nodes, or run ringctl check for the ring and the rank "
+	      "order\n",
+	      stderr);
+	return 1;
+}
+
 /* "nodes: n1, n2; edges: n1-n2, ...", EXPLAIN_LIST_MAX of each. */
 static void explain_unknown(const Ring__StatusReply *st, const char *name)
 {
@@ -1649,7 +1710,8 @@ int explain_cmd(const char *sock, int timeout_ms, enum writer_format fmt,
 		}
 	idx = explain_find_edge(st->topology, name);
 	if (idx < 0) {
-		explain_unknown(st, name);
+		if (!explain_no_cable(st, name))
+			explain_unknown(st, name);
 		frame_free(rep);
 		return EXPLAIN_TROUBLE;
 	}

@@ -46,8 +46,8 @@ static const struct help_opt help_globals[] = {
 };
 
 #define SIZE_NOTE                                                              \
-	"SIZE: bytes, K M G T P or KB..PB powers of 1000, Ki Mi Gi Ti Pi or "  \
-	"KiB..PiB of 1024"
+	"SIZE: bytes, K M G T P or KiB..PiB powers of 1024, KB..PB of 1000 "   \
+	"(ringctl(8), SIZES)"
 #define NODES_OPT                                                                  \
 	{                                                                          \
 		"--nodes", "NODE[,NODE...]",                                       \
@@ -206,7 +206,7 @@ static const struct help_cmd help_table[] = {
 	   "{LAT_DEFAULTS})"},
 	  {"--iterations", "N",
 	   "round trips per size (default {LAT_ITER_DEF})"}},
-	 "sizes take K, M and G suffixes (binary); latency sizes default to "
+	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes default to "
 	 "{LAT_DEFAULTS}, duration\n{DUR_DEF} s, warm-up {WARMUP_DEF} s, "
 	 "iterations {LAT_ITER_DEF}",
 	 "ringctl test lat n1 n2 --sizes 64,4K"},
@@ -238,7 +238,7 @@ static const struct help_cmd help_table[] = {
 	  {"--sl", "N", "service level"},
 	  {"--ack-timeout", "N",
 	   "ACK timeout 4.096 us * 2^N (default {ACK_DEF})"}},
-	 "sizes take K, M and G suffixes (binary)\n"
+	 "sizes: K M G are powers of 1024, KB MB GB of 1000\n"
 	 "exit 1 when the test failed",
 	 "ringctl test rdma-bw n1 n2 --op write --qps 4"},
 	{"test rdma-lat",
@@ -256,7 +256,7 @@ static const struct help_cmd help_table[] = {
 	  {"--tc", "N", "traffic class (0-{TC_MAX})"},
 	  {"--sl", "N", "service level (0-{SL_MAX})"},
 	  {"--ack-timeout", "N", "ACK timeout exponent ({ACK_MIN}-{ACK_MAX})"}},
-	 "sizes take K, M and G suffixes (binary); latency sizes default to "
+	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes default to "
 	 "{LAT_DEFAULTS}\nexit 1 when the test failed",
 	 "ringctl test rdma-lat n1 n2 --op read --sizes 8,4K"},
 	{"test allreduce",

@@ -194,10 +194,12 @@ static void history_label(const Ring__HistorySample *s, char *buf, size_t len)
 	if (!strcmp(s->kind, "tcp_bw"))
 		snprintf(buf + used, len - used, " %u stream%s", s->param,
 			 s->param == 1 ? "" : "s");
-	else if (history_is(s->kind, "_lat"))
-		snprintf(buf + used, len - used, " %sB",
-			 testlimits_format_size(s->param, size, sizeof(size)));
-	else if (s->param)
+	else if (history_is(s->kind, "_lat")) {
+		/* "64B", "10KiB": the unit it means, never a bare K. */
+		testlimits_format_size(s->param, size, sizeof(size));
+		snprintf(buf + used, len - used, " %s%s", size,
+			 strchr(size, 'i') ? "" : "B");
+	} else if (s->param)
 		snprintf(buf + used, len - used, " %u", s->param);
 }
 

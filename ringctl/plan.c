@@ -10,6 +10,7 @@
 #include "client.h"
 #include "frame.h"
 #include "render.h"
+#include "size.h"
 
 #define PLAN_GB 1e9
 #define PLAN_GIB 1073741824.0
@@ -20,34 +21,6 @@ struct plan_suffix {
 };
 
 #define PLAN_K 1000ull
-#define PLAN_KI 1024ull
-static const struct plan_suffix plan_size_suffixes[] = {
-	{"", 1},
-	{"B", 1},
-	{"K", PLAN_K},
-	{"k", PLAN_K},
-	{"KB", PLAN_K},
-	{"kB", PLAN_K},
-	{"M", 1000000ull},
-	{"MB", 1000000ull},
-	{"G", 1000000000ull},
-	{"GB", 1000000000ull},
-	{"T", 1000000000000ull},
-	{"TB", 1000000000000ull},
-	{"P", 1000000000000000ull},
-	{"PB", 1000000000000000ull},
-	{"Ki", PLAN_KI},
-	{"KiB", PLAN_KI},
-	{"Mi", PLAN_KI << 10},
-	{"MiB", PLAN_KI << 10},
-	{"Gi", PLAN_KI << 20},
-	{"GiB", PLAN_KI << 20},
-	{"Ti", PLAN_KI << 30},
-	{"TiB", PLAN_KI << 30},
-	{"Pi", PLAN_KI << 40},
-	{"PiB", PLAN_KI << 40},
-};
-
 /* B is a billion parameters here, as model names count them (744B). */
 static const struct plan_suffix plan_params_suffixes[] = {
 	{"", 1},
@@ -57,94 +30,16 @@ static const struct plan_suffix plan_params_suffixes[] = {
 	{"T", 1000000000000ull},
 };
 
-/* digits[.digits][e[+-]digits]: all digits as *mant, the power of ten
- * that scales it as *exp10, *end after the number. Exact, unlike strtod:
- * 2.03 bytes per parameter must stay 203/100. -1: not such a number or
- * more than 19 digits. */
-static int plan_number(const char *s, uint64_t *mant, int *exp10,
-		       const char **end)
-{
-	const char *p = s;
-	uint64_t m = 0;
-	int digits = 0, frac = 0, point = 0, e = 0;
-
-	for (;; p++) {
-		if (*p >= '0' && *p <= '9') {
-			if (m > (UINT64_MAX - 9) / 10)
-				return -1;
-			m = m * 10 + (uint64_t)(*p - '0');
-			digits++;
-			frac += point;
-		} else if (*p == '.' && !point) {
-			/* A digit on both sides: "5." and ".5" are typos. */
-			if (p == s || p[1] < '0' || p[1] > '9')
-				return -1;
-			point = 1;
-		} else {
-			break;
-		}
-	}
-	if (!digits)
-		return -1;
-	if (*p == 'e' || *p == 'E') {
-		const char *q = p + 1;
-		int neg = 0, ed = 0;
-
-		if (*q == '+' || *q == '-')
-			neg = *q++ == '-';
-		for (; *q >= '0' && *q <= '9' && ed < 3; q++, ed++)
-			e = e * 10 + (*q - '0');
-		if (!ed || ed > 2)
-			return -1;
-		p = q;
-		e = neg ? -e : e;
-	}
-	*mant = m;
-	*exp10 = e - frac;
-	*end = p;
-	return 0;
-}
-
-/* mant x mult x 10^exp10 as a whole number up to max, rounded up when
- * round_up (121.7GiB is 130674380390.4 bytes): 0, -1 not whole, -2 too
- * large. 128 bits: mant < 2^64 and mult <= 2^50 cannot overflow, and v
- * stays at most 10 x max. */
-static int plan_scale(uint64_t mant, uint64_t mult, int exp10, uint64_t max,
-		      int round_up, uint64_t *out)
-{
-	unsigned __int128 v = (unsigned __int128)mant * mult;
-	int rest = 0;
-
-	/* Floor division step by step; rest: the whole was not exact. */
-	for (; exp10 < 0 && v; exp10++) {
-		rest |= v % 10 != 0;
-		v /= 10;
-	}
-	if (rest && !round_up)
-		return -1;
-	v += rest;
-	for (; exp10 > 0 && v; exp10--) {
-		if (v > max)
-			return -2;
-		v *= 10;
-	}
-	if (v > max)
-		return -2;
-	*out = (uint64_t)v;
-	return 0;
-}
-
 /* The number and its suffix from table t; the suffix's multiplier in
- * *mult. -1 not a number, -3 an unknown suffix (*suffix points to it). */
+ * *mult. -1 not a number, -3 an unknown suffix. */
 static int plan_number_suffix(const char *s, const struct plan_suffix *t,
 			      size_t nt, uint64_t *mant, int *exp10,
-			      uint64_t *mult, const char **suffix)
+			      uint64_t *mult)
 {
 	const char *end;
 
-	if (plan_number(s, mant, exp10, &end) < 0)
+	if (size_number(s, mant, exp10, &end) < 0)
 		return -1;
-	*suffix = end;
 	for (size_t i = 0; i < nt; i++)
 		if (!strcmp(end, t[i].text)) {
 			*mult = t[i].mult;
@@ -153,52 +48,21 @@ static int plan_number_suffix(const char *s, const struct plan_suffix *t,
 	return -3;
 }
 
-#define PLAN_SIZE_FORMS                                                        \
-	"bytes, or a number with K, M, G, T, P or KB, MB, GB, TB, PB "         \
-	"(powers of 1000) or Ki, Mi, Gi, Ti, Pi or KiB, MiB, GiB, TiB, PiB "   \
-	"(powers of 1024), e.g. 800GB, 121.7GiB"
-
 int plan_parse_size(const char *s, uint64_t *bytes, char *err, size_t len)
 {
-	const char *suffix;
-	uint64_t mant, mult = 1;
-	int exp10, r;
-
-	r = plan_number_suffix(s, plan_size_suffixes,
-			       sizeof(plan_size_suffixes) /
-				       sizeof(plan_size_suffixes[0]),
-			       &mant, &exp10, &mult, &suffix);
-	if (r == -3 && *suffix && suffix[strlen(suffix) - 1] == 'b') {
-		snprintf(err, len,
-			 "'%s': a lower-case b is bits; sizes are bytes "
-			 "(GB: 10^9 bytes, GiB: 2^30 bytes)",
-			 s);
-		return -1;
-	}
-	if (r < 0) {
-		snprintf(err, len, "'%s' is not a size: " PLAN_SIZE_FORMS, s);
-		return -1;
-	}
-	/* A bare number or B counts bytes: whole; with a unit, a fraction
-	 * of a byte rounds up. */
-	r = plan_scale(mant, mult, exp10, PLAN_BYTES_MAX, mult > 1, bytes);
-	if (r == -1)
-		snprintf(err, len, "'%s' is not a whole number of bytes", s);
-	else if (r == -2)
-		snprintf(err, len, "'%s' is more than 2^60 bytes (1 EiB)", s);
-	return r < 0 ? -1 : 0;
+	/* The one grammar (size.h): 800GB is 8e11 bytes, 1K is 1024. */
+	return size_parse(s, 0, PLAN_BYTES_MAX, bytes, err, len);
 }
 
 int plan_parse_params(const char *s, uint64_t *n, char *err, size_t len)
 {
-	const char *suffix;
 	uint64_t mant, mult = 1;
 	int exp10, r;
 
 	r = plan_number_suffix(s, plan_params_suffixes,
 			       sizeof(plan_params_suffixes) /
 				       sizeof(plan_params_suffixes[0]),
-			       &mant, &exp10, &mult, &suffix);
+			       &mant, &exp10, &mult);
 	if (r < 0) {
 		snprintf(err, len,
 			 "'%s' is not a number of parameters: a whole number, "
@@ -207,7 +71,7 @@ int plan_parse_params(const char *s, uint64_t *n, char *err, size_t len)
 			 s);
 		return -1;
 	}
-	r = plan_scale(mant, mult, exp10, PLAN_PARAMS_MAX, 0, n);
+	r = size_scale(mant, mult, exp10, PLAN_PARAMS_MAX, 0, n);
 	if (r == -1)
 		snprintf(err, len, "'%s' is not a whole number of parameters",
 			 s);
@@ -225,7 +89,7 @@ int plan_parse_bpp(const char *s, uint64_t *num, uint64_t *den, char *err,
 	uint64_t mant, d = 1;
 	int exp10;
 
-	if (plan_number(s, &mant, &exp10, &end) < 0 || *end)
+	if (size_number(s, &mant, &exp10, &end) < 0 || *end)
 		goto bad;
 	/* 2.50 is 25/10: trailing zeros say nothing. */
 	while (exp10 < 0 && mant && mant % 10 == 0) {

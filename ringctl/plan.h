@@ -46,11 +46,8 @@ struct plan_opts {
 	uint64_t ar_bytes;
 };
 
-/* A size: a number (decimals and an exponent allowed, e.g. 1.5T, 8e11)
- * with no suffix or B (bytes), K M G T P or KB MB GB TB PB (powers of
- * 1000), Ki Mi Gi Ti Pi or KiB .. PiB (powers of 1024); a whole number of
- * bytes (a fraction of a byte with a unit rounds up), at most
- * PLAN_BYTES_MAX. 0, or -1 with why in err. */
+/* A size in the one grammar (common/size.h: 1K is 1024, 800GB is 8e11),
+ * 0 to PLAN_BYTES_MAX. 0, or -1 with why in err. */
 int plan_parse_size(const char *s, uint64_t *bytes, char *err, size_t len);
 /* A parameter count: a number with no suffix or K, M, B (billion) or T,
  * e.g. 744B, 1.6T, 70e9; whole, 1 to PLAN_PARAMS_MAX. */

@@ -576,12 +576,8 @@ void render_ring_picture(const Ring__Topology *t, char *buf, size_t len)
 		used += n > 0 ? (size_t)n : 0;
 		if (!next || used >= len)
 			break;
-		if (g >= 0)
-			n = snprintf(buf + used, len - used,
-				     " =%.*f= ", g < 10 ? 2 : 1, g);
-		else
-			n = snprintf(buf + used, len - used, " =?= ");
-		used += n > 0 ? (size_t)n : 0;
+		/* The live state, as the SVG draws it (topoview). */
+		used += topoview_picture_link(e, g, buf + used, len - used);
 		if (ring && i + 1 == t->n_order && used < len)
 			snprintf(buf + used, len - used, "(%s)", t->order[0]);
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "reason.h"
+#include "size.h"
 #include "testlimits.h"
 
 static int testargs_seconds_ms(const char *s, uint32_t *ms, double max)
@@ -49,28 +50,21 @@ static int testargs_count32(const char *s, uint32_t lo, uint32_t hi,
 	return 0;
 }
 
-/* "64,4096,1M": 1..TESTLIMITS_LAT_SIZES_MAX sizes of 1..max bytes, in
- * the size grammar of the configuration. */
-static int testargs_sizes(const char *val, uint64_t max, struct testargs *t)
+/* "64,4096,1M": 1..TESTLIMITS_LAT_SIZES_MAX sizes of 1..max bytes, each
+ * once, in the one size grammar (size.h). */
+static int testargs_sizes(const char *val, uint64_t max, struct testargs *t,
+			  char *err, size_t len)
 {
-	char tmp[256], *save = NULL, *tok;
+	uint64_t v[TESTLIMITS_LAT_SIZES_MAX];
+	size_t n;
 
-	/* strtok_r would skip an empty item ("64,,1M"): refuse it. */
-	if (strlen(val) >= sizeof(tmp) || !*val || *val == ',' ||
-	    val[strlen(val) - 1] == ',' || strstr(val, ",,"))
+	if (size_parse_list(val, 1, max, v, TESTLIMITS_LAT_SIZES_MAX, &n, err,
+			    len) < 0)
 		return -1;
-	snprintf(tmp, sizeof(tmp), "%s", val);
-	t->params.n_sizes = 0;
-	for (tok = strtok_r(tmp, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (t->params.n_sizes == TESTLIMITS_LAT_SIZES_MAX ||
-		    testlimits_parse_size(tok, 1, max, &v) < 0)
-			return -1;
-		t->sizes[t->params.n_sizes++] = (uint32_t)v;
-	}
-	return t->params.n_sizes ? 0 : -1;
+	for (size_t i = 0; i < n; i++)
+		t->sizes[i] = (uint32_t)v[i];
+	t->params.n_sizes = n;
+	return 0;
 }
 
 /* Latency round trips per size (TCP and RDMA alike), a tenth of it
@@ -111,15 +105,10 @@ static int testargs_window(Ring__TestParams *p, const char *opt,
 static int testargs_lat_sizes(struct testargs *t, const char *val, uint32_t max,
 			      char *err, size_t len)
 {
-	char m[32];
+	char why[200];
 
-	if (testargs_sizes(val, max, t) < 0)
-		return reason_fail(
-			err, len,
-			"--sizes: '%s' is not a list of up to %d sizes of 1 "
-			"byte..%s (K and M suffixes accepted)",
-			val, TESTLIMITS_LAT_SIZES_MAX,
-			testlimits_format_size(max, m, sizeof(m)));
+	if (testargs_sizes(val, max, t, why, sizeof(why)) < 0)
+		return reason_fail(err, len, "--sizes: %s", why);
 	return 0;
 }
 
@@ -187,22 +176,17 @@ static int testargs_rdma_bw_option(struct testargs *t, const char *opt,
 				   const char *val, char *err, size_t len)
 {
 	Ring__RdmaParams *r = &t->rdma;
-	char m[32];
 	uint64_t v;
 
 	if (!strcmp(opt, "--qps"))
 		return testargs_count_opt(opt, val, TESTLIMITS_RDMA_QPS_MAX,
 					  &r->qps, err, len);
 	if (!strcmp(opt, "--size")) {
-		if (testlimits_parse_size(val, 1, TESTLIMITS_RDMA_SIZE_MAX,
-					  &v) < 0)
-			return reason_fail(
-				err, len,
-				"--size: '%s' is not a size of 1 byte..%s (K "
-				"and M suffixes accepted)",
-				val,
-				testlimits_format_size(TESTLIMITS_RDMA_SIZE_MAX,
-						       m, sizeof(m)));
+		char why[200];
+
+		if (size_parse(val, 1, TESTLIMITS_RDMA_SIZE_MAX, &v, why,
+			       sizeof(why)) < 0)
+			return reason_fail(err, len, "--size: %s", why);
 		r->size = (uint32_t)v;
 		return 0;
 	}
@@ -346,6 +330,12 @@ int testargs_parse(int argc, char **argv, struct testargs *t, char *err,
 		const char *opt = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (strncmp(opt, "--", 2))
+			return reason_fail(err, errlen,
+					   "'%s' is an unexpected argument: "
+					   "test %s takes two nodes A B, then "
+					   "--options",
+					   opt, kind);
 		if (!val)
 			return reason_fail(err, errlen,
 					   "option '%s' needs a value", opt);

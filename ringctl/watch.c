@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "frame.h"
 #include "render.h"
 
@@ -260,13 +261,10 @@ static int watch_cmd_connect(const char *sock, int timeout_ms,
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		fprintf(stderr,
-			"ringctl: cannot reach the coordinator at %s: %s%s\n",
-			sock, strerror(errno),
-			errno == ENOENT || errno == ECONNREFUSED
-				? " (is ring-coordinator running?)"
-			: errno == EACCES ? " (are you in its group?)"
-					  : "");
+		char why[512];
+
+		client_connect_error(sock, errno, why, sizeof(why));
+		fprintf(stderr, "ringctl: %s\n", why);
 		close(fd);
 		return -1;
 	}

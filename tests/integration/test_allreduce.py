@@ -86,7 +86,7 @@ def test_two_neighbours(ringd):
     check_figures(doc, 2)
     # Against the full ring measured just before (computed).
     cmp = doc["comparison_computed"]
-    assert "busbw at 1M: 2 ranks" in cmp and "4 ranks" in cmp, cmp
+    assert "busbw at 1MiB: 2 ranks" in cmp and "4 ranks" in cmp, cmp
     assert "ratio" in cmp, cmp
 
 
@@ -132,8 +132,8 @@ def test_plain_and_keyvalue(ringd):
                       timeout_s=60)
     assert p.returncode == 0, (p.returncode, p.stderr)
     print(p.stdout)
-    assert "sizes.1M.verified=yes" in p.stdout
-    assert "sizes.64K.busbw_gbps_computed=" in p.stdout
+    assert "sizes.1MiB.verified=yes" in p.stdout
+    assert "sizes.64KiB.busbw_gbps_computed=" in p.stdout
     keys = [line.split("=", 1)[0] for line in p.stdout.splitlines()]
     assert len(keys) == len(set(keys)), keys
     # JSON without a duplicate key, numbers as numbers.

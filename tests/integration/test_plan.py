@@ -199,7 +199,7 @@ def test_formats(ringd):
      "of bytes"),
     (["--model-bytes", "lots"], "--model-bytes: 'lots' is not a size"),
     (["--model-bytes", "2EiB"], "--model-bytes: '2EiB' is not a size"),
-    (["--model-bytes", "1025PiB"], "is more than 2^60 bytes (1 EiB)"),
+    (["--model-bytes", "1025PiB"], "is out of range (0 bytes..1024PiB)"),
     (["--params", "1.5"], "--params: '1.5' is not a whole number of "
      "parameters"),
     (["--params", "7B", "--bytes-per-param", "0"],

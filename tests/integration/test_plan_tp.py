@@ -80,7 +80,7 @@ def test_1_latency_before_any_allreduce(ringd):
     # ringd's latency ladder measures 10240 bytes: the notes' 10 KB.
     assert doc["figure_bytes"] == 10240
     assert doc["allreduce_bytes"] == 10240
-    assert "lower bound" in doc["note"] and "--sizes 10K" in doc["note"]
+    assert "lower bound" in doc["note"] and "--sizes 10KiB" in doc["note"]
     check_arithmetic(doc)
     # The slowest of the ring's three edges is the one used.
     edges = [f for f in doc["figures"] if f["figure"] != "allreduce"]

@@ -66,7 +66,7 @@ def test_rdma_lat_refused_without_rdma_ports(pair):
     (["rdma-bw", "n1", "n2", "--op", "write", "--qps", "99"],
      "--qps: '99' is not 1..64"),
     (["rdma-bw", "n1", "n2", "--op", "write", "--size", "3G"],
-     "--size: '3G' is not a size"),
+     "--size: '3G' is out of range (1 byte..64MiB)"),
     (["rdma-lat", "n1", "n2", "--op", "write", "--duration", "1"],
      "unknown rdma-lat option '--duration'"),
     (["rdma-bw", "n1", "n2", "--op", "write", "--gid-a"],

@@ -176,7 +176,7 @@ static void test_vanished_peer(void **state)
 	assert_int_equal(ranks[3].rc, -1);
 	assert_non_null(strstr(ranks[3].err, "n2 (rank 3's previous rank)"));
 	assert_non_null(strstr(ranks[3].err, "starting an all-reduce of size "
-					     "1M"));
+					     "1MiB"));
 	/* Every other rank fails too, none hangs. */
 	assert_int_equal(ranks[0].rc, -1);
 	assert_int_equal(ranks[1].rc, -1);

@@ -243,7 +243,7 @@ static void test_compare(void **state)
 	t_report(&four, &s4, p4, names, 4, 1u << 30, 20.08);
 	assert_int_equal(allreduce_coord_compare(&two, &four, out, sizeof(out)),
 			 0);
-	assert_non_null(strstr(out, "busbw at 1G: 2 ranks 20.000 Gbps, 4 "
+	assert_non_null(strstr(out, "busbw at 1GiB: 2 ranks 20.000 Gbps, 4 "
 				    "ranks 20.080 Gbps, ratio 1.004"));
 	assert_non_null(strstr(out, "adds memory, not all-reduce bandwidth"));
 	/* Either order: more ranks over fewer. */

@@ -17,6 +17,7 @@
 #include "cfg.h"
 #include "coord_conf.h"
 #include "pki.h"
+#include "size.h"
 #include "testutil.h"
 
 #define CAP_MAX 64
@@ -962,17 +963,17 @@ static void test_agent_rdma(void **state)
 	assert_false(agent_conf_is_rdma_device(&c, "mlx5_2"));
 	assert_false(agent_conf_is_rdma_device(&c, "rxe2a"));
 	agent_bad("rdma_max_memory 512K",
-		  "t.conf:2: 'rdma_max_memory': 512K is out of range "
-		  "(1048576..68719476736 bytes)");
+		  "t.conf:2: 'rdma_max_memory': '512K' is out of range "
+		  "(1MiB..64GiB)");
 	agent_bad("rdma_max_memory 65G",
-		  "t.conf:2: 'rdma_max_memory': 65G is out of range "
-		  "(1048576..68719476736 bytes)");
-	agent_bad("rdma_max_memory lots",
-		  "t.conf:2: 'rdma_max_memory': 'lots' is not a size (e.g. "
-		  "4096, 64K, 1M, 2G)");
+		  "t.conf:2: 'rdma_max_memory': '65G' is out of range "
+		  "(1MiB..64GiB)");
+	agent_bad(
+		"rdma_max_memory lots",
+		"t.conf:2: 'rdma_max_memory': 'lots' is not a size: " SIZE_FORMS);
 	agent_bad("rdma_max_memory 1T",
-		  "t.conf:2: 'rdma_max_memory': '1T' is not a size (e.g. "
-		  "4096, 64K, 1M, 2G)");
+		  "t.conf:2: 'rdma_max_memory': '1T' is out of range "
+		  "(1MiB..64GiB)");
 	agent_bad("rdma_device",
 		  "t.conf:2: 'rdma_device' takes at least 1 argument, got 0");
 	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
@@ -980,8 +981,8 @@ static void test_agent_rdma(void **state)
 			 0);
 	assert_int_equal(c.rdma_max_total_memory, 4ull << 30);
 	agent_bad("rdma_max_total_memory 257G",
-		  "t.conf:2: 'rdma_max_total_memory': 257G is out of range "
-		  "(1048576..274877906944 bytes)");
+		  "t.conf:2: 'rdma_max_total_memory': '257G' is out of range "
+		  "(1MiB..256GiB)");
 	assert_int_equal(agent_parse(&c, "coordinator coord.lan\n"
 					 "rdma_max_memory 256M\n"
 					 "rdma_max_total_memory 128M\n"),
@@ -995,12 +996,11 @@ static void test_agent_rdma(void **state)
 			 0);
 	assert_int_equal(c.allreduce_max_memory, 4ull << 30);
 	agent_bad("allreduce_max_memory 512K",
-		  "t.conf:2: 'allreduce_max_memory': 512K is out of range "
-		  "(1048576..68719476736 bytes)");
+		  "t.conf:2: 'allreduce_max_memory': '512K' is out of range "
+		  "(1MiB..64GiB)");
 	agent_bad(
 		"allreduce_max_memory lots",
-		"t.conf:2: 'allreduce_max_memory': 'lots' is not a size (e.g. "
-		"4096, 64K, 1M, 2G)");
+		"t.conf:2: 'allreduce_max_memory': 'lots' is not a size: " SIZE_FORMS);
 }
 
 /* ring-agent -i / -r replace the file's patterns. */

@@ -380,9 +380,9 @@ static void test_render_surveys(void **state)
 	assert_string_equal(line, "tcp_bw b_to_a 16 streams 3 9.30 9.30 9.30 "
 				  "9.30 Gbps " HIGH HIGH HIGH);
 	free(line);
-	line = row_with(plain, "tcp_lat 1MB");
+	line = row_with(plain, "tcp_lat 1MiB");
 	assert_string_equal(line,
-			    "tcp_lat 1MB 3 12.5 1012.5 2012.5 2012.5 us " LOW
+			    "tcp_lat 1MiB 3 12.5 1012.5 2012.5 2012.5 us " LOW
 			    "\xe2\x96\x85" HIGH);
 	free(line);
 	line = row_with(plain, "rdma_write_bw a_to_b");
@@ -395,8 +395,8 @@ static void test_render_surveys(void **state)
 	assert_true(strstr(plain, "tcp_bw a_to_b 16 streams") <
 		    strstr(plain, "tcp_bw b_to_a 1 stream "));
 	assert_true(strstr(plain, "tcp_lat 64B") <
-		    strstr(plain, "tcp_lat 4KB"));
-	assert_true(strstr(plain, "tcp_lat 4KB") <
+		    strstr(plain, "tcp_lat 4KiB"));
+	assert_true(strstr(plain, "tcp_lat 4KiB") <
 		    strstr(plain, "rdma_write_bw"));
 	/* Plain has no sample list; the machine formats have all 45. */
 	assert_null(strstr(plain, "ts_ms"));
@@ -515,7 +515,7 @@ static void test_render_width(void **state)
 	if (max_columns(plain) > HISTORY_COLUMNS)
 		print_error("wider than %d:\n%s\n", HISTORY_COLUMNS, plain);
 	assert_true(max_columns(plain) <= HISTORY_COLUMNS);
-	n = row_blocks(plain, "tcp_lat 4KB");
+	n = row_blocks(plain, "tcp_lat 4KiB");
 	assert_true(n >= 20 && n <= HISTORY_SPARK_MAX);
 	assert_int_equal(row_blocks(plain, "tcp_bw b_to_a 16 streams"), n);
 	free(plain);
@@ -532,7 +532,7 @@ static void test_render_width(void **state)
 		print_error("wider than %d:\n%s\n", HISTORY_COLUMNS, plain);
 	assert_true(max_columns(plain) <= HISTORY_COLUMNS);
 	/* Labels cut to leave the sparklines 8 points. */
-	assert_int_equal(row_blocks(plain, "tcp_lat 4KB"), 8);
+	assert_int_equal(row_blocks(plain, "tcp_lat 4KiB"), 8);
 	assert_non_null(strstr(plain, "some_future_kind_of_tcp_bw a_to~"));
 	assert_non_null(strstr(json, "some_future_kind_of_tcp_bw a_to_b 16"));
 	free(plain);

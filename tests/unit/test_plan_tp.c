@@ -274,7 +274,7 @@ static void test_field_notes_latency(void **state)
 	assert_non_null(strstr(out, "40 layers x 36.4 us = 1.456 ms of "
 				    "all-reduce per token, 8.2% of 17.76 ms"));
 	assert_non_null(strstr(out, "a lower bound"));
-	assert_non_null(strstr(out, "--sizes 10K"));
+	assert_non_null(strstr(out, "--sizes 10KiB"));
 	assert_non_null(strstr(out, "the ring waits on its slowest"));
 	free(out);
 
@@ -379,7 +379,7 @@ static void test_nodes(void **state)
 	assert_ptr_equal(res->fig[0].edge, &edges[0]);
 	assert_float_equal(res->fig[0].us, 35.4, 1e-9);
 	out = render(o, &last, &rc);
-	assert_non_null(strstr(out, "--nodes n1,n2 --sizes 10K"));
+	assert_non_null(strstr(out, "--nodes n1,n2 --sizes 10KiB"));
 	free(out);
 	free(o);
 

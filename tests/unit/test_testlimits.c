@@ -1,4 +1,4 @@
-/* testlimits: the size grammar, a request judged as the agent judges it,
+/* testlimits: a request judged as the agent judges it,
  * and the RDMA teardown deadline. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,45 +13,6 @@
 #include "tcptest.h"
 #include "testlimits.h"
 #include "verbs.h"
-
-static void test_parse_size(void **state)
-{
-	uint64_t v = 0;
-
-	(void)state;
-	assert_int_equal(testlimits_parse_size("4096", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(testlimits_parse_size("64K", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 65536);
-	assert_int_equal(testlimits_parse_size("1m", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 1048576);
-	assert_int_equal(testlimits_parse_size("1G", 1, 1u << 30, &v), 0);
-	assert_int_equal(v, 1u << 30);
-	assert_int_equal(testlimits_parse_size("0", 0, 100, &v), 0);
-	assert_int_equal(v, 0);
-	errno = 0;
-	assert_int_equal(testlimits_parse_size("2G", 1, 1u << 30, &v), -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(testlimits_parse_size("0", 1, 100, &v), -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(testlimits_parse_size("99999999999999999999", 1,
-					       UINT64_MAX, &v),
-			 -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(
-		testlimits_parse_size("17179869184G", 1, UINT64_MAX, &v), -1);
-	assert_int_equal(errno, ERANGE);
-	/* Not sizes at all. */
-	static const char *const bad[] = {"",	"-1", "1KB", "1T",   "K",
-					  " 1", "1 ", "+1",  "1.5K", NULL};
-	for (unsigned i = 0; bad[i]; i++) {
-		errno = 0;
-		assert_int_equal(
-			testlimits_parse_size(bad[i], 0, UINT64_MAX, &v), -1);
-		assert_int_equal(errno, EINVAL);
-	}
-	assert_int_equal(testlimits_parse_size(NULL, 0, 1, &v), -1);
-}
 
 static void test_deadline(void **state)
 {
@@ -299,7 +260,6 @@ static void test_engines_agree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_check_tcp),
 		cmocka_unit_test(test_check_rdma),
