@@ -206,8 +206,8 @@ static const struct help_cmd help_table[] = {
 	   "{LAT_DEFAULTS})"},
 	  {"--iterations", "N",
 	   "round trips per size (default {LAT_ITER_DEF})"}},
-	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes default to "
-	 "{LAT_DEFAULTS}, duration\n{DUR_DEF} s, warm-up {WARMUP_DEF} s, "
+	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes\n"
+	 "default to {LAT_DEFAULTS}, duration {DUR_DEF} s, warm-up {WARMUP_DEF} s, "
 	 "iterations {LAT_ITER_DEF}",
 	 "ringctl test lat n1 n2 --sizes 64,4K"},
 	{"test rdma-bw",
@@ -256,8 +256,8 @@ static const struct help_cmd help_table[] = {
 	  {"--tc", "N", "traffic class (0-{TC_MAX})"},
 	  {"--sl", "N", "service level (0-{SL_MAX})"},
 	  {"--ack-timeout", "N", "ACK timeout exponent ({ACK_MIN}-{ACK_MAX})"}},
-	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes default to "
-	 "{LAT_DEFAULTS}\nexit 1 when the test failed",
+	 "sizes: K M G are powers of 1024, KB MB GB of 1000; latency sizes\n"
+	 "default to {LAT_DEFAULTS}\nexit 1 when the test failed",
 	 "ringctl test rdma-lat n1 n2 --op read --sizes 8,4K"},
 	{"test allreduce",
 	 {"test allreduce [--nodes N,N,...|--order N,N,...]\n"

@@ -438,11 +438,12 @@ def check_man(prog, help_text, man_text, man_name="the man page"):
 
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-NUM = r"(\d+(?:\.\d+)?[KMG]?)(?!\w|\.\d)"
+NUM = r"(\d+(?:\.\d+)?(?:[KMG](?:iB)?)?)(?!\w|\.\d)"
 
 
 def _num(s):
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMG]?)", s)
+    # K, M, G and KiB, MiB, GiB: powers of 1024 (ringctl(8), SIZES).
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMG]?)(?:iB)?", s)
     v = float(m.group(1)) * _SUFFIX[m.group(2)]
     return int(v) if v == int(v) else v
 
@@ -475,7 +476,7 @@ def help_numbers(h):
         for words, n in re.findall(r"the ([a-z]+(?: [a-z]+)?) \(default "
                                    + NUM + r"\)", flat):
             put(scope, "--" + words.replace(" ", "-"), "default", _num(n))
-        m = re.search(r"latency sizes default to ([\dKMG,]+), duration "
+        m = re.search(r"latency sizes\s+default to ([\dKMGiB,]+), duration "
                       + NUM + r" s, warm-up " + NUM + r" s, iterations "
                       + NUM, flat)
         if m:
@@ -559,7 +560,7 @@ def man_numbers(m):
         if m and "min" not in d:
             vals = [_num(x) for x in re.split(r", | or ", m.group(1))]
             d["min"], d["max"] = min(vals), max(vals)
-        m = re.search(r"[Dd]efault:? (\d[\dKMG]*(?:,\d[\dKMG]*)+)\)", t)
+        m = re.search(r"[Dd]efault:? (\d[\dKMGiB]*(?:,\d[\dKMGiB]*)+)\)", t)
         if m:
             d["default"] = _sizes(m.group(1))
         else:
@@ -934,7 +935,7 @@ def table_numbers(table):
     for c in table["commands"]:
         for o in c["options"]:
             d = out.setdefault((c["name"], o["name"]), {})
-            m = re.search(r"\(default (\d[\dKMG]*(?:,\d[\dKMG]*)+)\)",
+            m = re.search(r"\(default (\d[\dKMGiB]*(?:,\d[\dKMGiB]*)+)\)",
                           o["desc"])
             if m:
                 d["default"] = _sizes(m.group(1))
