@@ -205,8 +205,11 @@ static void writer_indent(struct writer *w, int n)
 }
 
 /* Plain: the width a member's line wraps at, so that prose (findings,
- * errors, verdicts) stays readable in a terminal. Tables do not wrap. */
+ * errors, verdicts) stays readable in a terminal; a table's last column
+ * wraps, and a table too wide for that becomes records. */
 #define WRITER_PLAIN_WIDTH 100
+/* Below this room, wrapping makes a ribbon: the text stays whole. */
+#define WRITER_WRAP_MIN 30
 
 /* Plain: text starting at column col, wrapped at spaces to the width with
  * continuation lines under its start. A word longer than a line stays
@@ -217,7 +220,7 @@ static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
 	size_t room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
 	size_t n = strlen(text);
 
-	if (room < 30) {
+	if (room < WRITER_WRAP_MIN) {
 		writer_put_textn(w->out, text, n);
 		return;
 	}
@@ -632,8 +635,10 @@ static int writer_table_add_item(struct writer *w, const char *text)
 }
 
 /* Give up on the table: replay what was held as an ordinary list, leaving
- * the row and list still open at the caller's level open. */
-static void writer_table_unbuffer(struct writer *w)
+ * the row and list still open at the caller's level open. terse: leave
+ * out the empty scalars a table would have shown as "-" (a table too wide
+ * for the terminal, its rows complete). */
+static void writer_table_replay(struct writer *w, int terse)
 {
 	struct writer_table *t = w->table;
 
@@ -647,6 +652,8 @@ static void writer_table_unbuffer(struct writer *w)
 			const struct writer_member *m = &r->m[k];
 
 			if (!m->is_list) {
+				if (terse && !*m->items[0])
+					continue;
 				writer_scalar(w, m->key, m->items[0], NULL);
 				continue;
 			}
@@ -660,6 +667,11 @@ static void writer_table_unbuffer(struct writer *w)
 			writer_close(w);
 	}
 	writer_table_free(t);
+}
+
+static void writer_table_unbuffer(struct writer *w)
+{
+	writer_table_replay(w, 0);
 }
 
 /* Plain, while a table is held: 1 if the call went into the table (or
@@ -796,6 +808,13 @@ static size_t writer_table_columns(const struct writer_table *t,
 	return n;
 }
 
+static void writer_table_cells_free(char **cells, size_t n)
+{
+	for (size_t i = 0; cells && i < n; i++)
+		free(cells[i]);
+	free(cells);
+}
+
 /* Print the held table under its header; the frame is left as a list whose
  * close prints nothing more (or "(none)" when there was nothing to lay
  * out). */
@@ -805,7 +824,7 @@ static void writer_table_render(struct writer *w)
 	struct writer_frame *f = writer_top(w);
 	const char **cols = NULL;
 	char **cells = NULL;
-	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0;
+	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0, last_col;
 
 	for (size_t i = 0; i < t->n_rows; i++)
 		n_members += t->rows[i].n;
@@ -847,6 +866,20 @@ static void writer_table_render(struct writer *w)
 		if (wd > width[i % n_cols])
 			width[i % n_cols] = wd;
 	}
+	/* Where the last column starts; a table wider than the terminal
+	 * wraps that column (prose: notes, findings) under itself, or, when
+	 * the columns before it are already too wide, becomes records. */
+	last_col = (size_t)f->indent;
+	for (size_t c = 0; c + 1 < n_cols; c++)
+		last_col += width[c] + 2;
+	if (last_col + width[n_cols - 1] > WRITER_PLAIN_WIDTH &&
+	    (n_cols < 2 || last_col + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)) {
+		writer_table_cells_free(cells, n_cells);
+		free(width);
+		free(cols);
+		writer_table_replay(w, 1);
+		return;
+	}
 
 	writer_plain_list_header(w, f, 0);
 	for (size_t i = 0; i < n_cells; i++) {
@@ -855,12 +888,14 @@ static void writer_table_render(struct writer *w)
 
 		if (!c)
 			writer_indent(w, f->indent);
-		fputs(s, w->out);
-		if (c + 1 < n_cols)
+		if (c + 1 < n_cols) {
+			fputs(s, w->out);
 			writer_indent(
 				w, (int)(width[c] - writer_text_width(s) + 2));
-		else
+		} else {
+			writer_put_wrapped(w, s, last_col);
 			putc('\n', w->out);
+		}
 	}
 	f->mode = WRITER_LIST_RECORDS;
 	goto out;
@@ -868,9 +903,7 @@ oom:
 	w->failed = 1;
 fail:
 out:
-	for (size_t i = 0; i < n_cells; i++)
-		free(cells[i]);
-	free(cells);
+	writer_table_cells_free(cells, n_cells);
 	free(width);
 	free(cols);
 	writer_table_free(t);

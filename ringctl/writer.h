@@ -42,7 +42,10 @@ void writer_list_end(struct writer *w);
  * line of the keys upper-cased ('_' as space), one line per record, columns
  * in order of first appearance (a key that a later record brings goes before
  * that record's next known key), "-" for an empty or missing cell, list items
- * joined by ",". A record holding an object makes it fall back to a list. */
+ * joined by ",". A record holding an object makes it fall back to a list.
+ * Plain stays within 100 columns: a last column that would pass it wraps
+ * under its own start; when the columns before it leave it less than 30,
+ * the table falls back to a list of records (prose members wrapped). */
 void writer_table_start(struct writer *w, const char *key);
 void writer_table_end(struct writer *w);
 
