@@ -944,6 +944,10 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 		w->path[top->path_len] = '\0';
 		break;
 	case WRITER_PLAIN:
+		/* A member with nothing to say is left out: a blank "driver:"
+		 * reads as a fault. The machine formats keep it. */
+		if (top->kind == WRITER_OBJ && (!text || !*text))
+			break;
 		writer_plain_scalar_prefix(w, key ? key : "");
 		if (top->kind == WRITER_OBJ && text)
 			writer_put_wrapped(w, text,

@@ -56,7 +56,9 @@ void writer_uint(struct writer *w, const char *key, uint64_t val);
 void writer_double(struct writer *w, const char *key, double val, int decimals);
 void writer_bool(struct writer *w, const char *key, int val);
 /* A figure that is absent: text in plain and keyvalue ("" shows as "-" in
- * a table), null in JSON, so that a number's key never holds a string. */
+ * a table), null in JSON, so that a number's key never holds a string.
+ * Plain leaves out an object's member whose text is empty (this or a
+ * writer_str of ""); keyvalue and JSON keep it. */
 void writer_none(struct writer *w, const char *key, const char *text);
 
 /* For the few values whose plain rendering is a compact text of a
