@@ -909,8 +909,48 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 	writer_table_end(w);
 }
 
+/* Two findings alike but for their node (the subject fields; never the
+ * English). */
+static int render_finding_alike(const Ring__Finding *a,
+				const Ring__Finding *b)
+{
+	return *a->node && *b->node && *a->gist && !strcmp(a->code, b->code) &&
+	       !strcmp(a->level, b->level) &&
+	       !strcmp(a->interface, b->interface) &&
+	       !strcmp(a->gist, b->gist);
+}
+
+/* Plain: v[i]'s text, or, when later findings are alike but for their
+ * node, one text for them all ("n1, n2, n3 eth3: gist"); 0 when an
+ * earlier finding already said it. */
+static int render_finding_text(Ring__Finding *const *v, size_t n, size_t i,
+			       char *buf, size_t len)
+{
+	size_t used = 0, alike = 0;
+
+	for (size_t j = 0; j < i; j++)
+		if (render_finding_alike(v[j], v[i]))
+			return 0;
+	buf[0] = '\0';
+	for (size_t j = i; j < n && used < len; j++) {
+		if (j != i && !render_finding_alike(v[j], v[i]))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 alike ? ", " : "", v[j]->node);
+		alike++;
+	}
+	if (alike < 2 || used >= len)
+		snprintf(buf, len, "%s", v[i]->text);
+	else
+		snprintf(buf + used, len - used, "%s%s: %s",
+			 *v[i]->interface ? " " : "", v[i]->interface,
+			 v[i]->gist);
+	return 1;
+}
+
 /* Findings (anomalies: by_code) in plain by default: one "- level: text"
- * line each, wrapped by the writer; -v and the machine formats: the
+ * line each (alike findings of several nodes as one), wrapped by the
+ * writer; -v and the machine formats: the
  * table's columns (level, finding / kind, anomaly). */
 static void render_notes(struct writer *w, const char *key,
 			 Ring__Finding *const *v, size_t n, int brief,
@@ -922,21 +962,37 @@ static void render_notes(struct writer *w, const char *key,
 		writer_table_start(w, key);
 	for (size_t i = 0; i < n; i++) {
 		const char *tag = by_code ? v[i]->code : v[i]->level;
+		const char *text = v[i]->text;
+		char grouped[2048];
 
+		/* Plain says a finding on many nodes once; the machine
+		 * formats keep one record each. */
+		if (!by_code && render_plain(w)) {
+			if (!render_finding_text(v, n, i, grouped,
+						 sizeof(grouped)))
+				continue;
+			text = grouped;
+		}
 		writer_obj_start(w, NULL);
 		if (brief) {
 			writer_str(w,
 				   *tag	     ? tag
 				   : by_code ? "anomaly"
 					     : "note",
-				   v[i]->text);
+				   text);
 		} else {
 			writer_str(w, by_code ? "kind" : "level", tag);
 			/* A finding's code, for scripts (no table column). */
-			if (!by_code && writer_get_format(w) != WRITER_PLAIN)
+			if (!by_code && writer_get_format(w) != WRITER_PLAIN) {
 				writer_str(w, "code", v[i]->code);
-			writer_str(w, by_code ? "anomaly" : "finding",
-				   v[i]->text);
+				/* Its subject, where it is one node's. */
+				if (*v[i]->node) {
+					writer_str(w, "node", v[i]->node);
+					writer_str(w, "interface",
+						   v[i]->interface);
+				}
+			}
+			writer_str(w, by_code ? "anomaly" : "finding", text);
 		}
 		writer_obj_end(w);
 	}
