@@ -1299,9 +1299,9 @@ void writer_finish(struct writer *w)
 	free(w);
 }
 
-void writer_fputs_safe(FILE *f, const char *s)
+static void writer_fputs_safen(FILE *f, const char *s, size_t n)
 {
-	for (; s && *s; s++) {
+	for (; n && *s; s++, n--) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch < 0x20 || ch == 0x7f)
@@ -1309,4 +1309,33 @@ void writer_fputs_safe(FILE *f, const char *s)
 		else
 			fputc(ch, f);
 	}
+}
+
+void writer_fputs_safe(FILE *f, const char *s)
+{
+	if (s)
+		writer_fputs_safen(f, s, strlen(s));
+}
+
+void writer_fputs_wrapped(FILE *f, const char *s, size_t col)
+{
+	size_t room, n;
+
+	if (!s)
+		return;
+	room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
+	n = strlen(s);
+	while (room >= WRITER_WRAP_MIN && n > room) {
+		size_t cut = room;
+
+		while (cut > 0 && s[cut] != ' ')
+			cut--;
+		if (!cut)
+			break; /* a word longer than the room stays whole */
+		writer_fputs_safen(f, s, cut);
+		fprintf(f, "\n%*s", (int)col, "");
+		s += cut + 1;
+		n -= cut + 1;
+	}
+	writer_fputs_safen(f, s, n);
 }

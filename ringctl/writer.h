@@ -71,5 +71,9 @@ size_t writer_duplicates(const struct writer *w);
  * events can carry what agents sent, and none may reach the operator's
  * terminal raw. NULL prints nothing. */
 void writer_fputs_safe(FILE *f, const char *s);
+/* As writer_fputs_safe, for text that starts at column col of a plain
+ * line: wrapped at spaces within 100 columns, continuation lines indented
+ * to col (a line that starts with a space continues the one above). */
+void writer_fputs_wrapped(FILE *f, const char *s, size_t col);
 
 #endif
