@@ -1048,7 +1048,9 @@ static void explain_end(struct writer *w, const char *node,
 	writer_double(w, "nominal_gbps_computed", f->nominal_gbps, 1);
 	writer_str(w, "driver", f->driver);
 	writer_str(w, "pci_address", f->pci_address);
-	writer_obj_start(w, "pcie_link");
+	/* Plain: no empty heading for a link or port the inventory lacks. */
+	if (k || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_start(w, "pcie_link");
 	if (k) {
 		writer_str(w, "id", k->id);
 		writer_str(w, "speed", k->speed);
@@ -1065,8 +1067,10 @@ static void explain_end(struct writer *w, const char *node,
 			writer_str(w, NULL, k->interfaces[i]);
 		writer_list_end(w);
 	}
-	writer_obj_end(w);
-	writer_obj_start(w, "port");
+	if (k || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_end(w);
+	if (p || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_start(w, "port");
 	if (p) {
 		writer_str(w, "id", p->id);
 		writer_str(w, "name", p->name);
@@ -1078,7 +1082,8 @@ static void explain_end(struct writer *w, const char *node,
 		writer_list_end(w);
 		writer_str(w, "twins_differ", p->twins_differ);
 	}
-	writer_obj_end(w);
+	if (p || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_end(w);
 	writer_str(w, "rdma_device", f->rdma_device);
 	if (rp) {
 		writer_str(w, "rdma_state", rp->state);
@@ -1181,7 +1186,10 @@ static void explain_history(struct writer *w, const Ring__HistoryReply *h)
 			      2);
 		writer_double(w, "max_measured", s[j].v[s[j].n - 1], 2);
 		writer_double(w, "last_measured", s[j].last, 2);
-		render_time(w, "last_at", s[j].last_ts, "");
+		/* Plain: within 100 columns; the page's first and last say
+		 * when. */
+		if (writer_get_format(w) != WRITER_PLAIN)
+			render_time(w, "last_at", s[j].last_ts, "");
 		writer_obj_end(w);
 		free(s[j].v);
 	}
