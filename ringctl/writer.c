@@ -825,6 +825,7 @@ static void writer_table_render(struct writer *w)
 	const char **cols = NULL;
 	char **cells = NULL;
 	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0, last_col;
+	size_t last = SIZE_MAX;
 
 	for (size_t i = 0; i < t->n_rows; i++)
 		n_members += t->rows[i].n;
@@ -860,20 +861,34 @@ static void writer_table_render(struct writer *w)
 				goto fail;
 		}
 	}
+	/* A column no row fills says nothing: plain leaves it out (0 width),
+	 * unless every column is such. */
+	for (size_t i = n_cols; i < n_cells; i++)
+		if (cells[i])
+			width[i % n_cols] = 1;
+	for (size_t c = 0; c < n_cols; c++)
+		if (width[c])
+			last = c;
+	if (last == SIZE_MAX)
+		for (size_t c = 0; c < n_cols; c++)
+			width[c] = 1;
 	for (size_t i = 0; i < n_cells; i++) {
 		size_t wd = cells[i] ? writer_text_width(cells[i]) : 1;
 
-		if (wd > width[i % n_cols])
+		if (width[i % n_cols] && wd > width[i % n_cols])
 			width[i % n_cols] = wd;
 	}
+	last = n_cols - 1;
+	while (last && !width[last])
+		last--;
 	/* Where the last column starts; a table wider than the terminal
 	 * wraps that column (prose: notes, findings) under itself, or, when
 	 * the columns before it are already too wide, becomes records. */
 	last_col = (size_t)f->indent;
-	for (size_t c = 0; c + 1 < n_cols; c++)
-		last_col += width[c] + 2;
-	if (last_col + width[n_cols - 1] > WRITER_PLAIN_WIDTH &&
-	    (n_cols < 2 || last_col + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)) {
+	for (size_t c = 0; c < last; c++)
+		last_col += width[c] ? width[c] + 2 : 0;
+	if (last_col + width[last] > WRITER_PLAIN_WIDTH &&
+	    (!last || last_col + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)) {
 		writer_table_cells_free(cells, n_cells);
 		free(width);
 		free(cols);
@@ -888,7 +903,9 @@ static void writer_table_render(struct writer *w)
 
 		if (!c)
 			writer_indent(w, f->indent);
-		if (c + 1 < n_cols) {
+		if (!width[c] || c > last)
+			continue;
+		if (c < last) {
 			fputs(s, w->out);
 			writer_indent(
 				w, (int)(width[c] - writer_text_width(s) + 2));

@@ -43,7 +43,8 @@ void writer_list_end(struct writer *w);
  * in order of first appearance (a key that a later record brings goes before
  * that record's next known key), "-" for an empty or missing cell, list items
  * joined by ",". A record holding an object makes it fall back to a list.
- * Plain stays within 100 columns: a last column that would pass it wraps
+ * Plain leaves out a column that no row fills (unless no row fills any),
+ * and stays within 100 columns: a last column that would pass it wraps
  * under its own start; when the columns before it leave it less than 30,
  * the table falls back to a list of records (prose members wrapped). */
 void writer_table_start(struct writer *w, const char *key);
