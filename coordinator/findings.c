@@ -96,6 +96,26 @@ static void findings_subject(struct finding *f, const char *node,
 	va_end(ap);
 }
 
+/* A finding about one node: "NODE gist", the node as its subject. */
+static void findings_add_node(struct findings_out *o, const char *code,
+			      const char *level, const char *node,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void findings_add_node(struct findings_out *o, const char *code,
+			      const char *level, const char *node,
+			      const char *fmt, ...)
+{
+	char gist[sizeof(((struct finding *)0)->gist)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(gist, sizeof(gist), fmt, ap) < 0)
+		gist[0] = '\0';
+	va_end(ap);
+	findings_subject(findings_add(o, code, level, "%s %s", node, gist),
+			 node, "", "%s", gist);
+}
+
 static int findings_cmp(const void *pa, const void *pb)
 {
 	double a = *(const double *)pa, b = *(const double *)pb;
@@ -543,35 +563,34 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 	/* lspci wants a function: the first one's PCI address. */
 	snprintf(dev, sizeof(dev), "%s.0", l->id);
 	if (!strcmp(l->narrow, "wired_narrow"))
-		findings_add(o, "pcie_wired_narrow", "info",
-			     "%s PCIe link %s (%s) runs at %s because the "
+		findings_add_node(o, "pcie_wired_narrow", "info", nd->name,
+			     "PCIe link %s (%s) runs at %s because the "
 			     "port above it (%s) is itself x%u, %s: the board "
 			     "is wired so and nothing fixes it; plan on its "
 			     "%.1f Gbps usable, shared by its functions",
-			     nd->name, l->id, fn, l->downtrained, l->upstream,
+			     l->id, fn, l->downtrained, l->upstream,
 			     l->upstream_max_width, l->upstream_max_speed,
 			     l->usable_gbps);
 	else if (!strcmp(l->narrow, "downtrained"))
-		findings_add(o, "pcie_downtrained", "warn",
-			     "%s PCIe link %s (%s) trained at %s though both "
+		findings_add_node(o, "pcie_downtrained", "warn", nd->name,
+			     "PCIe link %s (%s) trained at %s though both "
 			     "ends support more (port above %s: x%u): %.1f "
 			     "Gbps usable, shared; reseat the card, check the "
 			     "slot/riser and firmware link settings, compare "
 			     "LnkCap/LnkSta of both ends (lspci -vv -s %s and "
 			     "-s %s)",
-			     nd->name, l->id, fn, l->downtrained, l->upstream,
+			     l->id, fn, l->downtrained, l->upstream,
 			     l->upstream_max_width, l->usable_gbps, dev,
 			     l->upstream);
 	else
-		findings_add(o, "pcie_narrow", "warn",
-			     "%s PCIe link %s (%s) runs at %s: %.1f Gbps "
+		findings_add_node(o, "pcie_narrow", "warn", nd->name,
+			     "PCIe link %s (%s) runs at %s: %.1f Gbps "
 			     "usable, shared by its functions; the port above "
 			     "it was not read, so it is downtrained (reseat; "
 			     "check slot/riser, firmware link settings) or "
 			     "wired narrow (nothing to fix): compare LnkCap of "
 			     "both ends (lspci -vv)",
-			     nd->name, l->id, fn, l->downtrained,
-			     l->usable_gbps);
+			     l->id, fn, l->downtrained, l->usable_gbps);
 }
 
 static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
@@ -656,12 +675,12 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 			    !p->active_mtu ||
 			    p->active_mtu >= FINDINGS_ROCE_MTU)
 				continue;
-			findings_add(o, "rdma_mtu", "warn",
-				     "%s %s port %u (%s): active_mtu %u, under "
+			findings_add_node(o, "rdma_mtu", "warn", nd->name,
+				     "%s port %u (%s): active_mtu %u, under "
 				     "RoCE's %u (netdev MTU %u): raise the "
 				     "MTU on both ends of the cable (9000) so "
 				     "that the path MTU can be 4096",
-				     nd->name, d->name, p->port, f->name,
+				     d->name, p->port, f->name,
 				     p->active_mtu, FINDINGS_ROCE_MTU, f->mtu);
 		}
 	}
