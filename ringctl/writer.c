@@ -215,13 +215,33 @@ static void writer_indent(struct writer *w, int n)
  * continuation lines under its start. A word longer than a line stays
  * whole. Columns are counted in bytes: close enough for the ASCII that
  * reports are made of, and never more than the width for it. */
+static void writer_wrap_to(FILE *out, const char *text, size_t col,
+			   int escape);
+
 static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
+{
+	writer_wrap_to(w->out, text, col, 1);
+}
+
+/* The text escaped (a value) or as it is (a table's cell, escaped when
+ * it was made). */
+static void writer_wrap_putn(FILE *out, const char *text, size_t n,
+			     int escape)
+{
+	if (escape)
+		writer_put_textn(out, text, n);
+	else
+		fwrite(text, 1, n, out);
+}
+
+static void writer_wrap_to(FILE *out, const char *text, size_t col,
+			   int escape)
 {
 	size_t room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
 	size_t n = strlen(text);
 
 	if (room < WRITER_WRAP_MIN) {
-		writer_put_textn(w->out, text, n);
+		writer_wrap_putn(out, text, n, escape);
 		return;
 	}
 	while (n > room) {
@@ -236,13 +256,12 @@ static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
 				break;
 			cut = (size_t)(sp - text);
 		}
-		writer_put_textn(w->out, text, cut);
-		putc('\n', w->out);
-		writer_indent(w, (int)col);
+		writer_wrap_putn(out, text, cut, escape);
+		fprintf(out, "\n%*s", (int)col, "");
 		text += cut + 1;
 		n -= cut + 1;
 	}
-	writer_put_textn(w->out, text, n);
+	writer_wrap_putn(out, text, n, escape);
 }
 
 static struct writer_frame *writer_top(struct writer *w)
@@ -910,7 +929,7 @@ static void writer_table_render(struct writer *w)
 			writer_indent(
 				w, (int)(width[c] - writer_text_width(s) + 2));
 		} else {
-			writer_put_wrapped(w, s, last_col);
+			writer_wrap_to(w->out, s, last_col, 0);
 			putc('\n', w->out);
 		}
 	}
