@@ -461,8 +461,8 @@ static void fhw_port_finding(struct findings_out *o, const char *code,
 }
 
 /* unaddressed_port's advice, in its text and its gist alike. */
-#define FHW_HALF_ADVICE                                                  \
-	"is the other PCIe half of a cabled port, address and use it too, " \
+#define FHW_HALF_ADVICE                                                        \
+	"is the other PCIe half of a cabled port, address and use it too, "    \
 	"or that port stays near half its rate"
 
 static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
@@ -563,34 +563,37 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 	/* lspci wants a function: the first one's PCI address. */
 	snprintf(dev, sizeof(dev), "%s.0", l->id);
 	if (!strcmp(l->narrow, "wired_narrow"))
-		findings_add_node(o, "pcie_wired_narrow", "info", nd->name,
-			     "PCIe link %s (%s) runs at %s because the "
-			     "port above it (%s) is itself x%u, %s: the board "
-			     "is wired so and nothing fixes it; plan on its "
-			     "%.1f Gbps usable, shared by its functions",
-			     l->id, fn, l->downtrained, l->upstream,
-			     l->upstream_max_width, l->upstream_max_speed,
-			     l->usable_gbps);
+		findings_add_node(
+			o, "pcie_wired_narrow", "info", nd->name,
+			"PCIe link %s (%s) runs at %s because the "
+			"port above it (%s) is itself x%u, %s: the board "
+			"is wired so and nothing fixes it; plan on its "
+			"%.1f Gbps usable, shared by its functions",
+			l->id, fn, l->downtrained, l->upstream,
+			l->upstream_max_width, l->upstream_max_speed,
+			l->usable_gbps);
 	else if (!strcmp(l->narrow, "downtrained"))
-		findings_add_node(o, "pcie_downtrained", "warn", nd->name,
-			     "PCIe link %s (%s) trained at %s though both "
-			     "ends support more (port above %s: x%u): %.1f "
-			     "Gbps usable, shared; reseat the card, check the "
-			     "slot/riser and firmware link settings, compare "
-			     "LnkCap/LnkSta of both ends (lspci -vv -s %s and "
-			     "-s %s)",
-			     l->id, fn, l->downtrained, l->upstream,
-			     l->upstream_max_width, l->usable_gbps, dev,
-			     l->upstream);
+		findings_add_node(
+			o, "pcie_downtrained", "warn", nd->name,
+			"PCIe link %s (%s) trained at %s though both "
+			"ends support more (port above %s: x%u): %.1f "
+			"Gbps usable, shared; reseat the card, check the "
+			"slot/riser and firmware link settings, compare "
+			"LnkCap/LnkSta of both ends (lspci -vv -s %s and "
+			"-s %s)",
+			l->id, fn, l->downtrained, l->upstream,
+			l->upstream_max_width, l->usable_gbps, dev,
+			l->upstream);
 	else
-		findings_add_node(o, "pcie_narrow", "warn", nd->name,
-			     "PCIe link %s (%s) runs at %s: %.1f Gbps "
-			     "usable, shared by its functions; the port above "
-			     "it was not read, so it is downtrained (reseat; "
-			     "check slot/riser, firmware link settings) or "
-			     "wired narrow (nothing to fix): compare LnkCap of "
-			     "both ends (lspci -vv)",
-			     l->id, fn, l->downtrained, l->usable_gbps);
+		findings_add_node(
+			o, "pcie_narrow", "warn", nd->name,
+			"PCIe link %s (%s) runs at %s: %.1f Gbps "
+			"usable, shared by its functions; the port above "
+			"it was not read, so it is downtrained (reseat; "
+			"check slot/riser, firmware link settings) or "
+			"wired narrow (nothing to fix): compare LnkCap of "
+			"both ends (lspci -vv)",
+			l->id, fn, l->downtrained, l->usable_gbps);
 }
 
 static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
@@ -675,13 +678,14 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 			    !p->active_mtu ||
 			    p->active_mtu >= FINDINGS_ROCE_MTU)
 				continue;
-			findings_add_node(o, "rdma_mtu", "warn", nd->name,
-				     "%s port %u (%s): active_mtu %u, under "
-				     "RoCE's %u (netdev MTU %u): raise the "
-				     "MTU on both ends of the cable (9000) so "
-				     "that the path MTU can be 4096",
-				     d->name, p->port, f->name,
-				     p->active_mtu, FINDINGS_ROCE_MTU, f->mtu);
+			findings_add_node(
+				o, "rdma_mtu", "warn", nd->name,
+				"%s port %u (%s): active_mtu %u, under "
+				"RoCE's %u (netdev MTU %u): raise the "
+				"MTU on both ends of the cable (9000) so "
+				"that the path MTU can be 4096",
+				d->name, p->port, f->name, p->active_mtu,
+				FINDINGS_ROCE_MTU, f->mtu);
 		}
 	}
 }

@@ -911,13 +911,11 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 
 /* Two findings alike but for their node (the subject fields; never the
  * English). */
-static int render_finding_alike(const Ring__Finding *a,
-				const Ring__Finding *b)
+static int render_finding_alike(const Ring__Finding *a, const Ring__Finding *b)
 {
 	return *a->node && *b->node && *a->gist && !strcmp(a->code, b->code) &&
 	       !strcmp(a->level, b->level) &&
-	       !strcmp(a->interface, b->interface) &&
-	       !strcmp(a->gist, b->gist);
+	       !strcmp(a->interface, b->interface) && !strcmp(a->gist, b->gist);
 }
 
 /* Plain: v[i]'s text, or, when later findings are alike but for their

@@ -87,8 +87,7 @@ static void report_path_mtu(struct writer *w, const Ring__TestReport *r,
 
 /* A direction's rate; plain leaves out one that did not run (a one-way
  * test, a failed one) rather than print its 0. */
-static void report_rate(struct writer *w, const char *key, double gbps,
-			int ran)
+static void report_rate(struct writer *w, const char *key, double gbps, int ran)
 {
 	if (ran || writer_get_format(w) != WRITER_PLAIN)
 		writer_double(w, key, gbps, 3);
@@ -212,11 +211,11 @@ void report_render(struct writer *w, const Ring__TestReport *r)
 			   p->direction <= 2 ? dirs[p->direction] : "?");
 		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
 		report_rate(w, "gbps_a_to_b_measured", r->gbps_a_to_b,
-			    !*r->error &&
-				    p->direction != RING__DIRECTION__DIR_B_TO_A);
+			    !*r->error && p->direction !=
+						  RING__DIRECTION__DIR_B_TO_A);
 		report_rate(w, "gbps_b_to_a_measured", r->gbps_b_to_a,
-			    !*r->error &&
-				    p->direction != RING__DIRECTION__DIR_A_TO_B);
+			    !*r->error && p->direction !=
+						  RING__DIRECTION__DIR_A_TO_B);
 	}
 	for (int side = 0; side < 2; side++) {
 		const Ring__TestResult *s = side ? r->b_side : r->a_side;

@@ -215,8 +215,7 @@ static void writer_indent(struct writer *w, int n)
  * continuation lines under its start. A word longer than a line stays
  * whole. Columns are counted in bytes: close enough for the ASCII that
  * reports are made of, and never more than the width for it. */
-static void writer_wrap_to(FILE *out, const char *text, size_t col,
-			   int escape);
+static void writer_wrap_to(FILE *out, const char *text, size_t col, int escape);
 
 static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
 {
@@ -225,8 +224,7 @@ static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
 
 /* The text escaped (a value) or as it is (a table's cell, escaped when
  * it was made). */
-static void writer_wrap_putn(FILE *out, const char *text, size_t n,
-			     int escape)
+static void writer_wrap_putn(FILE *out, const char *text, size_t n, int escape)
 {
 	if (escape)
 		writer_put_textn(out, text, n);
@@ -234,8 +232,7 @@ static void writer_wrap_putn(FILE *out, const char *text, size_t n,
 		fwrite(text, 1, n, out);
 }
 
-static void writer_wrap_to(FILE *out, const char *text, size_t col,
-			   int escape)
+static void writer_wrap_to(FILE *out, const char *text, size_t col, int escape)
 {
 	size_t room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
 	size_t n = strlen(text);

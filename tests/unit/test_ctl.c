@@ -928,9 +928,10 @@ static void test_edge_numbers(void **state)
 	free(out);
 	out = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
 	/* Too wide for a table in 100 columns: a record per edge. */
-	assert_has(out, (const char *const[]){
-				"\n      lat_p50_us_measured: 64B:8.6, 4096B:12.2\n",
-				NULL});
+	assert_has(out,
+		   (const char *const[]){
+			   "\n      lat_p50_us_measured: 64B:8.6, 4096B:12.2\n",
+			   NULL});
 	/* The parts of "ports" are no column of the table. */
 	assert_lacks(out, (const char *const[]){"  A INTERFACE  ", NULL});
 	free(out);
@@ -996,8 +997,7 @@ static void test_findings_grouped(void **state)
 				"\"finding\": \"n3 eth3 has carrier but no "
 				"address\"",
 				"\"node\": \"n4\",\n",
-				"\"interface\": \"eth3\"",
-				NULL});
+				"\"interface\": \"eth3\"", NULL});
 	free(out);
 	x->top.n_findings = 1;
 	x->top.findings = x->findingp;
@@ -1273,9 +1273,8 @@ int main(void)
 			test_edge_numbers, replies_setup, replies_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_status_brief, replies_setup, replies_teardown),
-		cmocka_unit_test_setup_teardown(test_findings_grouped,
-						replies_setup,
-						replies_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_findings_grouped, replies_setup, replies_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
