@@ -985,9 +985,11 @@ static void explain_cable_section(struct writer *w, const Ring__Topology *t,
 	writer_uint(w, "functions", c->functions);
 	/* The cable's is the lesser link speed its ports report (a shaped
 	 * veth says 10 Gbps); the edge's figures carry the nominal the
-	 * ceiling uses: plain shows this one only where it is not above. */
+	 * ceiling uses: plain shows this one only where it is known and not
+	 * above that. */
 	if (writer_get_format(w) != WRITER_PLAIN ||
-	    (c->nominal_gbps > 0 && c->nominal_gbps <= e->nominal_gbps))
+	    (c->nominal_gbps > 0 &&
+	     !(e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps)))
 		writer_double(w, "nominal_gbps_computed", c->nominal_gbps, 1);
 	/* Every function pair of the cable at once, at the survey. */
 	render_time(w, "measured", t->surveyed_ms, "");

@@ -1010,6 +1010,22 @@ static void render_diagonal_id(const Ring__DiagonalCheck *d, char *buf,
 /* Cables (twins: function pairs per cable) with their port steps, and
  * the ring-load rounds. Plain, brief: only where a cable has several
  * functions or a round ran. */
+/* Plain: a cable's nominal is the lesser link speed its ports report (a
+ * shaped veth says 10 Gbps); above its edge's own nominal, the one every
+ * percentage uses, it would contradict it: plain leaves it out, the
+ * machine formats keep it. */
+static int render_cable_nominal_above(const Ring__Topology *t,
+				      const Ring__Cable *c,
+				      const struct writer *w)
+{
+	const Ring__Edge *e;
+
+	if (!render_plain(w) || !c->n_edges || c->edges[0] >= t->n_edges)
+		return 0;
+	e = t->edges[c->edges[0]];
+	return e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps;
+}
+
 static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 {
 	int twins = 0;
@@ -1028,7 +1044,8 @@ static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 					  c->port_gbps_a_to_b);
 			render_opt_double(w, "port_gbps_b_to_a_measured",
 					  c->port_gbps_b_to_a);
-			if (c->nominal_gbps > 0)
+			if (c->nominal_gbps > 0 &&
+			    !render_cable_nominal_above(t, c, w))
 				writer_double(w, "nominal_gbps",
 					      c->nominal_gbps, 0);
 			if (!brief)

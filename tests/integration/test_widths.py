@@ -148,6 +148,12 @@ def test_no_sentinel_in_plain(outputs):
     for gone in ("driver:", "pcie_link_width: 0", "arp_ignore: -1"):
         assert gone not in inv, (gone, inv)
     assert "GID INDEX" not in outputs["ranks"], outputs["ranks"]
+    # One nominal: the 2 Gbps the ceiling and the percentages use, not
+    # beside it the 10 Gbps a shaped veth's link reports for its cable.
+    for what in ("explain n1-n2", "status -v"):
+        noms = re.findall(r"nominal_gbps(?:_computed)?: ([0-9.]+)",
+                          outputs[what])
+        assert noms and {float(x) for x in noms} == {2.0}, (what, noms)
 
 
 def test_findings_alike_but_for_node_said_once(ring, outputs):
