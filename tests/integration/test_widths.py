@@ -153,7 +153,8 @@ def test_no_sentinel_in_plain(outputs):
     for what in ("explain n1-n2", "status -v"):
         noms = re.findall(r"nominal_gbps(?:_computed)?: ([0-9.]+)",
                           outputs[what])
-        assert noms and {float(x) for x in noms} == {2.0}, (what, noms)
+        assert {float(x) for x in noms} <= {2.0}, (what, noms)
+        assert noms or what == "status -v", (what, noms)
 
 
 def test_findings_alike_but_for_node_said_once(ring, outputs):
