@@ -43,6 +43,9 @@ struct writer_frame {
 	int hdr_indent; /* plain: where a deferred list header goes */
 	int hdr_dash;	/* plain: that header line starts with "- " */
 	int has_key;	/* plain: that header names a key */
+	/* plain, an inline list: the column its items start at, and the
+	 * column its line has reached (items wrap within 100 columns) */
+	size_t inline_start, inline_col;
 };
 
 struct writer {
@@ -507,6 +510,9 @@ static void writer_plain_scalar_prefix(struct writer *w, const char *key)
 	case WRITER_LIST_PENDING:
 		writer_plain_list_header(w, top, 1);
 		top->mode = WRITER_LIST_INLINE;
+		top->inline_start = (size_t)top->hdr_indent +
+				    (top->has_key ? top->key_len + 2 : 0);
+		top->inline_col = top->inline_start;
 		break;
 	case WRITER_LIST_INLINE:
 		fputs(", ", w->out);
@@ -943,6 +949,23 @@ out:
 	w->table = NULL;
 }
 
+/* Plain: the next item of an inline list on a line of its own, under the
+ * first item, when it would pass 100 columns; 1 if it was written so. */
+static int writer_inline_wrap(struct writer *w, struct writer_frame *l,
+			      const char *text)
+{
+	size_t n = writer_text_width(text ? text : "");
+
+	if (l->inline_col + 2 + n <= WRITER_PLAIN_WIDTH ||
+	    l->inline_col <= l->inline_start)
+		return 0;
+	fputs(",\n", w->out);
+	writer_indent(w, (int)l->inline_start);
+	writer_put_text(w, text);
+	l->inline_col = l->inline_start + n;
+	return 1;
+}
+
 /* Write one scalar: text is its rendering for plain/keyvalue, json its
  * JSON literal (NULL: text as a JSON string). */
 static void writer_scalar(struct writer *w, const char *key, const char *text,
@@ -981,7 +1004,14 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 		 * reads as a fault. The machine formats keep it. */
 		if (top->kind == WRITER_OBJ && (!text || !*text))
 			break;
+		if (top->kind == WRITER_LIST &&
+		    top->mode == WRITER_LIST_INLINE &&
+		    writer_inline_wrap(w, top, text))
+			break;
 		writer_plain_scalar_prefix(w, key ? key : "");
+		if (top->mode == WRITER_LIST_INLINE)
+			top->inline_col += writer_text_width(text ? text : "") +
+					   (top->count ? 2 : 0);
 		if (top->kind == WRITER_OBJ && text)
 			writer_put_wrapped(w, text,
 					   (size_t)top->indent +

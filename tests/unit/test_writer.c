@@ -1099,11 +1099,34 @@ static void wide_cols(struct writer *w)
 	writer_table_end(w);
 }
 
+static void long_list(struct writer *w)
+{
+	char name[16];
+
+	writer_obj_start(w, "topology");
+	writer_list_start(w, "order");
+	for (int i = 1; i <= 40; i++) {
+		snprintf(name, sizeof(name), "node%d", i);
+		writer_str(w, NULL, name);
+	}
+	writer_list_end(w);
+	writer_obj_end(w);
+}
+
 static void test_plain_width(void **state)
 {
 	char *out;
+	const char *line;
 
 	(void)state;
+	/* An inline list wraps under its first item. */
+	out = render(WRITER_PLAIN, long_list);
+	assert_non_null(strstr(out, "topology:\n  order: node1, node2, "));
+	assert_non_null(strstr(out, ",\n         node"));
+	assert_non_null(strstr(out, "node39, node40\n"));
+	for (line = out; *line; line = strchr(line, '\n') + 1)
+		assert_true((size_t)(strchr(line, '\n') - line) <= 100);
+	free(out);
 	check(WRITER_PLAIN, wide_last,
 	      "findings:\n"
 	      "  LEVEL  FINDING\n"
