@@ -949,6 +949,28 @@ out:
 	w->table = NULL;
 }
 
+/* Plain: a value too long for its line whose key leaves it no room to
+ * wrap (a long key, deep indentation) goes below the key, indented, and
+ * wraps there; 1 if it was written so. */
+static int writer_value_below(struct writer *w, struct writer_frame *top,
+			      const char *key, const char *text)
+{
+	size_t col = (size_t)top->indent + strlen(key ? key : "") + 2;
+	size_t at = (size_t)top->indent + 4;
+
+	if (col + WRITER_WRAP_MIN <= WRITER_PLAIN_WIDTH ||
+	    col + strlen(text) <= WRITER_PLAIN_WIDTH ||
+	    at + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)
+		return 0;
+	writer_plain_line(w, top);
+	writer_put_text(w, key ? key : "");
+	fputs(":\n", w->out);
+	writer_indent(w, (int)at);
+	writer_put_wrapped(w, text, at);
+	putc('\n', w->out);
+	return 1;
+}
+
 /* Plain: the next item of an inline list on a line of its own, under the
  * first item, when it would pass 100 columns; 1 if it was written so. */
 static int writer_inline_wrap(struct writer *w, struct writer_frame *l,
@@ -1008,8 +1030,11 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 		    top->mode == WRITER_LIST_INLINE &&
 		    writer_inline_wrap(w, top, text))
 			break;
+		if (top->kind == WRITER_OBJ && text &&
+		    writer_value_below(w, top, key, text))
+			break;
 		writer_plain_scalar_prefix(w, key ? key : "");
-		if (top->mode == WRITER_LIST_INLINE)
+		if (top->kind == WRITER_LIST && top->mode == WRITER_LIST_INLINE)
 			top->inline_col += writer_text_width(text ? text : "") +
 					   (top->count ? 2 : 0);
 		if (top->kind == WRITER_OBJ && text)

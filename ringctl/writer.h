@@ -36,7 +36,11 @@ void writer_obj_end(struct writer *w);
 void writer_obj_start_named(struct writer *w, const char *id);
 void writer_list_start(struct writer *w, const char *key);
 void writer_list_end(struct writer *w);
-/* A list of records (writer_obj_start(w, NULL)) whose members are scalars
+/* Plain keeps within 100 columns: a member's text wraps under its start
+ * (below its key, indented, when the key leaves it no room), an inline
+ * list of scalars wraps under its first item.
+ *
+ * A list of records (writer_obj_start(w, NULL)) whose members are scalars
  * or lists of scalars. JSON and keyvalue render it exactly as a list; plain
  * text holds the rows until the end and prints an aligned table: a heading
  * line of the keys upper-cased ('_' as space), one line per record, columns

@@ -1113,12 +1113,28 @@ static void long_list(struct writer *w)
 	writer_obj_end(w);
 }
 
+static void long_key(struct writer *w)
+{
+	writer_str(w,
+		   "edge_degraded_with_a_key_long_enough_to_leave_no_room "
+		   "n1-n2:n1/eth1-n2/eth1",
+		   "cable n1-n2 is down: n1 eth1: no carrier, n2 eth1: no "
+		   "carrier; the ring is now a line: the cable n1-n2 is down");
+}
+
 static void test_plain_width(void **state)
 {
 	char *out;
 	const char *line;
 
 	(void)state;
+	/* A long key leaves no room: the value goes below it. */
+	check(WRITER_PLAIN, long_key,
+	      "edge_degraded_with_a_key_long_enough_to_leave_no_room "
+	      "n1-n2:n1/eth1-n2/eth1:\n"
+	      "    cable n1-n2 is down: n1 eth1: no carrier, n2 eth1: no "
+	      "carrier; the ring is now a line: the cable\n"
+	      "    n1-n2 is down\n");
 	/* An inline list wraps under its first item. */
 	out = render(WRITER_PLAIN, long_list);
 	assert_non_null(strstr(out, "topology:\n  order: node1, node2, "));
