@@ -110,11 +110,7 @@ def outputs(ring):
 
 
 def test_every_plain_output_fits_100_columns(outputs):
-    wide = []
-    for what, text in outputs.items():
-        for line in text.splitlines():
-            if len(line) > WIDTH:
-                wide.append("%s: %d: %s" % (what, len(line), line))
+    wide = wide_lines(outputs)
     assert not wide, "\n".join(wide)
 
 
@@ -175,3 +171,32 @@ def test_findings_alike_but_for_node_said_once(ring, outputs):
                 if "carrier but no address" in l]
         assert len(said) == 1, (what, said)
         assert (nodes + " eth3: carrier but no address") in said[0], said
+
+
+def wide_lines(outputs):
+    return ["%s: %d: %s" % (what, len(line), line)
+            for what, text in outputs.items()
+            for line in text.splitlines() if len(line) > WIDTH]
+
+
+def test_cut_cable_outputs_fit(ring):
+    """Last (it cuts a cable): with an alert firing and an edge down, the
+    commands that show them still fit, and alerts say each message once."""
+    cl, r, hosts = ring
+    cl.cut("n1", "n2")
+    try:
+        deadline = time.monotonic() + 60
+        while not [a for a in r.status_doc().get("alerts", [])
+                   if a.get("firing")]:
+            assert time.monotonic() < deadline, "no alert after the cut"
+            time.sleep(0.25)
+        out = {}
+        for args in (["status"], ["status", "-v"], ["alerts"],
+                     ["alerts", "--all"], ["explain", "n1-n2"],
+                     ["explain", "n1"], ["watch", "--count", "0"]):
+            out[" ".join(args)] = plain(r, *args)[1]
+        assert "n1-n2" in out["alerts"], out["alerts"]
+        wide = wide_lines(out)
+        assert not wide, "\n".join(wide)
+    finally:
+        cl.restore("n1", "n2")
