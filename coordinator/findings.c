@@ -77,6 +77,45 @@ static struct finding *findings_add(struct findings_out *o, const char *code,
 	return f;
 }
 
+/* f's subject (node, interface or port) and its text without them. */
+static void findings_subject(struct finding *f, const char *node,
+			     const char *iface, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void findings_subject(struct finding *f, const char *node,
+			     const char *iface, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f)
+		return;
+	snprintf(f->node, sizeof(f->node), "%s", node);
+	snprintf(f->iface, sizeof(f->iface), "%s", iface);
+	va_start(ap, fmt);
+	if (vsnprintf(f->gist, sizeof(f->gist), fmt, ap) < 0)
+		f->gist[0] = '\0';
+	va_end(ap);
+}
+
+/* A finding about one node: "NODE gist", the node as its subject. */
+static void findings_add_node(struct findings_out *o, const char *code,
+			      const char *level, const char *node,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void findings_add_node(struct findings_out *o, const char *code,
+			      const char *level, const char *node,
+			      const char *fmt, ...)
+{
+	char gist[sizeof(((struct finding *)0)->gist)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(gist, sizeof(gist), fmt, ap) < 0)
+		gist[0] = '\0';
+	va_end(ap);
+	findings_subject(findings_add(o, code, level, "%s %s", node, gist),
+			 node, "", "%s", gist);
+}
+
 static int findings_cmp(const void *pa, const void *pb)
 {
 	double a = *(const double *)pa, b = *(const double *)pb;
@@ -407,6 +446,25 @@ static const Ring__PhysPort *fhw_port_of(const Ring__Inventory *inv,
 	return NULL;
 }
 
+/* A warning about one port of a node: "NODE port LABEL: gist", its
+ * subject as fields. */
+static void fhw_port_finding(struct findings_out *o, const char *code,
+			     const struct findings_hw_node *nd,
+			     const Ring__PhysPort *p, const char *gist)
+{
+	char label[48];
+
+	snprintf(label, sizeof(label), "port %s", fhw_port_label(p));
+	findings_subject(findings_add(o, code, "warn", "%s %s: %s", nd->name,
+				      label, gist),
+			 nd->name, label, "%s", gist);
+}
+
+/* unaddressed_port's advice, in its text and its gist alike. */
+#define FHW_HALF_ADVICE                                                        \
+	"is the other PCIe half of a cabled port, address and use it too, "    \
+	"or that port stays near half its rate"
+
 static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
 {
 	const Ring__Inventory *inv = nd->inv;
@@ -414,6 +472,7 @@ static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
 	for (size_t i = 0; i < inv->n_phys_ports; i++) {
 		const Ring__PhysPort *p = inv->phys_ports[i];
 		char idle[160], used[160], cap[64] = "near half of its rate";
+		char gist[640]; /* cut to the finding's on the way in */
 		unsigned ni, nu;
 
 		nu = fhw_names(inv, p->interfaces, p->n_interfaces, fhw_used,
@@ -428,21 +487,22 @@ static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
 					 : nu == 1	   ? "one share"
 							   : "part",
 					 p->speed_gbps);
-			findings_add(o, "port_half_unused", "warn",
-				     "%s port %s: %s %s carrier but no "
-				     "address; %s %s the cable alone, capping "
-				     "it %s; address and use %s too",
-				     nd->name, fhw_port_label(p), idle,
-				     ni == 1 ? "has" : "have", used,
-				     nu == 1 ? "carries" : "carry", cap,
-				     ni == 1 ? "it" : "them");
+			snprintf(gist, sizeof(gist),
+				 "%s %s carrier but no address; %s %s the "
+				 "cable alone, capping it %s; address and use "
+				 "%s too",
+				 idle, ni == 1 ? "has" : "have", used,
+				 nu == 1 ? "carries" : "carry", cap,
+				 ni == 1 ? "it" : "them");
+			fhw_port_finding(o, "port_half_unused", nd, p, gist);
 		}
-		if (*p->twins_differ)
-			findings_add(o, "twins_differ", "warn",
-				     "%s port %s: its functions differ (%s): "
-				     "they should be configured alike",
-				     nd->name, fhw_port_label(p),
-				     p->twins_differ);
+		if (*p->twins_differ) {
+			snprintf(gist, sizeof(gist),
+				 "its functions differ (%s): they should be "
+				 "configured alike",
+				 p->twins_differ);
+			fhw_port_finding(o, "twins_differ", nd, p, gist);
+		}
 	}
 	/* Carrier, no address, and no addressed twin: the pre-model
 	 * advice, for a function alone on its port. */
@@ -457,13 +517,18 @@ static void fhw_ports(const struct findings_hw_node *nd, struct findings_out *o)
 		if (p && fhw_names(inv, p->interfaces, p->n_interfaces,
 				   fhw_used, used, sizeof(used)))
 			continue;
-		findings_add(o, "unaddressed_port", "info",
-			     "%s %s has carrier but no address%s%s%s: if it "
-			     "is the other PCIe half of a cabled port, "
-			     "address and use it too, or that port stays "
-			     "near half its rate",
-			     nd->name, f->name, *f->pci_address ? " (PCI " : "",
-			     f->pci_address, *f->pci_address ? ")" : "");
+		findings_subject(
+			findings_add(o, "unaddressed_port", "info",
+				     "%s %s has carrier but no address%s%s%s: "
+				     "if it " FHW_HALF_ADVICE,
+				     nd->name, f->name,
+				     *f->pci_address ? " (PCI " : "",
+				     f->pci_address,
+				     *f->pci_address ? ")" : ""),
+			nd->name, f->name,
+			"carrier but no address%s%s%s: if it " FHW_HALF_ADVICE,
+			*f->pci_address ? " (PCI " : "", f->pci_address,
+			*f->pci_address ? ")" : "");
 	}
 }
 
@@ -498,35 +563,37 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 	/* lspci wants a function: the first one's PCI address. */
 	snprintf(dev, sizeof(dev), "%s.0", l->id);
 	if (!strcmp(l->narrow, "wired_narrow"))
-		findings_add(o, "pcie_wired_narrow", "info",
-			     "%s PCIe link %s (%s) runs at %s because the "
-			     "port above it (%s) is itself x%u, %s: the board "
-			     "is wired so and nothing fixes it; plan on its "
-			     "%.1f Gbps usable, shared by its functions",
-			     nd->name, l->id, fn, l->downtrained, l->upstream,
-			     l->upstream_max_width, l->upstream_max_speed,
-			     l->usable_gbps);
+		findings_add_node(
+			o, "pcie_wired_narrow", "info", nd->name,
+			"PCIe link %s (%s) runs at %s because the "
+			"port above it (%s) is itself x%u, %s: the board "
+			"is wired so and nothing fixes it; plan on its "
+			"%.1f Gbps usable, shared by its functions",
+			l->id, fn, l->downtrained, l->upstream,
+			l->upstream_max_width, l->upstream_max_speed,
+			l->usable_gbps);
 	else if (!strcmp(l->narrow, "downtrained"))
-		findings_add(o, "pcie_downtrained", "warn",
-			     "%s PCIe link %s (%s) trained at %s though both "
-			     "ends support more (port above %s: x%u): %.1f "
-			     "Gbps usable, shared; reseat the card, check the "
-			     "slot/riser and firmware link settings, compare "
-			     "LnkCap/LnkSta of both ends (lspci -vv -s %s and "
-			     "-s %s)",
-			     nd->name, l->id, fn, l->downtrained, l->upstream,
-			     l->upstream_max_width, l->usable_gbps, dev,
-			     l->upstream);
+		findings_add_node(
+			o, "pcie_downtrained", "warn", nd->name,
+			"PCIe link %s (%s) trained at %s though both "
+			"ends support more (port above %s: x%u): %.1f "
+			"Gbps usable, shared; reseat the card, check the "
+			"slot/riser and firmware link settings, compare "
+			"LnkCap/LnkSta of both ends (lspci -vv -s %s and "
+			"-s %s)",
+			l->id, fn, l->downtrained, l->upstream,
+			l->upstream_max_width, l->usable_gbps, dev,
+			l->upstream);
 	else
-		findings_add(o, "pcie_narrow", "warn",
-			     "%s PCIe link %s (%s) runs at %s: %.1f Gbps "
-			     "usable, shared by its functions; the port above "
-			     "it was not read, so it is downtrained (reseat; "
-			     "check slot/riser, firmware link settings) or "
-			     "wired narrow (nothing to fix): compare LnkCap of "
-			     "both ends (lspci -vv)",
-			     nd->name, l->id, fn, l->downtrained,
-			     l->usable_gbps);
+		findings_add_node(
+			o, "pcie_narrow", "warn", nd->name,
+			"PCIe link %s (%s) runs at %s: %.1f Gbps "
+			"usable, shared by its functions; the port above "
+			"it was not read, so it is downtrained (reseat; "
+			"check slot/riser, firmware link settings) or "
+			"wired narrow (nothing to fix): compare LnkCap of "
+			"both ends (lspci -vv)",
+			l->id, fn, l->downtrained, l->usable_gbps);
 }
 
 static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
@@ -611,13 +678,14 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 			    !p->active_mtu ||
 			    p->active_mtu >= FINDINGS_ROCE_MTU)
 				continue;
-			findings_add(o, "rdma_mtu", "warn",
-				     "%s %s port %u (%s): active_mtu %u, under "
-				     "RoCE's %u (netdev MTU %u): raise the "
-				     "MTU on both ends of the cable (9000) so "
-				     "that the path MTU can be 4096",
-				     nd->name, d->name, p->port, f->name,
-				     p->active_mtu, FINDINGS_ROCE_MTU, f->mtu);
+			findings_add_node(
+				o, "rdma_mtu", "warn", nd->name,
+				"%s port %u (%s): active_mtu %u, under "
+				"RoCE's %u (netdev MTU %u): raise the "
+				"MTU on both ends of the cable (9000) so "
+				"that the path MTU can be 4096",
+				d->name, p->port, f->name, p->active_mtu,
+				FINDINGS_ROCE_MTU, f->mtu);
 		}
 	}
 }

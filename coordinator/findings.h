@@ -43,6 +43,12 @@ struct finding {
 			   "asymmetric", ... */
 	char level[8];	/* "info", "warn" */
 	char text[320]; /* operator wording, figures and names included */
+	/* Its subject where it is one node's interface or port ("" else),
+	 * and the text less those, for grouping it with the same finding on
+	 * other nodes. */
+	char node[64];
+	char iface[32];
+	char gist[320];
 };
 
 /* Rules (thresholds in findings.c, documented there), "top" being the

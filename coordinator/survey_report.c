@@ -836,9 +836,24 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
 	nfo = findings_hw(hw, nh, hwf, sv->n_nodes * 16);
-	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
-		top->findings[top->n_findings++] =
+	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++) {
+		Ring__Finding *f =
 			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
+
+		/* The subject as fields, for grouping by node. */
+		if (f && *hwf[i].node) {
+			char *nd = ar_printf(ar, "%s", hwf[i].node);
+			char *ifc = ar_printf(ar, "%s", hwf[i].iface);
+			char *gist = ar_printf(ar, "%s", hwf[i].gist);
+
+			if (nd && ifc && gist) {
+				f->node = nd;
+				f->interface = ifc;
+				f->gist = gist;
+			}
+		}
+		top->findings[top->n_findings++] = f;
+	}
 	rc = 0;
 out:
 	free(fe);

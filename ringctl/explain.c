@@ -906,6 +906,9 @@ static void explain_write_problems(struct writer *w,
 static void explain_edge_figures(struct writer *w, const Ring__Edge *e,
 				 uint64_t now_ms)
 {
+	/* Plain: -1 (none) left out, as blank texts are by the writer. */
+	int plain = writer_get_format(w) == WRITER_PLAIN;
+
 	writer_obj_start(w, "figures");
 	writer_str(w, "method", e->method);
 	render_time(w, "measured", e->measured_ms, "");
@@ -936,9 +939,11 @@ static void explain_edge_figures(struct writer *w, const Ring__Edge *e,
 	explain_lat(w, "rdma_write_lat_measured", e->rdma_write_lat,
 		    e->n_rdma_write_lat);
 	writer_str(w, "a_gid", e->a_gid);
-	writer_int(w, "a_gid_index", e->a_gid_index);
+	if (!plain || e->a_gid_index >= 0)
+		writer_int(w, "a_gid_index", e->a_gid_index);
 	writer_str(w, "b_gid", e->b_gid);
-	writer_int(w, "b_gid_index", e->b_gid_index);
+	if (!plain || e->b_gid_index >= 0)
+		writer_int(w, "b_gid_index", e->b_gid_index);
 	writer_str(w, "error", e->error);
 	writer_str(w, "rdma_error", e->rdma_error);
 	if (e->busy && *e->busy)
@@ -978,7 +983,14 @@ static void explain_cable_section(struct writer *w, const Ring__Topology *t,
 	writer_str(w, "id", c->id);
 	writer_bool(w, "twin", e->twin);
 	writer_uint(w, "functions", c->functions);
-	writer_double(w, "nominal_gbps_computed", c->nominal_gbps, 1);
+	/* The cable's is the lesser link speed its ports report (a shaped
+	 * veth says 10 Gbps); the edge's figures carry the nominal the
+	 * ceiling uses: plain shows this one only where it is known and not
+	 * above that. */
+	if (writer_get_format(w) != WRITER_PLAIN ||
+	    (c->nominal_gbps > 0 &&
+	     !(e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps)))
+		writer_double(w, "nominal_gbps_computed", c->nominal_gbps, 1);
 	/* Every function pair of the cable at once, at the survey. */
 	render_time(w, "measured", t->surveyed_ms, "");
 	explain_opt(w, "port_gbps_a_to_b_measured", c->port_gbps_a_to_b);
@@ -1032,12 +1044,15 @@ static void explain_end(struct writer *w, const char *node,
 	writer_str(w, "mac", f->mac);
 	writer_uint(w, "mtu", f->mtu);
 	writer_bool(w, "carrier", f->carrier);
-	writer_int(w, "speed_mbps", f->speed_mbps);
+	if (writer_get_format(w) != WRITER_PLAIN || f->speed_mbps >= 0)
+		writer_int(w, "speed_mbps", f->speed_mbps);
 	writer_uint(w, "nominal_speed_mbps", f->nominal_speed_mbps);
 	writer_double(w, "nominal_gbps_computed", f->nominal_gbps, 1);
 	writer_str(w, "driver", f->driver);
 	writer_str(w, "pci_address", f->pci_address);
-	writer_obj_start(w, "pcie_link");
+	/* Plain: no empty heading for a link or port the inventory lacks. */
+	if (k || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_start(w, "pcie_link");
 	if (k) {
 		writer_str(w, "id", k->id);
 		writer_str(w, "speed", k->speed);
@@ -1054,8 +1069,10 @@ static void explain_end(struct writer *w, const char *node,
 			writer_str(w, NULL, k->interfaces[i]);
 		writer_list_end(w);
 	}
-	writer_obj_end(w);
-	writer_obj_start(w, "port");
+	if (k || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_end(w);
+	if (p || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_start(w, "port");
 	if (p) {
 		writer_str(w, "id", p->id);
 		writer_str(w, "name", p->name);
@@ -1067,7 +1084,8 @@ static void explain_end(struct writer *w, const char *node,
 		writer_list_end(w);
 		writer_str(w, "twins_differ", p->twins_differ);
 	}
-	writer_obj_end(w);
+	if (p || writer_get_format(w) != WRITER_PLAIN)
+		writer_obj_end(w);
 	writer_str(w, "rdma_device", f->rdma_device);
 	if (rp) {
 		writer_str(w, "rdma_state", rp->state);
@@ -1170,7 +1188,10 @@ static void explain_history(struct writer *w, const Ring__HistoryReply *h)
 			      2);
 		writer_double(w, "max_measured", s[j].v[s[j].n - 1], 2);
 		writer_double(w, "last_measured", s[j].last, 2);
-		render_time(w, "last_at", s[j].last_ts, "");
+		/* Plain: within 100 columns; the page's first and last say
+		 * when. */
+		if (writer_get_format(w) != WRITER_PLAIN)
+			render_time(w, "last_at", s[j].last_ts, "");
 		writer_obj_end(w);
 		free(s[j].v);
 	}

@@ -427,17 +427,33 @@ static void plan_size(struct writer *w, const char *stem, const char *suffix,
 	writer_double(w, k, (double)v / PLAN_GIB, 2);
 }
 
+/* A size in the nodes table: plain has room for GiB alone (the verdict
+ * gives both units); the machine formats get every unit. */
+static void plan_size_cell(struct writer *w, const char *stem,
+			   const char *suffix, uint64_t v)
+{
+	char k[96];
+
+	if (writer_get_format(w) != WRITER_PLAIN) {
+		plan_size(w, stem, suffix, v, 0);
+		return;
+	}
+	snprintf(k, sizeof(k), "%s_gib%s", stem, suffix);
+	writer_double(w, k, (double)v / PLAN_GIB, 2);
+}
+
 static void plan_size_none(struct writer *w, const char *stem,
 			   const char *suffix)
 {
 	char k[96];
 
+	/* Plain: the GiB column alone, as plan_size_cell writes it. */
 	if (writer_get_format(w) != WRITER_PLAIN) {
 		snprintf(k, sizeof(k), "%s_bytes%s", stem, suffix);
 		writer_none(w, k, "");
+		snprintf(k, sizeof(k), "%s_gb%s", stem, suffix);
+		writer_none(w, k, "");
 	}
-	snprintf(k, sizeof(k), "%s_gb%s", stem, suffix);
-	writer_none(w, k, "");
 	snprintf(k, sizeof(k), "%s_gib%s", stem, suffix);
 	writer_none(w, k, "");
 }
@@ -550,6 +566,7 @@ int plan_render(struct writer *w, const Ring__StatusReply *r,
 	size_t known_at[PLAN_MAX_NODES], n = 0;
 	struct plan_figures f;
 	char text[256], t[32];
+	int plain = writer_get_format(w) == WRITER_PLAIN;
 
 	/* The figures first: the verdict leads the document. */
 	for (size_t i = 0; i < sel->n; i++) {
@@ -598,17 +615,19 @@ int plan_render(struct writer *w, const Ring__StatusReply *r,
 		writer_str(w, "state", st ? st->state : "unknown");
 		if (why) {
 			plan_size_none(w, "available", "_measured");
-			writer_none(w, "measured_at", "");
+			if (!plain)
+				writer_none(w, "measured_at", "");
 			writer_none(w, "age_s", "");
 			plan_size_none(w, "usable", "_computed");
 			writer_str(w, "note", why);
 			writer_obj_end(w);
 			continue;
 		}
-		plan_size(w, "available", "_measured", avail[k], 0);
+		plan_size_cell(w, "available", "_measured", avail[k]);
 		if (st->mem_available_ms) {
 			render_format_time(st->mem_available_ms, t, sizeof(t));
-			writer_str(w, "measured_at", t);
+			if (!plain) /* plain: its age, within 100 columns */
+				writer_str(w, "measured_at", t);
 			writer_uint(
 				w, "age_s",
 				r->now_ms > st->mem_available_ms
@@ -620,7 +639,7 @@ int plan_render(struct writer *w, const Ring__StatusReply *r,
 			writer_none(w, "measured_at", "unknown");
 			writer_none(w, "age_s", "");
 		}
-		plan_size(w, "usable", "_computed", usable[k], 0);
+		plan_size_cell(w, "usable", "_computed", usable[k]);
 		writer_str(w, "note", k == f.smallest_at ? "the smallest" : "");
 		k++;
 		writer_obj_end(w);

@@ -576,7 +576,11 @@ int plan_tp_render(struct writer *w, const Ring__Topology *t,
 							: "tcp_lat p50");
 		writer_uint(w, "bytes", f->size);
 		writer_double(w, "us_measured", f->us, 1);
-		plan_tp_time(w, "measured_at", f->measured_ms, NULL, now_ms);
+		/* Plain: the figure and its note within 100 columns; when
+		 * is the machine formats' (and the chosen figure's, above). */
+		if (writer_get_format(w) != WRITER_PLAIN)
+			plan_tp_time(w, "measured_at", f->measured_ms, NULL,
+				     now_ms);
 		writer_bool(w, "used", (int)i == res->used);
 		writer_str(w, "note", f->not_used ? f->not_used : "");
 		writer_obj_end(w);

@@ -9,7 +9,8 @@
 
 static int ranks_has_diagonals(const Ring__Topology *t);
 
-/* The functions NCCL_IB_HCA lists, and their GID agreement. */
+/* The machine formats: the functions NCCL_IB_HCA lists, and their GID
+ * agreement. */
 static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 {
 	char buf[1024];
@@ -22,10 +23,6 @@ static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 	writer_str(w, "hcas", buf);
 	/* The same columns on every row: -1 / 0 with the reason. */
 	writer_int(w, "gid_index_measured", r->n_hcas ? r->gid_index : -1);
-	/* The reasons and the prefix are env's comments and variables; a
-	 * table for people stays within a terminal's width. */
-	if (writer_get_format(w) == WRITER_PLAIN)
-		return;
 	writer_str(w, "gid_note", r->gid_note);
 	writer_uint(w, "subnet_prefix_len", r->subnet_prefix_len);
 	writer_str(w, "subnet_note", r->subnet_note);
@@ -42,11 +39,61 @@ static void ranks_render_hcas(struct writer *w, const Ring__Rank *r)
 	writer_int(w, "nccl_gid_index", r->nccl_gid_index);
 }
 
+/* Plain: a row a rank within a terminal's width. A neighbour is its node
+ * and the port towards it ("n2 eth2"); the GID index only where there are
+ * functions to index (no -1 for "none"); every field is in -f json. */
+static void ranks_render_plain(struct writer *w, const Ring__Topology *t)
+{
+	char buf[1024];
+
+	writer_table_start(w, "ranks");
+	for (size_t i = 0; i < t->n_ranks; i++) {
+		const Ring__Rank *r = t->ranks[i];
+
+		writer_obj_start(w, NULL);
+		writer_uint(w, "rank", r->rank);
+		writer_str(w, "node", r->node);
+		snprintf(buf, sizeof(buf), "%s %s", r->mgmt_address,
+			 r->mgmt_interface);
+		writer_str(w, "mgmt", buf);
+		snprintf(buf, sizeof(buf), "%s %s", r->next_node,
+			 r->next_interface);
+		writer_str(w, "next", buf);
+		snprintf(buf, sizeof(buf), "%s %s", r->prev_node,
+			 r->prev_interface);
+		writer_str(w, "prev", buf);
+		if (r->n_hcas) {
+			size_t n = 0;
+
+			buf[0] = '\0';
+			for (size_t k = 0; k < r->n_hcas && n < sizeof(buf);
+			     k++)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+						      "%s%s", k ? "," : "",
+						      r->hcas[k]);
+			writer_str(w, "hcas", buf);
+			writer_int(w, "gid_index", r->gid_index);
+		}
+		if (r->next_gid_index >= 0)
+			writer_int(w, "next_gid_index", r->next_gid_index);
+		if (r->prev_gid_index >= 0)
+			writer_int(w, "prev_gid_index", r->prev_gid_index);
+		writer_obj_end(w);
+	}
+	writer_table_end(w);
+}
+
 void ranks_render(struct writer *w, const Ring__Topology *t)
 {
 	int plain = writer_get_format(w) == WRITER_PLAIN;
 
 	writer_str(w, "kind", t->kind);
+	if (plain) {
+		ranks_render_plain(w, t);
+		if (ranks_has_diagonals(t))
+			writer_str(w, "warning", RANKS_SWITCHLESS_WARNING);
+		return;
+	}
 	writer_table_start(w, "ranks");
 	for (size_t i = 0; i < t->n_ranks; i++) {
 		const Ring__Rank *r = t->ranks[i];
@@ -58,13 +105,10 @@ void ranks_render(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "mgmt_interface", r->mgmt_interface);
 		writer_str(w, "next_node", r->next_node);
 		writer_str(w, "next_interface", r->next_interface);
-		/* Plain: HCAS lists the RDMA functions of both sides. */
-		if (!plain)
-			writer_str(w, "next_rdma", r->next_rdma);
+		writer_str(w, "next_rdma", r->next_rdma);
 		writer_str(w, "prev_node", r->prev_node);
 		writer_str(w, "prev_interface", r->prev_interface);
-		if (!plain)
-			writer_str(w, "prev_rdma", r->prev_rdma);
+		writer_str(w, "prev_rdma", r->prev_rdma);
 		ranks_render_hcas(w, r);
 		if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
 			writer_int(w, "next_gid_index_measured",

@@ -344,17 +344,48 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_list_end(w);
 }
 
+/* Plain leaves out what is not there (a blank string, a 0 or -1 that
+ * stands for "not read" or "none"); keyvalue and JSON keep every field. */
+static int render_plain(const struct writer *w)
+{
+	return writer_get_format(w) == WRITER_PLAIN;
+}
+
+static void render_str_opt(struct writer *w, const char *key, const char *v)
+{
+	if (!render_plain(w) || (v && *v))
+		writer_str(w, key, v);
+}
+
+static void render_uint_opt(struct writer *w, const char *key, uint64_t v)
+{
+	if (!render_plain(w) || v)
+		writer_uint(w, key, v);
+}
+
+static void render_int_opt(struct writer *w, const char *key, int64_t v)
+{
+	if (!render_plain(w) || v >= 0)
+		writer_int(w, key, v);
+}
+
+static void render_gbps_opt(struct writer *w, const char *key, double v)
+{
+	if (!render_plain(w) || v > 0)
+		writer_double(w, key, v, 1);
+}
+
 /* The function's place in the port and PCIe model (docs/HARDWARE.md). */
 static void render_interface_hw(struct writer *w, const Ring__NetInterface *f)
 {
-	writer_str(w, "phys_port_name", f->phys_port_name);
-	writer_str(w, "phys_switch_id", f->phys_switch_id);
-	writer_str(w, "port_id", f->port_id);
-	writer_str(w, "pcie_link", f->pcie_link);
+	render_str_opt(w, "phys_port_name", f->phys_port_name);
+	render_str_opt(w, "phys_switch_id", f->phys_switch_id);
+	render_str_opt(w, "port_id", f->port_id);
+	render_str_opt(w, "pcie_link", f->pcie_link);
 	/* Lesser of port speed and share of the link: not measured. */
-	writer_double(w, "nominal_gbps_computed", f->nominal_gbps, 1);
-	writer_int(w, "arp_ignore", f->arp_ignore);
-	writer_int(w, "arp_announce", f->arp_announce);
+	render_gbps_opt(w, "nominal_gbps_computed", f->nominal_gbps);
+	render_int_opt(w, "arp_ignore", f->arp_ignore);
+	render_int_opt(w, "arp_announce", f->arp_announce);
 }
 
 /* PCIe links, physical ports and ignored interfaces of an inventory. */
@@ -380,14 +411,14 @@ static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
 		 * the agent read it or assumed it (none: an older agent). */
 		if (l->mps_bytes)
 			writer_uint(w, "mps_bytes", l->mps_bytes);
-		else
+		else if (!render_plain(w))
 			writer_none(w, "mps_bytes", "");
-		writer_str(w, "mps_source", l->mps_source);
-		writer_str(w, "downtrained", l->downtrained);
-		writer_str(w, "narrow", l->narrow);
-		writer_str(w, "upstream", l->upstream);
-		writer_str(w, "upstream_max_speed", l->upstream_max_speed);
-		writer_uint(w, "upstream_max_width", l->upstream_max_width);
+		render_str_opt(w, "mps_source", l->mps_source);
+		render_str_opt(w, "downtrained", l->downtrained);
+		render_str_opt(w, "narrow", l->narrow);
+		render_str_opt(w, "upstream", l->upstream);
+		render_str_opt(w, "upstream_max_speed", l->upstream_max_speed);
+		render_uint_opt(w, "upstream_max_width", l->upstream_max_width);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
@@ -405,9 +436,9 @@ static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
 		writer_double(w, "speed_gbps", p->speed_gbps, 1);
 		writer_double(w, "aggregate_gbps_computed", p->aggregate_gbps,
 			      1);
-		writer_str(w, "twins_differ", p->twins_differ);
-		writer_str(w, "grouped_by", p->grouped_by);
-		writer_str(w, "switch_ids_differ", p->switch_ids_differ);
+		render_str_opt(w, "twins_differ", p->twins_differ);
+		render_str_opt(w, "grouped_by", p->grouped_by);
+		render_str_opt(w, "switch_ids_differ", p->switch_ids_differ);
 		writer_obj_end(w);
 	}
 	writer_list_end(w);
@@ -435,25 +466,25 @@ static void render_interface(struct writer *w, const Ring__NetInterface *f)
 	writer_bool(w, "carrier", f->carrier);
 	writer_str(w, "operstate", f->operstate);
 	writer_bool(w, "up_no_address", f->up_no_address);
-	writer_int(w, "speed_mbps", f->speed_mbps);
-	writer_uint(w, "nominal_speed_mbps", f->nominal_speed_mbps);
-	writer_str(w, "driver", f->driver);
-	writer_str(w, "pci_address", f->pci_address);
-	writer_str(w, "pcie_link_speed", f->pcie_link_speed);
-	writer_uint(w, "pcie_link_width", f->pcie_link_width);
-	writer_str(w, "pcie_max_link_speed", f->pcie_max_link_speed);
-	writer_uint(w, "pcie_max_link_width", f->pcie_max_link_width);
+	render_int_opt(w, "speed_mbps", f->speed_mbps);
+	render_uint_opt(w, "nominal_speed_mbps", f->nominal_speed_mbps);
+	render_str_opt(w, "driver", f->driver);
+	render_str_opt(w, "pci_address", f->pci_address);
+	render_str_opt(w, "pcie_link_speed", f->pcie_link_speed);
+	render_uint_opt(w, "pcie_link_width", f->pcie_link_width);
+	render_str_opt(w, "pcie_max_link_speed", f->pcie_max_link_speed);
+	render_uint_opt(w, "pcie_max_link_width", f->pcie_max_link_width);
 	/* Derived from link speed, width and encoding, not measured. */
-	writer_double(w, "pcie_gbps_computed", f->pcie_gbps, 1);
-	writer_str(w, "rdma_device", f->rdma_device);
+	render_gbps_opt(w, "pcie_gbps_computed", f->pcie_gbps);
+	render_str_opt(w, "rdma_device", f->rdma_device);
 	render_interface_hw(w, f);
 }
 
 static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 {
 	writer_str(w, "name", d->name);
-	writer_str(w, "node_guid", d->node_guid);
-	writer_str(w, "fw_ver", d->fw_ver);
+	render_str_opt(w, "node_guid", d->node_guid);
+	render_str_opt(w, "fw_ver", d->fw_ver);
 	writer_list_start(w, "ports");
 	for (size_t i = 0; i < d->n_ports; i++) {
 		const Ring__RdmaPort *p = d->ports[i];
@@ -464,7 +495,7 @@ static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 		writer_uint(w, "port", p->port);
 		writer_str(w, "state", p->state);
 		writer_str(w, "link_layer", p->link_layer);
-		writer_str(w, "netdev", p->netdev);
+		render_str_opt(w, "netdev", p->netdev);
 		writer_double(w, "active_speed_gbps", p->active_speed_gbps, 1);
 		writer_uint(w, "active_width", p->active_width);
 		writer_uint(w, "active_mtu", p->active_mtu);
@@ -475,7 +506,7 @@ static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
 			writer_uint(w, "index", p->gids[k]->index);
 			writer_str(w, "gid", p->gids[k]->gid);
 			writer_str(w, "type", p->gids[k]->type);
-			writer_str(w, "netdev", p->gids[k]->netdev);
+			render_str_opt(w, "netdev", p->gids[k]->netdev);
 			writer_obj_end(w);
 		}
 		writer_list_end(w);
@@ -874,8 +905,46 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 	writer_table_end(w);
 }
 
+/* Two findings alike but for their node (the subject fields; never the
+ * English). */
+static int render_finding_alike(const Ring__Finding *a, const Ring__Finding *b)
+{
+	return *a->node && *b->node && *a->gist && !strcmp(a->code, b->code) &&
+	       !strcmp(a->level, b->level) &&
+	       !strcmp(a->interface, b->interface) && !strcmp(a->gist, b->gist);
+}
+
+/* Plain: v[i]'s text, or, when later findings are alike but for their
+ * node, one text for them all ("n1, n2, n3 eth3: gist"); 0 when an
+ * earlier finding already said it. */
+static int render_finding_text(Ring__Finding *const *v, size_t n, size_t i,
+			       char *buf, size_t len)
+{
+	size_t used = 0, alike = 0;
+
+	for (size_t j = 0; j < i; j++)
+		if (render_finding_alike(v[j], v[i]))
+			return 0;
+	buf[0] = '\0';
+	for (size_t j = i; j < n && used < len; j++) {
+		if (j != i && !render_finding_alike(v[j], v[i]))
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+					 alike ? ", " : "", v[j]->node);
+		alike++;
+	}
+	if (alike < 2 || used >= len)
+		snprintf(buf, len, "%s", v[i]->text);
+	else
+		snprintf(buf + used, len - used, "%s%s: %s",
+			 *v[i]->interface ? " " : "", v[i]->interface,
+			 v[i]->gist);
+	return 1;
+}
+
 /* Findings (anomalies: by_code) in plain by default: one "- level: text"
- * line each, wrapped by the writer; -v and the machine formats: the
+ * line each (alike findings of several nodes as one), wrapped by the
+ * writer; -v and the machine formats: the
  * table's columns (level, finding / kind, anomaly). */
 static void render_notes(struct writer *w, const char *key,
 			 Ring__Finding *const *v, size_t n, int brief,
@@ -887,21 +956,37 @@ static void render_notes(struct writer *w, const char *key,
 		writer_table_start(w, key);
 	for (size_t i = 0; i < n; i++) {
 		const char *tag = by_code ? v[i]->code : v[i]->level;
+		const char *text = v[i]->text;
+		char grouped[2048];
 
+		/* Plain says a finding on many nodes once; the machine
+		 * formats keep one record each. */
+		if (!by_code && render_plain(w)) {
+			if (!render_finding_text(v, n, i, grouped,
+						 sizeof(grouped)))
+				continue;
+			text = grouped;
+		}
 		writer_obj_start(w, NULL);
 		if (brief) {
 			writer_str(w,
 				   *tag	     ? tag
 				   : by_code ? "anomaly"
 					     : "note",
-				   v[i]->text);
+				   text);
 		} else {
 			writer_str(w, by_code ? "kind" : "level", tag);
 			/* A finding's code, for scripts (no table column). */
-			if (!by_code && writer_get_format(w) != WRITER_PLAIN)
+			if (!by_code && writer_get_format(w) != WRITER_PLAIN) {
 				writer_str(w, "code", v[i]->code);
-			writer_str(w, by_code ? "anomaly" : "finding",
-				   v[i]->text);
+				/* Its subject, where it is one node's. */
+				if (*v[i]->node) {
+					writer_str(w, "node", v[i]->node);
+					writer_str(w, "interface",
+						   v[i]->interface);
+				}
+			}
+			writer_str(w, by_code ? "anomaly" : "finding", text);
 		}
 		writer_obj_end(w);
 	}
@@ -921,6 +1006,22 @@ static void render_diagonal_id(const Ring__DiagonalCheck *d, char *buf,
 /* Cables (twins: function pairs per cable) with their port steps, and
  * the ring-load rounds. Plain, brief: only where a cable has several
  * functions or a round ran. */
+/* Plain: a cable's nominal is the lesser link speed its ports report (a
+ * shaped veth says 10 Gbps); above its edge's own nominal, the one every
+ * percentage uses, it would contradict it: plain leaves it out, the
+ * machine formats keep it. */
+static int render_cable_nominal_above(const Ring__Topology *t,
+				      const Ring__Cable *c,
+				      const struct writer *w)
+{
+	const Ring__Edge *e;
+
+	if (!render_plain(w) || !c->n_edges || c->edges[0] >= t->n_edges)
+		return 0;
+	e = t->edges[c->edges[0]];
+	return e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps;
+}
+
 static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 {
 	int twins = 0;
@@ -939,7 +1040,8 @@ static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 					  c->port_gbps_a_to_b);
 			render_opt_double(w, "port_gbps_b_to_a_measured",
 					  c->port_gbps_b_to_a);
-			if (c->nominal_gbps > 0)
+			if (c->nominal_gbps > 0 &&
+			    !render_cable_nominal_above(t, c, w))
 				writer_double(w, "nominal_gbps",
 					      c->nominal_gbps, 0);
 			if (!brief)

@@ -85,6 +85,14 @@ static void report_path_mtu(struct writer *w, const Ring__TestReport *r,
 	writer_str(w, "path_mtu_why", why);
 }
 
+/* A direction's rate; plain leaves out one that did not run (a one-way
+ * test, a failed one) rather than print its 0. */
+static void report_rate(struct writer *w, const char *key, double gbps, int ran)
+{
+	if (ran || writer_get_format(w) != WRITER_PLAIN)
+		writer_double(w, key, gbps, 3);
+}
+
 static void report_rdma(struct writer *w, const Ring__TestReport *r)
 {
 	const Ring__TestParams *p = r->params;
@@ -126,8 +134,10 @@ static void report_rdma(struct writer *w, const Ring__TestReport *r)
 		else
 			writer_none(w, "size", "agent default");
 		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
-		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
-		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);
+		report_rate(w, "gbps_a_to_b_measured", r->gbps_a_to_b,
+			    !*r->error && !read);
+		report_rate(w, "gbps_b_to_a_measured", r->gbps_b_to_a,
+			    !*r->error && read);
 		if (a) {
 			writer_double(w, "gbps_measured", a->gbps_sent, 3);
 			writer_double(w, "peak_gbps_measured", a->peak_gbps, 3);
@@ -200,8 +210,12 @@ void report_render(struct writer *w, const Ring__TestReport *r)
 		writer_str(w, "direction",
 			   p->direction <= 2 ? dirs[p->direction] : "?");
 		writer_double(w, "duration_s", p->duration_ms / 1000.0, 1);
-		writer_double(w, "gbps_a_to_b_measured", r->gbps_a_to_b, 3);
-		writer_double(w, "gbps_b_to_a_measured", r->gbps_b_to_a, 3);
+		report_rate(w, "gbps_a_to_b_measured", r->gbps_a_to_b,
+			    !*r->error && p->direction !=
+						  RING__DIRECTION__DIR_B_TO_A);
+		report_rate(w, "gbps_b_to_a_measured", r->gbps_b_to_a,
+			    !*r->error && p->direction !=
+						  RING__DIRECTION__DIR_A_TO_B);
 	}
 	for (int side = 0; side < 2; side++) {
 		const Ring__TestResult *s = side ? r->b_side : r->a_side;

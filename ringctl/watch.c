@@ -198,11 +198,12 @@ void watch_cmd_render(FILE *out, enum writer_format fmt,
 	FILE *mem;
 
 	if (fmt == WRITER_PLAIN) {
-		/* One line: time, kind, text (the text names its subject:
+		/* One line (wrapped within 100 columns, continuations
+		 * indented): time, kind, text (the text names its subject:
 		 * PROTOCOL.md's WatchEvent). */
 		render_format_time(ev->ts_ms, t, sizeof(t));
-		fprintf(out, "%s %-11s ", t, ev->kind);
-		writer_fputs_safe(out, ev->text);
+		n = (size_t)fprintf(out, "%s %-11s ", t, ev->kind);
+		writer_fputs_wrapped(out, ev->text, n);
 		fputc('\n', out);
 		if (!strcmp(ev->kind, "snapshot"))
 			for (size_t i = 0; i < ev->n_edges; i++) {

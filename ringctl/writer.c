@@ -43,6 +43,9 @@ struct writer_frame {
 	int hdr_indent; /* plain: where a deferred list header goes */
 	int hdr_dash;	/* plain: that header line starts with "- " */
 	int has_key;	/* plain: that header names a key */
+	/* plain, an inline list: the column its items start at, and the
+	 * column its line has reached (items wrap within 100 columns) */
+	size_t inline_start, inline_col;
 };
 
 struct writer {
@@ -205,20 +208,40 @@ static void writer_indent(struct writer *w, int n)
 }
 
 /* Plain: the width a member's line wraps at, so that prose (findings,
- * errors, verdicts) stays readable in a terminal. Tables do not wrap. */
+ * errors, verdicts) stays readable in a terminal; a table's last column
+ * wraps, and a table too wide for that becomes records. */
 #define WRITER_PLAIN_WIDTH 100
+/* Below this room, wrapping makes a ribbon: the text stays whole. */
+#define WRITER_WRAP_MIN 30
 
 /* Plain: text starting at column col, wrapped at spaces to the width with
  * continuation lines under its start. A word longer than a line stays
  * whole. Columns are counted in bytes: close enough for the ASCII that
  * reports are made of, and never more than the width for it. */
+static void writer_wrap_to(FILE *out, const char *text, size_t col, int escape);
+
 static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
+{
+	writer_wrap_to(w->out, text, col, 1);
+}
+
+/* The text escaped (a value) or as it is (a table's cell, escaped when
+ * it was made). */
+static void writer_wrap_putn(FILE *out, const char *text, size_t n, int escape)
+{
+	if (escape)
+		writer_put_textn(out, text, n);
+	else
+		fwrite(text, 1, n, out);
+}
+
+static void writer_wrap_to(FILE *out, const char *text, size_t col, int escape)
 {
 	size_t room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
 	size_t n = strlen(text);
 
-	if (room < 30) {
-		writer_put_textn(w->out, text, n);
+	if (room < WRITER_WRAP_MIN) {
+		writer_wrap_putn(out, text, n, escape);
 		return;
 	}
 	while (n > room) {
@@ -233,13 +256,12 @@ static void writer_put_wrapped(struct writer *w, const char *text, size_t col)
 				break;
 			cut = (size_t)(sp - text);
 		}
-		writer_put_textn(w->out, text, cut);
-		putc('\n', w->out);
-		writer_indent(w, (int)col);
+		writer_wrap_putn(out, text, cut, escape);
+		fprintf(out, "\n%*s", (int)col, "");
 		text += cut + 1;
 		n -= cut + 1;
 	}
-	writer_put_textn(w->out, text, n);
+	writer_wrap_putn(out, text, n, escape);
 }
 
 static struct writer_frame *writer_top(struct writer *w)
@@ -488,6 +510,9 @@ static void writer_plain_scalar_prefix(struct writer *w, const char *key)
 	case WRITER_LIST_PENDING:
 		writer_plain_list_header(w, top, 1);
 		top->mode = WRITER_LIST_INLINE;
+		top->inline_start = (size_t)top->hdr_indent +
+				    (top->has_key ? top->key_len + 2 : 0);
+		top->inline_col = top->inline_start;
 		break;
 	case WRITER_LIST_INLINE:
 		fputs(", ", w->out);
@@ -632,8 +657,10 @@ static int writer_table_add_item(struct writer *w, const char *text)
 }
 
 /* Give up on the table: replay what was held as an ordinary list, leaving
- * the row and list still open at the caller's level open. */
-static void writer_table_unbuffer(struct writer *w)
+ * the row and list still open at the caller's level open. terse: leave
+ * out the empty scalars a table would have shown as "-" (a table too wide
+ * for the terminal, its rows complete). */
+static void writer_table_replay(struct writer *w, int terse)
 {
 	struct writer_table *t = w->table;
 
@@ -647,6 +674,8 @@ static void writer_table_unbuffer(struct writer *w)
 			const struct writer_member *m = &r->m[k];
 
 			if (!m->is_list) {
+				if (terse && !*m->items[0])
+					continue;
 				writer_scalar(w, m->key, m->items[0], NULL);
 				continue;
 			}
@@ -660,6 +689,11 @@ static void writer_table_unbuffer(struct writer *w)
 			writer_close(w);
 	}
 	writer_table_free(t);
+}
+
+static void writer_table_unbuffer(struct writer *w)
+{
+	writer_table_replay(w, 0);
 }
 
 /* Plain, while a table is held: 1 if the call went into the table (or
@@ -796,6 +830,13 @@ static size_t writer_table_columns(const struct writer_table *t,
 	return n;
 }
 
+static void writer_table_cells_free(char **cells, size_t n)
+{
+	for (size_t i = 0; cells && i < n; i++)
+		free(cells[i]);
+	free(cells);
+}
+
 /* Print the held table under its header; the frame is left as a list whose
  * close prints nothing more (or "(none)" when there was nothing to lay
  * out). */
@@ -805,7 +846,8 @@ static void writer_table_render(struct writer *w)
 	struct writer_frame *f = writer_top(w);
 	const char **cols = NULL;
 	char **cells = NULL;
-	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0;
+	size_t *width = NULL, n_cols, n_members = 0, n_cells = 0, last_col;
+	size_t last = SIZE_MAX;
 
 	for (size_t i = 0; i < t->n_rows; i++)
 		n_members += t->rows[i].n;
@@ -841,11 +883,39 @@ static void writer_table_render(struct writer *w)
 				goto fail;
 		}
 	}
+	/* A column no row fills says nothing: plain leaves it out (0 width),
+	 * unless every column is such. */
+	for (size_t i = n_cols; i < n_cells; i++)
+		if (cells[i])
+			width[i % n_cols] = 1;
+	for (size_t c = 0; c < n_cols; c++)
+		if (width[c])
+			last = c;
+	if (last == SIZE_MAX)
+		for (size_t c = 0; c < n_cols; c++)
+			width[c] = 1;
 	for (size_t i = 0; i < n_cells; i++) {
 		size_t wd = cells[i] ? writer_text_width(cells[i]) : 1;
 
-		if (wd > width[i % n_cols])
+		if (width[i % n_cols] && wd > width[i % n_cols])
 			width[i % n_cols] = wd;
+	}
+	last = n_cols - 1;
+	while (last && !width[last])
+		last--;
+	/* Where the last column starts; a table wider than the terminal
+	 * wraps that column (prose: notes, findings) under itself, or, when
+	 * the columns before it are already too wide, becomes records. */
+	last_col = (size_t)f->indent;
+	for (size_t c = 0; c < last; c++)
+		last_col += width[c] ? width[c] + 2 : 0;
+	if (last_col + width[last] > WRITER_PLAIN_WIDTH &&
+	    (!last || last_col + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)) {
+		writer_table_cells_free(cells, n_cells);
+		free(width);
+		free(cols);
+		writer_table_replay(w, 1);
+		return;
 	}
 
 	writer_plain_list_header(w, f, 0);
@@ -855,12 +925,16 @@ static void writer_table_render(struct writer *w)
 
 		if (!c)
 			writer_indent(w, f->indent);
-		fputs(s, w->out);
-		if (c + 1 < n_cols)
+		if (!width[c] || c > last)
+			continue;
+		if (c < last) {
+			fputs(s, w->out);
 			writer_indent(
 				w, (int)(width[c] - writer_text_width(s) + 2));
-		else
+		} else {
+			writer_wrap_to(w->out, s, last_col, 0);
 			putc('\n', w->out);
+		}
 	}
 	f->mode = WRITER_LIST_RECORDS;
 	goto out;
@@ -868,13 +942,50 @@ oom:
 	w->failed = 1;
 fail:
 out:
-	for (size_t i = 0; i < n_cells; i++)
-		free(cells[i]);
-	free(cells);
+	writer_table_cells_free(cells, n_cells);
 	free(width);
 	free(cols);
 	writer_table_free(t);
 	w->table = NULL;
+}
+
+/* Plain: a value too long for its line whose key leaves it no room to
+ * wrap (a long key, deep indentation) goes below the key, indented, and
+ * wraps there; 1 if it was written so. */
+static int writer_value_below(struct writer *w, struct writer_frame *top,
+			      const char *key, const char *text)
+{
+	size_t col = (size_t)top->indent + strlen(key ? key : "") + 2;
+	size_t at = (size_t)top->indent + 4;
+
+	if (col + WRITER_WRAP_MIN <= WRITER_PLAIN_WIDTH ||
+	    col + strlen(text) <= WRITER_PLAIN_WIDTH ||
+	    at + WRITER_WRAP_MIN > WRITER_PLAIN_WIDTH)
+		return 0;
+	writer_plain_line(w, top);
+	writer_put_text(w, key ? key : "");
+	fputs(":\n", w->out);
+	writer_indent(w, (int)at);
+	writer_put_wrapped(w, text, at);
+	putc('\n', w->out);
+	return 1;
+}
+
+/* Plain: the next item of an inline list on a line of its own, under the
+ * first item, when it would pass 100 columns; 1 if it was written so. */
+static int writer_inline_wrap(struct writer *w, struct writer_frame *l,
+			      const char *text)
+{
+	size_t n = writer_text_width(text ? text : "");
+
+	if (l->inline_col + 2 + n <= WRITER_PLAIN_WIDTH ||
+	    l->inline_col <= l->inline_start)
+		return 0;
+	fputs(",\n", w->out);
+	writer_indent(w, (int)l->inline_start);
+	writer_put_text(w, text);
+	l->inline_col = l->inline_start + n;
+	return 1;
 }
 
 /* Write one scalar: text is its rendering for plain/keyvalue, json its
@@ -911,7 +1022,21 @@ static void writer_scalar(struct writer *w, const char *key, const char *text,
 		w->path[top->path_len] = '\0';
 		break;
 	case WRITER_PLAIN:
+		/* A member with nothing to say is left out: a blank "driver:"
+		 * reads as a fault. The machine formats keep it. */
+		if (top->kind == WRITER_OBJ && (!text || !*text))
+			break;
+		if (top->kind == WRITER_LIST &&
+		    top->mode == WRITER_LIST_INLINE &&
+		    writer_inline_wrap(w, top, text))
+			break;
+		if (top->kind == WRITER_OBJ && text &&
+		    writer_value_below(w, top, key, text))
+			break;
 		writer_plain_scalar_prefix(w, key ? key : "");
+		if (top->kind == WRITER_LIST && top->mode == WRITER_LIST_INLINE)
+			top->inline_col += writer_text_width(text ? text : "") +
+					   (top->count ? 2 : 0);
 		if (top->kind == WRITER_OBJ && text)
 			writer_put_wrapped(w, text,
 					   (size_t)top->indent +
@@ -1262,9 +1387,9 @@ void writer_finish(struct writer *w)
 	free(w);
 }
 
-void writer_fputs_safe(FILE *f, const char *s)
+static void writer_fputs_safen(FILE *f, const char *s, size_t n)
 {
-	for (; s && *s; s++) {
+	for (; n && *s; s++, n--) {
 		unsigned char ch = (unsigned char)*s;
 
 		if (ch < 0x20 || ch == 0x7f)
@@ -1272,4 +1397,33 @@ void writer_fputs_safe(FILE *f, const char *s)
 		else
 			fputc(ch, f);
 	}
+}
+
+void writer_fputs_safe(FILE *f, const char *s)
+{
+	if (s)
+		writer_fputs_safen(f, s, strlen(s));
+}
+
+void writer_fputs_wrapped(FILE *f, const char *s, size_t col)
+{
+	size_t room, n;
+
+	if (!s)
+		return;
+	room = WRITER_PLAIN_WIDTH > col ? WRITER_PLAIN_WIDTH - col : 0;
+	n = strlen(s);
+	while (room >= WRITER_WRAP_MIN && n > room) {
+		size_t cut = room;
+
+		while (cut > 0 && s[cut] != ' ')
+			cut--;
+		if (!cut)
+			break; /* a word longer than the room stays whole */
+		writer_fputs_safen(f, s, cut);
+		fprintf(f, "\n%*s", (int)col, "");
+		s += cut + 1;
+		n -= cut + 1;
+	}
+	writer_fputs_safen(f, s, n);
 }

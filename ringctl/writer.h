@@ -36,13 +36,21 @@ void writer_obj_end(struct writer *w);
 void writer_obj_start_named(struct writer *w, const char *id);
 void writer_list_start(struct writer *w, const char *key);
 void writer_list_end(struct writer *w);
-/* A list of records (writer_obj_start(w, NULL)) whose members are scalars
+/* Plain keeps within 100 columns: a member's text wraps under its start
+ * (below its key, indented, when the key leaves it no room), an inline
+ * list of scalars wraps under its first item.
+ *
+ * A list of records (writer_obj_start(w, NULL)) whose members are scalars
  * or lists of scalars. JSON and keyvalue render it exactly as a list; plain
  * text holds the rows until the end and prints an aligned table: a heading
  * line of the keys upper-cased ('_' as space), one line per record, columns
  * in order of first appearance (a key that a later record brings goes before
  * that record's next known key), "-" for an empty or missing cell, list items
- * joined by ",". A record holding an object makes it fall back to a list. */
+ * joined by ",". A record holding an object makes it fall back to a list.
+ * Plain leaves out a column that no row fills (unless no row fills any),
+ * and stays within 100 columns: a last column that would pass it wraps
+ * under its own start; when the columns before it leave it less than 30,
+ * the table falls back to a list of records (prose members wrapped). */
 void writer_table_start(struct writer *w, const char *key);
 void writer_table_end(struct writer *w);
 
@@ -53,7 +61,9 @@ void writer_uint(struct writer *w, const char *key, uint64_t val);
 void writer_double(struct writer *w, const char *key, double val, int decimals);
 void writer_bool(struct writer *w, const char *key, int val);
 /* A figure that is absent: text in plain and keyvalue ("" shows as "-" in
- * a table), null in JSON, so that a number's key never holds a string. */
+ * a table), null in JSON, so that a number's key never holds a string.
+ * Plain leaves out an object's member whose text is empty (this or a
+ * writer_str of ""); keyvalue and JSON keep it. */
 void writer_none(struct writer *w, const char *key, const char *text);
 
 /* For the few values whose plain rendering is a compact text of a
@@ -66,5 +76,9 @@ size_t writer_duplicates(const struct writer *w);
  * events can carry what agents sent, and none may reach the operator's
  * terminal raw. NULL prints nothing. */
 void writer_fputs_safe(FILE *f, const char *s);
+/* As writer_fputs_safe, for text that starts at column col of a plain
+ * line: wrapped at spaces within 100 columns, continuation lines indented
+ * to col (a line that starts with a space continues the one above). */
+void writer_fputs_wrapped(FILE *f, const char *s, size_t col);
 
 #endif

@@ -12,6 +12,7 @@ condition cleared, and --since keeps the recent ones."""
 
 import json
 import os
+import re
 import queue
 import subprocess
 import threading
@@ -347,7 +348,12 @@ def test_keyvalue_and_plain_records(ring):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert " snapshot " in lines[0] and "ring" in lines[0], lines
-    assert len(lines) == 1 + 4, lines  # the line, one per edge
+    # The event's line (wrapped within 100 columns: continuations are
+    # indented to its text), then one per edge, indented by two.
+    events = [ln for ln in lines if not ln.startswith(" ")]
+    edges = [ln for ln in lines if re.match(r"^  [^ ]", ln)]
+    assert len(events) == 1 and len(edges) == 4, lines
+    assert all(len(ln) <= 100 for ln in lines), lines
     p = r.ringctl("watch", "--count", "0", fmt="json")
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("\n") == 1

@@ -922,7 +922,11 @@ static void test_edge_numbers(void **state)
 			});
 	free(out);
 	out = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
-	assert_has(out, (const char *const[]){"  64B:8.6,4096B:12.2  ", NULL});
+	/* Too wide for a table in 100 columns: a record per edge. */
+	assert_has(out,
+		   (const char *const[]){
+			   "\n      lat_p50_us_measured: 64B:8.6, 4096B:12.2\n",
+			   NULL});
 	/* The parts of "ports" are no column of the table. */
 	assert_lacks(out, (const char *const[]){"  A INTERFACE  ", NULL});
 	free(out);
@@ -931,6 +935,69 @@ static void test_edge_numbers(void **state)
 /* Default plain status: edges in ring order, one row per diagonal pair
  * (a path on any of its addresses shows), prose wrapped, every line within
  * 100 columns; -v keeps every figure. */
+/* Findings alike but for their node (subject fields, not the English)
+ * are said once in plain, in their order; JSON keeps one each. */
+static void test_findings_grouped(void **state)
+{
+	static const char *const nodes[] = {"n1", "n2", "n4", "n3"};
+	struct replies *x = *state;
+	Ring__Finding f[6], *fp[6];
+	char text[4][80];
+	char *out;
+
+	for (int i = 0; i < 6; i++) {
+		ring__finding__init(&f[i]);
+		f[i].code = "unaddressed_port";
+		f[i].level = "info";
+		fp[i] = &f[i];
+	}
+	for (int i = 0; i < 4; i++) {
+		snprintf(text[i], sizeof(text[i]),
+			 "%s eth3 has carrier but no address", nodes[i]);
+		f[i].text = text[i];
+		f[i].node = (char *)nodes[i];
+		f[i].interface = "eth3";
+		f[i].gist = "carrier but no address";
+	}
+	/* Another interface: a group of its own; no subject: as it is. */
+	f[4].text = "n2 eth4 has carrier but no address";
+	f[4].node = "n2";
+	f[4].interface = "eth4";
+	f[4].gist = "carrier but no address";
+	f[5].code = "uniform_ceiling";
+	f[5].level = "warn";
+	f[5].text = "every edge tops out at 48%";
+	x->top.n_findings = 6;
+	x->top.findings = fp;
+	out = render_reply(x, REPLY_STATUS, WRITER_PLAIN);
+	assert_has(out, (const char *const[]){
+				"    - info: n1, n2, n4, n3 eth3: carrier but "
+				"no address\n\n"
+				"    - info: n2 eth4 has carrier but no "
+				"address\n\n"
+				"    - warn: every edge tops out at 48%\n",
+				NULL});
+	assert_lacks(out, (const char *const[]){"n1 eth3 has", NULL});
+	free(out);
+	out = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
+	assert_has(out, (const char *const[]){
+				"  info   n1, n2, n4, n3 eth3: carrier but no "
+				"address\n",
+				NULL});
+	free(out);
+	out = render_reply(x, REPLY_STATUS, WRITER_JSON);
+	assert_has(out, (const char *const[]){
+				"\"finding\": \"n1 eth3 has carrier but no "
+				"address\"",
+				"\"finding\": \"n3 eth3 has carrier but no "
+				"address\"",
+				"\"node\": \"n4\",\n",
+				"\"interface\": \"eth3\"", NULL});
+	free(out);
+	x->top.n_findings = 1;
+	x->top.findings = x->findingp;
+}
+
 static void test_status_brief(void **state)
 {
 	static const char *const ring[] = {"n1", "n2", "n4", "n3"};
@@ -994,7 +1061,8 @@ static void test_status_brief(void **state)
 			   "path, as expected\n",
 			   "    - warn: every edge tops out at 48% ",
 			   "  8.6@64B  ",
-			   "\n  n1    up     no        -             5s",
+			   /* No MGMT ADDRESS column: no node has one. */
+			   "\n  n1    up     no        5s",
 			   "\ndown:\n  - n2: heartbeat timeout\n",
 			   "  not_in_ring:\n    - not_cabled_into_ring: s1 "
 			   "is not cabled into the ring: its cables reach "
@@ -1002,10 +1070,15 @@ static void test_status_brief(void **state)
 			   NULL,
 		   });
 	assert_lacks(out, (const char *const[]){"64B:8.6", NULL});
-	/* Verbose: the full ladders and every diagonal address. */
+	/* Verbose: the full ladders and every diagonal address, still
+	 * within 100 columns (the edges as records). */
 	v = render_reply(x, REPLY_STATUS_VERBOSE, WRITER_PLAIN);
+	for (line = v; *line; line = strchr(line, '\n') + 1)
+		if ((size_t)(strchr(line, '\n') - line) > 100)
+			fail_msg("-v wider than 100 columns: %.*s",
+				 (int)(strchr(line, '\n') - line), line);
 	assert_has(v, (const char *const[]){
-			      "  64B:8.6,4096B:12.2  ",
+			      "lat_p50_us_measured: 64B:8.6, 4096B:12.2\n",
 			      "10.0.1.2",
 			      "(route gateway via mgmt0)",
 			      NULL,
@@ -1215,6 +1288,8 @@ int main(void)
 			test_edge_numbers, replies_setup, replies_teardown),
 		cmocka_unit_test_setup_teardown(
 			test_status_brief, replies_setup, replies_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_findings_grouped, replies_setup, replies_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

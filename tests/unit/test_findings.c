@@ -428,6 +428,35 @@ static Ring__Inventory *hw_inv(const char *fixture, const char *name,
 	return inv;
 }
 
+/* A finding about one node carries it as its subject, and its gist is
+ * its text less the subject (what ringctl's plain output groups by); the
+ * findings about a node's port or PCIe link, RDMA MTU or lone unaddressed
+ * function all have one. */
+static void hw_subject_agrees(const struct finding *f, const char *node)
+{
+	char text[sizeof(f->text) + 64];
+	int has = strcmp(f->code, "one_pcie_link") &&
+		  strcmp(f->code, "arp_flux") &&
+		  strcmp(f->code, "mtu_mismatch") &&
+		  strcmp(f->code, "neighbour_mac");
+
+	if (!has) {
+		assert_string_equal(f->node, "");
+		return;
+	}
+	assert_string_equal(f->node, node);
+	assert_true(*f->gist);
+	if (!strncmp(f->iface, "port ", 5))
+		snprintf(text, sizeof(text), "%s %s: %s", node, f->iface,
+			 f->gist);
+	else if (!*f->iface)
+		snprintf(text, sizeof(text), "%s %s", node, f->gist);
+	else
+		snprintf(text, sizeof(text), "%s %s has %s", node, f->iface,
+			 f->gist);
+	assert_string_equal(f->text, text);
+}
+
 /* Findings of one node's fixture: exactly want[] (code, then text). */
 static void hw_expect(const char *fixture, const char *const *lines,
 		      const char *const *want, unsigned n_want)
@@ -449,6 +478,7 @@ static void hw_expect(const char *fixture, const char *const *lines,
 					    ? "warn"
 					    : "info");
 		assert_string_equal(f[i].text, want[2 * i + 1]);
+		hw_subject_agrees(&f[i], "n1");
 	}
 	assert_int_equal(findings_hw_halves(&nd, 1),
 			 n_want && !strcmp(want[0], "port_half_unused")

@@ -954,6 +954,10 @@ static void absent(struct writer *w)
 	writer_str(w, "edge", "n1-n2");
 	writer_none(w, "pct", "");
 	writer_obj_end(w);
+	writer_obj_start(w, NULL);
+	writer_str(w, "edge", "n2-n3");
+	writer_double(w, "pct", 51, 1);
+	writer_obj_end(w);
 	writer_table_end(w);
 }
 
@@ -1016,7 +1020,7 @@ static void test_named_json_plain(void **state)
 }
 
 /* Plain prose wraps at 100 columns under its start; a word longer than
- * the room stays whole; tables do not wrap. */
+ * the room stays whole. */
 static void wrapped(struct writer *w)
 {
 	char word[120];
@@ -1059,6 +1063,128 @@ static void test_wrap_plain(void **state)
 	free(out);
 }
 
+/* Plain within 100 columns: a table's long last column wraps under its
+ * start; a table whose other columns leave it no room becomes records,
+ * empty cells left out; a column no row fills and an object's blank
+ * member are left out. */
+static void wide_last(struct writer *w)
+{
+	writer_table_start(w, "findings");
+	writer_obj_start(w, NULL);
+	writer_str(w, "level", "info");
+	writer_str(w, "unused", "");
+	writer_str(w, "finding",
+		   "n1, n2, n3, n4 eth3: carrier but no address: if it is the "
+		   "other PCIe half of a cabled port, address and use it too");
+	writer_obj_end(w);
+	writer_table_end(w);
+	writer_str(w, "blank", "");
+	writer_none(w, "none", "");
+	writer_str(w, "kept", "yes");
+}
+
+static void wide_cols(struct writer *w)
+{
+	char v[48];
+
+	memset(v, 'v', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	writer_table_start(w, "rows");
+	writer_obj_start(w, NULL);
+	writer_str(w, "a", v);
+	writer_str(w, "b", v);
+	writer_str(w, "c", "");
+	writer_str(w, "d", "end");
+	writer_obj_end(w);
+	writer_table_end(w);
+}
+
+static void long_list(struct writer *w)
+{
+	char name[16];
+
+	writer_obj_start(w, "topology");
+	writer_list_start(w, "order");
+	for (int i = 1; i <= 40; i++) {
+		snprintf(name, sizeof(name), "node%d", i);
+		writer_str(w, NULL, name);
+	}
+	writer_list_end(w);
+	writer_obj_end(w);
+}
+
+static void long_key(struct writer *w)
+{
+	writer_str(w,
+		   "edge_degraded_with_a_key_long_enough_to_leave_no_room "
+		   "n1-n2:n1/eth1-n2/eth1",
+		   "cable n1-n2 is down: n1 eth1: no carrier, n2 eth1: no "
+		   "carrier; the ring is now a line: the cable n1-n2 is down");
+}
+
+static void test_plain_width(void **state)
+{
+	char *out;
+	const char *line;
+
+	(void)state;
+	/* A long key leaves no room: the value goes below it. */
+	check(WRITER_PLAIN, long_key,
+	      "edge_degraded_with_a_key_long_enough_to_leave_no_room "
+	      "n1-n2:n1/eth1-n2/eth1:\n"
+	      "    cable n1-n2 is down: n1 eth1: no carrier, n2 eth1: no "
+	      "carrier; the ring is now a line: the cable\n"
+	      "    n1-n2 is down\n");
+	/* An inline list wraps under its first item. */
+	out = render(WRITER_PLAIN, long_list);
+	assert_non_null(strstr(out, "topology:\n  order: node1, node2, "));
+	assert_non_null(strstr(out, ",\n         node"));
+	assert_non_null(strstr(out, "node39, node40\n"));
+	for (line = out; *line; line = strchr(line, '\n') + 1)
+		assert_true((size_t)(strchr(line, '\n') - line) <= 100);
+	free(out);
+	check(WRITER_PLAIN, wide_last,
+	      "findings:\n"
+	      "  LEVEL  FINDING\n"
+	      "  info   n1, n2, n3, n4 eth3: carrier but no address: if it is "
+	      "the other PCIe half of a cabled port,\n"
+	      "         address and use it too\n"
+	      "kept: yes\n");
+	check(WRITER_PLAIN, wide_cols,
+	      "rows:\n"
+	      "  - a: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\n"
+	      "    b: vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv\n"
+	      "    d: end\n");
+	/* The machine formats keep every field. */
+	out = render(WRITER_KEYVALUE, wide_last);
+	assert_non_null(strstr(out, "findings.0.unused=\n"));
+	assert_non_null(strstr(out, "\nblank=\nnone=\nkept=yes\n"));
+	free(out);
+}
+
+static void test_fputs_wrapped(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char text[200];
+
+	(void)state;
+	assert_non_null(f);
+	snprintf(text, sizeof(text), "%s",
+		 "healthy; ring n1 n2 n4 n3; 4 edges: 4 up, 0 down, 0 other; "
+		 "rank order valid\x1b");
+	fputs("2026-12-06T20:47:31Z snapshot    ", f);
+	writer_fputs_wrapped(f, text, 33);
+	fclose(f);
+	assert_string_equal(buf, "2026-12-06T20:47:31Z snapshot    healthy; "
+				 "ring n1 n2 n4 n3; 4 edges: 4 up, 0 down, "
+				 "0 other; rank\n"
+				 "                                 order "
+				 "valid\\x1b");
+	free(buf);
+}
+
 static void test_none(void **state)
 {
 	(void)state;
@@ -1066,16 +1192,23 @@ static void test_none(void **state)
 		      "size: agent default\n"
 		      "edges:\n"
 		      "  EDGE   PCT\n"
-		      "  n1-n2  -\n",
+		      "  n1-n2  -\n"
+		      "  n2-n3  51.0\n",
 		      "size=agent default\n"
 		      "edges.0.edge=n1-n2\n"
-		      "edges.0.pct=\n",
+		      "edges.0.pct=\n"
+		      "edges.1.edge=n2-n3\n"
+		      "edges.1.pct=51.0\n",
 		      "{\n"
 		      "  \"size\": null,\n"
 		      "  \"edges\": [\n"
 		      "    {\n"
 		      "      \"edge\": \"n1-n2\",\n"
 		      "      \"pct\": null\n"
+		      "    },\n"
+		      "    {\n"
+		      "      \"edge\": \"n2-n3\",\n"
+		      "      \"pct\": 51\n"
 		      "    }\n"
 		      "  ]\n"
 		      "}\n");
@@ -1110,6 +1243,8 @@ int main(void)
 		cmocka_unit_test(test_named_keyvalue),
 		cmocka_unit_test(test_named_json_plain),
 		cmocka_unit_test(test_wrap_plain),
+		cmocka_unit_test(test_plain_width),
+		cmocka_unit_test(test_fputs_wrapped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
