@@ -81,7 +81,10 @@ def test_group_member_reads_but_cannot_change(small):
 def test_outsider_cannot_connect(small):
     p = as_user(small, "nobody", "65533", "status")
     assert p.returncode == 2
-    assert "Permission denied" in p.stderr
+    # One line naming the socket, what refused and the group to join.
+    assert "permission denied" in p.stderr.lower(), p.stderr
+    assert small.sock in p.stderr and "member of group" in p.stderr, \
+        p.stderr
     assert p.stderr.count("\n") == 1
 
 
