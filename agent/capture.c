@@ -23,6 +23,7 @@
 
 #include "capture_anon.h"
 #include "inventory_tree.h"
+#include "sysread.h"
 
 /* Bounds on what one capture reads and writes. */
 #define CAP_MAX_FILES 20000
@@ -95,31 +96,13 @@ static void cap_note(struct cap *c, const char *fmt, ...)
 		memcpy(c->notes + used, "\n", 2);
 }
 
-static int cap_fmt(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int cap_fmt(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 /* mkdir -p of OUT/rel. */
 static int cap_mkdirs(struct cap *c, const char *rel)
 {
 	char path[PATH_MAX];
 	size_t base = strlen(c->out) + 1;
 
-	if (cap_fmt(path, sizeof(path), "%s/%s", c->out, rel) < 0)
+	if (sysread_path(path, sizeof(path), "%s/%s", c->out, rel) < 0)
 		return cap_fail(c, "%s/%s: path too long", c->out, rel);
 	for (char *p = path + base;; p++) {
 		if (*p != '/' && *p)
@@ -160,8 +143,8 @@ static int cap_write(struct cap *c, const char *rel, const void *data, size_t n)
 
 	if (cap_count(c, n, rel) < 0)
 		return -1;
-	if (cap_fmt(dir, sizeof(dir), "%s", rel) < 0 ||
-	    cap_fmt(path, sizeof(path), "%s/%s", c->out, rel) < 0)
+	if (sysread_path(dir, sizeof(dir), "%s", rel) < 0 ||
+	    sysread_path(path, sizeof(path), "%s/%s", c->out, rel) < 0)
 		return cap_fail(c, "%s/%s: path too long", c->out, rel);
 	slash = strrchr(dir, '/');
 	if (slash) {
@@ -207,7 +190,8 @@ static int cap_within(const struct cap *c, const char *src, int proc, char *rel,
 		errno = EXDEV;
 		return -1;
 	}
-	if (rel && cap_fmt(rel, len, "%s", real[n] ? real + n + 1 : "") < 0)
+	if (rel &&
+	    sysread_path(rel, len, "%s", real[n] ? real + n + 1 : "") < 0)
 		return -1;
 	return 0;
 }
@@ -407,8 +391,8 @@ static int cap_dir_files(struct cap *c, const char *src, const char *dst)
 				 src, CAP_MAX_STATS);
 			break;
 		}
-		if (cap_fmt(s, sizeof(s), "%s/%s", src, de->d_name) < 0 ||
-		    cap_fmt(d, sizeof(d), "%s/%s", dst, de->d_name) < 0 ||
+		if (sysread_path(s, sizeof(s), "%s/%s", src, de->d_name) < 0 ||
+		    sysread_path(d, sizeof(d), "%s/%s", dst, de->d_name) < 0 ||
 		    lstat(s, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		rc = cap_file(c, s, d, CAP_RAW, CAP_ATTR_MAX);
@@ -432,8 +416,8 @@ static int cap_link(struct cap *c, const char *link, const char *target)
 	for (size_t i = 1; i < depth; i++)
 		memcpy(text + 3 * (i - 1), "../", 4);
 	memcpy(text + strlen(text), target, strlen(target) + 1);
-	if (cap_fmt(dir, sizeof(dir), "%s", link) < 0 ||
-	    cap_fmt(path, sizeof(path), "%s/%s", c->out, link) < 0)
+	if (sysread_path(dir, sizeof(dir), "%s", link) < 0 ||
+	    sysread_path(path, sizeof(path), "%s/%s", c->out, link) < 0)
 		return cap_fail(c, "%s/%s: path too long", c->out, link);
 	*strrchr(dir, '/') = '\0';
 	if (cap_mkdirs(c, dir) < 0 || cap_count(c, 0, link) < 0)
@@ -473,8 +457,8 @@ static int cap_files(struct cap *c, const char *src, const char *dst,
 	char s[PATH_MAX], d[PATH_MAX];
 
 	for (size_t i = 0; i < n; i++) {
-		if (cap_fmt(s, sizeof(s), "%s/%s", src, names[i]) < 0 ||
-		    cap_fmt(d, sizeof(d), "%s/%s", dst, names[i]) < 0)
+		if (sysread_path(s, sizeof(s), "%s/%s", src, names[i]) < 0 ||
+		    sysread_path(d, sizeof(d), "%s/%s", dst, names[i]) < 0)
 			return cap_fail(c, "%s/%s: path too long", src,
 					names[i]);
 		if (cap_file(c, s, d, k, CAP_ATTR_MAX) < 0)
@@ -503,12 +487,12 @@ static int cap_ib_port(struct cap *c, const char *src, const char *dst)
 	for (int i = 0; i < 2; i++) {
 		const char *sub = i ? "hw_counters" : "counters";
 
-		if (cap_fmt(s, sizeof(s), "%s/%s", src, sub) < 0 ||
-		    cap_fmt(d, sizeof(d), "%s/%s", dst, sub) < 0 ||
+		if (sysread_path(s, sizeof(s), "%s/%s", src, sub) < 0 ||
+		    sysread_path(d, sizeof(d), "%s/%s", dst, sub) < 0 ||
 		    cap_dir_files(c, s, d) < 0)
 			return -1;
 	}
-	if (cap_fmt(s, sizeof(s), "%s/gids", src) < 0)
+	if (sysread_path(s, sizeof(s), "%s/gids", src) < 0)
 		return 0;
 	dir = opendir(s);
 	if (!dir)
@@ -526,18 +510,19 @@ static int cap_ib_port(struct cap *c, const char *src, const char *dst)
 			break;
 		}
 		/* Unpopulated entries (all zero) say nothing: left out. */
-		if (cap_fmt(gs, sizeof(gs), "%s/%s", s, de->d_name) < 0 ||
+		if (sysread_path(gs, sizeof(gs), "%s/%s", s, de->d_name) < 0 ||
 		    cap_read(c, gs, 0, gid, sizeof(gid) - 1, &len) != 0 ||
 		    strspn(gid, "0:\n") == len)
 			continue;
-		if (cap_fmt(gd, sizeof(gd), "%s/gids/%s", dst, de->d_name) < 0)
+		if (sysread_path(gd, sizeof(gd), "%s/gids/%s", dst,
+				 de->d_name) < 0)
 			continue;
 		rc = cap_file(c, gs, gd, CAP_GID, CAP_ATTR_MAX);
 		for (size_t i = 0; !rc && i < CAP_N(sub); i++)
-			if (cap_fmt(gs, sizeof(gs), "%s/%s/%s", src, sub[i],
-				    de->d_name) == 0 &&
-			    cap_fmt(gd, sizeof(gd), "%s/%s/%s", dst, sub[i],
-				    de->d_name) == 0)
+			if (sysread_path(gs, sizeof(gs), "%s/%s/%s", src,
+					 sub[i], de->d_name) == 0 &&
+			    sysread_path(gd, sizeof(gd), "%s/%s/%s", dst,
+					 sub[i], de->d_name) == 0)
 				rc = cap_file(c, gs, gd, CAP_RAW, CAP_ATTR_MAX);
 	}
 	closedir(dir);
@@ -558,14 +543,14 @@ static int cap_ib_dev(struct cap *c, const char *rel)
 
 	if (first <= 0)
 		return first < 0 ? cap_fail(c, "out of memory") : 0;
-	if (cap_fmt(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
-	    cap_fmt(dst, sizeof(dst), "sys/%s", rel) < 0)
+	if (sysread_path(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
+	    sysread_path(dst, sizeof(dst), "sys/%s", rel) < 0)
 		return cap_fail(c, "sys/%s: path too long", rel);
 	if (cap_mkdirs(c, dst) < 0 ||
 	    cap_files(c, src, dst, attrs, CAP_N(attrs), CAP_RAW) < 0 ||
 	    cap_files(c, src, dst, ids, CAP_N(ids), CAP_ID) < 0)
 		return -1;
-	if (cap_fmt(s, sizeof(s), "%s/ports", src) < 0)
+	if (sysread_path(s, sizeof(s), "%s/ports", src) < 0)
 		return 0;
 	dir = opendir(s);
 	if (!dir)
@@ -581,8 +566,9 @@ static int cap_ib_dev(struct cap *c, const char *rel)
 				 s, CAP_MAX_PORTS);
 			break;
 		}
-		if (cap_fmt(ps, sizeof(ps), "%s/%s", s, de->d_name) < 0 ||
-		    cap_fmt(d, sizeof(d), "%s/ports/%s", dst, de->d_name) < 0)
+		if (sysread_path(ps, sizeof(ps), "%s/%s", s, de->d_name) < 0 ||
+		    sysread_path(d, sizeof(d), "%s/ports/%s", dst, de->d_name) <
+			    0)
 			continue;
 		rc = cap_ib_port(c, ps, d);
 	}
@@ -609,22 +595,22 @@ static int cap_pci_files(struct cap *c, const char *rel)
 	char src[PATH_MAX], dst[PATH_MAX], s[PATH_MAX], d[PATH_MAX];
 	struct stat st;
 
-	if (cap_fmt(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
-	    cap_fmt(dst, sizeof(dst), "sys/%s", rel) < 0)
+	if (sysread_path(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
+	    sysread_path(dst, sizeof(dst), "sys/%s", rel) < 0)
 		return cap_fail(c, "sys/%s: path too long", rel);
 	if (cap_mkdirs(c, dst) < 0 ||
 	    cap_files(c, src, dst, cap_pci_attrs, CAP_N(cap_pci_attrs),
 		      CAP_RAW) < 0)
 		return -1;
-	if (cap_fmt(s, sizeof(s), "%s/config", src) < 0 ||
-	    cap_fmt(d, sizeof(d), "%s/config", dst) < 0)
+	if (sysread_path(s, sizeof(s), "%s/config", src) < 0 ||
+	    sysread_path(d, sizeof(d), "%s/config", dst) < 0)
 		return 0;
 	if (stat(s, &st) < 0)
 		return 0;
 	if (cap_file(c, s, d, CAP_RAW, CAP_CONFIG) < 0)
 		return -1;
 	/* Not root: the kernel shows the first 64 bytes only. */
-	if (cap_fmt(d, sizeof(d), "%s/%s/config", c->out, dst) == 0 &&
+	if (sysread_path(d, sizeof(d), "%s/%s/config", c->out, dst) == 0 &&
 	    stat(d, &st) == 0 && st.st_size < CAP_CONFIG) {
 		c->res->full_config = 0;
 		cap_note(c,
@@ -657,24 +643,24 @@ static int cap_device(struct cap *c, const char *rel)
 		return first < 0 ? cap_fail(c, "out of memory") : 0;
 	if (cap_pci_files(c, rel) < 0)
 		return -1;
-	if (cap_fmt(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
-	    cap_fmt(s, sizeof(s), "%s/driver", src) < 0)
+	if (sysread_path(src, sizeof(src), "%s/%s", c->sys, rel) < 0 ||
+	    sysread_path(s, sizeof(s), "%s/driver", src) < 0)
 		return 0;
 	if (cap_within(c, s, 0, t, sizeof(t)) == 0) {
-		if (cap_fmt(l, sizeof(l), "sys/%s/driver", rel) < 0)
+		if (sysread_path(l, sizeof(l), "sys/%s/driver", rel) < 0)
 			return cap_fail(c, "sys/%s: path too long", rel);
 		if (cap_link(c, l, t) < 0 ||
-		    (cap_fmt(l, sizeof(l), "sys/%s", t) == 0 &&
+		    (sysread_path(l, sizeof(l), "sys/%s", t) == 0 &&
 		     cap_mkdirs(c, l) < 0))
 			return -1;
 	}
-	if (cap_fmt(s, sizeof(s), "%s/infiniband", src) == 0 &&
+	if (sysread_path(s, sizeof(s), "%s/infiniband", src) == 0 &&
 	    (dir = opendir(s))) {
 		while (!rc && (de = readdir(dir))) {
 			if (de->d_name[0] == '.')
 				continue;
-			if (cap_fmt(t, sizeof(t), "%s/infiniband/%s", rel,
-				    de->d_name) < 0)
+			if (sysread_path(t, sizeof(t), "%s/infiniband/%s", rel,
+					 de->d_name) < 0)
 				continue;
 			rc = cap_ib_dev(c, t);
 		}
@@ -709,9 +695,10 @@ static int cap_arp_sysctls(struct cap *c, const char *ifname)
 	static const char *const names[] = {"arp_ignore", "arp_announce"};
 	char src[PATH_MAX], dst[PATH_MAX];
 
-	if (cap_fmt(src, sizeof(src), "%s/sys/net/ipv4/conf/%s", c->proc,
-		    ifname) < 0 ||
-	    cap_fmt(dst, sizeof(dst), "proc/sys/net/ipv4/conf/%s", ifname) < 0)
+	if (sysread_path(src, sizeof(src), "%s/sys/net/ipv4/conf/%s", c->proc,
+			 ifname) < 0 ||
+	    sysread_path(dst, sizeof(dst), "proc/sys/net/ipv4/conf/%s",
+			 ifname) < 0)
 		return cap_fail(c, "%s: path too long", ifname);
 	return cap_files(c, src, dst, names, CAP_N(names), CAP_RAW);
 }
@@ -726,8 +713,9 @@ static int cap_netdev(struct cap *c, const char *name)
 	char rel[PATH_MAX];
 	struct stat st;
 
-	if (cap_fmt(src, sizeof(src), "%s/class/net/%s", c->sys, name) < 0 ||
-	    cap_fmt(dst, sizeof(dst), "sys/class/net/%s", name) < 0)
+	if (sysread_path(src, sizeof(src), "%s/class/net/%s", c->sys, name) <
+		    0 ||
+	    sysread_path(dst, sizeof(dst), "sys/class/net/%s", name) < 0)
 		return cap_fail(c, "%s: path too long", name);
 	if (lstat(src, &st) < 0)
 		return 0;
@@ -742,13 +730,13 @@ static int cap_netdev(struct cap *c, const char *name)
 	    cap_files(c, src, dst, mac, 1, CAP_MAC) < 0 ||
 	    cap_files(c, src, dst, id, 1, CAP_ID) < 0)
 		return -1;
-	if (cap_fmt(s, sizeof(s), "%s/statistics", src) < 0 ||
-	    cap_fmt(d, sizeof(d), "%s/statistics", dst) < 0 ||
+	if (sysread_path(s, sizeof(s), "%s/statistics", src) < 0 ||
+	    sysread_path(d, sizeof(d), "%s/statistics", dst) < 0 ||
 	    cap_dir_files(c, s, d) < 0)
 		return -1;
-	if (cap_fmt(s, sizeof(s), "%s/device", src) == 0 &&
+	if (sysread_path(s, sizeof(s), "%s/device", src) == 0 &&
 	    cap_within(c, s, 0, rel, sizeof(rel)) == 0) {
-		if (cap_fmt(d, sizeof(d), "%s/device", dst) < 0 ||
+		if (sysread_path(d, sizeof(d), "%s/device", dst) < 0 ||
 		    cap_link(c, d, rel) < 0 || cap_device(c, rel) < 0)
 			return -1;
 	} else if (errno == EXDEV) {
@@ -816,7 +804,7 @@ static int cap_net(struct cap *c)
 	size_t n;
 	int rc = 0;
 
-	if (cap_fmt(dir, sizeof(dir), "%s/class/net", c->sys) < 0 ||
+	if (sysread_path(dir, sizeof(dir), "%s/class/net", c->sys) < 0 ||
 	    cap_list(c, dir, CAP_MAX_IFACES, &names, &n) < 0)
 		return -1;
 	if (!n)
@@ -839,14 +827,14 @@ static int cap_ib(struct cap *c)
 	size_t n;
 	int rc = 0;
 
-	if (cap_fmt(dir, sizeof(dir), "%s/class/infiniband", c->sys) < 0 ||
+	if (sysread_path(dir, sizeof(dir), "%s/class/infiniband", c->sys) < 0 ||
 	    cap_list(c, dir, CAP_MAX_IBDEVS, &names, &n) < 0)
 		return -1;
 	for (size_t i = 0; !rc && i < n; i++) {
-		if (cap_fmt(s, sizeof(s), "%s/%s", dir, names[i]) < 0 ||
+		if (sysread_path(s, sizeof(s), "%s/%s", dir, names[i]) < 0 ||
 		    cap_within(c, s, 0, rel, sizeof(rel)) < 0 ||
-		    cap_fmt(l, sizeof(l), "sys/class/infiniband/%s", names[i]) <
-			    0)
+		    sysread_path(l, sizeof(l), "sys/class/infiniband/%s",
+				 names[i]) < 0)
 			continue;
 		/* l + 4: l without "sys/"; equal for a fixture's directory. */
 		if (strcmp(rel, l + 4) && cap_link(c, l, rel) < 0)
@@ -891,18 +879,18 @@ static int cap_verbs(struct cap *c)
 			    pa.active_mtu < IBV_MTU_256 ||
 			    pa.active_mtu > IBV_MTU_4096)
 				continue;
-			if (cap_fmt(rel, sizeof(rel),
-				    "sys/class/infiniband/%s/ports/%u", name,
-				    p) < 0 ||
-			    cap_fmt(path, sizeof(path), "%s/%s", c->out, rel) <
-				    0 ||
+			if (sysread_path(rel, sizeof(rel),
+					 "sys/class/infiniband/%s/ports/%u",
+					 name, p) < 0 ||
+			    sysread_path(path, sizeof(path), "%s/%s", c->out,
+					 rel) < 0 ||
 			    stat(path, &st) < 0)
 				continue;
 			snprintf(text, sizeof(text), "%u\n",
 				 128u << pa.active_mtu);
-			if (cap_fmt(rel + strlen(rel),
-				    sizeof(rel) - strlen(rel),
-				    "/active_mtu") == 0)
+			if (sysread_path(rel + strlen(rel),
+					 sizeof(rel) - strlen(rel),
+					 "/active_mtu") == 0)
 				rc = cap_write(c, rel, text, strlen(text));
 		}
 		ibv_close_device(ctx);
@@ -926,9 +914,9 @@ static int cap_proc(struct cap *c)
 	char s[PATH_MAX], d[PATH_MAX];
 
 	for (size_t i = 0; i < CAP_N(files); i++) {
-		if (cap_fmt(s, sizeof(s), "%s/%s", c->proc, files[i].name) <
-			    0 ||
-		    cap_fmt(d, sizeof(d), "proc/%s", files[i].name) < 0)
+		if (sysread_path(s, sizeof(s), "%s/%s", c->proc,
+				 files[i].name) < 0 ||
+		    sysread_path(d, sizeof(d), "proc/%s", files[i].name) < 0)
 			return cap_fail(c, "%s: path too long", c->proc);
 		if (cap_file(c, s, d, files[i].kind, CAP_PROC_MAX) < 0)
 			return -1;
@@ -1119,11 +1107,12 @@ static int cap_source(struct cap *c, const struct agent_conf *conf)
 {
 	char path[PATH_MAX];
 
-	if (cap_fmt(path, sizeof(path), "%s/sys", conf->sysfs_root) < 0 ||
+	if (sysread_path(path, sizeof(path), "%s/sys", conf->sysfs_root) < 0 ||
 	    !realpath(path, c->sys))
 		return cap_fail(c, "%s/sys: %s (sysfs_root)", conf->sysfs_root,
 				strerror(errno));
-	if (cap_fmt(path, sizeof(path), "%s/proc", conf->procfs_root) < 0 ||
+	if (sysread_path(path, sizeof(path), "%s/proc", conf->procfs_root) <
+		    0 ||
 	    !realpath(path, c->proc))
 		return cap_fail(c, "%s/proc: %s (procfs_root)",
 				conf->procfs_root, strerror(errno));
@@ -1154,7 +1143,7 @@ int capture_run(const struct agent_conf *conf, const char *dir, int anonymise,
 		goto out;
 	}
 	/* "DIR/" is DIR: the temporary name is a sibling, not inside. */
-	if (cap_fmt(d, sizeof(d), "%s", dir) < 0) {
+	if (sysread_path(d, sizeof(d), "%s", dir) < 0) {
 		cap_fail(c, "%s: path too long", dir);
 		goto out;
 	}
@@ -1163,7 +1152,7 @@ int capture_run(const struct agent_conf *conf, const char *dir, int anonymise,
 	dir = d;
 	if (cap_check_dest(dir, why, len) < 0)
 		goto out;
-	if (cap_fmt(c->out, sizeof(c->out), "%s.tmp", dir) < 0) {
+	if (sysread_path(c->out, sizeof(c->out), "%s.tmp", dir) < 0) {
 		cap_fail(c, "%s: path too long", dir);
 		goto out;
 	}

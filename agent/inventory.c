@@ -24,30 +24,10 @@
 #include <infiniband/verbs.h>
 
 #include "log.h"
+#include "pbstr.h"
+#include "sysread.h"
 
 #define INV_BUF 256
-
-/* Strings of a fresh message point at protobuf_c_empty_string; everything
- * else in a collected inventory was strdup()ed by us. */
-static void inv_str_free(char *s)
-{
-	if (s && s != protobuf_c_empty_string)
-		free(s);
-}
-
-static int inv_str_set(char **dst, const char *s)
-{
-	char *copy = (char *)protobuf_c_empty_string;
-
-	if (s && *s) {
-		copy = strdup(s);
-		if (!copy)
-			return -1;
-	}
-	inv_str_free(*dst);
-	*dst = copy;
-	return 0;
-}
 
 /* Room for one more pointer in a repeated field. */
 static void **inv_grow(void **arr, size_t n)
@@ -59,7 +39,7 @@ static void inv_free_ipv4(Ring__Ipv4Address *a)
 {
 	if (!a)
 		return;
-	inv_str_free(a->address);
+	pbstr_free(a->address);
 	free(a);
 }
 
@@ -69,17 +49,17 @@ static void inv_free_iface(Ring__NetInterface *ifc)
 
 	if (!ifc)
 		return;
-	inv_str_free(ifc->name);
-	inv_str_free(ifc->mac);
+	pbstr_free(ifc->name);
+	pbstr_free(ifc->mac);
 	for (i = 0; i < ifc->n_ipv4; i++)
 		inv_free_ipv4(ifc->ipv4[i]);
 	free(ifc->ipv4);
-	inv_str_free(ifc->operstate);
-	inv_str_free(ifc->pci_address);
-	inv_str_free(ifc->pcie_link_speed);
-	inv_str_free(ifc->pcie_max_link_speed);
-	inv_str_free(ifc->rdma_device);
-	inv_str_free(ifc->driver);
+	pbstr_free(ifc->operstate);
+	pbstr_free(ifc->pci_address);
+	pbstr_free(ifc->pcie_link_speed);
+	pbstr_free(ifc->pcie_max_link_speed);
+	pbstr_free(ifc->rdma_device);
+	pbstr_free(ifc->driver);
 	inventory_hw_free_iface(ifc);
 	free(ifc);
 }
@@ -88,9 +68,9 @@ static void inv_free_gid(Ring__Gid *g)
 {
 	if (!g)
 		return;
-	inv_str_free(g->gid);
-	inv_str_free(g->type);
-	inv_str_free(g->netdev);
+	pbstr_free(g->gid);
+	pbstr_free(g->type);
+	pbstr_free(g->netdev);
 	free(g);
 }
 
@@ -100,9 +80,9 @@ static void inv_free_port(Ring__RdmaPort *p)
 
 	if (!p)
 		return;
-	inv_str_free(p->state);
-	inv_str_free(p->link_layer);
-	inv_str_free(p->netdev);
+	pbstr_free(p->state);
+	pbstr_free(p->link_layer);
+	pbstr_free(p->netdev);
 	for (i = 0; i < p->n_gids; i++)
 		inv_free_gid(p->gids[i]);
 	free(p->gids);
@@ -115,9 +95,9 @@ static void inv_free_rdma(Ring__RdmaDevice *d)
 
 	if (!d)
 		return;
-	inv_str_free(d->name);
-	inv_str_free(d->node_guid);
-	inv_str_free(d->fw_ver);
+	pbstr_free(d->name);
+	pbstr_free(d->node_guid);
+	pbstr_free(d->fw_ver);
 	for (i = 0; i < d->n_ports; i++)
 		inv_free_port(d->ports[i]);
 	free(d->ports);
@@ -130,10 +110,10 @@ void inventory_free(Ring__Inventory *inv)
 
 	if (!inv)
 		return;
-	inv_str_free(inv->node);
-	inv_str_free(inv->hostname);
-	inv_str_free(inv->mgmt_address);
-	inv_str_free(inv->mgmt_interface);
+	pbstr_free(inv->node);
+	pbstr_free(inv->hostname);
+	pbstr_free(inv->mgmt_address);
+	pbstr_free(inv->mgmt_interface);
 	for (i = 0; i < inv->n_interfaces; i++)
 		inv_free_iface(inv->interfaces[i]);
 	free(inv->interfaces);
@@ -145,67 +125,18 @@ void inventory_free(Ring__Inventory *inv)
 		free(inv->ignored_interfaces[i]);
 	free(inv->ignored_interfaces);
 	free(inv->memory);
-	inv_str_free(inv->kernel);
-	inv_str_free(inv->rdma_error);
+	pbstr_free(inv->kernel);
+	pbstr_free(inv->rdma_error);
 	free(inv);
-}
-
-static int inv_path(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int inv_path(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
-/* Whole small file (sysfs attribute, meminfo) without trailing blanks. */
-static int inv_read(const char *path, char *buf, size_t len)
-{
-	size_t used = 0;
-	int fd, saved;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (used + 1 < len) {
-		ssize_t n = read(fd, buf + used, len - 1 - used);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			saved = errno;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
-	while (used > 0 && isspace((unsigned char)buf[used - 1]))
-		used--;
-	buf[used] = '\0';
-	return 0;
 }
 
 static int inv_read_at(const char *dir, const char *file, char *buf, size_t len)
 {
 	char path[PATH_MAX];
 
-	if (inv_path(path, sizeof(path), "%s/%s", dir, file) < 0)
+	if (sysread_path(path, sizeof(path), "%s/%s", dir, file) < 0)
 		return -1;
-	return inv_read(path, buf, len);
+	return sysread_file(path, buf, len);
 }
 
 static int inv_read_ull(const char *dir, const char *file, int base,
@@ -235,7 +166,7 @@ static void inv_link_base(const char *dir, const char *link, char *buf,
 	ssize_t n;
 
 	buf[0] = '\0';
-	if (inv_path(path, sizeof(path), "%s/%s", dir, link) < 0)
+	if (sysread_path(path, sizeof(path), "%s/%s", dir, link) < 0)
 		return;
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
@@ -322,7 +253,7 @@ static int inv_add_ipv4(Ring__NetInterface *ifc, const struct ifaddrs *addrs)
 			return -1;
 		ring__ipv4_address__init(a);
 		ifc->ipv4[ifc->n_ipv4++] = a;
-		if (inv_str_set(&a->address, text) < 0)
+		if (pbstr_set(&a->address, text) < 0)
 			return -1;
 		a->prefix = inv_prefix_len(ifa->ifa_netmask);
 	}
@@ -338,19 +269,19 @@ static int inv_iface_pci(Ring__NetInterface *ifc, const char *dir)
 	inv_link_base(dir, "device", buf, sizeof(buf));
 	if (!inv_is_pci_address(buf))
 		return 0;
-	if (inv_str_set(&ifc->pci_address, buf) < 0)
+	if (pbstr_set(&ifc->pci_address, buf) < 0)
 		return -1;
 	/* Opening through the link follows it to the PCI device directory. */
-	if (inv_path(dev, sizeof(dev), "%s/device", dir) < 0)
+	if (sysread_path(dev, sizeof(dev), "%s/device", dir) < 0)
 		return 0;
 	if (inv_read_at(dev, "current_link_speed", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&ifc->pcie_link_speed, buf) < 0)
+	    pbstr_set(&ifc->pcie_link_speed, buf) < 0)
 		return -1;
 	if (inv_read_ull(dev, "current_link_width", 10, &width) == 0 &&
 	    width <= UINT32_MAX)
 		ifc->pcie_link_width = (uint32_t)width;
 	if (inv_read_at(dev, "max_link_speed", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&ifc->pcie_max_link_speed, buf) < 0)
+	    pbstr_set(&ifc->pcie_max_link_speed, buf) < 0)
 		return -1;
 	if (inv_read_ull(dev, "max_link_width", 10, &width) == 0 &&
 	    width <= UINT32_MAX)
@@ -368,7 +299,7 @@ static int inv_iface_rdma(Ring__NetInterface *ifc, const char *dir)
 	DIR *d;
 	int rc = 0;
 
-	if (inv_path(path, sizeof(path), "%s/device/infiniband", dir) < 0)
+	if (sysread_path(path, sizeof(path), "%s/device/infiniband", dir) < 0)
 		return 0;
 	d = opendir(path);
 	if (!d)
@@ -376,7 +307,7 @@ static int inv_iface_rdma(Ring__NetInterface *ifc, const char *dir)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		rc = inv_str_set(&ifc->rdma_device, de->d_name);
+		rc = pbstr_set(&ifc->rdma_device, de->d_name);
 		break;
 	}
 	closedir(d);
@@ -393,7 +324,7 @@ static int inv_iface_fill(Ring__NetInterface *ifc,
 	if (inv_read_ull(dir, "ifindex", 10, &v) == 0 && v <= UINT32_MAX)
 		ifc->ifindex = (uint32_t)v;
 	if (inv_read_at(dir, "address", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&ifc->mac, buf) < 0)
+	    pbstr_set(&ifc->mac, buf) < 0)
 		return -1;
 	if (inv_read_ull(dir, "mtu", 10, &v) == 0 && v <= UINT32_MAX)
 		ifc->mtu = (uint32_t)v;
@@ -403,7 +334,7 @@ static int inv_iface_fill(Ring__NetInterface *ifc,
 	if (inv_read_ull(dir, "carrier", 10, &v) == 0)
 		ifc->carrier = v == 1;
 	if (inv_read_at(dir, "operstate", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&ifc->operstate, buf) < 0)
+	    pbstr_set(&ifc->operstate, buf) < 0)
 		return -1;
 	ifc->speed_mbps = -1;
 	if (inv_read_at(dir, "speed", buf, sizeof(buf)) == 0) {
@@ -417,7 +348,7 @@ static int inv_iface_fill(Ring__NetInterface *ifc,
 	}
 	ifc->nominal_speed_mbps = agent_conf_nominal_mbps(conf, ifc->name);
 	inv_link_base(dir, "device/driver", buf, sizeof(buf));
-	if (inv_str_set(&ifc->driver, buf) < 0)
+	if (pbstr_set(&ifc->driver, buf) < 0)
 		return -1;
 	if (inv_iface_pci(ifc, dir) < 0 || inv_iface_rdma(ifc, dir) < 0 ||
 	    inv_add_ipv4(ifc, src->addrs) < 0)
@@ -478,8 +409,8 @@ static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 	DIR *d;
 	int rc = 0;
 
-	if (inv_path(netdir, sizeof(netdir), "%s/sys/class/net",
-		     src->sysfs_root) < 0)
+	if (sysread_path(netdir, sizeof(netdir), "%s/sys/class/net",
+			 src->sysfs_root) < 0)
 		return 0;
 	d = opendir(netdir);
 	if (!d) {
@@ -494,8 +425,8 @@ static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 		if (de->d_name[0] == '.')
 			continue;
 		/* bonding_masters and the like are files, not devices. */
-		if (inv_path(dir, sizeof(dir), "%s/%s", netdir, de->d_name) <
-			    0 ||
+		if (sysread_path(dir, sizeof(dir), "%s/%s", netdir,
+				 de->d_name) < 0 ||
 		    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		mgmt = src->mgmt_interface &&
@@ -519,7 +450,7 @@ static int inv_interfaces(Ring__Inventory *inv, const struct agent_conf *conf,
 		ring__net_interface__init(ifc);
 		inv->interfaces[inv->n_interfaces++] = ifc;
 		ifc->management = mgmt;
-		if (inv_str_set(&ifc->name, de->d_name) < 0 ||
+		if (pbstr_set(&ifc->name, de->d_name) < 0 ||
 		    inv_iface_fill(ifc, conf, src, dir) < 0)
 			goto fail;
 	}
@@ -543,9 +474,9 @@ static int inv_meminfo(const char *procfs_root, unsigned long long *total,
 	char path[PATH_MAX], buf[8192], *line, *save = NULL;
 
 	*total = *avail = 0;
-	if (inv_path(path, sizeof(path), "%s/proc/meminfo",
-		     procfs_root ? procfs_root : "") < 0 ||
-	    inv_read(path, buf, sizeof(buf)) < 0)
+	if (sysread_path(path, sizeof(path), "%s/proc/meminfo",
+			 procfs_root ? procfs_root : "") < 0 ||
+	    sysread_file(path, buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -659,11 +590,11 @@ static int inv_rdma_gids(Ring__RdmaPort *p, struct ibv_context *ctx,
 		ndev[0] = '\0';
 		if (e.ndev_ifindex && !if_indextoname(e.ndev_ifindex, ndev))
 			ndev[0] = '\0';
-		if (inv_str_set(&g->gid, text) < 0 ||
-		    inv_str_set(&g->type, inventory_gid_type(e.gid_type)) < 0 ||
-		    inv_str_set(&g->netdev, ndev) < 0)
+		if (pbstr_set(&g->gid, text) < 0 ||
+		    pbstr_set(&g->type, inventory_gid_type(e.gid_type)) < 0 ||
+		    pbstr_set(&g->netdev, ndev) < 0)
 			return -1;
-		if (!*p->netdev && ndev[0] && inv_str_set(&p->netdev, ndev) < 0)
+		if (!*p->netdev && ndev[0] && pbstr_set(&p->netdev, ndev) < 0)
 			return -1;
 	}
 	return 0;
@@ -704,17 +635,17 @@ static int inv_rdma_port(Ring__RdmaDevice *d, struct ibv_context *ctx,
 		inv_ib_lane_gbps(pa.active_speed) * p->active_width;
 	if (pa.active_mtu >= IBV_MTU_256 && pa.active_mtu <= IBV_MTU_4096)
 		p->active_mtu = 128u << pa.active_mtu;
-	if (inv_str_set(&p->state, ibv_port_state_str(pa.state)) < 0 ||
-	    inv_str_set(&p->link_layer, link_layer) < 0 ||
+	if (pbstr_set(&p->state, ibv_port_state_str(pa.state)) < 0 ||
+	    pbstr_set(&p->link_layer, link_layer) < 0 ||
 	    inv_rdma_gids(p, ctx, pa.gid_tbl_len) < 0)
 		return -1;
 	/* No GID names a netdev (link down, no address): ask sysfs. */
 	if (!*p->netdev &&
-	    inv_path(dir, sizeof(dir),
-		     "%s/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
-		     sysfs_root, d->name, port) == 0 &&
+	    sysread_path(dir, sizeof(dir),
+			 "%s/sys/class/infiniband/%s/ports/%u/gid_attrs/ndevs",
+			 sysfs_root, d->name, port) == 0 &&
 	    inv_read_at(dir, "0", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&p->netdev, buf) < 0)
+	    pbstr_set(&p->netdev, buf) < 0)
 		return -1;
 	return 0;
 }
@@ -758,7 +689,7 @@ static int inv_rdma_device(Ring__Inventory *inv, struct ibv_device *dev,
 		return -1;
 	ring__rdma_device__init(d);
 	inv->rdma_devices[inv->n_rdma_devices++] = d;
-	if (inv_str_set(&d->name, ibv_get_device_name(dev)) < 0)
+	if (pbstr_set(&d->name, ibv_get_device_name(dev)) < 0)
 		return -1;
 	ctx = ibv_open_device(dev);
 	if (!ctx) {
@@ -778,8 +709,8 @@ static int inv_rdma_device(Ring__Inventory *inv, struct ibv_device *dev,
 	snprintf(guid, sizeof(guid), "%04x:%04x:%04x:%04x",
 		 (unsigned)(g >> 48) & 0xffff, (unsigned)(g >> 32) & 0xffff,
 		 (unsigned)(g >> 16) & 0xffff, (unsigned)g & 0xffff);
-	if (inv_str_set(&d->node_guid, guid) < 0 ||
-	    inv_str_set(&d->fw_ver, attr.fw_ver) < 0)
+	if (pbstr_set(&d->node_guid, guid) < 0 ||
+	    pbstr_set(&d->fw_ver, attr.fw_ver) < 0)
 		goto out_close;
 	for (port = 1; port <= attr.phys_port_cnt; port++) {
 		if (inv_rdma_port(d, ctx, port, sysfs_root) < 0)
@@ -808,7 +739,7 @@ static int inv_rdma_bind_interfaces(Ring__Inventory *inv)
 
 				if (strcmp(f->name, nd) || *f->rdma_device)
 					continue;
-				if (inv_str_set(&f->rdma_device, dev->name) < 0)
+				if (pbstr_set(&f->rdma_device, dev->name) < 0)
 					return -1;
 			}
 		}
@@ -828,14 +759,14 @@ static int inv_tree_kernel(const struct inventory_src *s, Ring__Inventory *inv)
 {
 	char dir[PATH_MAX], buf[HOST_NAME_MAX + 1];
 
-	if (inv_path(dir, sizeof(dir), "%s/proc/sys/kernel", s->procfs_root) <
-	    0)
+	if (sysread_path(dir, sizeof(dir), "%s/proc/sys/kernel",
+			 s->procfs_root) < 0)
 		return 0;
 	if (inv_read_at(dir, "hostname", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&inv->hostname, buf) < 0)
+	    pbstr_set(&inv->hostname, buf) < 0)
 		return -1;
 	if (inv_read_at(dir, "osrelease", buf, sizeof(buf)) == 0 &&
-	    inv_str_set(&inv->kernel, buf) < 0)
+	    pbstr_set(&inv->kernel, buf) < 0)
 		return -1;
 	return 0;
 }
@@ -857,7 +788,7 @@ static int inv_rdma(Ring__Inventory *inv, const struct agent_conf *conf,
 			return 0;
 		snprintf(err, sizeof(err), "ibv_get_device_list: %s",
 			 strerror(errno));
-		return inv_str_set(&inv->rdma_error, err);
+		return pbstr_set(&inv->rdma_error, err);
 	}
 	for (i = 0; i < n; i++) {
 		/* rdma_device restricts what this agent owns (several agents
@@ -873,7 +804,7 @@ static int inv_rdma(Ring__Inventory *inv, const struct agent_conf *conf,
 	}
 	if (err[0]) {
 		log_warnx("inventory: rdma: %s", err);
-		rc = inv_str_set(&inv->rdma_error, err);
+		rc = pbstr_set(&inv->rdma_error, err);
 	}
 out:
 	ibv_free_device_list(list);
@@ -911,11 +842,11 @@ Ring__Inventory *inventory_collect(const struct agent_conf *conf,
 	host[sizeof(host) - 1] = '\0';
 	if (uname(&uts) < 0)
 		uts.release[0] = '\0';
-	if (inv_str_set(&inv->node, conf->node) < 0 ||
-	    inv_str_set(&inv->hostname, host) < 0 ||
-	    inv_str_set(&inv->mgmt_address, s.mgmt_address) < 0 ||
-	    inv_str_set(&inv->mgmt_interface, s.mgmt_interface) < 0 ||
-	    inv_str_set(&inv->kernel, uts.release) < 0)
+	if (pbstr_set(&inv->node, conf->node) < 0 ||
+	    pbstr_set(&inv->hostname, host) < 0 ||
+	    pbstr_set(&inv->mgmt_address, s.mgmt_address) < 0 ||
+	    pbstr_set(&inv->mgmt_interface, s.mgmt_interface) < 0 ||
+	    pbstr_set(&inv->kernel, uts.release) < 0)
 		goto fail;
 	if (inv_interfaces(inv, conf, &s) < 0)
 		goto fail;

@@ -56,6 +56,8 @@
 #include "inventory.h"
 #include "inventory_pcie.h"
 #include "log.h"
+#include "pbstr.h"
+#include "sysread.h"
 
 #define HW_MPS_ASSUMED 256u
 #define HW_TLP_OVERHEAD 26.0
@@ -63,26 +65,6 @@
 /* What coordinator/validate.c accepts. */
 #define HW_MAX_LINKS 64
 #define HW_MAX_PORTS 64
-
-static void hw_str_free(char *s)
-{
-	if (s && s != protobuf_c_empty_string)
-		free(s);
-}
-
-static int hw_str_set(char **dst, const char *s)
-{
-	char *copy = (char *)protobuf_c_empty_string;
-
-	if (s && *s) {
-		copy = strdup(s);
-		if (!copy)
-			return -1;
-	}
-	hw_str_free(*dst);
-	*dst = copy;
-	return 0;
-}
 
 static int hw_strv_add(char ***v, size_t *n, const char *s)
 {
@@ -111,48 +93,6 @@ double inventory_pcie_usable_gbps(double raw_gbps, unsigned mps)
 		return 0.0;
 	return hw_round1(raw_gbps * m / (m + HW_TLP_OVERHEAD) *
 			 (1.0 - HW_DLLP));
-}
-
-/* Small file under a formatted path, trailing blanks cut; -1 if absent or
- * unreadable (EOPNOTSUPP from phys_port_name is normal). */
-static int hw_read(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int hw_read(char *buf, size_t len, const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	size_t used = 0;
-	va_list ap;
-	int n, fd;
-
-	va_start(ap, fmt);
-	n = vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (used + 1 < len) {
-		ssize_t r = read(fd, buf + used, len - 1 - used);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r < 0) {
-				close(fd);
-				return -1;
-			}
-			break;
-		}
-		used += (size_t)r;
-	}
-	close(fd);
-	while (used > 0 && (buf[used - 1] == '\n' || buf[used - 1] == ' ' ||
-			    buf[used - 1] == '\t'))
-		used--;
-	buf[used] = '\0';
-	return 0;
 }
 
 /* Decimal number at *s (no sign); advances *s. -1 if none. */
@@ -246,10 +186,10 @@ static int32_t hw_arp(const char *procfs_root, const char *ifname,
 	long va, vb;
 	char *end;
 
-	if (hw_read(a, sizeof(a), "%s/proc/sys/net/ipv4/conf/all/%s",
-		    procfs_root, what) < 0 ||
-	    hw_read(b, sizeof(b), "%s/proc/sys/net/ipv4/conf/%s/%s",
-		    procfs_root, ifname, what) < 0)
+	if (sysread_at(a, sizeof(a), "%s/proc/sys/net/ipv4/conf/all/%s",
+		       procfs_root, what) < 0 ||
+	    sysread_at(b, sizeof(b), "%s/proc/sys/net/ipv4/conf/%s/%s",
+		       procfs_root, ifname, what) < 0)
 		return -1;
 	errno = 0;
 	va = strtol(a, &end, 10);
@@ -270,19 +210,21 @@ static int hw_fn_read(struct hw_fn *f, const char *sysfs_root,
 	struct inventory_pname p;
 	int parsed, pci;
 
-	if (hw_read(pname, sizeof(pname), "%s/sys/class/net/%s/phys_port_name",
-		    sysfs_root, ifc->name) < 0)
+	if (sysread_at(pname, sizeof(pname),
+		       "%s/sys/class/net/%s/phys_port_name", sysfs_root,
+		       ifc->name) < 0)
 		pname[0] = '\0';
-	if (hw_read(sw, sizeof(sw), "%s/sys/class/net/%s/phys_switch_id",
-		    sysfs_root, ifc->name) < 0)
+	if (sysread_at(sw, sizeof(sw), "%s/sys/class/net/%s/phys_switch_id",
+		       sysfs_root, ifc->name) < 0)
 		sw[0] = '\0';
 	if (*ifc->rdma_device &&
-	    hw_read(guid, sizeof(guid),
+	    sysread_at(
+		    guid, sizeof(guid),
 		    "%s/sys/class/net/%s/device/infiniband/%s/sys_image_guid",
 		    sysfs_root, ifc->name, ifc->rdma_device) < 0)
 		guid[0] = '\0';
-	if (hw_str_set(&ifc->phys_port_name, pname) < 0 ||
-	    hw_str_set(&ifc->phys_switch_id, sw) < 0)
+	if (pbstr_set(&ifc->phys_port_name, pname) < 0 ||
+	    pbstr_set(&ifc->phys_switch_id, sw) < 0)
 		return -1;
 	ifc->arp_ignore = hw_arp(procfs_root, ifc->name, "arp_ignore");
 	ifc->arp_announce = hw_arp(procfs_root, ifc->name, "arp_announce");
@@ -341,17 +283,17 @@ static void hw_free_link(Ring__PcieLink *l)
 {
 	if (!l)
 		return;
-	hw_str_free(l->id);
+	pbstr_free(l->id);
 	for (size_t i = 0; i < l->n_interfaces; i++)
 		free(l->interfaces[i]);
 	free(l->interfaces);
-	hw_str_free(l->speed);
-	hw_str_free(l->max_speed);
-	hw_str_free(l->downtrained);
-	hw_str_free(l->mps_source);
-	hw_str_free(l->upstream);
-	hw_str_free(l->upstream_max_speed);
-	hw_str_free(l->narrow);
+	pbstr_free(l->speed);
+	pbstr_free(l->max_speed);
+	pbstr_free(l->downtrained);
+	pbstr_free(l->mps_source);
+	pbstr_free(l->upstream);
+	pbstr_free(l->upstream_max_speed);
+	pbstr_free(l->narrow);
 	free(l);
 }
 
@@ -359,23 +301,23 @@ static void hw_free_port(Ring__PhysPort *p)
 {
 	if (!p)
 		return;
-	hw_str_free(p->id);
-	hw_str_free(p->name);
+	pbstr_free(p->id);
+	pbstr_free(p->name);
 	for (size_t i = 0; i < p->n_interfaces; i++)
 		free(p->interfaces[i]);
 	free(p->interfaces);
-	hw_str_free(p->twins_differ);
-	hw_str_free(p->grouped_by);
-	hw_str_free(p->switch_ids_differ);
+	pbstr_free(p->twins_differ);
+	pbstr_free(p->grouped_by);
+	pbstr_free(p->switch_ids_differ);
 	free(p);
 }
 
 void inventory_hw_free_iface(Ring__NetInterface *ifc)
 {
-	hw_str_free(ifc->phys_port_name);
-	hw_str_free(ifc->phys_switch_id);
-	hw_str_free(ifc->port_id);
-	hw_str_free(ifc->pcie_link);
+	pbstr_free(ifc->phys_port_name);
+	pbstr_free(ifc->phys_switch_id);
+	pbstr_free(ifc->port_id);
+	pbstr_free(ifc->pcie_link);
 }
 
 void inventory_hw_free(Ring__Inventory *inv)
@@ -430,7 +372,7 @@ static Ring__PcieLink *hw_link_get(Ring__Inventory *inv, const char *id)
 		return NULL;
 	ring__pcie_link__init(l);
 	inv->pcie_links[inv->n_pcie_links++] = l;
-	if (hw_str_set(&l->id, id) < 0)
+	if (pbstr_set(&l->id, id) < 0)
 		return NULL;
 	return l;
 }
@@ -459,7 +401,7 @@ static Ring__PhysPort *hw_port_get(Ring__Inventory *inv, const char *id,
 		return NULL;
 	ring__phys_port__init(p);
 	inv->phys_ports[inv->n_phys_ports++] = p;
-	if (hw_str_set(&p->id, id) < 0 || hw_str_set(&p->name, name) < 0)
+	if (pbstr_set(&p->id, id) < 0 || pbstr_set(&p->name, name) < 0)
 		return NULL;
 	return p;
 }
@@ -481,14 +423,14 @@ static int hw_link_add(Ring__Inventory *inv, struct hw_fn *f)
 	/* Functions of one device report the one link; the first with
 	 * figures speaks for it. */
 	if (!*l->speed && *ifc->pcie_link_speed) {
-		if (hw_str_set(&l->speed, ifc->pcie_link_speed) < 0 ||
-		    hw_str_set(&l->max_speed, ifc->pcie_max_link_speed) < 0)
+		if (pbstr_set(&l->speed, ifc->pcie_link_speed) < 0 ||
+		    pbstr_set(&l->max_speed, ifc->pcie_max_link_speed) < 0)
 			return -1;
 		l->width = ifc->pcie_link_width;
 		l->max_width = ifc->pcie_max_link_width;
 		l->raw_gbps = inventory_pcie_gbps(l->speed, l->width);
 		hw_downtrained(l, down, sizeof(down));
-		if (hw_str_set(&l->downtrained, down) < 0)
+		if (pbstr_set(&l->downtrained, down) < 0)
 			return -1;
 	}
 	return 0;
@@ -532,16 +474,16 @@ static int hw_link_finish(Ring__PcieLink *l, const struct hw_fn *fns, size_t n)
 			up = &fns[j].up;
 	}
 	l->mps_bytes = mps ? mps : HW_MPS_ASSUMED;
-	if (hw_str_set(&l->mps_source, mps ? "read" : "assumed") < 0)
+	if (pbstr_set(&l->mps_source, mps ? "read" : "assumed") < 0)
 		return -1;
 	l->usable_gbps = inventory_pcie_usable_gbps(l->raw_gbps, mps);
 	if (up) {
-		if (hw_str_set(&l->upstream, up->addr) < 0 ||
-		    hw_str_set(&l->upstream_max_speed, up->max_speed) < 0)
+		if (pbstr_set(&l->upstream, up->addr) < 0 ||
+		    pbstr_set(&l->upstream_max_speed, up->max_speed) < 0)
 			return -1;
 		l->upstream_max_width = up->max_width;
 	}
-	if (hw_str_set(&l->narrow, hw_narrow(l)) < 0)
+	if (pbstr_set(&l->narrow, hw_narrow(l)) < 0)
 		return -1;
 	if (*l->narrow)
 		log_debug("agent",
@@ -572,7 +514,7 @@ static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
 	}
 	if (!first)
 		return 0;
-	if (hw_str_set(&p->grouped_by, first->grouped) < 0)
+	if (pbstr_set(&p->grouped_by, first->grouped) < 0)
 		return -1;
 	if (!agree)
 		for (size_t j = 0; j < n; j++) {
@@ -584,7 +526,7 @@ static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
 					 fns[j].ifc->name,
 					 fns[j].sw[0] ? fns[j].sw : "none");
 		}
-	if (hw_str_set(&p->switch_ids_differ, differ) < 0)
+	if (pbstr_set(&p->switch_ids_differ, differ) < 0)
 		return -1;
 	if (differ[0])
 		log_debug("agent",
@@ -601,7 +543,7 @@ static int hw_port_name(Ring__Inventory *inv, Ring__PhysPort *p,
 		if (inv->phys_ports[i] != p &&
 		    !strcmp(inv->phys_ports[i]->id, id))
 			return 0;
-	return hw_str_set(&p->id, id);
+	return pbstr_set(&p->id, id);
 }
 
 static double hw_speed_gbps(const Ring__NetInterface *ifc)
@@ -757,7 +699,7 @@ static int hw_port_finish(Ring__PhysPort *p, const struct hw_fn *fns, size_t n)
 		hw_differ_one(fns, n, p, "pcie speed", hw_fmt_pcie_speed,
 			      differ, sizeof(differ));
 	}
-	return hw_str_set(&p->twins_differ, differ);
+	return pbstr_set(&p->twins_differ, differ);
 }
 
 static int hw_link_cmp(const void *a, const void *b)
@@ -807,7 +749,7 @@ int inventory_hw_model(Ring__Inventory *inv, const char *sysfs_root,
 				       f->ifc->name) < 0) {
 			goto out;
 		}
-		if (hw_str_set(&f->ifc->pcie_link, f->pl ? f->pl->id : "") < 0)
+		if (pbstr_set(&f->ifc->pcie_link, f->pl ? f->pl->id : "") < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < inv->n_pcie_links; i++)
@@ -817,8 +759,8 @@ int inventory_hw_model(Ring__Inventory *inv, const char *sysfs_root,
 		if (hw_port_name(inv, inv->phys_ports[i], fns, n) < 0)
 			goto out;
 	for (size_t i = 0; i < n; i++)
-		if (hw_str_set(&fns[i].ifc->port_id,
-			       fns[i].pp ? fns[i].pp->id : "") < 0)
+		if (pbstr_set(&fns[i].ifc->port_id,
+			      fns[i].pp ? fns[i].pp->id : "") < 0)
 			goto out;
 	for (size_t i = 0; i < n; i++)
 		hw_nominal(fns, n, i);

@@ -21,6 +21,8 @@
 #include <infiniband/verbs.h>
 
 #include "inventory.h"
+#include "pbstr.h"
+#include "sysread.h"
 
 /* The validator's bounds, and what a tree may make us read. */
 #define TREE_MAX_DEVICES 64
@@ -123,65 +125,6 @@ fail:
 	return -1;
 }
 
-static void tree_str_free(char *s)
-{
-	if (s && s != protobuf_c_empty_string)
-		free(s);
-}
-
-static int tree_str_set(char **dst, const char *s)
-{
-	char *copy = (char *)protobuf_c_empty_string;
-
-	if (s && *s) {
-		copy = strdup(s);
-		if (!copy)
-			return -1;
-	}
-	tree_str_free(*dst);
-	*dst = copy;
-	return 0;
-}
-
-/* Small file under a formatted path, trailing blanks cut; -1 if absent. */
-static int tree_read(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int tree_read(char *buf, size_t len, const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	size_t used = 0;
-	va_list ap;
-	int n, fd;
-
-	va_start(ap, fmt);
-	n = vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (used + 1 < len) {
-		ssize_t r = read(fd, buf + used, len - 1 - used);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			close(fd);
-			return -1;
-		}
-		if (r == 0)
-			break;
-		used += (size_t)r;
-	}
-	close(fd);
-	while (used > 0 && isspace((unsigned char)buf[used - 1]))
-		used--;
-	buf[used] = '\0';
-	return 0;
-}
-
 static int tree_name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -255,13 +198,14 @@ static int tree_gid(Ring__RdmaPort *p, const char *pdir, unsigned i,
 	uint8_t raw[16];
 	Ring__Gid **grown, *g;
 
-	if (tree_read(text, sizeof(text), "%s/gids/%u", pdir, i) < 0 ||
+	if (sysread_at(text, sizeof(text), "%s/gids/%u", pdir, i) < 0 ||
 	    inet_pton(AF_INET6, text, raw) != 1 ||
 	    !memcmp(raw, zero, sizeof(zero)) ||
 	    !inet_ntop(AF_INET6, raw, text, sizeof(text)) ||
-	    tree_read(type, sizeof(type), "%s/gid_attrs/types/%u", pdir, i) < 0)
+	    sysread_at(type, sizeof(type), "%s/gid_attrs/types/%u", pdir, i) <
+		    0)
 		return 0;
-	if (tree_read(ndev, sizeof(ndev), "%s/gid_attrs/ndevs/%u", pdir, i) <
+	if (sysread_at(ndev, sizeof(ndev), "%s/gid_attrs/ndevs/%u", pdir, i) <
 		    0 ||
 	    strlen(ndev) >= IFNAMSIZ)
 		ndev[0] = '\0';
@@ -286,11 +230,10 @@ static int tree_gid(Ring__RdmaPort *p, const char *pdir, unsigned i,
 						     : IBV_GID_TYPE_IB));
 	else
 		type[0] = '\0';
-	if (tree_str_set(&g->gid, text) < 0 ||
-	    tree_str_set(&g->type, type) < 0 ||
-	    tree_str_set(&g->netdev, ndev) < 0)
+	if (pbstr_set(&g->gid, text) < 0 || pbstr_set(&g->type, type) < 0 ||
+	    pbstr_set(&g->netdev, ndev) < 0)
 		return -1;
-	if (!*p->netdev && ndev[0] && tree_str_set(&p->netdev, ndev) < 0)
+	if (!*p->netdev && ndev[0] && pbstr_set(&p->netdev, ndev) < 0)
 		return -1;
 	return 0;
 }
@@ -318,22 +261,22 @@ static int tree_port(Ring__RdmaDevice *d, const char *ddir, unsigned port)
 	d->ports[d->n_ports++] = p;
 	p->port = port;
 	/* "4: ACTIVE": the enum, named as ibv_port_state_str names it. */
-	if (tree_read(buf, sizeof(buf), "%s/state", pdir) < 0)
+	if (sysread_at(buf, sizeof(buf), "%s/state", pdir) < 0)
 		buf[0] = '\0';
 	v = strtoul(buf, NULL, 10);
-	if (tree_str_set(&p->state,
-			 ibv_port_state_str((enum ibv_port_state)v)) < 0)
+	if (pbstr_set(&p->state, ibv_port_state_str((enum ibv_port_state)v)) <
+	    0)
 		return -1;
 	/* libibverbs reads an unspecified link layer as InfiniBand. */
-	if (tree_read(buf, sizeof(buf), "%s/link_layer", pdir) < 0 ||
+	if (sysread_at(buf, sizeof(buf), "%s/link_layer", pdir) < 0 ||
 	    strcmp(buf, "Ethernet"))
 		snprintf(buf, sizeof(buf), "InfiniBand");
 	ethernet = !strcmp(buf, "Ethernet");
-	if (tree_str_set(&p->link_layer, buf) < 0)
+	if (pbstr_set(&p->link_layer, buf) < 0)
 		return -1;
-	if (tree_read(buf, sizeof(buf), "%s/rate", pdir) == 0)
+	if (sysread_at(buf, sizeof(buf), "%s/rate", pdir) == 0)
 		tree_rate(buf, &p->active_width, &p->active_speed_gbps);
-	if (tree_read(buf, sizeof(buf), "%s/active_mtu", pdir) == 0) {
+	if (sysread_at(buf, sizeof(buf), "%s/active_mtu", pdir) == 0) {
 		v = strtoul(buf, NULL, 10);
 		if (v >= 256 && v <= 4096 && !(v & (v - 1)))
 			p->active_mtu = (uint32_t)v;
@@ -349,8 +292,8 @@ static int tree_port(Ring__RdmaDevice *d, const char *ddir, unsigned port)
 	/* No GID names a netdev (link down, no address): as the live
 	 * inventory, the first entry's. */
 	if (!*p->netdev &&
-	    tree_read(ndev, sizeof(ndev), "%s/gid_attrs/ndevs/0", pdir) == 0 &&
-	    strlen(ndev) < IFNAMSIZ && tree_str_set(&p->netdev, ndev) < 0)
+	    sysread_at(ndev, sizeof(ndev), "%s/gid_attrs/ndevs/0", pdir) == 0 &&
+	    strlen(ndev) < IFNAMSIZ && pbstr_set(&p->netdev, ndev) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -379,13 +322,13 @@ static int tree_device(Ring__Inventory *inv, const char *ibdir,
 		return -1;
 	ring__rdma_device__init(d);
 	inv->rdma_devices[inv->n_rdma_devices++] = d;
-	if (tree_str_set(&d->name, name) < 0)
+	if (pbstr_set(&d->name, name) < 0)
 		return -1;
-	if (tree_read(buf, sizeof(buf), "%s/node_guid", ddir) == 0 &&
-	    tree_str_set(&d->node_guid, buf) < 0)
+	if (sysread_at(buf, sizeof(buf), "%s/node_guid", ddir) == 0 &&
+	    pbstr_set(&d->node_guid, buf) < 0)
 		return -1;
-	if (tree_read(buf, sizeof(buf), "%s/fw_ver", ddir) == 0 &&
-	    tree_str_set(&d->fw_ver, buf) < 0)
+	if (sysread_at(buf, sizeof(buf), "%s/fw_ver", ddir) == 0 &&
+	    pbstr_set(&d->fw_ver, buf) < 0)
 		return -1;
 	snprintf(pdir, sizeof(pdir), "%s/ports", ddir);
 	n = tree_numbers(pdir, ports, TREE_MAX_PORTS);
