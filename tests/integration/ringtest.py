@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -456,3 +457,42 @@ def throwaway_users(prefix, n):
     finally:
         for cmd, name in made:
             subprocess.run([cmd, name], capture_output=True, timeout=30)
+
+
+# Shell lines quoted in docs and banners: the words that start a command.
+_SHELL_LEAD = re.compile(r"^(?:sudo|do|then|else|exec|time|nohup|env|"
+                         r"runuser -u \S+ --|setsid(?: -f)?|"
+                         r"ip netns exec \S+|"
+                         r"[A-Za-z_][A-Za-z0-9_]*=\S*)\s+")
+
+
+def shell_invocations(line, progs):
+    """(prog, [args]) for each invocation of one of progs in a shell line:
+    the first word of a segment between ; | && || $( ), after sudo,
+    runuser, ip netns exec and the like; comments, quotes and
+    redirections ("> file" and ">file") removed."""
+    line = re.sub(r"(^|\s)#.*", "", line)
+    found = []
+    for seg in re.split(r";|\|\||&&|\||\$\(|\)", line):
+        seg = seg.strip()
+        while True:
+            n = _SHELL_LEAD.sub("", seg)
+            if n == seg:
+                break
+            seg = n
+        try:
+            words = shlex.split(seg)
+        except ValueError:
+            words = seg.split()
+        if not words or os.path.basename(words[0]) not in progs:
+            continue
+        args, skip = [], False
+        for w in words[1:]:
+            if skip:
+                skip = False
+            elif re.match(r"^\d*(>>?|<)(&\d+)?$", w):
+                skip = True  # "> file": the file is the next word
+            elif not re.match(r"^\d*(>>?|<)", w):
+                args.append(w)
+        found.append((os.path.basename(words[0]), args))
+    return found

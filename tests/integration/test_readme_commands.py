@@ -20,13 +20,13 @@ No network namespaces and no root needed."""
 import inspect
 import os
 import re
-import shlex
 import subprocess
 import sys
 
 import pytest
 
 import daemons
+from ringtest import shell_invocations
 
 REPO = daemons.REPO
 PROGS = ("ringctl", "ring-agent", "ring-coordinator", "make")
@@ -37,11 +37,6 @@ NO_CONF = "/nonexistent/ringd-test.conf"
 USAGE_RE = re.compile(r"usage|unknown\b[^\n]*\b(command|option)|"
                       r"unexpected argument|missing argument|"
                       r"see '[^']*--help'", re.I)
-_LEAD = re.compile(r"^(?:sudo|do|then|else|exec|time|nohup|env|"
-                   r"runuser -u \S+ --|setsid(?: -f)?|ip netns exec \S+|"
-                   r"[A-Za-z_][A-Za-z0-9_]*=\S*)\s+")
-
-
 # ------------------------------------------------------------ the texts
 
 
@@ -151,35 +146,8 @@ def banner_lines():
 
 
 def invocations(line):
-    """(prog, [args]) for each command of PROGS in one shell line: the
-    first word of each segment between ; | && || $( ), after sudo,
-    runuser, ip netns exec and the like; comments, quotes and
-    redirections removed."""
-    line = re.sub(r"(^|\s)#.*", "", line)
-    found = []
-    for seg in re.split(r";|\|\||&&|\||\$\(|\)", line):
-        seg = seg.strip()
-        while True:
-            n = _LEAD.sub("", seg)
-            if n == seg:
-                break
-            seg = n
-        try:
-            words = shlex.split(seg)
-        except ValueError:
-            continue
-        if not words or os.path.basename(words[0]) not in PROGS:
-            continue
-        args, skip = [], False
-        for w in words[1:]:
-            if skip:
-                skip = False
-            elif re.match(r"^\d*(>>?|<)(&\d+)?$", w):
-                skip = True  # "> file": the file is the next word
-            elif not re.match(r"^\d*(>>?|<)", w):
-                args.append(w)
-        found.append((os.path.basename(words[0]), args))
-    return found
+    """(prog, [args]) for each command of PROGS in one shell line."""
+    return shell_invocations(line, PROGS)
 
 
 def shown():

@@ -16,12 +16,12 @@ import itertools
 import json
 import os
 import re
-import shlex
 import subprocess
 
 import pytest
 
 import daemons
+from ringtest import shell_invocations
 
 REPO = daemons.REPO
 MAN_DIR = os.path.join(REPO, "docs", "man")
@@ -621,10 +621,6 @@ def check_values(prog, help_text, man_text, man_name="the man page"):
 
 # ------------------------------------------------------------ doc lines
 
-_LEAD = re.compile(r"^(?:sudo|do|then|else|exec|time|nohup|env|"
-                   r"setsid(?: -f)?|ip netns exec \S+|[A-Z_]+=\S*)\s+")
-
-
 def command_lines(text):
     """The command lines a Markdown text quotes: each line of a fenced
     block, each `inline` span (joined over line breaks)."""
@@ -637,30 +633,6 @@ def command_lines(text):
     out += [" ".join(x.split()) for x in
             re.findall(r"`([^`]+)`", "\n".join(rest))]
     return out
-
-
-def split_invocations(line, progs):
-    """(prog, [args]) for each invocation of one of progs in a shell line:
-    the first word of a segment between ; | && || $( ), after sudo and
-    the like, comments, quotes and redirections removed."""
-    line = re.sub(r"(^|\s)#.*", "", line)
-    found = []
-    for seg in re.split(r";|\|\||&&|\||\$\(|\)", line):
-        seg = seg.strip()
-        while True:
-            n = _LEAD.sub("", seg)
-            if n == seg:
-                break
-            seg = n
-        try:
-            words = shlex.split(seg)
-        except ValueError:
-            words = seg.split()
-        if not words or os.path.basename(words[0]) not in progs:
-            continue
-        args = [w for w in words[1:] if not re.match(r"^\d*[<>]", w)]
-        found.append((os.path.basename(words[0]), args))
-    return found
 
 
 def check_invocation(h, args):
@@ -732,7 +704,7 @@ def check_docs(helps, docs):
                           r.command_options(c), src)
                 lines = [x for x in lines if x not in block[0].splitlines()]
         for line in lines:
-            for prog, args in split_invocations(line, syn):
+            for prog, args in shell_invocations(line, syn):
                 if args and args[0].startswith("["):
                     continue  # a synopsis line, checked above
                 for q in check_invocation(syn[prog], args):
