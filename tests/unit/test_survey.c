@@ -1203,25 +1203,48 @@ static void test_twins(void **state)
 	fake_free(f);
 }
 
+/* The twin ring n1-n2-n4-n3-n1 with RDMA: two function pairs a cable,
+ * twin a on PCI device 0000:01:00, twin b on 0002:01:00. */
+static struct fake *twin_ring4(void)
+{
+	struct fake *f = fake_new();
+	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
+	    n4 = tn_add(f, "n4");
+
+	f->rdma = 1;
+	tn_twin_cable(f, n1, n2, 0);
+	tn_twin_cable(f, n2, n4, 0);
+	tn_twin_cable(f, n4, n3, 0);
+	tn_twin_cable(f, n3, n1, 0);
+	return f;
+}
+
+/* Node x's interface ifname and its peer no longer hear each other (no
+ * beacon either way): that function pair is no edge. */
+static void tn_unheard(struct fake *f, int x, const char *ifname)
+{
+	for (unsigned k = 0; k < f->n[x].n_ifs; k++) {
+		struct tif *t = &f->n[x].ifs[k];
+
+		if (strcmp(t->name, ifname) || t->peer_node < 0)
+			continue;
+		f->n[t->peer_node].ifs[t->peer_if].peer_node = -1;
+		t->peer_node = -1;
+	}
+}
+
 /* The NCCL view of a twin ring: every function facing a neighbour, with
  * its port, next rank's first; no GID index without RDMA tests (said
  * why); the /30s tell the neighbours apart, a /16 does not. */
 static void test_twins_ranks_nccl(void **state)
 {
-	struct fake *f = fake_new();
-	int n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
-	    n4 = tn_add(f, "n4");
+	struct fake *f = twin_ring4();
 	const Ring__Topology *t;
 	const Ring__Rank *r;
 	static const char *const want[] = {"roce_f1a:1", "roce_f1b:1",
 					   "roce_f0a:1", "roce_f0b:1"};
 
 	(void)state;
-	f->rdma = 1;
-	tn_twin_cable(f, n1, n2, 0);
-	tn_twin_cable(f, n2, n4, 0);
-	tn_twin_cable(f, n4, n3, 0);
-	tn_twin_cable(f, n3, n1, 0);
 	tn_publish(f);
 	t = fake_survey(f);
 	assert_string_equal(t->kind, "ring");
@@ -1253,21 +1276,8 @@ static void test_twins_ranks_nccl(void **state)
 	/* One twin of n2's cable to n4 unheard: n2's functions facing
 	 * n1 outnumber those facing n4; the one without a partner is left
 	 * out, and the pair across PCI devices needs NCCL_NET_FORCE_MERGE. */
-	f = fake_new();
-	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
-	n4 = tn_add(f, "n4");
-	f->rdma = 1;
-	tn_twin_cable(f, n1, n2, 0);
-	tn_twin_cable(f, n2, n4, 0);
-	tn_twin_cable(f, n4, n3, 0);
-	tn_twin_cable(f, n3, n1, 0);
-	for (unsigned k = 0; k < f->n[n2].n_ifs; k++)
-		if (!strcmp(f->n[n2].ifs[k].name, "f1a")) {
-			struct tif *x = &f->n[n2].ifs[k];
-
-			f->n[x->peer_node].ifs[x->peer_if].peer_node = -1;
-			x->peer_node = -1;
-		}
+	f = twin_ring4();
+	tn_unheard(f, 1, "f1a");
 	tn_publish(f);
 	t = fake_survey(f);
 	r = t->ranks[1];
@@ -1284,22 +1294,9 @@ static void test_twins_ranks_nccl(void **state)
 
 	/* n2 hears n4 on twin b only and n1 on twin a only: the pair spans
 	 * two PCI devices, which NCCL does not fuse by itself. */
-	f = fake_new();
-	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
-	n4 = tn_add(f, "n4");
-	f->rdma = 1;
-	tn_twin_cable(f, n1, n2, 0);
-	tn_twin_cable(f, n2, n4, 0);
-	tn_twin_cable(f, n4, n3, 0);
-	tn_twin_cable(f, n3, n1, 0);
-	for (unsigned k = 0; k < f->n[n2].n_ifs; k++)
-		if (!strcmp(f->n[n2].ifs[k].name, "f1a") ||
-		    !strcmp(f->n[n2].ifs[k].name, "f0b")) {
-			struct tif *x = &f->n[n2].ifs[k];
-
-			f->n[x->peer_node].ifs[x->peer_if].peer_node = -1;
-			x->peer_node = -1;
-		}
+	f = twin_ring4();
+	tn_unheard(f, 1, "f1a");
+	tn_unheard(f, 1, "f0b");
 	tn_publish(f);
 	t = fake_survey(f);
 	r = t->ranks[1];
@@ -1311,14 +1308,7 @@ static void test_twins_ranks_nccl(void **state)
 	fake_free(f);
 
 	/* Every function in one /16: no prefix length separates them. */
-	f = fake_new();
-	n1 = tn_add(f, "n1"), n2 = tn_add(f, "n2"), n3 = tn_add(f, "n3"),
-	n4 = tn_add(f, "n4");
-	f->rdma = 1;
-	tn_twin_cable(f, n1, n2, 0);
-	tn_twin_cable(f, n2, n4, 0);
-	tn_twin_cable(f, n4, n3, 0);
-	tn_twin_cable(f, n3, n1, 0);
+	f = twin_ring4();
 	for (unsigned i = 0; i < f->n_nodes; i++)
 		for (unsigned k = 0; k < f->n[i].n_ifs; k++)
 			f->n[i].ifs[k].prefix = 16;
