@@ -466,13 +466,25 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "  kill %d" % a.pid,
         "Start it again (it rejoins within seconds):",
         "  ip netns exec %s setsid -f \\" % q(a.ns),
-        "    %s \\" % " ".join(q(x) for x in a.argv),
+    ] + _fold_words([q(x) for x in a.argv], "    ") + [
         "    >>%s 2>&1 </dev/null" % q(a.log),
         "",
         "Tear it down: sudo %s demo-down" % make,
         "  (or: sudo %s %s down)" % (sys.executable,
                                      os.path.abspath(__file__)),
     ]
+
+
+def _fold_words(words, indent):
+    """Shell words as continuation lines that fit WIDTH wherever the
+    checkout lives (a long path gets a line of its own)."""
+    lines, cur = [], indent
+    for w in words:
+        if cur.strip() and len(cur) + 1 + len(w) + 2 > WIDTH:
+            lines.append(cur + " \\")
+            cur = indent
+        cur = cur + (" " if cur.strip() else "") + w
+    return lines + [cur + " \\"]
 
 
 def _pick_cable(state, edge):
@@ -491,11 +503,15 @@ def _pick_cable(state, edge):
 
 
 def _watch_lines(state):
-    ringctl = "%s -s %s" % (os.path.join(state["bin"], "ringctl"),
-                            state["sock"])
-    return ["Watch it, as root (`ringctl status` with the banner's exports):",
-            "  %s status" % ringctl,
-            "  %s watch" % ringctl]
+    q = shlex.quote
+    ringctl = [q(os.path.join(state["bin"], "ringctl")), "-s",
+               q(state["sock"])]
+    lines = ["Watch it, as root (`ringctl status` with the banner's exports):"]
+    for verb in ("status", "watch"):
+        folded = _fold_words(ringctl + [verb], "  ")
+        folded[-1] = folded[-1][:-2]  # no continuation after the verb
+        lines += folded
+    return lines
 
 
 def _set_cables(state, keys, how):
