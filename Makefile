@@ -98,8 +98,7 @@ endif
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wmissing-prototypes \
 	-g -fstack-protector-strong -fPIE -DRING_VERSION='"$(VERSION)"' \
-	-iquote proto -iquote common -iquote agent -iquote coordinator \
-	-iquote $(BUILD)/gen $(PKG_CFLAGS)
+	-iquote proto -iquote common -iquote $(BUILD)/gen $(PKG_CFLAGS)
 LDFLAGS := -pie -Wl,-z,relro,-z,now
 ifeq ($(SANITIZE),1)
 CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -137,7 +136,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down demo-status demo-cut demo-mend rdma-check systemd-check \
+.PHONY: all clean check unit unit-bins integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down demo-status demo-cut demo-mend rdma-check systemd-check \
 	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -176,9 +175,18 @@ $(BUILD)/bin/ringctl: $(call obj,ringctl/main.c) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RINGCTL_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
+# A program's own headers are found beside its sources (a quoted include
+# searches the including file's folder first), so "health_rules.h" means
+# coordinator/'s and no other. Tests and fuzz targets name the program:
+# "coordinator/survey.h". A unit test links the libraries of the programs
+# whose headers it includes (its .d file lists them), not all of them.
+TEST_CFLAGS = -iquote . -Wno-missing-prototypes
+$(BUILD)/obj/tests/%.o: CFLAGS += $(TEST_CFLAGS)
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote ringctl -Wno-missing-prototypes $(LDFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	libs=$$(for p in agent:$(LIBAGENT) coordinator:$(LIBCOORD) ringctl:$(LIBRINGCTL); do \
+		grep -q "[ :]$${p%%:*}/[a-z_0-9]*\.h" $(<:.o=.d) && printf '%s ' $${p#*:}; done); \
+	$(CC) $(LDFLAGS) -o $@ $< $$libs $(LIBCOMMON) $(LIBS) -lcmocka
 
 # What make check ran: with CHECK_SUMMARY set (make check sets it) each
 # suite appends its line there and "passed failed skipped" to
@@ -191,6 +199,7 @@ CHECK_RECORD = rec() { echo "$$1"; [ -z "$(CHECK_SUMMARY)" ] || { \
 
 # Every program runs, even after one failed; cmocka's own lines are kept
 # (in $(BUILD)/tests/test_*.log too) and counted.
+unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
 	@$(CHECK_RECORD); passed=0; failed=0; bad=; \
 	for t in $(UNIT_BINS); do \
@@ -212,7 +221,7 @@ fuzz:
 fuzz-bins: $(FUZZ_BINS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -iquote ringctl -Wno-missing-prototypes -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(TEST_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
 # Each target briefly, on its seed corpus (copied: libFuzzer writes into it).
 fuzz-smoke: fuzz
 	@set -e; $(CHECK_RECORD); ok=0; runs=; \
@@ -274,7 +283,7 @@ prometheus-check:
 # RINGD_ALLOW_SKIP=1. The record stays in build/check/.
 CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
-	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all:build (plain)" \
+	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all unit-bins:build (plain, tests included)" \
 	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "soak-check:soak (3 min)" \
 	"deb-check:deb-check" \
 	"rdma-check:rdma-check" "systemd-check:systemd-check"

@@ -26,7 +26,7 @@
 #include "store_keeper.h"
 #include "survey.h"
 #include "tls.h"
-#include "watch.h"
+#include "health_rules.h"
 #include "text.h"
 #include "topoview.h"
 
@@ -133,7 +133,7 @@ static void coord_alert(const struct alert *a, enum alert_event ev, void *arg)
 	s = store_keeper_writable(co->keeper);
 	store_keeper_wrote(co->keeper, s ? store_alert_save(s, a) : -1);
 	coord_episode(co, a, ev);
-	if (co->watch) /* restoring: the first evaluation tells */
+	if (co->rules) /* restoring: the first evaluation tells */
 		coord_health_feed(co);
 }
 
@@ -235,7 +235,7 @@ static int coord_save_baselines(struct coord *co)
 
 	if (!buf)
 		return -1;
-	len = watch_baselines_text(co->watch, buf, cap);
+	len = health_rules_baselines_text(co->rules, buf, cap);
 	r = coord_put_blob(co, "baselines", buf, len);
 	free(buf);
 	return r;
@@ -280,8 +280,8 @@ static void coord_published(const Ring__Topology *t, void *arg)
 	struct coord *co = arg;
 
 	/* Before the watch lets go of the one before. */
-	coord_history(co, t, watch_topology(co->watch));
-	if (watch_set_topology(co->watch, t) < 0)
+	coord_history(co, t, health_rules_topology(co->rules));
+	if (health_rules_set_topology(co->rules, t) < 0)
 		log_warnx("watch: out of memory: the live view keeps the "
 			  "previous topology");
 	feed_published(co->feed, t);
@@ -302,12 +302,12 @@ static void coord_survey_event(enum survey_event ev, const char *what,
 
 	if (ev == SURVEY_LIGHT) {
 		/* light_check_failed reads the outcomes: evaluate. */
-		watch_nodes_changed(co->watch);
+		health_rules_nodes_changed(co->rules);
 		return;
 	}
 	feed_survey(co->feed, ev, what, reason, failure);
 	if (ev == SURVEY_DONE)
-		watch_survey_outcome(co->watch, what, failure);
+		health_rules_survey_outcome(co->rules, what, failure);
 }
 
 static void coord_nodes_changed(void *arg)
@@ -315,7 +315,7 @@ static void coord_nodes_changed(void *arg)
 	struct coord *co = arg;
 
 	survey_nodes_changed(co->survey);
-	watch_nodes_changed(co->watch);
+	health_rules_nodes_changed(co->rules);
 	feed_nodes(co->feed, co->nodes);
 }
 
@@ -350,13 +350,13 @@ static void coord_edge_extras(Ring__Edge *e, void *arg)
  * again at once before it counts.) */
 static int coord_sample_low(const Ring__Edge *e, double gbps, void *arg)
 {
-	return watch_figure_low(((struct coord *)arg)->watch, e, gbps);
+	return health_rules_figure_low(((struct coord *)arg)->rules, e, gbps);
 }
 
 static const Ring__Topology *coord_view_topology(void *arg)
 {
 	struct coord *co = arg;
-	const Ring__Topology *t = watch_topology(co->watch);
+	const Ring__Topology *t = health_rules_topology(co->rules);
 
 	return t ? t : survey_topology(co->survey);
 }
@@ -379,8 +379,8 @@ static void coord_health(struct coord *co, struct health *out)
 	f.has_topology = t != NULL;
 	f.kind = t ? t->kind : NULL;
 	f.n_ranks = t ? t->n_ranks : 0;
-	f.relearning =
-		watch_relearning(co->watch, clock_now_ms(), &f.relearn_left_ms);
+	f.relearning = health_rules_relearning(co->rules, clock_now_ms(),
+					       &f.relearn_left_ms);
 	health_derive(&f, out);
 	free(v);
 }
@@ -458,7 +458,7 @@ static int coord_store_rewrite(struct store *s, void *arg)
 
 		r = w ? store_alert_save(w, v[i]) : -1;
 	}
-	if (r == 0 && co->watch)
+	if (r == 0 && co->rules)
 		r = coord_save_baselines(co);
 	if (r == 0 && co->survey)
 		r = coord_save_self_bytes(co);
@@ -485,8 +485,8 @@ static void coord_store_changed(void *arg)
 	if (in.state == STORE_KEEPER_OK) {
 		alerts_clear(co->alerts, "store_failing", "store", now);
 		/* The watch's evaluation arms the hold-down's tick. */
-		if (co->watch)
-			watch_nodes_changed(co->watch);
+		if (co->rules)
+			health_rules_nodes_changed(co->rules);
 	} else {
 		snprintf(msg, sizeof(msg),
 			 "the state store is %s: %s; what cannot be saved is "
@@ -534,7 +534,7 @@ static void coord_restore(struct coord *co)
 	store_alerts_load(s, coord_restore_alert, co);
 	had_alerts = alerts_list(co->alerts, 1, NULL, 0) > 0;
 	if (store_get_blob(s, "baselines", &buf, &len, &saved) == 0) {
-		watch_baselines_load(co->watch, buf, len);
+		health_rules_baselines_load(co->rules, buf, len);
 		free(buf);
 		buf = NULL;
 	}
@@ -547,8 +547,8 @@ static void coord_restore(struct coord *co)
 		if (errno != ENOENT)
 			log_warnx("store: cannot read the saved topology");
 		if (had_alerts)
-			watch_relearn_start(co->watch,
-					    co->conf->relearn_timeout_ms, "");
+			health_rules_relearn_start(
+				co->rules, co->conf->relearn_timeout_ms, "");
 		return;
 	}
 	clock_format_utc(saved, when, sizeof(when), "");
@@ -561,9 +561,10 @@ static void coord_restore(struct coord *co)
 	}
 	/* Before the topology is judged: nothing fires from facts the
 	 * agents have not sent yet. */
-	watch_relearn_start(co->watch, co->conf->relearn_timeout_ms, when);
+	health_rules_relearn_start(co->rules, co->conf->relearn_timeout_ms,
+				   when);
 	if (survey_restore(co->survey, t) < 0 ||
-	    watch_set_topology(co->watch, t) < 0)
+	    health_rules_set_topology(co->rules, t) < 0)
 		log_warnx("store: out of memory restoring the topology");
 	else
 		log_info("restored the topology surveyed %llu s ago",
@@ -577,12 +578,12 @@ static void coord_restore(struct coord *co)
 
 static double coord_edge_baseline(const Ring__Edge *e, void *arg)
 {
-	return watch_edge_baseline(((struct coord *)arg)->watch, e);
+	return health_rules_edge_baseline(((struct coord *)arg)->rules, e);
 }
 
 static int coord_edge_gid_changed(const Ring__Edge *e, void *arg)
 {
-	return watch_edge_gid_changed(((struct coord *)arg)->watch, e);
+	return health_rules_edge_gid_changed(((struct coord *)arg)->rules, e);
 }
 
 static void coord_metrics_src(struct metrics_src *src, void *arg)
@@ -599,8 +600,8 @@ static void coord_metrics_src(struct metrics_src *src, void *arg)
 	src->version = RING_VERSION;
 	src->now_ms = clock_now_ms();
 	src->rdma_qps = co->conf->survey_rdma_qps;
-	src->cert_not_after_ms = watch_own_cert(co->watch);
-	src->survey_failed = watch_survey_failed(co->watch);
+	src->cert_not_after_ms = health_rules_own_cert(co->rules);
+	src->survey_failed = health_rules_survey_failed(co->rules);
 	src->survey_interval_ms = co->conf->survey_interval_ms;
 	src->edge_baseline = coord_edge_baseline;
 	src->edge_gid_changed = coord_edge_gid_changed;
@@ -827,15 +828,15 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	co->alerts = alerts_new(&ac, coord_alert, co);
 	if (!co->sinks || !co->alerts)
 		return -1;
-	co->watch = watch_new(co->base, conf, co->nodes, co->alerts);
-	if (!co->watch)
+	co->rules = health_rules_new(co->base, conf, co->nodes, co->alerts);
+	if (!co->rules)
 		return -1;
-	watch_set_eval_cb(co->watch, coord_evaluated, co);
+	health_rules_set_eval_cb(co->rules, coord_evaluated, co);
 	{
 		uint64_t end;
 
 		if (tls_file_not_after(conf->cert, &end) == 0)
-			watch_set_own_cert(co->watch, end);
+			health_rules_set_own_cert(co->rules, end);
 	}
 	coord_restore(co);
 	if (coord_alertmanager(co, conf) < 0)
@@ -916,7 +917,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		goto fail;
 	survey_set_publish_cb(co->survey, coord_published, co);
 	survey_set_event_cb(co->survey, coord_survey_event, co);
-	watch_set_edge_fn(co->watch, coord_edge_extras, co);
+	health_rules_set_edge_fn(co->rules, coord_edge_extras, co);
 	survey_set_sample_low_cb(co->survey, coord_sample_low, co);
 	agents_set_change_cb(co->agents, coord_nodes_changed, co);
 	co->control = control_new(co->base, conf, co->nodes, co->survey);
@@ -978,7 +979,7 @@ void coord_fini(struct coord *co)
 		event_free(co->thin_ev);
 	if (co->report_ev)
 		event_free(co->report_ev);
-	watch_free(co->watch);
+	health_rules_free(co->rules);
 	/* The sinks first: alerts_free notifies nothing. */
 	sinks_free(co->sinks);
 	alertmanager_free(co->am);

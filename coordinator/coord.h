@@ -19,13 +19,14 @@ struct coord {
 	struct event_base *base;
 	SSL_CTX *tls;
 	struct nodes *nodes;
-	struct agents *agents;	     /* agent sessions (agents.h) */
-	struct control *control;     /* ringctl socket (control.h) */
-	struct survey *survey;	     /* adjacency, tests, topology (survey.h) */
-	struct alerts *alerts;	     /* health alerts (alerts.h) */
-	struct watch *watch;	     /* live overlay and rules (watch.h) */
-	struct sinks *sinks;	     /* where alerts go (sinks.h) */
-	struct alertmanager *am;     /* Alertmanager's API (alertmanager.h) */
+	struct agents *agents;	 /* agent sessions (agents.h) */
+	struct control *control; /* ringctl socket (control.h) */
+	struct survey *survey;	 /* adjacency, tests, topology (survey.h) */
+	struct alerts *alerts;	 /* health alerts (alerts.h) */
+	struct health_rules
+		*rules;		 /* live overlay and rules (health_rules.h) */
+	struct sinks *sinks;	 /* where alerts go (sinks.h) */
+	struct alertmanager *am; /* Alertmanager's API (alertmanager.h) */
 	struct store_keeper *keeper; /* durable state (store_keeper.h) */
 	uint64_t store_lost_seen;    /* the keeper's lost_seq alerted */
 	struct store_keeper_info store_info; /* the last (metrics) */

@@ -90,7 +90,7 @@ uint64_t feed_dropped(const struct feed *f);
 
 /* The sources. Each keeps what it last saw and publishes the difference
  * (the first call only records: the snapshot gives the context). */
-/* The live view after an evaluation (watch_set_eval_cb): edges' live
+/* The live view after an evaluation (health_rules_set_eval_cb): edges' live
  * states, the class, the rank order's validity. */
 void feed_topology(struct feed *f, const Ring__Topology *t);
 /* A survey published t: one measurement event per edge. */

@@ -124,7 +124,7 @@
 #include "metrics.h"
 #include "page.h"
 #include "validate.h"
-#include "watch.h"
+#include "health_rules.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -765,7 +765,7 @@ static void mr_edge_nominal(struct mr *r, const Ring__Edge *e)
 
 static void mr_edge_headline(struct mr *r, const Ring__Edge *e)
 {
-	double g = watch_edge_figure(e);
+	double g = health_rules_edge_figure(e);
 
 	if (g >= 0)
 		mr_sample(r, "ringd_edge_headline_bytes_per_second",

@@ -17,7 +17,7 @@
 #include "frame.h"
 #include "log.h"
 #include "nodes.h"
-#include "rules.h"
+#include "rdma_rules.h"
 #include "testlimits.h"
 
 /* Our calls outlive the agents' own deadline by this much, so an agent's
@@ -311,8 +311,9 @@ static void rt_endpoints_ready(struct rdmatest *t)
 {
 	char why[512];
 
-	if (rules_gid_check(t->node[0], t->side[0].ep, t->node[1],
-			    t->side[1].ep, t->adjacent, why, sizeof(why)) < 0) {
+	if (rdma_rules_gid_check(t->node[0], t->side[0].ep, t->node[1],
+				 t->side[1].ep, t->adjacent, why,
+				 sizeof(why)) < 0) {
 		rt_error(t, "%s", why);
 		rt_abort(t);
 		return;

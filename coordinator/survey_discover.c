@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "survey_int.h"
-#include "rules.h"
+#include "rdma_rules.h"
 
 static void sv_subnet(const char *addr, unsigned prefix, char *out, size_t len)
 {
@@ -141,7 +141,7 @@ int sv_snapshot(struct survey *sv)
 			 inv->mgmt_interface);
 		sn->beacons =
 			v[i]->neighbours && v[i]->neighbours->beacons_available;
-		sn->rdma_cap = rules_rdma_capable(v[i]);
+		sn->rdma_cap = rdma_rules_capable(v[i]);
 		sn->ifs =
 			sv_alloc(NULL, inv->n_interfaces + 1, sizeof(*sn->ifs));
 		if (!sn->ifs) {
@@ -166,7 +166,7 @@ int sv_snapshot(struct survey *sv)
 			si->mtu = f->mtu;
 			snprintf(si->rdma, sizeof(si->rdma), "%s",
 				 f->rdma_device);
-			if (rules_rdma_port(inv, f->name, si->rdma_dev,
+			if (rdma_rules_port(inv, f->name, si->rdma_dev,
 					    sizeof(si->rdma_dev), si->rdma_why,
 					    sizeof(si->rdma_why)) < 0)
 				si->rdma_dev[0] = '\0';

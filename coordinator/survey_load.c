@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "sched.h"
+#include "pair_rounds.h"
 #include "survey_int.h"
 #include "testlimits.h"
 
@@ -148,8 +148,8 @@ static int sv_cables_schedule(struct survey *sv)
 		pairs[m][1] = sv->cables[k].b;
 		idx[m++] = k;
 	}
-	sv->n_cable_rounds = m ? sched_rounds((const unsigned(*)[2])pairs, m,
-					      sv->n_nodes, round)
+	sv->n_cable_rounds = m ? pair_rounds_rounds((const unsigned(*)[2])pairs,
+						    m, sv->n_nodes, round)
 			       : 0;
 	if (sv->n_cable_rounds < 0)
 		goto out;

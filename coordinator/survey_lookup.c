@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "survey_int.h"
-#include "rules.h"
+#include "rdma_rules.h"
 
 int survey_test_endpoints(struct survey *sv, const char *a, const char *b,
 			  char *a_if, size_t a_if_len, char *b_addr,
@@ -53,7 +53,7 @@ static int sv_rdma_side(struct node *n, const char *ifname, const char *peer,
 {
 	char detail[160];
 
-	if (rules_rdma_port(n->inventory, ifname, dev, dev_len, detail,
+	if (rdma_rules_port(n->inventory, ifname, dev, dev_len, detail,
 			    sizeof(detail)) == 0)
 		return 0;
 	if (adjacent == 1)
@@ -106,10 +106,10 @@ int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 	} else {
 		/* Not neighbours: the diagonal case. The test runs and fails
 		 * on its own, which is the answer the operator wants. */
-		if (rules_rdma_first_port(na->inventory, e->a_if,
+		if (rdma_rules_first_port(na->inventory, e->a_if,
 					  sizeof(e->a_if), e->a_dev,
 					  sizeof(e->a_dev)) < 0 ||
-		    rules_rdma_first_port(nb->inventory, e->b_if,
+		    rdma_rules_first_port(nb->inventory, e->b_if,
 					  sizeof(e->b_if), e->b_dev,
 					  sizeof(e->b_dev)) < 0) {
 			snprintf(why, why_len,
@@ -122,11 +122,11 @@ int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 	for (int k = 0; k < 2; k++) {
 		struct node *n = k ? nb : na;
 
-		if (!rules_rdma_capable(n)) {
+		if (!rdma_rules_capable(n)) {
 			snprintf(why, why_len,
 				 "%s: its agent (version %s) does not offer "
 				 "RDMA tests (no '%s' capability)",
-				 n->name, n->agent_version, RULES_RDMA_CAP);
+				 n->name, n->agent_version, RDMA_RULES_CAP);
 			return -1;
 		}
 	}

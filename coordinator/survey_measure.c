@@ -5,9 +5,9 @@
 
 #include "counters_eval.h"
 #include "log.h"
-#include "sched.h"
+#include "pair_rounds.h"
 #include "survey_int.h"
-#include "rules.h"
+#include "rdma_rules.h"
 
 /* Measurement order: the ring's cycle when there is one (so the rounds
  * alternate), every pair by the circle method through a switch. */
@@ -27,7 +27,7 @@ int sv_plan_measure(struct survey *sv)
 	if (!sv->meas || !sv->round_of || !pairs)
 		goto out;
 	if (sv_is_switch(sv)) {
-		int r = sched_circle(n, pairs, sv->round_of, n * n);
+		int r = pair_rounds_circle(n, pairs, sv->round_of, n * n);
 
 		if (r < 0)
 			goto out;
@@ -78,9 +78,10 @@ int sv_plan_measure(struct survey *sv)
 		pairs[k][0] = sv->links[sv->meas[k]].t.a;
 		pairs[k][1] = sv->links[sv->meas[k]].t.b;
 	}
-	sv->n_rounds = sv->n_meas ? sched_rounds((const unsigned(*)[2])pairs,
-						 sv->n_meas, n, sv->round_of)
-				  : 0;
+	sv->n_rounds = sv->n_meas
+			       ? pair_rounds_rounds((const unsigned(*)[2])pairs,
+						    sv->n_meas, n, sv->round_of)
+			       : 0;
 	rc = sv->n_rounds < 0 ? -1 : 0;
 out:
 	topo_result_free(&res);
@@ -143,7 +144,7 @@ static int sv_link_rdma_ready(const struct survey *sv, const struct sv_link *l,
 			snprintf(why, why_len,
 				 "%s: its agent does not offer RDMA tests "
 				 "(no '%s' capability)",
-				 sv->nodes[n[k]].name, RULES_RDMA_CAP);
+				 sv->nodes[n[k]].name, RDMA_RULES_CAP);
 			return -1;
 		}
 	return 0;

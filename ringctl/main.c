@@ -27,7 +27,7 @@
 #include "testargs.h"
 #include "topoview.h"
 #include "allreduce_cli.h"
-#include "watch.h"
+#include "watch_cmd.h"
 #include "writer.h"
 
 #define EXIT_DEGRADED 1

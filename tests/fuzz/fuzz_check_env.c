@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_env.h"
+#include "ringctl/check_env.h"
 #include "../unit/testgb10.h"
 
 static void fuzz_check_env_var(const struct check_env_set *set, size_t i)

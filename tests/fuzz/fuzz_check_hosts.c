@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "check_hosts.h"
+#include "ringctl/check_hosts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

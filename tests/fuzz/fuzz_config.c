@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "agent_conf.h"
+#include "agent/agent_conf.h"
 #include "cfg.h"
-#include "coord_conf.h"
+#include "coordinator/coord_conf.h"
 
 static void fuzz_config_silent(const char *msg, void *arg)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_serve.h"
+#include "coordinator/http_serve.h"
 
 #include "fuzzcheck.h"
 

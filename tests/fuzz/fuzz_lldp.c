@@ -13,7 +13,7 @@
 
 #include <event2/event.h>
 
-#include "lldp.h"
+#include "agent/lldp.h"
 
 #include "fuzzcheck.h"
 

@@ -20,9 +20,9 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "agents.h"
-#include "coord_conf.h"
-#include "nodes.h"
+#include "coordinator/agents.h"
+#include "coordinator/coord_conf.h"
+#include "coordinator/nodes.h"
 #include "frame.h"
 #include "log.h"
 

@@ -20,7 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "agents.h"
+#include "coordinator/agents.h"
 #include "frame.h"
 #include "log.h"
 #include "testsock.h"

@@ -23,8 +23,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "alertmanager.h"
-#include "alerts.h"
+#include "coordinator/alertmanager.h"
+#include "coordinator/alerts.h"
 #include "clock.h"
 #include "log.h"
 

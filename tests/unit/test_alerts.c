@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alerts.h"
-#include "health.h"
+#include "coordinator/alerts.h"
+#include "coordinator/health.h"
 
 /* The health word of the table alone (a surveyed ring, nothing missing). */
 static const char *health_of(const struct alerts *t)

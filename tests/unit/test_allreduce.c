@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "allreduce.h"
+#include "agent/allreduce.h"
 #include "frame.h"
-#include "ops.h"
+#include "agent/ops.h"
 
 #define T_MAX 8
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "allreduce_coord.h"
+#include "coordinator/allreduce_coord.h"
 #include "testcall.h"
 
 #define N 4

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arlast.h"
+#include "coordinator/arlast.h"
 #include "log.h"
-#include "store.h"
+#include "coordinator/store.h"
 #include "testutil.h"
 
 struct fx {

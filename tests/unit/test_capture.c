@@ -21,10 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "capture_anon.h"
-#include "inventory.h"
-#include "inventory_tree.h"
+#include "agent/capture.h"
+#include "agent/capture_anon.h"
+#include "agent/inventory.h"
+#include "agent/inventory_tree.h"
 
 static char top[64];
 

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent_conf.h"
+#include "agent/agent_conf.h"
 #include "cfg.h"
-#include "coord_conf.h"
+#include "coordinator/coord_conf.h"
 #include "pki.h"
 #include "size.h"
 #include "testutil.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "ranks.h"
+#include "ringctl/check.h"
+#include "ringctl/ranks.h"
 #include "testwriter.h"
 
 /* The reference cluster as the coordinator reports it: physical order

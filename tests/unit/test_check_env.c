@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_env.h"
-#include "ranks.h"
+#include "ringctl/check_env.h"
+#include "ringctl/ranks.h"
 #include "testgb10.h"
 #include "testwriter.h"
 

@@ -19,9 +19,9 @@
 
 #include <event2/event.h>
 
-#include "alerts.h"
+#include "coordinator/alerts.h"
 #include "clock.h"
-#include "control.h"
+#include "coordinator/control.h"
 #include "frame.h"
 #include "log.h"
 #include "testsock.h"

@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent_conf.h"
-#include "counters.h"
+#include "agent/agent_conf.h"
+#include "agent/counters.h"
 #include "testutil.h"
-#include "validate.h"
+#include "coordinator/validate.h"
 
 struct fixture {
 	char root[64];

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allreduce_cli.h"
-#include "ranks.h"
-#include "render.h"
-#include "report.h"
-#include "testargs.h"
+#include "ringctl/allreduce_cli.h"
+#include "ringctl/ranks.h"
+#include "ringctl/render.h"
+#include "ringctl/report.h"
+#include "ringctl/testargs.h"
 #include "testwriter.h"
 
 /* ringctl ranks' text formats with names an agent chose: what reaches an

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "explain.h"
-#include "inventory.h"
+#include "ringctl/explain.h"
+#include "agent/inventory.h"
 
 /* One end: a port with two twins on two PCIe links (GB10's p0), an RDMA
  * port on the facing function. */

@@ -16,7 +16,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "feed.h"
+#include "coordinator/feed.h"
 #include "frame.h"
 
 #define MAX_EV 64

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "findings.h"
-#include "inventory.h"
+#include "coordinator/findings.h"
+#include "agent/inventory.h"
 
 static const char *const edge_names[] = {"n1-n2", "n2-n4", "n4-n3", "n3-n1",
 					 "n1-n4"};

@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "inventory.h"
-#include "inventory_json.h"
-#include "inventory_tree.h"
-#include "validate.h"
+#include "agent/capture.h"
+#include "agent/inventory.h"
+#include "agent/inventory_json.h"
+#include "agent/inventory_tree.h"
+#include "coordinator/validate.h"
 
 static const char *fixtures_root(void)
 {

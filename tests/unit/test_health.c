@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alert_text.h"
-#include "alerts.h"
-#include "health.h"
+#include "coordinator/alert_text.h"
+#include "coordinator/alerts.h"
+#include "coordinator/health.h"
 
 static struct alerts *table(void)
 {

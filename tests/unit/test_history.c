@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
+#include "ringctl/history.h"
 #include "testwriter.h"
 
 /* ringctl history: the --since parser, the sparkline, and the rendering

@@ -24,7 +24,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "http_serve.h"
+#include "coordinator/http_serve.h"
 
 /* ---- The parser ---- */
 

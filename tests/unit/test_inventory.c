@@ -16,10 +16,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "inventory.h"
-#include "inventory_hw.h"
-#include "inventory_json.h"
-#include "inventory_pcie.h"
+#include "agent/inventory.h"
+#include "agent/inventory_hw.h"
+#include "agent/inventory_json.h"
+#include "agent/inventory_pcie.h"
 
 /* A hand-built getifaddrs() list: what the agent would see on a GB10 node
  * with two of its four CX-7 halves addressed. */

@@ -23,7 +23,7 @@
 #include <event2/event.h>
 
 #include "testns.h"
-#include "lldp.h"
+#include "agent/lldp.h"
 #include "log.h"
 
 static const uint8_t test_mac[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};

@@ -23,12 +23,12 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "alerts.h"
-#include "health.h"
-#include "http_serve.h"
-#include "metrics.h"
-#include "page.h"
-#include "nodes.h"
+#include "coordinator/alerts.h"
+#include "coordinator/health.h"
+#include "coordinator/http_serve.h"
+#include "coordinator/metrics.h"
+#include "coordinator/page.h"
+#include "coordinator/nodes.h"
 
 /* ---- The inputs ---- */
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "nodes.h"
+#include "agent/agent.h"
+#include "coordinator/nodes.h"
 
 static void test_get_find_count(void **state)
 {

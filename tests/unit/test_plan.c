@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "ringctl/plan.h"
 #include "testwriter.h"
 
 /* ringctl plan: sizes, parameter counts and the arithmetic, with the

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "plan_tp.h"
+#include "ringctl/plan.h"
+#include "ringctl/plan_tp.h"
 #include "testwriter.h"
 
 /* ringctl plan --layers L --token-ms T: options, the nearest size, the

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "plan_weights.h"
+#include "ringctl/plan.h"
+#include "ringctl/plan_weights.h"
 #include "testwriter.h"
 
 /* ringctl plan --weights: options, the best edge into a node, and the

@@ -20,9 +20,9 @@
 
 #include "testns.h"
 #include "testsock.h"
-#include "agent_conf.h"
-#include "ops.h"
-#include "probe.h"
+#include "agent/agent_conf.h"
+#include "agent/ops.h"
+#include "agent/probe.h"
 
 struct test_result {
 	int calls;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ranks.h"
+#include "ringctl/ranks.h"
 #include "testgb10.h"
 #include "testwriter.h"
 

@@ -14,7 +14,7 @@
 
 #include <event2/event.h>
 
-#include "rdma_events.h"
+#include "agent/rdma_events.h"
 
 static int changes;
 

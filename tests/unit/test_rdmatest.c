@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "coord_conf.h"
-#include "nodes.h"
-#include "rdmatest.h"
-#include "rules.h"
+#include "coordinator/coord_conf.h"
+#include "coordinator/nodes.h"
+#include "coordinator/rdmatest.h"
+#include "coordinator/rdma_rules.h"
 
 /* An inventory: eth1 with an active rxe port, eth2 with a DOWN one, eth3
  * without RDMA, mgmt0 (management) with an active one. */
@@ -70,39 +70,39 @@ static void test_active_port(void **state)
 
 	(void)state;
 	inv_build(&f);
-	assert_int_equal(rules_rdma_port(&f.inv, "eth1", dev, sizeof(dev), why,
+	assert_int_equal(rdma_rules_port(&f.inv, "eth1", dev, sizeof(dev), why,
 					 sizeof(why)),
 			 0);
 	assert_string_equal(dev, "rxe1");
-	assert_int_equal(rules_rdma_port(&f.inv, "eth2", dev, sizeof(dev), why,
+	assert_int_equal(rdma_rules_port(&f.inv, "eth2", dev, sizeof(dev), why,
 					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "rxe1 port 1 is DOWN");
-	assert_int_equal(rules_rdma_port(&f.inv, "eth3", dev, sizeof(dev), why,
+	assert_int_equal(rdma_rules_port(&f.inv, "eth3", dev, sizeof(dev), why,
 					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no RDMA device");
 	f.inv.rdma_error = "no libibverbs devices";
-	assert_int_equal(rules_rdma_port(&f.inv, "eth3", dev, sizeof(dev), why,
+	assert_int_equal(rdma_rules_port(&f.inv, "eth3", dev, sizeof(dev), why,
 					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no RDMA device (no libibverbs devices)");
-	assert_int_equal(rules_rdma_port(NULL, "eth1", dev, sizeof(dev), why,
+	assert_int_equal(rdma_rules_port(NULL, "eth1", dev, sizeof(dev), why,
 					 sizeof(why)),
 			 -1);
 	assert_string_equal(why, "no inventory yet");
 
 	/* The first data port: never the management interface. */
-	assert_int_equal(rules_rdma_first_port(&f.inv, ifname, sizeof(ifname),
+	assert_int_equal(rdma_rules_first_port(&f.inv, ifname, sizeof(ifname),
 					       dev, sizeof(dev)),
 			 0);
 	assert_string_equal(ifname, "eth1");
 	assert_string_equal(dev, "rxe1");
 	f.ports[1].state = "DOWN";
-	assert_int_equal(rules_rdma_first_port(&f.inv, ifname, sizeof(ifname),
+	assert_int_equal(rdma_rules_first_port(&f.inv, ifname, sizeof(ifname),
 					       dev, sizeof(dev)),
 			 -1);
-	assert_int_equal(rules_rdma_first_port(NULL, ifname, sizeof(ifname),
+	assert_int_equal(rdma_rules_first_port(NULL, ifname, sizeof(ifname),
 					       dev, sizeof(dev)),
 			 -1);
 }
@@ -120,7 +120,7 @@ static void ep_init(Ring__RdmaEndpoint *e, unsigned idx, const char *type,
 	e->prefix = prefix;
 }
 
-/* B's side of a rules_gid_check case (A is index 1, RoCE v2, 10.9.1.1/24
+/* B's side of a rdma_rules_gid_check case (A is index 1, RoCE v2, 10.9.1.1/24
  * on r1b). */
 struct gid_ep {
 	unsigned idx;
@@ -190,11 +190,12 @@ static void test_gid_check(void **state)
 		ep_init(&b, k->b->idx, k->b->type, k->b->gid, k->b->netdev,
 			k->b->ipv4, k->b->prefix);
 		why[0] = '\0';
-		rc = rules_gid_check("n1", &a, "n2", &b, k->adjacent, why,
-				     sizeof(why));
+		rc = rdma_rules_gid_check("n1", &a, "n2", &b, k->adjacent, why,
+					  sizeof(why));
 		if (rc != k->rc)
-			fail_msg("%s: rules_gid_check gave %d, want %d (%s)",
-				 k->name, rc, k->rc, why);
+			fail_msg(
+				"%s: rdma_rules_gid_check gave %d, want %d (%s)",
+				k->name, rc, k->rc, why);
 		if (k->why_is && strcmp(why, k->why_is))
 			fail_msg("%s: '%s', want '%s'", k->name, why,
 				 k->why_is);
@@ -327,19 +328,19 @@ static void test_capabilities(void **state)
 	int session;
 
 	(void)state;
-	assert_false(rules_rdma_capable(n));
+	assert_false(rdma_rules_capable(n));
 	nodes_mark_up(n, &session, "10.0.0.1", "0.1.0", 1);
 	nodes_set_capabilities(n, caps, 3);
 	assert_true(nodes_has_capability(n, "tcp_test"));
 	assert_false(nodes_has_capability(n, "tcp"));
-	assert_true(rules_rdma_capable(n));
+	assert_true(rdma_rules_capable(n));
 	nodes_set_capabilities(n, old, 2);
-	assert_false(rules_rdma_capable(n));
+	assert_false(rdma_rules_capable(n));
 	nodes_set_capabilities(n, planned, 1);
-	assert_true(rules_rdma_capable(n));
+	assert_true(rdma_rules_capable(n));
 	/* Down: no test, whatever it said. */
 	nodes_mark_down(n, "gone", 2);
-	assert_false(rules_rdma_capable(n));
+	assert_false(rdma_rules_capable(n));
 	nodes_free(t);
 }
 

@@ -25,12 +25,12 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "control.h"
-#include "coord_conf.h"
+#include "coordinator/control.h"
+#include "coordinator/coord_conf.h"
 #include "frame.h"
-#include "nodes.h"
-#include "rdmatest.h"
-#include "survey.h"
+#include "coordinator/nodes.h"
+#include "coordinator/rdmatest.h"
+#include "coordinator/survey.h"
 #include "testcall.h"
 #include "testlimits.h"
 

@@ -23,14 +23,14 @@
 
 #include <event2/event.h>
 
-#include "agent_conf.h"
+#include "agent/agent_conf.h"
 #include "frame.h"
-#include "nodes.h"
-#include "ops.h"
-#include "readrelay.h"
+#include "coordinator/nodes.h"
+#include "agent/ops.h"
+#include "coordinator/readrelay.h"
 #include "testcall.h"
 #include "testutil.h"
-#include "validate.h"
+#include "coordinator/validate.h"
 
 #define NA 3 /* n1, n2 may read dir/ok; n3 has no read_path */
 #define BODY_READ RING__ENVELOPE__BODY_READ_TEST_REQUEST

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent_conf.h"
+#include "agent/agent_conf.h"
 #include "cfg.h"
-#include "ops.h"
-#include "readpath.h"
-#include "readtest.h"
+#include "agent/ops.h"
+#include "agent/readpath.h"
+#include "agent/readtest.h"
 #include "ring.pb-c.h"
 #include "testlimits.h"
 #include "testutil.h"

@@ -10,8 +10,8 @@
 
 #include <event2/event.h>
 
-#include "resolve.h"
-#include "resolve_fanout.h"
+#include "agent/resolve.h"
+#include "coordinator/resolve_fanout.h"
 #include "testcall.h"
 #include "text.h"
 

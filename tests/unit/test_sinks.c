@@ -27,7 +27,7 @@
 #include <event2/http.h>
 
 #include "log.h"
-#include "sinks.h"
+#include "coordinator/sinks.h"
 #include "testutil.h"
 
 #define MAX_BODIES 8

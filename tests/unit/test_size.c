@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allreduce_cli.h"
+#include "ringctl/allreduce_cli.h"
 #include "cfg.h"
-#include "plan.h"
+#include "ringctl/plan.h"
 #include "size.h"
-#include "testargs.h"
+#include "ringctl/testargs.h"
 
 /* A string and its bytes; 0: refused, and the refusal names the string. */
 static const struct {

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "coordinator/store.h"
 #include "testns.h"
 #include "testutil.h"
 

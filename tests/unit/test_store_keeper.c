@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store.h"
-#include "store_keeper.h"
+#include "coordinator/store.h"
+#include "coordinator/store_keeper.h"
 #include "testns.h"
 #include "testutil.h"
 

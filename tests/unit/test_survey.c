@@ -19,11 +19,11 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "coord_conf.h"
+#include "coordinator/coord_conf.h"
 #include "frame.h"
-#include "nodes.h"
-#include "survey.h"
-#include "survey_int.h"
+#include "coordinator/nodes.h"
+#include "coordinator/survey.h"
+#include "coordinator/survey_int.h"
 #include "testcall.h"
 
 /* ------------------------------------------------------------ cluster */

@@ -21,7 +21,7 @@
 #include <event2/event.h>
 
 #include "log.h"
-#include "tcptest.h"
+#include "agent/tcptest.h"
 
 static const uint8_t token1[TCPTEST_TOKEN_LEN] = "0123456789abcdef";
 static const uint8_t token2[TCPTEST_TOKEN_LEN] = "fedcba9876543210";

@@ -22,11 +22,11 @@
 #include <sched.h>
 #include <sys/mount.h>
 
-#include "counters_eval.h"
-#include "testcounters.h"
+#include "coordinator/counters_eval.h"
+#include "agent/testcounters.h"
 #include "testns.h"
 #include "testutil.h"
-#include "validate.h"
+#include "coordinator/validate.h"
 
 struct fixture {
 	char dir[64];	       /* temporary */

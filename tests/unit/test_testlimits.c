@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tcptest.h"
+#include "agent/tcptest.h"
 #include "testlimits.h"
-#include "verbs.h"
+#include "agent/verbs.h"
 
 static void test_deadline(void **state)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo.h"
+#include "coordinator/topo.h"
 
 /* Port names of the reference cluster's nodes: port 1 and port 2. */
 #define P1 "enp1s0f0np0"

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "frame.h"
-#include "inventory.h"
-#include "validate.h"
+#include "agent/inventory.h"
+#include "coordinator/validate.h"
 
 /* A string and whether the check accepts it. */
 struct str_case {

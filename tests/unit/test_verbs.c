@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ops.h"
+#include "agent/ops.h"
 #include "testsock.h"
-#include "verbs.h"
+#include "agent/verbs.h"
 
 static struct verbs_params bw(enum verbs_op op)
 {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "testwriter.h"
-#include "writer.h"
+#include "ringctl/writer.h"
 
 static const char *const format_names[] = {
 	[WRITER_PLAIN] = "plain",

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call.h"
+#include "coordinator/call.h"
 #include "frame.h"
-#include "nodes.h"
+#include "coordinator/nodes.h"
 
 enum tc_state {
 	TC_PENDING,   /* waiting for its interim or final reply */

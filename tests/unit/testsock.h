@@ -14,12 +14,12 @@
 
 #include <event2/event.h>
 
-#include "agent_conf.h"
-#include "coord_conf.h"
+#include "agent/agent_conf.h"
+#include "coordinator/coord_conf.h"
 #include "frame.h"
 #include "log.h"
-#include "nodes.h"
-#include "ops.h"
+#include "coordinator/nodes.h"
+#include "agent/ops.h"
 
 /* ---- a coordinator module's surroundings -------------------------------- */
 

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#include "writer.h"
+#include "ringctl/writer.h"
 
 struct testwriter {
 	char *buf;

@@ -1,6 +1,6 @@
 /* `ringctl watch`: a WatchRequest, then every WatchEvent printed as it
  * arrives. */
-#include "watch.h"
+#include "watch_cmd.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -14,8 +14,8 @@
 
 #include <event2/event.h>
 
-#include "alerts.h"
-#include "health.h"
+#include "coordinator/alerts.h"
+#include "coordinator/health.h"
 
 /* The health word of the table alone (a surveyed ring, nothing missing). */
 static const char *health_of(const struct alerts *t)
@@ -27,10 +27,10 @@ static const char *health_of(const struct alerts *t)
 	health_derive(&f, &h);
 	return health_name(h.state);
 }
-#include "coord_conf.h"
-#include "nodes.h"
+#include "coordinator/coord_conf.h"
+#include "coordinator/nodes.h"
 #include "clock.h"
-#include "watch.h"
+#include "coordinator/health_rules.h"
 
 static const char *const ring[] = {"n1", "n2", "n4", "n3"};
 
@@ -51,7 +51,7 @@ struct fx {
 	struct coord_conf conf;
 	struct nodes *table;
 	struct alerts *alerts;
-	struct watch *w;
+	struct health_rules *w;
 	int fired, resolved, changed;
 	int session; /* a non-NULL session pointer for nodes_mark_up */
 	/* Per node and port: carrier, MTU, heard by beacons. */
@@ -238,7 +238,7 @@ static void publish_figures(struct fx *f, double first, double others)
 		t.strays = &sp;
 		t.n_strays = 1;
 	}
-	assert_int_equal(watch_set_topology(f->w, &t), 0);
+	assert_int_equal(health_rules_set_topology(f->w, &t), 0);
 }
 
 static void publish(struct fx *f)
@@ -269,7 +269,7 @@ static struct fx *fx_new(uint64_t hold_down_ms)
 	coord_conf_defaults(&f->conf);
 	f->table = nodes_new();
 	f->alerts = alerts_new(&ac, notify, f);
-	f->w = watch_new(f->base, &f->conf, f->table, f->alerts);
+	f->w = health_rules_new(f->base, &f->conf, f->table, f->alerts);
 	assert_non_null(f->base);
 	assert_non_null(f->w);
 	for (int i = 0; i < 4; i++) {
@@ -299,7 +299,7 @@ static struct fx *fx_new(uint64_t hold_down_ms)
 
 static void fx_free(struct fx *f)
 {
-	watch_free(f->w);
+	health_rules_free(f->w);
 	alerts_free(f->alerts);
 	nodes_free(f->table);
 	coord_conf_free(&f->conf);
@@ -319,7 +319,7 @@ static void cable(struct fx *f, size_t k, int on)
 	f->hears[a][pa] = f->hears[b][pb] = on;
 	push(f, a);
 	push(f, b);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 }
 
 static const Ring__Edge *edge(const Ring__Topology *t, const char *a,
@@ -355,7 +355,7 @@ static const char *message(struct fx *f, const char *rule, const char *subject)
 static void test_all_up(void **state)
 {
 	struct fx *f = fx_new(0);
-	const Ring__Topology *t = watch_topology(f->w);
+	const Ring__Topology *t = health_rules_topology(f->w);
 
 	(void)state;
 	assert_string_equal(t->live_kind, "ring");
@@ -380,7 +380,7 @@ static void test_cable_cut_and_mended(void **state)
 
 	(void)state;
 	cable(f, 0, 0);
-	t = watch_topology(f->w);
+	t = health_rules_topology(f->w);
 	assert_string_equal(edge(t, "n1", "n2")->live_state, "down");
 	assert_non_null(strstr(edge(t, "n1", "n2")->live_reason,
 			       "n1 eth2: no carrier"));
@@ -409,7 +409,7 @@ static void test_cable_cut_and_mended(void **state)
 	ring__topology__pack(t, buf);
 
 	cable(f, 0, 1);
-	t = watch_topology(f->w);
+	t = health_rules_topology(f->w);
 	assert_string_equal(edge(t, "n1", "n2")->live_state, "up");
 	assert_string_equal(t->live_kind, "ring");
 	assert_true(t->order_valid);
@@ -429,26 +429,29 @@ static void test_carrier_without_beacons(void **state)
 	f->hears[a][1] = f->hears[b][0] = 0;
 	push(f, a);
 	push(f, b);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	/* Beacons lag carrier (a port just up, an agent just back with an
 	 * empty table): two beacon intervals are waited out first. */
-	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
-			    "unverified");
-	assert_non_null(
-		strstr(edge(watch_topology(f->w), "n2", "n4")->live_reason,
-		       "waiting 2000 ms for beacons"));
+	assert_string_equal(
+		edge(health_rules_topology(f->w), "n2", "n4")->live_state,
+		"unverified");
+	assert_non_null(strstr(
+		edge(health_rules_topology(f->w), "n2", "n4")->live_reason,
+		"waiting 2000 ms for beacons"));
 	assert_false(firing(f, "cable_down", "n2-n4"));
 	usleep(2100 * 1000);
-	watch_eval(f->w);
-	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
-			    "down");
+	health_rules_eval(f->w);
+	assert_string_equal(
+		edge(health_rules_topology(f->w), "n2", "n4")->live_state,
+		"down");
 	assert_true(firing(f, "cable_down", "n2-n4"));
 	/* One direction heard is enough. */
 	f->hears[b][0] = 1;
 	push(f, b);
-	watch_eval(f->w);
-	assert_string_equal(edge(watch_topology(f->w), "n2", "n4")->live_state,
-			    "up");
+	health_rules_eval(f->w);
+	assert_string_equal(
+		edge(health_rules_topology(f->w), "n2", "n4")->live_state,
+		"up");
 	fx_free(f);
 }
 
@@ -462,8 +465,8 @@ static void test_node_down(void **state)
 
 	(void)state;
 	nodes_mark_down(nodes_find(f->table, "n4"), "heartbeat timeout", 2000);
-	watch_eval(f->w);
-	t = watch_topology(f->w);
+	health_rules_eval(f->w);
+	t = health_rules_topology(f->w);
 	assert_string_equal(edge(t, "n2", "n4")->live_state, "unverified");
 	assert_string_equal(edge(t, "n4", "n3")->live_state, "unverified");
 	assert_non_null(strstr(edge(t, "n2", "n4")->live_reason, "n4 is down"));
@@ -481,7 +484,7 @@ static void test_node_down(void **state)
 	assert_null(strstr(message(f, "ring_broken", "ring"), "missing"));
 	nodes_mark_up(nodes_find(f->table, "n4"), &f->session, "10.88.0.14",
 		      RING_VERSION, 3000);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_int_equal(alerts_firing(f->alerts), 0);
 	fx_free(f);
 }
@@ -495,15 +498,15 @@ static void test_not_surveyed(void **state)
 
 	(void)state;
 	n5->expected = 1;
-	watch_eval(f->w);
-	t = watch_topology(f->w);
+	health_rules_eval(f->w);
+	t = health_rules_topology(f->w);
 	assert_int_equal(t->n_not_surveyed, 1);
 	assert_string_equal(t->not_surveyed[0], "n5: never");
 	/* Not alerted within the grace a cluster gets to come up. */
 	assert_false(firing(f, "node_down", "n5"));
 	f->conf.survey_grace_ms = 0;
-	watch_eval(f->w);
-	t = watch_topology(f->w);
+	health_rules_eval(f->w);
+	t = health_rules_topology(f->w);
 	assert_true(firing(f, "node_down", "n5"));
 	/* The order of the four surveyed nodes still holds. */
 	assert_true(t->order_valid);
@@ -528,14 +531,14 @@ static void test_stray_leaves(void **state)
 	nodes_mark_up(guest, &f->session, "10.88.0.67", RING_VERSION, 1000);
 	f->stray = "evil";
 	publish(f);
-	t = watch_topology(f->w);
+	t = health_rules_topology(f->w);
 	assert_int_equal(t->n_strays, 1);
 	assert_string_equal(t->strays[0]->node, "evil");
 	assert_string_equal(t->strays[0]->reason, "no_cable");
 	assert_true(t->order_valid);
 	nodes_mark_down(evil, "session closed", 2000);
-	watch_eval(f->w);
-	t = watch_topology(f->w);
+	health_rules_eval(f->w);
+	t = health_rules_topology(f->w);
 	assert_int_equal(t->n_strays, 0);
 	assert_false(firing(f, "node_down", "evil"));
 	assert_string_equal(t->live_kind, "ring");
@@ -547,16 +550,16 @@ static void test_stray_leaves(void **state)
 	ring__topology__pack(t, buf);
 	/* Back: listed again, without a survey. */
 	nodes_mark_up(evil, &f->session, "10.88.0.66", RING_VERSION, 3000);
-	watch_eval(f->w);
-	assert_int_equal(watch_topology(f->w)->n_strays, 1);
+	health_rules_eval(f->w);
+	assert_int_equal(health_rules_topology(f->w)->n_strays, 1);
 	/* Any other node that joined and left is alerted, as before. */
 	nodes_mark_down(guest, "session closed", 4000);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "node_down", "guest"));
 	/* A new survey without it: the old list lets go cleanly. */
 	f->stray = NULL;
 	publish(f);
-	assert_int_equal(watch_topology(f->w)->n_strays, 0);
+	assert_int_equal(health_rules_topology(f->w)->n_strays, 0);
 	fx_free(f);
 }
 
@@ -569,11 +572,11 @@ static void test_mtu_and_version(void **state)
 	f->mtu[node_idx("n1")][1] = 1500;
 	push(f, node_idx("n1"));
 	snprintf(n3->agent_version, sizeof(n3->agent_version), "0.0.1");
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "mtu_mismatch", "n1-n2"));
 	assert_true(firing(f, "version_skew", "n3"));
 	assert_string_equal(health_of(f->alerts), "degraded");
-	assert_true(watch_topology(f->w)->order_valid);
+	assert_true(health_rules_topology(f->w)->order_valid);
 	fx_free(f);
 }
 
@@ -626,7 +629,7 @@ static int counters(struct fx *f, const char *node, uint64_t rx_errors,
 	changed = nodes_set_counters(
 		nodes_find(f->table, node),
 		ring__counters_report__unpack(NULL, len, buf), now_ms);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	return changed;
 }
 
@@ -684,7 +687,7 @@ static void test_port_errors(void **state)
 	assert_int_equal(counters(f, "n3", 0, 9, 70000), 1);
 	assert_true(firing(f, "port_errors", "n3 eth2"));
 	nodes_mark_down(nodes_find(f->table, "n3"), "heartbeat timeout", 71000);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "port_errors", "n3 eth2"));
 	fx_free(f);
 }
@@ -716,7 +719,7 @@ static void counters_st(struct fx *f, const char *node, uint64_t tx_dropped,
 	nodes_set_counters(nodes_find(f->table, node),
 			   ring__counters_report__unpack(NULL, len, buf),
 			   now_ms);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 }
 
 /* The issue's noise: a cut (tx_dropped +1 while the carrier is gone), a
@@ -737,7 +740,7 @@ static void test_port_errors_windows(void **state)
 	assert_false(firing(f, "port_errors", "n2 eth2"));
 	n2 = nodes_find(f->table, "n2");
 	nodes_mark_down(n2, "connection closed by agent", 14500);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	nodes_mark_up(n2, &f->session, "10.88.0.1", RING_VERSION, 60000);
 	counters_st(f, "n2", 1, 31, 4, 1, 61000); /* 47 s of beacons */
 	assert_false(firing(f, "port_errors", "n2 eth2"));
@@ -764,12 +767,12 @@ static void test_speed_downshift(void **state)
 	assert_false(firing(f, "speed_downshift", "n1 eth2"));
 	f->speed[node_idx("n1")][1] = 100000;
 	push(f, node_idx("n1"));
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "speed_downshift", "n1 eth2"));
 	assert_string_equal(health_of(f->alerts), "degraded");
 	f->speed[node_idx("n1")][1] = 200000;
 	push(f, node_idx("n1"));
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "speed_downshift", "n1 eth2"));
 	fx_free(f);
 }
@@ -784,15 +787,15 @@ static void test_cert_expiring(void **state)
 	(void)state;
 	nodes_find(f->table, "n2")->cert_not_after_ms = now + 10 * 86400000ull;
 	nodes_find(f->table, "n3")->cert_not_after_ms = now + 90 * 86400000ull;
-	watch_set_own_cert(f->w, now - 1000);
-	watch_eval(f->w);
+	health_rules_set_own_cert(f->w, now - 1000);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "cert_expiring", "n2"));
 	assert_false(firing(f, "cert_expiring", "n3"));
 	assert_true(firing(f, "cert_expiring", "the coordinator"));
 	assert_string_equal(health_of(f->alerts), "critical");
-	watch_set_own_cert(f->w, now + 365 * 86400000ull);
+	health_rules_set_own_cert(f->w, now + 365 * 86400000ull);
 	nodes_find(f->table, "n2")->cert_not_after_ms = now + 300 * 86400000ull;
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "cert_expiring", "n2"));
 	assert_false(firing(f, "cert_expiring", "the coordinator"));
 	fx_free(f);
@@ -820,14 +823,14 @@ static void test_baselines(void **state)
 	publish_all_gbps(f, 5.0);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	assert_false(firing(f, "edge_degraded", "n2-n4"));
-	n = watch_baselines_text(f->w, text, sizeof(text));
+	n = health_rules_baselines_text(f->w, text, sizeof(text));
 	assert_true(n > 0);
 	assert_non_null(strstr(text, "n1-n2 10.000000 "));
 	/* A new watch takes them back, and judges by them at once. */
-	watch_free(f->w);
-	f->w = watch_new(f->base, &f->conf, f->table, f->alerts);
-	watch_baselines_load(f->w, text, n);
-	watch_baselines_load(f->w, "garbage\nn9 x y\n", 15);
+	health_rules_free(f->w);
+	f->w = health_rules_new(f->base, &f->conf, f->table, f->alerts);
+	health_rules_baselines_load(f->w, text, n);
+	health_rules_baselines_load(f->w, "garbage\nn9 x y\n", 15);
 	publish_gbps(f, 4.0);
 	assert_true(firing(f, "edge_degraded", "n1-n2"));
 	fx_free(f);
@@ -849,7 +852,7 @@ static void test_gid_change(void **state)
 	/* Published without RDMA figures: nothing to compare. */
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
 	push(f, n1);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "gid_change", "n1-n2"));
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.1");
 	push(f, n1);
@@ -861,7 +864,7 @@ static void test_gid_change(void **state)
 	snprintf(was, sizeof(was), "%s", f->gid1[n1][1]);
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
 	push(f, n1);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	a = alert_of(f, "gid_change", "n1-n2");
 	assert_non_null(a);
 	assert_true(a->firing);
@@ -879,26 +882,26 @@ static void test_gid_change(void **state)
 	/* Restored: resolved. */
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "%s", was);
 	push(f, n1);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "gid_change", "n1-n2"));
 	assert_int_equal(alerts_firing(f->alerts), 0);
 
 	/* Gone from the table: fires, saying so. */
 	f->gid1[n1][1][0] = '\0';
 	push(f, n1);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	a = alert_of(f, "gid_change", "n1-n2");
 	assert_non_null(a);
 	assert_non_null(strstr(a->message, "n1 rxe1b port 1: GID index 1 is "
 					   "gone (was ::ffff:10.9.1.1"));
 	/* A node that is down is node_down's. */
 	nodes_mark_down(nodes_find(f->table, "n1"), "heartbeat timeout", 2000);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "gid_change", "n1-n2"));
 	nodes_mark_up(nodes_find(f->table, "n1"), &f->session, "10.88.0.1",
 		      RING_VERSION, 3000);
 	push(f, n1);
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "gid_change", "n1-n2"));
 	/* A new survey records the table as it is: resolved. */
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "::ffff:10.9.1.11");
@@ -936,11 +939,11 @@ static void test_light_check_failed(void **state)
 	const struct alert *a;
 
 	(void)state;
-	watch_set_edge_fn(f->w, light_extras, NULL);
+	health_rules_set_edge_fn(f->w, light_extras, NULL);
 	/* A second ago: after the edges came up, before any change. */
 	light_at = clock_now_ms() - 1000;
 	light_fail_edge = "n1-n2";
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	a = alert_of(f, "light_check_failed", "n1-n2");
 	assert_non_null(a);
 	assert_int_equal(a->severity, ALERT_WARNING);
@@ -949,7 +952,7 @@ static void test_light_check_failed(void **state)
 			    "light check failed: the probes did not get "
 			    "through both ways");
 	assert_int_equal(alerts_firing(f->alerts), 1);
-	t = watch_topology(f->w);
+	t = health_rules_topology(f->w);
 	assert_string_equal(edge(t, "n1", "n2")->light_error,
 			    "the probes did not get through both ways");
 	assert_true(edge(t, "n2", "n4")->light_lat_p50_us == 12.5);
@@ -962,7 +965,7 @@ static void test_light_check_failed(void **state)
 	/* A new check gets through: nothing fires. */
 	light_at = clock_now_ms() + 1;
 	light_fail_edge = "";
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "light_check_failed", "n1-n2"));
 	/* A check that started while the cable was out and failed, ended
 	 * after it was back: judged against the edge when it started (down),
@@ -972,12 +975,12 @@ static void test_light_check_failed(void **state)
 	cable(f, 0, 1);
 	light_at = clock_now_ms() + 1;
 	light_fail_edge = "n1-n2";
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "light_check_failed", "n1-n2"));
 	/* The next one, started with the edge up, is judged. */
 	light_started = 0;
 	light_at = clock_now_ms() + 2;
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_true(firing(f, "light_check_failed", "n1-n2"));
 	light_fail_edge = "";
 	fx_free(f);
@@ -1009,13 +1012,13 @@ static void test_sample_degraded(void **state)
 
 	(void)state;
 	publish_gbps(f, 10.0); /* baselines: 10 Gbps, measured at 1000 */
-	t = watch_topology(f->w);
-	assert_true(watch_figure_low(f->w, edge(t, "n1", "n2"), 6.9));
-	assert_false(watch_figure_low(f->w, edge(t, "n1", "n2"), 7.0));
-	watch_set_edge_fn(f->w, sample_extras, NULL);
+	t = health_rules_topology(f->w);
+	assert_true(health_rules_figure_low(f->w, edge(t, "n1", "n2"), 6.9));
+	assert_false(health_rules_figure_low(f->w, edge(t, "n1", "n2"), 7.0));
+	health_rules_set_edge_fn(f->w, sample_extras, NULL);
 	sample_at = 2000;
 	sample_n1n2 = 5.0; /* halved */
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	a = alert_of(f, "edge_degraded", "n1-n2");
 	assert_non_null(a);
 	assert_string_equal(a->message,
@@ -1027,7 +1030,7 @@ static void test_sample_degraded(void **state)
 	/* Restored: the next sample resolves it. */
 	sample_at = 3000;
 	sample_n1n2 = 9.5;
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	/* Raised by a survey (its figure newer than the sample) ... */
 	sample_at = 500;
@@ -1035,11 +1038,11 @@ static void test_sample_degraded(void **state)
 	assert_true(firing(f, "edge_degraded", "n1-n2"));
 	/* ... resolved by a later sample, no survey. */
 	sample_at = 4000;
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	/* One direction not sampled: the other one's figure. */
 	sample_n1n2 = -1;
-	watch_eval(f->w);
+	health_rules_eval(f->w);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	fx_free(f);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "coordinator/pair_rounds.h"
 
 /* No node twice in a round; every round index below the count. */
 static void sched_test_check(const unsigned (*pairs)[2], unsigned n_pairs,
@@ -48,8 +48,8 @@ static int sched_test_ring(unsigned n)
 		pairs[i][0] = i;
 		pairs[i][1] = (i + 1) % n;
 	}
-	rounds =
-		sched_rounds((const unsigned(*)[2])pairs, n_pairs, n, round_of);
+	rounds = pair_rounds_rounds((const unsigned(*)[2])pairs, n_pairs, n,
+				    round_of);
 	sched_test_check((const unsigned(*)[2])pairs, n_pairs, n, round_of,
 			 rounds);
 	free(pairs);
@@ -78,7 +78,7 @@ static void test_field_notes_ring(void **state)
 	unsigned round_of[4];
 
 	(void)state;
-	assert_int_equal(sched_rounds(pairs, 4, 4, round_of), 2);
+	assert_int_equal(pair_rounds_rounds(pairs, 4, 4, round_of), 2);
 	assert_int_equal(round_of[0], 0);
 	assert_int_equal(round_of[1], 1);
 	assert_int_equal(round_of[2], 0);
@@ -94,7 +94,7 @@ static void test_star(void **state)
 	int rounds;
 
 	(void)state;
-	rounds = sched_rounds(pairs, 5, 5, round_of);
+	rounds = pair_rounds_rounds(pairs, 5, 5, round_of);
 	assert_int_equal(rounds, 4);
 	sched_test_check(pairs, 5, 5, round_of, rounds);
 	assert_int_equal(round_of[4], 2);
@@ -107,12 +107,12 @@ static void test_rounds_errors(void **state)
 	unsigned round_of[1];
 
 	(void)state;
-	assert_int_equal(sched_rounds(self, 0, 4, round_of), 0);
+	assert_int_equal(pair_rounds_rounds(self, 0, 4, round_of), 0);
 	errno = 0;
-	assert_int_equal(sched_rounds(self, 1, 4, round_of), -1);
+	assert_int_equal(pair_rounds_rounds(self, 1, 4, round_of), -1);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(sched_rounds(out_of_range, 1, 4, round_of), -1);
+	assert_int_equal(pair_rounds_rounds(out_of_range, 1, 4, round_of), -1);
 	assert_int_equal(errno, EINVAL);
 }
 
@@ -128,7 +128,7 @@ static void sched_test_circle(unsigned n)
 	assert_non_null(pairs);
 	assert_non_null(round_of);
 	assert_non_null(met);
-	rounds = sched_circle(n, pairs, round_of, total);
+	rounds = pair_rounds_circle(n, pairs, round_of, total);
 	assert_int_equal(rounds, n % 2 ? n : n - 1);
 	sched_test_check((const unsigned(*)[2])pairs, total, n, round_of,
 			 rounds);
@@ -173,14 +173,14 @@ static void test_circle_limits(void **state)
 	unsigned pairs[6][2], round_of[6];
 
 	(void)state;
-	assert_int_equal(sched_circle(0, pairs, round_of, 6), 0);
-	assert_int_equal(sched_circle(1, pairs, round_of, 6), 0);
+	assert_int_equal(pair_rounds_circle(0, pairs, round_of, 6), 0);
+	assert_int_equal(pair_rounds_circle(1, pairs, round_of, 6), 0);
 	errno = 0;
-	assert_int_equal(sched_circle(4, pairs, round_of, 5), -1);
+	assert_int_equal(pair_rounds_circle(4, pairs, round_of, 5), -1);
 	assert_int_equal(errno, ENOSPC);
-	assert_int_equal(sched_circle(4, pairs, round_of, 6), 3);
+	assert_int_equal(pair_rounds_circle(4, pairs, round_of, 6), 3);
 	errno = 0;
-	assert_int_equal(sched_circle(100000, pairs, round_of, 6), -1);
+	assert_int_equal(pair_rounds_circle(100000, pairs, round_of, 6), -1);
 	assert_int_equal(errno, ENOSPC);
 }
 

@@ -1,8 +1,8 @@
 /* `ringctl watch`: the coordinator's live feed, one event at a time as it
  * arrives (plain: one line; keyvalue: one record; json: one object per
  * line). */
-#ifndef RING_CTL_WATCH_H
-#define RING_CTL_WATCH_H
+#ifndef RING_WATCH_CMD_H
+#define RING_WATCH_CMD_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* Pure RDMA rules: which port can run RDMA, GID agreement (see rules.h). */
-#include "rules.h"
+#include "rdma_rules.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-int rules_rdma_port(const Ring__Inventory *inv, const char *ifname, char *dev,
+int rdma_rules_port(const Ring__Inventory *inv, const char *ifname, char *dev,
 		    size_t dev_len, char *why, size_t why_len)
 {
 	snprintf(why, why_len, "%s",
@@ -35,7 +35,7 @@ int rules_rdma_port(const Ring__Inventory *inv, const char *ifname, char *dev,
 	return -1;
 }
 
-int rules_rdma_first_port(const Ring__Inventory *inv, char *ifname,
+int rdma_rules_first_port(const Ring__Inventory *inv, char *ifname,
 			  size_t if_len, char *dev, size_t dev_len)
 {
 	char why[160];
@@ -45,7 +45,7 @@ int rules_rdma_first_port(const Ring__Inventory *inv, char *ifname,
 
 		if (f->management)
 			continue;
-		if (rules_rdma_port(inv, f->name, dev, dev_len, why,
+		if (rdma_rules_port(inv, f->name, dev, dev_len, why,
 				    sizeof(why)) == 0) {
 			snprintf(ifname, if_len, "%s", f->name);
 			return 0;
@@ -54,10 +54,10 @@ int rules_rdma_first_port(const Ring__Inventory *inv, char *ifname,
 	return -1;
 }
 
-int rules_rdma_capable(const struct node *n)
+int rdma_rules_capable(const struct node *n)
 {
 	return n && n->state == NODE_UP &&
-	       (nodes_has_capability(n, RULES_RDMA_CAP) ||
+	       (nodes_has_capability(n, RDMA_RULES_CAP) ||
 		nodes_has_capability(n, "rdma-test"));
 }
 
@@ -87,9 +87,9 @@ static void rules_describe(const Ring__RdmaEndpoint *e, int with_addr,
 		 *e->gid ? e->gid : "?", *e->netdev ? e->netdev : "?", addr);
 }
 
-int rules_gid_check(const char *a, const Ring__RdmaEndpoint *ea, const char *b,
-		    const Ring__RdmaEndpoint *eb, int adjacent, char *why,
-		    size_t why_len)
+int rdma_rules_gid_check(const char *a, const Ring__RdmaEndpoint *ea,
+			 const char *b, const Ring__RdmaEndpoint *eb,
+			 int adjacent, char *why, size_t why_len)
 {
 	char da[192], db[192];
 	uint32_t ia, ma, ib, mb;

@@ -2,7 +2,7 @@
  * read it (see watch.h). Facts come from the node table only: what the
  * agents pushed (up or down, inventories with carrier, MTU and speeds,
  * beacon tables); nothing here sends traffic. */
-#include "watch.h"
+#include "health_rules.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 #include "topoview.h"
 
 /* One edge of the published topology as the agents see it now. */
-struct watch_edge {
+struct health_rules_edge {
 	char state[16]; /* up, down, unverified */
 	uint64_t since_ms;
 	char reason[256];
@@ -34,7 +34,7 @@ struct watch_edge {
  * two of the default 5 s intervals. */
 #define WATCH_BEACON_GRACE_MS 10000
 
-struct watch_baseline {
+struct health_rules_baseline {
 	char edge[ALERTS_EDGE_LEN];
 	double gbps;
 	uint64_t ms;
@@ -43,7 +43,7 @@ struct watch_baseline {
 /* Baselines are bounded like the node table: a few edges per node. */
 #define WATCH_MAX_BASELINES 65536
 
-struct watch {
+struct health_rules {
 	struct event_base *base;
 	const struct coord_conf *conf;
 	struct nodes *table;
@@ -51,7 +51,7 @@ struct watch {
 	struct event *eval_ev; /* a change: evaluate on the next pass */
 	struct event *tick_ev; /* the next hold-down to end */
 	Ring__Topology *top;   /* a copy of the published one */
-	struct watch_edge *edges;
+	struct health_rules_edge *edges;
 	char live_kind[16];
 	char live_gap[256];
 	/* live_gap as data: nodes down (pointers into top's order) and
@@ -68,12 +68,12 @@ struct watch {
 	int attached;	      /* the overlay's pointers are in top */
 	uint64_t started_ms;  /* an expected node is missing after the grace */
 	uint64_t own_cert_ms; /* the coordinator's certificate ends */
-	struct watch_baseline *baselines;
+	struct health_rules_baseline *baselines;
 	size_t n_baselines, cap_baselines;
 	char survey_failure[400]; /* the last survey's, "" when it succeeded */
-	watch_eval_fn eval_fn;
+	health_rules_eval_fn eval_fn;
 	void *eval_arg;
-	watch_edge_fn edge_fn;
+	health_rules_edge_fn edge_fn;
 	void *edge_arg;
 	/* After a restart: until every awaited node is ready or this
 	 * passes, cables, nodes and the ring are not judged (0: not
@@ -84,23 +84,25 @@ struct watch {
 	uint64_t beacon_due_ms;	 /* then (0: none pending) */
 };
 
-static void watch_rules_baselines(struct watch *w, uint64_t now_ms);
-static void watch_beacon_arm(struct watch *w, uint64_t now_ms);
-static void watch_edge_extras(struct watch *w);
+static void health_rules_rules_baselines(struct health_rules *w,
+					 uint64_t now_ms);
+static void health_rules_beacon_arm(struct health_rules *w, uint64_t now_ms);
+static void health_rules_edge_extras(struct health_rules *w);
 
-const char *const watch_rules[] = {
+const char *const health_rules_rules[] = {
 	"node_down",	      "cable_down",	 "ring_broken",
 	"mtu_mismatch",	      "speed_downshift", "pcie_downshift",
 	"version_skew",	      "unexpected_path", "port_errors",
 	"cert_expiring",      "edge_degraded",	 "survey_failed",
 	"light_check_failed", "gid_change",
 };
-const size_t watch_n_rules = sizeof(watch_rules) / sizeof(watch_rules[0]);
+const size_t health_rules_n_rules =
+	sizeof(health_rules_rules) / sizeof(health_rules_rules[0]);
 
 /* The overlay points into the watch's own buffers while attached; before
  * the copy is freed or replaced, the pointers go back to protobuf-c's
  * empty string so that free_unpacked frees only what it allocated. */
-static void watch_detach(struct watch *w)
+static void health_rules_detach(struct health_rules *w)
 {
 	Ring__Topology *t = w->top;
 
@@ -125,7 +127,7 @@ static void watch_detach(struct watch *w)
 	w->attached = 0;
 }
 
-static void watch_attach(struct watch *w, uint64_t now_ms)
+static void health_rules_attach(struct health_rules *w, uint64_t now_ms)
 {
 	Ring__Topology *t = w->top;
 
@@ -152,7 +154,7 @@ static void watch_attach(struct watch *w, uint64_t now_ms)
 	w->attached = 1;
 }
 
-static void watch_free_live_gap(struct watch *w)
+static void health_rules_free_live_gap(struct health_rules *w)
 {
 	for (size_t i = 0; i < w->n_live_cut; i++)
 		free(w->live_cut[i]);
@@ -162,7 +164,7 @@ static void watch_free_live_gap(struct watch *w)
 	w->n_live_cut = w->n_live_down = 0;
 }
 
-static void watch_free_not_surveyed(struct watch *w)
+static void health_rules_free_not_surveyed(struct health_rules *w)
 {
 	for (size_t i = 0; i < w->n_not_surveyed; i++)
 		free(w->not_surveyed[i]);
@@ -173,8 +175,8 @@ static void watch_free_not_surveyed(struct watch *w)
 
 /* Does node n's beacon table have peer on its port ifname? -1 when it has
  * no beacons at all (nothing to judge by). */
-static int watch_hears(const struct node *n, const char *ifname,
-		       const char *peer)
+static int health_rules_hears(const struct node *n, const char *ifname,
+			      const char *peer)
 {
 	const Ring__NeighbourTable *t = n->neighbours;
 
@@ -187,7 +189,7 @@ static int watch_hears(const struct node *n, const char *ifname,
 	return 0;
 }
 
-static int watch_node_up(const struct node *n)
+static int health_rules_node_up(const struct node *n)
 {
 	return n && n->state == NODE_UP;
 }
@@ -196,18 +198,19 @@ static int watch_node_up(const struct node *n)
  * neighbour table, or the coordinator is re-learning after a restart and
  * has not heard from it yet. Its cables are unverified, not down, and it
  * breaks neither the ring nor the rank order until it has reported. */
-static int watch_pending(const struct watch *w, const struct node *n)
+static int health_rules_pending(const struct health_rules *w,
+				const struct node *n)
 {
 	if (w->relearn_until_ms && !nodes_ready(n))
 		return 1;
-	return watch_node_up(n) && !nodes_ready(n);
+	return health_rules_node_up(n) && !nodes_ready(n);
 }
 
 /* Append "text" to buf, "; "-separated. */
-static void watch_add(char *buf, size_t len, const char *fmt, ...)
+static void health_rules_add(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void watch_add(char *buf, size_t len, const char *fmt, ...)
+static void health_rules_add(char *buf, size_t len, const char *fmt, ...)
 {
 	size_t used = strlen(buf);
 	va_list ap;
@@ -224,22 +227,23 @@ static void watch_add(char *buf, size_t len, const char *fmt, ...)
 }
 
 /* One end of a cable: why it is not up, added to why; 1 when it is. */
-static int watch_end_ok(const struct node *n, const char *node,
-			const char *ifname, char *why, size_t len)
+static int health_rules_end_ok(const struct node *n, const char *node,
+			       const char *ifname, char *why, size_t len)
 {
 	const Ring__NetInterface *f = nodes_iface(n, ifname);
 
 	if (!f) {
-		watch_add(why, len, "%s has no interface %s", node, ifname);
+		health_rules_add(why, len, "%s has no interface %s", node,
+				 ifname);
 		return 0;
 	}
 	if (!f->admin_up) {
-		watch_add(why, len, "%s %s: administratively down", node,
-			  ifname);
+		health_rules_add(why, len, "%s %s: administratively down", node,
+				 ifname);
 		return 0;
 	}
 	if (!f->carrier) {
-		watch_add(why, len, "%s %s: no carrier", node, ifname);
+		health_rules_add(why, len, "%s %s: no carrier", node, ifname);
 		return 0;
 	}
 	return 1;
@@ -251,7 +255,8 @@ static int watch_end_ok(const struct node *n, const char *node,
  * (re)started with an empty table, hears its peer within one interval;
  * a peer that forgot it while it was away (its TTL passed) hears it
  * again within one. */
-static uint64_t watch_beacon_grace(const struct node *a, const struct node *b)
+static uint64_t health_rules_beacon_grace(const struct node *a,
+					  const struct node *b)
 {
 	const struct node *v[2] = {a, b};
 	uint32_t ttl = 0;
@@ -270,8 +275,9 @@ static uint64_t watch_beacon_grace(const struct node *a, const struct node *b)
 	return ttl * 1000ull / 2 > 2000 ? ttl * 1000ull / 2 : 2000;
 }
 
-static void watch_edge_state(struct watch *w, const Ring__Edge *e,
-			     struct watch_edge *out, uint64_t now_ms)
+static void health_rules_edge_state(struct health_rules *w, const Ring__Edge *e,
+				    struct health_rules_edge *out,
+				    uint64_t now_ms)
 {
 	struct node *a = nodes_find(w->table, e->a);
 	struct node *b = nodes_find(w->table, e->b);
@@ -279,49 +285,52 @@ static void watch_edge_state(struct watch *w, const Ring__Edge *e,
 	int ok_a, ok_b, ha, hb, quiet;
 	uint64_t grace;
 
-	if (watch_pending(w, a) || watch_pending(w, b) || !watch_node_up(a) ||
-	    !watch_node_up(b))
+	if (health_rules_pending(w, a) || health_rules_pending(w, b) ||
+	    !health_rules_node_up(a) || !health_rules_node_up(b))
 		out->quiet_since_ms = 0; /* the wait starts when both report */
-	if (watch_pending(w, a) || watch_pending(w, b)) {
+	if (health_rules_pending(w, a) || health_rules_pending(w, b)) {
 		/* Facts from before this session, or none yet. */
 		snprintf(state, sizeof(state), "unverified");
-		if (watch_pending(w, a))
-			watch_add(why, sizeof(why), "%s has not reported yet",
-				  e->a);
-		if (watch_pending(w, b))
-			watch_add(why, sizeof(why), "%s has not reported yet",
-				  e->b);
-	} else if (!watch_node_up(a) || !watch_node_up(b)) {
+		if (health_rules_pending(w, a))
+			health_rules_add(why, sizeof(why),
+					 "%s has not reported yet", e->a);
+		if (health_rules_pending(w, b))
+			health_rules_add(why, sizeof(why),
+					 "%s has not reported yet", e->b);
+	} else if (!health_rules_node_up(a) || !health_rules_node_up(b)) {
 		/* A node that is down is not a missing cable. */
 		snprintf(state, sizeof(state), "unverified");
-		if (!watch_node_up(a))
-			watch_add(why, sizeof(why), "%s is down", e->a);
-		if (!watch_node_up(b))
-			watch_add(why, sizeof(why), "%s is down", e->b);
+		if (!health_rules_node_up(a))
+			health_rules_add(why, sizeof(why), "%s is down", e->a);
+		if (!health_rules_node_up(b))
+			health_rules_add(why, sizeof(why), "%s is down", e->b);
 	} else {
-		ok_a = watch_end_ok(a, e->a, e->a_interface, why, sizeof(why));
-		ok_b = watch_end_ok(b, e->b, e->b_interface, why, sizeof(why));
-		ha = watch_hears(a, e->a_interface, e->b);
-		hb = watch_hears(b, e->b_interface, e->a);
+		ok_a = health_rules_end_ok(a, e->a, e->a_interface, why,
+					   sizeof(why));
+		ok_b = health_rules_end_ok(b, e->b, e->b_interface, why,
+					   sizeof(why));
+		ha = health_rules_hears(a, e->a_interface, e->b);
+		hb = health_rules_hears(b, e->b_interface, e->a);
 		quiet = ok_a && ok_b && !ha && !hb;
 		if (!quiet)
 			out->quiet_since_ms = 0;
 		else if (!out->quiet_since_ms)
 			out->quiet_since_ms = now_ms;
-		grace = quiet ? watch_beacon_grace(a, b) : 0;
+		grace = quiet ? health_rules_beacon_grace(a, b) : 0;
 		if (quiet && now_ms < out->quiet_since_ms + grace) {
 			/* Beacons lag carrier by up to an interval. */
 			snprintf(state, sizeof(state), "unverified");
-			watch_add(why, sizeof(why),
-				  "carrier; waiting %llu ms for beacons",
-				  (unsigned long long)grace);
+			health_rules_add(why, sizeof(why),
+					 "carrier; waiting %llu ms for beacons",
+					 (unsigned long long)grace);
 			if (!w->beacon_due_ms ||
 			    out->quiet_since_ms + grace < w->beacon_due_ms)
 				w->beacon_due_ms = out->quiet_since_ms + grace;
 		} else {
 			if (quiet)
-				watch_add(why, sizeof(why),
-					  "carrier, but no beacons either way");
+				health_rules_add(
+					why, sizeof(why),
+					"carrier, but no beacons either way");
 			snprintf(state, sizeof(state), "%s",
 				 ok_a && ok_b && (ha || hb) ? "up" : "down");
 		}
@@ -333,8 +342,8 @@ static void watch_edge_state(struct watch *w, const Ring__Edge *e,
 }
 
 /* The published edge between x and y, or -1. */
-static long watch_edge_index(const Ring__Topology *t, const char *x,
-			     const char *y)
+static long health_rules_edge_index(const Ring__Topology *t, const char *x,
+				    const char *y)
 {
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
@@ -350,14 +359,14 @@ static long watch_edge_index(const Ring__Topology *t, const char *x,
  * one cable down is a line without that cable; a node down leaves a line
  * of the others (no cable is invented between its neighbours); more
  * breaks split it. */
-static void watch_live_kind(struct watch *w)
+static void health_rules_live_kind(struct health_rules *w)
 {
 	const Ring__Topology *t = w->top;
 	int ring = !strcmp(t->kind, "ring"), line = !strcmp(t->kind, "line");
 	size_t n = t->n_order, pairs, broken = 0, down = 0;
 	char gap[256] = "", downs[256] = "", cable[300];
 
-	watch_free_live_gap(w);
+	health_rules_free_live_gap(w);
 	snprintf(w->live_kind, sizeof(w->live_kind), "%s", t->kind);
 	snprintf(w->live_gap, sizeof(w->live_gap), "%s",
 		 t->line_gap ? t->line_gap : "");
@@ -372,28 +381,30 @@ static void watch_live_kind(struct watch *w)
 		w->live_down = w->live_cut = NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!watch_pending(w, nodes_find(w->table, t->order[i])) &&
-		    !watch_node_up(nodes_find(w->table, t->order[i]))) {
+		if (!health_rules_pending(w,
+					  nodes_find(w->table, t->order[i])) &&
+		    !health_rules_node_up(nodes_find(w->table, t->order[i]))) {
 			down++;
-			watch_add(downs, sizeof(downs), "%s down", t->order[i]);
+			health_rules_add(downs, sizeof(downs), "%s down",
+					 t->order[i]);
 			if (w->live_down)
 				w->live_down[w->n_live_down++] = t->order[i];
 		}
 	pairs = ring ? n : n - 1;
 	for (size_t i = 0; i < pairs; i++) {
 		const char *x = t->order[i], *y = t->order[(i + 1) % n];
-		long k = watch_edge_index(t, x, y);
+		long k = health_rules_edge_index(t, x, y);
 
-		if (!watch_node_up(nodes_find(w->table, x)) ||
-		    !watch_node_up(nodes_find(w->table, y)) ||
-		    watch_pending(w, nodes_find(w->table, x)) ||
-		    watch_pending(w, nodes_find(w->table, y)))
+		if (!health_rules_node_up(nodes_find(w->table, x)) ||
+		    !health_rules_node_up(nodes_find(w->table, y)) ||
+		    health_rules_pending(w, nodes_find(w->table, x)) ||
+		    health_rules_pending(w, nodes_find(w->table, y)))
 			continue; /* a node down, or not reported yet */
 		if (k < 0 || strcmp(w->edges[k].state, "up")) {
 			broken++;
 			/* As the edge is published (n1-n3, never n3-n1). */
 			text_pair_name(cable, sizeof(cable), t, x, y);
-			watch_add(gap, sizeof(gap), "%s", cable);
+			health_rules_add(gap, sizeof(gap), "%s", cable);
 			if (w->live_cut &&
 			    (w->live_cut[w->n_live_cut] = strdup(cable)))
 				w->n_live_cut++;
@@ -410,11 +421,12 @@ static void watch_live_kind(struct watch *w)
 	snprintf(w->live_kind, sizeof(w->live_kind), "split");
 	snprintf(w->live_gap, sizeof(w->live_gap), "%s", gap);
 	if (*downs)
-		watch_add(w->live_gap, sizeof(w->live_gap), "%s", downs);
+		health_rules_add(w->live_gap, sizeof(w->live_gap), "%s", downs);
 }
 
-/* The overlay in words, from its data as watch_attach will publish it. */
-static void watch_live_text(const struct watch *w, char *buf, size_t len)
+/* The overlay in words, from its data as health_rules_attach will publish it. */
+static void health_rules_live_text(const struct health_rules *w, char *buf,
+				   size_t len)
 {
 	Ring__Topology v = *w->top;
 
@@ -429,7 +441,7 @@ static void watch_live_text(const struct watch *w, char *buf, size_t len)
 /* Does the published rank order still hold? Every rank's node up, and
  * the cable between consecutive ranks (around the ring: the last to the
  * first too) up. */
-static void watch_order(struct watch *w)
+static void health_rules_order(struct health_rules *w)
 {
 	const Ring__Topology *t = w->top;
 	int ring = !strcmp(t->kind, "ring");
@@ -439,43 +451,47 @@ static void watch_order(struct watch *w)
 	for (size_t i = 0; i < n; i++) {
 		const struct node *x = nodes_find(w->table, t->ranks[i]->node);
 
-		if (!watch_node_up(x) && !watch_pending(w, x))
-			watch_add(w->order_invalid, sizeof(w->order_invalid),
-				  "rank %zu (%s) is down", i,
-				  t->ranks[i]->node);
+		if (!health_rules_node_up(x) && !health_rules_pending(w, x))
+			health_rules_add(
+				w->order_invalid, sizeof(w->order_invalid),
+				"rank %zu (%s) is down", i, t->ranks[i]->node);
 	}
 	for (size_t i = 0; n > 1 && i < (ring ? n : n - 1); i++) {
 		const char *x = t->ranks[i]->node,
 			   *y = t->ranks[(i + 1) % n]->node;
-		long k = watch_edge_index(t, x, y);
+		long k = health_rules_edge_index(t, x, y);
 
-		if (!watch_node_up(nodes_find(w->table, x)) ||
-		    !watch_node_up(nodes_find(w->table, y)) ||
-		    watch_pending(w, nodes_find(w->table, x)) ||
-		    watch_pending(w, nodes_find(w->table, y)))
+		if (!health_rules_node_up(nodes_find(w->table, x)) ||
+		    !health_rules_node_up(nodes_find(w->table, y)) ||
+		    health_rules_pending(w, nodes_find(w->table, x)) ||
+		    health_rules_pending(w, nodes_find(w->table, y)))
 			continue;
 		if (k < 0)
-			watch_add(w->order_invalid, sizeof(w->order_invalid),
-				  "no cable %s-%s", x, y);
+			health_rules_add(w->order_invalid,
+					 sizeof(w->order_invalid),
+					 "no cable %s-%s", x, y);
 		else if (strcmp(w->edges[k].state, "up"))
-			watch_add(w->order_invalid, sizeof(w->order_invalid),
-				  "cable %s-%s is %s (%s)", x, y,
-				  w->edges[k].state, w->edges[k].reason);
+			health_rules_add(w->order_invalid,
+					 sizeof(w->order_invalid),
+					 "cable %s-%s is %s (%s)", x, y,
+					 w->edges[k].state, w->edges[k].reason);
 	}
 }
 
 /* The published strays still up: one that left is no longer listed,
  * and nothing else of the topology changes. */
-static void watch_strays(struct watch *w)
+static void health_rules_strays(struct health_rules *w)
 {
 	w->n_live_strays = 0;
 	for (size_t i = 0; w->live_strays && i < w->n_strays_pub; i++)
-		if (watch_node_up(nodes_find(w->table, w->strays_pub[i]->node)))
+		if (health_rules_node_up(
+			    nodes_find(w->table, w->strays_pub[i]->node)))
 			w->live_strays[w->n_live_strays++] = w->strays_pub[i];
 }
 
 /* Was node set apart from the ring by the published survey? */
-static int watch_published_stray(const struct watch *w, const char *node)
+static int health_rules_published_stray(const struct health_rules *w,
+					const char *node)
 {
 	for (size_t i = 0; i < w->n_strays_pub; i++)
 		if (!strcmp(w->strays_pub[i]->node, node))
@@ -484,13 +500,13 @@ static int watch_published_stray(const struct watch *w, const char *node)
 }
 
 /* Expected nodes the published topology does not include, and why. */
-static void watch_not_surveyed(struct watch *w)
+static void health_rules_not_surveyed(struct health_rules *w)
 {
 	const Ring__Topology *t = w->top;
 	struct node **v;
 	unsigned n;
 
-	watch_free_not_surveyed(w);
+	health_rules_free_not_surveyed(w);
 	v = nodes_sorted(w->table, &n);
 	if (!v)
 		return;
@@ -521,16 +537,16 @@ static void watch_not_surveyed(struct watch *w)
 	free(v);
 }
 
-static void watch_raise(struct watch *w, const char *rule, const char *subject,
-			const char *node, const char *edge,
-			enum alert_severity sev, uint64_t now_ms,
-			const char *fmt, ...)
+static void health_rules_raise(struct health_rules *w, const char *rule,
+			       const char *subject, const char *node,
+			       const char *edge, enum alert_severity sev,
+			       uint64_t now_ms, const char *fmt, ...)
 	__attribute__((format(printf, 8, 9)));
 
-static void watch_raise(struct watch *w, const char *rule, const char *subject,
-			const char *node, const char *edge,
-			enum alert_severity sev, uint64_t now_ms,
-			const char *fmt, ...)
+static void health_rules_raise(struct health_rules *w, const char *rule,
+			       const char *subject, const char *node,
+			       const char *edge, enum alert_severity sev,
+			       uint64_t now_ms, const char *fmt, ...)
 {
 	char msg[ALERTS_MESSAGE_LEN];
 	va_list ap;
@@ -547,42 +563,43 @@ static void watch_raise(struct watch *w, const char *rule, const char *subject,
 
 /* A certificate that ends within WATCH_CERT_WARN_MS: issue a new one
  * before agents (or everyone, for the coordinator's) are refused. */
-static void watch_cert(struct watch *w, const char *who, const char *node,
-		       uint64_t not_after_ms, uint64_t now_ms)
+static void health_rules_cert(struct health_rules *w, const char *who,
+			      const char *node, uint64_t not_after_ms,
+			      uint64_t now_ms)
 {
 	char when[32];
 
 	if (!not_after_ms || not_after_ms > now_ms + WATCH_CERT_WARN_MS)
 		return;
 	clock_format_utc(not_after_ms, when, sizeof(when), "?");
-	watch_raise(w, "cert_expiring", who, node, NULL,
-		    not_after_ms <= now_ms ? ALERT_CRITICAL : ALERT_WARNING,
-		    now_ms,
-		    "the certificate of %s ends %s (%llu days): issue a new "
-		    "one (ringctl pki issue)",
-		    who, when,
-		    (unsigned long long)(not_after_ms > now_ms
-						 ? (not_after_ms - now_ms) /
-							   86400000
-						 : 0));
+	health_rules_raise(
+		w, "cert_expiring", who, node, NULL,
+		not_after_ms <= now_ms ? ALERT_CRITICAL : ALERT_WARNING, now_ms,
+		"the certificate of %s ends %s (%llu days): issue a new "
+		"one (ringctl pki issue)",
+		who, when,
+		(unsigned long long)(not_after_ms > now_ms
+					     ? (not_after_ms - now_ms) /
+						       86400000
+					     : 0));
 }
 
-void watch_set_own_cert(struct watch *w, uint64_t not_after_ms)
+void health_rules_set_own_cert(struct health_rules *w, uint64_t not_after_ms)
 {
 	w->own_cert_ms = not_after_ms;
 }
 
-uint64_t watch_own_cert(const struct watch *w)
+uint64_t health_rules_own_cert(const struct health_rules *w)
 {
 	return w->own_cert_ms;
 }
 
-int watch_survey_failed(const struct watch *w)
+int health_rules_survey_failed(const struct health_rules *w)
 {
 	return w->survey_failure[0] != '\0';
 }
 
-static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
+static void health_rules_rules_nodes(struct health_rules *w, uint64_t now_ms)
 {
 	struct node **v;
 	unsigned n;
@@ -602,7 +619,7 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 		if (x->state == NODE_NEVER && (x->expected || carried) &&
 		    (carried ||
 		     now_ms >= w->started_ms + w->conf->survey_grace_ms))
-			watch_raise(
+			health_rules_raise(
 				w, "node_down", x->name, x->name, NULL,
 				ALERT_CRITICAL, now_ms,
 				"%s has never connected (expected; %llu s "
@@ -614,23 +631,25 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
 		 * them); without one, every node that joined counts, but for
 		 * a stray: its leaving is no matter of the ring. */
 		else if (x->state == NODE_DOWN &&
-			 (x->expected || (!w->conf->n_expect &&
-					  !watch_published_stray(w, x->name))))
-			watch_raise(w, "node_down", x->name, x->name, NULL,
-				    x->expected ? ALERT_CRITICAL
-						: ALERT_WARNING,
-				    now_ms, "%s is down: %s", x->name,
-				    x->down_reason[0] ? x->down_reason
-						      : "no reason given");
+			 (x->expected ||
+			  (!w->conf->n_expect &&
+			   !health_rules_published_stray(w, x->name))))
+			health_rules_raise(
+				w, "node_down", x->name, x->name, NULL,
+				x->expected ? ALERT_CRITICAL : ALERT_WARNING,
+				now_ms, "%s is down: %s", x->name,
+				x->down_reason[0] ? x->down_reason
+						  : "no reason given");
 		if (x->state == NODE_UP)
-			watch_cert(w, x->name, x->name, x->cert_not_after_ms,
-				   now_ms);
+			health_rules_cert(w, x->name, x->name,
+					  x->cert_not_after_ms, now_ms);
 		if (x->state == NODE_UP && x->agent_version[0] &&
 		    strcmp(x->agent_version, RING_VERSION))
-			watch_raise(w, "version_skew", x->name, x->name, NULL,
-				    ALERT_WARNING, now_ms,
-				    "%s runs agent %s, the coordinator is %s",
-				    x->name, x->agent_version, RING_VERSION);
+			health_rules_raise(
+				w, "version_skew", x->name, x->name, NULL,
+				ALERT_WARNING, now_ms,
+				"%s runs agent %s, the coordinator is %s",
+				x->name, x->agent_version, RING_VERSION);
 	}
 	free(v);
 }
@@ -640,9 +659,9 @@ static void watch_rules_nodes(struct watch *w, uint64_t now_ms)
  * survey (a renegotiation; a port that never ran faster is the survey's
  * finding against its nominal speed, not an alert), or a PCIe link
  * narrower than the device can do. */
-static void watch_rules_port(struct watch *w, const char *node,
-			     const Ring__NetInterface *f, int32_t *max_mbps,
-			     uint64_t now_ms)
+static void health_rules_rules_port(struct health_rules *w, const char *node,
+				    const Ring__NetInterface *f,
+				    int32_t *max_mbps, uint64_t now_ms)
 {
 	char subject[ALERTS_SUBJECT_LEN];
 
@@ -650,20 +669,20 @@ static void watch_rules_port(struct watch *w, const char *node,
 	if (f->carrier && f->speed_mbps > *max_mbps)
 		*max_mbps = f->speed_mbps;
 	if (f->carrier && f->speed_mbps > 0 && f->speed_mbps < *max_mbps)
-		watch_raise(w, "speed_downshift", subject, node, NULL,
-			    ALERT_WARNING, now_ms,
-			    "%s %s links at %d Mb/s, down from %d Mb/s", node,
-			    f->name, f->speed_mbps, *max_mbps);
+		health_rules_raise(w, "speed_downshift", subject, node, NULL,
+				   ALERT_WARNING, now_ms,
+				   "%s %s links at %d Mb/s, down from %d Mb/s",
+				   node, f->name, f->speed_mbps, *max_mbps);
 	if (f->pcie_link_width && f->pcie_max_link_width &&
 	    f->pcie_link_width < f->pcie_max_link_width)
-		watch_raise(w, "pcie_downshift", subject, node, NULL,
-			    ALERT_WARNING, now_ms,
-			    "%s %s: PCIe link x%u of x%u (%s of %s)", node,
-			    f->name, f->pcie_link_width, f->pcie_max_link_width,
-			    f->pcie_link_speed, f->pcie_max_link_speed);
+		health_rules_raise(
+			w, "pcie_downshift", subject, node, NULL, ALERT_WARNING,
+			now_ms, "%s %s: PCIe link x%u of x%u (%s of %s)", node,
+			f->name, f->pcie_link_width, f->pcie_max_link_width,
+			f->pcie_link_speed, f->pcie_max_link_speed);
 }
 
-static void watch_rules_edges(struct watch *w, uint64_t now_ms)
+static void health_rules_rules_edges(struct health_rules *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
 
@@ -677,12 +696,12 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 
 		text_edge_msg_name(edge, sizeof(edge), e);
 		if (!strcmp(w->edges[i].state, "down"))
-			watch_raise(w, "cable_down", edge, NULL, edge,
-				    ALERT_CRITICAL, now_ms,
-				    "cable %s %s - %s %s is down: %s", e->a,
-				    e->a_interface, e->b, e->b_interface,
-				    w->edges[i].reason);
-		if (!watch_node_up(a) || !watch_node_up(b))
+			health_rules_raise(w, "cable_down", edge, NULL, edge,
+					   ALERT_CRITICAL, now_ms,
+					   "cable %s %s - %s %s is down: %s",
+					   e->a, e->a_interface, e->b,
+					   e->b_interface, w->edges[i].reason);
+		if (!health_rules_node_up(a) || !health_rules_node_up(b))
 			continue;
 		/* Carrier and beacons say up, the data plane says no: a
 		 * check judged against the edge as it was when it started
@@ -690,24 +709,26 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 		if (!strcmp(w->edges[i].state, "up") && *e->light_error &&
 		    e->light_started_ms &&
 		    e->light_started_ms >= w->edges[i].since_ms)
-			watch_raise(w, "light_check_failed", edge, NULL, edge,
-				    ALERT_WARNING, now_ms,
-				    "edge %s: carrier and beacons are up but "
-				    "its light check failed: %s",
-				    edge, e->light_error);
+			health_rules_raise(
+				w, "light_check_failed", edge, NULL, edge,
+				ALERT_WARNING, now_ms,
+				"edge %s: carrier and beacons are up but "
+				"its light check failed: %s",
+				edge, e->light_error);
 		if (fa && fb && fa->mtu != fb->mtu)
-			watch_raise(w, "mtu_mismatch", edge, NULL, edge,
-				    ALERT_WARNING, now_ms,
-				    "MTU differs across cable %s: %s %s %u, "
-				    "%s %s %u",
-				    edge, e->a, e->a_interface, fa->mtu, e->b,
-				    e->b_interface, fb->mtu);
+			health_rules_raise(
+				w, "mtu_mismatch", edge, NULL, edge,
+				ALERT_WARNING, now_ms,
+				"MTU differs across cable %s: %s %s %u, "
+				"%s %s %u",
+				edge, e->a, e->a_interface, fa->mtu, e->b,
+				e->b_interface, fb->mtu);
 		if (fa)
-			watch_rules_port(w, e->a, fa, &w->edges[i].max_mbps[0],
-					 now_ms);
+			health_rules_rules_port(
+				w, e->a, fa, &w->edges[i].max_mbps[0], now_ms);
 		if (fb)
-			watch_rules_port(w, e->b, fb, &w->edges[i].max_mbps[1],
-					 now_ms);
+			health_rules_rules_port(
+				w, e->b, fb, &w->edges[i].max_mbps[1], now_ms);
 	}
 	for (size_t i = 0; t && i < t->n_diagonals; i++) {
 		const Ring__DiagonalCheck *d = t->diagonals[i];
@@ -716,11 +737,12 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
 		if (!d->path)
 			continue;
 		snprintf(edge, sizeof(edge), "%s-%s", d->a, d->b);
-		watch_raise(w, "unexpected_path", edge, NULL, edge,
-			    ALERT_WARNING, now_ms,
-			    "%s reaches %s (%s) over the data plane although "
-			    "they are not ring neighbours: %s",
-			    d->a, d->b, d->b_address, d->verdict);
+		health_rules_raise(
+			w, "unexpected_path", edge, NULL, edge, ALERT_WARNING,
+			now_ms,
+			"%s reaches %s (%s) over the data plane although "
+			"they are not ring neighbours: %s",
+			d->a, d->b, d->b_address, d->verdict);
 	}
 }
 
@@ -729,9 +751,10 @@ static void watch_rules_edges(struct watch *w, uint64_t now_ms)
  * inventory, RDMA devices not listed (rdma_error), or the device listed
  * without ports (it could not be opened). *gone is set when the device
  * is simply no longer reported. */
-static const Ring__RdmaPort *watch_rdma_port(const struct node *n,
-					     const char *dev,
-					     const char *ifname, int *gone)
+static const Ring__RdmaPort *health_rules_rdma_port(const struct node *n,
+						    const char *dev,
+						    const char *ifname,
+						    int *gone)
 {
 	const Ring__Inventory *inv = n ? n->inventory : NULL;
 	const Ring__RdmaDevice *d = NULL;
@@ -754,9 +777,10 @@ static const Ring__RdmaPort *watch_rdma_port(const struct node *n,
 
 /* One end of an edge measured over RDMA: what became of the GID its
  * tests used, added to why; 1 when it changed or vanished. */
-static int watch_gid_end(const struct node *n, const char *node,
-			 const char *dev, const char *ifname, const char *gid,
-			 int32_t index, char *why, size_t len)
+static int health_rules_gid_end(const struct node *n, const char *node,
+				const char *dev, const char *ifname,
+				const char *gid, int32_t index, char *why,
+				size_t len)
 {
 	const Ring__RdmaPort *p;
 	const Ring__Gid *now = NULL;
@@ -764,13 +788,14 @@ static int watch_gid_end(const struct node *n, const char *node,
 
 	if (index < 0 || !*dev || !*gid)
 		return 0;
-	p = watch_rdma_port(n, dev, ifname, &gone);
+	p = health_rules_rdma_port(n, dev, ifname, &gone);
 	if (!p) {
 		if (gone)
-			watch_add(why, len,
-				  "%s %s is no longer reported (GID index %d "
-				  "was %s when the survey measured it)",
-				  node, dev, index, gid);
+			health_rules_add(
+				why, len,
+				"%s %s is no longer reported (GID index %d "
+				"was %s when the survey measured it)",
+				node, dev, index, gid);
 		return gone;
 	}
 	for (size_t i = 0; i < p->n_gids && !now; i++)
@@ -779,15 +804,17 @@ static int watch_gid_end(const struct node *n, const char *node,
 	if (now && !strcmp(now->gid, gid))
 		return 0;
 	if (now)
-		watch_add(why, len,
-			  "%s %s port %u: GID index %d is now %s (was %s when "
-			  "the survey measured it)",
-			  node, dev, p->port, index, now->gid, gid);
+		health_rules_add(
+			why, len,
+			"%s %s port %u: GID index %d is now %s (was %s when "
+			"the survey measured it)",
+			node, dev, p->port, index, now->gid, gid);
 	else
-		watch_add(why, len,
-			  "%s %s port %u: GID index %d is gone (was %s when "
-			  "the survey measured it)",
-			  node, dev, p->port, index, gid);
+		health_rules_add(
+			why, len,
+			"%s %s port %u: GID index %d is gone (was %s when "
+			"the survey measured it)",
+			node, dev, p->port, index, gid);
 	return 1;
 }
 
@@ -795,35 +822,37 @@ static int watch_gid_end(const struct node *n, const char *node,
  * 1 changed or gone (why says how, *node the one end that changed, NULL
  * for both), 0 not, -1 not judged (a node at an end is down: that is
  * node_down's). */
-static int watch_gid_judge(const struct watch *w, const Ring__Edge *e,
-			   const char **node, char *why, size_t len)
+static int health_rules_gid_judge(const struct health_rules *w,
+				  const Ring__Edge *e, const char **node,
+				  char *why, size_t len)
 {
 	const struct node *a = nodes_find(w->table, e->a);
 	const struct node *b = nodes_find(w->table, e->b);
 	int ca, cb;
 
-	if (!watch_node_up(a) || !watch_node_up(b))
+	if (!health_rules_node_up(a) || !health_rules_node_up(b))
 		return -1;
-	ca = watch_gid_end(a, e->a, e->a_rdma, e->a_interface, e->a_gid,
-			   e->a_gid_index, why, len);
-	cb = watch_gid_end(b, e->b, e->b_rdma, e->b_interface, e->b_gid,
-			   e->b_gid_index, why, len);
+	ca = health_rules_gid_end(a, e->a, e->a_rdma, e->a_interface, e->a_gid,
+				  e->a_gid_index, why, len);
+	cb = health_rules_gid_end(b, e->b, e->b_rdma, e->b_interface, e->b_gid,
+				  e->b_gid_index, why, len);
 	*node = ca && cb ? NULL : ca ? e->a : e->b;
 	return ca || cb;
 }
 
-int watch_edge_gid_changed(const struct watch *w, const Ring__Edge *e)
+int health_rules_edge_gid_changed(const struct health_rules *w,
+				  const Ring__Edge *e)
 {
 	char why[ALERTS_MESSAGE_LEN] = "";
 	const char *node;
 
-	return watch_gid_judge(w, e, &node, why, sizeof(why));
+	return health_rules_gid_judge(w, e, &node, why, sizeof(why));
 }
 
 /* GIDs the published survey's RDMA tests used that the agents' current
  * inventories no longer have at the same index: NCCL_IB_GID_INDEX, as
  * ringctl ranks printed it, may now pick another address (or none). */
-static void watch_rules_gids(struct watch *w, uint64_t now_ms)
+static void health_rules_rules_gids(struct health_rules *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
 
@@ -832,20 +861,21 @@ static void watch_rules_gids(struct watch *w, uint64_t now_ms)
 		char edge[ALERTS_EDGE_LEN], why[ALERTS_MESSAGE_LEN] = "";
 		const char *node = NULL;
 
-		if (watch_gid_judge(w, e, &node, why, sizeof(why)) != 1)
+		if (health_rules_gid_judge(w, e, &node, why, sizeof(why)) != 1)
 			continue;
 		text_edge_msg_name(edge, sizeof(edge), e);
-		watch_raise(w, "gid_change", edge, node, edge, ALERT_WARNING,
-			    now_ms,
-			    "%s: NCCL_IB_GID_INDEX from `ringctl ranks` may be "
-			    "stale; re-survey",
-			    why);
+		health_rules_raise(
+			w, "gid_change", edge, node, edge, ALERT_WARNING,
+			now_ms,
+			"%s: NCCL_IB_GID_INDEX from `ringctl ranks` may be "
+			"stale; re-survey",
+			why);
 	}
 }
 
 /* Error or drop counters that rose between an up node's last two counters
  * reports (nodes_set_counters computed by how much). */
-static void watch_rules_counters(struct watch *w, uint64_t now_ms)
+static void health_rules_rules_counters(struct health_rules *w, uint64_t now_ms)
 {
 	struct node **v;
 	unsigned n;
@@ -857,7 +887,7 @@ static void watch_rules_counters(struct watch *w, uint64_t now_ms)
 		const struct node *x = v[i];
 		const Ring__CountersReport *c = x->counters;
 
-		if (!watch_node_up(x) || !c || !x->counters_rise)
+		if (!health_rules_node_up(x) || !c || !x->counters_rise)
 			continue;
 		for (size_t k = 0; k < c->n_ports; k++) {
 			const struct node_port_rise *r = &x->counters_rise[k];
@@ -884,19 +914,20 @@ static void watch_rules_counters(struct watch *w, uint64_t now_ms)
 						(unsigned long long)figs[j]
 							.rise);
 			snprintf(subject, sizeof(subject), "%s %s", x->name, f);
-			watch_raise(w, "port_errors", subject, x->name, NULL,
-				    ALERT_WARNING, now_ms,
-				    "%s %s: %s in the last %llu s", x->name, f,
-				    what,
-				    (unsigned long long)(x->counters_span_ms +
-							 500) /
-					    1000);
+			health_rules_raise(
+				w, "port_errors", subject, x->name, NULL,
+				ALERT_WARNING, now_ms,
+				"%s %s: %s in the last %llu s", x->name, f,
+				what,
+				(unsigned long long)(x->counters_span_ms +
+						     500) /
+					1000);
 		}
 	}
 	free(v);
 }
 
-static void watch_arm_tick(struct watch *w, uint64_t now_ms)
+static void health_rules_arm_tick(struct health_rules *w, uint64_t now_ms)
 {
 	uint64_t next = alerts_tick(w->alerts, now_ms);
 	struct timeval tv;
@@ -910,8 +941,8 @@ static void watch_arm_tick(struct watch *w, uint64_t now_ms)
 
 /* Every node the re-learning waits for: the expected ones, and those of
  * the published topology. */
-static int watch_awaited_ready(struct watch *w, unsigned *n_ready,
-			       unsigned *n_awaited)
+static int health_rules_awaited_ready(struct health_rules *w, unsigned *n_ready,
+				      unsigned *n_awaited)
 {
 	const Ring__Topology *t = w->top;
 	struct node **v;
@@ -936,14 +967,14 @@ static int watch_awaited_ready(struct watch *w, unsigned *n_ready,
 
 /* Re-learning ends when every awaited node reported, or at its deadline:
  * from then on everything is judged from fresh facts. */
-static void watch_relearn_check(struct watch *w, uint64_t now_ms)
+static void health_rules_relearn_check(struct health_rules *w, uint64_t now_ms)
 {
 	unsigned ready, awaited;
 	int all;
 
 	if (!w->relearn_until_ms)
 		return;
-	all = watch_awaited_ready(w, &ready, &awaited);
+	all = health_rules_awaited_ready(w, &ready, &awaited);
 	if (!all && now_ms < w->relearn_until_ms)
 		return;
 	log_info("re-learned after the restart in %llu ms: %u of %u nodes "
@@ -956,72 +987,76 @@ static void watch_relearn_check(struct watch *w, uint64_t now_ms)
 	alerts_clear(w->alerts, "coordinator_restarted", "coordinator", now_ms);
 }
 
-void watch_eval(struct watch *w)
+void health_rules_eval(struct health_rules *w)
 {
 	uint64_t now_ms = clock_now_ms();
 	const Ring__Topology *t = w->top;
 	char now_text[600];
 
-	watch_relearn_check(w, now_ms);
-	watch_detach(w);
+	health_rules_relearn_check(w, now_ms);
+	health_rules_detach(w);
 	alerts_round_begin(w->alerts);
 	w->beacon_due_ms = 0;
 	if (t) {
-		/* attached from here: watch_attach below, in this pass */
+		/* attached from here: health_rules_attach below, in this pass */
 		w->attached = 1;
-		watch_edge_extras(w);
+		health_rules_edge_extras(w);
 		for (size_t i = 0; i < t->n_edges; i++)
-			watch_edge_state(w, t->edges[i], &w->edges[i], now_ms);
-		watch_beacon_arm(w, now_ms);
-		watch_live_kind(w);
-		watch_live_text(w, now_text, sizeof(now_text));
-		watch_order(w);
-		watch_not_surveyed(w);
-		watch_strays(w);
+			health_rules_edge_state(w, t->edges[i], &w->edges[i],
+						now_ms);
+		health_rules_beacon_arm(w, now_ms);
+		health_rules_live_kind(w);
+		health_rules_live_text(w, now_text, sizeof(now_text));
+		health_rules_order(w);
+		health_rules_not_surveyed(w);
+		health_rules_strays(w);
 		if (w->order_invalid[0] && t->n_ranks && !w->relearn_until_ms)
-			watch_raise(w, "ring_broken", "ring", NULL, NULL,
-				    ALERT_CRITICAL, now_ms,
-				    "the rank order deployed from the last "
-				    "survey is no longer valid: %s; the %s is "
-				    "now %s",
-				    w->order_invalid, t->kind, now_text);
-		watch_attach(w, now_ms);
+			health_rules_raise(
+				w, "ring_broken", "ring", NULL, NULL,
+				ALERT_CRITICAL, now_ms,
+				"the rank order deployed from the last "
+				"survey is no longer valid: %s; the %s is "
+				"now %s",
+				w->order_invalid, t->kind, now_text);
+		health_rules_attach(w, now_ms);
 	}
-	watch_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
+	health_rules_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
 	if (w->relearn_until_ms) {
 		/* Nothing is judged from missing facts: what fired before the
 		 * restart fires on (no rule's round ends), what is new waits
 		 * for the agents. */
 		alerts_round_end(w->alerts, NULL, 0, now_ms);
-		watch_arm_tick(w, now_ms);
+		health_rules_arm_tick(w, now_ms);
 		if (w->eval_fn)
 			w->eval_fn(w->top, w->eval_arg);
 		return;
 	}
-	watch_rules_nodes(w, now_ms);
-	watch_rules_edges(w, now_ms);
-	watch_rules_counters(w, now_ms);
-	watch_rules_baselines(w, now_ms);
-	watch_rules_gids(w, now_ms);
+	health_rules_rules_nodes(w, now_ms);
+	health_rules_rules_edges(w, now_ms);
+	health_rules_rules_counters(w, now_ms);
+	health_rules_rules_baselines(w, now_ms);
+	health_rules_rules_gids(w, now_ms);
 	if (w->survey_failure[0])
-		watch_raise(w, "survey_failed", "survey", NULL, NULL,
-			    ALERT_WARNING, now_ms, "%s", w->survey_failure);
-	alerts_round_end(w->alerts, watch_rules, watch_n_rules, now_ms);
-	watch_arm_tick(w, now_ms);
+		health_rules_raise(w, "survey_failed", "survey", NULL, NULL,
+				   ALERT_WARNING, now_ms, "%s",
+				   w->survey_failure);
+	alerts_round_end(w->alerts, health_rules_rules, health_rules_n_rules,
+			 now_ms);
+	health_rules_arm_tick(w, now_ms);
 	if (w->eval_fn)
 		w->eval_fn(w->top, w->eval_arg);
 }
 
-static void watch_beacon_cb(evutil_socket_t fd, short what, void *arg)
+static void health_rules_beacon_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	watch_eval(arg);
+	health_rules_eval(arg);
 }
 
 /* Look again when the first beacon grace ends: a cable still without
  * beacons then is down. */
-static void watch_beacon_arm(struct watch *w, uint64_t now_ms)
+static void health_rules_beacon_arm(struct health_rules *w, uint64_t now_ms)
 {
 	uint64_t left;
 	struct timeval tv;
@@ -1029,7 +1064,7 @@ static void watch_beacon_arm(struct watch *w, uint64_t now_ms)
 	if (!w->beacon_due_ms)
 		return;
 	if (!w->beacon_ev)
-		w->beacon_ev = evtimer_new(w->base, watch_beacon_cb, w);
+		w->beacon_ev = evtimer_new(w->base, health_rules_beacon_cb, w);
 	if (!w->beacon_ev)
 		return;
 	left = w->beacon_due_ms > now_ms ? w->beacon_due_ms - now_ms : 0;
@@ -1038,15 +1073,15 @@ static void watch_beacon_arm(struct watch *w, uint64_t now_ms)
 	evtimer_add(w->beacon_ev, &tv);
 }
 
-static void watch_relearn_cb(evutil_socket_t fd, short what, void *arg)
+static void health_rules_relearn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	watch_eval(arg);
+	health_rules_eval(arg);
 }
 
-void watch_relearn_start(struct watch *w, uint64_t timeout_ms,
-			 const char *saved)
+void health_rules_relearn_start(struct health_rules *w, uint64_t timeout_ms,
+				const char *saved)
 {
 	uint64_t now_ms = clock_now_ms();
 	struct timeval tv = {.tv_sec = (time_t)(timeout_ms / 1000),
@@ -1059,23 +1094,26 @@ void watch_relearn_start(struct watch *w, uint64_t timeout_ms,
 	w->relearn_started_ms = now_ms;
 	w->relearn_until_ms = now_ms + timeout_ms;
 	if (!w->relearn_ev)
-		w->relearn_ev = evtimer_new(w->base, watch_relearn_cb, w);
+		w->relearn_ev =
+			evtimer_new(w->base, health_rules_relearn_cb, w);
 	if (w->relearn_ev)
 		evtimer_add(w->relearn_ev, &tv);
-	watch_awaited_ready(w, &ready, &awaited);
-	watch_raise(w, "coordinator_restarted", "coordinator", NULL, NULL,
-		    ALERT_INFO, now_ms,
-		    "the coordinator restarted (state saved %s): re-learning "
-		    "from %u agents for at most %llu s before judging cables "
-		    "and the ring; alerts that fired before go on",
-		    saved && *saved ? saved : "earlier", awaited,
-		    (unsigned long long)(timeout_ms / 1000));
+	health_rules_awaited_ready(w, &ready, &awaited);
+	health_rules_raise(
+		w, "coordinator_restarted", "coordinator", NULL, NULL,
+		ALERT_INFO, now_ms,
+		"the coordinator restarted (state saved %s): re-learning "
+		"from %u agents for at most %llu s before judging cables "
+		"and the ring; alerts that fired before go on",
+		saved && *saved ? saved : "earlier", awaited,
+		(unsigned long long)(timeout_ms / 1000));
 	log_info("restarted with saved state: waiting up to %llu ms for %u "
 		 "nodes to report before judging cables and the ring",
 		 (unsigned long long)timeout_ms, awaited);
 }
 
-int watch_relearning(const struct watch *w, uint64_t now_ms, uint64_t *left_ms)
+int health_rules_relearning(const struct health_rules *w, uint64_t now_ms,
+			    uint64_t *left_ms)
 {
 	if (!w || !w->relearn_until_ms)
 		return 0;
@@ -1086,42 +1124,43 @@ int watch_relearning(const struct watch *w, uint64_t now_ms, uint64_t *left_ms)
 	return 1;
 }
 
-void watch_set_eval_cb(struct watch *w, watch_eval_fn fn, void *arg)
+void health_rules_set_eval_cb(struct health_rules *w, health_rules_eval_fn fn,
+			      void *arg)
 {
 	w->eval_fn = fn;
 	w->eval_arg = arg;
 }
 
-void watch_survey_outcome(struct watch *w, const char *what,
-			  const char *failure)
+void health_rules_survey_outcome(struct health_rules *w, const char *what,
+				 const char *failure)
 {
 	if (failure)
 		snprintf(w->survey_failure, sizeof(w->survey_failure),
 			 "the last %s failed: %s", what, failure);
 	else
 		w->survey_failure[0] = '\0';
-	watch_eval(w);
+	health_rules_eval(w);
 }
 
-static void watch_eval_cb(evutil_socket_t fd, short what, void *arg)
+static void health_rules_eval_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	watch_eval(arg);
+	health_rules_eval(arg);
 }
 
-static void watch_tick_cb(evutil_socket_t fd, short what, void *arg)
+static void health_rules_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct watch *w = arg;
+	struct health_rules *w = arg;
 
 	(void)fd;
 	(void)what;
-	watch_arm_tick(w, clock_now_ms());
+	health_rules_arm_tick(w, clock_now_ms());
 }
 
-void watch_nodes_changed(void *arg)
+void health_rules_nodes_changed(void *arg)
 {
-	struct watch *w = arg;
+	struct health_rules *w = arg;
 	struct timeval zero = {0, 0};
 
 	evtimer_add(w->eval_ev, &zero);
@@ -1129,7 +1168,7 @@ void watch_nodes_changed(void *arg)
 
 /* The figure an edge is judged by: the top of the stream ladder, the
  * worse direction; RDMA WRITE where no TCP ladder ran. < 0: none. */
-double watch_edge_figure(const Ring__Edge *e)
+double health_rules_edge_figure(const Ring__Edge *e)
 {
 	double a, b;
 
@@ -1145,8 +1184,8 @@ double watch_edge_figure(const Ring__Edge *e)
 	return a < b ? a : b;
 }
 
-static struct watch_baseline *watch_baseline_find(const struct watch *w,
-						  const char *edge)
+static struct health_rules_baseline *
+health_rules_baseline_find(const struct health_rules *w, const char *edge)
 {
 	for (size_t i = 0; i < w->n_baselines; i++)
 		if (!strcmp(w->baselines[i].edge, edge))
@@ -1154,20 +1193,21 @@ static struct watch_baseline *watch_baseline_find(const struct watch *w,
 	return NULL;
 }
 
-double watch_edge_baseline(const struct watch *w, const Ring__Edge *e)
+double health_rules_edge_baseline(const struct health_rules *w,
+				  const Ring__Edge *e)
 {
 	char edge[ALERTS_EDGE_LEN];
-	const struct watch_baseline *b;
+	const struct health_rules_baseline *b;
 
 	text_edge_msg_name(edge, sizeof(edge), e);
-	b = watch_baseline_find(w, edge);
+	b = health_rules_baseline_find(w, edge);
 	return b ? b->gbps : -1;
 }
 
-int watch_set_baseline(struct watch *w, const char *edge, double gbps,
-		       uint64_t ms)
+int health_rules_set_baseline(struct health_rules *w, const char *edge,
+			      double gbps, uint64_t ms)
 {
-	struct watch_baseline *b = watch_baseline_find(w, edge);
+	struct health_rules_baseline *b = health_rules_baseline_find(w, edge);
 
 	if (!(gbps > 0) || strlen(edge) >= ALERTS_EDGE_LEN) {
 		errno = EINVAL;
@@ -1181,7 +1221,7 @@ int watch_set_baseline(struct watch *w, const char *edge, double gbps,
 		if (w->n_baselines == w->cap_baselines) {
 			size_t cap =
 				w->cap_baselines ? 2 * w->cap_baselines : 16;
-			struct watch_baseline *v =
+			struct health_rules_baseline *v =
 				reallocarray(w->baselines, cap, sizeof(*v));
 
 			if (!v)
@@ -1197,7 +1237,8 @@ int watch_set_baseline(struct watch *w, const char *edge, double gbps,
 	return 0;
 }
 
-size_t watch_baselines_text(const struct watch *w, char *buf, size_t len)
+size_t health_rules_baselines_text(const struct health_rules *w, char *buf,
+				   size_t len)
 {
 	size_t used = 0;
 
@@ -1217,7 +1258,8 @@ size_t watch_baselines_text(const struct watch *w, char *buf, size_t len)
 	return used;
 }
 
-void watch_baselines_load(struct watch *w, const char *text, size_t len)
+void health_rules_baselines_load(struct health_rules *w, const char *text,
+				 size_t len)
 {
 	size_t off = 0;
 
@@ -1232,7 +1274,7 @@ void watch_baselines_load(struct watch *w, const char *text, size_t len)
 			memcpy(line, text + off, n);
 			line[n] = '\0';
 			if (sscanf(line, "%139s %lf %llu", edge, &g, &ms) == 3)
-				watch_set_baseline(w, edge, g, ms);
+				health_rules_set_baseline(w, edge, g, ms);
 		}
 		off += n + 1;
 	}
@@ -1240,43 +1282,45 @@ void watch_baselines_load(struct watch *w, const char *text, size_t len)
 
 /* A published survey: every edge's first good figure becomes its
  * baseline. */
-static void watch_note_baselines(struct watch *w, const Ring__Topology *t)
+static void health_rules_note_baselines(struct health_rules *w,
+					const Ring__Topology *t)
 {
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		char edge[ALERTS_EDGE_LEN];
-		double g = watch_edge_figure(e);
+		double g = health_rules_edge_figure(e);
 
 		text_edge_msg_name(edge, sizeof(edge), e);
-		if (g > 0 && !*e->error && !watch_baseline_find(w, edge))
-			watch_set_baseline(w, edge, g, e->measured_ms);
+		if (g > 0 && !*e->error && !health_rules_baseline_find(w, edge))
+			health_rules_set_baseline(w, edge, g, e->measured_ms);
 	}
 }
 
 /* The figure edge_degraded judges now: the light check's bandwidth
  * sample when it is newer than the survey's figures (its worse
  * direction, as the survey's), else the survey's; *sampled says which. */
-static double watch_edge_figure_now(const Ring__Edge *e, int *sampled)
+static double health_rules_edge_figure_now(const Ring__Edge *e, int *sampled)
 {
 	double a = e->sample_gbps_a_to_b, b = e->sample_gbps_b_to_a;
 
 	*sampled = 0;
 	if (!e->sample_ms || e->sample_ms <= e->measured_ms || (a < 0 && b < 0))
-		return watch_edge_figure(e);
+		return health_rules_edge_figure(e);
 	*sampled = 1;
 	if (a < 0 || b < 0)
 		return a < 0 ? b : a;
 	return a < b ? a : b;
 }
 
-int watch_figure_low(const struct watch *w, const Ring__Edge *e, double gbps)
+int health_rules_figure_low(const struct health_rules *w, const Ring__Edge *e,
+			    double gbps)
 {
-	double base = watch_edge_baseline(w, e);
+	double base = health_rules_edge_baseline(w, e);
 
 	return base > 0 && gbps >= 0 && gbps * 100 < base * WATCH_DEGRADED_PCT;
 }
 
-static int watch_cmp_double(const void *x, const void *y)
+static int health_rules_cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
 
@@ -1290,7 +1334,8 @@ static int watch_cmp_double(const void *x, const void *y)
  * under 80% of the median ratio). A drop every edge shares is the hosts'
  * load, not a cable. A later figure back above resolves it, whether a
  * survey or a sample raised it. */
-static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
+static void health_rules_rules_baselines(struct health_rules *w,
+					 uint64_t now_ms)
 {
 	const Ring__Topology *t = w->top;
 	double *ratio, *sorted, median = 0;
@@ -1307,39 +1352,40 @@ static void watch_rules_baselines(struct watch *w, uint64_t now_ms)
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		char edge[ALERTS_EDGE_LEN];
-		const struct watch_baseline *b;
-		double g = watch_edge_figure_now(e, &sampled[i]);
+		const struct health_rules_baseline *b;
+		double g = health_rules_edge_figure_now(e, &sampled[i]);
 
 		text_edge_msg_name(edge, sizeof(edge), e);
-		b = watch_baseline_find(w, edge);
+		b = health_rules_baseline_find(w, edge);
 		ratio[i] = b && g >= 0 ? g / b->gbps : -1;
 		if (ratio[i] >= 0)
 			sorted[n++] = ratio[i];
 	}
 	if (n) {
-		qsort(sorted, n, sizeof(*sorted), watch_cmp_double);
+		qsort(sorted, n, sizeof(*sorted), health_rules_cmp_double);
 		median = n % 2 ? sorted[n / 2]
 			       : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 	}
 	for (size_t i = 0; i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 		char edge[ALERTS_EDGE_LEN];
-		const struct watch_baseline *b;
+		const struct health_rules_baseline *b;
 
 		if (ratio[i] < 0 || ratio[i] * 100 >= WATCH_DEGRADED_PCT)
 			continue;
 		if (n >= 3 && ratio[i] >= 0.8 * median)
 			continue;
 		text_edge_msg_name(edge, sizeof(edge), e);
-		b = watch_baseline_find(w, edge);
-		watch_raise(w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
-			    now_ms,
-			    "edge %s carries %.2f Gbps%s, %.0f%% of its "
-			    "baseline %.2f Gbps (its first measurement); the "
-			    "ring's median edge is at %.0f%% of its own",
-			    edge, ratio[i] * b->gbps,
-			    sampled[i] ? " (light-check sample)" : "",
-			    100 * ratio[i], b->gbps, 100 * median);
+		b = health_rules_baseline_find(w, edge);
+		health_rules_raise(
+			w, "edge_degraded", edge, NULL, edge, ALERT_WARNING,
+			now_ms,
+			"edge %s carries %.2f Gbps%s, %.0f%% of its "
+			"baseline %.2f Gbps (its first measurement); the "
+			"ring's median edge is at %.0f%% of its own",
+			edge, ratio[i] * b->gbps,
+			sampled[i] ? " (light-check sample)" : "",
+			100 * ratio[i], b->gbps, 100 * median);
 	}
 out:
 	free(ratio);
@@ -1347,10 +1393,10 @@ out:
 	free(sampled);
 }
 
-int watch_set_topology(struct watch *w, const Ring__Topology *t)
+int health_rules_set_topology(struct health_rules *w, const Ring__Topology *t)
 {
 	Ring__Topology *copy = NULL;
-	struct watch_edge *edges = NULL;
+	struct health_rules_edge *edges = NULL;
 
 	if (t) {
 		copy = (Ring__Topology *)frame_copy(&t->base);
@@ -1369,8 +1415,8 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 			edges[i].since_ms = t->edges[i]->measured_ms;
 		}
 	}
-	watch_detach(w);
-	watch_free_live_gap(w); /* points into the old copy's order */
+	health_rules_detach(w);
+	health_rules_free_live_gap(w); /* points into the old copy's order */
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
@@ -1385,37 +1431,40 @@ int watch_set_topology(struct watch *w, const Ring__Topology *t)
 		copy ? calloc(copy->n_strays + 1, sizeof(*w->live_strays))
 		     : NULL;
 	if (t)
-		watch_note_baselines(w, t);
-	watch_eval(w);
+		health_rules_note_baselines(w, t);
+	health_rules_eval(w);
 	return 0;
 }
 
 /* The figures that move between surveys; only while attached (the
- * strings set are given back by watch_detach). */
-static void watch_edge_extras(struct watch *w)
+ * strings set are given back by health_rules_detach). */
+static void health_rules_edge_extras(struct health_rules *w)
 {
 	for (size_t i = 0; w->top && w->edge_fn && i < w->top->n_edges; i++)
 		w->edge_fn(w->top->edges[i], w->edge_arg);
 }
 
-const Ring__Topology *watch_topology(struct watch *w)
+const Ring__Topology *health_rules_topology(struct health_rules *w)
 {
 	/* Read when asked: the account moves with every test. */
 	if (w->attached)
-		watch_edge_extras(w);
+		health_rules_edge_extras(w);
 	return w->top;
 }
 
-void watch_set_edge_fn(struct watch *w, watch_edge_fn fn, void *arg)
+void health_rules_set_edge_fn(struct health_rules *w, health_rules_edge_fn fn,
+			      void *arg)
 {
 	w->edge_fn = fn;
 	w->edge_arg = arg;
 }
 
-struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,
-			struct nodes *table, struct alerts *alerts)
+struct health_rules *health_rules_new(struct event_base *base,
+				      const struct coord_conf *conf,
+				      struct nodes *table,
+				      struct alerts *alerts)
 {
-	struct watch *w = calloc(1, sizeof(*w));
+	struct health_rules *w = calloc(1, sizeof(*w));
 	struct timeval tv;
 
 	if (!w)
@@ -1425,10 +1474,10 @@ struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,
 	w->table = table;
 	w->alerts = alerts;
 	w->started_ms = clock_now_ms();
-	w->eval_ev = evtimer_new(base, watch_eval_cb, w);
-	w->tick_ev = evtimer_new(base, watch_tick_cb, w);
+	w->eval_ev = evtimer_new(base, health_rules_eval_cb, w);
+	w->tick_ev = evtimer_new(base, health_rules_tick_cb, w);
 	if (!w->eval_ev || !w->tick_ev) {
-		watch_free(w);
+		health_rules_free(w);
 		return NULL;
 	}
 	/* An expected node still missing when the grace ends is alerted:
@@ -1439,7 +1488,7 @@ struct watch *watch_new(struct event_base *base, const struct coord_conf *conf,
 	return w;
 }
 
-void watch_free(struct watch *w)
+void health_rules_free(struct health_rules *w)
 {
 	if (!w)
 		return;
@@ -1451,14 +1500,14 @@ void watch_free(struct watch *w)
 		event_free(w->relearn_ev);
 	if (w->beacon_ev)
 		event_free(w->beacon_ev);
-	watch_detach(w);
-	watch_free_live_gap(w); /* points into the old copy's order */
+	health_rules_detach(w);
+	health_rules_free_live_gap(w); /* points into the old copy's order */
 	if (w->top)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
 	free(w->live_strays);
 	free(w->baselines);
-	watch_free_not_surveyed(w);
-	watch_free_live_gap(w);
+	health_rules_free_not_surveyed(w);
+	health_rules_free_live_gap(w);
 	free(w);
 }

@@ -1,5 +1,5 @@
 /* Pure: rounds of disjoint pairs for the measurements. */
-#include "sched.h"
+#include "pair_rounds.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -9,8 +9,8 @@
  * neither of its nodes is busy yet. A pair meets at most deg(a)-1 +
  * deg(b)-1 earlier pairs, so 2*maxdeg-1 rounds always suffice and each
  * node's busy rounds fit a bitmap of that many bits. */
-int sched_rounds(const unsigned (*pairs)[2], unsigned n_pairs, unsigned n_nodes,
-		 unsigned *round_of)
+int pair_rounds_rounds(const unsigned (*pairs)[2], unsigned n_pairs,
+		       unsigned n_nodes, unsigned *round_of)
 {
 	unsigned *deg = NULL, maxdeg = 0, rounds = 0;
 	uint64_t *busy = NULL;
@@ -76,8 +76,8 @@ fail:
 
 /* Circle method: node m-1 stays put, the others rotate one place per
  * round; with odd n a dummy node m-1 = n sits out whoever it meets. */
-int sched_circle(unsigned n, unsigned (*pairs)[2], unsigned *round_of,
-		 unsigned max_pairs)
+int pair_rounds_circle(unsigned n, unsigned (*pairs)[2], unsigned *round_of,
+		       unsigned max_pairs)
 {
 	unsigned long long total = (unsigned long long)n * (n ? n - 1 : 0) / 2;
 	unsigned m, k = 0;
