@@ -78,7 +78,7 @@ deb_missing = for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null 
 NOBUILD_GOALS := $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS)) check \
 	integration integration-run rdma-check systemd-check fuzz fuzz-smoke bench demo demo-down demo-status demo-cut demo-mend \
 	clean format \
-	format-check prometheus-check deb deb-check
+	format-check prometheus-check structure-check deb deb-check
 ifneq ($(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all)),)
 NEED_CMOCKA := $(filter unit $(BUILD)/tests/%,$(MAKECMDGOALS))
 BUILD_MISSING := $(shell \
@@ -136,7 +136,7 @@ RINGCTL_LIBS := $(shell pkg-config --libs libprotobuf-c openssl 2>/dev/null) -lm
 # The agent keeps no state: no SQLite (the coordinator's store).
 AGENT_LIBS := $(filter-out -lsqlite3,$(LIBS))
 
-.PHONY: all clean check unit unit-bins integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down demo-status demo-cut demo-mend rdma-check systemd-check \
+.PHONY: all clean check unit unit-bins structure-check integration integration-run soak soak-check fuzz fuzz-smoke demo demo-down demo-status demo-cut demo-mend rdma-check systemd-check \
 	install deb deb-check format format-check bench prometheus-check $(DEPS_TARGETS) $(addprefix print-,$(DEPS_TARGETS))
 .DELETE_ON_ERROR:
 
@@ -278,12 +278,21 @@ prometheus-check:
 		rec "prometheus-check: FAILED (the dashboard: tests/prometheus/promcheck.py)" "$$groups 1 0"; exit 1; fi; \
 	rec "prometheus-check: $$rules rules checked, $$groups promtool test groups passed, dashboard ok" "$$((groups + 1)) 0 0"
 
+# The tree's structure rules (tests/tools/structure.py): no C file over
+# 1,100 lines, no call cycle across more than two files (from the plain
+# build's objects), every C file named in docs/ARCHITECTURE.md.
+structure-check:
+	@$(CHECK_RECORD); if out=$$($(PYTHON) tests/tools/structure.py --obj $(BUILD)/obj); then \
+		echo "$$out"; rec "structure: $$(echo "$$out" | tail -n 1 | sed 's/^structure: //')" "1 0 0"; \
+	else echo "$$out"; rec "structure: FAILED: $$(echo "$$out" | tail -n 1 | sed 's/^structure: //')" "0 1 0"; exit 1; fi
+
 # Each suite in turn (stopping at the first that fails), then what ran, and
 # last a total of tests: skipped ones count as failed unless
 # RINGD_ALLOW_SKIP=1. The record stays in build/check/.
 CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all unit-bins:build (plain, tests included)" \
+	"structure-check:structure" \
 	"fuzz-smoke:fuzz-smoke" "integration-run:integration" "soak-check:soak (3 min)" \
 	"deb-check:deb-check" \
 	"rdma-check:rdma-check" "systemd-check:systemd-check"
