@@ -1,6 +1,6 @@
-/* The TCP test engine's core: parameters, error recording, the control
- * thread and the life cycle (new, start, done in the loop, free). See
- * tcptest_int.h for the other files. */
+/* The TCP test engine's core: parameters, the control thread and the life
+ * cycle (new, start, done in the loop, free). See tcptest_int.h for the
+ * other files. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -15,51 +15,6 @@
 #include "tcptest_int.h"
 
 #define TCPTEST_GRACE_MS 5000
-
-double tcptest_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-const char *tcptest_strerror(int err, char *buf, size_t len)
-{
-	return strerror_r(err < 0 ? -err : err, buf, len);
-}
-
-int tcptest_halted(struct tcptest *t)
-{
-	return atomic_load(&t->stop) || atomic_load(&t->failed);
-}
-
-/* Record the test's error (the first one wins). Control thread only. */
-void tcptest_fail(struct tcptest *t, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (t->res.err)
-		return;
-	t->res.err = err ? err : -EIO;
-	va_start(ap, fmt);
-	vsnprintf(t->res.error, sizeof(t->res.error), fmt, ap);
-	va_end(ap);
-}
-
-void tcptest_werr(struct tcptest_worker *w, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->err)
-		return;
-	w->err = err ? err : -EIO;
-	w->err_at = tcptest_now();
-	va_start(ap, fmt);
-	vsnprintf(w->error, sizeof(w->error), fmt, ap);
-	va_end(ap);
-	atomic_store(&w->t->failed, 1);
-}
 
 int tcptest_params_check(const struct tcptest_params *p, char *why, size_t len)
 {
@@ -286,18 +241,6 @@ int tcptest_start(struct tcptest *t)
 
 	if (rc) {
 		errno = rc;
-		return -1;
-	}
-	return 0;
-}
-
-int tcptest_parse_addr(const char *ip, uint16_t port, struct sockaddr_in *sa)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(port);
-	if (!ip || inet_pton(AF_INET, ip, &sa->sin_addr) != 1) {
-		errno = EINVAL;
 		return -1;
 	}
 	return 0;

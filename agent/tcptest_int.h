@@ -1,10 +1,11 @@
 /* The TCP test engine's private parts: the test's state, shared by its
  * files, and the functions they call across files. Not for other modules:
  * they use tcptest.h. Files:
- *   tcptest.c          parameters, error recording, the control thread,
- *                      life cycle (new, start, done in the loop, free)
- *   tcptest_sock.c     socket options, descriptors, whole-buffer I/O, the
- *                      preamble both sides share
+ *   tcptest.c          parameters, the control thread, life cycle (new,
+ *                      start, done in the loop, free)
+ *   tcptest_err.c      the clock, the error record and the stop state
+ *   tcptest_sock.c     socket options, addresses, descriptors, whole-buffer
+ *                      I/O, the preamble both sides share
  *   tcptest_listen.c   B: listen, accept, judge preambles and tokens
  *   tcptest_connect.c  A: connect every stream, present the preamble
  *   tcptest_run.c      the test proper: stream threads, start gate,
@@ -104,7 +105,7 @@ struct tcptest {
 	struct engine_result res;
 };
 
-/* tcptest.c */
+/* tcptest_err.c */
 double tcptest_now(void);
 const char *tcptest_strerror(int err, char *buf, size_t len);
 /* Stopped (tcptest_free) or failed (a worker's error). */
@@ -115,6 +116,8 @@ void tcptest_fail(struct tcptest *t, int err, const char *fmt, ...)
 /* Record a worker's error (its first) and make the others quit. */
 void tcptest_werr(struct tcptest_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* tcptest.c */
 struct tcptest *tcptest_new(struct event_base *base, int is_a,
 			    const uint8_t token[TCPTEST_TOKEN_LEN],
 			    const struct tcptest_params *p, unsigned setup_ms,
@@ -122,9 +125,9 @@ struct tcptest *tcptest_new(struct event_base *base, int is_a,
 /* Start the control thread: setup, the test, the loop told. */
 int tcptest_start(struct tcptest *t);
 void tcptest_destroy(struct tcptest *t);
-int tcptest_parse_addr(const char *ip, uint16_t port, struct sockaddr_in *sa);
 
 /* tcptest_sock.c */
+int tcptest_parse_addr(const char *ip, uint16_t port, struct sockaddr_in *sa);
 void tcptest_set_timeouts(int fd, unsigned ms);
 void tcptest_set_buffers(int fd);
 void tcptest_set_nodelay(int fd);

@@ -176,3 +176,15 @@ const char *tcptest_status_str(int st)
 		return "unknown refusal";
 	}
 }
+
+int tcptest_parse_addr(const char *ip, uint16_t port, struct sockaddr_in *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(port);
+	if (!ip || inet_pton(AF_INET, ip, &sa->sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}

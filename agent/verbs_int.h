@@ -1,7 +1,8 @@
 /* The verbs engine's private parts: the test's state, shared by its files,
  * and the functions they call across files. Not for other modules: they
  * use verbs.h. The split is rc_pingpong's:
- *   verbs.c          parameters; life cycle: verbs_setup (device, PD, MR,
+ *   verbs_params.c   parameters: defaults, check, memory
+ *   verbs.c          life cycle: verbs_setup (device, PD, MR,
  *                    CQ, QPs, the goto ladder) and teardown, the event-loop
  *                    side, stop and free
  *   verbs_device.c   device, port and GID choice, memory registration,
