@@ -7,6 +7,9 @@
            calls between files count; a <-> b is allowed, a -> b -> c -> a
            is not (nor a <-> b <-> c <-> a, a ring of mutual pairs)
   named    every C file of the programs is named in docs/ARCHITECTURE.md
+  threads  every file that starts a thread is in its table of threads
+  requests the control socket's requests in its table are those the
+           coordinator's dispatch handles, no more, no fewer
 
 Reads the object files of a build (build/obj by default: `make` first).
 Prints each breach with what to do, and exits 1 if there is any."""
@@ -14,6 +17,7 @@ Prints each breach with what to do, and exits 1 if there is any."""
 import argparse
 import collections
 import os
+import re
 import subprocess
 import sys
 
@@ -187,18 +191,60 @@ def named(root, files):
             " one job" % f for f in files if f not in text]
 
 
+def section(text, title):
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start:end if end >= 0 else len(text)]
+
+
+def threads(root, files):
+    with open(os.path.join(root, "docs", "ARCHITECTURE.md")) as fh:
+        table = section(fh.read(), "## The event loop")
+    bad = []
+    for f in files:
+        with open(os.path.join(root, f), errors="replace") as fh:
+            if "pthread_create(" in fh.read() and "`%s`" % f not in table:
+                bad.append("threads: %s starts a thread that ARCHITECTURE.md's"
+                           " table of threads does not list: add it, with"
+                           " why it is not the event loop" % f)
+    return bad
+
+
+def camel(upper):
+    return "".join(w.capitalize() for w in upper.lower().split("_"))
+
+
+def requests(root, files):
+    code = set()
+    for f in files:
+        if f.startswith("coordinator/control"):
+            with open(os.path.join(root, f), errors="replace") as fh:
+                code |= {camel(m) + "Request" for m in re.findall(
+                    r"case RING__ENVELOPE__BODY_(\w+)_REQUEST:", fh.read())}
+    with open(os.path.join(root, "docs", "ARCHITECTURE.md")) as fh:
+        table = section(fh.read(), "## The control socket's requests")
+    doc = set(re.findall(r"^\| `(\w+Request)` \|", table, re.M))
+    bad = ["requests: the dispatch in coordinator/control*.c handles %s,"
+           " which ARCHITECTURE.md's table of requests lacks" % r
+           for r in sorted(code - doc)]
+    bad += ["requests: ARCHITECTURE.md lists %s, which the dispatch in"
+            " coordinator/control*.c does not handle" % r
+            for r in sorted(doc - code)]
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     ap.add_argument("--obj", default="build/obj",
                     help="object files of a build, under --root")
-    ap.add_argument("--only", choices=("size", "cycles", "named"),
+    ap.add_argument("--only", choices=("size", "cycles", "named", "threads", "requests"),
                     action="append", help="these checks only")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     files = c_files(root)
-    checks = a.only or ["size", "cycles", "named"]
+    checks = a.only or ["size", "cycles", "named", "threads", "requests"]
     bad = []
     if "size" in checks:
         bad += sizes(root, files)
@@ -216,6 +262,10 @@ def main():
         bad += cycles(graph)
     if "named" in checks:
         bad += named(root, files)
+    if "threads" in checks:
+        bad += threads(root, files)
+    if "requests" in checks:
+        bad += requests(root, files)
     for b in bad:
         print(b)
     print("structure: %d C files; %s: %d breach(es)"
