@@ -220,7 +220,7 @@ def requests(root, files):
         if f.startswith("coordinator/control"):
             with open(os.path.join(root, f), errors="replace") as fh:
                 code |= {camel(m) + "Request" for m in re.findall(
-                    r"case RING__ENVELOPE__BODY_(\w+)_REQUEST:", fh.read())}
+                    r"RING__ENVELOPE__BODY_(\w+)_REQUEST\b", fh.read())}
     with open(os.path.join(root, "docs", "ARCHITECTURE.md")) as fh:
         table = section(fh.read(), "## The control socket's requests")
     doc = set(re.findall(r"^\| `(\w+Request)` \|", table, re.M))
