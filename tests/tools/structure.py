@@ -192,7 +192,9 @@ def named(root, files):
 
 
 def section(text, title):
-    start = text.index(title)
+    start = text.find(title)
+    if start < 0:
+        return ""
     end = text.find("\n## ", start + len(title))
     return text[start:end if end >= 0 else len(text)]
 
