@@ -218,6 +218,15 @@ fail:
 	return NULL;
 }
 
+struct writer *writer_new_line(FILE *out, enum writer_format fmt)
+{
+	struct writer *w = writer_new(out, fmt);
+
+	if (w)
+		w->one_line = 1;
+	return w;
+}
+
 /* Write one scalar: text is its rendering for plain/keyvalue, json its
  * JSON literal (NULL: text as a JSON string). */
 void writer_scalar(struct writer *w, const char *key, const char *text,

@@ -53,6 +53,7 @@ struct writer {
 	FILE *out;
 	enum writer_format fmt;
 	const struct writer_ops *ops; /* the chosen format */
+	int one_line;		      /* JSON: no newlines (writer_new_line) */
 	int failed; /* out of memory: stop writing rather than lie */
 	struct writer_frame *stack;
 	size_t depth, cap;

@@ -11,8 +11,13 @@ static void writer_json_prefix(struct writer *w, const char *key)
 {
 	struct writer_frame *top = writer_top(w);
 
-	fputs(top->count ? ",\n" : "\n", w->out);
-	writer_indent(w, 2 * (int)w->depth);
+	if (w->one_line) {
+		if (top->count)
+			putc(',', w->out);
+	} else {
+		fputs(top->count ? ",\n" : "\n", w->out);
+		writer_indent(w, 2 * (int)w->depth);
+	}
 	if (top->kind == WRITER_OBJ) {
 		writer_put_json_str(w, key ? key : "");
 		fputs(": ", w->out);
@@ -27,7 +32,8 @@ static void writer_json_begin(struct writer *w)
 static void writer_json_end(struct writer *w)
 {
 	if (!w->failed)
-		fputs(w->stack[0].count ? "\n}\n" : "}\n", w->out);
+		fputs(w->stack[0].count && !w->one_line ? "\n}\n" : "}\n",
+		      w->out);
 }
 
 static void writer_json_scalar(struct writer *w, struct writer_frame *top,
@@ -56,7 +62,7 @@ static int writer_json_close(struct writer *w)
 {
 	struct writer_frame *f = writer_top(w);
 
-	if (f->count) {
+	if (f->count && !w->one_line) {
 		putc('\n', w->out);
 		writer_indent(w, 2 * (int)(w->depth - 1));
 	}
