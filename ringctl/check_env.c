@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "error_report.h"
 #include "client.h"
 #include "ranks.h"
 #include "render.h"
@@ -153,20 +154,21 @@ static int check_env_load(const char *file, struct check_env_set *set)
 
 	if (!file) {
 		if (check_env_from_environ(environ, set) < 0) {
-			fprintf(stderr, "ringctl: out of memory\n");
+			error_report(2, "memory", NULL, NULL, "out of memory");
 			return -1;
 		}
 		return 0;
 	}
 	f = strcmp(file, "-") ? fopen(file, "r") : stdin;
 	if (!f) {
-		fprintf(stderr, "ringctl: %s: %s\n", file, strerror(errno));
+		error_report(2, "file", file, NULL, "%s: %s", file,
+			     strerror(errno));
 		return -1;
 	}
 	text = check_env_slurp(f, &len);
 	if (!text)
-		fprintf(stderr, "ringctl: %s: %s\n", file,
-			errno ? strerror(errno) : "read error");
+		error_report(2, "file", file, NULL, "%s: %s", file,
+			     errno ? strerror(errno) : "read error");
 	if (f != stdin)
 		fclose(f);
 	if (!text)
@@ -175,11 +177,11 @@ static int check_env_load(const char *file, struct check_env_set *set)
 			     err, sizeof(err));
 	free(text);
 	if (rc < 0)
-		fprintf(stderr, "ringctl: %s\n", err);
+		error_report(2, "bad_input", file, NULL, "%s", err);
 	return rc;
 }
 
-/* The status reply (topology and nodes) or NULL with why on stderr. */
+/* The status reply (topology and nodes) or NULL with why reported. */
 static Ring__Envelope *check_env_status(const char *sock, int timeout_ms)
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
@@ -190,14 +192,17 @@ static Ring__Envelope *check_env_status(const char *sock, int timeout_ms)
 	req.status_request = &sr;
 	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) <
 	    0) {
-		fprintf(stderr, "ringctl: %s\n", err);
+		error_report(2, "unreachable", sock,
+			     "-s SOCKET or RINGCTL_SOCKET", "%s", err);
 		return NULL;
 	}
 	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
-		fprintf(stderr, "ringctl: %s\n",
-			rep->body_case == RING__ENVELOPE__BODY_ERROR
-				? "the coordinator refused the status request"
-				: "unexpected reply to the status request");
+		error_report(2, "refused", NULL, NULL, "%s",
+			     rep->body_case == RING__ENVELOPE__BODY_ERROR
+				     ? "the coordinator refused the status "
+				       "request"
+				     : "unexpected reply to the status "
+				       "request");
 		frame_free(rep);
 		return NULL;
 	}
@@ -301,12 +306,13 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	t = rep->status_reply->topology;
 	why = check_env_unusable(t);
 	if (why) {
-		fprintf(stderr, "ringctl: cannot check: %s\n", why);
+		error_report(2, "not_surveyed", NULL, "ringctl survey --wait",
+			     "cannot check: %s", why);
 		goto out;
 	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
-		fprintf(stderr, "ringctl: out of memory\n");
+		error_report(2, "memory", NULL, NULL, "out of memory");
 		goto out;
 	}
 	snprintf(res->nccl_version, sizeof(res->nccl_version), "%s",

@@ -1,8 +1,10 @@
 /* `ringctl plan`: a model's size against the ring's measured memory. */
 #include "plan.h"
+#include "error_report.h"
 #include "plan_tp.h"
 #include "plan_weights.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,18 +558,16 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		return 2;
 	sel = calloc(1, sizeof(*sel));
 	if (!sel) {
-		perror("ringctl");
+		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
 		goto out;
 	}
 	if (plan_select(rep->status_reply, o, sel, err, sizeof(err)) < 0) {
-		fputs("ringctl: plan: ", stderr);
-		writer_fputs_safe(stderr, err);
-		fputc('\n', stderr);
+		error_report(2, "bad_input", NULL, NULL, "plan: %s", err);
 		goto out;
 	}
 	w = writer_new(stdout, fmt);
 	if (!w) {
-		perror("ringctl");
+		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
 		goto out;
 	}
 	ret = plan_render(w, rep->status_reply, o, sel);
