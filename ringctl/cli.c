@@ -1,11 +1,6 @@
 /* The requests every command makes the same way (cli.h): one request and
  * its reply, rendered or not, and the published topology. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"

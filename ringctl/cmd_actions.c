@@ -1,8 +1,5 @@
 /* The commands that make the ring do something: survey (and wait for
  * it), test, test allreduce. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,7 +10,6 @@
 #include "allreduce_cli.h"
 #include "report.h"
 #include "testargs.h"
-#include "testlimits.h"
 
 /* Poll until a survey newer than `since` is done, within the deadline. */
 static int ringctl_wait_survey(const struct ringctl *rc, uint64_t *since,

@@ -2,11 +2,7 @@
  * ranks (a launcher's host file), check rendezvous, check nccl-env and
  * check all. */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"

@@ -1,14 +1,9 @@
 /* ringctl pki: the cluster CA and its certificates, files only. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"
-#include "frame.h"
 #include "pki.h"
 
 static int ringctl_parse_days(const char *s, unsigned *days)

@@ -2,11 +2,8 @@
  * the SVG picture), inventory, alerts, history; and forget, which drops
  * a node from it. */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"

@@ -1,17 +1,12 @@
 /* ringctl COMMAND: the command words to the code that runs it, each
  * command's own argument checks that give its usage, and help. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"
-#include "frame.h"
-#include "explain.h"
 #include "help.h"
+#include "explain.h"
 #include "plan.h"
 #include "watch_cmd.h"
 

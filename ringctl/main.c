@@ -1,13 +1,11 @@
 /* ringctl: the operator's command. Exit status: 0 ok/healthy, 1 degraded,
  * 2 cannot reach the coordinator, refused request or bad usage. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "client.h"
 #include "error_report.h"
 #include "help.h"
-#include "writer.h"
 
 int main(int argc, char **argv)
 {

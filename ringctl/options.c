@@ -1,15 +1,10 @@
 /* ringctl's global options wherever they stand (-s, -f, -t, -h, -V),
  * apart from the words the command reads. */
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "error_report.h"
-#include "frame.h"
 
 /* A command's own options take their value as the next word ("--sizes
  * 64"), so that word is never read as a global option; these take none. */
