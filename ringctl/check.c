@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "error_report.h"
 #include "render.h"
 
 /* getaddrinfo answers beyond these are not looked at: a launcher tries
@@ -475,22 +476,25 @@ static int check_ranks_resolve(const struct check_hosts *h, const char *name,
 	for (size_t i = 0; i < h->n; i++) {
 		if (check_resolve(st, h->v[i].host, &where[i], how,
 				  sizeof(how)) < 0) {
-			fprintf(stderr,
-				"ringctl: %s:%u: '%s' is no node ringd knows "
-				"(%s%s here)\n",
-				name, h->v[i].lineno, h->v[i].host,
-				where[i].resolved ? "it resolves to "
-						  : "it does not resolve",
-				how);
+			error_report(CHECK_CANNOT, "unknown_host", h->v[i].host,
+				     NULL,
+				     "%s:%u: '%s' is no node ringd knows "
+				     "(%s%s here)",
+				     name, h->v[i].lineno, h->v[i].host,
+				     where[i].resolved ? "it resolves to "
+						       : "it does not resolve",
+				     how);
 			return CHECK_CANNOT;
 		}
 		nodes[i] = where[i].node;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(nodes[k], nodes[i])) {
-				fprintf(stderr,
-					"ringctl: %s:%u: '%s' is %s again "
+				error_report(
+					CHECK_CANNOT, "repeated_node",
+					h->v[i].host, NULL,
+					"%s:%u: '%s' is %s again "
 					"(line %u): a ring order names each "
-					"node once\n",
+					"node once",
 					name, h->v[i].lineno, h->v[i].host,
 					nodes[i], h->v[k].lineno);
 				return CHECK_CANNOT;
@@ -555,7 +559,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	char err[512], summary[600];
 
 	if (!where || !nodes || !corrected) {
-		fprintf(stderr, "ringctl: out of memory\n");
+		error_report(2, "memory", NULL, NULL, "out of memory");
 		goto out;
 	}
 	ret = check_ranks_resolve(h, name, st, where, nodes);
@@ -564,15 +568,16 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 	ret = CHECK_CANNOT;
 	sw = !strcmp(t->kind, "switch");
 	if (!sw && !t->n_order) {
-		fprintf(stderr,
-			"ringctl: no measured order to compare with: the data "
-			"plane is a %s\n",
-			t->kind);
+		error_report(CHECK_CANNOT, "no_rank_order", t->kind, NULL,
+			     "no measured order to compare with: the data "
+			     "plane is a %s",
+			     t->kind);
 		goto out;
 	}
 	if (!sw && check_ranks_corrected(t, nodes, h->n, corrected, err,
 					 sizeof(err)) < 0) {
-		fprintf(stderr, "ringctl: %s: %s\n", name, err);
+		error_report(CHECK_CANNOT, "bad_input", name, NULL, "%s: %s",
+			     name, err);
 		goto out;
 	}
 	/* Two ranks: one cable carries both directions. */
@@ -604,7 +609,7 @@ int check_ranks_report(FILE *outf, enum writer_format fmt,
 			 t->kind);
 	w = writer_new(outf, fmt);
 	if (!w) {
-		fprintf(stderr, "ringctl: out of memory\n");
+		error_report(2, "memory", NULL, NULL, "out of memory");
 		goto out;
 	}
 	writer_str(w, "verdict", bad ? "problems" : "ok");
@@ -943,11 +948,12 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	memset(&reach, 0, sizeof(reach));
 
 	if (check_split_hostport(arg, host, sizeof(host), &port) < 0) {
-		fprintf(stderr,
-			"ringctl: check rendezvous: '%s' is not HOST, "
-			"HOST:PORT or [IPV6]:PORT (port 1..65535); see "
-			"ringctl help check rendezvous\n",
-			arg);
+		error_report(CHECK_CANNOT, "bad_input", arg,
+			     "ringctl help check rendezvous",
+			     "check rendezvous: '%s' is not HOST, "
+			     "HOST:PORT or [IPV6]:PORT (port 1..65535); see "
+			     "ringctl help check rendezvous",
+			     arg);
 		return CHECK_CANNOT;
 	}
 	check_resolve(st, host, &a, how, sizeof(how));
@@ -1042,7 +1048,7 @@ int check_rendezvous_report(FILE *outf, enum writer_format fmt, const char *arg,
 	}
 	w = writer_new(outf, fmt);
 	if (!w) {
-		fprintf(stderr, "ringctl: out of memory\n");
+		error_report(2, "memory", NULL, NULL, "out of memory");
 		return CHECK_CANNOT;
 	}
 	writer_str(w, "verdict", bad ? "problems" : "ok");

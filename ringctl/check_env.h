@@ -1,6 +1,8 @@
 /* ringctl check nccl-env: an NCCL environment (a file of VAR=value lines,
  * or the current environment) linted against the last survey, and the
- * corrected environment per node (what `ranks -f env` prints). */
+ * corrected environment per node (what `ranks -f env` prints). The parts:
+ * check_env_parse.c reads the input, check_env_rules.c and
+ * check_env_lint.c judge it, check_env.c reports it and runs the command. */
 #ifndef RING_CHECK_ENV_H
 #define RING_CHECK_ENV_H
 
@@ -9,6 +11,7 @@
 #include <stdio.h>
 
 #include "ring.pb-c.h"
+#include "ladder_advice.h"
 #include "writer.h"
 
 /* Bounds on the input (a file or stdin): bigger is refused, not cut. */
@@ -59,22 +62,9 @@ const char *check_env_get(const struct check_env_set *set, const char *name);
 
 /* Is name a variable upstream NCCL documents (or reads in its source)? */
 int check_env_known(const char *name);
-
-/* The stream (or QP) count at which the survey's ladder saturates,
- * computed from the published edges with the findings' rule
- * (common/ladder.h, advised.streams): the smallest count whose median ratio to the
- * top count reaches 90%, the smallest count when it reaches 80% already,
- * the top count when none reaches 90%. */
-struct check_env_sat {
-	unsigned streams;     /* computed; 0 = no ladder to judge */
-	unsigned top;	      /* the ladder's largest count */
-	double pct_of_top;    /* computed: median ratio at streams */
-	unsigned edges;	      /* edges the median is over */
-	const char *method;   /* "tcp", "rdma" */
-	uint64_t measured_ms; /* the newest edge figure used */
-	char ladder[64];      /* "1,4,8" */
-};
-void check_env_saturation(const Ring__Topology *t, struct check_env_sat *sat);
+/* A patched build's variable that operators copy from its scripts: named,
+ * because upstream NCCL silently ignores it (docs/NCCL.md). */
+#define CHECK_ENV_SWITCHLESS "NCCL_SWITCHLESS_RING_ONLY"
 
 struct check_env_issue {
 	char level[8]; /* "problem", "warning", "note" (notes: not counted) */
@@ -98,8 +88,11 @@ struct check_env_result {
 	size_t counted;	 /* problems and warnings */
 	size_t problems; /* of which problems */
 	int shared;	 /* internal: one environment for every node */
-	struct check_env_sat sat;
+	struct ladder_advice sat;
 };
+
+/* Is name set anywhere in set (before the blocks or in one)? */
+int check_env_has_var(const struct check_env_set *set, const char *name);
 
 /* Lint set against topology t (ranks, edges) and, when st is not NULL,
  * the nodes' unaddressed data ports; inv (NULL, or one per rank of t,

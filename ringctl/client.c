@@ -2,6 +2,7 @@
  * control socket. */
 #include "client.h"
 
+#include "error_report.h"
 #include "writer.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -190,10 +192,16 @@ static void client_unknown_node(const char *sock, int timeout_ms,
 {
 	Ring__Envelope req = RING__ENVELOPE__INIT, *rep = NULL;
 	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
-	char err[512];
+	char err[512], *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 
-	fputs("ringctl: coordinator: ", stderr);
-	writer_fputs_safe(stderr, e->text);
+	if (!f) {
+		error_report(2, "unknown_node", e->unknown_node, NULL,
+			     "coordinator: %s", e->text);
+		return;
+	}
+	fprintf(f, "coordinator: %s", e->text);
 	req.body_case = RING__ENVELOPE__BODY_STATUS_REQUEST;
 	req.status_request = &sr;
 	if (client_request(sock, timeout_ms, &req, &rep, err, sizeof(err)) ==
@@ -203,14 +211,17 @@ static void client_unknown_node(const char *sock, int timeout_ms,
 
 		fputs(st->n_nodes ? "; known nodes: "
 				  : "; no node is known yet",
-		      stderr);
+		      f);
 		for (size_t i = 0; i < st->n_nodes; i++) {
 			if (i)
-				fputs(", ", stderr);
-			writer_fputs_safe(stderr, st->nodes[i]->node);
+				fputs(", ", f);
+			fputs(st->nodes[i]->node, f);
 		}
 	}
-	fputc('\n', stderr);
+	fclose(f);
+	error_report(2, "unknown_node", e->unknown_node,
+		     "one of the known nodes", "%s", text ? text : "");
+	free(text);
 	frame_free(rep);
 }
 
@@ -223,24 +234,26 @@ Ring__Envelope *client_call(const char *sock, int timeout_ms,
 
 	if (client_request(sock, timeout_ms, req, &rep, err, sizeof(err)) < 0) {
 		if (quiet != CLIENT_QUIET)
-			fprintf(stderr, "ringctl: %s\n", err);
+			error_report(2, "unreachable", sock,
+				     "-s SOCKET or RINGCTL_SOCKET", "%s", err);
 		return NULL;
 	}
 	if (rep->body_case == RING__ENVELOPE__BODY_ERROR) {
 		if (quiet == CLIENT_LOUD && *rep->error->unknown_node) {
 			client_unknown_node(sock, timeout_ms, rep->error);
 		} else if (quiet == CLIENT_LOUD) {
-			fputs("ringctl: coordinator: ", stderr);
-			writer_fputs_safe(stderr, rep->error->text);
-			fputc('\n', stderr);
+			error_report(2, "refused", NULL, NULL,
+				     "coordinator: %s", rep->error->text);
 		}
 		frame_free(rep);
 		return NULL;
 	}
 	if (rep->body_case != want) {
 		if (quiet != CLIENT_QUIET)
-			fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-				frame_type_name((uint16_t)rep->body_case));
+			error_report(2, "reply",
+				     frame_type_name((uint16_t)rep->body_case),
+				     NULL, "unexpected reply (%s)",
+				     frame_type_name((uint16_t)rep->body_case));
 		frame_free(rep);
 		return NULL;
 	}

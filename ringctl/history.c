@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error_report.h"
 #include "render.h"
 #include "testlimits.h"
 
@@ -427,7 +428,8 @@ void history_render(struct writer *w, const Ring__HistoryReply *r,
 		history_samples(w, r);
 	goto out;
 oom:
-	fputs("ringctl: out of memory rendering the history\n", stderr);
+	error_report(2, "memory", NULL, NULL,
+		     "out of memory rendering the history");
 out:
 	free(ts);
 	free(se);

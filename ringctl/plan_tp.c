@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error_report.h"
 #include "arlimits.h"
 #include "client.h"
 #include "clock.h"
@@ -622,14 +623,16 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	if (!topo)
 		return 2;
 	if (!topo->ranks_reply->topology) {
-		fputs("ringctl: the coordinator sent no topology\n", stderr);
+		error_report(2, "reply", NULL, NULL,
+			     "the coordinator sent no topology");
 		goto out;
 	}
 	req = (Ring__Envelope)RING__ENVELOPE__INIT;
 	req.body_case = RING__ENVELOPE__BODY_ALLREDUCE_LAST_REQUEST;
 	req.allreduce_last_request = &lr;
 	if (client_request(sock, timeout_ms, &req, &ar, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ringctl: %s\n", err);
+		error_report(2, "unreachable", sock,
+			     "-s SOCKET or RINGCTL_SOCKET", "%s", err);
 		goto out;
 	}
 	if (ar->body_case == RING__ENVELOPE__BODY_ALLREDUCE_LAST_REPLY) {
@@ -637,35 +640,32 @@ int plan_tp_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	} else if (ar->body_case == RING__ENVELOPE__BODY_ERROR &&
 		   ar->error->code == RING__ERROR_CODE__ERROR_UNSUPPORTED) {
 		/* An older coordinator keeps none: the edges' figures. */
-		fprintf(stderr,
-			"ringctl: plan: the coordinator keeps no all-reduce "
-			"results (an older version); using the survey's "
-			"latency\n");
+		error_report_notice("no_allreduce_results",
+				    "plan: the coordinator keeps no all-reduce "
+				    "results (an older version); using the "
+				    "survey's latency");
 	} else if (ar->body_case == RING__ENVELOPE__BODY_ERROR) {
-		fputs("ringctl: coordinator: ", stderr);
-		writer_fputs_safe(stderr, ar->error->text);
-		fputc('\n', stderr);
+		error_report(2, "refused", NULL, NULL, "coordinator: %s",
+			     ar->error->text);
 		goto out;
 	} else {
-		fprintf(stderr, "ringctl: unexpected reply (%s)\n",
-			frame_type_name((uint16_t)ar->body_case));
+		error_report(2, "reply", NULL, NULL, "unexpected reply (%s)",
+			     frame_type_name((uint16_t)ar->body_case));
 		goto out;
 	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
-		perror("ringctl");
+		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
 		goto out;
 	}
 	if (plan_tp_compute(topo->ranks_reply->topology, reports, o, res, err,
 			    sizeof(err)) < 0) {
-		fputs("ringctl: plan: ", stderr);
-		writer_fputs_safe(stderr, err);
-		fputc('\n', stderr);
+		error_report(2, "bad_input", NULL, NULL, "plan: %s", err);
 		goto out;
 	}
 	w = writer_new(stdout, fmt);
 	if (!w) {
-		perror("ringctl");
+		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
 		goto out;
 	}
 	ret = plan_tp_render(w, topo->ranks_reply->topology, o, res,

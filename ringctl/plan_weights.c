@@ -1,9 +1,11 @@
 /* See plan_weights.h. */
 #include "plan_weights.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "error_report.h"
 #include "client.h"
 #include "frame.h"
 #include "render.h"
@@ -241,7 +243,7 @@ int plan_weights_run(const char *sock, int timeout_ms, enum writer_format fmt,
 		goto out;
 	w = writer_new(stdout, fmt);
 	if (!w) {
-		perror("ringctl");
+		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
 		goto out;
 	}
 	ret = plan_weights_render(w, topo->ranks_reply->topology,

@@ -2,7 +2,7 @@
  * launchers read (hostfile, rankfile, torchrun, env) with the check that
  * no value from an agent can inject a line into them. */
 #include "ranks.h"
-#include "check_env.h"
+#include "ladder_advice.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -462,10 +462,10 @@ static void ranks_env_rank(FILE *out, const Ring__Topology *t,
 	 * ring would cross the missing cable through another path, or
 	 * hang. */
 	if (!strcmp(t->kind, "ring")) {
-		struct check_env_sat sat;
+		struct ladder_advice sat;
 		unsigned ch;
 
-		check_env_saturation(t, &sat);
+		ladder_advice_compute(t, &sat);
 		ch = sat.streams > 4 ? sat.streams : 4;
 		fprintf(out,
 			"NCCL_ALGO=Ring\nNCCL_MIN_NCHANNELS=%u\n"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "error_report.h"
 #include "frame.h"
 #include "render.h"
 
@@ -230,7 +231,8 @@ void watch_cmd_render(FILE *out, enum writer_format fmt,
 	}
 	mem = open_memstream(&buf, &n);
 	if (!mem) {
-		perror("ringctl: watch");
+		error_report(2, "memory", NULL, NULL, "watch: %s",
+			     strerror(errno));
 		return;
 	}
 	w = writer_new(mem, fmt);
@@ -252,27 +254,31 @@ static int watch_cmd_connect(const char *sock, int timeout_ms,
 	int fd, rc;
 
 	if (strlen(sock) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "ringctl: %s: socket path too long\n", sock);
+		error_report(2, "bad_input", sock, "a shorter -s SOCKET",
+			     "%s: socket path too long", sock);
 		return -1;
 	}
 	memcpy(sun.sun_path, sock, strlen(sock) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		perror("ringctl: socket");
+		error_report(2, "socket", NULL, NULL, "socket: %s",
+			     strerror(errno));
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		char why[512];
 
 		client_connect_error(sock, errno, why, sizeof(why));
-		fprintf(stderr, "ringctl: %s\n", why);
+		error_report(2, "unreachable", sock,
+			     "-s SOCKET or RINGCTL_SOCKET", "%s", why);
 		close(fd);
 		return -1;
 	}
 	rc = frame_write_fd(fd, req, timeout_ms);
 	if (rc < 0 && rc != -EPIPE && rc != -ECONNRESET) {
-		fprintf(stderr, "ringctl: %s: sending request: %s\n", sock,
-			frame_strerror(rc));
+		error_report(2, "unreachable", sock, NULL,
+			     "%s: sending request: %s", sock,
+			     frame_strerror(rc));
 		close(fd);
 		return -1;
 	}
@@ -306,32 +312,33 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 				   &r);
 		if (rc < 0) {
 			if (rc == -ETIMEDOUT && seen)
-				fprintf(stderr,
-					"ringctl: nothing from the coordinator "
-					"for %d s, not even its keepalive: it "
-					"is stuck\n",
-					WATCH_CMD_SILENCE_MS / 1000);
+				error_report(2, "stuck", NULL,
+					     "restart the coordinator",
+					     "nothing from the coordinator for "
+					     "%d s, not even its keepalive: it "
+					     "is stuck",
+					     WATCH_CMD_SILENCE_MS / 1000);
 			else if (rc == -ETIMEDOUT)
-				fprintf(stderr,
-					"ringctl: no answer from the "
-					"coordinator within %d ms\n",
-					timeout_ms);
+				error_report(2, "timeout", NULL, "-t SECONDS",
+					     "no answer from the coordinator "
+					     "within %d ms",
+					     timeout_ms);
 			else if (seen)
-				fprintf(stderr,
-					"ringctl: the coordinator closed the "
-					"stream (%s)\n",
+				error_report(
+					2, "closed", NULL, NULL,
+					"the coordinator closed the stream "
+					"(%s)",
 					frame_strerror(rc));
 			else
-				fprintf(stderr,
-					"ringctl: %s: reading reply: %s\n",
-					sock, frame_strerror(rc));
+				error_report(2, "unreachable", sock, NULL,
+					     "%s: reading reply: %s", sock,
+					     frame_strerror(rc));
 			break;
 		}
 		if (r->body_case == RING__ENVELOPE__BODY_ERROR &&
 		    (r->request_id == req.request_id || !r->request_id)) {
-			fputs("ringctl: coordinator: ", stderr);
-			writer_fputs_safe(stderr, r->error->text);
-			fputc('\n', stderr);
+			error_report(2, "refused", NULL, NULL,
+				     "coordinator: %s", r->error->text);
 			frame_free(r);
 			break;
 		}

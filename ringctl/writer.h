@@ -21,6 +21,9 @@ struct writer;
 /* 0 and *out set, or -1 for an unknown name ("plain", "keyvalue", "json"). */
 int writer_format_parse(const char *name, enum writer_format *out);
 struct writer *writer_new(FILE *out, enum writer_format fmt);
+/* As writer_new, JSON on one line: no newline or indentation between
+ * members (one object per line, as an error report on stderr). */
+struct writer *writer_new_line(FILE *out, enum writer_format fmt);
 /* Closes whatever is still open, flushes, frees. */
 void writer_finish(struct writer *w);
 
