@@ -18,37 +18,6 @@
 
 static void sv_next(struct survey *sv);
 
-double sv_elapsed(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) +
-	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-unsigned sv_alloc_fail_at;
-
-void *sv_alloc(void *p, size_t n, size_t size)
-{
-	void *m;
-
-	if (sv_alloc_fail_at && --sv_alloc_fail_at == 0) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (size && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (!n || !size)
-		n = size = 1;
-	if (!p)
-		return calloc(n, size);
-	m = realloc(p, n * size);
-	return m;
-}
-
 void sv_reset(struct survey *sv)
 {
 	while (sv->ops) {
@@ -80,12 +49,6 @@ void sv_reset(struct survey *sv)
 	sv->pending = 0;
 	sv->phase = SV_IDLE;
 	sv->recheck = 0;
-}
-
-void sv_done_one(struct survey *sv)
-{
-	if (sv->pending && --sv->pending == 0)
-		sv_next(sv);
 }
 
 static void sv_arm(struct survey *sv, uint64_t ms)
@@ -163,6 +126,17 @@ static void sv_abandon(struct survey *sv, const char *what)
 	sv_idle(sv);
 }
 
+/* The measurement rounds, then (surveys only) what a ring all-reduce
+ * loads at once, then the report. */
+static void sv_round_or_finish(struct survey *sv)
+{
+	if (sv_start_round(sv))
+		return;
+	if (!sv->recheck && sv_load_begin(sv))
+		return;
+	sv_finish(sv);
+}
+
 static void sv_next(struct survey *sv)
 {
 	while (!sv->pending) {
@@ -198,11 +172,11 @@ static void sv_next(struct survey *sv)
 				log_warnx("survey: cannot plan measurements");
 				sv->n_rounds = 0;
 			}
-			sv_start_round_or_finish(sv);
+			sv_round_or_finish(sv);
 			return;
 		case SV_MEASURE:
 			sv->round++;
-			sv_start_round_or_finish(sv);
+			sv_round_or_finish(sv);
 			return;
 		case SV_LOAD:
 			sv->load_step++;
@@ -342,6 +316,131 @@ const char *survey_state(const struct survey *sv)
 	return sv->topology ? "done" : "never";
 }
 
+/* ---- re-checks and light checks ---- */
+
+/* Start the due re-checks as one run: probes, then the measurement
+ * rounds (disjoint pairs), then the merged report. */
+static int sv_recheck_start(struct survey *sv, uint64_t now)
+{
+	unsigned kept = 0, n = 0, full = 0;
+	char list[512] = "";
+	size_t used = 0;
+
+	unsigned n_rq;
+	struct recheck_item *rq = recheck_queue_items(sv->rq, &n_rq);
+
+	if (!sv->topology) {
+		recheck_queue_truncate(sv->rq, 0);
+		return 0;
+	}
+	if (sv_snapshot(sv) < 0)
+		goto oom;
+	for (unsigned i = 0; i < n_rq; i++) {
+		const struct recheck_item *r = &rq[i];
+		int ia, ib;
+		struct sv_link *l;
+
+		if (r->due_ms > now) {
+			rq[kept++] = *r;
+			continue;
+		}
+		ia = sv_node_index(sv, r->a);
+		ib = sv_node_index(sv, r->b);
+		if (ia < 0 || ib < 0) {
+			/* Its return queues it again. */
+			log_debug("survey",
+				  "re-check of %s-%s dropped: %s is "
+				  "not up",
+				  r->a, r->b, ia < 0 ? r->a : r->b);
+			continue;
+		}
+		l = sv_add_link(sv, (unsigned)ia, r->a_if, (unsigned)ib,
+				r->b_if);
+		if (!l)
+			goto oom;
+		snprintf(l->why, sizeof(l->why), "%s", r->why);
+		l->light = r->light;
+		l->light_started_ms = clock_now_ms();
+		l->sample[0] = l->sample[1] = -1;
+		full += !r->light;
+		if (used < sizeof(list) && !r->light) {
+			int w = snprintf(list + used, sizeof(list) - used,
+					 "%s%s-%s (%s)", n ? ", " : "", r->a,
+					 r->b, r->why);
+
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	recheck_queue_truncate(sv->rq, kept);
+	if (!n) {
+		sv_reset(sv);
+		return 0;
+	}
+	sv->recheck = 1;
+	snprintf(sv->reason, sizeof(sv->reason), "re-check");
+	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
+	sv->tests_sum_s = 0;
+	sv->n_rounds = 0;
+	sv->failed = 0;
+	if (full) {
+		log_info("re-check started: %s%s", list,
+			 n > full ? " (and light checks)" : "");
+		sv_event(sv, SURVEY_STARTED, NULL);
+	} else {
+		/* Every light_check_interval: the journal need not say. */
+		log_debug("survey", "light check of %u edge(s)", n);
+	}
+	sv->pending = 1;
+	sv_phase_verify(sv);
+	sv_done_one(sv);
+	return 0;
+oom:
+	log_warnx("survey: out of memory starting a re-check");
+	sv_reset(sv);
+	errno = ENOMEM;
+	return -1;
+}
+
+void sv_recheck_kick(struct survey *sv)
+{
+	uint64_t now = clock_now_ms();
+
+	if (!recheck_queue_any_due(sv->rq, now)) {
+		recheck_queue_arm(sv->rq, 0);
+		return;
+	}
+	if (sv->phase != SV_IDLE || sv->manual_tests ||
+	    sv_recheck_start(sv, now) < 0) {
+		recheck_queue_arm(sv->rq, SV_RECHECK_RETRY_MS);
+		return;
+	}
+	if (sv->phase == SV_IDLE)
+		recheck_queue_arm(sv->rq, 0); /* later ones */
+}
+
+static void sv_recheck_due(void *arg)
+{
+	sv_recheck_kick(arg);
+}
+
+/* Every published edge, probed both ways and sampled (64 B), now: at
+ * most once per light_check_interval each, one run for all of them. */
+static void sv_light_due(void *arg)
+{
+	struct survey *sv = arg;
+	const Ring__Topology *t = sv->topology;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if (!sv_edge_through_switch(e))
+			recheck_queue_add(sv->rq, e->a, e->a_interface, e->b,
+					  e->b_interface, "light check", 0, 1);
+	}
+	sv_recheck_kick(sv);
+}
+
 static void sv_auto(evutil_socket_t fd, short what, void *arg)
 {
 	struct survey *sv = arg;
@@ -431,8 +530,13 @@ struct survey *survey_new(struct event_base *base,
 	sv->conf = conf;
 	sv->table = table;
 	sv->calls = calls;
+	sv->next = sv_next;
 	sv->auto_ev = evtimer_new(base, sv_auto, sv);
-	if (!sv->auto_ev || sv_recheck_init(sv) < 0) {
+	sv->rq = recheck_queue_new(base, sv_recheck_due, sv);
+	sv->light = light_checks_new(base, conf->light_check_interval_ms,
+				     sv_light_due, sv);
+	sv->acct = self_bytes_new();
+	if (!sv->auto_ev || !sv->rq || !sv->light || !sv->acct) {
 		survey_free(sv);
 		return NULL;
 	}
@@ -448,9 +552,30 @@ void survey_free(struct survey *sv)
 		sv_test_free(sv->tests);
 	if (sv->auto_ev)
 		event_free(sv->auto_ev);
-	sv_recheck_fini(sv);
+	recheck_queue_free(sv->rq);
+	light_checks_free(sv->light);
+	free(sv->facts);
+	self_bytes_free(sv->acct);
 	free(sv->surveyed);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);
+}
+
+uint64_t survey_self_bytes(const struct survey *sv, const char *a,
+			   const char *b, uint64_t now_ms)
+{
+	return self_bytes_hour(sv->acct, a, b, now_ms);
+}
+
+size_t survey_self_bytes_text(const struct survey *sv, uint64_t now_ms,
+			      char *buf, size_t len)
+{
+	return self_bytes_text(sv->acct, now_ms, buf, len);
+}
+
+void survey_self_bytes_load(struct survey *sv, const char *text, size_t len,
+			    uint64_t now_ms)
+{
+	self_bytes_load(sv->acct, text, len, now_ms);
 }

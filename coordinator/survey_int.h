@@ -24,8 +24,11 @@
 #include "coord_conf.h"
 #include "findings.h"
 #include "nodes.h"
+#include "light_checks.h"
 #include "rdmatest.h"
+#include "recheck_queue.h"
 #include "ring.pb-c.h"
+#include "self_bytes.h"
 #include "survey.h"
 #include "testlimits.h"
 #include "topo.h"
@@ -188,31 +191,11 @@ struct survey_test {
 	struct survey_test *prev, *next;
 };
 
-/* A targeted re-check waiting for its settle time (or for the edge to
- * be quiet): one edge of the published topology. */
-struct sv_recheck {
-	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
-	char why[96];
-	uint64_t due_ms, queued_ms;
-	int light; /* probes and a small latency sample only */
-};
-
-/* An edge's last light check. */
-struct sv_light {
-	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
-	uint64_t ms, started_ms;
-	double lat_us; /* p50, < 0 when none */
-	char error[256];
-	/* The last bandwidth sample (a check on a busy edge keeps the one
-	 * before): Gbps per direction, < 0 none; when it ended, 0 none. */
-	double sample[2];
-	uint64_t sample_ms;
-};
 /* A light check's latency sample: 64 B, this many round trips. */
 #define SV_LIGHT_ITERATIONS 20
-/* At most this many edges wait; more changes than that at once are a
- * new cluster, and the next survey measures them. */
-#define SV_RECHECK_MAX 1024
+/* A re-check that cannot start now (a survey or a test runs) looks again
+ * this much later. */
+#define SV_RECHECK_RETRY_MS 2000
 
 /* What was last seen of a published edge's physical facts (parallel to
  * topology->edges): a change brings a re-check of that edge alone. */
@@ -224,16 +207,6 @@ struct sv_edge_facts {
 	uint32_t mtu[2];
 	uint64_t changed_ms; /* its last change: down, up, speed or MTU */
 };
-
-/* The bytes ringd's own tests put on the cable between two nodes, per
- * minute of the last hour (computed from the tests' reports). */
-struct sv_acct {
-	char a[64], b[64]; /* a < b */
-	uint64_t minute[60];
-	uint64_t bytes[60];
-	uint64_t last_ms;
-};
-#define SV_ACCT_MAX 4096
 
 /* A cable and the function pairs measured over it (survey_load.c). */
 #define SV_CABLE_FUNCS 4
@@ -302,16 +275,11 @@ struct survey {
 	void *publish_arg;
 	int recheck;	 /* the running one re-checks some edges only */
 	char queued[64]; /* a survey asked for during a re-check: why */
-	struct sv_recheck *rq;
-	unsigned n_rq;
+	struct recheck_queue *rq;
 	struct sv_edge_facts *facts;
 	size_t n_facts;
-	struct event *recheck_ev;
-	struct sv_acct *acct;
-	unsigned n_acct;
-	struct sv_light *light;
-	unsigned n_light;
-	struct event *light_ev;
+	struct self_bytes *acct;	 /* ringd's own bytes per node pair */
+	struct light_checks *light;	 /* the light checks' outcomes */
 	survey_sample_low_fn sample_low; /* is a sample below the baseline? */
 	void *sample_low_arg;
 	survey_event_fn event; /* told of starts and ends */
@@ -330,6 +298,8 @@ struct survey {
 	void **keep; /* the load report's messages, until the reset */
 	unsigned n_keep;
 	struct event *auto_ev;
+	/* The phase driver (survey.c): sv_done_one hands over to it. */
+	void (*next)(struct survey *sv);
 };
 
 _Static_assert(SV_MAX_LADDER <= FINDINGS_LADDER_MAX,
@@ -341,7 +311,7 @@ _Static_assert(sizeof(((struct coord_conf *)0)->lat_sizes) <=
 		       SV_LAT_SIZES_MAX * sizeof(uint32_t),
 	       "latency_sizes fit a test");
 
-/* survey.c */
+/* survey_run.c */
 double sv_elapsed(const struct timespec *t0);
 /* realloc(p, n * size), zeroing what is new when p is NULL (calloc); NULL
  * on overflow or when out of memory. The lists a survey builds (snapshot,
@@ -350,8 +320,11 @@ double sv_elapsed(const struct timespec *t0);
  * none). */
 void *sv_alloc(void *p, size_t n, size_t size);
 extern unsigned sv_alloc_fail_at;
-/* One outstanding request of a phase ended; the last one moves on. */
+/* One outstanding request of a phase ended; the last one moves on
+ * (sv->next). */
 void sv_done_one(struct survey *sv);
+
+/* survey.c */
 /* The report, then back to idle (and the next automatic survey). */
 void sv_finish(struct survey *sv);
 /* Cancel what is in flight, free the run's lists, back to idle. */
@@ -402,8 +375,14 @@ int sv_plan_measure(struct survey *sv);
 /* An RDMA test over link l: A requester, or B when swapped. */
 void sv_rdma_spec(const struct survey *sv, const struct sv_link *l, int swap,
 		  const Ring__TestParams *p, struct rdmatest_spec *sp);
-void sv_start_round_or_finish(struct survey *sv);
+/* Start the next measurement round from sv->round on: 1 when one
+ * started, 0 when the rounds are over. */
+int sv_start_round(struct survey *sv);
 unsigned sv_ladder_len(const struct survey *sv);
+
+/* survey.c: re-checks */
+/* Start the queued re-checks that are due, when nothing else runs. */
+void sv_recheck_kick(struct survey *sv);
 
 /* survey_recheck.c */
 /* Compare every published edge's facts with the node table; queue a
@@ -412,18 +391,10 @@ void sv_facts_scan(struct survey *sv);
 /* A new topology was stored: full (a survey) forgets the facts and the
  * queue from before it; a re-check keeps them. */
 void sv_recheck_published(struct survey *sv, int full);
-/* Queue edge (a, a_if, b, b_if) for a re-check after delay_ms. */
-void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
-		      const char *b, const char *b_if, const char *why,
-		      uint64_t delay_ms, int light);
 /* A light check of link l ended: keep its outcome. */
 void sv_light_note(struct survey *sv, const struct sv_link *l);
-/* Start the queued re-checks that are due, when nothing else runs. */
-void sv_recheck_kick(struct survey *sv);
-int sv_recheck_init(struct survey *sv);
-void sv_recheck_fini(struct survey *sv);
-/* Account a finished test's bytes to its pair of nodes. */
-void sv_account(struct survey *sv, const Ring__TestReport *rep);
+
+/* survey_busy.c */
 /* Is this edge too busy to measure now? 1 with why filled in. */
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len);

@@ -180,10 +180,10 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
 			 l->busy);
 		if (!l->switch_pair)
-			sv_recheck_queue(sv, sv->nodes[l->t.a].name, l->t.a_if,
-					 sv->nodes[l->t.b].name, l->t.b_if,
-					 "busy at its last turn",
-					 sv->conf->busy_retry_ms, 0);
+			recheck_queue_add(sv->rq, sv->nodes[l->t.a].name,
+					  l->t.a_if, sv->nodes[l->t.b].name,
+					  l->t.b_if, "busy at its last turn",
+					  sv->conf->busy_retry_ms, 0);
 		return;
 	}
 	if (l->switch_pair || method == COORD_SURVEY_TCP) {
@@ -488,7 +488,7 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	}
 }
 
-void sv_start_round_or_finish(struct survey *sv)
+int sv_start_round(struct survey *sv)
 {
 	unsigned started = 0;
 
@@ -498,13 +498,8 @@ void sv_start_round_or_finish(struct survey *sv)
 		if (started)
 			break;
 	}
-	if (!started) {
-		/* Then what a ring all-reduce loads at once (surveys only). */
-		if (!sv->recheck && sv_load_begin(sv))
-			return;
-		sv_finish(sv);
-		return;
-	}
+	if (!started)
+		return 0;
 	log_info("survey: round %d of %d: %u edge(s)", sv->round + 1,
 		 sv->n_rounds, started);
 	/* One extra count while starting: edges that fail at once must not
@@ -518,4 +513,5 @@ void sv_start_round_or_finish(struct survey *sv)
 			sv_edge_step(l, sv);
 		}
 	sv_done_one(sv);
+	return 1;
 }

@@ -84,7 +84,7 @@ static void sv_test_finish(struct survey_test *t)
 	rep.finished_ms = clock_now_ms();
 	rep.method = "tcp";
 	t->call_a = t->call_b = NULL;
-	sv_account(t->sv, &rep);
+	self_bytes_account(t->sv->acct, &rep);
 	t->cb(&rep, t->arg);
 	sv_test_free(t);
 }
@@ -235,7 +235,7 @@ static void sv_rdma_done(const Ring__TestReport *rep, void *arg)
 	struct survey_test *t = arg;
 
 	t->rdma = NULL; /* rdmatest frees itself when we return */
-	sv_account(t->sv, rep);
+	self_bytes_account(t->sv->acct, rep);
 	t->cb(rep, t->arg);
 	sv_test_free(t);
 }
