@@ -20,35 +20,8 @@ static void sv_next(struct survey *sv);
 
 void sv_reset(struct survey *sv)
 {
-	while (sv->ops) {
-		struct sv_op *op = sv->ops;
-
-		sv->ops = op->next;
-		call_cancel(sv->calls, op->call);
-		free(op);
-	}
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		if (sv->links[i].test)
-			survey_test_cancel(sv->links[i].test);
-		cev_edge_free(sv->links[i].counters);
-	}
-	sv_load_reset(sv);
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		free(sv->nodes[i].ifs);
-	free(sv->nodes);
-	free(sv->links);
-	free(sv->diags);
-	free(sv->meas);
-	free(sv->round_of);
-	sv->nodes = NULL;
-	sv->links = NULL;
-	sv->diags = NULL;
-	sv->meas = NULL;
-	sv->round_of = NULL;
-	sv->n_nodes = sv->n_links = sv->n_diags = sv->n_meas = 0;
-	sv->pending = 0;
-	sv->phase = SV_IDLE;
-	sv->recheck = 0;
+	survey_run_free(sv->run, sv->calls);
+	sv->run = NULL;
 }
 
 static void sv_arm(struct survey *sv, uint64_t ms)
@@ -62,7 +35,7 @@ static void sv_arm(struct survey *sv, uint64_t ms)
 /* Back to idle; then the next automatic survey. */
 static void sv_idle(struct survey *sv)
 {
-	int recheck = sv->recheck;
+	int recheck = sv->run->recheck;
 
 	sv_reset(sv);
 	if (sv->dirty) {
@@ -72,7 +45,7 @@ static void sv_idle(struct survey *sv)
 		/* A re-check leaves the schedule of full surveys alone. */
 		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
-	if (sv->phase == SV_IDLE && sv->queued[0]) {
+	if (!sv_running(sv) && sv->queued[0]) {
 		char why[64];
 
 		snprintf(why, sizeof(why), "%s", sv->queued);
@@ -82,7 +55,7 @@ static void sv_idle(struct survey *sv)
 				  "did not start: %s",
 				  why, strerror(errno));
 	}
-	if (sv->phase == SV_IDLE)
+	if (!sv_running(sv))
 		sv_recheck_kick(sv);
 }
 
@@ -90,26 +63,27 @@ void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
 {
 	unsigned full = 0;
 
-	for (unsigned i = 0; sv->recheck && i < sv->n_links; i++)
-		full += !sv->links[i].light;
+	for (unsigned i = 0; sv->run->recheck && i < sv->run->n_links; i++)
+		full += !sv->run->links[i].light;
 	/* Light checks alone are no news (light_check_interval), but
 	 * their outcomes are to be judged. */
-	if (sv->recheck && !full) {
+	if (sv->run->recheck && !full) {
 		if (ev == SURVEY_DONE && sv->event)
-			sv->event(SURVEY_LIGHT, "light check", sv->reason, NULL,
-				  sv->event_arg);
+			sv->event(SURVEY_LIGHT, "light check", sv->run->reason,
+				  NULL, sv->event_arg);
 		return;
 	}
 	if (sv->event)
-		sv->event(ev, sv->recheck ? "recheck" : "survey", sv->reason,
-			  failure, sv->event_arg);
+		sv->event(ev, sv->run->recheck ? "recheck" : "survey",
+			  sv->run->reason, failure, sv->event_arg);
 }
 
 void sv_finish(struct survey *sv)
 {
-	sv->failure[0] = '\0';
+	sv->run->failure[0] = '\0';
 	sv_report(sv);
-	sv_event(sv, SURVEY_DONE, sv->failure[0] ? sv->failure : NULL);
+	sv_event(sv, SURVEY_DONE,
+		 sv->run->failure[0] ? sv->run->failure : NULL);
 	sv_idle(sv);
 }
 
@@ -119,7 +93,8 @@ static void sv_abandon(struct survey *sv, const char *what)
 {
 	char why[160];
 
-	log_warnx("survey (%s) abandoned: out of memory %s", sv->reason, what);
+	log_warnx("survey (%s) abandoned: out of memory %s", sv->run->reason,
+		  what);
 	snprintf(why, sizeof(why), "abandoned: out of memory %s", what);
 	sv_event(sv, SURVEY_DONE, why);
 	sv->failed = ENOMEM;
@@ -132,28 +107,29 @@ static void sv_round_or_finish(struct survey *sv)
 {
 	if (sv_start_round(sv))
 		return;
-	if (!sv->recheck && sv_load_begin(sv))
+	if (!sv->run->recheck && sv_load_begin(sv))
 		return;
 	sv_finish(sv);
 }
 
 static void sv_next(struct survey *sv)
 {
-	while (!sv->pending) {
-		switch (sv->phase) {
+	/* A phase that ended the run (its report, or abandoned) freed it. */
+	while (sv->run && !sv->run->pending) {
+		switch (sv->run->phase) {
 		case SV_VERIFY:
-			for (unsigned i = 0; i < sv->n_links; i++)
-				sv->links[i].t.verified =
-					sv->links[i].probe_ab == 1 &&
-					sv->links[i].probe_ba == 1;
+			for (unsigned i = 0; i < sv->run->n_links; i++)
+				sv->run->links[i].t.verified =
+					sv->run->links[i].probe_ab == 1 &&
+					sv->run->links[i].probe_ba == 1;
 			sv_resolve_twins(sv);
 			sv_resolve_claims(sv);
-			if (!sv->recheck)
+			if (!sv->run->recheck)
 				sv_mark_strays(sv);
-			if (sv->recheck) {
+			if (sv->run->recheck) {
 				/* Only these edges: no switch or diagonal
 				 * checks. */
-				sv->phase = SV_DIAG;
+				sv->run->phase = SV_DIAG;
 				break;
 			}
 			sv_phase_switch(sv);
@@ -166,20 +142,20 @@ static void sv_next(struct survey *sv)
 			}
 			break;
 		case SV_DIAG:
-			sv->phase = SV_MEASURE;
-			sv->round = 0;
+			sv->run->phase = SV_MEASURE;
+			sv->run->round = 0;
 			if (sv_plan_measure(sv) < 0) {
 				log_warnx("survey: cannot plan measurements");
-				sv->n_rounds = 0;
+				sv->run->n_rounds = 0;
 			}
 			sv_round_or_finish(sv);
 			return;
 		case SV_MEASURE:
-			sv->round++;
+			sv->run->round++;
 			sv_round_or_finish(sv);
 			return;
 		case SV_LOAD:
-			sv->load_step++;
+			sv->run->load_step++;
 			if (!sv_load_next(sv))
 				sv_finish(sv);
 			return;
@@ -208,14 +184,14 @@ static void sv_set_surveyed(struct survey *sv, unsigned n,
 
 static const char *sv_node_name(const void *arg, unsigned i)
 {
-	return ((const struct survey *)arg)->nodes[i].name;
+	return ((const struct survey *)arg)->run->nodes[i].name;
 }
 
 /* Remember who this survey includes, and when it began. */
 static void sv_note_surveyed(struct survey *sv)
 {
 	sv->started_ms = clock_now_ms();
-	sv_set_surveyed(sv, sv->n_nodes, sv_node_name, sv);
+	sv_set_surveyed(sv, sv->run->n_nodes, sv_node_name, sv);
 }
 
 /* Index of name in the surveyed set, or -1. */
@@ -240,28 +216,34 @@ static const char *sv_topology_name(const void *arg, unsigned i)
 
 int survey_start(struct survey *sv, const char *reason)
 {
-	if (sv->phase != SV_IDLE || sv->manual_tests) {
+	if (sv_running(sv) || sv->manual_tests) {
 		errno = EBUSY;
 		return -1;
 	}
 	evtimer_del(sv->auto_ev);
+	sv_reset(sv);
+	sv->run = survey_run_new();
+	if (!sv->run) {
+		errno = ENOMEM;
+		return -1;
+	}
 	if (sv_snapshot(sv) < 0) {
 		sv_reset(sv);
 		errno = ENOMEM;
 		return -1;
 	}
-	if (sv->n_nodes < 2) {
+	if (sv->run->n_nodes < 2) {
 		sv_reset(sv);
 		errno = ENOENT;
 		return -1;
 	}
-	snprintf(sv->reason, sizeof(sv->reason), "%s", reason);
+	snprintf(sv->run->reason, sizeof(sv->run->reason), "%s", reason);
 	sv_note_surveyed(sv);
 	sv->dirty = 0;
-	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
-	sv->tests_sum_s = 0;
-	sv->n_rounds = 0;
-	log_info("survey started (%s): %u nodes up", reason, sv->n_nodes);
+	clock_gettime(CLOCK_MONOTONIC, &sv->run->t0);
+	sv->run->tests_sum_s = 0;
+	sv->run->n_rounds = 0;
+	log_info("survey started (%s): %u nodes up", reason, sv->run->n_nodes);
 	sv_event(sv, SURVEY_STARTED, NULL);
 	if (sv_links_from_beacons(sv) < 0 || sv_links_from_subnets(sv) < 0) {
 		sv_reset(sv);
@@ -270,11 +252,11 @@ int survey_start(struct survey *sv, const char *reason)
 	}
 	/* Hold one count so that the phases run in order even when every
 	 * probe fails to start. */
-	sv->pending = 1;
+	sv->run->pending = 1;
 	sv->failed = 0;
 	sv_phase_verify(sv);
 	sv_done_one(sv);
-	if (sv->phase == SV_IDLE && sv->failed) {
+	if (!sv_running(sv) && sv->failed) {
 		/* Every phase ran at once (no probe could start) and one of
 		 * them gave up. */
 		errno = sv->failed;
@@ -287,16 +269,16 @@ int survey_request(struct survey *sv, const char *reason)
 {
 	/* Behind a running re-check or survey: one survey that starts after
 	 * the request, not a refusal that `survey --wait` would wait out. */
-	if (sv->phase != SV_IDLE && !sv->manual_tests) {
+	if (sv_running(sv) && !sv->manual_tests) {
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
-		return sv->recheck ? 1 : 2;
+		return sv->run->recheck ? 1 : 2;
 	}
 	return survey_start(sv, reason);
 }
 
 int survey_running(const struct survey *sv)
 {
-	return sv->phase != SV_IDLE;
+	return sv_running(sv);
 }
 
 const struct call_iface *survey_calls(const struct survey *sv)
@@ -311,7 +293,7 @@ const Ring__Topology *survey_topology(const struct survey *sv)
 
 const char *survey_state(const struct survey *sv)
 {
-	if (sv->phase != SV_IDLE)
+	if (sv_running(sv))
 		return "running";
 	return sv->topology ? "done" : "never";
 }
@@ -325,7 +307,6 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 	unsigned kept = 0, n = 0, full = 0;
 	char list[512] = "";
 	size_t used = 0;
-
 	unsigned n_rq;
 	struct recheck_item *rq = recheck_queue_items(sv->rq, &n_rq);
 
@@ -333,7 +314,9 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 		recheck_queue_truncate(sv->rq, 0);
 		return 0;
 	}
-	if (sv_snapshot(sv) < 0)
+	sv_reset(sv);
+	sv->run = survey_run_new();
+	if (!sv->run || sv_snapshot(sv) < 0)
 		goto oom;
 	for (unsigned i = 0; i < n_rq; i++) {
 		const struct recheck_item *r = &rq[i];
@@ -377,11 +360,11 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 		sv_reset(sv);
 		return 0;
 	}
-	sv->recheck = 1;
-	snprintf(sv->reason, sizeof(sv->reason), "re-check");
-	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
-	sv->tests_sum_s = 0;
-	sv->n_rounds = 0;
+	sv->run->recheck = 1;
+	snprintf(sv->run->reason, sizeof(sv->run->reason), "re-check");
+	clock_gettime(CLOCK_MONOTONIC, &sv->run->t0);
+	sv->run->tests_sum_s = 0;
+	sv->run->n_rounds = 0;
 	sv->failed = 0;
 	if (full) {
 		log_info("re-check started: %s%s", list,
@@ -391,7 +374,7 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 		/* Every light_check_interval: the journal need not say. */
 		log_debug("survey", "light check of %u edge(s)", n);
 	}
-	sv->pending = 1;
+	sv->run->pending = 1;
 	sv_phase_verify(sv);
 	sv_done_one(sv);
 	return 0;
@@ -410,12 +393,12 @@ void sv_recheck_kick(struct survey *sv)
 		recheck_queue_arm(sv->rq, 0);
 		return;
 	}
-	if (sv->phase != SV_IDLE || sv->manual_tests ||
+	if (sv_running(sv) || sv->manual_tests ||
 	    sv_recheck_start(sv, now) < 0) {
 		recheck_queue_arm(sv->rq, SV_RECHECK_RETRY_MS);
 		return;
 	}
-	if (sv->phase == SV_IDLE)
+	if (!sv_running(sv))
 		recheck_queue_arm(sv->rq, 0); /* later ones */
 }
 
@@ -492,7 +475,7 @@ void survey_nodes_changed(void *arg)
 
 	/* A published edge that came back or changed: a re-check of it. */
 	sv_facts_scan(sv);
-	if (sv->phase != SV_IDLE) {
+	if (sv_running(sv)) {
 		sv->dirty = 1; /* look again once this survey is done */
 		return;
 	}

@@ -28,7 +28,7 @@ survey_allreduce_start(struct survey *sv, const struct allreduce_coord_plan *p,
 {
 	struct survey_allreduce *a;
 
-	if (sv->phase != SV_IDLE || sv->manual_tests) {
+	if (sv_running(sv) || sv->manual_tests) {
 		errno = EBUSY;
 		return NULL;
 	}

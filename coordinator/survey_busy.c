@@ -20,8 +20,9 @@ int sv_link_traffic(struct survey *sv, const struct sv_link *l, char *why,
 	double cap = l->nominal_gbps * 1e9;
 	/* Our own tests on this cable in the counters' last interval would
 	 * count as traffic: the sample says nothing then. */
-	uint64_t self_ms = self_bytes_last_ms(sv->acct, sv->nodes[l->t.a].name,
-					      sv->nodes[l->t.b].name);
+	uint64_t self_ms =
+		self_bytes_last_ms(sv->acct, sv->run->nodes[l->t.a].name,
+				   sv->run->nodes[l->t.b].name);
 	int known = 0;
 
 	if (!conf->busy_threshold)
@@ -31,7 +32,8 @@ int sv_link_traffic(struct survey *sv, const struct sv_link *l, char *why,
 	for (int k = 0; k < 2; k++) {
 		unsigned idx = k ? l->t.b : l->t.a;
 		const char *ifname = k ? l->t.b_if : l->t.a_if;
-		struct node *n = nodes_find(sv->table, sv->nodes[idx].name);
+		struct node *n =
+			nodes_find(sv->table, sv->run->nodes[idx].name);
 		uint64_t at = 0;
 		double bps = nodes_port_traffic_bps(n, ifname, &at);
 
@@ -46,7 +48,7 @@ int sv_link_traffic(struct survey *sv, const struct sv_link *l, char *why,
 			snprintf(why, len,
 				 "%s %s: %.2f Gbps of traffic (%.0f%% of "
 				 "%.0f Gbps, above busy_threshold %u%%)",
-				 sv->nodes[idx].name, ifname, bps / 1e9,
+				 sv->run->nodes[idx].name, ifname, bps / 1e9,
 				 100 * bps / cap, l->nominal_gbps,
 				 conf->busy_threshold);
 			return 1;

@@ -237,11 +237,9 @@ struct sv_load_slot {
 
 enum sv_load_mode { SV_LOAD_PORT, SV_LOAD_RING1, SV_LOAD_RING2 };
 
-struct survey {
-	struct event_base *base;
-	const struct coord_conf *conf;
-	struct nodes *table; /* the coordinator's node table */
-	const struct call_iface *calls;
+/* One survey or re-check run: created when it starts, freed as one when
+ * it ends (survey_run_free), so nothing of a run outlives it. */
+struct survey_run {
 	enum sv_phase phase;
 	unsigned pending;
 	char reason[64];
@@ -259,6 +257,29 @@ struct survey {
 	unsigned *round_of;
 	int n_rounds, round;
 	struct sv_op *ops;
+	int recheck;	   /* it re-checks some edges only */
+	char failure[320]; /* why it failed, "" if it did not */
+	/* Port steps and ring-load rounds after the per-edge rounds. */
+	struct sv_cable *cables;
+	unsigned n_cables;
+	unsigned *cable_round;
+	int n_cable_rounds;
+	int load_step, n_load_steps;
+	struct sv_load_slot *slots;
+	unsigned n_slots;
+	double load_wall_s[2];
+	struct timespec load_t0;
+	void **keep; /* the load report's messages, until the run is freed */
+	unsigned n_keep;
+};
+
+/* The survey: what outlives a run. */
+struct survey {
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *table; /* the coordinator's node table */
+	const struct call_iface *calls;
+	struct survey_run *run; /* the running survey or re-check, or NULL */
 	struct survey_test *tests;
 	unsigned manual_tests;
 	int dirty;  /* nodes changed while a survey ran */
@@ -273,7 +294,6 @@ struct survey {
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
-	int recheck;	 /* the running one re-checks some edges only */
 	char queued[64]; /* a survey asked for during a re-check: why */
 	struct recheck_queue *rq;
 	struct sv_edge_facts *facts;
@@ -284,23 +304,16 @@ struct survey {
 	void *sample_low_arg;
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
-	char failure[320]; /* why the running one failed, "" if it did not */
-	/* Port steps and ring-load rounds after the per-edge rounds. */
-	struct sv_cable *cables;
-	unsigned n_cables;
-	unsigned *cable_round;
-	int n_cable_rounds;
-	int load_step, n_load_steps;
-	struct sv_load_slot *slots;
-	unsigned n_slots;
-	double load_wall_s[2];
-	struct timespec load_t0;
-	void **keep; /* the load report's messages, until the reset */
-	unsigned n_keep;
 	struct event *auto_ev;
 	/* The phase driver (survey.c): sv_done_one hands over to it. */
 	void (*next)(struct survey *sv);
 };
+
+/* A survey or a re-check is under way (its phases have begun). */
+static inline int sv_running(const struct survey *sv)
+{
+	return sv->run && sv->run->phase != SV_IDLE;
+}
 
 _Static_assert(SV_MAX_LADDER <= FINDINGS_LADDER_MAX,
 	       "the findings take every ladder step");
@@ -320,6 +333,10 @@ double sv_elapsed(const struct timespec *t0);
  * none). */
 void *sv_alloc(void *p, size_t n, size_t size);
 extern unsigned sv_alloc_fail_at;
+/* A new run (its lists empty), and the end of one: whatever it has in
+ * flight is cancelled (no callback), then it is freed as one. */
+struct survey_run *survey_run_new(void);
+void survey_run_free(struct survey_run *r, const struct call_iface *calls);
 /* One outstanding request of a phase ended; the last one moves on
  * (sv->next). */
 void sv_done_one(struct survey *sv);
@@ -428,7 +445,6 @@ int sv_step_is_sample(unsigned step);
 int sv_load_begin(struct survey *sv);
 /* The next step, or 0 when the load steps are over. */
 int sv_load_next(struct survey *sv);
-void sv_load_reset(struct survey *sv);
 /* Topology.cables, load_rounds and their findings (edge_of_link: each
  * link's index in top->edges, -1 none). 0, or -1 out of memory. */
 int sv_load_report(struct survey *sv, Ring__Topology *top,

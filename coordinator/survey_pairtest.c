@@ -223,7 +223,7 @@ struct survey_test *survey_test_start(struct survey *sv, const char *a,
 				      survey_test_cb cb, void *arg)
 {
 	/* No node in two tests at once: not while a survey runs. */
-	if (sv->phase != SV_IDLE) {
+	if (sv_running(sv)) {
 		errno = EBUSY;
 		return NULL;
 	}
@@ -302,7 +302,7 @@ struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
 		.params = p,
 	};
 
-	if (sv->phase != SV_IDLE) {
+	if (sv_running(sv)) {
 		errno = EBUSY;
 		return NULL;
 	}

@@ -141,7 +141,7 @@ static const char *sv_light_overlap(struct survey *sv, const struct sv_link *l,
 	*up = 1;
 	for (int k = 0; k < 2; k++) {
 		const struct node *n = nodes_find(
-			sv->table, sv->nodes[k ? l->t.b : l->t.a].name);
+			sv->table, sv->run->nodes[k ? l->t.b : l->t.a].name);
 
 		if (!n || n->state != NODE_UP) {
 			*up = 0;
@@ -154,8 +154,8 @@ static const char *sv_light_overlap(struct survey *sv, const struct sv_link *l,
 	for (size_t i = 0; t && i < t->n_edges && i < sv->n_facts; i++) {
 		const Ring__Edge *e = t->edges[i];
 
-		if (strcmp(e->a, sv->nodes[l->t.a].name) ||
-		    strcmp(e->b, sv->nodes[l->t.b].name) ||
+		if (strcmp(e->a, sv->run->nodes[l->t.a].name) ||
+		    strcmp(e->b, sv->run->nodes[l->t.b].name) ||
 		    strcmp(e->a_interface, l->t.a_if) ||
 		    strcmp(e->b_interface, l->t.b_if))
 			continue;
@@ -168,7 +168,8 @@ static const char *sv_light_overlap(struct survey *sv, const struct sv_link *l,
 
 void sv_light_note(struct survey *sv, const struct sv_link *l)
 {
-	const char *a = sv->nodes[l->t.a].name, *b = sv->nodes[l->t.b].name;
+	const char *a = sv->run->nodes[l->t.a].name,
+		   *b = sv->run->nodes[l->t.b].name;
 	const char *overlap;
 	char error[256];
 	int up;

@@ -164,11 +164,11 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	if (!e)
 		return NULL;
 	ring__edge__init(e);
-	e->a = ar_printf(ar, "%s", sv->nodes[l->t.a].name);
+	e->a = ar_printf(ar, "%s", sv->run->nodes[l->t.a].name);
 	e->a_interface = ar_printf(ar, "%s", l->t.a_if);
 	e->a_rdma = ar_printf(ar, "%s", l->a_rdma);
 	e->a_address = ar_printf(ar, "%s", l->a_addr);
-	e->b = ar_printf(ar, "%s", sv->nodes[l->t.b].name);
+	e->b = ar_printf(ar, "%s", sv->run->nodes[l->t.b].name);
 	e->b_interface = ar_printf(ar, "%s", l->t.b_if);
 	e->b_rdma = ar_printf(ar, "%s", l->b_rdma);
 	e->b_address = ar_printf(ar, "%s", l->b_addr);
@@ -569,9 +569,9 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 			return -1;
 		ring__rank__init(r);
 		r->rank = i;
-		r->node = sv->nodes[me].name;
-		r->mgmt_address = sv->nodes[me].mgmt_addr;
-		r->mgmt_interface = sv->nodes[me].mgmt_if;
+		r->node = sv->run->nodes[me].name;
+		r->mgmt_address = sv->run->nodes[me].mgmt_addr;
+		r->mgmt_interface = sv->run->nodes[me].mgmt_if;
 		r->next_node = r->next_interface = r->next_rdma = "";
 		r->prev_node = r->prev_interface = r->prev_rdma = "";
 		r->next_gid_index = r->prev_gid_index = -1;
@@ -579,26 +579,26 @@ static int sv_ranks(struct survey *sv, struct sv_arena *ar,
 			unsigned o = res->order[(i + 1) % n];
 			int li = sv_find_link(sv, me, o);
 
-			r->next_node = sv->nodes[o].name;
+			r->next_node = sv->run->nodes[o].name;
 			if (li >= 0) {
 				r->next_interface = (char *)sv_link_if(
-					&sv->links[li], me, &rdma);
+					&sv->run->links[li], me, &rdma);
 				r->next_rdma = (char *)rdma;
-				r->next_gid_index =
-					sv_link_gid_index(&sv->links[li], me);
+				r->next_gid_index = sv_link_gid_index(
+					&sv->run->links[li], me);
 			}
 		}
 		if (has_prev) {
 			unsigned o = res->order[(i + n - 1) % n];
 			int li = sv_find_link(sv, me, o);
 
-			r->prev_node = sv->nodes[o].name;
+			r->prev_node = sv->run->nodes[o].name;
 			if (li >= 0) {
 				r->prev_interface = (char *)sv_link_if(
-					&sv->links[li], me, &rdma);
+					&sv->run->links[li], me, &rdma);
 				r->prev_rdma = (char *)rdma;
-				r->prev_gid_index =
-					sv_link_gid_index(&sv->links[li], me);
+				r->prev_gid_index = sv_link_gid_index(
+					&sv->run->links[li], me);
 			}
 		}
 		if (sv_rank_nccl(sv, ar, top, r) < 0)
@@ -626,8 +626,8 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
 				 conf->survey_rdma_qps == 1 ? "" : "s")
 		     : NULL;
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		struct findings_edge *e = &fe[nf];
 
 		if ((!sv_adjacent(l) && !l->switch_pair) ||
@@ -639,15 +639,17 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 			char name[200];
 
 			text_edge_name(
-				name, sizeof(name), sv->nodes[l->t.a].name,
-				sv->nodes[l->t.b].name, l->t.a_if,
+				name, sizeof(name), sv->run->nodes[l->t.a].name,
+				sv->run->nodes[l->t.b].name, l->t.a_if,
 				!l->switch_pair && fa && fa->twin_idx > 0);
 			e->name = ar_printf(ar, "%s", name);
 		}
-		e->dir_name[0] = ar_printf(ar, "%s->%s", sv->nodes[l->t.a].name,
-					   sv->nodes[l->t.b].name);
-		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
-					   sv->nodes[l->t.a].name);
+		e->dir_name[0] =
+			ar_printf(ar, "%s->%s", sv->run->nodes[l->t.a].name,
+				  sv->run->nodes[l->t.b].name);
+		e->dir_name[1] =
+			ar_printf(ar, "%s->%s", sv->run->nodes[l->t.b].name,
+				  sv->run->nodes[l->t.a].name);
 		for (int d = 0; d < 2; d++)
 			for (unsigned s = 0; s < nl; s++)
 				e->gbps[d][s] = l->gbps[d][s];
@@ -662,16 +664,16 @@ static void sv_believed(const struct survey *sv, unsigned node,
 			const char *port, char *out, size_t len)
 {
 	out[0] = '\0';
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 
 		if (!sv_adjacent(l))
 			continue;
 		if (l->t.a == node && !strcmp(l->t.a_if, port))
-			snprintf(out, len, "%s %s", sv->nodes[l->t.b].name,
+			snprintf(out, len, "%s %s", sv->run->nodes[l->t.b].name,
 				 l->t.b_if);
 		else if (l->t.b == node && !strcmp(l->t.b_if, port))
-			snprintf(out, len, "%s %s", sv->nodes[l->t.a].name,
+			snprintf(out, len, "%s %s", sv->run->nodes[l->t.a].name,
 				 l->t.a_if);
 		if (out[0])
 			return;
@@ -683,7 +685,7 @@ static void sv_believed(const struct survey *sv, unsigned node,
 static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 			       Ring__Topology *top, unsigned node, unsigned cap)
 {
-	struct node *n = nodes_find(sv->table, sv->nodes[node].name);
+	struct node *n = nodes_find(sv->table, sv->run->nodes[node].name);
 	const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
 
 	for (size_t j = 0; t && j < t->n_neighbours && top->n_findings < cap;
@@ -722,7 +724,7 @@ static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 			 "%s %s hears conflicting LLDP claims (%s%s%s): %s%s; "
 			 "the others are forged or come from a device on that "
 			 "cable",
-			 sv->nodes[node].name, port, who,
+			 sv->run->nodes[node].name, port, who,
 			 claims > 4 ? ", ..." : "", more,
 			 believed[0] ? "believed " : "none could be confirmed",
 			 believed[0] ? believed : "");
@@ -734,11 +736,12 @@ static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		       Ring__Topology *top)
 {
-	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
-	struct findings_hw_node *hw = calloc(sv->n_nodes + 1, sizeof(*hw));
+	struct findings_edge *fe = calloc(sv->run->n_links + 1, sizeof(*fe));
+	struct findings_hw_node *hw = calloc(sv->run->n_nodes + 1, sizeof(*hw));
 	struct finding fo[32],
-		*hwf = calloc(sv->n_nodes * 16 + 1, sizeof(*hwf));
-	unsigned nf, nfo, nh = 0, cap = 64 + sv->n_links * 3 + sv->n_nodes * 20;
+		*hwf = calloc(sv->run->n_nodes * 16 + 1, sizeof(*hwf));
+	unsigned nf, nfo,
+		nh = 0, cap = 64 + sv->run->n_links * 3 + sv->run->n_nodes * 20;
 	int rc = -1;
 
 	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
@@ -746,12 +749,12 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		goto out;
 	/* Strays are listed apart: no figure or hardware finding speaks
 	 * of them. */
-	for (unsigned i = 0; i < sv->n_nodes; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
+		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 
-		if (sv->nodes[i].stray)
+		if (sv->run->nodes[i].stray)
 			continue;
-		hw[nh].name = sv->nodes[i].name;
+		hw[nh].name = sv->run->nodes[i].name;
 		hw[nh].inv = n ? n->inventory : NULL;
 		hw[nh].nbrs = n ? n->neighbours : NULL;
 		nh++;
@@ -760,7 +763,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		struct findings_ladder ladder = {0};
 
 		ladder.halves = findings_hw_halves(hw, nh);
-		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
+		memset(fe, 0, (sv->run->n_links + 1) * sizeof(*fe));
 		nf = sv_findings_edges(sv, ar, rdma, &ladder, fe);
 		nfo = nf ? findings_compute(&ladder, fe, nf, fo,
 					    sizeof(fo) / sizeof(fo[0]))
@@ -769,8 +772,9 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 			top->findings[top->n_findings++] = sv_finding(
 				ar, fo[i].code, fo[i].level, fo[i].text);
 	}
-	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links && top->n_findings < cap;
+	     i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		Ring__CounterDelta **cd;
 		char text[400];
 
@@ -782,8 +786,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				 "%s %s and %s %s hear each other's beacons "
 				 "but the data-plane probe failed %s: check "
 				 "addresses and subnets on this cable",
-				 sv->nodes[l->t.a].name, l->t.a_if,
-				 sv->nodes[l->t.b].name, l->t.b_if,
+				 sv->run->nodes[l->t.a].name, l->t.a_if,
+				 sv->run->nodes[l->t.b].name, l->t.b_if,
 				 l->probe_ab == 0 && l->probe_ba == 0
 					 ? "both ways"
 					 : "one way");
@@ -791,7 +795,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				sv_finding(ar, "probe_failed", "warn", text);
 		}
 		snprintf(text, sizeof(text), "edge %s-%s",
-			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name);
+			 sv->run->nodes[l->t.a].name,
+			 sv->run->nodes[l->t.b].name);
 		nfo = cev_edge_view(l->counters, &cd);
 		nfo = cev_findings(text, cd, nfo, fo,
 				   sizeof(fo) / sizeof(fo[0]));
@@ -800,8 +805,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				ar, fo[k].code, fo[k].level, fo[k].text);
 		if (l->error[0] && top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: %s",
-				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-				 l->error);
+				 sv->run->nodes[l->t.a].name,
+				 sv->run->nodes[l->t.b].name, l->error);
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "test_failed", "warn", text);
 		}
@@ -809,22 +814,23 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
 		    top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: RDMA: %s",
-				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-				 l->rdma_error);
+				 sv->run->nodes[l->t.a].name,
+				 sv->run->nodes[l->t.b].name, l->rdma_error);
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "rdma_failed", "warn", text);
 		}
 	}
-	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap;
+	     i++) {
+		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 		char text[400];
 
-		if (sv->nodes[i].beacons || sv->nodes[i].stray)
+		if (sv->run->nodes[i].beacons || sv->run->nodes[i].stray)
 			continue;
 		snprintf(text, sizeof(text),
 			 "%s sends no beacons (%s): its cables were found "
 			 "from shared point-to-point subnets and probes",
-			 sv->nodes[i].name,
+			 sv->run->nodes[i].name,
 			 n && n->neighbours && *n->neighbours->beacons_error
 				 ? n->neighbours->beacons_error
 				 : "no neighbour table");
@@ -832,10 +838,10 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 			sv_finding(ar, "beacons_off", "info", text);
 	}
 	/* A stray's forged or conflicting claims are still worth saying. */
-	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
+	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
-	nfo = findings_hw(hw, nh, hwf, sv->n_nodes * 16);
+	nfo = findings_hw(hw, nh, hwf, sv->run->n_nodes * 16);
 	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++) {
 		Ring__Finding *f =
 			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
@@ -881,15 +887,15 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
 		if (!s)
 			return -1;
 		ring__stray_node__init(s);
-		s->node = sv->nodes[me].name;
+		s->node = sv->run->nodes[me].name;
 		s->reason =
 			(char *)topo_stray_reason_name(res->strays[i].reason);
 		s->neighbours =
-			ar_alloc(ar, (sv->n_links + 1) * sizeof(char *));
+			ar_alloc(ar, (sv->run->n_links + 1) * sizeof(char *));
 		if (!s->neighbours)
 			return -1;
-		for (unsigned k = 0; k < sv->n_links; k++) {
-			const struct sv_link *l = &sv->links[k];
+		for (unsigned k = 0; k < sv->run->n_links; k++) {
+			const struct sv_link *l = &sv->run->links[k];
 			unsigned o = l->t.a == me ? l->t.b : l->t.a;
 			int seen = 0;
 
@@ -898,14 +904,16 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
 				continue;
 			for (size_t j = 0; j < s->n_neighbours; j++)
 				seen |= !strcmp(s->neighbours[j],
-						sv->nodes[o].name);
+						sv->run->nodes[o].name);
 			if (seen)
 				continue;
-			s->neighbours[s->n_neighbours++] = sv->nodes[o].name;
+			s->neighbours[s->n_neighbours++] =
+				sv->run->nodes[o].name;
 			if (used < sizeof(who))
 				used += (size_t)snprintf(
 					who + used, sizeof(who) - used, "%s%s",
-					used ? ", " : "", sv->nodes[o].name);
+					used ? ", " : "",
+					sv->run->nodes[o].name);
 		}
 		s->text =
 			s->n_neighbours
@@ -931,9 +939,10 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
  * edge is re-checked when the node is back: not a failed survey. */
 static int sv_link_lost_node(const struct survey *sv, const struct sv_link *l)
 {
-	const char *ends[2] = {sv->nodes[l->t.a].name, sv->nodes[l->t.b].name};
+	const char *ends[2] = {sv->run->nodes[l->t.a].name,
+			       sv->run->nodes[l->t.b].name};
 	/* A re-check's links carry their run's start; a survey's is its. */
-	uint64_t started = sv->recheck && l->light_started_ms
+	uint64_t started = sv->run->recheck && l->light_started_ms
 				   ? l->light_started_ms
 				   : sv->started_ms;
 
@@ -954,10 +963,10 @@ static void sv_report_failure(struct survey *sv)
 	unsigned failed = 0, lost = 0;
 	const char *first = NULL;
 
-	if (sv->failure[0] || !sv->n_meas)
+	if (sv->run->failure[0] || !sv->run->n_meas)
 		return;
-	for (unsigned i = 0; i < sv->n_meas; i++) {
-		const struct sv_link *l = &sv->links[sv->meas[i]];
+	for (unsigned i = 0; i < sv->run->n_meas; i++) {
+		const struct sv_link *l = &sv->run->links[sv->run->meas[i]];
 
 		if (!l->error[0] && !(l->ladder_rdma && l->rdma_error[0]))
 			continue;
@@ -966,16 +975,16 @@ static void sv_report_failure(struct survey *sv)
 		if (!first)
 			first = l->error[0] ? l->error : l->rdma_error;
 	}
-	if (failed == sv->n_meas && lost == failed) {
+	if (failed == sv->run->n_meas && lost == failed) {
 		log_info("%s: every measurement failed with a node gone "
 			 "meanwhile (the first: %s); not a failed survey: "
 			 "node_down says so, and its edges are re-checked "
 			 "when it is back",
-			 sv->recheck ? "re-check" : "survey", first);
+			 sv->run->recheck ? "re-check" : "survey", first);
 		return;
 	}
-	if (failed == sv->n_meas)
-		snprintf(sv->failure, sizeof(sv->failure),
+	if (failed == sv->run->n_meas)
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "every edge's measurement failed (%u); the first: %s",
 			 failed, first ? first : "?");
 }
@@ -991,7 +1000,7 @@ static void sv_store(struct survey *sv, const Ring__Topology *top)
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	sv->topology = copy;
-	sv_recheck_published(sv, !sv->recheck);
+	sv_recheck_published(sv, !sv->run->recheck);
 	if (sv->publish)
 		sv->publish(sv->topology, sv->publish_arg);
 }
@@ -1017,7 +1026,7 @@ void sv_report_recheck(struct survey *sv)
 	unsigned full = 0;
 
 	if (!old) {
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no published topology to re-check");
 		return;
 	}
@@ -1026,7 +1035,7 @@ void sv_report_recheck(struct survey *sv)
 	top.findings =
 		ar_alloc(&ar, (old->n_findings + 1) * sizeof(*top.findings));
 	if (!top.edges || !top.findings) {
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "out of memory merging the re-checked edges");
 		goto out;
 	}
@@ -1038,11 +1047,11 @@ void sv_report_recheck(struct survey *sv)
 		int w;
 
 		top.edges[i] = (Ring__Edge *)o;
-		for (unsigned k = 0; k < sv->n_links && !l; k++) {
-			const struct sv_link *x = &sv->links[k];
+		for (unsigned k = 0; k < sv->run->n_links && !l; k++) {
+			const struct sv_link *x = &sv->run->links[k];
 
-			if (!strcmp(sv->nodes[x->t.a].name, o->a) &&
-			    !strcmp(sv->nodes[x->t.b].name, o->b) &&
+			if (!strcmp(sv->run->nodes[x->t.a].name, o->a) &&
+			    !strcmp(sv->run->nodes[x->t.b].name, o->b) &&
 			    !strcmp(x->t.a_if, o->a_interface) &&
 			    !strcmp(x->t.b_if, o->b_interface))
 				l = x;
@@ -1104,7 +1113,7 @@ void sv_report_recheck(struct survey *sv)
 	if (!full)
 		goto out; /* light checks only: nothing to publish */
 	sv_store(sv, &top);
-	log_info("re-check done in %.1f s: %s", sv_elapsed(&sv->t0), list);
+	log_info("re-check done in %.1f s: %s", sv_elapsed(&sv->run->t0), list);
 out:
 	ar_free(&ar);
 }
@@ -1117,12 +1126,12 @@ void sv_report(struct survey *sv)
 	int *edge_of_link = NULL;
 	int ok;
 
-	if (sv->recheck) {
+	if (sv->run->recheck) {
 		unsigned full = 0;
 
 		sv_report_recheck(sv);
-		for (unsigned i = 0; i < sv->n_links; i++)
-			full += !sv->links[i].light;
+		for (unsigned i = 0; i < sv->run->n_links; i++)
+			full += !sv->run->links[i].light;
 		if (full)
 			sv_report_failure(sv);
 		return;
@@ -1131,39 +1140,40 @@ void sv_report(struct survey *sv)
 
 	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
 	top.order = ar_alloc(&ar, (res.n_order + 1) * sizeof(char *));
-	top.edges = ar_alloc(&ar, (sv->n_links + 1) * sizeof(*top.edges));
+	top.edges = ar_alloc(&ar, (sv->run->n_links + 1) * sizeof(*top.edges));
 	top.diagonals =
-		ar_alloc(&ar, (sv->n_diags + 1) * sizeof(*top.diagonals));
+		ar_alloc(&ar, (sv->run->n_diags + 1) * sizeof(*top.diagonals));
 	top.anomalies =
 		ar_alloc(&ar, (res.n_anomalies + 1) * sizeof(*top.anomalies));
 	if (!top.order || !top.edges || !top.diagonals || !top.anomalies)
 		ok = 0;
 	for (unsigned i = 0; ok && i < res.n_order; i++)
-		top.order[top.n_order++] = sv->nodes[res.order[i]].name;
-	edge_of_link = ar_alloc(&ar, (sv->n_links + 1) * sizeof(int));
+		top.order[top.n_order++] = sv->run->nodes[res.order[i]].name;
+	edge_of_link = ar_alloc(&ar, (sv->run->n_links + 1) * sizeof(int));
 	if (!edge_of_link)
 		ok = 0;
-	for (unsigned i = 0; ok && i < sv->n_links; i++) {
+	for (unsigned i = 0; ok && i < sv->run->n_links; i++) {
 		/* Cross pairs of twins are no edge (a finding says so); a
 		 * stray's cables are listed with it. */
 		Ring__Edge *e =
-			sv->links[i].cross || sv_link_stray(sv, &sv->links[i])
+			sv->run->links[i].cross ||
+					sv_link_stray(sv, &sv->run->links[i])
 				? NULL
-				: sv_edge_msg(sv, &ar, &sv->links[i]);
+				: sv_edge_msg(sv, &ar, &sv->run->links[i]);
 
 		edge_of_link[i] = e ? (int)top.n_edges : -1;
 		if (e)
 			top.edges[top.n_edges++] = e;
 	}
-	for (unsigned i = 0; ok && i < sv->n_diags; i++) {
-		const struct sv_diag *d = &sv->diags[i];
+	for (unsigned i = 0; ok && i < sv->run->n_diags; i++) {
+		const struct sv_diag *d = &sv->run->diags[i];
 		Ring__DiagonalCheck *c = ar_alloc(&ar, sizeof(*c));
 
 		if (!c)
 			break;
 		ring__diagonal_check__init(c);
-		c->a = sv->nodes[d->a].name;
-		c->b = sv->nodes[d->b].name;
+		c->a = sv->run->nodes[d->a].name;
+		c->b = sv->run->nodes[d->b].name;
 		c->b_address = (char *)d->b_addr;
 		c->route_kind = (char *)d->route_kind;
 		c->route_interface = (char *)d->route_if;
@@ -1200,27 +1210,27 @@ void sv_report(struct survey *sv)
 		ok = 0;
 	if (ok && res.cls == TOPO_LINE)
 		top.line_gap =
-			ar_printf(&ar, "%s-%s", sv->nodes[res.gap_a].name,
-				  sv->nodes[res.gap_b].name);
+			ar_printf(&ar, "%s-%s", sv->run->nodes[res.gap_a].name,
+				  sv->run->nodes[res.gap_b].name);
 	if (ok)
 		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
 		     sv_findings(sv, &ar, &top) == 0 &&
 		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.surveyed_ms = clock_now_ms();
 	top.survey_state = "done";
-	top.survey_wall_s = sv_elapsed(&sv->t0);
-	top.tests_sum_s = sv->tests_sum_s;
-	top.rounds = sv->n_rounds > 0 ? (uint32_t)sv->n_rounds : 0;
+	top.survey_wall_s = sv_elapsed(&sv->run->t0);
+	top.tests_sum_s = sv->run->tests_sum_s;
+	top.rounds = sv->run->n_rounds > 0 ? (uint32_t)sv->run->n_rounds : 0;
 	if (ok)
 		sv_store(sv, &top);
 	else
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no result: out of memory assembling the topology");
 	sv_report_failure(sv);
 	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
 		 "rounds, %.1f s (tests alone: %.1f s)",
-		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
-		 top.survey_wall_s, sv->tests_sum_s);
+		 sv->run->reason, top.kind, sv->run->n_nodes, sv->run->n_meas,
+		 sv->run->n_rounds, top.survey_wall_s, sv->run->tests_sum_s);
 	for (size_t i = 0; i < top.n_strays; i++)
 		log_info("survey: %s set apart (%s): %s", top.strays[i]->node,
 			 top.strays[i]->reason, top.strays[i]->text);

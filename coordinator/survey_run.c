@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "counters_eval.h"
 #include "survey_int.h"
 
 double sv_elapsed(const struct timespec *t0)
@@ -42,6 +43,46 @@ void *sv_alloc(void *p, size_t n, size_t size)
 
 void sv_done_one(struct survey *sv)
 {
-	if (sv->pending && --sv->pending == 0)
+	if (sv->run->pending && --sv->run->pending == 0)
 		sv->next(sv);
+}
+
+struct survey_run *survey_run_new(void)
+{
+	return calloc(1, sizeof(struct survey_run));
+}
+
+void survey_run_free(struct survey_run *r, const struct call_iface *calls)
+{
+	if (!r)
+		return;
+	while (r->ops) {
+		struct sv_op *op = r->ops;
+
+		r->ops = op->next;
+		call_cancel(calls, op->call);
+		free(op);
+	}
+	for (unsigned i = 0; i < r->n_links; i++) {
+		if (r->links[i].test)
+			survey_test_cancel(r->links[i].test);
+		cev_edge_free(r->links[i].counters);
+	}
+	for (unsigned i = 0; i < r->n_slots; i++)
+		if (r->slots[i].test)
+			survey_test_cancel(r->slots[i].test);
+	for (unsigned i = 0; i < r->n_keep; i++)
+		free(r->keep[i]);
+	free(r->keep);
+	free(r->slots);
+	free(r->cables);
+	free(r->cable_round);
+	for (unsigned i = 0; i < r->n_nodes; i++)
+		free(r->nodes[i].ifs);
+	free(r->nodes);
+	free(r->links);
+	free(r->diags);
+	free(r->meas);
+	free(r->round_of);
+	free(r);
 }
