@@ -458,6 +458,13 @@ void sv_report_recheck(struct survey *sv);
 void sv_report(struct survey *sv);
 /* Edge.method of an edge measured through a switch, not over a cable. */
 int sv_edge_through_switch(const Ring__Edge *e);
+
+/* survey_ranks.c */
+struct msg_arena;
+/* Topology.ranks for the order in res (rings, lines and pairs only),
+ * allocated in ar. 0, or -1 out of memory. */
+int sv_ranks(struct survey *sv, struct msg_arena *ar,
+	     const struct topo_result *res, Ring__Topology *top);
 /* The GID index NCCL (>= 2.21) picks on a RoCE port when
  * NCCL_IB_GID_INDEX is unset: the first IPv4-mapped RoCE v2 entry, else
  * the first IPv4-mapped one; -1 when there is none. */
