@@ -18,10 +18,28 @@
 
 static void sv_next(struct survey *sv);
 
+/* A run begins: the survey's slot (nothing else tests meanwhile), then
+ * its value. -1 with errno EBUSY or ENOMEM. */
+static int sv_run_begin(struct survey *sv)
+{
+	if (test_slots_take(&sv->slots, TEST_SLOT_SURVEY) < 0)
+		return -1;
+	sv->run = survey_run_new();
+	if (!sv->run) {
+		test_slots_give(&sv->slots, TEST_SLOT_SURVEY);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
 void sv_reset(struct survey *sv)
 {
+	if (!sv->run)
+		return;
 	survey_run_free(sv->run, sv->calls);
 	sv->run = NULL;
+	test_slots_give(&sv->slots, TEST_SLOT_SURVEY);
 }
 
 static void sv_arm(struct survey *sv, uint64_t ms)
@@ -216,17 +234,10 @@ static const char *sv_topology_name(const void *arg, unsigned i)
 
 int survey_start(struct survey *sv, const char *reason)
 {
-	if (sv_running(sv) || sv->manual_tests) {
-		errno = EBUSY;
+	/* Refused (EBUSY) while a survey, a re-check or a test runs. */
+	if (sv_run_begin(sv) < 0)
 		return -1;
-	}
 	evtimer_del(sv->auto_ev);
-	sv_reset(sv);
-	sv->run = survey_run_new();
-	if (!sv->run) {
-		errno = ENOMEM;
-		return -1;
-	}
 	if (sv_snapshot(sv) < 0) {
 		sv_reset(sv);
 		errno = ENOMEM;
@@ -269,7 +280,7 @@ int survey_request(struct survey *sv, const char *reason)
 {
 	/* Behind a running re-check or survey: one survey that starts after
 	 * the request, not a refusal that `survey --wait` would wait out. */
-	if (sv_running(sv) && !sv->manual_tests) {
+	if (sv_running(sv) && !test_slots_manual(&sv->slots)) {
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
 		return sv->run->recheck ? 1 : 2;
 	}
@@ -314,9 +325,9 @@ static int sv_recheck_start(struct survey *sv, uint64_t now)
 		recheck_queue_truncate(sv->rq, 0);
 		return 0;
 	}
-	sv_reset(sv);
-	sv->run = survey_run_new();
-	if (!sv->run || sv_snapshot(sv) < 0)
+	if (sv_run_begin(sv) < 0)
+		return -1; /* the caller looks again later */
+	if (sv_snapshot(sv) < 0)
 		goto oom;
 	for (unsigned i = 0; i < n_rq; i++) {
 		const struct recheck_item *r = &rq[i];
@@ -393,7 +404,7 @@ void sv_recheck_kick(struct survey *sv)
 		recheck_queue_arm(sv->rq, 0);
 		return;
 	}
-	if (sv_running(sv) || sv->manual_tests ||
+	if (sv_running(sv) || test_slots_manual(&sv->slots) ||
 	    sv_recheck_start(sv, now) < 0) {
 		recheck_queue_arm(sv->rq, SV_RECHECK_RETRY_MS);
 		return;

@@ -30,6 +30,7 @@
 #include "ring.pb-c.h"
 #include "self_bytes.h"
 #include "survey.h"
+#include "test_slots.h"
 #include "testlimits.h"
 #include "topo.h"
 
@@ -186,7 +187,7 @@ struct survey_test {
 	char error[256];
 	survey_test_cb cb;
 	void *arg;
-	int manual;	       /* started by ringctl, not by the survey */
+	int manual;	       /* an operator's: holds a TEST_SLOT_TEST slot */
 	struct rdmatest *rdma; /* an RDMA test runs instead of the above */
 	struct survey_test *prev, *next;
 };
@@ -279,10 +280,10 @@ struct survey {
 	const struct coord_conf *conf;
 	struct nodes *table; /* the coordinator's node table */
 	const struct call_iface *calls;
-	struct survey_run *run; /* the running survey or re-check, or NULL */
-	struct survey_test *tests;
-	unsigned manual_tests;
-	int dirty;  /* nodes changed while a survey ran */
+	struct survey_run *run;	   /* the running survey or re-check, or NULL */
+	struct survey_test *tests; /* the survey's and the operator's */
+	struct test_slots slots;   /* who may test now (test_slots.h) */
+	int dirty;		   /* nodes changed while a survey ran */
 	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
 	/* Who the last survey included, and when it started: a node that
@@ -358,6 +359,8 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 				  const struct rdmatest_spec *sp,
 				  survey_test_cb cb, void *arg, int manual);
 void sv_test_free(struct survey_test *t);
+/* Stop t (NULL: nothing), no callback. */
+void sv_test_cancel(struct survey_test *t);
 
 /* survey_discover.c */
 /* The nodes up with an inventory, sorted by name. 0, or -1 with errno

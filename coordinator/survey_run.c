@@ -65,12 +65,12 @@ void survey_run_free(struct survey_run *r, const struct call_iface *calls)
 	}
 	for (unsigned i = 0; i < r->n_links; i++) {
 		if (r->links[i].test)
-			survey_test_cancel(r->links[i].test);
+			sv_test_cancel(r->links[i].test);
 		cev_edge_free(r->links[i].counters);
 	}
 	for (unsigned i = 0; i < r->n_slots; i++)
 		if (r->slots[i].test)
-			survey_test_cancel(r->slots[i].test);
+			sv_test_cancel(r->slots[i].test);
 	for (unsigned i = 0; i < r->n_keep; i++)
 		free(r->keep[i]);
 	free(r->keep);
