@@ -1,15 +1,25 @@
 /* The survey's private parts: the structures its files share and the
  * functions they call across files (prefix sv_). Not for other modules:
- * they use survey.h. Files:
- *   survey.c           lifecycle, phase driver, automatic surveys
+ * they use survey.h. Files, in the order survey.c drives a run (a phase
+ * reads the helpers of the phases before it, never those after it, and
+ * none calls survey.c back: sv_done_one hands over through sv->next):
+ *   survey.c           lifecycle: surveys and re-checks start and end,
+ *                      the phase driver, automatic surveys
+ *   survey_discover.c  phases: snapshot, cable candidates, probes, switch
+ *                      and diagonal phases, claims, classification
+ *   survey_measure.c   measure: plan, rounds, per-edge step machine
+ *   survey_sample.c    a light check's short bandwidth sample
+ *   survey_load.c      port steps and ring-load rounds, their report
+ *   survey_report.c    report: edges, findings, the Topology message
+ *   survey_ranks.c     the Topology's ranks (NCCL HCAs, GIDs, pairs)
+ *   survey_recheck.c   what brings a re-check (facts, light outcomes)
+ *   survey_busy.c      is an edge busy (counters, busy_threshold)
  *   survey_pairtest.c  one TCP test between two nodes (and RDMA wrapped)
- *   survey_discover.c  snapshot, cable candidates, probes, switch and
- *                      diagonal phases, claim resolution, classification
- *   survey_measure.c   measurement plan, rounds, per-edge step machine
- *   survey_report.c    edges, ranks, findings, the Topology message
+ *   survey_run.c       a run's value, allocator, outstanding requests
  *   survey_lookup.c    test endpoints for control (from the last survey)
- *   survey_recheck.c   re-checks, light checks, busy edges, own bytes
- *   survey_sample.c    a light check's short bandwidth sample */
+ * Modules with their own state and header, below all of them:
+ * recheck_queue.c, light_checks.c, self_bytes.c, test_slots.c,
+ * msg_arena.c; manual_tests.c (the operator's tests) sits above. */
 #ifndef RING_SURVEY_INT_H
 #define RING_SURVEY_INT_H
 
