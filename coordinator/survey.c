@@ -33,7 +33,9 @@ static int sv_run_begin(struct survey *sv)
 	return 0;
 }
 
-void sv_reset(struct survey *sv)
+/* The run ends: what it has in flight cancelled, its value freed, the
+ * slot given back. */
+static void sv_reset(struct survey *sv)
 {
 	if (!sv->run)
 		return;
@@ -77,7 +79,9 @@ static void sv_idle(struct survey *sv)
 		sv_recheck_kick(sv);
 }
 
-void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
+/* Tell the event callback (failure: NULL or the reason). */
+static void sv_event(struct survey *sv, enum survey_event ev,
+		     const char *failure)
 {
 	unsigned full = 0;
 
@@ -96,7 +100,8 @@ void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
 			  sv->run->reason, failure, sv->event_arg);
 }
 
-void sv_finish(struct survey *sv)
+/* The report, then back to idle (and the next automatic survey). */
+static void sv_finish(struct survey *sv)
 {
 	sv->run->failure[0] = '\0';
 	sv_report(sv);

@@ -352,14 +352,6 @@ void survey_run_free(struct survey_run *r, const struct call_iface *calls);
  * (sv->next). */
 void sv_done_one(struct survey *sv);
 
-/* survey.c */
-/* The report, then back to idle (and the next automatic survey). */
-void sv_finish(struct survey *sv);
-/* Cancel what is in flight, free the run's lists, back to idle. */
-void sv_reset(struct survey *sv);
-/* Tell the event callback (failure: NULL or the reason). */
-void sv_event(struct survey *sv, enum survey_event ev, const char *failure);
-
 /* survey_pairtest.c */
 struct survey_test *sv_test_start(struct survey *sv, const char *a,
 				  const char *a_if, const char *b,
