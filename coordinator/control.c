@@ -28,6 +28,7 @@
 #include "health.h"
 #include "nodes.h"
 #include "log.h"
+#include "manual_tests.h"
 #include "readrelay.h"
 #include "resolve_fanout.h"
 #include "survey.h"
@@ -115,8 +116,8 @@ static void client_free(struct client *cl)
 		ctl->n_clients--;
 		ctl->n_group -= cl->uid != 0;
 	}
-	survey_test_cancel(cl->test);
-	survey_allreduce_cancel(cl->ar);
+	manual_test_cancel(cl->test);
+	manual_allreduce_cancel(cl->ar);
 	resolve_fanout_cancel(cl->resolve);
 	readrelay_cancel(cl->read);
 	if (cl->deadline)
@@ -884,13 +885,13 @@ static void control_test(struct client *cl, uint64_t id,
 	cl->test_id = id;
 	if (rdma) {
 		cl->test_adjacent = ends.adjacent;
-		cl->test = survey_rdma_test_start(co->survey, a->name, b->name,
+		cl->test = manual_rdma_test_start(co->survey, a->name, b->name,
 						  &ends, req->params,
 						  control_test_done, cl);
 	} else {
-		cl->test = survey_test_start(co->survey, a->name, a_if, b->name,
-					     b_addr, req->params,
-					     control_test_done, cl);
+		cl->test = manual_tcp_test_start(co->survey, a->name, a_if,
+						 b->name, b_addr, req->params,
+						 control_test_done, cl);
 	}
 	if (!cl->test) {
 		conn_send_error(cl->conn, id,
@@ -980,7 +981,7 @@ static void control_allreduce(struct client *cl, uint64_t id,
 		}
 	}
 	cl->ar_id = id;
-	cl->ar = survey_allreduce_start(co->survey, p, control_allreduce_done,
+	cl->ar = manual_allreduce_start(co->survey, p, control_allreduce_done,
 					cl);
 	if (!cl->ar)
 		conn_send_error(

@@ -18,74 +18,30 @@
 
 static void sv_next(struct survey *sv);
 
-double sv_elapsed(const struct timespec *t0)
+/* A run begins: the survey's slot (nothing else tests meanwhile), then
+ * its value. -1 with errno EBUSY or ENOMEM. */
+static int sv_run_begin(struct survey *sv)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) +
-	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-unsigned sv_alloc_fail_at;
-
-void *sv_alloc(void *p, size_t n, size_t size)
-{
-	void *m;
-
-	if (sv_alloc_fail_at && --sv_alloc_fail_at == 0) {
+	if (test_slots_take(&sv->slots, TEST_SLOT_SURVEY) < 0)
+		return -1;
+	sv->run = survey_run_new();
+	if (!sv->run) {
+		test_slots_give(&sv->slots, TEST_SLOT_SURVEY);
 		errno = ENOMEM;
-		return NULL;
+		return -1;
 	}
-	if (size && n > SIZE_MAX / size) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (!n || !size)
-		n = size = 1;
-	if (!p)
-		return calloc(n, size);
-	m = realloc(p, n * size);
-	return m;
+	return 0;
 }
 
-void sv_reset(struct survey *sv)
+/* The run ends: what it has in flight cancelled, its value freed, the
+ * slot given back. */
+static void sv_reset(struct survey *sv)
 {
-	while (sv->ops) {
-		struct sv_op *op = sv->ops;
-
-		sv->ops = op->next;
-		call_cancel(sv->calls, op->call);
-		free(op);
-	}
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		if (sv->links[i].test)
-			survey_test_cancel(sv->links[i].test);
-		cev_edge_free(sv->links[i].counters);
-	}
-	sv_load_reset(sv);
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		free(sv->nodes[i].ifs);
-	free(sv->nodes);
-	free(sv->links);
-	free(sv->diags);
-	free(sv->meas);
-	free(sv->round_of);
-	sv->nodes = NULL;
-	sv->links = NULL;
-	sv->diags = NULL;
-	sv->meas = NULL;
-	sv->round_of = NULL;
-	sv->n_nodes = sv->n_links = sv->n_diags = sv->n_meas = 0;
-	sv->pending = 0;
-	sv->phase = SV_IDLE;
-	sv->recheck = 0;
-}
-
-void sv_done_one(struct survey *sv)
-{
-	if (sv->pending && --sv->pending == 0)
-		sv_next(sv);
+	if (!sv->run)
+		return;
+	survey_run_free(sv->run, sv->calls);
+	sv->run = NULL;
+	test_slots_give(&sv->slots, TEST_SLOT_SURVEY);
 }
 
 static void sv_arm(struct survey *sv, uint64_t ms)
@@ -99,7 +55,7 @@ static void sv_arm(struct survey *sv, uint64_t ms)
 /* Back to idle; then the next automatic survey. */
 static void sv_idle(struct survey *sv)
 {
-	int recheck = sv->recheck;
+	int recheck = sv->run->recheck;
 
 	sv_reset(sv);
 	if (sv->dirty) {
@@ -109,7 +65,7 @@ static void sv_idle(struct survey *sv)
 		/* A re-check leaves the schedule of full surveys alone. */
 		sv_arm(sv, sv->conf->survey_interval_ms);
 	}
-	if (sv->phase == SV_IDLE && sv->queued[0]) {
+	if (!sv_running(sv) && sv->queued[0]) {
 		char why[64];
 
 		snprintf(why, sizeof(why), "%s", sv->queued);
@@ -119,34 +75,38 @@ static void sv_idle(struct survey *sv)
 				  "did not start: %s",
 				  why, strerror(errno));
 	}
-	if (sv->phase == SV_IDLE)
+	if (!sv_running(sv))
 		sv_recheck_kick(sv);
 }
 
-void sv_event(struct survey *sv, enum survey_event ev, const char *failure)
+/* Tell the event callback (failure: NULL or the reason). */
+static void sv_event(struct survey *sv, enum survey_event ev,
+		     const char *failure)
 {
 	unsigned full = 0;
 
-	for (unsigned i = 0; sv->recheck && i < sv->n_links; i++)
-		full += !sv->links[i].light;
+	for (unsigned i = 0; sv->run->recheck && i < sv->run->n_links; i++)
+		full += !sv->run->links[i].light;
 	/* Light checks alone are no news (light_check_interval), but
 	 * their outcomes are to be judged. */
-	if (sv->recheck && !full) {
+	if (sv->run->recheck && !full) {
 		if (ev == SURVEY_DONE && sv->event)
-			sv->event(SURVEY_LIGHT, "light check", sv->reason, NULL,
-				  sv->event_arg);
+			sv->event(SURVEY_LIGHT, "light check", sv->run->reason,
+				  NULL, sv->event_arg);
 		return;
 	}
 	if (sv->event)
-		sv->event(ev, sv->recheck ? "recheck" : "survey", sv->reason,
-			  failure, sv->event_arg);
+		sv->event(ev, sv->run->recheck ? "recheck" : "survey",
+			  sv->run->reason, failure, sv->event_arg);
 }
 
-void sv_finish(struct survey *sv)
+/* The report, then back to idle (and the next automatic survey). */
+static void sv_finish(struct survey *sv)
 {
-	sv->failure[0] = '\0';
+	sv->run->failure[0] = '\0';
 	sv_report(sv);
-	sv_event(sv, SURVEY_DONE, sv->failure[0] ? sv->failure : NULL);
+	sv_event(sv, SURVEY_DONE,
+		 sv->run->failure[0] ? sv->run->failure : NULL);
 	sv_idle(sv);
 }
 
@@ -156,30 +116,43 @@ static void sv_abandon(struct survey *sv, const char *what)
 {
 	char why[160];
 
-	log_warnx("survey (%s) abandoned: out of memory %s", sv->reason, what);
+	log_warnx("survey (%s) abandoned: out of memory %s", sv->run->reason,
+		  what);
 	snprintf(why, sizeof(why), "abandoned: out of memory %s", what);
 	sv_event(sv, SURVEY_DONE, why);
 	sv->failed = ENOMEM;
 	sv_idle(sv);
 }
 
+/* The measurement rounds, then (surveys only) what a ring all-reduce
+ * loads at once, then the report. */
+static void sv_round_or_finish(struct survey *sv)
+{
+	if (sv_start_round(sv))
+		return;
+	if (!sv->run->recheck && sv_load_begin(sv))
+		return;
+	sv_finish(sv);
+}
+
 static void sv_next(struct survey *sv)
 {
-	while (!sv->pending) {
-		switch (sv->phase) {
+	/* A phase that ended the run (its report, or abandoned) freed it. */
+	while (sv->run && !sv->run->pending) {
+		switch (sv->run->phase) {
 		case SV_VERIFY:
-			for (unsigned i = 0; i < sv->n_links; i++)
-				sv->links[i].t.verified =
-					sv->links[i].probe_ab == 1 &&
-					sv->links[i].probe_ba == 1;
+			for (unsigned i = 0; i < sv->run->n_links; i++)
+				sv->run->links[i].t.verified =
+					sv->run->links[i].probe_ab == 1 &&
+					sv->run->links[i].probe_ba == 1;
 			sv_resolve_twins(sv);
 			sv_resolve_claims(sv);
-			if (!sv->recheck)
+			if (!sv->run->recheck)
 				sv_mark_strays(sv);
-			if (sv->recheck) {
+			if (sv->run->recheck) {
 				/* Only these edges: no switch or diagonal
 				 * checks. */
-				sv->phase = SV_DIAG;
+				sv->run->phase = SV_DIAG;
 				break;
 			}
 			sv_phase_switch(sv);
@@ -192,20 +165,20 @@ static void sv_next(struct survey *sv)
 			}
 			break;
 		case SV_DIAG:
-			sv->phase = SV_MEASURE;
-			sv->round = 0;
+			sv->run->phase = SV_MEASURE;
+			sv->run->round = 0;
 			if (sv_plan_measure(sv) < 0) {
 				log_warnx("survey: cannot plan measurements");
-				sv->n_rounds = 0;
+				sv->run->n_rounds = 0;
 			}
-			sv_start_round_or_finish(sv);
+			sv_round_or_finish(sv);
 			return;
 		case SV_MEASURE:
-			sv->round++;
-			sv_start_round_or_finish(sv);
+			sv->run->round++;
+			sv_round_or_finish(sv);
 			return;
 		case SV_LOAD:
-			sv->load_step++;
+			sv->run->load_step++;
 			if (!sv_load_next(sv))
 				sv_finish(sv);
 			return;
@@ -234,14 +207,14 @@ static void sv_set_surveyed(struct survey *sv, unsigned n,
 
 static const char *sv_node_name(const void *arg, unsigned i)
 {
-	return ((const struct survey *)arg)->nodes[i].name;
+	return ((const struct survey *)arg)->run->nodes[i].name;
 }
 
 /* Remember who this survey includes, and when it began. */
 static void sv_note_surveyed(struct survey *sv)
 {
 	sv->started_ms = clock_now_ms();
-	sv_set_surveyed(sv, sv->n_nodes, sv_node_name, sv);
+	sv_set_surveyed(sv, sv->run->n_nodes, sv_node_name, sv);
 }
 
 /* Index of name in the surveyed set, or -1. */
@@ -266,28 +239,27 @@ static const char *sv_topology_name(const void *arg, unsigned i)
 
 int survey_start(struct survey *sv, const char *reason)
 {
-	if (sv->phase != SV_IDLE || sv->manual_tests) {
-		errno = EBUSY;
+	/* Refused (EBUSY) while a survey, a re-check or a test runs. */
+	if (sv_run_begin(sv) < 0)
 		return -1;
-	}
 	evtimer_del(sv->auto_ev);
 	if (sv_snapshot(sv) < 0) {
 		sv_reset(sv);
 		errno = ENOMEM;
 		return -1;
 	}
-	if (sv->n_nodes < 2) {
+	if (sv->run->n_nodes < 2) {
 		sv_reset(sv);
 		errno = ENOENT;
 		return -1;
 	}
-	snprintf(sv->reason, sizeof(sv->reason), "%s", reason);
+	snprintf(sv->run->reason, sizeof(sv->run->reason), "%s", reason);
 	sv_note_surveyed(sv);
 	sv->dirty = 0;
-	clock_gettime(CLOCK_MONOTONIC, &sv->t0);
-	sv->tests_sum_s = 0;
-	sv->n_rounds = 0;
-	log_info("survey started (%s): %u nodes up", reason, sv->n_nodes);
+	clock_gettime(CLOCK_MONOTONIC, &sv->run->t0);
+	sv->run->tests_sum_s = 0;
+	sv->run->n_rounds = 0;
+	log_info("survey started (%s): %u nodes up", reason, sv->run->n_nodes);
 	sv_event(sv, SURVEY_STARTED, NULL);
 	if (sv_links_from_beacons(sv) < 0 || sv_links_from_subnets(sv) < 0) {
 		sv_reset(sv);
@@ -296,11 +268,11 @@ int survey_start(struct survey *sv, const char *reason)
 	}
 	/* Hold one count so that the phases run in order even when every
 	 * probe fails to start. */
-	sv->pending = 1;
+	sv->run->pending = 1;
 	sv->failed = 0;
 	sv_phase_verify(sv);
 	sv_done_one(sv);
-	if (sv->phase == SV_IDLE && sv->failed) {
+	if (!sv_running(sv) && sv->failed) {
 		/* Every phase ran at once (no probe could start) and one of
 		 * them gave up. */
 		errno = sv->failed;
@@ -313,16 +285,16 @@ int survey_request(struct survey *sv, const char *reason)
 {
 	/* Behind a running re-check or survey: one survey that starts after
 	 * the request, not a refusal that `survey --wait` would wait out. */
-	if (sv->phase != SV_IDLE && !sv->manual_tests) {
+	if (sv_running(sv) && !test_slots_manual(&sv->slots)) {
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
-		return sv->recheck ? 1 : 2;
+		return sv->run->recheck ? 1 : 2;
 	}
 	return survey_start(sv, reason);
 }
 
 int survey_running(const struct survey *sv)
 {
-	return sv->phase != SV_IDLE;
+	return sv_running(sv);
 }
 
 const struct call_iface *survey_calls(const struct survey *sv)
@@ -337,9 +309,135 @@ const Ring__Topology *survey_topology(const struct survey *sv)
 
 const char *survey_state(const struct survey *sv)
 {
-	if (sv->phase != SV_IDLE)
+	if (sv_running(sv))
 		return "running";
 	return sv->topology ? "done" : "never";
+}
+
+/* ---- re-checks and light checks ---- */
+
+/* Start the due re-checks as one run: probes, then the measurement
+ * rounds (disjoint pairs), then the merged report. */
+static int sv_recheck_start(struct survey *sv, uint64_t now)
+{
+	unsigned kept = 0, n = 0, full = 0;
+	char list[512] = "";
+	size_t used = 0;
+	unsigned n_rq;
+	struct recheck_item *rq = recheck_queue_items(sv->rq, &n_rq);
+
+	if (!sv->topology) {
+		recheck_queue_truncate(sv->rq, 0);
+		return 0;
+	}
+	if (sv_run_begin(sv) < 0)
+		return -1; /* the caller looks again later */
+	if (sv_snapshot(sv) < 0)
+		goto oom;
+	for (unsigned i = 0; i < n_rq; i++) {
+		const struct recheck_item *r = &rq[i];
+		int ia, ib;
+		struct sv_link *l;
+
+		if (r->due_ms > now) {
+			rq[kept++] = *r;
+			continue;
+		}
+		ia = sv_node_index(sv, r->a);
+		ib = sv_node_index(sv, r->b);
+		if (ia < 0 || ib < 0) {
+			/* Its return queues it again. */
+			log_debug("survey",
+				  "re-check of %s-%s dropped: %s is "
+				  "not up",
+				  r->a, r->b, ia < 0 ? r->a : r->b);
+			continue;
+		}
+		l = sv_add_link(sv, (unsigned)ia, r->a_if, (unsigned)ib,
+				r->b_if);
+		if (!l)
+			goto oom;
+		snprintf(l->why, sizeof(l->why), "%s", r->why);
+		l->light = r->light;
+		l->light_started_ms = clock_now_ms();
+		l->sample[0] = l->sample[1] = -1;
+		full += !r->light;
+		if (used < sizeof(list) && !r->light) {
+			int w = snprintf(list + used, sizeof(list) - used,
+					 "%s%s-%s (%s)", n ? ", " : "", r->a,
+					 r->b, r->why);
+
+			used += w > 0 ? (size_t)w : 0;
+		}
+		n++;
+	}
+	recheck_queue_truncate(sv->rq, kept);
+	if (!n) {
+		sv_reset(sv);
+		return 0;
+	}
+	sv->run->recheck = 1;
+	snprintf(sv->run->reason, sizeof(sv->run->reason), "re-check");
+	clock_gettime(CLOCK_MONOTONIC, &sv->run->t0);
+	sv->run->tests_sum_s = 0;
+	sv->run->n_rounds = 0;
+	sv->failed = 0;
+	if (full) {
+		log_info("re-check started: %s%s", list,
+			 n > full ? " (and light checks)" : "");
+		sv_event(sv, SURVEY_STARTED, NULL);
+	} else {
+		/* Every light_check_interval: the journal need not say. */
+		log_debug("survey", "light check of %u edge(s)", n);
+	}
+	sv->run->pending = 1;
+	sv_phase_verify(sv);
+	sv_done_one(sv);
+	return 0;
+oom:
+	log_warnx("survey: out of memory starting a re-check");
+	sv_reset(sv);
+	errno = ENOMEM;
+	return -1;
+}
+
+void sv_recheck_kick(struct survey *sv)
+{
+	uint64_t now = clock_now_ms();
+
+	if (!recheck_queue_any_due(sv->rq, now)) {
+		recheck_queue_arm(sv->rq, 0);
+		return;
+	}
+	if (sv_running(sv) || test_slots_manual(&sv->slots) ||
+	    sv_recheck_start(sv, now) < 0) {
+		recheck_queue_arm(sv->rq, SV_RECHECK_RETRY_MS);
+		return;
+	}
+	if (!sv_running(sv))
+		recheck_queue_arm(sv->rq, 0); /* later ones */
+}
+
+static void sv_recheck_due(void *arg)
+{
+	sv_recheck_kick(arg);
+}
+
+/* Every published edge, probed both ways and sampled (64 B), now: at
+ * most once per light_check_interval each, one run for all of them. */
+static void sv_light_due(void *arg)
+{
+	struct survey *sv = arg;
+	const Ring__Topology *t = sv->topology;
+
+	for (size_t i = 0; t && i < t->n_edges; i++) {
+		const Ring__Edge *e = t->edges[i];
+
+		if (!sv_edge_through_switch(e))
+			recheck_queue_add(sv->rq, e->a, e->a_interface, e->b,
+					  e->b_interface, "light check", 0, 1);
+	}
+	sv_recheck_kick(sv);
 }
 
 static void sv_auto(evutil_socket_t fd, short what, void *arg)
@@ -393,7 +491,7 @@ void survey_nodes_changed(void *arg)
 
 	/* A published edge that came back or changed: a re-check of it. */
 	sv_facts_scan(sv);
-	if (sv->phase != SV_IDLE) {
+	if (sv_running(sv)) {
 		sv->dirty = 1; /* look again once this survey is done */
 		return;
 	}
@@ -431,8 +529,13 @@ struct survey *survey_new(struct event_base *base,
 	sv->conf = conf;
 	sv->table = table;
 	sv->calls = calls;
+	sv->next = sv_next;
 	sv->auto_ev = evtimer_new(base, sv_auto, sv);
-	if (!sv->auto_ev || sv_recheck_init(sv) < 0) {
+	sv->rq = recheck_queue_new(base, sv_recheck_due, sv);
+	sv->light = light_checks_new(base, conf->light_check_interval_ms,
+				     sv_light_due, sv);
+	sv->acct = self_bytes_new();
+	if (!sv->auto_ev || !sv->rq || !sv->light || !sv->acct) {
 		survey_free(sv);
 		return NULL;
 	}
@@ -448,9 +551,30 @@ void survey_free(struct survey *sv)
 		sv_test_free(sv->tests);
 	if (sv->auto_ev)
 		event_free(sv->auto_ev);
-	sv_recheck_fini(sv);
+	recheck_queue_free(sv->rq);
+	light_checks_free(sv->light);
+	free(sv->facts);
+	self_bytes_free(sv->acct);
 	free(sv->surveyed);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);
+}
+
+uint64_t survey_self_bytes(const struct survey *sv, const char *a,
+			   const char *b, uint64_t now_ms)
+{
+	return self_bytes_hour(sv->acct, a, b, now_ms);
+}
+
+size_t survey_self_bytes_text(const struct survey *sv, uint64_t now_ms,
+			      char *buf, size_t len)
+{
+	return self_bytes_text(sv->acct, now_ms, buf, len);
+}
+
+void survey_self_bytes_load(struct survey *sv, const char *text, size_t len,
+			    uint64_t now_ms)
+{
+	self_bytes_load(sv->acct, text, len, now_ms);
 }

@@ -12,7 +12,6 @@
 
 #include <event2/event.h>
 
-#include "allreduce_coord.h"
 #include "call.h"
 #include "coord_conf.h"
 #include "nodes.h"
@@ -30,8 +29,8 @@ struct survey *survey_new(struct event_base *base,
 			  const struct call_iface *calls);
 /* Cancels whatever is in flight (no agent call outlives it). */
 void survey_free(struct survey *sv);
-/* Start now. 0, or -1 with errno EBUSY (one is running, or a manual test
- * is), ENOENT (fewer than two nodes up with an inventory) or ENOMEM (out
+/* Start now. 0, or -1 with errno EBUSY (one is running, or an
+ * operator's test is: manual_tests.h), ENOENT (fewer than two nodes up with an inventory) or ENOMEM (out
  * of memory listing nodes, cables or pairs to check; a survey that runs
  * out later is abandoned and logged, the last result stays). */
 int survey_start(struct survey *sv, const char *reason);
@@ -100,16 +99,11 @@ typedef int (*survey_sample_low_fn)(const Ring__Edge *e, double gbps,
 void survey_set_sample_low_cb(struct survey *sv, survey_sample_low_fn fn,
 			      void *arg);
 
-/* One TCP test between two nodes: B listens on b_addr, A connects from
- * a_if. The callback gets the assembled report (valid during the call). */
+/* A test between two nodes (the survey's own, or an operator's through
+ * manual_tests.h). The callback gets the assembled report (valid during
+ * the call). */
 struct survey_test;
 typedef void (*survey_test_cb)(const Ring__TestReport *rep, void *arg);
-struct survey_test *survey_test_start(struct survey *sv, const char *a,
-				      const char *a_if, const char *b,
-				      const char *b_addr,
-				      const Ring__TestParams *p,
-				      survey_test_cb cb, void *arg);
-void survey_test_cancel(struct survey_test *t);
 /* Endpoints for a test between a and b: the facing ports when they are
  * adjacent in the last survey (*adjacent = 1), else a's kernel route
  * (a_if "") and b's first data address (*adjacent = 0, or -1 when no
@@ -134,22 +128,5 @@ struct survey_rdma_ends {
 int survey_rdma_endpoints(struct survey *sv, const char *a, const char *b,
 			  struct survey_rdma_ends *e, char *why,
 			  size_t why_len);
-/* One RDMA test (TEST_RDMA_BW or TEST_RDMA_LAT, a requests), as
- * survey_test_start; cancel it with survey_test_cancel. */
-struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
-					   const char *b,
-					   const struct survey_rdma_ends *e,
-					   const Ring__TestParams *p,
-					   survey_test_cb cb, void *arg);
-
-/* A ring all-reduce (allreduce_coord.h) as a manual test: EBUSY while a
- * survey, a re-check or another test runs; none starts while it does.
- * Cancel it with survey_allreduce_cancel (no callback). */
-struct survey_allreduce;
-struct allreduce_coord_plan;
-struct survey_allreduce *
-survey_allreduce_start(struct survey *sv, const struct allreduce_coord_plan *p,
-		       allreduce_coord_cb cb, void *arg);
-void survey_allreduce_cancel(struct survey_allreduce *a);
 
 #endif

@@ -122,15 +122,15 @@ int sv_snapshot(struct survey *sv)
 		errno = ENOMEM;
 		return -1;
 	}
-	sv->nodes = sv_alloc(NULL, n ? n : 1, sizeof(*sv->nodes));
-	if (!sv->nodes) {
+	sv->run->nodes = sv_alloc(NULL, n ? n : 1, sizeof(*sv->run->nodes));
+	if (!sv->run->nodes) {
 		free(v);
 		errno = ENOMEM;
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const Ring__Inventory *inv = v[i]->inventory;
-		struct sv_node *sn = &sv->nodes[k];
+		struct sv_node *sn = &sv->run->nodes[k];
 
 		if (v[i]->state != NODE_UP || !inv)
 			continue;
@@ -186,7 +186,7 @@ int sv_snapshot(struct survey *sv)
 		k++;
 	}
 	free(v);
-	sv->n_nodes = k;
+	sv->run->n_nodes = k;
 	if (rc < 0)
 		errno = ENOMEM;
 	return rc;
@@ -195,11 +195,11 @@ int sv_snapshot(struct survey *sv)
 /* The snapshot is sorted by name (nodes_sorted): O(log n). */
 int sv_node_index(const struct survey *sv, const char *name)
 {
-	unsigned lo = 0, hi = sv->n_nodes;
+	unsigned lo = 0, hi = sv->run->n_nodes;
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
-		int c = strcmp(sv->nodes[mid].name, name);
+		int c = strcmp(sv->run->nodes[mid].name, name);
 
 		if (!c)
 			return (int)mid;
@@ -214,9 +214,9 @@ int sv_node_index(const struct survey *sv, const char *name)
 const struct sv_if *sv_iface(const struct survey *sv, unsigned n,
 			     const char *ifname)
 {
-	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
-		if (!strcmp(sv->nodes[n].ifs[i].name, ifname))
-			return &sv->nodes[n].ifs[i];
+	for (unsigned i = 0; i < sv->run->nodes[n].n_ifs; i++)
+		if (!strcmp(sv->run->nodes[n].ifs[i].name, ifname))
+			return &sv->run->nodes[n].ifs[i];
 	return NULL;
 }
 
@@ -236,17 +236,17 @@ struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
 		a_if = b_if;
 		b_if = y;
 	}
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		l = &sv->run->links[i];
 		if (l->t.a == a && l->t.b == b && !strcmp(l->t.a_if, a_if) &&
 		    !strcmp(l->t.b_if, b_if))
 			return l;
 	}
-	nl = sv_alloc(sv->links, sv->n_links + 1, sizeof(*nl));
+	nl = sv_alloc(sv->run->links, sv->run->n_links + 1, sizeof(*nl));
 	if (!nl)
 		return NULL;
-	sv->links = nl;
-	l = &sv->links[sv->n_links++];
+	sv->run->links = nl;
+	l = &sv->run->links[sv->run->n_links++];
 	memset(l, 0, sizeof(*l));
 	l->t.a = a;
 	l->t.b = b;
@@ -287,8 +287,8 @@ struct sv_link *sv_add_link(struct survey *sv, unsigned a, const char *a_if,
 /* Links from the beacons each node heard. */
 int sv_links_from_beacons(struct survey *sv)
 {
-	for (unsigned i = 0; i < sv->n_nodes; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
+		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 		const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
 
 		for (size_t j = 0; t && j < t->n_neighbours; j++) {
@@ -337,14 +337,14 @@ int sv_links_from_subnets(struct survey *sv)
 	size_t n = 0, total = 0, i, j;
 	int rc = 0;
 
-	for (unsigned x = 0; x < sv->n_nodes; x++)
-		total += sv->nodes[x].n_ifs;
+	for (unsigned x = 0; x < sv->run->n_nodes; x++)
+		total += sv->run->nodes[x].n_ifs;
 	v = sv_alloc(NULL, total + 1, sizeof(*v));
 	if (!v)
 		return -1;
-	for (unsigned x = 0; x < sv->n_nodes; x++)
-		for (unsigned k = 0; k < sv->nodes[x].n_ifs; k++) {
-			const struct sv_if *f = &sv->nodes[x].ifs[k];
+	for (unsigned x = 0; x < sv->run->n_nodes; x++)
+		for (unsigned k = 0; k < sv->run->nodes[x].n_ifs; k++) {
+			const struct sv_if *f = &sv->run->nodes[x].ifs[k];
 
 			if (!f->mask)
 				continue;
@@ -361,7 +361,8 @@ int sv_links_from_subnets(struct survey *sv)
 		for (j = i + 1; j < n && !sv_subnet_cmp(&v[i], &v[j]); j++)
 			;
 		if (j - i != 2 || p->node == q->node ||
-		    (sv->nodes[p->node].beacons && sv->nodes[q->node].beacons))
+		    (sv->run->nodes[p->node].beacons &&
+		     sv->run->nodes[q->node].beacons))
 			continue;
 		if (p->node > q->node) {
 			const struct sv_subnet_ref *t = p;
@@ -370,8 +371,9 @@ int sv_links_from_subnets(struct survey *sv)
 			q = t;
 		}
 		if (!sv_add_link(sv, p->node,
-				 sv->nodes[p->node].ifs[p->iface].name, q->node,
-				 sv->nodes[q->node].ifs[q->iface].name))
+				 sv->run->nodes[p->node].ifs[p->iface].name,
+				 q->node,
+				 sv->run->nodes[q->node].ifs[q->iface].name))
 			rc = -1;
 	}
 	free(v);
@@ -389,10 +391,10 @@ static struct sv_op *sv_op_new(struct survey *sv, enum sv_phase phase,
 	op->phase = phase;
 	op->idx = idx;
 	op->dir = dir;
-	op->next = sv->ops;
-	if (sv->ops)
-		sv->ops->prev = op;
-	sv->ops = op;
+	op->next = sv->run->ops;
+	if (sv->run->ops)
+		sv->run->ops->prev = op;
+	sv->run->ops = op;
 	return op;
 }
 
@@ -403,7 +405,7 @@ static void sv_op_free(struct sv_op *op)
 	if (op->prev)
 		op->prev->next = op->next;
 	else
-		sv->ops = op->next;
+		sv->run->ops = op->next;
 	if (op->next)
 		op->next->prev = op->prev;
 	free(op);
@@ -417,7 +419,7 @@ static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
 
 	switch (op->phase) {
 	case SV_VERIFY: {
-		struct sv_link *l = &sv->links[op->idx];
+		struct sv_link *l = &sv->run->links[op->idx];
 
 		if (op->dir == 0)
 			l->probe_ab = ok;
@@ -426,10 +428,10 @@ static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
 		break;
 	}
 	case SV_SWITCH:
-		sv->switch_ok += ok;
+		sv->run->switch_ok += ok;
 		break;
 	case SV_DIAG: {
-		struct sv_diag *d = &sv->diags[op->idx];
+		struct sv_diag *d = &sv->run->diags[op->idx];
 
 		d->done = 1;
 		d->path = ok;
@@ -467,14 +469,14 @@ static int sv_probe_send(struct survey *sv, struct sv_op *op)
 	pr.timeout_ms = SV_PROBE_TIMEOUT_MS;
 	req.body_case = RING__ENVELOPE__BODY_PROBE_REQUEST;
 	req.probe_request = &pr;
-	op->call = call_start(sv->calls, sv->nodes[op->from].name, &req,
+	op->call = call_start(sv->calls, sv->run->nodes[op->from].name, &req,
 			      SV_PROBE_TIMEOUT_MS + 3000, 0,
 			      RING__ENVELOPE__BODY_PROBE_REPLY, sv_probe_reply,
 			      op);
 	if (!op->call)
 		return -1;
 	op->queued = 0;
-	sv->nodes[op->from].probes++;
+	sv->run->nodes[op->from].probes++;
 	return 0;
 }
 
@@ -484,7 +486,8 @@ static void sv_probe_next(struct survey *sv, unsigned from)
 {
 	struct sv_op *op, *next;
 
-	for (op = sv->ops; op && sv->nodes[from].probes < SV_PROBES_PER_NODE;
+	for (op = sv->run->ops;
+	     op && sv->run->nodes[from].probes < SV_PROBES_PER_NODE;
 	     op = next) {
 		next = op->next;
 		if (!op->queued || op->from != from)
@@ -492,7 +495,7 @@ static void sv_probe_next(struct survey *sv, unsigned from)
 		if (sv_probe_send(sv, op) < 0) {
 			sv_probe_result(op, NULL);
 			sv_op_free(op);
-			sv->pending--;
+			sv->run->pending--;
 		}
 	}
 }
@@ -504,7 +507,7 @@ static void sv_probe_reply(const Ring__Envelope *env, int err, void *arg)
 	unsigned from = op->from;
 
 	(void)err;
-	sv->nodes[from].probes--;
+	sv->run->nodes[from].probes--;
 	sv_probe_result(op, env);
 	sv_op_free(op);
 	sv_probe_next(sv, from);
@@ -524,13 +527,13 @@ static void sv_probe(struct survey *sv, enum sv_phase phase, unsigned idx,
 	op->from = from;
 	snprintf(op->addr, sizeof(op->addr), "%s", addr);
 	snprintf(op->ifname, sizeof(op->ifname), "%s", ifname);
-	if (sv->nodes[from].probes >= SV_PROBES_PER_NODE) {
+	if (sv->run->nodes[from].probes >= SV_PROBES_PER_NODE) {
 		op->queued = 1;
 	} else if (sv_probe_send(sv, op) < 0) {
 		sv_op_free(op);
 		return;
 	}
-	sv->pending++;
+	sv->run->pending++;
 }
 
 int sv_adjacent(const struct sv_link *l)
@@ -541,9 +544,9 @@ int sv_adjacent(const struct sv_link *l)
 
 void sv_phase_verify(struct survey *sv)
 {
-	sv->phase = SV_VERIFY;
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		struct sv_link *l = &sv->links[i];
+	sv->run->phase = SV_VERIFY;
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		struct sv_link *l = &sv->run->links[i];
 
 		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
 		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
@@ -559,27 +562,28 @@ void sv_phase_verify(struct survey *sv)
 
 const struct sv_if *sv_first_addr(const struct survey *sv, unsigned n)
 {
-	for (unsigned i = 0; i < sv->nodes[n].n_ifs; i++)
-		if (sv->nodes[n].ifs[i].addr[0])
-			return &sv->nodes[n].ifs[i];
+	for (unsigned i = 0; i < sv->run->nodes[n].n_ifs; i++)
+		if (sv->run->nodes[n].ifs[i].addr[0])
+			return &sv->run->nodes[n].ifs[i];
 	return NULL;
 }
 
 /* No beacons anywhere: is every node reachable from every other? */
 void sv_phase_switch(struct survey *sv)
 {
-	sv->phase = SV_SWITCH;
-	sv->switch_ok = sv->switch_total = 0;
-	if (sv->n_links || sv->n_nodes < 2 || sv->n_nodes > SV_SWITCH_MAX)
+	sv->run->phase = SV_SWITCH;
+	sv->run->switch_ok = sv->run->switch_total = 0;
+	if (sv->run->n_links || sv->run->n_nodes < 2 ||
+	    sv->run->n_nodes > SV_SWITCH_MAX)
 		return;
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		for (unsigned j = 0; j < sv->n_nodes; j++) {
+	for (unsigned i = 0; i < sv->run->n_nodes; i++)
+		for (unsigned j = 0; j < sv->run->n_nodes; j++) {
 			const struct sv_if *f = sv_first_addr(sv, j);
 
 			if (i == j || !f)
 				continue;
-			sv->switch_total++;
-			if (!sv_on_any_subnet(&sv->nodes[i], f->addr))
+			sv->run->switch_total++;
+			if (!sv_on_any_subnet(&sv->run->nodes[i], f->addr))
 				continue; /* counts as unreachable */
 			sv_probe(sv, SV_SWITCH, 0, 0, i, f->addr, "");
 		}
@@ -589,17 +593,19 @@ int sv_is_switch(const struct survey *sv)
 {
 	/* Cables only: the pairs measured through the switch become links
 	 * too, and the survey still classifies after that. */
-	for (unsigned i = 0; i < sv->n_links; i++)
-		if (!sv->links[i].switch_pair)
+	for (unsigned i = 0; i < sv->run->n_links; i++)
+		if (!sv->run->links[i].switch_pair)
 			return 0;
-	return sv->switch_total && sv->switch_ok == sv->switch_total &&
-	       sv->switch_total == sv->n_nodes * (sv->n_nodes - 1);
+	return sv->run->switch_total &&
+	       sv->run->switch_ok == sv->run->switch_total &&
+	       sv->run->switch_total ==
+		       sv->run->n_nodes * (sv->run->n_nodes - 1);
 }
 
 static int sv_pair_adjacent(const struct survey *sv, unsigned x, unsigned y)
 {
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 
 		if (sv_adjacent(l) && ((l->t.a == x && l->t.b == y) ||
 				       (l->t.a == y && l->t.b == x)))
@@ -616,19 +622,19 @@ static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
 {
 	unsigned added = 0;
 
-	for (unsigned k = 0; k < sv->nodes[y].n_ifs; k++) {
-		const struct sv_if *f = &sv->nodes[y].ifs[k];
+	for (unsigned k = 0; k < sv->run->nodes[y].n_ifs; k++) {
+		const struct sv_if *f = &sv->run->nodes[y].ifs[k];
 		struct sv_diag *d;
 
 		if (!f->addr[0] || added++ >= SV_DIAG_MAX_ADDRS)
 			continue;
-		d = sv_alloc(sv->diags, sv->n_diags + 1, sizeof(*d));
+		d = sv_alloc(sv->run->diags, sv->run->n_diags + 1, sizeof(*d));
 		if (!d) {
 			errno = ENOMEM;
 			return -1;
 		}
-		sv->diags = d;
-		d = &sv->diags[sv->n_diags++];
+		sv->run->diags = d;
+		d = &sv->run->diags[sv->run->n_diags++];
 		memset(d, 0, sizeof(*d));
 		d->a = x;
 		d->b = y;
@@ -642,10 +648,10 @@ static int sv_add_diag(struct survey *sv, unsigned x, unsigned y)
  * node's neighbours (linear on a ring). */
 int sv_phase_diag(struct survey *sv)
 {
-	unsigned n = sv->n_nodes;
+	unsigned n = sv->run->n_nodes;
 	int rc = 0;
 
-	sv->phase = SV_DIAG;
+	sv->run->phase = SV_DIAG;
 	if (sv_is_switch(sv))
 		return 0;
 	/* A stray's paths are its own place: the ring's pairs only. */
@@ -653,19 +659,20 @@ int sv_phase_diag(struct survey *sv)
 		for (unsigned x = 0; x < n; x++)
 			for (unsigned y = x + 1; y < n; y++)
 				if (!sv_pair_adjacent(sv, x, y) &&
-				    !sv->nodes[x].stray &&
-				    !sv->nodes[y].stray && !rc)
+				    !sv->run->nodes[x].stray &&
+				    !sv->run->nodes[y].stray && !rc)
 					rc = sv_add_diag(sv, x, y);
 	} else {
 		for (unsigned z = 0; z < n; z++) {
 			unsigned nb[8], k = 0;
 
-			if (sv->nodes[z].stray)
+			if (sv->run->nodes[z].stray)
 				continue; /* so are its neighbours */
 
 			/* z's distinct neighbours (a ring node has two). */
-			for (unsigned i = 0; i < sv->n_links && k < 8; i++) {
-				const struct sv_link *l = &sv->links[i];
+			for (unsigned i = 0; i < sv->run->n_links && k < 8;
+			     i++) {
+				const struct sv_link *l = &sv->run->links[i];
 				unsigned o;
 				int seen = 0;
 
@@ -693,9 +700,9 @@ int sv_phase_diag(struct survey *sv)
 	}
 	if (rc < 0)
 		return -1; /* probing part of the pairs would hide the rest */
-	for (unsigned i = 0; i < sv->n_diags; i++)
-		sv_probe(sv, SV_DIAG, i, 0, sv->diags[i].a, sv->diags[i].b_addr,
-			 "");
+	for (unsigned i = 0; i < sv->run->n_diags; i++)
+		sv_probe(sv, SV_DIAG, i, 0, sv->run->diags[i].a,
+			 sv->run->diags[i].b_addr, "");
 	return 0;
 }
 
@@ -718,10 +725,10 @@ static int sv_known_member(const struct survey *sv, const char *name)
 /* topo input from the current links (cables only). */
 int sv_analyse(struct survey *sv, struct topo_result *res)
 {
-	const char **names = calloc(sv->n_nodes + 1, sizeof(*names));
-	struct topo_link *links = calloc(sv->n_links + 1, sizeof(*links));
-	unsigned(*unexp)[2] = calloc(sv->n_diags + 1, sizeof(*unexp));
-	unsigned char *member = calloc(sv->n_nodes + 1, 1);
+	const char **names = calloc(sv->run->n_nodes + 1, sizeof(*names));
+	struct topo_link *links = calloc(sv->run->n_links + 1, sizeof(*links));
+	unsigned(*unexp)[2] = calloc(sv->run->n_diags + 1, sizeof(*unexp));
+	unsigned char *member = calloc(sv->run->n_nodes + 1, 1);
 	struct topo_input in = {0};
 	unsigned nl = 0, nu = 0;
 	const struct coord_conf *conf = sv->conf;
@@ -730,15 +737,15 @@ int sv_analyse(struct survey *sv, struct topo_result *res)
 
 	if (!names || !links || !unexp || !member)
 		goto out;
-	for (unsigned i = 0; i < sv->n_nodes; i++) {
-		names[i] = sv->nodes[i].name;
-		member[i] = sv_known_member(sv, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
+		names[i] = sv->run->nodes[i].name;
+		member[i] = sv_known_member(sv, sv->run->nodes[i].name);
 	}
-	for (unsigned i = 0; i < sv->n_links; i++)
-		if (!sv->links[i].switch_pair && !sv->links[i].cross)
-			links[nl++] = sv->links[i].t;
-	for (unsigned i = 0; i < sv->n_diags; i++) {
-		const struct sv_diag *d = &sv->diags[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++)
+		if (!sv->run->links[i].switch_pair && !sv->run->links[i].cross)
+			links[nl++] = sv->run->links[i].t;
+	for (unsigned i = 0; i < sv->run->n_diags; i++) {
+		const struct sv_diag *d = &sv->run->diags[i];
 		int seen = 0;
 
 		if (!d->path)
@@ -751,7 +758,7 @@ int sv_analyse(struct survey *sv, struct topo_result *res)
 			nu++;
 		}
 	}
-	in.n_nodes = sv->n_nodes;
+	in.n_nodes = sv->run->n_nodes;
 	in.names = names;
 	in.links = links;
 	in.n_links = nl;
@@ -772,19 +779,19 @@ out:
 
 int sv_link_stray(const struct survey *sv, const struct sv_link *l)
 {
-	return sv->nodes[l->t.a].stray || sv->nodes[l->t.b].stray;
+	return sv->run->nodes[l->t.a].stray || sv->run->nodes[l->t.b].stray;
 }
 
 void sv_mark_strays(struct survey *sv)
 {
 	struct topo_result res = {0};
 
-	for (unsigned i = 0; i < sv->n_nodes; i++)
-		sv->nodes[i].stray = 0;
+	for (unsigned i = 0; i < sv->run->n_nodes; i++)
+		sv->run->nodes[i].stray = 0;
 	if (sv_analyse(sv, &res) < 0)
 		return; /* out of memory: nothing set apart */
 	for (unsigned i = 0; i < res.n_strays; i++)
-		sv->nodes[res.strays[i].node].stray = 1;
+		sv->run->nodes[res.strays[i].node].stray = 1;
 	topo_result_free(&res);
 }
 
@@ -794,8 +801,8 @@ int sv_find_link(const struct survey *sv, unsigned x, unsigned y)
 {
 	int first = -1;
 
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 
 		if (!sv_adjacent(l) || !((l->t.a == x && l->t.b == y) ||
 					 (l->t.a == y && l->t.b == x)))
@@ -821,14 +828,14 @@ static int sv_shares_port(const struct sv_link *x, const struct sv_link *y)
  * authenticated probe both ways (the agents on both ends ran it). */
 void sv_resolve_claims(struct survey *sv)
 {
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		struct sv_link *l = &sv->run->links[i];
 
 		if (l->t.verified || l->switch_pair || l->cross)
 			continue;
-		for (unsigned j = 0; j < sv->n_links; j++)
-			if (j != i && sv->links[j].t.verified &&
-			    sv_shares_port(l, &sv->links[j])) {
+		for (unsigned j = 0; j < sv->run->n_links; j++)
+			if (j != i && sv->run->links[j].t.verified &&
+			    sv_shares_port(l, &sv->run->links[j])) {
 				l->rejected = 1;
 				break;
 			}
@@ -844,8 +851,8 @@ static int sv_same_subnet(const struct sv_link *l)
 static int sv_cable_has_straight(const struct survey *sv,
 				 const struct sv_link *l)
 {
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *m = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *m = &sv->run->links[i];
 		const struct sv_if *fa, *fb;
 
 		if (m == l || m->t.a != l->t.a || m->t.b != l->t.b ||
@@ -865,8 +872,8 @@ static int sv_cable_has_straight(const struct survey *sv,
  * subnet is intended; otherwise twins of equal place face each other. */
 void sv_resolve_twins(struct survey *sv)
 {
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		struct sv_link *l = &sv->run->links[i];
 		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
 		const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
 
@@ -876,8 +883,8 @@ void sv_resolve_twins(struct survey *sv)
 		    !fb->port_id[0])
 			continue;
 		snprintf(l->cable_id, sizeof(l->cable_id), "%s/%s-%s/%s",
-			 sv->nodes[l->t.a].name, fa->port_name,
-			 sv->nodes[l->t.b].name, fb->port_name);
+			 sv->run->nodes[l->t.a].name, fa->port_name,
+			 sv->run->nodes[l->t.b].name, fb->port_name);
 		if (fa->twin_idx != fb->twin_idx &&
 		    (!sv_same_subnet(l) || sv_cable_has_straight(sv, l)))
 			l->cross = 1;

@@ -1,15 +1,25 @@
 /* The survey's private parts: the structures its files share and the
  * functions they call across files (prefix sv_). Not for other modules:
- * they use survey.h. Files:
- *   survey.c           lifecycle, phase driver, automatic surveys
+ * they use survey.h. Files, in the order survey.c drives a run (a phase
+ * reads the helpers of the phases before it, never those after it, and
+ * none calls survey.c back: sv_done_one hands over through sv->next):
+ *   survey.c           lifecycle: surveys and re-checks start and end,
+ *                      the phase driver, automatic surveys
+ *   survey_discover.c  phases: snapshot, cable candidates, probes, switch
+ *                      and diagonal phases, claims, classification
+ *   survey_measure.c   measure: plan, rounds, per-edge step machine
+ *   survey_sample.c    a light check's short bandwidth sample
+ *   survey_load.c      port steps and ring-load rounds, their report
+ *   survey_report.c    report: edges, findings, the Topology message
+ *   survey_ranks.c     the Topology's ranks (NCCL HCAs, GIDs, pairs)
+ *   survey_recheck.c   what brings a re-check (facts, light outcomes)
+ *   survey_busy.c      is an edge busy (counters, busy_threshold)
  *   survey_pairtest.c  one TCP test between two nodes (and RDMA wrapped)
- *   survey_discover.c  snapshot, cable candidates, probes, switch and
- *                      diagonal phases, claim resolution, classification
- *   survey_measure.c   measurement plan, rounds, per-edge step machine
- *   survey_report.c    edges, ranks, findings, the Topology message
+ *   survey_run.c       a run's value, allocator, outstanding requests
  *   survey_lookup.c    test endpoints for control (from the last survey)
- *   survey_recheck.c   re-checks, light checks, busy edges, own bytes
- *   survey_sample.c    a light check's short bandwidth sample */
+ * Modules with their own state and header, below all of them:
+ * recheck_queue.c, light_checks.c, self_bytes.c, test_slots.c,
+ * msg_arena.c; manual_tests.c (the operator's tests) sits above. */
 #ifndef RING_SURVEY_INT_H
 #define RING_SURVEY_INT_H
 
@@ -24,9 +34,13 @@
 #include "coord_conf.h"
 #include "findings.h"
 #include "nodes.h"
+#include "light_checks.h"
 #include "rdmatest.h"
+#include "recheck_queue.h"
 #include "ring.pb-c.h"
+#include "self_bytes.h"
 #include "survey.h"
+#include "test_slots.h"
 #include "testlimits.h"
 #include "topo.h"
 
@@ -183,36 +197,16 @@ struct survey_test {
 	char error[256];
 	survey_test_cb cb;
 	void *arg;
-	int manual;	       /* started by ringctl, not by the survey */
+	int manual;	       /* an operator's: holds a TEST_SLOT_TEST slot */
 	struct rdmatest *rdma; /* an RDMA test runs instead of the above */
 	struct survey_test *prev, *next;
 };
 
-/* A targeted re-check waiting for its settle time (or for the edge to
- * be quiet): one edge of the published topology. */
-struct sv_recheck {
-	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
-	char why[96];
-	uint64_t due_ms, queued_ms;
-	int light; /* probes and a small latency sample only */
-};
-
-/* An edge's last light check. */
-struct sv_light {
-	char a[64], a_if[IFNAMSIZ], b[64], b_if[IFNAMSIZ];
-	uint64_t ms, started_ms;
-	double lat_us; /* p50, < 0 when none */
-	char error[256];
-	/* The last bandwidth sample (a check on a busy edge keeps the one
-	 * before): Gbps per direction, < 0 none; when it ended, 0 none. */
-	double sample[2];
-	uint64_t sample_ms;
-};
 /* A light check's latency sample: 64 B, this many round trips. */
 #define SV_LIGHT_ITERATIONS 20
-/* At most this many edges wait; more changes than that at once are a
- * new cluster, and the next survey measures them. */
-#define SV_RECHECK_MAX 1024
+/* A re-check that cannot start now (a survey or a test runs) looks again
+ * this much later. */
+#define SV_RECHECK_RETRY_MS 2000
 
 /* What was last seen of a published edge's physical facts (parallel to
  * topology->edges): a change brings a re-check of that edge alone. */
@@ -224,16 +218,6 @@ struct sv_edge_facts {
 	uint32_t mtu[2];
 	uint64_t changed_ms; /* its last change: down, up, speed or MTU */
 };
-
-/* The bytes ringd's own tests put on the cable between two nodes, per
- * minute of the last hour (computed from the tests' reports). */
-struct sv_acct {
-	char a[64], b[64]; /* a < b */
-	uint64_t minute[60];
-	uint64_t bytes[60];
-	uint64_t last_ms;
-};
-#define SV_ACCT_MAX 4096
 
 /* A cable and the function pairs measured over it (survey_load.c). */
 #define SV_CABLE_FUNCS 4
@@ -264,11 +248,9 @@ struct sv_load_slot {
 
 enum sv_load_mode { SV_LOAD_PORT, SV_LOAD_RING1, SV_LOAD_RING2 };
 
-struct survey {
-	struct event_base *base;
-	const struct coord_conf *conf;
-	struct nodes *table; /* the coordinator's node table */
-	const struct call_iface *calls;
+/* One survey or re-check run: created when it starts, freed as one when
+ * it ends (survey_run_free), so nothing of a run outlives it. */
+struct survey_run {
 	enum sv_phase phase;
 	unsigned pending;
 	char reason[64];
@@ -286,9 +268,32 @@ struct survey {
 	unsigned *round_of;
 	int n_rounds, round;
 	struct sv_op *ops;
-	struct survey_test *tests;
-	unsigned manual_tests;
-	int dirty;  /* nodes changed while a survey ran */
+	int recheck;	   /* it re-checks some edges only */
+	char failure[320]; /* why it failed, "" if it did not */
+	/* Port steps and ring-load rounds after the per-edge rounds. */
+	struct sv_cable *cables;
+	unsigned n_cables;
+	unsigned *cable_round;
+	int n_cable_rounds;
+	int load_step, n_load_steps;
+	struct sv_load_slot *slots;
+	unsigned n_slots;
+	double load_wall_s[2];
+	struct timespec load_t0;
+	void **keep; /* the load report's messages, until the run is freed */
+	unsigned n_keep;
+};
+
+/* The survey: what outlives a run. */
+struct survey {
+	struct event_base *base;
+	const struct coord_conf *conf;
+	struct nodes *table; /* the coordinator's node table */
+	const struct call_iface *calls;
+	struct survey_run *run;	   /* the running survey or re-check, or NULL */
+	struct survey_test *tests; /* the survey's and the operator's */
+	struct test_slots slots;   /* who may test now (test_slots.h) */
+	int dirty;		   /* nodes changed while a survey ran */
 	int failed; /* errno of a survey abandoned midway, else 0 */
 	Ring__Topology *topology;
 	/* Who the last survey included, and when it started: a node that
@@ -300,37 +305,26 @@ struct survey {
 	uint64_t started_ms;
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
-	int recheck;	 /* the running one re-checks some edges only */
 	char queued[64]; /* a survey asked for during a re-check: why */
-	struct sv_recheck *rq;
-	unsigned n_rq;
+	struct recheck_queue *rq;
 	struct sv_edge_facts *facts;
 	size_t n_facts;
-	struct event *recheck_ev;
-	struct sv_acct *acct;
-	unsigned n_acct;
-	struct sv_light *light;
-	unsigned n_light;
-	struct event *light_ev;
+	struct self_bytes *acct;	 /* ringd's own bytes per node pair */
+	struct light_checks *light;	 /* the light checks' outcomes */
 	survey_sample_low_fn sample_low; /* is a sample below the baseline? */
 	void *sample_low_arg;
 	survey_event_fn event; /* told of starts and ends */
 	void *event_arg;
-	char failure[320]; /* why the running one failed, "" if it did not */
-	/* Port steps and ring-load rounds after the per-edge rounds. */
-	struct sv_cable *cables;
-	unsigned n_cables;
-	unsigned *cable_round;
-	int n_cable_rounds;
-	int load_step, n_load_steps;
-	struct sv_load_slot *slots;
-	unsigned n_slots;
-	double load_wall_s[2];
-	struct timespec load_t0;
-	void **keep; /* the load report's messages, until the reset */
-	unsigned n_keep;
 	struct event *auto_ev;
+	/* The phase driver (survey.c): sv_done_one hands over to it. */
+	void (*next)(struct survey *sv);
 };
+
+/* A survey or a re-check is under way (its phases have begun). */
+static inline int sv_running(const struct survey *sv)
+{
+	return sv->run && sv->run->phase != SV_IDLE;
+}
 
 _Static_assert(SV_MAX_LADDER <= FINDINGS_LADDER_MAX,
 	       "the findings take every ladder step");
@@ -341,7 +335,7 @@ _Static_assert(sizeof(((struct coord_conf *)0)->lat_sizes) <=
 		       SV_LAT_SIZES_MAX * sizeof(uint32_t),
 	       "latency_sizes fit a test");
 
-/* survey.c */
+/* survey_run.c */
 double sv_elapsed(const struct timespec *t0);
 /* realloc(p, n * size), zeroing what is new when p is NULL (calloc); NULL
  * on overflow or when out of memory. The lists a survey builds (snapshot,
@@ -350,14 +344,13 @@ double sv_elapsed(const struct timespec *t0);
  * none). */
 void *sv_alloc(void *p, size_t n, size_t size);
 extern unsigned sv_alloc_fail_at;
-/* One outstanding request of a phase ended; the last one moves on. */
+/* A new run (its lists empty), and the end of one: whatever it has in
+ * flight is cancelled (no callback), then it is freed as one. */
+struct survey_run *survey_run_new(void);
+void survey_run_free(struct survey_run *r, const struct call_iface *calls);
+/* One outstanding request of a phase ended; the last one moves on
+ * (sv->next). */
 void sv_done_one(struct survey *sv);
-/* The report, then back to idle (and the next automatic survey). */
-void sv_finish(struct survey *sv);
-/* Cancel what is in flight, free the run's lists, back to idle. */
-void sv_reset(struct survey *sv);
-/* Tell the event callback (failure: NULL or the reason). */
-void sv_event(struct survey *sv, enum survey_event ev, const char *failure);
 
 /* survey_pairtest.c */
 struct survey_test *sv_test_start(struct survey *sv, const char *a,
@@ -368,6 +361,8 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 				  const struct rdmatest_spec *sp,
 				  survey_test_cb cb, void *arg, int manual);
 void sv_test_free(struct survey_test *t);
+/* Stop t (NULL: nothing), no callback. */
+void sv_test_cancel(struct survey_test *t);
 
 /* survey_discover.c */
 /* The nodes up with an inventory, sorted by name. 0, or -1 with errno
@@ -402,8 +397,14 @@ int sv_plan_measure(struct survey *sv);
 /* An RDMA test over link l: A requester, or B when swapped. */
 void sv_rdma_spec(const struct survey *sv, const struct sv_link *l, int swap,
 		  const Ring__TestParams *p, struct rdmatest_spec *sp);
-void sv_start_round_or_finish(struct survey *sv);
+/* Start the next measurement round from sv->round on: 1 when one
+ * started, 0 when the rounds are over. */
+int sv_start_round(struct survey *sv);
 unsigned sv_ladder_len(const struct survey *sv);
+
+/* survey.c: re-checks */
+/* Start the queued re-checks that are due, when nothing else runs. */
+void sv_recheck_kick(struct survey *sv);
 
 /* survey_recheck.c */
 /* Compare every published edge's facts with the node table; queue a
@@ -412,18 +413,10 @@ void sv_facts_scan(struct survey *sv);
 /* A new topology was stored: full (a survey) forgets the facts and the
  * queue from before it; a re-check keeps them. */
 void sv_recheck_published(struct survey *sv, int full);
-/* Queue edge (a, a_if, b, b_if) for a re-check after delay_ms. */
-void sv_recheck_queue(struct survey *sv, const char *a, const char *a_if,
-		      const char *b, const char *b_if, const char *why,
-		      uint64_t delay_ms, int light);
 /* A light check of link l ended: keep its outcome. */
 void sv_light_note(struct survey *sv, const struct sv_link *l);
-/* Start the queued re-checks that are due, when nothing else runs. */
-void sv_recheck_kick(struct survey *sv);
-int sv_recheck_init(struct survey *sv);
-void sv_recheck_fini(struct survey *sv);
-/* Account a finished test's bytes to its pair of nodes. */
-void sv_account(struct survey *sv, const Ring__TestReport *rep);
+
+/* survey_busy.c */
 /* Is this edge too busy to measure now? 1 with why filled in. */
 int sv_link_busy(struct survey *sv, const struct sv_link *l, char *why,
 		 size_t len);
@@ -457,7 +450,6 @@ int sv_step_is_sample(unsigned step);
 int sv_load_begin(struct survey *sv);
 /* The next step, or 0 when the load steps are over. */
 int sv_load_next(struct survey *sv);
-void sv_load_reset(struct survey *sv);
 /* Topology.cables, load_rounds and their findings (edge_of_link: each
  * link's index in top->edges, -1 none). 0, or -1 out of memory. */
 int sv_load_report(struct survey *sv, Ring__Topology *top,
@@ -471,6 +463,13 @@ void sv_report_recheck(struct survey *sv);
 void sv_report(struct survey *sv);
 /* Edge.method of an edge measured through a switch, not over a cable. */
 int sv_edge_through_switch(const Ring__Edge *e);
+
+/* survey_ranks.c */
+struct msg_arena;
+/* Topology.ranks for the order in res (rings, lines and pairs only),
+ * allocated in ar. 0, or -1 out of memory. */
+int sv_ranks(struct survey *sv, struct msg_arena *ar,
+	     const struct topo_result *res, Ring__Topology *top);
 /* The GID index NCCL (>= 2.21) picks on a RoCE port when
  * NCCL_IB_GID_INDEX is unset: the first IPv4-mapped RoCE v2 entry, else
  * the first IPv4-mapped one; -1 when there is none. */

@@ -35,14 +35,14 @@ static struct sv_cable *sv_cable_get(struct survey *sv, const char *id,
 {
 	struct sv_cable *c, *v;
 
-	for (unsigned i = 0; i < sv->n_cables; i++)
-		if (!strcmp(sv->cables[i].id, id))
-			return &sv->cables[i];
-	v = reallocarray(sv->cables, sv->n_cables + 1, sizeof(*v));
+	for (unsigned i = 0; i < sv->run->n_cables; i++)
+		if (!strcmp(sv->run->cables[i].id, id))
+			return &sv->run->cables[i];
+	v = reallocarray(sv->run->cables, sv->run->n_cables + 1, sizeof(*v));
 	if (!v)
 		return NULL;
-	sv->cables = v;
-	c = &sv->cables[sv->n_cables++];
+	sv->run->cables = v;
+	c = &sv->run->cables[sv->run->n_cables++];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->id, sizeof(c->id), "%s", id);
 	c->a = l->t.a;
@@ -60,15 +60,15 @@ static void sv_link_cable(const struct survey *sv, const struct sv_link *l,
 	if (l->cable_id[0])
 		snprintf(id, len, "%s", l->cable_id);
 	else
-		snprintf(id, len, "%s/%s-%s/%s", sv->nodes[l->t.a].name,
-			 l->t.a_if, sv->nodes[l->t.b].name, l->t.b_if);
+		snprintf(id, len, "%s/%s-%s/%s", sv->run->nodes[l->t.a].name,
+			 l->t.a_if, sv->run->nodes[l->t.b].name, l->t.b_if);
 }
 
 /* The cables of the adjacent links: twins' function pairs share one. */
 static int sv_cables_build(struct survey *sv)
 {
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		const struct sv_if *fa, *fb;
 		struct sv_cable *c;
 		char id[200];
@@ -112,8 +112,8 @@ static int sv_cables_ring(struct survey *sv)
 			unsigned x = res.order[i],
 				 y = res.order[(i + 1) % res.n_order];
 
-			for (unsigned k = 0; k < sv->n_cables; k++) {
-				struct sv_cable *c = &sv->cables[k];
+			for (unsigned k = 0; k < sv->run->n_cables; k++) {
+				struct sv_cable *c = &sv->run->cables[k];
 
 				if ((c->a == x && c->b == y) ||
 				    (c->a == y && c->b == x)) {
@@ -131,30 +131,32 @@ static int sv_cables_ring(struct survey *sv)
  * of disjoint node pairs. */
 static int sv_cables_schedule(struct survey *sv)
 {
-	unsigned(*pairs)[2] = calloc(sv->n_cables + 1, sizeof(*pairs));
-	unsigned *idx = calloc(sv->n_cables + 1, sizeof(*idx));
-	unsigned *round = calloc(sv->n_cables + 1, sizeof(*round));
+	unsigned(*pairs)[2] = calloc(sv->run->n_cables + 1, sizeof(*pairs));
+	unsigned *idx = calloc(sv->run->n_cables + 1, sizeof(*idx));
+	unsigned *round = calloc(sv->run->n_cables + 1, sizeof(*round));
 	unsigned m = 0;
 	int rc = -1;
 
-	sv->cable_round = calloc(sv->n_cables + 1, sizeof(*sv->cable_round));
-	if (!pairs || !idx || !round || !sv->cable_round)
+	sv->run->cable_round =
+		calloc(sv->run->n_cables + 1, sizeof(*sv->run->cable_round));
+	if (!pairs || !idx || !round || !sv->run->cable_round)
 		goto out;
-	for (unsigned k = 0; k < sv->n_cables; k++) {
-		sv->cable_round[k] = (unsigned)-1;
-		if (sv->cables[k].n_links < 2)
+	for (unsigned k = 0; k < sv->run->n_cables; k++) {
+		sv->run->cable_round[k] = (unsigned)-1;
+		if (sv->run->cables[k].n_links < 2)
 			continue;
-		pairs[m][0] = sv->cables[k].a;
-		pairs[m][1] = sv->cables[k].b;
+		pairs[m][0] = sv->run->cables[k].a;
+		pairs[m][1] = sv->run->cables[k].b;
 		idx[m++] = k;
 	}
-	sv->n_cable_rounds = m ? pair_rounds_rounds((const unsigned(*)[2])pairs,
-						    m, sv->n_nodes, round)
-			       : 0;
-	if (sv->n_cable_rounds < 0)
+	sv->run->n_cable_rounds =
+		m ? pair_rounds_rounds((const unsigned(*)[2])pairs, m,
+				       sv->run->n_nodes, round)
+		  : 0;
+	if (sv->run->n_cable_rounds < 0)
 		goto out;
 	for (unsigned j = 0; j < m; j++)
-		sv->cable_round[idx[j]] = round[j];
+		sv->run->cable_round[idx[j]] = round[j];
 	rc = 0;
 out:
 	free(pairs);
@@ -163,33 +165,12 @@ out:
 	return rc;
 }
 
-void sv_load_reset(struct survey *sv)
-{
-	for (unsigned i = 0; i < sv->n_slots; i++)
-		if (sv->slots[i].test)
-			survey_test_cancel(sv->slots[i].test);
-	for (unsigned i = 0; i < sv->n_keep; i++)
-		free(sv->keep[i]);
-	free(sv->keep);
-	sv->keep = NULL;
-	sv->n_keep = 0;
-	free(sv->slots);
-	free(sv->cables);
-	free(sv->cable_round);
-	sv->slots = NULL;
-	sv->cables = NULL;
-	sv->cable_round = NULL;
-	sv->n_slots = sv->n_cables = 0;
-	sv->n_cable_rounds = sv->load_step = sv->n_load_steps = 0;
-	sv->load_wall_s[0] = sv->load_wall_s[1] = 0;
-}
-
 static void sv_slot_done(const Ring__TestReport *rep, void *arg)
 {
 	struct sv_load_slot *s = arg;
 	struct survey *sv = s->sv;
-	struct sv_cable *c = &sv->cables[s->cable];
-	const struct sv_link *l = &sv->links[s->link];
+	struct sv_cable *c = &sv->run->cables[s->cable];
+	const struct sv_link *l = &sv->run->links[s->link];
 	double *v = s->mode == SV_LOAD_PORT ? c->port : c->load[s->mode - 1];
 	double g[2] = {-1, -1};
 
@@ -219,7 +200,7 @@ static struct survey_test *sv_slot_start(struct survey *sv,
 					 struct sv_load_slot *s)
 {
 	const struct coord_conf *conf = sv->conf;
-	const struct sv_link *l = &sv->links[s->link];
+	const struct sv_link *l = &sv->run->links[s->link];
 	Ring__TestParams p = RING__TEST_PARAMS__INIT;
 	Ring__RdmaParams r = RING__RDMA_PARAMS__INIT;
 
@@ -245,15 +226,15 @@ static struct survey_test *sv_slot_start(struct survey *sv,
 	p.direction = s->dir == 0   ? RING__DIRECTION__DIR_A_TO_B
 		      : s->dir == 1 ? RING__DIRECTION__DIR_B_TO_A
 				    : RING__DIRECTION__DIR_BOTH;
-	return sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-			     sv->nodes[l->t.b].name, l->b_addr, &p,
+	return sv_test_start(sv, sv->run->nodes[l->t.a].name, l->t.a_if,
+			     sv->run->nodes[l->t.b].name, l->b_addr, &p,
 			     sv_slot_done, s, 0);
 }
 
 static void sv_slot_add(struct survey *sv, unsigned cable, unsigned link,
 			int dir, int mode)
 {
-	struct sv_load_slot *s = &sv->slots[sv->n_slots++];
+	struct sv_load_slot *s = &sv->run->slots[sv->run->n_slots++];
 
 	memset(s, 0, sizeof(*s));
 	s->sv = sv;
@@ -267,14 +248,14 @@ static void sv_slot_add(struct survey *sv, unsigned cable, unsigned link,
  * then one way around the ring, then both ways. */
 static int sv_step_slots(struct survey *sv, int k)
 {
-	int ports = 2 * sv->n_cable_rounds;
+	int ports = 2 * sv->run->n_cable_rounds;
 
-	sv->n_slots = 0;
-	for (unsigned c = 0; c < sv->n_cables; c++) {
-		const struct sv_cable *cb = &sv->cables[c];
+	sv->run->n_slots = 0;
+	for (unsigned c = 0; c < sv->run->n_cables; c++) {
+		const struct sv_cable *cb = &sv->run->cables[c];
 
 		if (k < ports) {
-			if (sv->cable_round[c] != (unsigned)(k / 2))
+			if (sv->run->cable_round[c] != (unsigned)(k / 2))
 				continue;
 			for (unsigned j = 0; j < cb->n_links; j++)
 				sv_slot_add(sv, c, cb->links[j], k % 2,
@@ -284,7 +265,7 @@ static int sv_step_slots(struct survey *sv, int k)
 		if (!cb->in_ring)
 			continue;
 		for (unsigned j = 0; j < cb->n_links; j++) {
-			const struct sv_link *l = &sv->links[cb->links[j]];
+			const struct sv_link *l = &sv->run->links[cb->links[j]];
 
 			if (k == ports) {
 				sv_slot_add(sv, c, cb->links[j],
@@ -302,37 +283,38 @@ static int sv_step_slots(struct survey *sv, int k)
 			}
 		}
 	}
-	return (int)sv->n_slots;
+	return (int)sv->run->n_slots;
 }
 
 int sv_load_next(struct survey *sv)
 {
-	int ports = 2 * sv->n_cable_rounds;
+	int ports = 2 * sv->run->n_cable_rounds;
 
 	/* The ring-load step that just ended: its wall time. */
-	if (sv->load_step > ports && sv->load_step - 1 - ports < 2)
-		sv->load_wall_s[sv->load_step - 1 - ports] =
-			sv_elapsed(&sv->load_t0);
-	for (; sv->load_step < sv->n_load_steps; sv->load_step++) {
-		int n = sv_step_slots(sv, sv->load_step);
+	if (sv->run->load_step > ports && sv->run->load_step - 1 - ports < 2)
+		sv->run->load_wall_s[sv->run->load_step - 1 - ports] =
+			sv_elapsed(&sv->run->load_t0);
+	for (; sv->run->load_step < sv->run->n_load_steps;
+	     sv->run->load_step++) {
+		int n = sv_step_slots(sv, sv->run->load_step);
 
 		if (!n)
 			continue;
 		log_info("survey: %s %d of %d: %d test(s) at once",
-			 sv->load_step < ports	  ? "port step"
-			 : sv->load_step == ports ? "ring load, one way"
-						  : "ring load, both ways",
-			 sv->load_step + 1, sv->n_load_steps, n);
-		clock_gettime(CLOCK_MONOTONIC, &sv->load_t0);
-		sv->phase = SV_LOAD;
+			 sv->run->load_step < ports    ? "port step"
+			 : sv->run->load_step == ports ? "ring load, one way"
+						       : "ring load, both ways",
+			 sv->run->load_step + 1, sv->run->n_load_steps, n);
+		clock_gettime(CLOCK_MONOTONIC, &sv->run->load_t0);
+		sv->run->phase = SV_LOAD;
 		/* One extra count while starting, as the rounds do. */
-		sv->pending = (unsigned)n + 1;
-		for (unsigned i = 0; i < sv->n_slots; i++) {
-			struct sv_load_slot *s = &sv->slots[i];
+		sv->run->pending = (unsigned)n + 1;
+		for (unsigned i = 0; i < sv->run->n_slots; i++) {
+			struct sv_load_slot *s = &sv->run->slots[i];
 
 			s->test = sv_slot_start(sv, s);
 			if (!s->test) {
-				struct sv_cable *c = &sv->cables[s->cable];
+				struct sv_cable *c = &sv->run->cables[s->cable];
 
 				if (!c->error[0])
 					snprintf(c->error, sizeof(c->error),
@@ -340,14 +322,14 @@ int sv_load_next(struct survey *sv)
 						 "(%s)",
 						 sv_load_mode_name[s->mode],
 						 strerror(errno));
-				sv->pending--;
+				sv->run->pending--;
 			}
 		}
-		if (sv->pending == 1) {
-			sv->pending = 0;
+		if (sv->run->pending == 1) {
+			sv->run->pending = 0;
 			continue; /* nothing started: the next step */
 		}
-		sv->pending--;
+		sv->run->pending--;
 		return 1;
 	}
 	return 0;
@@ -363,15 +345,16 @@ int sv_load_begin(struct survey *sv)
 		return 0;
 	}
 	ring = sv_cables_ring(sv);
-	sv->n_load_steps = 2 * sv->n_cable_rounds + (ring ? 2 : 0);
+	sv->run->n_load_steps = 2 * sv->run->n_cable_rounds + (ring ? 2 : 0);
 	if (!sv->conf->survey_load)
-		sv->n_load_steps = 0; /* the cables are still reported */
-	sv->load_step = 0;
+		sv->run->n_load_steps = 0; /* the cables are still reported */
+	sv->run->load_step = 0;
 	/* The most slots a step can have: both ways on every function. */
-	sv->slots = calloc(2 * SV_CABLE_FUNCS * (size_t)sv->n_cables + 1,
-			   sizeof(*sv->slots));
-	if (!sv->slots) {
-		sv->n_load_steps = 0;
+	sv->run->slots =
+		calloc(2 * SV_CABLE_FUNCS * (size_t)sv->run->n_cables + 1,
+		       sizeof(*sv->run->slots));
+	if (!sv->run->slots) {
+		sv->run->n_load_steps = 0;
 		return 0;
 	}
 	return sv_load_next(sv);
@@ -380,15 +363,15 @@ int sv_load_begin(struct survey *sv)
 /* Report messages live until the survey resets (sv_store copies them). */
 static void *sv_keep(struct survey *sv, size_t size)
 {
-	void **v = reallocarray(sv->keep, sv->n_keep + 1, sizeof(*v));
+	void **v = reallocarray(sv->run->keep, sv->run->n_keep + 1, sizeof(*v));
 	void *p;
 
 	if (!v)
 		return NULL;
-	sv->keep = v;
+	sv->run->keep = v;
 	p = calloc(1, size);
 	if (p)
-		sv->keep[sv->n_keep++] = p;
+		sv->run->keep[sv->run->n_keep++] = p;
 	return p;
 }
 
@@ -453,8 +436,8 @@ static unsigned sv_link_figures(const struct survey *sv, unsigned n,
 	*lo = -1;
 	*hi = -1;
 	names[0] = '\0';
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		const char *ifn = l->t.a == n	? l->t.a_if
 				  : l->t.b == n ? l->t.b_if
 						: NULL;
@@ -486,8 +469,8 @@ static unsigned sv_link_figures(const struct survey *sv, unsigned n,
  * pairs are fine. */
 static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
 {
-	for (unsigned n = 0; n < sv->n_nodes; n++) {
-		const struct sv_node *sn = &sv->nodes[n];
+	for (unsigned n = 0; n < sv->run->n_nodes; n++) {
+		const struct sv_node *sn = &sv->run->nodes[n];
 
 		for (unsigned i = 0; i < sn->n_ifs; i++) {
 			const char *link = sn->ifs[i].pcie_link;
@@ -572,7 +555,8 @@ static double sv_port_ratio(const struct survey *sv, const struct sv_cable *c,
 		double alone = -1;
 
 		for (unsigned j = 0; j < c->n_links; j++) {
-			double g = sv_link_alone(&sv->links[c->links[j]], d);
+			double g =
+				sv_link_alone(&sv->run->links[c->links[j]], d);
 
 			if (g > alone)
 				alone = g;
@@ -597,8 +581,8 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 	size_t ut = 0, ul = 0, uh = 0;
 	unsigned stepped = 0, n_twins = 0, n_limit = 0, nodes = 0, fell = 0;
 
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 
 		if (l->cross &&
 		    sv_add_finding(
@@ -609,13 +593,13 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 				    "cable %s: %s %s and %s %s hear each other "
 				    "across twins (not the intended pair of "
 				    "functions): not measured",
-				    l->cable_id, sv->nodes[l->t.a].name,
-				    l->t.a_if, sv->nodes[l->t.b].name,
+				    l->cable_id, sv->run->nodes[l->t.a].name,
+				    l->t.a_if, sv->run->nodes[l->t.b].name,
 				    l->t.b_if)) < 0)
 			return -1;
 	}
-	for (unsigned k = 0; k < sv->n_cables; k++) {
-		const struct sv_cable *c = &sv->cables[k];
+	for (unsigned k = 0; k < sv->run->n_cables; k++) {
+		const struct sv_cable *c = &sv->run->cables[k];
 		double port = 0, alone = 0,
 		       r = sv_port_ratio(sv, c, &port, &alone);
 
@@ -661,13 +645,13 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 		return -1;
 	/* Both ways at once against one way: a node whose every ring cable
 	 * fell is limited by its host side (PCIe), not by a cable. */
-	for (unsigned n = 0; n < sv->n_nodes; n++) {
+	for (unsigned n = 0; n < sv->run->n_nodes; n++) {
 		unsigned cables = 0, down = 0;
 		char list[200] = "";
 		size_t used = 0;
 
-		for (unsigned k = 0; k < sv->n_cables; k++) {
-			const struct sv_cable *c = &sv->cables[k];
+		for (unsigned k = 0; k < sv->run->n_cables; k++) {
+			const struct sv_cable *c = &sv->run->cables[k];
 			int fwd = c->ring_fwd ? 0 : 1;
 			double one = c->load[0][fwd], both = c->load[1][fwd];
 
@@ -687,7 +671,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 		if (down == cables) {
 			fell++;
 			sv_list_add(hosts, sizeof(hosts), &uh, "; ", "%s %s",
-				    sv->nodes[n].name, list);
+				    sv->run->nodes[n].name, list);
 		}
 	}
 	if (fell &&
@@ -714,13 +698,13 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 	Ring__Cable **cv = NULL;
 	size_t nc = 0;
 
-	if (sv->n_cables) {
-		cv = sv_keep(sv, sv->n_cables * sizeof(*cv));
+	if (sv->run->n_cables) {
+		cv = sv_keep(sv, sv->run->n_cables * sizeof(*cv));
 		if (!cv)
 			return -1;
 	}
-	for (unsigned k = 0; k < sv->n_cables; k++) {
-		const struct sv_cable *c = &sv->cables[k];
+	for (unsigned k = 0; k < sv->run->n_cables; k++) {
+		const struct sv_cable *c = &sv->run->cables[k];
 		Ring__Cable *m = sv_keep(sv, sizeof(*m));
 		const struct sv_link *l0;
 
@@ -730,8 +714,8 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 		m->edges = sv_keep(sv, (c->n_funcs + 1) * sizeof(uint32_t));
 		if (!m->edges)
 			return -1;
-		for (unsigned i = 0; i < sv->n_links; i++) {
-			const struct sv_link *l = &sv->links[i];
+		for (unsigned i = 0; i < sv->run->n_links; i++) {
+			const struct sv_link *l = &sv->run->links[i];
 			char id[200];
 
 			if (edge_of_link[i] < 0 || l->t.a != c->a ||
@@ -743,10 +727,10 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 				m->edges[m->n_edges++] =
 					(uint32_t)edge_of_link[i];
 		}
-		l0 = c->n_links ? &sv->links[c->links[0]] : NULL;
+		l0 = c->n_links ? &sv->run->links[c->links[0]] : NULL;
 		m->id = (char *)c->id;
-		m->a = sv->nodes[c->a].name;
-		m->b = sv->nodes[c->b].name;
+		m->a = sv->run->nodes[c->a].name;
+		m->b = sv->run->nodes[c->b].name;
 		m->a_port = l0 ? (char *)l0->t.a_port : "";
 		m->b_port = l0 ? (char *)l0->t.b_port : "";
 		m->functions = c->n_funcs;
@@ -759,7 +743,7 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 	}
 	top->cables = cv;
 	top->n_cables = nc;
-	if (sv->n_load_steps > 2 * sv->n_cable_rounds) {
+	if (sv->run->n_load_steps > 2 * sv->run->n_cable_rounds) {
 		Ring__LoadRound **rv = sv_keep(sv, 2 * sizeof(*rv));
 
 		if (!rv)
@@ -772,13 +756,13 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 				return -1;
 			ring__load_round__init(r);
 			r->mode = mode ? "both ways" : "one way";
-			r->wall_s = sv->load_wall_s[mode];
-			r->edges = sv_keep(sv, (sv->n_cables + 1) *
+			r->wall_s = sv->run->load_wall_s[mode];
+			r->edges = sv_keep(sv, (sv->run->n_cables + 1) *
 						       sizeof(*r->edges));
 			if (!r->edges)
 				return -1;
-			for (unsigned k = 0; k < sv->n_cables; k++) {
-				const struct sv_cable *c = &sv->cables[k];
+			for (unsigned k = 0; k < sv->run->n_cables; k++) {
+				const struct sv_cable *c = &sv->run->cables[k];
 				Ring__LoadEdge *e;
 
 				if (!c->in_ring || !c->n_links)
@@ -788,8 +772,8 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 					return -1;
 				ring__load_edge__init(e);
 				e->cable_id = (char *)c->id;
-				e->a = sv->nodes[c->a].name;
-				e->b = sv->nodes[c->b].name;
+				e->a = sv->run->nodes[c->a].name;
+				e->b = sv->run->nodes[c->b].name;
 				e->gbps_a_to_b = c->load[mode][0];
 				e->gbps_b_to_a = c->load[mode][1];
 				e->error = (char *)c->error;

@@ -15,23 +15,24 @@ int sv_plan_measure(struct survey *sv)
 {
 	struct topo_result res = {0};
 	unsigned(*pairs)[2] = NULL;
-	unsigned n = sv->n_nodes;
+	unsigned n = sv->run->n_nodes;
 	int rc = -1;
 
 	/* All pairs only through a switch, which is capped at SV_SWITCH_MAX. */
-	size_t cap = sv->n_links + (sv_is_switch(sv) ? (size_t)n * n : 0) + 1;
+	size_t cap =
+		sv->run->n_links + (sv_is_switch(sv) ? (size_t)n * n : 0) + 1;
 
-	sv->meas = calloc(cap, sizeof(*sv->meas));
-	sv->round_of = calloc(cap, sizeof(*sv->round_of));
+	sv->run->meas = calloc(cap, sizeof(*sv->run->meas));
+	sv->run->round_of = calloc(cap, sizeof(*sv->run->round_of));
 	pairs = calloc(cap, sizeof(*pairs));
-	if (!sv->meas || !sv->round_of || !pairs)
+	if (!sv->run->meas || !sv->run->round_of || !pairs)
 		goto out;
 	if (sv_is_switch(sv)) {
-		int r = pair_rounds_circle(n, pairs, sv->round_of, n * n);
+		int r = pair_rounds_circle(n, pairs, sv->run->round_of, n * n);
 
 		if (r < 0)
 			goto out;
-		sv->n_rounds = r;
+		sv->run->n_rounds = r;
 		for (unsigned i = 0; i < n * (n - 1) / 2; i++) {
 			const struct sv_if *fa = sv_first_addr(sv, pairs[i][0]);
 			const struct sv_if *fb = sv_first_addr(sv, pairs[i][1]);
@@ -45,8 +46,10 @@ int sv_plan_measure(struct survey *sv)
 				goto out;
 			l->switch_pair = 1;
 			l->t.verified = 1;
-			sv->round_of[sv->n_meas] = sv->round_of[i];
-			sv->meas[sv->n_meas++] = (unsigned)(l - sv->links);
+			sv->run->round_of[sv->run->n_meas] =
+				sv->run->round_of[i];
+			sv->run->meas[sv->run->n_meas++] =
+				(unsigned)(l - sv->run->links);
 		}
 		rc = 0;
 		goto out;
@@ -57,32 +60,34 @@ int sv_plan_measure(struct survey *sv)
 					      res.order[(i + 1) % res.n_order]);
 
 			/* Unaddressed (an unused twin): nothing to test. */
-			if (li >= 0 && sv->links[li].a_addr[0] &&
-			    sv->links[li].b_addr[0])
-				sv->meas[sv->n_meas++] = (unsigned)li;
+			if (li >= 0 && sv->run->links[li].a_addr[0] &&
+			    sv->run->links[li].b_addr[0])
+				sv->run->meas[sv->run->n_meas++] = (unsigned)li;
 		}
 	}
 	/* Then every other adjacent link (parallel cables, lines, ...). */
-	for (unsigned i = 0; i < sv->n_links; i++) {
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
 		int seen = 0;
 
-		for (unsigned k = 0; k < sv->n_meas; k++)
-			seen |= sv->meas[k] == i;
+		for (unsigned k = 0; k < sv->run->n_meas; k++)
+			seen |= sv->run->meas[k] == i;
 		/* Strays' cables are not the ring's: not measured. */
-		if (!seen && sv_adjacent(&sv->links[i]) &&
-		    !sv_link_stray(sv, &sv->links[i]) &&
-		    sv->links[i].a_addr[0] && sv->links[i].b_addr[0])
-			sv->meas[sv->n_meas++] = i;
+		if (!seen && sv_adjacent(&sv->run->links[i]) &&
+		    !sv_link_stray(sv, &sv->run->links[i]) &&
+		    sv->run->links[i].a_addr[0] && sv->run->links[i].b_addr[0])
+			sv->run->meas[sv->run->n_meas++] = i;
 	}
-	for (unsigned k = 0; k < sv->n_meas; k++) {
-		pairs[k][0] = sv->links[sv->meas[k]].t.a;
-		pairs[k][1] = sv->links[sv->meas[k]].t.b;
+	for (unsigned k = 0; k < sv->run->n_meas; k++) {
+		pairs[k][0] = sv->run->links[sv->run->meas[k]].t.a;
+		pairs[k][1] = sv->run->links[sv->run->meas[k]].t.b;
 	}
-	sv->n_rounds = sv->n_meas
-			       ? pair_rounds_rounds((const unsigned(*)[2])pairs,
-						    sv->n_meas, n, sv->round_of)
-			       : 0;
-	rc = sv->n_rounds < 0 ? -1 : 0;
+	sv->run->n_rounds =
+		sv->run->n_meas
+			? pair_rounds_rounds((const unsigned(*)[2])pairs,
+					     sv->run->n_meas, n,
+					     sv->run->round_of)
+			: 0;
+	rc = sv->run->n_rounds < 0 ? -1 : 0;
 out:
 	topo_result_free(&res);
 	free(pairs);
@@ -134,17 +139,17 @@ static int sv_link_rdma_ready(const struct survey *sv, const struct sv_link *l,
 		if (!f[k] || !f[k]->rdma_dev[0]) {
 			snprintf(why, why_len,
 				 "%s:%s has no active RDMA port (%.100s)",
-				 sv->nodes[n[k]].name,
+				 sv->run->nodes[n[k]].name,
 				 k ? l->t.b_if : l->t.a_if,
 				 f[k] ? f[k]->rdma_why : "unknown interface");
 			return -1;
 		}
 	for (int k = 0; k < 2; k++)
-		if (!sv->nodes[n[k]].rdma_cap) {
+		if (!sv->run->nodes[n[k]].rdma_cap) {
 			snprintf(why, why_len,
 				 "%s: its agent does not offer RDMA tests "
 				 "(no '%s' capability)",
-				 sv->nodes[n[k]].name, RDMA_RULES_CAP);
+				 sv->run->nodes[n[k]].name, RDMA_RULES_CAP);
 			return -1;
 		}
 	return 0;
@@ -177,13 +182,14 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 		/* Never load a link in use: its last figures stay, and it
 		 * is tried again later, alone. */
 		log_info("survey: %s-%s is busy, not measured: %s",
-			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-			 l->busy);
+			 sv->run->nodes[l->t.a].name,
+			 sv->run->nodes[l->t.b].name, l->busy);
 		if (!l->switch_pair)
-			sv_recheck_queue(sv, sv->nodes[l->t.a].name, l->t.a_if,
-					 sv->nodes[l->t.b].name, l->t.b_if,
-					 "busy at its last turn",
-					 sv->conf->busy_retry_ms, 0);
+			recheck_queue_add(sv->rq, sv->run->nodes[l->t.a].name,
+					  l->t.a_if,
+					  sv->run->nodes[l->t.b].name,
+					  l->t.b_if, "busy at its last turn",
+					  sv->conf->busy_retry_ms, 0);
 		return;
 	}
 	if (l->switch_pair || method == COORD_SURVEY_TCP) {
@@ -239,8 +245,8 @@ static void sv_rdma_failed(struct survey *sv, struct sv_link *l)
 		l->ladder_rdma = 0;
 		sv_plan_tcp(sv, l);
 		log_info("survey: %s-%s: RDMA failed (%s); measuring over TCP",
-			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-			 l->rdma_error);
+			 sv->run->nodes[l->t.a].name,
+			 sv->run->nodes[l->t.b].name, l->rdma_error);
 	}
 }
 
@@ -303,7 +309,7 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 	if (cev_edge_add(&l->counters, rep) < 0)
 		log_warnx("survey: out of memory keeping a test's counters");
 	/* Measured wall time of each test, to compare with the survey's. */
-	sv->tests_sum_s += sv_elapsed(&l->test_t0);
+	sv->run->tests_sum_s += sv_elapsed(&l->test_t0);
 	if (sv_step_is_sample(step)) {
 		sv_sample_done(sv, l, step, rep);
 		l->step++;
@@ -343,7 +349,7 @@ static void sv_edge_test_done(const Ring__TestReport *rep, void *arg)
 static const char *sv_end_gone(struct survey *sv, const struct sv_link *l)
 {
 	for (int k = 0; k < 2; k++) {
-		const char *name = sv->nodes[k ? l->t.b : l->t.a].name;
+		const char *name = sv->run->nodes[k ? l->t.b : l->t.a].name;
 		struct node *n = nodes_find(sv->table, name);
 
 		if (!n || n->state != NODE_UP)
@@ -390,10 +396,10 @@ void sv_rdma_spec(const struct survey *sv, const struct sv_link *l, int swap,
 	const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
 	const struct sv_if *fb = sv_iface(sv, l->t.b, l->t.b_if);
 
-	sp->a = sv->nodes[swap ? l->t.b : l->t.a].name;
+	sp->a = sv->run->nodes[swap ? l->t.b : l->t.a].name;
 	sp->a_if = swap ? l->t.b_if : l->t.a_if;
 	sp->a_dev = fa && fb ? (swap ? fb : fa)->rdma_dev : "";
-	sp->b = sv->nodes[swap ? l->t.a : l->t.b].name;
+	sp->b = sv->run->nodes[swap ? l->t.a : l->t.b].name;
 	sp->b_if = swap ? l->t.a_if : l->t.b_if;
 	sp->b_dev = fa && fb ? (swap ? fa : fb)->rdma_dev : "";
 	sp->adjacent = 1;
@@ -460,9 +466,9 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	else if (sv_step_is_rdma(step))
 		l->test = sv_edge_rdma(sv, l, step);
 	else
-		l->test = sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-					sv->nodes[l->t.b].name, l->b_addr, &p,
-					sv_edge_test_done, l, 0);
+		l->test = sv_test_start(sv, sv->run->nodes[l->t.a].name,
+					l->t.a_if, sv->run->nodes[l->t.b].name,
+					l->b_addr, &p, sv_edge_test_done, l, 0);
 	if (!l->test && sv_step_is_sample(step)) {
 		/* A sample that cannot start says nothing of the edge (its
 		 * latency step did): the next check samples again. */
@@ -478,7 +484,7 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 		if (!err[0])
 			snprintf(err, len,
 				 "cannot start test: %s is not connected",
-				 gone ? gone : sv->nodes[l->t.b].name);
+				 gone ? gone : sv->run->nodes[l->t.b].name);
 		if (sv_step_is_rdma(step))
 			sv_rdma_failed(sv, l);
 		l->step++;
@@ -488,34 +494,31 @@ static void sv_edge_step(struct sv_link *l, struct survey *sv)
 	}
 }
 
-void sv_start_round_or_finish(struct survey *sv)
+int sv_start_round(struct survey *sv)
 {
 	unsigned started = 0;
 
-	for (; sv->round < sv->n_rounds; sv->round++) {
-		for (unsigned k = 0; k < sv->n_meas; k++)
-			started += sv->round_of[k] == (unsigned)sv->round;
+	for (; sv->run->round < sv->run->n_rounds; sv->run->round++) {
+		for (unsigned k = 0; k < sv->run->n_meas; k++)
+			started += sv->run->round_of[k] ==
+				   (unsigned)sv->run->round;
 		if (started)
 			break;
 	}
-	if (!started) {
-		/* Then what a ring all-reduce loads at once (surveys only). */
-		if (!sv->recheck && sv_load_begin(sv))
-			return;
-		sv_finish(sv);
-		return;
-	}
-	log_info("survey: round %d of %d: %u edge(s)", sv->round + 1,
-		 sv->n_rounds, started);
+	if (!started)
+		return 0;
+	log_info("survey: round %d of %d: %u edge(s)", sv->run->round + 1,
+		 sv->run->n_rounds, started);
 	/* One extra count while starting: edges that fail at once must not
 	 * end the round before every edge of it has started. */
-	sv->pending = started + 1;
-	for (unsigned k = 0; k < sv->n_meas; k++)
-		if (sv->round_of[k] == (unsigned)sv->round) {
-			struct sv_link *l = &sv->links[sv->meas[k]];
+	sv->run->pending = started + 1;
+	for (unsigned k = 0; k < sv->run->n_meas; k++)
+		if (sv->run->round_of[k] == (unsigned)sv->run->round) {
+			struct sv_link *l = &sv->run->links[sv->run->meas[k]];
 
 			sv_edge_plan(sv, l);
 			sv_edge_step(l, sv);
 		}
 	sv_done_one(sv);
+	return 1;
 }

@@ -1,4 +1,7 @@
-/* Survey pair test: one TCP (or wrapped RDMA) test between two nodes. */
+/* Survey pair test: one TCP (or wrapped RDMA) test between two nodes, for
+ * the survey's rounds and the operator's tests alike (manual: it holds a
+ * TEST_SLOT_TEST slot, given back when it ends). Its bytes go to the
+ * own-bytes account. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +11,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "survey_int.h"
+#include "test_slots.h"
 
 static void sv_test_link(struct survey *sv, struct survey_test *t)
 {
@@ -32,7 +36,7 @@ static void sv_test_unlink(struct survey_test *t)
 void sv_test_free(struct survey_test *t)
 {
 	if (t->manual)
-		t->sv->manual_tests--;
+		test_slots_give(&t->sv->slots, TEST_SLOT_TEST);
 	call_cancel(t->sv->calls, t->call_a);
 	call_cancel(t->sv->calls, t->call_b);
 	rdmatest_cancel(t->rdma);
@@ -44,7 +48,7 @@ void sv_test_free(struct survey_test *t)
 	free(t);
 }
 
-void survey_test_cancel(struct survey_test *t)
+void sv_test_cancel(struct survey_test *t)
 {
 	if (t)
 		sv_test_free(t);
@@ -84,7 +88,7 @@ static void sv_test_finish(struct survey_test *t)
 	rep.finished_ms = clock_now_ms();
 	rep.method = "tcp";
 	t->call_a = t->call_b = NULL;
-	sv_account(t->sv, &rep);
+	self_bytes_account(t->sv->acct, &rep);
 	t->cb(&rep, t->arg);
 	sv_test_free(t);
 }
@@ -212,22 +216,7 @@ struct survey_test *sv_test_start(struct survey *sv, const char *a,
 		errno = ENOTCONN;
 		return NULL;
 	}
-	sv->manual_tests += manual;
 	return t;
-}
-
-struct survey_test *survey_test_start(struct survey *sv, const char *a,
-				      const char *a_if, const char *b,
-				      const char *b_addr,
-				      const Ring__TestParams *p,
-				      survey_test_cb cb, void *arg)
-{
-	/* No node in two tests at once: not while a survey runs. */
-	if (sv->phase != SV_IDLE) {
-		errno = EBUSY;
-		return NULL;
-	}
-	return sv_test_start(sv, a, a_if, b, b_addr, p, cb, arg, 1);
 }
 
 static void sv_rdma_done(const Ring__TestReport *rep, void *arg)
@@ -235,7 +224,7 @@ static void sv_rdma_done(const Ring__TestReport *rep, void *arg)
 	struct survey_test *t = arg;
 
 	t->rdma = NULL; /* rdmatest frees itself when we return */
-	sv_account(t->sv, rep);
+	self_bytes_account(t->sv->acct, rep);
 	t->cb(rep, t->arg);
 	sv_test_free(t);
 }
@@ -281,30 +270,5 @@ struct survey_test *sv_rdma_start(struct survey *sv,
 		errno = err;
 		return NULL;
 	}
-	sv->manual_tests += manual;
 	return t;
-}
-
-struct survey_test *survey_rdma_test_start(struct survey *sv, const char *a,
-					   const char *b,
-					   const struct survey_rdma_ends *e,
-					   const Ring__TestParams *p,
-					   survey_test_cb cb, void *arg)
-{
-	struct rdmatest_spec sp = {
-		.a = a,
-		.a_if = e->a_if,
-		.a_dev = e->a_dev,
-		.b = b,
-		.b_if = e->b_if,
-		.b_dev = e->b_dev,
-		.adjacent = e->adjacent,
-		.params = p,
-	};
-
-	if (sv->phase != SV_IDLE) {
-		errno = EBUSY;
-		return NULL;
-	}
-	return sv_rdma_start(sv, &sp, cb, arg, 1);
 }

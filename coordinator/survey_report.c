@@ -10,6 +10,7 @@
 #include "frame.h"
 #include "counters_eval.h"
 #include "log.h"
+#include "msg_arena.h"
 #include "survey_int.h"
 #include "text.h"
 
@@ -22,79 +23,30 @@ int sv_edge_through_switch(const Ring__Edge *e)
 	return e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_TCP_SWITCH;
 }
 
-struct sv_arena {
-	void **p;
-	size_t n, cap;
-};
-
-static void *ar_alloc(struct sv_arena *a, size_t size)
-{
-	void *m;
-
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		void **np = realloc(a->p, cap * sizeof(*np));
-
-		if (!np)
-			return NULL;
-		a->p = np;
-		a->cap = cap;
-	}
-	m = calloc(1, size ? size : 1);
-	if (m)
-		a->p[a->n++] = m;
-	return m;
-}
-
-static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static char *ar_printf(struct sv_arena *a, const char *fmt, ...)
-{
-	char buf[512];
-	char *s;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	s = ar_alloc(a, strlen(buf) + 1);
-	if (s)
-		memcpy(s, buf, strlen(buf) + 1);
-	return s ? s : (char *)"";
-}
-
-static void ar_free(struct sv_arena *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		free(a->p[i]);
-	free(a->p);
-}
-
-static Ring__Finding *sv_finding(struct sv_arena *ar, const char *code,
+static Ring__Finding *sv_finding(struct msg_arena *ar, const char *code,
 				 const char *level, const char *text)
 {
-	Ring__Finding *f = ar_alloc(ar, sizeof(*f));
+	Ring__Finding *f = msg_arena_alloc(ar, sizeof(*f));
 
 	if (!f)
 		return NULL;
 	ring__finding__init(f);
-	f->code = ar_printf(ar, "%s", code);
-	f->level = ar_printf(ar, "%s", level);
-	f->text = ar_printf(ar, "%s", text);
+	f->code = msg_arena_printf(ar, "%s", code);
+	f->level = msg_arena_printf(ar, "%s", level);
+	f->text = msg_arena_printf(ar, "%s", text);
 	return f;
 }
 
 /* A latency ladder as message pointers in the arena (NULL on failure). */
-static Ring__LatResult **sv_lat_copy(struct sv_arena *ar,
+static Ring__LatResult **sv_lat_copy(struct msg_arena *ar,
 				     const Ring__LatResult *lat, unsigned n,
 				     size_t *n_out)
 {
-	Ring__LatResult **v = ar_alloc(ar, (n + 1) * sizeof(*v));
+	Ring__LatResult **v = msg_arena_alloc(ar, (n + 1) * sizeof(*v));
 
 	*n_out = 0;
 	for (unsigned i = 0; v && i < n; i++) {
-		Ring__LatResult *r = ar_alloc(ar, sizeof(*r));
+		Ring__LatResult *r = msg_arena_alloc(ar, sizeof(*r));
 
 		if (!r)
 			return NULL;
@@ -153,34 +105,34 @@ static void sv_edge_keep(Ring__Edge *e, const Ring__Edge *o)
 	e->b_gid_index = o->b_gid_index;
 }
 
-static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
+static Ring__Edge *sv_edge_msg(struct survey *sv, struct msg_arena *ar,
 			       const struct sv_link *l)
 {
 	const struct coord_conf *conf = sv->conf;
 	unsigned nl =
 		conf->n_ladder < SV_MAX_LADDER ? conf->n_ladder : SV_MAX_LADDER;
-	Ring__Edge *e = ar_alloc(ar, sizeof(*e));
+	Ring__Edge *e = msg_arena_alloc(ar, sizeof(*e));
 
 	if (!e)
 		return NULL;
 	ring__edge__init(e);
-	e->a = ar_printf(ar, "%s", sv->nodes[l->t.a].name);
-	e->a_interface = ar_printf(ar, "%s", l->t.a_if);
-	e->a_rdma = ar_printf(ar, "%s", l->a_rdma);
-	e->a_address = ar_printf(ar, "%s", l->a_addr);
-	e->b = ar_printf(ar, "%s", sv->nodes[l->t.b].name);
-	e->b_interface = ar_printf(ar, "%s", l->t.b_if);
-	e->b_rdma = ar_printf(ar, "%s", l->b_rdma);
-	e->b_address = ar_printf(ar, "%s", l->b_addr);
+	e->a = msg_arena_printf(ar, "%s", sv->run->nodes[l->t.a].name);
+	e->a_interface = msg_arena_printf(ar, "%s", l->t.a_if);
+	e->a_rdma = msg_arena_printf(ar, "%s", l->a_rdma);
+	e->a_address = msg_arena_printf(ar, "%s", l->a_addr);
+	e->b = msg_arena_printf(ar, "%s", sv->run->nodes[l->t.b].name);
+	e->b_interface = msg_arena_printf(ar, "%s", l->t.b_if);
+	e->b_rdma = msg_arena_printf(ar, "%s", l->b_rdma);
+	e->b_address = msg_arena_printf(ar, "%s", l->b_addr);
 	e->a_sees_b = l->t.a_sees_b;
 	e->b_sees_a = l->t.b_sees_a;
 	e->verified = l->t.verified;
 	/* RDMA's ladder is one step: the survey's queue pair count. */
 	if (l->ladder_rdma)
 		nl = 1;
-	e->ladder = ar_alloc(ar, nl * sizeof(uint32_t));
-	e->gbps_a_to_b = ar_alloc(ar, nl * sizeof(double));
-	e->gbps_b_to_a = ar_alloc(ar, nl * sizeof(double));
+	e->ladder = msg_arena_alloc(ar, nl * sizeof(uint32_t));
+	e->gbps_a_to_b = msg_arena_alloc(ar, nl * sizeof(double));
+	e->gbps_b_to_a = msg_arena_alloc(ar, nl * sizeof(double));
 	if (!e->ladder || !e->gbps_a_to_b || !e->gbps_b_to_a)
 		return NULL;
 	e->n_ladder = e->n_gbps_a_to_b = e->n_gbps_b_to_a = nl;
@@ -195,15 +147,15 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	if (!e->latency)
 		return NULL;
 	e->measured_ms = l->measured_ms;
-	e->error = ar_printf(ar, "%s", l->error);
+	e->error = msg_arena_printf(ar, "%s", l->error);
 	e->method_kind = l->switch_pair
 				 ? RING__EDGE_METHOD__EDGE_METHOD_TCP_SWITCH
 			 : l->ladder_rdma ? RING__EDGE_METHOD__EDGE_METHOD_RDMA
 					  : RING__EDGE_METHOD__EDGE_METHOD_TCP;
-	e->method = ar_printf(ar, "%s",
-			      l->switch_pair   ? "tcp (switch)"
-			      : l->ladder_rdma ? "rdma"
-					       : "tcp");
+	e->method = msg_arena_printf(ar, "%s",
+				     l->switch_pair   ? "tcp (switch)"
+				     : l->ladder_rdma ? "rdma"
+						      : "tcp");
 	e->rdma_write_gbps_a_to_b = l->rdma_write[0];
 	e->rdma_write_gbps_b_to_a = l->rdma_write[1];
 	e->rdma_read_gbps_a_to_b = l->rdma_read[0];
@@ -212,13 +164,13 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 					&e->n_rdma_write_lat);
 	if (!e->rdma_write_lat)
 		return NULL;
-	e->rdma_error = ar_printf(ar, "%s", l->rdma_error);
-	e->a_gid = ar_printf(ar, "%s", l->a_gid);
-	e->b_gid = ar_printf(ar, "%s", l->b_gid);
+	e->rdma_error = msg_arena_printf(ar, "%s", l->rdma_error);
+	e->a_gid = msg_arena_printf(ar, "%s", l->a_gid);
+	e->b_gid = msg_arena_printf(ar, "%s", l->b_gid);
 	e->a_gid_index = l->a_gid_index;
 	e->b_gid_index = l->b_gid_index;
-	e->busy = ar_printf(ar, "%s", l->busy);
-	e->cable_id = ar_printf(ar, "%s", l->cable_id);
+	e->busy = msg_arena_printf(ar, "%s", l->busy);
+	e->cable_id = msg_arena_printf(ar, "%s", l->cable_id);
 	e->n_counters = cev_edge_view(l->counters, &e->counters);
 	{
 		const struct sv_if *fa = sv_iface(sv, l->t.a, l->t.a_if);
@@ -230,388 +182,10 @@ static Ring__Edge *sv_edge_msg(struct survey *sv, struct sv_arena *ar,
 	return e;
 }
 
-static const char *sv_link_if(const struct sv_link *l, unsigned node,
-			      const char **rdma)
-{
-	if (l->t.a == node) {
-		*rdma = l->a_rdma;
-		return l->t.a_if;
-	}
-	*rdma = l->b_rdma;
-	return l->t.b_if;
-}
-
-/* The GID index node's end of the link used in the RDMA tests, or -1. */
-static int sv_link_gid_index(const struct sv_link *l, unsigned node)
-{
-	return l->t.a == node ? l->a_gid_index : l->b_gid_index;
-}
-
-/* One function NCCL_IB_HCA lists for a rank: "device:port", the GID
- * index the survey's RDMA tests used on it, its IPv4 address. */
-struct sv_hca {
-	char name[80];
-	const char *peer; /* the neighbour it faces */
-	int gid_index;	  /* -1: no RDMA test over it */
-	uint32_t ip;	  /* host order; prefix 0: no IPv4 address */
-	unsigned prefix;
-	int nccl_default;   /* NCCL's own GID pick there, -1 unknown */
-	char dev[64];	    /* the RDMA device alone (NCCL_NET_FORCE_MERGE) */
-	char pcie_link[32]; /* its PCI device, "" when the inventory has none */
-};
-#define SV_RANK_HCAS 16
-
-/* NCCL's walk (net_ib/connect.cc ncclIbGetGidIndex, ncclUpdateGidIndex):
- * the first IPv4-mapped entry, moved on to the first IPv4-mapped RoCE v2
- * one when that is v1. */
-int sv_nccl_default_gid(const Ring__RdmaPort *p)
-{
-	int first = -1, v2 = -1;
-
-	for (size_t i = 0; i < p->n_gids; i++) {
-		const Ring__Gid *g = p->gids[i];
-		struct in6_addr a;
-
-		if (!g->gid || inet_pton(AF_INET6, g->gid, &a) != 1 ||
-		    !IN6_IS_ADDR_V4MAPPED(&a))
-			continue;
-		if (first < 0 || (int)g->index < first)
-			first = (int)g->index;
-		if (g->type && !strcasecmp(g->type, "RoCE v2") &&
-		    (v2 < 0 || (int)g->index < v2))
-			v2 = (int)g->index;
-	}
-	return v2 >= 0 ? v2 : first;
-}
-
-/* The port of dev that carries ifname (0 when the inventory cannot say)
- * and ifname's first IPv4 address. */
-static unsigned sv_hca_port(const Ring__Inventory *inv, const char *dev,
-			    const char *ifname, struct sv_hca *x)
-{
-	uint32_t *ip = &x->ip;
-	unsigned *prefix = &x->prefix;
-	unsigned port = 0;
-	struct in_addr a;
-
-	*ip = 0;
-	*prefix = 0;
-	x->pcie_link[0] = '\0';
-	x->nccl_default = -1;
-	for (size_t i = 0; inv && i < inv->n_interfaces; i++) {
-		const Ring__NetInterface *f = inv->interfaces[i];
-
-		if (!strcmp(f->name, ifname))
-			snprintf(x->pcie_link, sizeof(x->pcie_link), "%s",
-				 f->pcie_link);
-		if (strcmp(f->name, ifname) || !f->n_ipv4 ||
-		    inet_pton(AF_INET, f->ipv4[0]->address, &a) != 1 ||
-		    f->ipv4[0]->prefix > 32)
-			continue;
-		*ip = ntohl(a.s_addr);
-		*prefix = f->ipv4[0]->prefix;
-	}
-	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
-		const Ring__RdmaDevice *d = inv->rdma_devices[i];
-
-		for (size_t k = 0; !strcmp(d->name, dev) && k < d->n_ports; k++)
-			if (!strcmp(d->ports[k]->netdev, ifname)) {
-				port = d->ports[k]->port;
-				x->nccl_default =
-					sv_nccl_default_gid(d->ports[k]);
-			}
-	}
-	return port;
-}
-
-/* Every function of node me that faces peer over a published edge
- * (twins included: each function pair of a cable is an edge), appended
- * to h[*n] once each. */
-static void sv_rank_hcas_to(const struct survey *sv, const Ring__Topology *top,
-			    const char *me, const char *peer, struct sv_hca *h,
-			    size_t *n)
-{
-	const struct node *nd = nodes_find(sv->table, me);
-	const Ring__Inventory *inv = nd ? nd->inventory : NULL;
-
-	for (size_t i = 0; i < top->n_edges && *n < SV_RANK_HCAS; i++) {
-		const Ring__Edge *e = top->edges[i];
-		int a = !strcmp(e->a, me) && !strcmp(e->b, peer);
-		int b = !strcmp(e->b, me) && !strcmp(e->a, peer);
-		const char *dev = a ? e->a_rdma : e->b_rdma;
-		const char *ifn = a ? e->a_interface : e->b_interface;
-		struct sv_hca *x = &h[*n];
-		unsigned port;
-		size_t k;
-
-		if ((!a && !b) || !*dev || sv_edge_through_switch(e))
-			continue;
-		port = sv_hca_port(inv, dev, ifn, x);
-		snprintf(x->dev, sizeof(x->dev), "%s", dev);
-		if (port)
-			snprintf(x->name, sizeof(x->name), "%s:%u", dev, port);
-		else
-			snprintf(x->name, sizeof(x->name), "%s", dev);
-		for (k = 0; k < *n && strcmp(h[k].name, x->name); k++)
-			;
-		if (k < *n)
-			continue;
-		x->peer = peer;
-		x->gid_index = a ? e->a_gid_index : e->b_gid_index;
-		(*n)++;
-	}
-}
-
-/* NCCL_IB_GID_INDEX for the printed environment: left to NCCL unless,
- * on a function whose GID table is known, NCCL's own pick is not the
- * entry the survey's RDMA tests used (a second IPv4 address, say); then
- * the measured index when the functions agree on it. A fixed index
- * breaks when an address change shifts the table, hence only then. */
-static void sv_rank_nccl_gid(struct sv_arena *ar, Ring__Rank *r,
-			     const struct sv_hca *h, size_t n)
-{
-	r->nccl_gid_index = -1;
-	r->nccl_gid_note = "";
-	for (size_t k = 0; k < n; k++) {
-		if (h[k].gid_index < 0 || h[k].nccl_default < 0 ||
-		    h[k].nccl_default == h[k].gid_index)
-			continue;
-		r->nccl_gid_index = r->gid_index;
-		r->nccl_gid_note = ar_printf(
-			ar,
-			"on %s NCCL's default picks GID index %d, not the "
-			"index %d the survey's RDMA tests used%s",
-			h[k].name, h[k].nccl_default, h[k].gid_index,
-			r->gid_index < 0 ? "; the functions disagree, so no "
-					   "one index fixes it"
-					 : "");
-		return;
-	}
-}
-
-/* gid_index when every listed function used the same one, else -1 and
- * why; the IPv4 prefix under which the functions facing one neighbour
- * share no subnet with those facing the other (NCCL's subnet-aware
- * routing masks both GIDs with one prefix length), else 0 and why. */
-static void sv_rank_agree(struct sv_arena *ar, Ring__Rank *r,
-			  const struct sv_hca *h, size_t n)
-{
-	char buf[400];
-	size_t len = 0;
-	unsigned pl = 33;
-
-	r->gid_index = -1;
-	r->gid_note = r->subnet_note = "";
-	for (size_t k = 0; k < n; k++)
-		if (h[k].gid_index < 0)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-						"%s%s", len ? ", " : "",
-						h[k].name);
-	if (len && len < sizeof(buf)) {
-		r->gid_note = ar_printf(ar,
-					"no RDMA test measured the GID index "
-					"of %s",
-					buf);
-	} else if (n) {
-		int same = 1;
-
-		for (size_t k = 1; k < n; k++)
-			same &= h[k].gid_index == h[0].gid_index;
-		if (same) {
-			r->gid_index = h[0].gid_index;
-		} else {
-			len = 0;
-			for (size_t k = 0; k < n && len < sizeof(buf); k++)
-				len += (size_t)snprintf(
-					buf + len, sizeof(buf) - len, "%s%s %d",
-					k ? ", " : "", h[k].name,
-					h[k].gid_index);
-			r->gid_note = ar_printf(ar,
-						"the functions use different "
-						"GID indexes (%s); NCCL takes "
-						"one",
-						buf);
-		}
-	}
-	sv_rank_nccl_gid(ar, r, h, n);
-	r->subnet_prefix_len = 0;
-	for (size_t k = 0; k < n; k++) {
-		if (!h[k].prefix) {
-			r->subnet_note = ar_printf(ar, "%s has no IPv4 address",
-						   h[k].name);
-			return;
-		}
-		if (h[k].prefix < pl)
-			pl = h[k].prefix;
-	}
-	if (pl > 32)
-		return;
-	for (size_t x = 0; x < n; x++)
-		for (size_t y = x + 1; y < n; y++) {
-			uint32_t m = pl ? ~0u << (32 - pl) : 0;
-
-			if (strcmp(h[x].peer, h[y].peer) &&
-			    (h[x].ip & m) == (h[y].ip & m)) {
-				r->subnet_note = ar_printf(
-					ar,
-					"%s (facing %s) and %s (facing %s) "
-					"share a /%u: no prefix length tells "
-					"the neighbours apart",
-					h[x].name, h[x].peer, h[y].name,
-					h[y].peer, pl);
-				return;
-			}
-		}
-	r->subnet_prefix_len = pl;
-}
-
-/* How many of h's functions sit on link (never "": no PCI device). */
-static size_t sv_hcas_on_link(const struct sv_hca *h, size_t n,
-			      const char *link)
-{
-	size_t c = 0;
-
-	for (size_t k = 0; *link && k < n; k++)
-		c += !strcmp(h[k].pcie_link, link);
-	return c;
-}
-
-/* NCCL devices for a rank facing two neighbours: each function facing
- * the next rank (h[0..nn)) paired with one facing the previous
- * (h[nn..n)), a partner on the same PCI device first. A device that
- * spans both cables puts both subnets in its listener's handle, so the
- * connector always finds its function on the peer's cable; a device of
- * one function names one subnet, and where both ends picked functions
- * facing away the connection times out (docs/NCCL.md). Pairs that are
- * each one PCI device's only listed functions are what NCCL fuses by
- * itself (NCCL_NET_MERGE_LEVEL's default, PORT). */
-static int sv_rank_groups(struct sv_arena *ar, Ring__Rank *r,
-			  const struct sv_hca *h, size_t nn, size_t n)
-{
-	int used[SV_RANK_HCAS] = {0};
-	int automatic = 1;
-
-	r->nic_groups = ar_alloc(ar, (n + 1) * sizeof(*r->nic_groups));
-	r->nic_unpaired = ar_alloc(ar, (n + 1) * sizeof(*r->nic_unpaired));
-	if (!r->nic_groups || !r->nic_unpaired)
-		return -1;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t a = 0; a < nn; a++) {
-			size_t b;
-
-			if (used[a])
-				continue;
-			for (b = nn; b < n; b++)
-				if (!used[b] &&
-				    (pass ||
-				     (*h[a].pcie_link &&
-				      !strcmp(h[a].pcie_link, h[b].pcie_link))))
-					break;
-			if (b == n)
-				continue;
-			used[a] = used[b] = 1;
-			automatic &= !pass &&
-				     sv_hcas_on_link(h, n, h[a].pcie_link) == 2;
-			r->nic_groups[r->n_nic_groups++] =
-				ar_printf(ar, "%s,%s", h[a].dev, h[b].dev);
-		}
-	for (size_t k = 0; k < n; k++)
-		if (!used[k])
-			r->nic_unpaired[r->n_nic_unpaired++] =
-				ar_printf(ar, "%s", h[k].name);
-	r->nic_groups_automatic = r->n_nic_groups && automatic;
-	return 0;
-}
-
-/* Rank.hcas and what NCCL needs to agree on over them. */
-static int sv_rank_nccl(const struct survey *sv, struct sv_arena *ar,
-			const Ring__Topology *top, Ring__Rank *r)
-{
-	struct sv_hca h[SV_RANK_HCAS];
-	size_t n = 0, nn = 0;
-
-	if (*r->next_node)
-		sv_rank_hcas_to(sv, top, r->node, r->next_node, h, &n);
-	nn = n;
-	if (*r->prev_node && strcmp(r->prev_node, r->next_node))
-		sv_rank_hcas_to(sv, top, r->node, r->prev_node, h, &n);
-	r->hcas = ar_alloc(ar, (n + 1) * sizeof(*r->hcas));
-	if (!r->hcas)
-		return -1;
-	for (size_t k = 0; k < n; k++)
-		r->hcas[r->n_hcas++] = ar_printf(ar, "%s", h[k].name);
-	sv_rank_agree(ar, r, h, n);
-	if (nn && nn < n && sv_rank_groups(ar, r, h, nn, n) < 0)
-		return -1;
-	return 0;
-}
-
-static int sv_ranks(struct survey *sv, struct sv_arena *ar,
-		    const struct topo_result *res, Ring__Topology *top)
-{
-	unsigned n = res->n_order;
-	int ring = res->cls == TOPO_RING;
-
-	if (res->cls != TOPO_RING && res->cls != TOPO_LINE &&
-	    res->cls != TOPO_PAIR)
-		return 0;
-	top->ranks = ar_alloc(ar, (n + 1) * sizeof(*top->ranks));
-	if (!top->ranks)
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		Ring__Rank *r = ar_alloc(ar, sizeof(*r));
-		unsigned me = res->order[i];
-		int has_next = ring || res->cls == TOPO_PAIR || i + 1 < n;
-		int has_prev = ring || res->cls == TOPO_PAIR || i > 0;
-		const char *rdma = "";
-
-		if (!r)
-			return -1;
-		ring__rank__init(r);
-		r->rank = i;
-		r->node = sv->nodes[me].name;
-		r->mgmt_address = sv->nodes[me].mgmt_addr;
-		r->mgmt_interface = sv->nodes[me].mgmt_if;
-		r->next_node = r->next_interface = r->next_rdma = "";
-		r->prev_node = r->prev_interface = r->prev_rdma = "";
-		r->next_gid_index = r->prev_gid_index = -1;
-		if (has_next) {
-			unsigned o = res->order[(i + 1) % n];
-			int li = sv_find_link(sv, me, o);
-
-			r->next_node = sv->nodes[o].name;
-			if (li >= 0) {
-				r->next_interface = (char *)sv_link_if(
-					&sv->links[li], me, &rdma);
-				r->next_rdma = (char *)rdma;
-				r->next_gid_index =
-					sv_link_gid_index(&sv->links[li], me);
-			}
-		}
-		if (has_prev) {
-			unsigned o = res->order[(i + n - 1) % n];
-			int li = sv_find_link(sv, me, o);
-
-			r->prev_node = sv->nodes[o].name;
-			if (li >= 0) {
-				r->prev_interface = (char *)sv_link_if(
-					&sv->links[li], me, &rdma);
-				r->prev_rdma = (char *)rdma;
-				r->prev_gid_index =
-					sv_link_gid_index(&sv->links[li], me);
-			}
-		}
-		if (sv_rank_nccl(sv, ar, top, r) < 0)
-			return -1;
-		top->ranks[top->n_ranks++] = r;
-	}
-	return 0;
-}
-
 /* The findings' input for one method's edges (TCP ladders or RDMA WRITE
  * figures): the rules compare edges, so never one method with the other.
  * The TCP ladder goes as configured; RDMA's is one step, all QPs. */
-static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
+static unsigned sv_findings_edges(struct survey *sv, struct msg_arena *ar,
 				  int rdma, struct findings_ladder *ladder,
 				  struct findings_edge *fe)
 {
@@ -623,11 +197,12 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 		ladder->streams[s] =
 			rdma ? conf->survey_rdma_qps : conf->ladder[s];
 	ladder->top_what =
-		rdma ? ar_printf(ar, "%u RDMA QP%s", conf->survey_rdma_qps,
-				 conf->survey_rdma_qps == 1 ? "" : "s")
+		rdma ? msg_arena_printf(ar, "%u RDMA QP%s",
+					conf->survey_rdma_qps,
+					conf->survey_rdma_qps == 1 ? "" : "s")
 		     : NULL;
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		struct findings_edge *e = &fe[nf];
 
 		if ((!sv_adjacent(l) && !l->switch_pair) ||
@@ -639,15 +214,17 @@ static unsigned sv_findings_edges(struct survey *sv, struct sv_arena *ar,
 			char name[200];
 
 			text_edge_name(
-				name, sizeof(name), sv->nodes[l->t.a].name,
-				sv->nodes[l->t.b].name, l->t.a_if,
+				name, sizeof(name), sv->run->nodes[l->t.a].name,
+				sv->run->nodes[l->t.b].name, l->t.a_if,
 				!l->switch_pair && fa && fa->twin_idx > 0);
-			e->name = ar_printf(ar, "%s", name);
+			e->name = msg_arena_printf(ar, "%s", name);
 		}
-		e->dir_name[0] = ar_printf(ar, "%s->%s", sv->nodes[l->t.a].name,
-					   sv->nodes[l->t.b].name);
-		e->dir_name[1] = ar_printf(ar, "%s->%s", sv->nodes[l->t.b].name,
-					   sv->nodes[l->t.a].name);
+		e->dir_name[0] = msg_arena_printf(ar, "%s->%s",
+						  sv->run->nodes[l->t.a].name,
+						  sv->run->nodes[l->t.b].name);
+		e->dir_name[1] = msg_arena_printf(ar, "%s->%s",
+						  sv->run->nodes[l->t.b].name,
+						  sv->run->nodes[l->t.a].name);
 		for (int d = 0; d < 2; d++)
 			for (unsigned s = 0; s < nl; s++)
 				e->gbps[d][s] = l->gbps[d][s];
@@ -662,16 +239,16 @@ static void sv_believed(const struct survey *sv, unsigned node,
 			const char *port, char *out, size_t len)
 {
 	out[0] = '\0';
-	for (unsigned i = 0; i < sv->n_links; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links; i++) {
+		const struct sv_link *l = &sv->run->links[i];
 
 		if (!sv_adjacent(l))
 			continue;
 		if (l->t.a == node && !strcmp(l->t.a_if, port))
-			snprintf(out, len, "%s %s", sv->nodes[l->t.b].name,
+			snprintf(out, len, "%s %s", sv->run->nodes[l->t.b].name,
 				 l->t.b_if);
 		else if (l->t.b == node && !strcmp(l->t.b_if, port))
-			snprintf(out, len, "%s %s", sv->nodes[l->t.a].name,
+			snprintf(out, len, "%s %s", sv->run->nodes[l->t.a].name,
 				 l->t.a_if);
 		if (out[0])
 			return;
@@ -680,10 +257,10 @@ static void sv_believed(const struct survey *sv, unsigned node,
 
 /* A port that heard several neighbours, or refused claims because its
  * table was full: only one neighbour can be cabled there. */
-static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
+static void sv_findings_claims(struct survey *sv, struct msg_arena *ar,
 			       Ring__Topology *top, unsigned node, unsigned cap)
 {
-	struct node *n = nodes_find(sv->table, sv->nodes[node].name);
+	struct node *n = nodes_find(sv->table, sv->run->nodes[node].name);
 	const Ring__NeighbourTable *t = n ? n->neighbours : NULL;
 
 	for (size_t j = 0; t && j < t->n_neighbours && top->n_findings < cap;
@@ -722,7 +299,7 @@ static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 			 "%s %s hears conflicting LLDP claims (%s%s%s): %s%s; "
 			 "the others are forged or come from a device on that "
 			 "cable",
-			 sv->nodes[node].name, port, who,
+			 sv->run->nodes[node].name, port, who,
 			 claims > 4 ? ", ..." : "", more,
 			 believed[0] ? "believed " : "none could be confirmed",
 			 believed[0] ? believed : "");
@@ -731,27 +308,28 @@ static void sv_findings_claims(struct survey *sv, struct sv_arena *ar,
 	}
 }
 
-static int sv_findings(struct survey *sv, struct sv_arena *ar,
+static int sv_findings(struct survey *sv, struct msg_arena *ar,
 		       Ring__Topology *top)
 {
-	struct findings_edge *fe = calloc(sv->n_links + 1, sizeof(*fe));
-	struct findings_hw_node *hw = calloc(sv->n_nodes + 1, sizeof(*hw));
+	struct findings_edge *fe = calloc(sv->run->n_links + 1, sizeof(*fe));
+	struct findings_hw_node *hw = calloc(sv->run->n_nodes + 1, sizeof(*hw));
 	struct finding fo[32],
-		*hwf = calloc(sv->n_nodes * 16 + 1, sizeof(*hwf));
-	unsigned nf, nfo, nh = 0, cap = 64 + sv->n_links * 3 + sv->n_nodes * 20;
+		*hwf = calloc(sv->run->n_nodes * 16 + 1, sizeof(*hwf));
+	unsigned nf, nfo,
+		nh = 0, cap = 64 + sv->run->n_links * 3 + sv->run->n_nodes * 20;
 	int rc = -1;
 
-	top->findings = ar_alloc(ar, cap * sizeof(*top->findings));
+	top->findings = msg_arena_alloc(ar, cap * sizeof(*top->findings));
 	if (!fe || !hw || !hwf || !top->findings)
 		goto out;
 	/* Strays are listed apart: no figure or hardware finding speaks
 	 * of them. */
-	for (unsigned i = 0; i < sv->n_nodes; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
+		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 
-		if (sv->nodes[i].stray)
+		if (sv->run->nodes[i].stray)
 			continue;
-		hw[nh].name = sv->nodes[i].name;
+		hw[nh].name = sv->run->nodes[i].name;
 		hw[nh].inv = n ? n->inventory : NULL;
 		hw[nh].nbrs = n ? n->neighbours : NULL;
 		nh++;
@@ -760,7 +338,7 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		struct findings_ladder ladder = {0};
 
 		ladder.halves = findings_hw_halves(hw, nh);
-		memset(fe, 0, (sv->n_links + 1) * sizeof(*fe));
+		memset(fe, 0, (sv->run->n_links + 1) * sizeof(*fe));
 		nf = sv_findings_edges(sv, ar, rdma, &ladder, fe);
 		nfo = nf ? findings_compute(&ladder, fe, nf, fo,
 					    sizeof(fo) / sizeof(fo[0]))
@@ -769,8 +347,9 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 			top->findings[top->n_findings++] = sv_finding(
 				ar, fo[i].code, fo[i].level, fo[i].text);
 	}
-	for (unsigned i = 0; i < sv->n_links && top->n_findings < cap; i++) {
-		const struct sv_link *l = &sv->links[i];
+	for (unsigned i = 0; i < sv->run->n_links && top->n_findings < cap;
+	     i++) {
+		const struct sv_link *l = &sv->run->links[i];
 		Ring__CounterDelta **cd;
 		char text[400];
 
@@ -782,8 +361,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				 "%s %s and %s %s hear each other's beacons "
 				 "but the data-plane probe failed %s: check "
 				 "addresses and subnets on this cable",
-				 sv->nodes[l->t.a].name, l->t.a_if,
-				 sv->nodes[l->t.b].name, l->t.b_if,
+				 sv->run->nodes[l->t.a].name, l->t.a_if,
+				 sv->run->nodes[l->t.b].name, l->t.b_if,
 				 l->probe_ab == 0 && l->probe_ba == 0
 					 ? "both ways"
 					 : "one way");
@@ -791,7 +370,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				sv_finding(ar, "probe_failed", "warn", text);
 		}
 		snprintf(text, sizeof(text), "edge %s-%s",
-			 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name);
+			 sv->run->nodes[l->t.a].name,
+			 sv->run->nodes[l->t.b].name);
 		nfo = cev_edge_view(l->counters, &cd);
 		nfo = cev_findings(text, cd, nfo, fo,
 				   sizeof(fo) / sizeof(fo[0]));
@@ -800,8 +380,8 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 				ar, fo[k].code, fo[k].level, fo[k].text);
 		if (l->error[0] && top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: %s",
-				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-				 l->error);
+				 sv->run->nodes[l->t.a].name,
+				 sv->run->nodes[l->t.b].name, l->error);
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "test_failed", "warn", text);
 		}
@@ -809,22 +389,23 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
 		    top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: RDMA: %s",
-				 sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-				 l->rdma_error);
+				 sv->run->nodes[l->t.a].name,
+				 sv->run->nodes[l->t.b].name, l->rdma_error);
 			top->findings[top->n_findings++] =
 				sv_finding(ar, "rdma_failed", "warn", text);
 		}
 	}
-	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++) {
-		struct node *n = nodes_find(sv->table, sv->nodes[i].name);
+	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap;
+	     i++) {
+		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 		char text[400];
 
-		if (sv->nodes[i].beacons || sv->nodes[i].stray)
+		if (sv->run->nodes[i].beacons || sv->run->nodes[i].stray)
 			continue;
 		snprintf(text, sizeof(text),
 			 "%s sends no beacons (%s): its cables were found "
 			 "from shared point-to-point subnets and probes",
-			 sv->nodes[i].name,
+			 sv->run->nodes[i].name,
 			 n && n->neighbours && *n->neighbours->beacons_error
 				 ? n->neighbours->beacons_error
 				 : "no neighbour table");
@@ -832,19 +413,19 @@ static int sv_findings(struct survey *sv, struct sv_arena *ar,
 			sv_finding(ar, "beacons_off", "info", text);
 	}
 	/* A stray's forged or conflicting claims are still worth saying. */
-	for (unsigned i = 0; i < sv->n_nodes && top->n_findings < cap; i++)
+	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
-	nfo = findings_hw(hw, nh, hwf, sv->n_nodes * 16);
+	nfo = findings_hw(hw, nh, hwf, sv->run->n_nodes * 16);
 	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++) {
 		Ring__Finding *f =
 			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
 
 		/* The subject as fields, for grouping by node. */
 		if (f && *hwf[i].node) {
-			char *nd = ar_printf(ar, "%s", hwf[i].node);
-			char *ifc = ar_printf(ar, "%s", hwf[i].iface);
-			char *gist = ar_printf(ar, "%s", hwf[i].gist);
+			char *nd = msg_arena_printf(ar, "%s", hwf[i].node);
+			char *ifc = msg_arena_printf(ar, "%s", hwf[i].iface);
+			char *gist = msg_arena_printf(ar, "%s", hwf[i].gist);
 
 			if (nd && ifc && gist) {
 				f->node = nd;
@@ -864,32 +445,32 @@ out:
 
 /* The nodes set apart (res.strays), each with the nodes its cables
  * reach, and why. */
-static int sv_strays(struct survey *sv, struct sv_arena *ar,
+static int sv_strays(struct survey *sv, struct msg_arena *ar,
 		     const struct topo_result *res, Ring__Topology *top)
 {
 	if (!res->n_strays)
 		return 0;
-	top->strays = ar_alloc(ar, res->n_strays * sizeof(*top->strays));
+	top->strays = msg_arena_alloc(ar, res->n_strays * sizeof(*top->strays));
 	if (!top->strays)
 		return -1;
 	for (unsigned i = 0; i < res->n_strays; i++) {
 		unsigned me = res->strays[i].node;
-		Ring__StrayNode *s = ar_alloc(ar, sizeof(*s));
+		Ring__StrayNode *s = msg_arena_alloc(ar, sizeof(*s));
 		char who[300] = "";
 		size_t used = 0;
 
 		if (!s)
 			return -1;
 		ring__stray_node__init(s);
-		s->node = sv->nodes[me].name;
+		s->node = sv->run->nodes[me].name;
 		s->reason =
 			(char *)topo_stray_reason_name(res->strays[i].reason);
-		s->neighbours =
-			ar_alloc(ar, (sv->n_links + 1) * sizeof(char *));
+		s->neighbours = msg_arena_alloc(ar, (sv->run->n_links + 1) *
+							    sizeof(char *));
 		if (!s->neighbours)
 			return -1;
-		for (unsigned k = 0; k < sv->n_links; k++) {
-			const struct sv_link *l = &sv->links[k];
+		for (unsigned k = 0; k < sv->run->n_links; k++) {
+			const struct sv_link *l = &sv->run->links[k];
 			unsigned o = l->t.a == me ? l->t.b : l->t.a;
 			int seen = 0;
 
@@ -898,24 +479,27 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
 				continue;
 			for (size_t j = 0; j < s->n_neighbours; j++)
 				seen |= !strcmp(s->neighbours[j],
-						sv->nodes[o].name);
+						sv->run->nodes[o].name);
 			if (seen)
 				continue;
-			s->neighbours[s->n_neighbours++] = sv->nodes[o].name;
+			s->neighbours[s->n_neighbours++] =
+				sv->run->nodes[o].name;
 			if (used < sizeof(who))
 				used += (size_t)snprintf(
 					who + used, sizeof(who) - used, "%s%s",
-					used ? ", " : "", sv->nodes[o].name);
+					used ? ", " : "",
+					sv->run->nodes[o].name);
 		}
-		s->text =
-			s->n_neighbours
-				? ar_printf(ar,
+		s->text = s->n_neighbours
+				  ? msg_arena_printf(
+					    ar,
 					    "%s is not cabled into the ring: "
 					    "its cables reach only %s, "
 					    "outside it; set apart, the ring "
 					    "is classified without it",
 					    s->node, who)
-				: ar_printf(ar,
+				  : msg_arena_printf(
+					    ar,
 					    "%s is not cabled into the ring: "
 					    "no cable both ends of which were "
 					    "heard; set apart, the ring is "
@@ -931,9 +515,10 @@ static int sv_strays(struct survey *sv, struct sv_arena *ar,
  * edge is re-checked when the node is back: not a failed survey. */
 static int sv_link_lost_node(const struct survey *sv, const struct sv_link *l)
 {
-	const char *ends[2] = {sv->nodes[l->t.a].name, sv->nodes[l->t.b].name};
+	const char *ends[2] = {sv->run->nodes[l->t.a].name,
+			       sv->run->nodes[l->t.b].name};
 	/* A re-check's links carry their run's start; a survey's is its. */
-	uint64_t started = sv->recheck && l->light_started_ms
+	uint64_t started = sv->run->recheck && l->light_started_ms
 				   ? l->light_started_ms
 				   : sv->started_ms;
 
@@ -954,10 +539,10 @@ static void sv_report_failure(struct survey *sv)
 	unsigned failed = 0, lost = 0;
 	const char *first = NULL;
 
-	if (sv->failure[0] || !sv->n_meas)
+	if (sv->run->failure[0] || !sv->run->n_meas)
 		return;
-	for (unsigned i = 0; i < sv->n_meas; i++) {
-		const struct sv_link *l = &sv->links[sv->meas[i]];
+	for (unsigned i = 0; i < sv->run->n_meas; i++) {
+		const struct sv_link *l = &sv->run->links[sv->run->meas[i]];
 
 		if (!l->error[0] && !(l->ladder_rdma && l->rdma_error[0]))
 			continue;
@@ -966,16 +551,16 @@ static void sv_report_failure(struct survey *sv)
 		if (!first)
 			first = l->error[0] ? l->error : l->rdma_error;
 	}
-	if (failed == sv->n_meas && lost == failed) {
+	if (failed == sv->run->n_meas && lost == failed) {
 		log_info("%s: every measurement failed with a node gone "
 			 "meanwhile (the first: %s); not a failed survey: "
 			 "node_down says so, and its edges are re-checked "
 			 "when it is back",
-			 sv->recheck ? "re-check" : "survey", first);
+			 sv->run->recheck ? "re-check" : "survey", first);
 		return;
 	}
-	if (failed == sv->n_meas)
-		snprintf(sv->failure, sizeof(sv->failure),
+	if (failed == sv->run->n_meas)
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "every edge's measurement failed (%u); the first: %s",
 			 failed, first ? first : "?");
 }
@@ -991,7 +576,7 @@ static void sv_store(struct survey *sv, const Ring__Topology *top)
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	sv->topology = copy;
-	sv_recheck_published(sv, !sv->recheck);
+	sv_recheck_published(sv, !sv->run->recheck);
 	if (sv->publish)
 		sv->publish(sv->topology, sv->publish_arg);
 }
@@ -1010,23 +595,24 @@ void sv_report_recheck(struct survey *sv)
 {
 	const Ring__Topology *old = sv->topology;
 	Ring__Topology top;
-	struct sv_arena ar = {0};
+	struct msg_arena ar = {0};
 	uint64_t now = clock_now_ms();
 	char list[512] = "";
 	size_t used = 0;
 	unsigned full = 0;
 
 	if (!old) {
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no published topology to re-check");
 		return;
 	}
 	top = *old;
-	top.edges = ar_alloc(&ar, (old->n_edges + 1) * sizeof(*top.edges));
-	top.findings =
-		ar_alloc(&ar, (old->n_findings + 1) * sizeof(*top.findings));
+	top.edges =
+		msg_arena_alloc(&ar, (old->n_edges + 1) * sizeof(*top.edges));
+	top.findings = msg_arena_alloc(&ar, (old->n_findings + 1) *
+						    sizeof(*top.findings));
 	if (!top.edges || !top.findings) {
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "out of memory merging the re-checked edges");
 		goto out;
 	}
@@ -1038,11 +624,11 @@ void sv_report_recheck(struct survey *sv)
 		int w;
 
 		top.edges[i] = (Ring__Edge *)o;
-		for (unsigned k = 0; k < sv->n_links && !l; k++) {
-			const struct sv_link *x = &sv->links[k];
+		for (unsigned k = 0; k < sv->run->n_links && !l; k++) {
+			const struct sv_link *x = &sv->run->links[k];
 
-			if (!strcmp(sv->nodes[x->t.a].name, o->a) &&
-			    !strcmp(sv->nodes[x->t.b].name, o->b) &&
+			if (!strcmp(sv->run->nodes[x->t.a].name, o->a) &&
+			    !strcmp(sv->run->nodes[x->t.b].name, o->b) &&
 			    !strcmp(x->t.a_if, o->a_interface) &&
 			    !strcmp(x->t.b_if, o->b_interface))
 				l = x;
@@ -1054,7 +640,7 @@ void sv_report_recheck(struct survey *sv)
 			continue;
 		}
 		full++;
-		e = ar_alloc(&ar, sizeof(*e));
+		e = msg_arena_alloc(&ar, sizeof(*e));
 		if (!e)
 			continue;
 		if (l->measured_ms && !l->busy[0]) {
@@ -1068,8 +654,8 @@ void sv_report_recheck(struct survey *sv)
 			 * the last figures stay, with their time. */
 			*e = *o;
 			e->verified = l->t.verified;
-			e->busy = ar_printf(&ar, "%s", l->busy);
-			e->error = ar_printf(
+			e->busy = msg_arena_printf(&ar, "%s", l->busy);
+			e->error = msg_arena_printf(
 				&ar, "%s",
 				l->error[0]	 ? l->error
 				: !l->t.verified ? "re-check: the probes did "
@@ -1077,7 +663,7 @@ void sv_report_recheck(struct survey *sv)
 						 : "");
 		}
 		e->rechecked_ms = now;
-		e->recheck_reason = ar_printf(&ar, "%s", l->why);
+		e->recheck_reason = msg_arena_printf(&ar, "%s", l->why);
 		top.edges[i] = e;
 		w = snprintf(list + (used < sizeof(list) ? used : sizeof(list)),
 			     used < sizeof(list) ? sizeof(list) - used : 0,
@@ -1104,25 +690,25 @@ void sv_report_recheck(struct survey *sv)
 	if (!full)
 		goto out; /* light checks only: nothing to publish */
 	sv_store(sv, &top);
-	log_info("re-check done in %.1f s: %s", sv_elapsed(&sv->t0), list);
+	log_info("re-check done in %.1f s: %s", sv_elapsed(&sv->run->t0), list);
 out:
-	ar_free(&ar);
+	msg_arena_free(&ar);
 }
 
 void sv_report(struct survey *sv)
 {
 	Ring__Topology top = RING__TOPOLOGY__INIT;
 	struct topo_result res = {0};
-	struct sv_arena ar = {0};
+	struct msg_arena ar = {0};
 	int *edge_of_link = NULL;
 	int ok;
 
-	if (sv->recheck) {
+	if (sv->run->recheck) {
 		unsigned full = 0;
 
 		sv_report_recheck(sv);
-		for (unsigned i = 0; i < sv->n_links; i++)
-			full += !sv->links[i].light;
+		for (unsigned i = 0; i < sv->run->n_links; i++)
+			full += !sv->run->links[i].light;
 		if (full)
 			sv_report_failure(sv);
 		return;
@@ -1130,66 +716,70 @@ void sv_report(struct survey *sv)
 	ok = sv_analyse(sv, &res) == 0;
 
 	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
-	top.order = ar_alloc(&ar, (res.n_order + 1) * sizeof(char *));
-	top.edges = ar_alloc(&ar, (sv->n_links + 1) * sizeof(*top.edges));
-	top.diagonals =
-		ar_alloc(&ar, (sv->n_diags + 1) * sizeof(*top.diagonals));
-	top.anomalies =
-		ar_alloc(&ar, (res.n_anomalies + 1) * sizeof(*top.anomalies));
+	top.order = msg_arena_alloc(&ar, (res.n_order + 1) * sizeof(char *));
+	top.edges = msg_arena_alloc(&ar, (sv->run->n_links + 1) *
+						 sizeof(*top.edges));
+	top.diagonals = msg_arena_alloc(&ar, (sv->run->n_diags + 1) *
+						     sizeof(*top.diagonals));
+	top.anomalies = msg_arena_alloc(&ar, (res.n_anomalies + 1) *
+						     sizeof(*top.anomalies));
 	if (!top.order || !top.edges || !top.diagonals || !top.anomalies)
 		ok = 0;
 	for (unsigned i = 0; ok && i < res.n_order; i++)
-		top.order[top.n_order++] = sv->nodes[res.order[i]].name;
-	edge_of_link = ar_alloc(&ar, (sv->n_links + 1) * sizeof(int));
+		top.order[top.n_order++] = sv->run->nodes[res.order[i]].name;
+	edge_of_link =
+		msg_arena_alloc(&ar, (sv->run->n_links + 1) * sizeof(int));
 	if (!edge_of_link)
 		ok = 0;
-	for (unsigned i = 0; ok && i < sv->n_links; i++) {
+	for (unsigned i = 0; ok && i < sv->run->n_links; i++) {
 		/* Cross pairs of twins are no edge (a finding says so); a
 		 * stray's cables are listed with it. */
 		Ring__Edge *e =
-			sv->links[i].cross || sv_link_stray(sv, &sv->links[i])
+			sv->run->links[i].cross ||
+					sv_link_stray(sv, &sv->run->links[i])
 				? NULL
-				: sv_edge_msg(sv, &ar, &sv->links[i]);
+				: sv_edge_msg(sv, &ar, &sv->run->links[i]);
 
 		edge_of_link[i] = e ? (int)top.n_edges : -1;
 		if (e)
 			top.edges[top.n_edges++] = e;
 	}
-	for (unsigned i = 0; ok && i < sv->n_diags; i++) {
-		const struct sv_diag *d = &sv->diags[i];
-		Ring__DiagonalCheck *c = ar_alloc(&ar, sizeof(*c));
+	for (unsigned i = 0; ok && i < sv->run->n_diags; i++) {
+		const struct sv_diag *d = &sv->run->diags[i];
+		Ring__DiagonalCheck *c = msg_arena_alloc(&ar, sizeof(*c));
 
 		if (!c)
 			break;
 		ring__diagonal_check__init(c);
-		c->a = sv->nodes[d->a].name;
-		c->b = sv->nodes[d->b].name;
+		c->a = sv->run->nodes[d->a].name;
+		c->b = sv->run->nodes[d->b].name;
 		c->b_address = (char *)d->b_addr;
 		c->route_kind = (char *)d->route_kind;
 		c->route_interface = (char *)d->route_if;
 		c->path = d->path;
 		c->verdict =
-			d->path ? ar_printf(&ar,
-					    "UNEXPECTED: %s reaches %s's %s "
-					    "(route %s%s%s): a data path "
-					    "where the ring has none",
-					    c->a, c->b, d->b_addr,
-					    d->route_kind,
-					    d->route_if[0] ? " via " : "",
-					    d->route_if)
-				: ar_printf(&ar,
-					    "no data-plane path, as "
-					    "expected (route %s%s%s, %s)",
-					    d->route_kind,
-					    d->route_if[0] ? " via " : "",
-					    d->route_if,
-					    !strcmp(d->route_kind, "local")
-						    ? "the address is also "
-						      "this node's own"
-					    : d->not_probed
-						    ? "not a data port: not "
-						      "probed"
-						    : "probe unanswered");
+			d->path ? msg_arena_printf(
+					  &ar,
+					  "UNEXPECTED: %s reaches %s's %s "
+					  "(route %s%s%s): a data path "
+					  "where the ring has none",
+					  c->a, c->b, d->b_addr, d->route_kind,
+					  d->route_if[0] ? " via " : "",
+					  d->route_if)
+				: msg_arena_printf(
+					  &ar,
+					  "no data-plane path, as "
+					  "expected (route %s%s%s, %s)",
+					  d->route_kind,
+					  d->route_if[0] ? " via " : "",
+					  d->route_if,
+					  !strcmp(d->route_kind, "local")
+						  ? "the address is also "
+						    "this node's own"
+					  : d->not_probed
+						  ? "not a data port: not "
+						    "probed"
+						  : "probe unanswered");
 		top.diagonals[top.n_diagonals++] = c;
 	}
 	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
@@ -1199,31 +789,31 @@ void sv_report(struct survey *sv)
 	if (ok && sv_strays(sv, &ar, &res, &top) < 0)
 		ok = 0;
 	if (ok && res.cls == TOPO_LINE)
-		top.line_gap =
-			ar_printf(&ar, "%s-%s", sv->nodes[res.gap_a].name,
-				  sv->nodes[res.gap_b].name);
+		top.line_gap = msg_arena_printf(&ar, "%s-%s",
+						sv->run->nodes[res.gap_a].name,
+						sv->run->nodes[res.gap_b].name);
 	if (ok)
 		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
 		     sv_findings(sv, &ar, &top) == 0 &&
 		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.surveyed_ms = clock_now_ms();
 	top.survey_state = "done";
-	top.survey_wall_s = sv_elapsed(&sv->t0);
-	top.tests_sum_s = sv->tests_sum_s;
-	top.rounds = sv->n_rounds > 0 ? (uint32_t)sv->n_rounds : 0;
+	top.survey_wall_s = sv_elapsed(&sv->run->t0);
+	top.tests_sum_s = sv->run->tests_sum_s;
+	top.rounds = sv->run->n_rounds > 0 ? (uint32_t)sv->run->n_rounds : 0;
 	if (ok)
 		sv_store(sv, &top);
 	else
-		snprintf(sv->failure, sizeof(sv->failure),
+		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no result: out of memory assembling the topology");
 	sv_report_failure(sv);
 	log_info("survey done (%s): %s of %u nodes, %u edges measured in %d "
 		 "rounds, %.1f s (tests alone: %.1f s)",
-		 sv->reason, top.kind, sv->n_nodes, sv->n_meas, sv->n_rounds,
-		 top.survey_wall_s, sv->tests_sum_s);
+		 sv->run->reason, top.kind, sv->run->n_nodes, sv->run->n_meas,
+		 sv->run->n_rounds, top.survey_wall_s, sv->run->tests_sum_s);
 	for (size_t i = 0; i < top.n_strays; i++)
 		log_info("survey: %s set apart (%s): %s", top.strays[i]->node,
 			 top.strays[i]->reason, top.strays[i]->text);
 	topo_result_free(&res);
-	ar_free(&ar);
+	msg_arena_free(&ar);
 }

@@ -57,7 +57,8 @@ void sv_sample_plan(struct survey *sv, struct sv_link *l, int rdma)
 	traffic = sv_link_traffic(sv, l, why, sizeof(why));
 	if (traffic) {
 		log_debug("survey", "light check of %s-%s: no sample (%s)",
-			  sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
+			  sv->run->nodes[l->t.a].name,
+			  sv->run->nodes[l->t.b].name,
 			  traffic > 0 ? why : "no fresh counters of its ports");
 		return;
 	}
@@ -87,8 +88,8 @@ static const Ring__Edge *sv_sample_edge(const struct survey *sv,
 	for (size_t i = 0; t && i < t->n_edges; i++) {
 		const Ring__Edge *e = t->edges[i];
 
-		if (!strcmp(e->a, sv->nodes[l->t.a].name) &&
-		    !strcmp(e->b, sv->nodes[l->t.b].name) &&
+		if (!strcmp(e->a, sv->run->nodes[l->t.a].name) &&
+		    !strcmp(e->b, sv->run->nodes[l->t.b].name) &&
 		    !strcmp(e->a_interface, l->t.a_if) &&
 		    !strcmp(e->b_interface, l->t.b_if))
 			return e;
@@ -162,8 +163,9 @@ struct survey_test *sv_sample_start(struct survey *sv, struct sv_link *l,
 	p.streams = sv_sample_streams(sv, l);
 	p.direction =
 		ba ? RING__DIRECTION__DIR_B_TO_A : RING__DIRECTION__DIR_A_TO_B;
-	return sv_test_start(sv, sv->nodes[l->t.a].name, l->t.a_if,
-			     sv->nodes[l->t.b].name, l->b_addr, &p, cb, l, 0);
+	return sv_test_start(sv, sv->run->nodes[l->t.a].name, l->t.a_if,
+			     sv->run->nodes[l->t.b].name, l->b_addr, &p, cb, l,
+			     0);
 }
 
 void sv_sample_done(struct survey *sv, struct sv_link *l, unsigned step,
@@ -177,8 +179,9 @@ void sv_sample_done(struct survey *sv, struct sv_link *l, unsigned step,
 		/* Not the edge's light check failing: its latency step
 		 * said that. The previous sample stays. */
 		log_debug("survey", "sample of %s-%s (%s) failed: %s",
-			  sv->nodes[l->t.a].name, sv->nodes[l->t.b].name,
-			  d ? "b->a" : "a->b", rep->error);
+			  sv->run->nodes[l->t.a].name,
+			  sv->run->nodes[l->t.b].name, d ? "b->a" : "a->b",
+			  rep->error);
 		return;
 	}
 	if (l->sample_rdma)

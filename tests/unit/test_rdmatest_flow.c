@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "coordinator/control.h"
 #include "coordinator/coord_conf.h"
+#include "coordinator/manual_tests.h"
 #include "frame.h"
 #include "coordinator/nodes.h"
 #include "coordinator/rdmatest.h"
@@ -1166,7 +1167,7 @@ static void test_rules_endpoints(void **state)
 	nodes_set_capabilities(n1, caps, 3);
 	assert_int_equal(
 		survey_rdma_endpoints(sv, "n1", "n2", &e, why, sizeof(why)), 0);
-	assert_non_null(survey_rdma_test_start(sv, "n1", "n2", &e, &f->params,
+	assert_non_null(manual_rdma_test_start(sv, "n1", "n2", &e, &f->params,
 					       fx_done, f));
 	assert_string_equal(fx_setup(f, "n2")->req->rdma_setup->interface,
 			    "p2");

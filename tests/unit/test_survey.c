@@ -1566,9 +1566,10 @@ static void test_light_checks(void **state)
 	seq = f->tc.n_calls;
 	fake_fail(f, "n1", RUN, 1, FA_ERROR, "connection refused");
 	for (size_t i = 0; i < t->n_edges; i++)
-		sv_recheck_queue(f->sv, t->edges[i]->a,
-				 t->edges[i]->a_interface, t->edges[i]->b,
-				 t->edges[i]->b_interface, "light check", 0, 1);
+		recheck_queue_add(f->sv->rq, t->edges[i]->a,
+				  t->edges[i]->a_interface, t->edges[i]->b,
+				  t->edges[i]->b_interface, "light check", 0,
+				  1);
 	sv_recheck_kick(f->sv);
 	fake_pump(f);
 	assert_false(survey_running(f->sv));
@@ -1620,9 +1621,10 @@ static void fake_light_all(struct fake *f)
 	const Ring__Topology *t = survey_topology(f->sv);
 
 	for (size_t i = 0; i < t->n_edges; i++)
-		sv_recheck_queue(f->sv, t->edges[i]->a,
-				 t->edges[i]->a_interface, t->edges[i]->b,
-				 t->edges[i]->b_interface, "light check", 0, 1);
+		recheck_queue_add(f->sv->rq, t->edges[i]->a,
+				  t->edges[i]->a_interface, t->edges[i]->b,
+				  t->edges[i]->b_interface, "light check", 0,
+				  1);
 	sv_recheck_kick(f->sv);
 	fake_pump(f);
 }
@@ -1788,6 +1790,8 @@ static void test_light_overlap(void **state)
 	struct node *n2;
 	uint64_t restarted;
 	int again = 0;
+	struct recheck_item *rq;
+	unsigned n_rq;
 
 	(void)state;
 	f->conf.recheck_settle_ms = 100;
@@ -1838,9 +1842,9 @@ static void test_light_overlap(void **state)
 	assert_int_equal(o.ms, o24.ms); /* the one before it stays */
 	assert_int_equal(survey_light(f->sv, topo_edge(t, "n3", "n4"), &o), 0);
 	assert_true(o.ms > o34.ms);
-	for (unsigned i = 0; i < f->sv->n_rq; i++)
-		again += f->sv->rq[i].light &&
-			 !strcmp(f->sv->rq[i].why, "light check again");
+	rq = recheck_queue_items(f->sv->rq, &n_rq);
+	for (unsigned i = 0; i < n_rq; i++)
+		again += rq[i].light && !strcmp(rq[i].why, "light check again");
 	assert_int_equal(again, 2); /* n1-n2 and n2-n4 */
 	/* Run again once quiet: judged this time. */
 	fake_settle(f);
@@ -1888,6 +1892,8 @@ static void test_recheck_node_back(void **state)
  * edge; its last figures stay, it says why, and it is tried again. */
 static void test_busy_edge_postponed(void **state)
 {
+	struct recheck_item *rq;
+	unsigned n_rq;
 	struct fake *f = fake_ring4();
 	const Ring__Topology *t;
 	const Ring__Edge *e;
@@ -1916,8 +1922,9 @@ static void test_busy_edge_postponed(void **state)
 	assert_int_equal(e->measured_ms, m12);
 	assert_true(e->gbps_a_to_b[2] == 100.0);
 	assert_string_equal(topo_edge(t, "n2", "n4")->busy, "");
-	assert_int_equal(f->sv->n_rq, 1);
-	assert_string_equal(f->sv->rq[0].why, "busy at its last turn");
+	rq = recheck_queue_items(f->sv->rq, &n_rq);
+	assert_int_equal(n_rq, 1);
+	assert_string_equal(rq[0].why, "busy at its last turn");
 	/* busy_threshold 0: never postponed. (A millisecond later: the
 	 * scripted surveys can run within one.) */
 	f->conf.busy_threshold = 0;
