@@ -290,15 +290,23 @@ static void test_gb10_downtrained(void **state)
 	{
 		Ring__Finding f[2], *fp[2] = {&f[0], &f[1]};
 
+		char *link_ifs[] = {"enp1s0f0np0"};
+
 		ring__finding__init(&f[0]);
 		f[0].code = "pcie_downtrained";
 		f[0].level = "warn";
 		f[0].text = "n2 PCIe link 0000:01:00 trained at x2 of x4 "
 			    "(enp1s0f0np0): 55.5 Gbps usable";
+		/* The subject as the coordinator sets it. */
+		f[0].node = "n2";
+		f[0].pcie_link = "0000:01:00";
+		f[0].interfaces = link_ifs;
+		f[0].n_interfaces = 1;
 		ring__finding__init(&f[1]);
 		f[1].code = "degraded_edge";
 		f[1].level = "warn";
 		f[1].text = "edge n3-n4 tops out at 20.1 Gbps";
+		f[1].edge = "n3-n4";
 		t.t.findings = fp;
 		t.t.n_findings = 2;
 		explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
@@ -308,11 +316,11 @@ static void test_gb10_downtrained(void **state)
 					   "(coordinator): n2 PCIe link "
 					   "0000:01:00 trained at x2 of x4"));
 		assert_false(advice_has(&c, "n3-n4"));
-		assert_true(explain_finding_names_edge(&t.e[0], f[0].text));
-		assert_false(explain_finding_names_edge(&t.e[0], f[1].text));
+		assert_true(explain_finding_names_edge(&t.t, &t.e[0], &f[0]));
+		assert_false(explain_finding_names_edge(&t.t, &t.e[0], &f[1]));
 		/* The twin's pair is named by its function, not the
 		 * first pair's. */
-		assert_false(explain_finding_names_edge(&t.e[1], f[0].text));
+		assert_false(explain_finding_names_edge(&t.t, &t.e[1], &f[0]));
 		t.t.n_findings = 0;
 	}
 
