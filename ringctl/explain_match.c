@@ -13,14 +13,14 @@ static int explain_word_char(char ch)
 	return isalnum((unsigned char)ch) || ch == '_';
 }
 
-int explain_text_names(const char *text, const char *word)
+int explain_text_names(const char *names, const char *word)
 {
 	size_t n = word ? strlen(word) : 0;
 
-	if (!text || !n)
+	if (!names || !n)
 		return 0;
-	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word))
-		if ((p == text || !explain_word_char(p[-1])) &&
+	for (const char *p = strstr(names, word); p; p = strstr(p + 1, word))
+		if ((p == names || !explain_word_char(p[-1])) &&
 		    !explain_word_char(p[n]))
 			return 1;
 	return 0;

@@ -13,7 +13,7 @@ int explain_find_edge(const Ring__Topology *t, const char *name);
 
 /* Whether a name list (an edge's name "a-b") names word as a whole (no
  * letter, digit or '_' beside it). */
-int explain_text_names(const char *text, const char *word);
+int explain_text_names(const char *names, const char *word);
 
 /* Whether finding f is about edge e of t: its edge is e, its subject or
  * peer is an end's node and function, it names e's cable, or it is about

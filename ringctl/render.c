@@ -1,5 +1,5 @@
-/* ringctl's rendering: the coordinator's replies (status, inventory,
- * topology, test reports, ranks) through the writer, and the text formats
+/* ringctl's rendering: the coordinator's replies (status, topology,
+ * alerts, test reports, ranks) through the writer, and the text formats
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
 #include "clock.h"
