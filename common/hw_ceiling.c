@@ -35,8 +35,8 @@ double hw_pcie_full(double usable_gbps, unsigned width, unsigned max_width,
 	return full;
 }
 
-void hw_place(double gbps, const double *limits, unsigned n, int *at,
-	      int *low, int *understated)
+void hw_place(double gbps, const double *limits, unsigned n, int *at, int *low,
+	      int *understated)
 {
 	double lowest = 0;
 

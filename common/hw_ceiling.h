@@ -34,8 +34,8 @@ double hw_pcie_full(double usable_gbps, unsigned width, unsigned max_width,
  * lowest limit it sits at (within HW_AT), *low the lowest limit,
  * *understated the lowest limit when the figure is above it by more than
  * HW_MODEL_SLACK; each -1 when none. */
-void hw_place(double gbps, const double *limits, unsigned n, int *at,
-	      int *low, int *understated);
+void hw_place(double gbps, const double *limits, unsigned n, int *at, int *low,
+	      int *understated);
 
 /* A cable's port step (all its functions at once) against its best
  * function alone (the ratio, worse direction). */

@@ -37,7 +37,6 @@ void svg_put(struct svg_out *o, const char *s, size_t n)
 	o->p[o->len] = '\0';
 }
 
-
 void svg_printf(struct svg_out *o, const char *fmt, ...)
 {
 	char buf[1024];
@@ -139,7 +138,7 @@ void svg_id(struct svg_out *o, const char *prefix, const char *name)
 
 /* "12s", "4m", "3h", "2d" ago. */
 void svg_age(unsigned long long then, unsigned long long now, char *buf,
-		    size_t len)
+	     size_t len)
 {
 	unsigned long long s = then && now > then ? (now - then) / 1000 : 0;
 

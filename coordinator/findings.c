@@ -98,12 +98,11 @@ static void findings_subject(struct finding *f, const char *node,
 /* A finding about one node: "NODE gist", the node as its subject. */
 static struct finding *findings_add_node(struct findings_out *o,
 					 const char *code, const char *level,
-					 const char *node, const char *fmt,
-					 ...) __attribute__((format(printf, 5, 6)));
+					 const char *node, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 static struct finding *findings_add_node(struct findings_out *o,
 					 const char *code, const char *level,
-					 const char *node, const char *fmt,
-					 ...)
+					 const char *node, const char *fmt, ...)
 {
 	char gist[sizeof(((struct finding *)0)->gist)];
 	struct finding *f;
@@ -350,20 +349,22 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 			"halves";
 	}
 	if (same_nominal)
-		f = findings_add(o, "uniform_ceiling", "warn",
-			     "every edge tops out at %.0f%% of its %.0f Gbps "
-			     "nominal (%.1f Gbps median, spread %.0f%%): a "
-			     "uniform ceiling - a link-layer or host limit, "
-			     "not a bad cable; %s",
-			     pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0,
-			     check);
+		f = findings_add(
+			o, "uniform_ceiling", "warn",
+			"every edge tops out at %.0f%% of its %.0f Gbps "
+			"nominal (%.1f Gbps median, spread %.0f%%): a "
+			"uniform ceiling - a link-layer or host limit, "
+			"not a bad cable; %s",
+			pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0,
+			check);
 	else
-		f = findings_add(o, "uniform_ceiling", "warn",
-			     "every edge tops out at %.0f%% of its nominal "
-			     "rate (%.1f Gbps median, spread %.0f%%): a "
-			     "uniform ceiling - a link-layer or host limit, "
-			     "not a bad cable; %s",
-			     pct * 100.0, med, (hi / lo - 1.0) * 100.0, check);
+		f = findings_add(
+			o, "uniform_ceiling", "warn",
+			"every edge tops out at %.0f%% of its nominal "
+			"rate (%.1f Gbps median, spread %.0f%%): a "
+			"uniform ceiling - a link-layer or host limit, "
+			"not a bad cable; %s",
+			pct * 100.0, med, (hi / lo - 1.0) * 100.0, check);
 	if (f) {
 		f->ring = 1;
 		f->gbps = med;
@@ -400,12 +401,13 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 		if (!(top < FINDINGS_DEGRADED * others))
 			continue;
 		findings_edge_name(&edges[i], i, name, sizeof(name));
-		f = findings_add(o, "degraded_edge", "warn",
-			     "edge %s tops out at %.1f Gbps with %s, %.0f%% "
-			     "of the other edges' median %.1f Gbps: a degraded "
-			     "edge; check its cable, both ports and both hosts",
-			     name, top, o->top_what,
-			     others > 0 ? top / others * 100.0 : 0.0, others);
+		f = findings_add(
+			o, "degraded_edge", "warn",
+			"edge %s tops out at %.1f Gbps with %s, %.0f%% "
+			"of the other edges' median %.1f Gbps: a degraded "
+			"edge; check its cable, both ports and both hosts",
+			name, top, o->top_what,
+			others > 0 ? top / others * 100.0 : 0.0, others);
 		if (f && edges[i].name) {
 			snprintf(f->edge, sizeof(f->edge), "%s", name);
 			f->gbps = top;
@@ -867,8 +869,7 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 			if (!fhw_data(f) || !f->carrier ||
 			    strcmp(p->state, "ACTIVE") ||
 			    strcmp(p->link_layer, "Ethernet") ||
-			    !p->active_mtu ||
-			    p->active_mtu >= HW_ROCE_MTU_MAX)
+			    !p->active_mtu || p->active_mtu >= HW_ROCE_MTU_MAX)
 				continue;
 			fhw_rdma_mtu_add(o, nd, d, p, f);
 		}
@@ -960,17 +961,18 @@ static void fhw_arp(const struct findings_hw_node *nd, struct findings_out *o)
 		in.s_addr = htonl(v[g].net);
 		if (!inet_ntop(AF_INET, &in, net, sizeof(net)))
 			continue;
-		f = findings_add(o, "arp_flux", "warn",
-			     "%s: %s and %s share %s/%u with arp_ignore %d/%d "
-			     "and arp_announce %d/%d: either may answer ARP "
-			     "for the other's address, and RoCE sent to the "
-			     "wrong function is silently dropped; set "
-			     "net.ipv4.conf.all.arp_ignore=1 and "
-			     "arp_announce=2, or give each function its own "
-			     "subnet",
-			     nd->name, a->name, b->name, net, v[g].prefix,
-			     a->arp_ignore, b->arp_ignore, a->arp_announce,
-			     b->arp_announce);
+		f = findings_add(
+			o, "arp_flux", "warn",
+			"%s: %s and %s share %s/%u with arp_ignore %d/%d "
+			"and arp_announce %d/%d: either may answer ARP "
+			"for the other's address, and RoCE sent to the "
+			"wrong function is silently dropped; set "
+			"net.ipv4.conf.all.arp_ignore=1 and "
+			"arp_announce=2, or give each function its own "
+			"subnet",
+			nd->name, a->name, b->name, net, v[g].prefix,
+			a->arp_ignore, b->arp_ignore, a->arp_announce,
+			b->arp_announce);
 		/* Subject without a gist: never grouped across nodes. */
 		if (f) {
 			snprintf(f->node, sizeof(f->node), "%s", nd->name);
@@ -1029,27 +1031,29 @@ static void fhw_cables(const struct findings_hw_node *nodes, unsigned n,
 			continue;
 		if (*nb->remote_mac && *theirs->mac &&
 		    strcasecmp(nb->remote_mac, theirs->mac))
-			f = findings_add(o, "neighbour_mac", "warn",
-				     "%s %s hears %s %s from MAC %s, but %s's "
-				     "inventory gives %s MAC %s: the beacon "
-				     "came through another function or "
-				     "device (a twin, a bond, a bridge), or "
-				     "the claim is forged",
-				     nd->name, mine->name, peer->name,
-				     theirs->name, nb->remote_mac, peer->name,
-				     theirs->name, theirs->mac);
+			f = findings_add(
+				o, "neighbour_mac", "warn",
+				"%s %s hears %s %s from MAC %s, but %s's "
+				"inventory gives %s MAC %s: the beacon "
+				"came through another function or "
+				"device (a twin, a bond, a bridge), or "
+				"the claim is forged",
+				nd->name, mine->name, peer->name, theirs->name,
+				nb->remote_mac, peer->name, theirs->name,
+				theirs->mac);
 		fhw_ends(f, nd, mine, peer, theirs);
 		f = NULL;
 		/* Once per cable: from the side that sorts first. */
 		if (mine->mtu && theirs->mtu && mine->mtu != theirs->mtu &&
 		    (strcmp(nd->name, peer->name) < 0))
-			f = findings_add(o, "mtu_mismatch", "warn",
-				     "%s %s (MTU %u) and %s %s (MTU %u) differ "
-				     "across their cable: the smaller one "
-				     "decides, and RoCE's path MTU with it; "
-				     "set both alike (9000)",
-				     nd->name, mine->name, mine->mtu,
-				     peer->name, theirs->name, theirs->mtu);
+			f = findings_add(
+				o, "mtu_mismatch", "warn",
+				"%s %s (MTU %u) and %s %s (MTU %u) differ "
+				"across their cable: the smaller one "
+				"decides, and RoCE's path MTU with it; "
+				"set both alike (9000)",
+				nd->name, mine->name, mine->mtu, peer->name,
+				theirs->name, theirs->mtu);
 		fhw_ends(f, nd, mine, peer, theirs);
 		if (f) {
 			f->mtu = mine->mtu;

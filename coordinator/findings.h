@@ -53,7 +53,7 @@ struct finding {
 	char gist[320];
 	/* The rest of its subject and its figures, as data (issue 23):
 	 * ringctl decides on these, never on the text. Empty or 0: none. */
-	char edge[160];	    /* "a-b" as the topology names the edge */
+	char edge[160]; /* "a-b" as the topology names the edge */
 	char cables[FINDINGS_NAMES_MAX][64]; /* cable ids it names */
 	unsigned n_cables;
 	int ring;	    /* about every edge, node or cable alike */

@@ -762,8 +762,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 			    "side (PCIe links that each carry a half of both "
 			    "cables) is the limit, not a cable; a ring "
 			    "all-reduce sends one way",
-			    fell == nodes ? "every node" : "some nodes",
-			    hosts),
+			    fell == nodes ? "every node" : "some nodes", hosts),
 		    sv_subject_all(&fell_of, fell == nodes)) < 0)
 		return -1;
 	return 0;

@@ -1184,10 +1184,11 @@ void sv_report(struct survey *sv)
 		c->route_interface = (char *)d->route_if;
 		c->path = d->path;
 		/* The outcome and the why as fields; verdict says both. */
-		c->outcome = d->path ? ar_printf(&ar,
-						 "UNEXPECTED: %s reaches %s's %s",
-						 c->a, c->b, d->b_addr)
-				     : "no data-plane path, as expected";
+		c->outcome =
+			d->path ? ar_printf(&ar,
+					    "UNEXPECTED: %s reaches %s's %s",
+					    c->a, c->b, d->b_addr)
+				: "no data-plane path, as expected";
 		c->reason =
 			d->path ? ar_printf(&ar,
 					    "route %s%s%s: a data path "

@@ -22,8 +22,6 @@
 /* History series summarised (kind, direction, streams or size). */
 #define EXPLAIN_SERIES_MAX 48
 
-
-
 /* ---- requests ---- */
 
 /* Texts from agents on the operator's terminal: no control byte. */
@@ -937,4 +935,3 @@ int explain_cmd(const char *sock, int timeout_ms, enum writer_format fmt,
 	frame_free(rep);
 	return ret;
 }
-

@@ -16,7 +16,6 @@
 
 /* ---- the ceiling ---- */
 
-
 static void explain_advise(struct explain_ceiling *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -169,7 +168,6 @@ static void explain_pcie_limit(struct explain_ceiling *c, int side,
 		 k->n_interfaces, k->n_interfaces == 1 ? "" : "s");
 }
 
-
 /* Twins of f on its port that sit on another PCIe link: "a on link L". */
 static int explain_twins_elsewhere(const Ring__Inventory *inv,
 				   const Ring__NetInterface *f, char *buf,
@@ -197,9 +195,9 @@ static int explain_twins_elsewhere(const Ring__Inventory *inv,
 static void explain_advise_narrow(struct explain_ceiling *c, const char *node,
 				  const Ring__PcieLink *k)
 {
-	double full = hw_pcie_full(k->usable_gbps, k->width, k->max_width,
-				   explain_gts(k->speed),
-				   explain_gts(k->max_speed));
+	double full =
+		hw_pcie_full(k->usable_gbps, k->width, k->max_width,
+			     explain_gts(k->speed), explain_gts(k->max_speed));
 
 	if (!strcmp(k->narrow, "wired_narrow")) {
 		explain_advise(c,

@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const Ring__NetInterface *explain_iface(const Ring__Inventory *inv,
-					       const char *name)
+					const char *name)
 {
 	for (size_t i = 0; inv && name && *name && i < inv->n_interfaces; i++)
 		if (!strcmp(inv->interfaces[i]->name, name))
@@ -15,7 +14,7 @@ const Ring__NetInterface *explain_iface(const Ring__Inventory *inv,
 }
 
 const Ring__PcieLink *explain_link(const Ring__Inventory *inv,
-					  const Ring__NetInterface *f)
+				   const Ring__NetInterface *f)
 {
 	for (size_t i = 0; inv && f && *f->pcie_link && i < inv->n_pcie_links;
 	     i++)
@@ -25,7 +24,7 @@ const Ring__PcieLink *explain_link(const Ring__Inventory *inv,
 }
 
 const Ring__PhysPort *explain_port(const Ring__Inventory *inv,
-					  const Ring__NetInterface *f)
+				   const Ring__NetInterface *f)
 {
 	for (size_t i = 0; inv && f && *f->port_id && i < inv->n_phys_ports;
 	     i++)
@@ -35,7 +34,7 @@ const Ring__PhysPort *explain_port(const Ring__Inventory *inv,
 }
 
 const Ring__RdmaPort *explain_rdma_port(const Ring__Inventory *inv,
-					       const Ring__NetInterface *f)
+					const Ring__NetInterface *f)
 {
 	for (size_t i = 0; inv && f && i < inv->n_rdma_devices; i++)
 		for (size_t j = 0; j < inv->rdma_devices[i]->n_ports; j++)
@@ -48,7 +47,7 @@ const Ring__RdmaPort *explain_rdma_port(const Ring__Inventory *inv,
 /* The port's speed as the agent reports it: the port model's, else the
  * configured nominal, else sysfs. 0 unknown. */
 double explain_port_gbps(const Ring__Inventory *inv,
-				const Ring__NetInterface *f)
+			 const Ring__NetInterface *f)
 {
 	const Ring__PhysPort *p = explain_port(inv, f);
 
@@ -67,8 +66,7 @@ double explain_gts(const char *s)
 	return s && *s ? strtod(s, NULL) : 0;
 }
 
-const Ring__Cable *explain_cable(const Ring__Topology *t,
-					const Ring__Edge *e)
+const Ring__Cable *explain_cable(const Ring__Topology *t, const Ring__Edge *e)
 {
 	for (size_t i = 0; t && e->cable_id && *e->cable_id && i < t->n_cables;
 	     i++)

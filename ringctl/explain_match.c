@@ -89,7 +89,8 @@ static int explain_finding_end(const Ring__Finding *f, const char *node,
 	    (!strcmp(f->interface, ifname) ||
 	     explain_listed(f->interfaces, f->n_interfaces, ifname)))
 		return 1;
-	return !strcmp(f->peer_node, node) && !strcmp(f->peer_interface, ifname);
+	return !strcmp(f->peer_node, node) &&
+	       !strcmp(f->peer_interface, ifname);
 }
 
 int explain_finding_names_edge(const Ring__Topology *t, const Ring__Edge *e,

@@ -335,7 +335,6 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_list_end(w);
 }
 
-
 /* ---- topology (status), tests and ranks ---- */
 
 static const Ring__Edge *render_edge_between(const Ring__Topology *t,
@@ -791,7 +790,8 @@ static int render_cable_nominal_above(const Ring__Topology *t,
 {
 	const Ring__Edge *e;
 
-	if (!(writer_get_format(w) == WRITER_PLAIN) || !c->n_edges || c->edges[0] >= t->n_edges)
+	if (!(writer_get_format(w) == WRITER_PLAIN) || !c->n_edges ||
+	    c->edges[0] >= t->n_edges)
 		return 0;
 	e = t->edges[c->edges[0]];
 	return e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps;

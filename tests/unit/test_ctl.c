@@ -1036,7 +1036,8 @@ static void test_status_brief(void **state)
 		/* The outcome and the why apart, as the survey sets them. */
 		diag[i].outcome = i == 1 ? "UNEXPECTED path"
 					 : "no data-plane path, as expected";
-		diag[i].reason = i == 1 ? "ping answered" : "route gateway via mgmt0";
+		diag[i].reason =
+			i == 1 ? "ping answered" : "route gateway via mgmt0";
 		diagp[i] = &diag[i];
 	}
 	x->top.n_diagonals = 3;

@@ -198,8 +198,7 @@ static void test_degraded(void **state)
 	/* The edge and its figures as data (issue 23). */
 	assert_string_equal(one->edge, "n2-n4");
 	assert_true(one->gbps > 51.9 && one->gbps < 52.1);
-	assert_true(one->reference_gbps > 105.1 &&
-		    one->reference_gbps < 105.3);
+	assert_true(one->reference_gbps > 105.1 && one->reference_gbps < 105.3);
 
 	/* Two edges only: no "others" to compare against. */
 	n = findings_compute(&ladder148, &e[1], 2, f, 8);
