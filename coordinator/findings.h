@@ -69,6 +69,8 @@ struct finding {
 	unsigned mtu, peer_mtu;
 };
 
+/* ---- the subject as fields and the wire message (findings_msg.c) ---- */
+
 /* A finding's text, code and level; every other field empty. */
 void findings_init(struct finding *f, const char *code, const char *level,
 		   const char *text);
