@@ -716,6 +716,36 @@ static int render_finding_text(Ring__Finding *const *v, size_t n, size_t i,
 	return 1;
 }
 
+/* The rest of a finding's subject and its figures, where it has them,
+ * for scripts to decide on (never on the text). */
+static void render_finding_fields(struct writer *w, const Ring__Finding *f)
+{
+	if (*f->edge)
+		writer_str(w, "edge", f->edge);
+	if (f->ring)
+		writer_bool(w, "ring", 1);
+	if (*f->pcie_link)
+		writer_str(w, "pcie_link", f->pcie_link);
+	if (*f->peer_node) {
+		writer_str(w, "peer_node", f->peer_node);
+		writer_str(w, "peer_interface", f->peer_interface);
+	}
+	if (f->n_cables) {
+		writer_list_start(w, "cables");
+		for (size_t i = 0; i < f->n_cables; i++)
+			writer_str(w, NULL, f->cables[i]);
+		writer_list_end(w);
+	}
+	if (f->gbps > 0)
+		writer_double(w, "gbps", f->gbps, 2);
+	if (f->reference_gbps > 0)
+		writer_double(w, "reference_gbps", f->reference_gbps, 2);
+	if (f->mtu)
+		writer_uint(w, "mtu", f->mtu);
+	if (f->peer_mtu)
+		writer_uint(w, "peer_mtu", f->peer_mtu);
+}
+
 /* Findings (anomalies: by_code) in plain by default: one "- level: text"
  * line each (alike findings of several nodes as one), wrapped by the
  * writer; -v and the machine formats: the
@@ -759,6 +789,7 @@ static void render_notes(struct writer *w, const char *key,
 					writer_str(w, "interface",
 						   v[i]->interface);
 				}
+				render_finding_fields(w, v[i]);
 			}
 			writer_str(w, by_code ? "anomaly" : "finding", text);
 		}
@@ -984,6 +1015,11 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 			writer_str(w, "route_interface", d->route_interface);
 			writer_bool(w, "path", d->path);
 			writer_str(w, "verdict", d->verdict);
+			/* Its two parts, for scripts (no table column). */
+			if (writer_get_format(w) != WRITER_PLAIN) {
+				writer_str(w, "outcome", d->outcome);
+				writer_str(w, "reason", d->reason);
+			}
 			writer_obj_end(w);
 		}
 		writer_table_end(w);
