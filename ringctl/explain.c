@@ -8,8 +8,6 @@
 #include "report_counters.h"
 #include "text.h"
 
-#include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
