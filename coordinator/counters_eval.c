@@ -248,6 +248,7 @@ static void cev_group(const char *what, Ring__CounterDelta *const *c, size_t n,
 	unsigned named = 0, more = 0;
 	uint64_t frames = 0;
 	double span = c[first]->span_s;
+	unsigned before;
 	int storm = 0;
 
 	cev_place(c[first], place, sizeof(place));
@@ -289,6 +290,7 @@ static void cev_group(const char *what, Ring__CounterDelta *const *c, size_t n,
 	if (more && used < sizeof(list))
 		snprintf(list + used, sizeof(list) - used, " and %u more",
 			 more);
+	before = o->n;
 	switch (cls) {
 	case CEV_LOSS:
 		cev_add(o, "counter_loss", "warn",
@@ -330,6 +332,13 @@ static void cev_group(const char *what, Ring__CounterDelta *const *c, size_t n,
 		break;
 	default:
 		break;
+	}
+	/* The subject as fields: the node and the interface read. */
+	if (o->n > before) {
+		struct finding *f = &o->f[before];
+
+		snprintf(f->node, sizeof(f->node), "%s", c[first]->node);
+		snprintf(f->iface, sizeof(f->iface), "%s", c[first]->interface);
 	}
 }
 
@@ -384,6 +393,8 @@ unsigned cev_report_findings(const Ring__TestReport *rep, struct finding *out,
 		}
 	snprintf(what, sizeof(what), "test %s-%s", rep->a, rep->b);
 	nf = cev_findings(what, ptr, k, out, max);
+	for (unsigned i = 0; i < nf; i++)
+		findings_set_edge(&out[i], rep->a, rep->b);
 	free(copy);
 	free(ptr);
 	return nf;
@@ -398,6 +409,9 @@ void cev_report_attach(Ring__TestReport *rep, struct cev_report_buf *buf)
 		buf->m[i].code = buf->f[i].code;
 		buf->m[i].level = buf->f[i].level;
 		buf->m[i].text = buf->f[i].text;
+		buf->m[i].node = buf->f[i].node;
+		buf->m[i].interface = buf->f[i].iface;
+		buf->m[i].edge = buf->f[i].edge;
 		buf->p[i] = &buf->m[i];
 	}
 	rep->n_findings = n;

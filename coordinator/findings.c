@@ -33,14 +33,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hw_ceiling.h"
 #include "ladder.h"
 
 #define FINDINGS_UNIFORM_SPREAD 0.20
 #define FINDINGS_UNIFORM_UNDER 0.70
 #define FINDINGS_DEGRADED 0.70
 #define FINDINGS_ASYM 0.20
-/* RoCE's largest path MTU: below it every message takes more packets. */
-#define FINDINGS_ROCE_MTU 4096
 
 struct findings_out {
 	struct finding *v;
@@ -97,23 +96,25 @@ static void findings_subject(struct finding *f, const char *node,
 }
 
 /* A finding about one node: "NODE gist", the node as its subject. */
-static void findings_add_node(struct findings_out *o, const char *code,
-			      const char *level, const char *node,
-			      const char *fmt, ...)
+static struct finding *findings_add_node(struct findings_out *o,
+					 const char *code, const char *level,
+					 const char *node, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-static void findings_add_node(struct findings_out *o, const char *code,
-			      const char *level, const char *node,
-			      const char *fmt, ...)
+static struct finding *findings_add_node(struct findings_out *o,
+					 const char *code, const char *level,
+					 const char *node, const char *fmt, ...)
 {
 	char gist[sizeof(((struct finding *)0)->gist)];
+	struct finding *f;
 	va_list ap;
 
 	va_start(ap, fmt);
 	if (vsnprintf(gist, sizeof(gist), fmt, ap) < 0)
 		gist[0] = '\0';
 	va_end(ap);
-	findings_subject(findings_add(o, code, level, "%s %s", node, gist),
-			 node, "", "%s", gist);
+	f = findings_add(o, code, level, "%s %s", node, gist);
+	findings_subject(f, node, "", "%s", gist);
+	return f;
 }
 
 static int findings_cmp(const void *pa, const void *pb)
@@ -174,6 +175,7 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 	unsigned m = 0;
 	int same_nominal = 1;
 	const char *check;
+	struct finding *f;
 
 	for (unsigned i = 0; i < n; i++) {
 		double top = findings_edge_top(&edges[i], o->top);
@@ -221,20 +223,27 @@ static void findings_uniform(const struct findings_edge *edges, unsigned n,
 			"halves";
 	}
 	if (same_nominal)
-		findings_add(o, "uniform_ceiling", "warn",
-			     "every edge tops out at %.0f%% of its %.0f Gbps "
-			     "nominal (%.1f Gbps median, spread %.0f%%): a "
-			     "uniform ceiling - a link-layer or host limit, "
-			     "not a bad cable; %s",
-			     pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0,
-			     check);
+		f = findings_add(
+			o, "uniform_ceiling", "warn",
+			"every edge tops out at %.0f%% of its %.0f Gbps "
+			"nominal (%.1f Gbps median, spread %.0f%%): a "
+			"uniform ceiling - a link-layer or host limit, "
+			"not a bad cable; %s",
+			pct * 100.0, nominal, med, (hi / lo - 1.0) * 100.0,
+			check);
 	else
-		findings_add(o, "uniform_ceiling", "warn",
-			     "every edge tops out at %.0f%% of its nominal "
-			     "rate (%.1f Gbps median, spread %.0f%%): a "
-			     "uniform ceiling - a link-layer or host limit, "
-			     "not a bad cable; %s",
-			     pct * 100.0, med, (hi / lo - 1.0) * 100.0, check);
+		f = findings_add(
+			o, "uniform_ceiling", "warn",
+			"every edge tops out at %.0f%% of its nominal "
+			"rate (%.1f Gbps median, spread %.0f%%): a "
+			"uniform ceiling - a link-layer or host limit, "
+			"not a bad cable; %s",
+			pct * 100.0, med, (hi / lo - 1.0) * 100.0, check);
+	if (f) {
+		f->ring = 1;
+		f->gbps = med;
+		f->reference_gbps = same_nominal ? nominal : 0.0;
+	}
 }
 
 static void findings_degraded(const struct findings_edge *edges, unsigned n,
@@ -255,6 +264,7 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 		double top = findings_edge_top(&edges[i], o->top), others;
 		unsigned j = 0;
 		char name[64];
+		struct finding *f;
 
 		if (top < 0.0)
 			continue;
@@ -265,12 +275,18 @@ static void findings_degraded(const struct findings_edge *edges, unsigned n,
 		if (!(top < FINDINGS_DEGRADED * others))
 			continue;
 		findings_edge_name(&edges[i], i, name, sizeof(name));
-		findings_add(o, "degraded_edge", "warn",
-			     "edge %s tops out at %.1f Gbps with %s, %.0f%% "
-			     "of the other edges' median %.1f Gbps: a degraded "
-			     "edge; check its cable, both ports and both hosts",
-			     name, top, o->top_what,
-			     others > 0 ? top / others * 100.0 : 0.0, others);
+		f = findings_add(
+			o, "degraded_edge", "warn",
+			"edge %s tops out at %.1f Gbps with %s, %.0f%% "
+			"of the other edges' median %.1f Gbps: a degraded "
+			"edge; check its cable, both ports and both hosts",
+			name, top, o->top_what,
+			others > 0 ? top / others * 100.0 : 0.0, others);
+		if (f && edges[i].name) {
+			snprintf(f->edge, sizeof(f->edge), "%s", name);
+			f->gbps = top;
+			f->reference_gbps = others;
+		}
 	}
 }
 
@@ -283,12 +299,13 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 		double b = e->gbps[1][o->top];
 		double hi = a > b ? a : b, lo = a > b ? b : a;
 		char name[64];
+		struct finding *f;
 
 		if (!findings_measured(a) || !findings_measured(b) ||
 		    hi <= 0.0 || hi - lo <= FINDINGS_ASYM * hi)
 			continue;
 		findings_edge_name(e, i, name, sizeof(name));
-		findings_add(
+		f = findings_add(
 			o, "asymmetric", "warn",
 			"edge %s is asymmetric: %s %.1f Gbps, %s %.1f Gbps "
 			"with %s (the slower direction %.0f%% below "
@@ -297,6 +314,11 @@ static void findings_asymmetric(const struct findings_edge *edges, unsigned n,
 			name, e->dir_name[0] ? e->dir_name[0] : "forward", a,
 			e->dir_name[1] ? e->dir_name[1] : "reverse", b,
 			o->top_what, (hi - lo) / hi * 100.0);
+		if (f && e->name) {
+			snprintf(f->edge, sizeof(f->edge), "%s", name);
+			f->gbps = lo;
+			f->reference_gbps = hi;
+		}
 	}
 }
 
@@ -452,12 +474,14 @@ static void fhw_port_finding(struct findings_out *o, const char *code,
 			     const struct findings_hw_node *nd,
 			     const Ring__PhysPort *p, const char *gist)
 {
+	struct finding *f;
 	char label[48];
 
 	snprintf(label, sizeof(label), "port %s", fhw_port_label(p));
-	findings_subject(findings_add(o, code, "warn", "%s %s: %s", nd->name,
-				      label, gist),
-			 nd->name, label, "%s", gist);
+	f = findings_add(o, code, "warn", "%s %s: %s", nd->name, label, gist);
+	findings_subject(f, nd->name, label, "%s", gist);
+	for (size_t i = 0; f && i < p->n_interfaces; i++)
+		findings_name_iface(f, p->interfaces[i]);
 }
 
 /* unaddressed_port's advice, in its text and its gist alike. */
@@ -556,6 +580,7 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 		       const Ring__PcieLink *l, struct findings_out *o)
 {
 	const char *fn = l->n_interfaces ? l->interfaces[0] : "";
+	struct finding *f;
 	char dev[32];
 
 	if (!*l->downtrained)
@@ -563,7 +588,7 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 	/* lspci wants a function: the first one's PCI address. */
 	snprintf(dev, sizeof(dev), "%s.0", l->id);
 	if (!strcmp(l->narrow, "wired_narrow"))
-		findings_add_node(
+		f = findings_add_node(
 			o, "pcie_wired_narrow", "info", nd->name,
 			"PCIe link %s (%s) runs at %s because the "
 			"port above it (%s) is itself x%u, %s: the board "
@@ -573,7 +598,7 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 			l->upstream_max_width, l->upstream_max_speed,
 			l->usable_gbps);
 	else if (!strcmp(l->narrow, "downtrained"))
-		findings_add_node(
+		f = findings_add_node(
 			o, "pcie_downtrained", "warn", nd->name,
 			"PCIe link %s (%s) trained at %s though both "
 			"ends support more (port above %s: x%u): %.1f "
@@ -585,7 +610,7 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 			l->upstream_max_width, l->usable_gbps, dev,
 			l->upstream);
 	else
-		findings_add_node(
+		f = findings_add_node(
 			o, "pcie_narrow", "warn", nd->name,
 			"PCIe link %s (%s) runs at %s: %.1f Gbps "
 			"usable, shared by its functions; the port above "
@@ -594,6 +619,12 @@ static void fhw_narrow(const struct findings_hw_node *nd,
 			"wired narrow (nothing to fix): compare LnkCap of "
 			"both ends (lspci -vv)",
 			l->id, fn, l->downtrained, l->usable_gbps);
+	if (f) {
+		snprintf(f->pcie_link, sizeof(f->pcie_link), "%s", l->id);
+		f->gbps = l->usable_gbps;
+		for (size_t i = 0; i < l->n_interfaces; i++)
+			findings_name_iface(f, l->interfaces[i]);
+	}
 }
 
 static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
@@ -602,6 +633,7 @@ static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 	const char *link = NULL, *port = NULL;
 	char facing[160] = "", other[160] = "", usable[64] = "";
 	const Ring__PcieLink *l, *idle = NULL;
+	struct finding *f;
 	unsigned nf = 0;
 	int ports = 0;
 
@@ -653,11 +685,47 @@ static void fhw_links(const struct findings_hw_node *nd, struct findings_out *o)
 	if (l && l->usable_gbps > 0)
 		snprintf(usable, sizeof(usable),
 			 " (%.1f Gbps usable for both cables)", l->usable_gbps);
-	findings_add(o, "one_pcie_link", "warn",
-		     "%s: the neighbour-facing functions %s share PCIe link "
-		     "%s%s while link %s (%s) carries none: use the twins on "
-		     "%s too",
-		     nd->name, facing, link, usable, idle->id, other, idle->id);
+	f = findings_add(o, "one_pcie_link", "warn",
+			 "%s: the neighbour-facing functions %s share PCIe "
+			 "link %s%s while link %s (%s) carries none: use the "
+			 "twins on %s too",
+			 nd->name, facing, link, usable, idle->id, other,
+			 idle->id);
+	/* No gist: the text names interfaces of its own. */
+	if (f) {
+		snprintf(f->node, sizeof(f->node), "%s", nd->name);
+		snprintf(f->pcie_link, sizeof(f->pcie_link), "%s", link);
+		f->gbps = l && l->usable_gbps > 0 ? l->usable_gbps : 0.0;
+		for (size_t i = 0; i < inv->n_interfaces; i++)
+			if (fhw_facing(nd, inv->interfaces[i]))
+				findings_name_iface(f,
+						    inv->interfaces[i]->name);
+		for (size_t j = 0; j < idle->n_interfaces; j++)
+			findings_name_iface(f, idle->interfaces[j]);
+	}
+}
+
+/* The subject is the node's function f; the gist names its RDMA port
+ * (the grouped line says "NODES IFACE: gist"). */
+static void fhw_rdma_mtu_add(struct findings_out *o,
+			     const struct findings_hw_node *nd,
+			     const Ring__RdmaDevice *d, const Ring__RdmaPort *p,
+			     const Ring__NetInterface *f)
+{
+	struct finding *x;
+	char rest[240];
+
+	snprintf(rest, sizeof(rest),
+		 "active_mtu %u, under RoCE's %u (netdev MTU %u): raise the "
+		 "MTU on both ends of the cable (9000) so that the path MTU "
+		 "can be 4096",
+		 p->active_mtu, HW_ROCE_MTU_MAX, f->mtu);
+	x = findings_add(o, "rdma_mtu", "warn", "%s %s port %u (%s): %s",
+			 nd->name, d->name, p->port, f->name, rest);
+	findings_subject(x, nd->name, f->name, "%s port %u: %s", d->name,
+			 p->port, rest);
+	if (x)
+		x->mtu = p->active_mtu;
 }
 
 static void fhw_rdma_mtu(const struct findings_hw_node *nd,
@@ -675,17 +743,9 @@ static void fhw_rdma_mtu(const struct findings_hw_node *nd,
 			if (!fhw_data(f) || !f->carrier ||
 			    strcmp(p->state, "ACTIVE") ||
 			    strcmp(p->link_layer, "Ethernet") ||
-			    !p->active_mtu ||
-			    p->active_mtu >= FINDINGS_ROCE_MTU)
+			    !p->active_mtu || p->active_mtu >= HW_ROCE_MTU_MAX)
 				continue;
-			findings_add_node(
-				o, "rdma_mtu", "warn", nd->name,
-				"%s port %u (%s): active_mtu %u, under "
-				"RoCE's %u (netdev MTU %u): raise the "
-				"MTU on both ends of the cable (9000) so "
-				"that the path MTU can be 4096",
-				d->name, p->port, f->name, p->active_mtu,
-				FINDINGS_ROCE_MTU, f->mtu);
+			fhw_rdma_mtu_add(o, nd, d, p, f);
 		}
 	}
 }
@@ -753,6 +813,7 @@ static void fhw_arp(const struct findings_hw_node *nd, struct findings_out *o)
 	qsort(v, n, sizeof(*v), fhw_net_cmp);
 	for (size_t g = 0, e; g < n; g = e) {
 		const Ring__NetInterface *a = inv->interfaces[v[g].iface], *b;
+		struct finding *f;
 		size_t second = n;
 		char net[INET_ADDRSTRLEN];
 		struct in_addr in;
@@ -774,17 +835,29 @@ static void fhw_arp(const struct findings_hw_node *nd, struct findings_out *o)
 		in.s_addr = htonl(v[g].net);
 		if (!inet_ntop(AF_INET, &in, net, sizeof(net)))
 			continue;
-		findings_add(o, "arp_flux", "warn",
-			     "%s: %s and %s share %s/%u with arp_ignore %d/%d "
-			     "and arp_announce %d/%d: either may answer ARP "
-			     "for the other's address, and RoCE sent to the "
-			     "wrong function is silently dropped; set "
-			     "net.ipv4.conf.all.arp_ignore=1 and "
-			     "arp_announce=2, or give each function its own "
-			     "subnet",
-			     nd->name, a->name, b->name, net, v[g].prefix,
-			     a->arp_ignore, b->arp_ignore, a->arp_announce,
-			     b->arp_announce);
+		f = findings_add(
+			o, "arp_flux", "warn",
+			"%s: %s and %s share %s/%u with arp_ignore %d/%d "
+			"and arp_announce %d/%d: either may answer ARP "
+			"for the other's address, and RoCE sent to the "
+			"wrong function is silently dropped; set "
+			"net.ipv4.conf.all.arp_ignore=1 and "
+			"arp_announce=2, or give each function its own "
+			"subnet",
+			nd->name, a->name, b->name, net, v[g].prefix,
+			a->arp_ignore, b->arp_ignore, a->arp_announce,
+			b->arp_announce);
+		/* Subject without a gist: never grouped across nodes. */
+		if (f) {
+			snprintf(f->node, sizeof(f->node), "%s", nd->name);
+			snprintf(f->iface, sizeof(f->iface), "%s", a->name);
+			snprintf(f->peer_node, sizeof(f->peer_node), "%s",
+				 nd->name);
+			snprintf(f->peer_iface, sizeof(f->peer_iface), "%s",
+				 b->name);
+			findings_name_iface(f, a->name);
+			findings_name_iface(f, b->name);
+		}
 	}
 	free(v);
 }
@@ -798,6 +871,21 @@ fhw_node(const struct findings_hw_node *nodes, unsigned n, const char *name)
 	return NULL;
 }
 
+/* A finding about both ends of a cable: the subject and its peer, no
+ * gist (never grouped across nodes). */
+static void fhw_ends(struct finding *f, const struct findings_hw_node *nd,
+		     const Ring__NetInterface *mine,
+		     const struct findings_hw_node *peer,
+		     const Ring__NetInterface *theirs)
+{
+	if (!f)
+		return;
+	snprintf(f->node, sizeof(f->node), "%s", nd->name);
+	snprintf(f->iface, sizeof(f->iface), "%s", mine->name);
+	snprintf(f->peer_node, sizeof(f->peer_node), "%s", peer->name);
+	snprintf(f->peer_iface, sizeof(f->peer_iface), "%s", theirs->name);
+}
+
 static void fhw_cables(const struct findings_hw_node *nodes, unsigned n,
 		       unsigned i, struct findings_out *o)
 {
@@ -808,6 +896,7 @@ static void fhw_cables(const struct findings_hw_node *nodes, unsigned n,
 		const struct findings_hw_node *peer =
 			fhw_node(nodes, n, nb->remote_node);
 		const Ring__NetInterface *mine, *theirs;
+		struct finding *f = NULL;
 
 		mine = fhw_iface(nd->inv, nb->local_interface);
 		theirs = peer ? fhw_iface(peer->inv, nb->remote_interface)
@@ -816,25 +905,34 @@ static void fhw_cables(const struct findings_hw_node *nodes, unsigned n,
 			continue;
 		if (*nb->remote_mac && *theirs->mac &&
 		    strcasecmp(nb->remote_mac, theirs->mac))
-			findings_add(o, "neighbour_mac", "warn",
-				     "%s %s hears %s %s from MAC %s, but %s's "
-				     "inventory gives %s MAC %s: the beacon "
-				     "came through another function or "
-				     "device (a twin, a bond, a bridge), or "
-				     "the claim is forged",
-				     nd->name, mine->name, peer->name,
-				     theirs->name, nb->remote_mac, peer->name,
-				     theirs->name, theirs->mac);
+			f = findings_add(
+				o, "neighbour_mac", "warn",
+				"%s %s hears %s %s from MAC %s, but %s's "
+				"inventory gives %s MAC %s: the beacon "
+				"came through another function or "
+				"device (a twin, a bond, a bridge), or "
+				"the claim is forged",
+				nd->name, mine->name, peer->name, theirs->name,
+				nb->remote_mac, peer->name, theirs->name,
+				theirs->mac);
+		fhw_ends(f, nd, mine, peer, theirs);
+		f = NULL;
 		/* Once per cable: from the side that sorts first. */
 		if (mine->mtu && theirs->mtu && mine->mtu != theirs->mtu &&
 		    (strcmp(nd->name, peer->name) < 0))
-			findings_add(o, "mtu_mismatch", "warn",
-				     "%s %s (MTU %u) and %s %s (MTU %u) differ "
-				     "across their cable: the smaller one "
-				     "decides, and RoCE's path MTU with it; "
-				     "set both alike (9000)",
-				     nd->name, mine->name, mine->mtu,
-				     peer->name, theirs->name, theirs->mtu);
+			f = findings_add(
+				o, "mtu_mismatch", "warn",
+				"%s %s (MTU %u) and %s %s (MTU %u) differ "
+				"across their cable: the smaller one "
+				"decides, and RoCE's path MTU with it; "
+				"set both alike (9000)",
+				nd->name, mine->name, mine->mtu, peer->name,
+				theirs->name, theirs->mtu);
+		fhw_ends(f, nd, mine, peer, theirs);
+		if (f) {
+			f->mtu = mine->mtu;
+			f->peer_mtu = theirs->mtu;
+		}
 	}
 }
 

@@ -6,6 +6,8 @@
 
 /* Ladder steps the rules take (survey_streams has at most four). */
 #define FINDINGS_LADDER_MAX 4
+/* Nodes or cables one finding names as fields; more are in its text. */
+#define FINDINGS_NAMES_MAX 8
 
 /* The ladder the edges of one call were measured with: step i of every
  * edge's figures ran streams[i] streams (or queue pairs), in any order.
@@ -49,7 +51,49 @@ struct finding {
 	char node[64];
 	char iface[32];
 	char gist[320];
+	/* The rest of its subject and its figures, as data (issue 23):
+	 * ringctl decides on these, never on the text. Empty or 0: none. */
+	char edge[160]; /* "a-b" as the topology names the edge */
+	char cables[FINDINGS_NAMES_MAX][64]; /* cable ids it names */
+	unsigned n_cables;
+	int ring;	    /* about every edge, node or cable alike */
+	char pcie_link[64]; /* a PCIe link id */
+	char peer_node[64]; /* the other end it names */
+	char peer_iface[32];
+	char nodes[FINDINGS_NAMES_MAX][64]; /* every node it names */
+	unsigned n_nodes;
+	char ifaces[FINDINGS_NAMES_MAX][64]; /* every function of node */
+	unsigned n_ifaces;
+	double gbps;	       /* the figure it is about (measured) */
+	double reference_gbps; /* what that is held against */
+	unsigned mtu, peer_mtu;
 };
+
+/* ---- the subject as fields and the wire message (findings_msg.c) ---- */
+
+/* A finding's text, code and level; every other field empty. */
+void findings_init(struct finding *f, const char *code, const char *level,
+		   const char *text);
+
+/* Name node among the nodes f speaks of (once; past the room dropped). */
+void findings_name_node(struct finding *f, const char *node);
+
+/* Name ifname among the functions of f's node it speaks of (once). */
+void findings_name_iface(struct finding *f, const char *ifname);
+
+/* Name cable id among the cables f speaks of (once). */
+void findings_name_cable(struct finding *f, const char *id);
+
+/* f is about the edge a-b: its name, and both nodes named. */
+void findings_set_edge(struct finding *f, const char *a, const char *b);
+
+/* The one constructor of the wire message: f copied into memory from
+ * alloc(ctx, size) (an arena the message lives in; never freed one by
+ * one), every subject and figure field set; its text is text where that
+ * is not NULL (longer than f holds), else f's. NULL when alloc fails. */
+typedef void *(*findings_alloc_fn)(void *ctx, size_t size);
+Ring__Finding *findings_msg(const struct finding *f, const char *text,
+			    findings_alloc_fn alloc, void *ctx);
 
 /* Rules (thresholds in findings.c, documented there), "top" being the
  * ladder's largest stream count:

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hw_ceiling.h"
 #include "log.h"
 #include "pair_rounds.h"
 #include "survey_int.h"
@@ -404,18 +405,28 @@ static double sv_link_alone(const struct sv_link *l, int d)
 	return best;
 }
 
-static int sv_add_finding(struct survey *sv, Ring__Finding ***v, size_t *n,
-			  const char *code, const char *level, const char *text)
+static void *sv_keep_ctx(void *sv, size_t size)
 {
-	Ring__Finding *f = sv_keep(sv, sizeof(*f));
-	Ring__Finding **nv = sv_keep(sv, (*n + 1) * sizeof(*nv));
+	return sv_keep(sv, size);
+}
 
-	if (!f || !nv || !text)
+/* A finding with its subject as fields (subj, NULL for none; built by
+ * findings.c), text whole. */
+static int sv_add_finding(struct survey *sv, Ring__Finding ***v, size_t *n,
+			  const char *code, const char *level, const char *text,
+			  struct finding *subj)
+{
+	struct finding none;
+	Ring__Finding *f, **nv = sv_keep(sv, (*n + 1) * sizeof(*nv));
+
+	if (!subj)
+		subj = &none;
+	findings_init(&none, code, level, "");
+	snprintf(subj->code, sizeof(subj->code), "%s", code);
+	snprintf(subj->level, sizeof(subj->level), "%s", level);
+	f = text ? findings_msg(subj, text, sv_keep_ctx, sv) : NULL;
+	if (!f || !nv)
 		return -1;
-	ring__finding__init(f);
-	f->code = (char *)code;
-	f->level = (char *)level;
-	f->text = (char *)text;
 	if (*n)
 		memcpy(nv, *v, *n * sizeof(*nv));
 	nv[(*n)++] = f;
@@ -463,6 +474,19 @@ static unsigned sv_link_figures(const struct survey *sv, unsigned n,
 	return count;
 }
 
+/* subj: node's PCIe link, its figure against the other link's. */
+static struct finding *sv_subject_link(struct finding *subj, const char *node,
+				       const char *link, double gbps,
+				       double reference)
+{
+	findings_init(subj, "", "", "");
+	snprintf(subj->node, sizeof(subj->node), "%s", node);
+	snprintf(subj->pcie_link, sizeof(subj->pcie_link), "%s", link);
+	subj->gbps = gbps;
+	subj->reference_gbps = reference;
+	return subj;
+}
+
 /* A node whose function pairs through one PCIe link are all slower than
  * every pair through its other link: that link (trained down, or
  * shared) is the bottleneck, not the cables: its neighbours' other
@@ -477,6 +501,7 @@ static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
 			char slow[160], fast[160];
 			double slo, shi, flo = -1, fhi = -1;
 			const char *other = NULL;
+			struct finding subj;
 			int first = 1;
 
 			for (unsigned j = 0; j < i && first; j++)
@@ -492,7 +517,7 @@ static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
 				if (!*ol || !strcmp(ol, link) ||
 				    sv_link_figures(sv, n, ol, &flo, &fhi, fast,
 						    sizeof(fast)) < 2 ||
-				    shi > 0.6 * flo)
+				    !hw_link_slower(shi, flo))
 					continue;
 				other = ol;
 				break;
@@ -511,7 +536,9 @@ static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
 					    "down, or shared) is the limit, "
 					    "not the cables",
 					    sn->name, link, slow, shi, other,
-					    fast, flo)) < 0)
+					    fast, flo),
+				    sv_subject_link(&subj, sn->name, link, shi,
+						    flo)) < 0)
 				return -1;
 		}
 	}
@@ -572,6 +599,29 @@ static double sv_port_ratio(const struct survey *sv, const struct sv_cable *c,
 	return worst;
 }
 
+/* subj, about the whole ring when all is set. */
+static struct finding *sv_subject_all(struct finding *subj, int all)
+{
+	subj->ring = all;
+	return subj;
+}
+
+/* subj: a function pair across twins, both ends and its cable. */
+static struct finding *sv_subject_cross(const struct survey *sv,
+					const struct sv_link *l,
+					struct finding *subj)
+{
+	findings_init(subj, "", "", "");
+	snprintf(subj->node, sizeof(subj->node), "%s",
+		 sv->run->nodes[l->t.a].name);
+	snprintf(subj->iface, sizeof(subj->iface), "%s", l->t.a_if);
+	snprintf(subj->peer_node, sizeof(subj->peer_node), "%s",
+		 sv->run->nodes[l->t.b].name);
+	snprintf(subj->peer_iface, sizeof(subj->peer_iface), "%s", l->t.b_if);
+	findings_name_cable(subj, l->cable_id);
+	return subj;
+}
+
 /* Computed from the measured steps: what a cable's functions add up to
  * (port steps), and whose limit the ring load hits. Said once for the
  * whole ring when every cable or node is alike. */
@@ -580,6 +630,11 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 	char twins[400] = "", limit[400] = "", hosts[400] = "";
 	size_t ut = 0, ul = 0, uh = 0;
 	unsigned stepped = 0, n_twins = 0, n_limit = 0, nodes = 0, fell = 0;
+	struct finding subj, twins_of, limit_of, fell_of;
+
+	findings_init(&twins_of, "", "", "");
+	findings_init(&limit_of, "", "", "");
+	findings_init(&fell_of, "", "", "");
 
 	for (unsigned i = 0; i < sv->run->n_links; i++) {
 		const struct sv_link *l = &sv->run->links[i];
@@ -595,7 +650,8 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 				    "functions): not measured",
 				    l->cable_id, sv->run->nodes[l->t.a].name,
 				    l->t.a_if, sv->run->nodes[l->t.b].name,
-				    l->t.b_if)) < 0)
+				    l->t.b_if),
+			    sv_subject_cross(sv, l, &subj)) < 0)
 			return -1;
 	}
 	for (unsigned k = 0; k < sv->run->n_cables; k++) {
@@ -606,12 +662,14 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 		if (r <= 0)
 			continue;
 		stepped++;
-		if (r >= 1.5) {
+		if (hw_port_step_class(r) == HW_PORT_NEEDS_TWINS) {
 			n_twins++;
+			findings_name_cable(&twins_of, c->id);
 			sv_list_add(twins, sizeof(twins), &ut, ", ",
 				    "%s %.2f vs %.2f", c->id, port, alone);
-		} else if (r < 1.2) {
+		} else if (hw_port_step_class(r) == HW_PORT_AT_LIMIT) {
 			n_limit++;
+			findings_name_cable(&limit_of, c->id);
 			sv_list_add(limit, sizeof(limit), &ul, ", ",
 				    "%s %.2f vs %.2f", c->id, port, alone);
 		}
@@ -627,7 +685,8 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 			    "measured, the worse direction): the port's rate "
 			    "needs every function used (all in NCCL_IB_HCA)",
 			    n_twins == stepped ? "every cable" : "some cables",
-			    twins)) < 0)
+			    twins),
+		    sv_subject_all(&twins_of, n_twins == stepped)) < 0)
 		return -1;
 	if (n_limit &&
 	    sv_add_finding(
@@ -639,7 +698,8 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 			    "function, measured): the cable or port is the "
 			    "limit, not the PCIe links",
 			    n_limit == stepped ? "every cable" : "some cables",
-			    limit)) < 0)
+			    limit),
+		    sv_subject_all(&limit_of, n_limit == stepped)) < 0)
 		return -1;
 	if (sv_pcie_link_findings(sv, top) < 0)
 		return -1;
@@ -659,7 +719,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 			    one <= 0 || both < 0)
 				continue;
 			cables++;
-			if (both < 0.75 * one) {
+			if (hw_load_fell(both, one)) {
 				down++;
 				sv_list_add(list, sizeof(list), &used, ", ",
 					    "%.2f of %.2f", both, one);
@@ -670,6 +730,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 		nodes++;
 		if (down == cables) {
 			fell++;
+			findings_name_node(&fell_of, sv->run->nodes[n].name);
 			sv_list_add(hosts, sizeof(hosts), &uh, "; ", "%s %s",
 				    sv->run->nodes[n].name, list);
 		}
@@ -686,8 +747,8 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 			    "side (PCIe links that each carry a half of both "
 			    "cables) is the limit, not a cable; a ring "
 			    "all-reduce sends one way",
-			    fell == nodes ? "every node" : "some nodes",
-			    hosts)) < 0)
+			    fell == nodes ? "every node" : "some nodes", hosts),
+		    sv_subject_all(&fell_of, fell == nodes)) < 0)
 		return -1;
 	return 0;
 }

@@ -23,18 +23,32 @@ int sv_edge_through_switch(const Ring__Edge *e)
 	return e->method_kind == RING__EDGE_METHOD__EDGE_METHOD_TCP_SWITCH;
 }
 
-static Ring__Finding *sv_finding(struct msg_arena *ar, const char *code,
-				 const char *level, const char *text)
+static void *sv_ar_alloc(void *ar, size_t size)
 {
-	Ring__Finding *f = msg_arena_alloc(ar, sizeof(*f));
+	return msg_arena_alloc(ar, size);
+}
 
-	if (!f)
-		return NULL;
-	ring__finding__init(f);
-	f->code = msg_arena_printf(ar, "%s", code);
-	f->level = msg_arena_printf(ar, "%s", level);
-	f->text = msg_arena_printf(ar, "%s", text);
-	return f;
+/* A finding with its subject as fields (findings.c builds the message);
+ * text whole, longer than a struct finding holds. */
+static Ring__Finding *sv_finding_of(struct msg_arena *ar, struct finding *f,
+				    const char *text)
+{
+	return findings_msg(f, text, sv_ar_alloc, ar);
+}
+
+/* One about the edge a-b, or the node a (b NULL), or nothing. */
+static Ring__Finding *sv_finding(struct msg_arena *ar, const char *code,
+				 const char *level, const char *text,
+				 const char *a, const char *b)
+{
+	struct finding f;
+
+	findings_init(&f, code, level, "");
+	if (a && b)
+		findings_set_edge(&f, a, b);
+	else if (a)
+		snprintf(f.node, sizeof(f.node), "%s", a);
+	return sv_finding_of(ar, &f, text);
 }
 
 /* A latency ladder as message pointers in the arena (NULL on failure). */
@@ -267,6 +281,7 @@ static void sv_findings_claims(struct survey *sv, struct msg_arena *ar,
 	     j++) {
 		const char *port = t->neighbours[j]->local_interface;
 		char text[600], who[200] = "", believed[96], more[48] = "";
+		struct finding lc;
 		uint64_t refused = 0;
 		unsigned claims = 0;
 		int first = 1;
@@ -303,8 +318,15 @@ static void sv_findings_claims(struct survey *sv, struct msg_arena *ar,
 			 claims > 4 ? ", ..." : "", more,
 			 believed[0] ? "believed " : "none could be confirmed",
 			 believed[0] ? believed : "");
-		top->findings[top->n_findings++] =
-			sv_finding(ar, "lldp_conflict", "warn", text);
+		findings_init(&lc, "lldp_conflict", "warn", "");
+		snprintf(lc.node, sizeof(lc.node), "%s",
+			 sv->run->nodes[node].name);
+		snprintf(lc.iface, sizeof(lc.iface), "%s", port);
+		for (size_t k = j; k < t->n_neighbours; k++)
+			if (!strcmp(t->neighbours[k]->local_interface, port))
+				findings_name_node(
+					&lc, t->neighbours[k]->remote_node);
+		top->findings[top->n_findings++] = sv_finding_of(ar, &lc, text);
 	}
 }
 
@@ -344,8 +366,8 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 					    sizeof(fo) / sizeof(fo[0]))
 			 : 0;
 		for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
-			top->findings[top->n_findings++] = sv_finding(
-				ar, fo[i].code, fo[i].level, fo[i].text);
+			top->findings[top->n_findings++] =
+				sv_finding_of(ar, &fo[i], NULL);
 	}
 	for (unsigned i = 0; i < sv->run->n_links && top->n_findings < cap;
 	     i++) {
@@ -367,7 +389,9 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 					 ? "both ways"
 					 : "one way");
 			top->findings[top->n_findings++] =
-				sv_finding(ar, "probe_failed", "warn", text);
+				sv_finding(ar, "probe_failed", "warn", text,
+					   sv->run->nodes[l->t.a].name,
+					   sv->run->nodes[l->t.b].name);
 		}
 		snprintf(text, sizeof(text), "edge %s-%s",
 			 sv->run->nodes[l->t.a].name,
@@ -375,15 +399,20 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 		nfo = cev_edge_view(l->counters, &cd);
 		nfo = cev_findings(text, cd, nfo, fo,
 				   sizeof(fo) / sizeof(fo[0]));
-		for (unsigned k = 0; k < nfo && top->n_findings < cap; k++)
-			top->findings[top->n_findings++] = sv_finding(
-				ar, fo[k].code, fo[k].level, fo[k].text);
+		for (unsigned k = 0; k < nfo && top->n_findings < cap; k++) {
+			findings_set_edge(&fo[k], sv->run->nodes[l->t.a].name,
+					  sv->run->nodes[l->t.b].name);
+			top->findings[top->n_findings++] =
+				sv_finding_of(ar, &fo[k], NULL);
+		}
 		if (l->error[0] && top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: %s",
 				 sv->run->nodes[l->t.a].name,
 				 sv->run->nodes[l->t.b].name, l->error);
 			top->findings[top->n_findings++] =
-				sv_finding(ar, "test_failed", "warn", text);
+				sv_finding(ar, "test_failed", "warn", text,
+					   sv->run->nodes[l->t.a].name,
+					   sv->run->nodes[l->t.b].name);
 		}
 		/* RDMA's own trouble, unless it is the edge's error already. */
 		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
@@ -392,7 +421,9 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 				 sv->run->nodes[l->t.a].name,
 				 sv->run->nodes[l->t.b].name, l->rdma_error);
 			top->findings[top->n_findings++] =
-				sv_finding(ar, "rdma_failed", "warn", text);
+				sv_finding(ar, "rdma_failed", "warn", text,
+					   sv->run->nodes[l->t.a].name,
+					   sv->run->nodes[l->t.b].name);
 		}
 	}
 	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap;
@@ -410,31 +441,17 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 				 ? n->neighbours->beacons_error
 				 : "no neighbour table");
 		top->findings[top->n_findings++] =
-			sv_finding(ar, "beacons_off", "info", text);
+			sv_finding(ar, "beacons_off", "info", text,
+				   sv->run->nodes[i].name, NULL);
 	}
 	/* A stray's forged or conflicting claims are still worth saying. */
 	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
 	/* The port and PCIe model of the current inventories. */
 	nfo = findings_hw(hw, nh, hwf, sv->run->n_nodes * 16);
-	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++) {
-		Ring__Finding *f =
-			sv_finding(ar, hwf[i].code, hwf[i].level, hwf[i].text);
-
-		/* The subject as fields, for grouping by node. */
-		if (f && *hwf[i].node) {
-			char *nd = msg_arena_printf(ar, "%s", hwf[i].node);
-			char *ifc = msg_arena_printf(ar, "%s", hwf[i].iface);
-			char *gist = msg_arena_printf(ar, "%s", hwf[i].gist);
-
-			if (nd && ifc && gist) {
-				f->node = nd;
-				f->interface = ifc;
-				f->gist = gist;
-			}
-		}
-		top->findings[top->n_findings++] = f;
-	}
+	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+		top->findings[top->n_findings++] =
+			sv_finding_of(ar, &hwf[i], NULL);
 	rc = 0;
 out:
 	free(fe);
@@ -580,15 +597,17 @@ static void sv_store(struct survey *sv, const Ring__Topology *top)
 	if (sv->publish)
 		sv->publish(sv->topology, sv->publish_arg);
 }
-/* Does finding f speak of edge e ("edge n1-n2 ...")? */
+/* Is finding f about a figure of edge e (its subject edge a-b, or one of
+ * its function pairs a-b:IF)? A failed probe names the edge's ends, not
+ * a figure: it stays. A finding stored before the field has no edge. */
 static int sv_finding_about(const Ring__Finding *f, const Ring__Edge *e)
 {
 	char head[160];
-	size_t n =
-		(size_t)snprintf(head, sizeof(head), "edge %s-%s", e->a, e->b);
+	size_t n = (size_t)snprintf(head, sizeof(head), "%s-%s", e->a, e->b);
 
-	return n < sizeof(head) && !strncmp(f->text, head, n) &&
-	       (f->text[n] == ' ' || f->text[n] == ':' || f->text[n] == ',');
+	return n < sizeof(head) && f->edge && strcmp(f->code, "probe_failed") &&
+	       !strncmp(f->edge, head, n) &&
+	       (f->edge[n] == '\0' || f->edge[n] == ':');
 }
 
 void sv_report_recheck(struct survey *sv)
@@ -757,6 +776,31 @@ void sv_report(struct survey *sv)
 		c->route_kind = (char *)d->route_kind;
 		c->route_interface = (char *)d->route_if;
 		c->path = d->path;
+		/* The outcome and the why as fields; verdict says both. */
+		c->outcome =
+			d->path ? msg_arena_printf(
+					  &ar, "UNEXPECTED: %s reaches %s's %s",
+					  c->a, c->b, d->b_addr)
+				: "no data-plane path, as expected";
+		c->reason = d->path ? msg_arena_printf(
+					      &ar,
+					      "route %s%s%s: a data path "
+					      "where the ring has none",
+					      d->route_kind,
+					      d->route_if[0] ? " via " : "",
+					      d->route_if)
+				    : msg_arena_printf(
+					      &ar, "route %s%s%s, %s",
+					      d->route_kind,
+					      d->route_if[0] ? " via " : "",
+					      d->route_if,
+					      !strcmp(d->route_kind, "local")
+						      ? "the address is also "
+							"this node's own"
+					      : d->not_probed
+						      ? "not a data port: not "
+							"probed"
+						      : "probe unanswered");
 		c->verdict =
 			d->path ? msg_arena_printf(
 					  &ar,
@@ -766,26 +810,18 @@ void sv_report(struct survey *sv)
 					  c->a, c->b, d->b_addr, d->route_kind,
 					  d->route_if[0] ? " via " : "",
 					  d->route_if)
-				: msg_arena_printf(
-					  &ar,
-					  "no data-plane path, as "
-					  "expected (route %s%s%s, %s)",
-					  d->route_kind,
-					  d->route_if[0] ? " via " : "",
-					  d->route_if,
-					  !strcmp(d->route_kind, "local")
-						  ? "the address is also "
-						    "this node's own"
-					  : d->not_probed
-						  ? "not a data port: not "
-						    "probed"
-						  : "probe unanswered");
+				: msg_arena_printf(&ar, "%s (%s)", c->outcome,
+						   c->reason);
 		top.diagonals[top.n_diagonals++] = c;
 	}
 	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
 		top.anomalies[top.n_anomalies++] = sv_finding(
 			&ar, topo_anomaly_name(res.anomalies[i].kind), "warn",
-			res.anomalies[i].text);
+			res.anomalies[i].text,
+			sv->run->nodes[res.anomalies[i].a].name,
+			res.anomalies[i].b == res.anomalies[i].a
+				? NULL
+				: sv->run->nodes[res.anomalies[i].b].name);
 	if (ok && sv_strays(sv, &ar, &res, &top) < 0)
 		ok = 0;
 	if (ok && res.cls == TOPO_LINE)

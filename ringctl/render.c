@@ -1,5 +1,5 @@
-/* ringctl's rendering: the coordinator's replies (status, inventory,
- * topology, test reports, ranks) through the writer, and the text formats
+/* ringctl's rendering: the coordinator's replies (status, topology,
+ * alerts, test reports, ranks) through the writer, and the text formats
  * of ranks (hostfile, rankfile, torchrun, env) with their safety check. */
 #include "render.h"
 #include "clock.h"
@@ -76,15 +76,6 @@ static void render_age(unsigned long long since_ms, unsigned long long now_ms,
 	else
 		snprintf(buf, len, "%llud%02lluh", s / 86400, s / 3600 % 24);
 }
-
-/* How much of a node's status to show. */
-enum render_node_view {
-	RENDER_NODE_BRIEF = 1, /* the default plain table: short columns */
-	RENDER_NODE_FULL = 2,  /* inventory: every timestamp and figure */
-	/* the inventory's list of RDMA devices follows under the same key,
-	 * so the count is left to it */
-	RENDER_NODE_NO_RDMA_COUNT = 4,
-};
 
 const char *render_severity(Ring__Severity s)
 {
@@ -231,8 +222,8 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 
 /* Member order is the column order of `ringctl status`; the fields written
  * only for a node that is not up keep their column (see writer.h). */
-static void render_node_status(struct writer *w, const Ring__NodeStatus *n,
-			       int view, unsigned long long now_ms)
+void render_node_status(struct writer *w, const Ring__NodeStatus *n, int view,
+			unsigned long long now_ms)
 {
 	int up = !strcmp(n->state, "up"), brief = view & RENDER_NODE_BRIEF;
 	unsigned long long since =
@@ -342,216 +333,6 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 	}
 	if (down)
 		writer_list_end(w);
-}
-
-/* Plain leaves out what is not there (a blank string, a 0 or -1 that
- * stands for "not read" or "none"); keyvalue and JSON keep every field. */
-static int render_plain(const struct writer *w)
-{
-	return writer_get_format(w) == WRITER_PLAIN;
-}
-
-static void render_str_opt(struct writer *w, const char *key, const char *v)
-{
-	if (!render_plain(w) || (v && *v))
-		writer_str(w, key, v);
-}
-
-static void render_uint_opt(struct writer *w, const char *key, uint64_t v)
-{
-	if (!render_plain(w) || v)
-		writer_uint(w, key, v);
-}
-
-static void render_int_opt(struct writer *w, const char *key, int64_t v)
-{
-	if (!render_plain(w) || v >= 0)
-		writer_int(w, key, v);
-}
-
-static void render_gbps_opt(struct writer *w, const char *key, double v)
-{
-	if (!render_plain(w) || v > 0)
-		writer_double(w, key, v, 1);
-}
-
-/* The function's place in the port and PCIe model (docs/HARDWARE.md). */
-static void render_interface_hw(struct writer *w, const Ring__NetInterface *f)
-{
-	render_str_opt(w, "phys_port_name", f->phys_port_name);
-	render_str_opt(w, "phys_switch_id", f->phys_switch_id);
-	render_str_opt(w, "port_id", f->port_id);
-	render_str_opt(w, "pcie_link", f->pcie_link);
-	/* Lesser of port speed and share of the link: not measured. */
-	render_gbps_opt(w, "nominal_gbps_computed", f->nominal_gbps);
-	render_int_opt(w, "arp_ignore", f->arp_ignore);
-	render_int_opt(w, "arp_announce", f->arp_announce);
-}
-
-/* PCIe links, physical ports and ignored interfaces of an inventory. */
-static void render_inventory_hw(struct writer *w, const Ring__Inventory *inv)
-{
-	writer_list_start(w, "pcie_links");
-	for (size_t i = 0; i < inv->n_pcie_links; i++) {
-		const Ring__PcieLink *l = inv->pcie_links[i];
-
-		writer_obj_start_named(w, l->id);
-		writer_str(w, "id", l->id);
-		writer_list_start(w, "interfaces");
-		for (size_t k = 0; k < l->n_interfaces; k++)
-			writer_str(w, NULL, l->interfaces[k]);
-		writer_list_end(w);
-		writer_str(w, "speed", l->speed);
-		writer_uint(w, "width", l->width);
-		writer_str(w, "max_speed", l->max_speed);
-		writer_uint(w, "max_width", l->max_width);
-		writer_double(w, "raw_gbps_computed", l->raw_gbps, 1);
-		writer_double(w, "usable_gbps_computed", l->usable_gbps, 1);
-		/* The MPS the usable rate was computed from, and whether
-		 * the agent read it or assumed it (none: an older agent). */
-		if (l->mps_bytes)
-			writer_uint(w, "mps_bytes", l->mps_bytes);
-		else if (!render_plain(w))
-			writer_none(w, "mps_bytes", "");
-		render_str_opt(w, "mps_source", l->mps_source);
-		render_str_opt(w, "downtrained", l->downtrained);
-		render_str_opt(w, "narrow", l->narrow);
-		render_str_opt(w, "upstream", l->upstream);
-		render_str_opt(w, "upstream_max_speed", l->upstream_max_speed);
-		render_uint_opt(w, "upstream_max_width", l->upstream_max_width);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-	writer_list_start(w, "phys_ports");
-	for (size_t i = 0; i < inv->n_phys_ports; i++) {
-		const Ring__PhysPort *p = inv->phys_ports[i];
-
-		writer_obj_start_named(w, p->id);
-		writer_str(w, "id", p->id);
-		writer_str(w, "name", p->name);
-		writer_list_start(w, "interfaces");
-		for (size_t k = 0; k < p->n_interfaces; k++)
-			writer_str(w, NULL, p->interfaces[k]);
-		writer_list_end(w);
-		writer_double(w, "speed_gbps", p->speed_gbps, 1);
-		writer_double(w, "aggregate_gbps_computed", p->aggregate_gbps,
-			      1);
-		render_str_opt(w, "twins_differ", p->twins_differ);
-		render_str_opt(w, "grouped_by", p->grouped_by);
-		render_str_opt(w, "switch_ids_differ", p->switch_ids_differ);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-	writer_list_start(w, "ignored_interfaces");
-	for (size_t i = 0; i < inv->n_ignored_interfaces; i++)
-		writer_str(w, NULL, inv->ignored_interfaces[i]);
-	writer_list_end(w);
-}
-
-static void render_interface(struct writer *w, const Ring__NetInterface *f)
-{
-	writer_str(w, "name", f->name);
-	writer_bool(w, "management", f->management);
-	writer_str(w, "mac", f->mac);
-	writer_list_start(w, "ipv4");
-	for (size_t i = 0; i < f->n_ipv4; i++) {
-		writer_obj_start(w, NULL);
-		writer_str(w, "address", f->ipv4[i]->address);
-		writer_uint(w, "prefix", f->ipv4[i]->prefix);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-	writer_uint(w, "mtu", f->mtu);
-	writer_bool(w, "admin_up", f->admin_up);
-	writer_bool(w, "carrier", f->carrier);
-	writer_str(w, "operstate", f->operstate);
-	writer_bool(w, "up_no_address", f->up_no_address);
-	render_int_opt(w, "speed_mbps", f->speed_mbps);
-	render_uint_opt(w, "nominal_speed_mbps", f->nominal_speed_mbps);
-	render_str_opt(w, "driver", f->driver);
-	render_str_opt(w, "pci_address", f->pci_address);
-	render_str_opt(w, "pcie_link_speed", f->pcie_link_speed);
-	render_uint_opt(w, "pcie_link_width", f->pcie_link_width);
-	render_str_opt(w, "pcie_max_link_speed", f->pcie_max_link_speed);
-	render_uint_opt(w, "pcie_max_link_width", f->pcie_max_link_width);
-	/* Derived from link speed, width and encoding, not measured. */
-	render_gbps_opt(w, "pcie_gbps_computed", f->pcie_gbps);
-	render_str_opt(w, "rdma_device", f->rdma_device);
-	render_interface_hw(w, f);
-}
-
-static void render_rdma(struct writer *w, const Ring__RdmaDevice *d)
-{
-	writer_str(w, "name", d->name);
-	render_str_opt(w, "node_guid", d->node_guid);
-	render_str_opt(w, "fw_ver", d->fw_ver);
-	writer_list_start(w, "ports");
-	for (size_t i = 0; i < d->n_ports; i++) {
-		const Ring__RdmaPort *p = d->ports[i];
-		char id[16];
-
-		snprintf(id, sizeof(id), "%u", p->port);
-		writer_obj_start_named(w, id);
-		writer_uint(w, "port", p->port);
-		writer_str(w, "state", p->state);
-		writer_str(w, "link_layer", p->link_layer);
-		render_str_opt(w, "netdev", p->netdev);
-		writer_double(w, "active_speed_gbps", p->active_speed_gbps, 1);
-		writer_uint(w, "active_width", p->active_width);
-		writer_uint(w, "active_mtu", p->active_mtu);
-		writer_list_start(w, "gids");
-		for (size_t k = 0; k < p->n_gids; k++) {
-			snprintf(id, sizeof(id), "%u", p->gids[k]->index);
-			writer_obj_start_named(w, id);
-			writer_uint(w, "index", p->gids[k]->index);
-			writer_str(w, "gid", p->gids[k]->gid);
-			writer_str(w, "type", p->gids[k]->type);
-			render_str_opt(w, "netdev", p->gids[k]->netdev);
-			writer_obj_end(w);
-		}
-		writer_list_end(w);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-}
-
-void render_inventory(struct writer *w, const Ring__InventoryReply *r)
-{
-	const Ring__Inventory *inv = r->inventory;
-
-	if (r->status)
-		render_node_status(
-			w, r->status,
-			RENDER_NODE_FULL |
-				(inv ? RENDER_NODE_NO_RDMA_COUNT : 0),
-			0);
-	if (!inv)
-		return;
-	writer_str(w, "hostname", inv->hostname);
-	writer_str(w, "kernel", inv->kernel);
-	writer_str(w, "mgmt_interface", inv->mgmt_interface);
-	writer_list_start(w, "interfaces");
-	for (size_t i = 0; i < inv->n_interfaces; i++) {
-		writer_obj_start_named(w, inv->interfaces[i]->name);
-		render_interface(w, inv->interfaces[i]);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-	writer_list_start(w, "rdma_devices");
-	for (size_t i = 0; i < inv->n_rdma_devices; i++) {
-		writer_obj_start_named(w, inv->rdma_devices[i]->name);
-		render_rdma(w, inv->rdma_devices[i]);
-		writer_obj_end(w);
-	}
-	writer_list_end(w);
-	if (inv->rdma_error && *inv->rdma_error)
-		writer_str(w, "rdma_error", inv->rdma_error);
-	render_inventory_hw(w, inv);
-	writer_obj_start(w, "memory");
-	writer_uint(w, "total_kib", inv->memory ? inv->memory->total_kib : 0);
-	writer_uint(w, "available_kib",
-		    inv->memory ? inv->memory->available_kib : 0);
-	writer_obj_end(w);
 }
 
 /* ---- topology (status), tests and ranks ---- */
@@ -872,22 +653,13 @@ static void render_edge_brief(struct writer *w, const Ring__Edge *e,
 		writer_str(w, "error", "busy, not measured");
 }
 
-/* The short verdict: the text before its parenthesised reasons. */
-static void render_verdict_brief(const char *v, char *buf, size_t len)
-{
-	const char *paren = strstr(v, " (");
-	int n = paren ? (int)(paren - v) : (int)strlen(v);
-
-	snprintf(buf, len, "%.*s", n, v);
-}
-
 /* One row per diagonal pair: a path on any address is what matters. */
 static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 {
 	writer_table_start(w, "diagonals");
 	for (size_t i = 0; i < t->n_diagonals; i++) {
 		const Ring__DiagonalCheck *d = t->diagonals[i], *show;
-		char pair[140], verdict[256];
+		char pair[140];
 		size_t n;
 
 		show = topoview_diagonal(t, i, &n);
@@ -898,8 +670,10 @@ static void render_diagonals_brief(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "pair", pair);
 		writer_uint(w, "addresses", n);
 		writer_bool(w, "path", show->path);
-		render_verdict_brief(show->verdict, verdict, sizeof(verdict));
-		writer_str(w, "verdict", verdict);
+		/* The outcome alone; a topology stored before the field
+		 * has the verdict whole. */
+		writer_str(w, "verdict",
+			   *show->outcome ? show->outcome : show->verdict);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);
@@ -942,6 +716,36 @@ static int render_finding_text(Ring__Finding *const *v, size_t n, size_t i,
 	return 1;
 }
 
+/* The rest of a finding's subject and its figures, where it has them,
+ * for scripts to decide on (never on the text). */
+static void render_finding_fields(struct writer *w, const Ring__Finding *f)
+{
+	if (*f->edge)
+		writer_str(w, "edge", f->edge);
+	if (f->ring)
+		writer_bool(w, "ring", 1);
+	if (*f->pcie_link)
+		writer_str(w, "pcie_link", f->pcie_link);
+	if (*f->peer_node) {
+		writer_str(w, "peer_node", f->peer_node);
+		writer_str(w, "peer_interface", f->peer_interface);
+	}
+	if (f->n_cables) {
+		writer_list_start(w, "cables");
+		for (size_t i = 0; i < f->n_cables; i++)
+			writer_str(w, NULL, f->cables[i]);
+		writer_list_end(w);
+	}
+	if (f->gbps > 0)
+		writer_double(w, "gbps", f->gbps, 2);
+	if (f->reference_gbps > 0)
+		writer_double(w, "reference_gbps", f->reference_gbps, 2);
+	if (f->mtu)
+		writer_uint(w, "mtu", f->mtu);
+	if (f->peer_mtu)
+		writer_uint(w, "peer_mtu", f->peer_mtu);
+}
+
 /* Findings (anomalies: by_code) in plain by default: one "- level: text"
  * line each (alike findings of several nodes as one), wrapped by the
  * writer; -v and the machine formats: the
@@ -961,7 +765,7 @@ static void render_notes(struct writer *w, const char *key,
 
 		/* Plain says a finding on many nodes once; the machine
 		 * formats keep one record each. */
-		if (!by_code && render_plain(w)) {
+		if (!by_code && (writer_get_format(w) == WRITER_PLAIN)) {
 			if (!render_finding_text(v, n, i, grouped,
 						 sizeof(grouped)))
 				continue;
@@ -985,6 +789,7 @@ static void render_notes(struct writer *w, const char *key,
 					writer_str(w, "interface",
 						   v[i]->interface);
 				}
+				render_finding_fields(w, v[i]);
 			}
 			writer_str(w, by_code ? "anomaly" : "finding", text);
 		}
@@ -1016,7 +821,8 @@ static int render_cable_nominal_above(const Ring__Topology *t,
 {
 	const Ring__Edge *e;
 
-	if (!render_plain(w) || !c->n_edges || c->edges[0] >= t->n_edges)
+	if (!(writer_get_format(w) == WRITER_PLAIN) || !c->n_edges ||
+	    c->edges[0] >= t->n_edges)
 		return 0;
 	e = t->edges[c->edges[0]];
 	return e->nominal_gbps > 0 && c->nominal_gbps > e->nominal_gbps;
@@ -1209,6 +1015,11 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 			writer_str(w, "route_interface", d->route_interface);
 			writer_bool(w, "path", d->path);
 			writer_str(w, "verdict", d->verdict);
+			/* Its two parts, for scripts (no table column). */
+			if (writer_get_format(w) != WRITER_PLAIN) {
+				writer_str(w, "outcome", d->outcome);
+				writer_str(w, "reason", d->reason);
+			}
 			writer_obj_end(w);
 		}
 		writer_table_end(w);

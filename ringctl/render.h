@@ -14,6 +14,18 @@
  * do); otherwise a view that fits about 100 columns. */
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose);
 void render_inventory(struct writer *w, const Ring__InventoryReply *r);
+/* How much of a node's status to show. */
+enum render_node_view {
+	RENDER_NODE_BRIEF = 1, /* the default plain table: short columns */
+	RENDER_NODE_FULL = 2,  /* inventory: every timestamp and figure */
+	/* the inventory's list of RDMA devices follows under the same key,
+	 * so the count is left to it */
+	RENDER_NODE_NO_RDMA_COUNT = 4,
+};
+
+/* One node's status row (view: RENDER_NODE_* or'd). */
+void render_node_status(struct writer *w, const Ring__NodeStatus *n, int view,
+			unsigned long long now_ms);
 /* 0 when healthy, 1 otherwise: the coordinator's health when it sends
  * one, else every expected node up. */
 int render_status_health(const Ring__StatusReply *r);

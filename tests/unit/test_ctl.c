@@ -1033,6 +1033,11 @@ static void test_status_brief(void **state)
 		diag[i].verdict = i == 1 ? "UNEXPECTED path (ping answered)"
 					 : "no data-plane path, as expected "
 					   "(route gateway via mgmt0)";
+		/* The outcome and the why apart, as the survey sets them. */
+		diag[i].outcome = i == 1 ? "UNEXPECTED path"
+					 : "no data-plane path, as expected";
+		diag[i].reason =
+			i == 1 ? "ping answered" : "route gateway via mgmt0";
 		diagp[i] = &diag[i];
 	}
 	x->top.n_diagonals = 3;

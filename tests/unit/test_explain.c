@@ -290,15 +290,23 @@ static void test_gb10_downtrained(void **state)
 	{
 		Ring__Finding f[2], *fp[2] = {&f[0], &f[1]};
 
+		char *link_ifs[] = {"enp1s0f0np0"};
+
 		ring__finding__init(&f[0]);
 		f[0].code = "pcie_downtrained";
 		f[0].level = "warn";
 		f[0].text = "n2 PCIe link 0000:01:00 trained at x2 of x4 "
 			    "(enp1s0f0np0): 55.5 Gbps usable";
+		/* The subject as the coordinator sets it. */
+		f[0].node = "n2";
+		f[0].pcie_link = "0000:01:00";
+		f[0].interfaces = link_ifs;
+		f[0].n_interfaces = 1;
 		ring__finding__init(&f[1]);
 		f[1].code = "degraded_edge";
 		f[1].level = "warn";
 		f[1].text = "edge n3-n4 tops out at 20.1 Gbps";
+		f[1].edge = "n3-n4";
 		t.t.findings = fp;
 		t.t.n_findings = 2;
 		explain_ceiling(&t.t, &t.e[0], &a.inv, &b.inv, &c);
@@ -308,11 +316,11 @@ static void test_gb10_downtrained(void **state)
 					   "(coordinator): n2 PCIe link "
 					   "0000:01:00 trained at x2 of x4"));
 		assert_false(advice_has(&c, "n3-n4"));
-		assert_true(explain_finding_names_edge(&t.e[0], f[0].text));
-		assert_false(explain_finding_names_edge(&t.e[0], f[1].text));
+		assert_true(explain_finding_names_edge(&t.t, &t.e[0], &f[0]));
+		assert_false(explain_finding_names_edge(&t.t, &t.e[0], &f[1]));
 		/* The twin's pair is named by its function, not the
 		 * first pair's. */
-		assert_false(explain_finding_names_edge(&t.e[1], f[0].text));
+		assert_false(explain_finding_names_edge(&t.t, &t.e[1], &f[0]));
 		t.t.n_findings = 0;
 	}
 
@@ -466,6 +474,85 @@ static void test_find_edge(void **state)
 	assert_int_equal(explain_find_edge(&t.t, "rack-2-rack-1"), 2);
 	assert_int_equal(explain_find_edge(&t.t, "rack-1-rack-2"), 2);
 	assert_int_equal(explain_find_edge(&t.t, "rack-1-rack"), -1);
+}
+
+/* Which findings are about an edge or a node: by their subject fields,
+ * whatever the text says; a topology stored before the fields (its
+ * findings packed with code, level and text only) reads back with empty
+ * subjects: about nothing in particular, said as their text, no crash. */
+static void test_finding_subjects(void **state)
+{
+	struct topo t;
+	Ring__Finding f[4], *fp[4] = {&f[0], &f[1], &f[2], &f[3]};
+	Ring__DiagonalCheck d = RING__DIAGONAL_CHECK__INIT, *dp[1] = {&d};
+	char *cables[] = {"n1:p0-n2:p0"}, *nodes[] = {"n1", "n2"};
+	struct explain_ceiling c;
+	Ring__Topology *old;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	topo_init(&t, 40.0, 102.3, 110.9);
+	for (int i = 0; i < 4; i++) {
+		ring__finding__init(&f[i]);
+		f[i].code = "x";
+		f[i].level = "warn";
+		/* Text that names the edge: read by nothing. */
+		f[i].text = "edge n1-n2 n1 enp1s0f0np0 every edge";
+	}
+	assert_false(explain_finding_names_edge(&t.t, &t.e[0], &f[0]));
+	assert_false(explain_finding_names_node(&t.t, "n1", &f[0]));
+	f[0].edge = "n2-n1";
+	assert_true(explain_finding_names_edge(&t.t, &t.e[0], &f[0]));
+	assert_false(explain_finding_names_edge(&t.t, &t.e[1], &f[0]));
+	assert_true(explain_finding_names_node(&t.t, "n2", &f[0]));
+	f[1].node = "n2";
+	f[1].interface = "enP2p1s0f0np0";
+	assert_true(explain_finding_names_edge(&t.t, &t.e[1], &f[1]));
+	assert_false(explain_finding_names_edge(&t.t, &t.e[0], &f[1]));
+	f[2].cables = cables;
+	f[2].n_cables = 1;
+	f[2].nodes = nodes;
+	f[2].n_nodes = 2;
+	assert_true(explain_finding_names_edge(&t.t, &t.e[1], &f[2]));
+	assert_true(explain_finding_names_node(&t.t, "n1", &f[2]));
+	assert_false(explain_finding_names_node(&t.t, "n3", &f[2]));
+	f[3].ring = 1;
+	assert_true(explain_finding_names_edge(&t.t, &t.e[0], &f[3]));
+	assert_true(explain_finding_names_node(&t.t, "n3", &f[3]));
+
+	/* Stored before the fields: packed with code, level, text only. */
+	for (int i = 0; i < 4; i++) {
+		f[i].edge = "";
+		f[i].node = "";
+		f[i].interface = "";
+		f[i].n_cables = f[i].n_nodes = 0;
+		f[i].ring = 0;
+	}
+	d.a = "n1";
+	d.b = "n2";
+	d.verdict = "no data-plane path, as expected (route gateway)";
+	t.t.findings = fp;
+	t.t.n_findings = 4;
+	t.t.diagonals = dp;
+	t.t.n_diagonals = 1;
+	len = ring__topology__get_packed_size(&t.t);
+	buf = malloc(len);
+	assert_non_null(buf);
+	ring__topology__pack(&t.t, buf);
+	old = ring__topology__unpack(NULL, len, buf);
+	free(buf);
+	assert_non_null(old);
+	assert_string_equal(old->findings[0]->edge, "");
+	assert_string_equal(old->findings[0]->pcie_link, "");
+	assert_string_equal(old->diagonals[0]->outcome, "");
+	assert_false(explain_finding_names_edge(old, old->edges[0],
+						old->findings[0]));
+	assert_false(explain_finding_names_node(old, "n1", old->findings[0]));
+	assert_null(explain_finding(old, "x", "n1", ""));
+	explain_ceiling(old, old->edges[0], NULL, NULL, &c);
+	assert_false(advice_has(&c, "finding x"));
+	ring__topology__free_unpacked(old, NULL);
 }
 
 static void test_text_names(void **state)
@@ -661,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_above_model),
 		cmocka_unit_test(test_find_edge),
 		cmocka_unit_test(test_text_names),
+		cmocka_unit_test(test_finding_subjects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,6 +115,69 @@ static void test_near_nominal(void **state)
 
 /* One edge at half the others' rate: named as degraded, and the spread
  * rules out a uniform ceiling. */
+/* The messages' arena in this test: freed at once at the end. */
+struct msg_arena {
+	void *p[64];
+	unsigned n;
+};
+
+static void *msg_alloc(void *ctx, size_t size)
+{
+	struct msg_arena *a = ctx;
+
+	if (a->n == 64)
+		return NULL;
+	return a->p[a->n++] = calloc(1, size);
+}
+
+/* The one constructor of the wire message carries every field; a text
+ * longer than a struct finding holds goes whole. */
+static void test_msg(void **state)
+{
+	struct msg_arena a = {.n = 0};
+	struct finding f;
+	Ring__Finding *m;
+	char longer[600];
+
+	(void)state;
+	findings_init(&f, "mtu_mismatch", "warn", "short");
+	snprintf(f.iface, sizeof(f.iface), "eth1");
+	snprintf(f.node, sizeof(f.node), "n1");
+	snprintf(f.peer_node, sizeof(f.peer_node), "n2");
+	snprintf(f.peer_iface, sizeof(f.peer_iface), "eth2");
+	findings_set_edge(&f, "n1", "n2");
+	findings_name_cable(&f, "c1");
+	findings_name_cable(&f, "c1");
+	findings_name_iface(&f, "eth1");
+	f.mtu = 9000;
+	f.peer_mtu = 1500;
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	m = findings_msg(&f, longer, msg_alloc, &a);
+	assert_non_null(m);
+	assert_string_equal(m->code, "mtu_mismatch");
+	assert_int_equal(strlen(m->text), sizeof(longer) - 1);
+	assert_string_equal(m->edge, "n1-n2");
+	assert_string_equal(m->node, "n1");
+	assert_string_equal(m->interface, "eth1");
+	assert_string_equal(m->peer_node, "n2");
+	assert_string_equal(m->peer_interface, "eth2");
+	assert_int_equal(m->n_cables, 1);
+	assert_string_equal(m->cables[0], "c1");
+	assert_int_equal(m->n_nodes, 2);
+	assert_int_equal(m->n_interfaces, 1);
+	assert_int_equal(m->mtu, 9000);
+	assert_int_equal(m->peer_mtu, 1500);
+	assert_false(m->ring);
+	m = findings_msg(&f, NULL, msg_alloc, &a);
+	assert_string_equal(m->text, "short");
+	/* Out of memory: NULL, nothing half made is returned. */
+	a.n = 64;
+	assert_null(findings_msg(&f, NULL, msg_alloc, &a));
+	for (unsigned i = 0; i < 64; i++)
+		free(a.p[i]);
+}
+
 static void test_degraded(void **state)
 {
 	const double g8[] = {105.2, 52.0, 99.9, 110.7};
@@ -132,6 +195,10 @@ static void test_degraded(void **state)
 			    "49% of the other edges' median 105.2 Gbps: a "
 			    "degraded edge; check its cable, both ports and "
 			    "both hosts");
+	/* The edge and its figures as data (issue 23). */
+	assert_string_equal(one->edge, "n2-n4");
+	assert_true(one->gbps > 51.9 && one->gbps < 52.1);
+	assert_true(one->reference_gbps > 105.1 && one->reference_gbps < 105.3);
 
 	/* Two edges only: no "others" to compare against. */
 	n = findings_compute(&ladder148, &e[1], 2, f, 8);
@@ -431,21 +498,43 @@ static Ring__Inventory *hw_inv(const char *fixture, const char *name,
 /* A finding about one node carries it as its subject, and its gist is
  * its text less the subject (what ringctl's plain output groups by); the
  * findings about a node's port or PCIe link, RDMA MTU or lone unaddressed
- * function all have one. */
+ * function all have one. Every hardware finding names its node as data;
+ * those that speak of two functions (one PCIe link, ARP flux, a cable's
+ * ends) have no gist: they are never grouped across nodes. */
 static void hw_subject_agrees(const struct finding *f, const char *node)
 {
 	char text[sizeof(f->text) + 64];
-	int has = strcmp(f->code, "one_pcie_link") &&
-		  strcmp(f->code, "arp_flux") &&
-		  strcmp(f->code, "mtu_mismatch") &&
-		  strcmp(f->code, "neighbour_mac");
+	int gist = strcmp(f->code, "one_pcie_link") &&
+		   strcmp(f->code, "arp_flux") &&
+		   strcmp(f->code, "mtu_mismatch") &&
+		   strcmp(f->code, "neighbour_mac");
 
-	if (!has) {
-		assert_string_equal(f->node, "");
+	assert_string_equal(f->node, node);
+	if (!gist) {
+		assert_string_equal(f->gist, "");
+		if (strcmp(f->code, "one_pcie_link")) {
+			assert_true(*f->iface);
+			assert_true(*f->peer_node && *f->peer_iface);
+		} else {
+			assert_true(*f->pcie_link);
+			assert_true(f->n_ifaces >= 2);
+		}
 		return;
 	}
-	assert_string_equal(f->node, node);
 	assert_true(*f->gist);
+	if (!strcmp(f->code, "rdma_mtu")) {
+		/* "NODE DEV port N (IFACE): rest", the gist "DEV port N:
+		 * rest", the active MTU a figure. */
+		const char *rest = strstr(f->gist, ": ");
+		int dev = rest ? (int)(rest - f->gist) : 0;
+
+		assert_non_null(rest);
+		snprintf(text, sizeof(text), "%s %.*s (%s)%s", node, dev,
+			 f->gist, f->iface, rest);
+		assert_string_equal(f->text, text);
+		assert_true(f->mtu > 0 && f->mtu < 4096);
+		return;
+	}
 	if (!strncmp(f->iface, "port ", 5))
 		snprintf(text, sizeof(text), "%s %s: %s", node, f->iface,
 			 f->gist);
@@ -723,6 +812,20 @@ static void test_hw_cable(void **state)
 			    "1500) differ across their cable: the smaller one "
 			    "decides, and RoCE's path MTU with it; set both "
 			    "alike (9000)");
+	/* Their subjects and figures as data (issue 23). */
+	assert_string_equal(f[0].node, "n1");
+	assert_string_equal(f[0].iface, "enp1s0f0np0");
+	assert_int_equal(f[0].mtu, 1024);
+	assert_string_equal(f[1].node, "n1");
+	assert_string_equal(f[1].iface, "enp1s0f0np0");
+	assert_string_equal(f[1].peer_node, "n2");
+	assert_string_equal(f[1].peer_iface, "enp1s0f1np1");
+	assert_string_equal(f[2].node, "n1");
+	assert_string_equal(f[2].iface, "enp1s0f0np0");
+	assert_string_equal(f[2].peer_node, "n2");
+	assert_string_equal(f[2].peer_iface, "enp1s0f1np1");
+	assert_int_equal(f[2].mtu, 9000);
+	assert_int_equal(f[2].peer_mtu, 1500);
 	/* Room for one: one. */
 	assert_int_equal(findings_hw(nd, 2, f, 1), 1);
 	assert_int_equal(findings_hw(NULL, 2, f, 16), 0);
@@ -815,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_hw_cable),
 		cmocka_unit_test(test_hw_onelink_beacons),
 		cmocka_unit_test(test_hw_uniform),
+		cmocka_unit_test(test_msg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
