@@ -277,6 +277,7 @@ static void ops_probe_not_sent(struct op *op, const char *fmt, ...)
 	rep.route_source = op->route.source;
 	rep.route_linkdown = op->route.linkdown;
 	rep.error = why;
+	rep.not_probed = 1;
 	log_debug("ops", "probe %llu: %s", (unsigned long long)op->request_id,
 		  why);
 	op->owner->send(op->owner->arg, op->request_id,

@@ -1,7 +1,9 @@
-/* Pure RDMA rules: which port can run RDMA, GID agreement (see rules.h). */
+/* Pure RDMA rules: which port can run RDMA, GID agreement (see
+ * rdma_rules.h). */
 #include "rdma_rules.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -9,6 +11,8 @@
 int rdma_rules_port(const Ring__Inventory *inv, const char *ifname, char *dev,
 		    size_t dev_len, char *why, size_t why_len)
 {
+	int seen = 0; /* a port of some device has this netdev */
+
 	snprintf(why, why_len, "%s",
 		 !inv ? "no inventory yet" : "no RDMA device");
 	for (size_t i = 0; inv && i < inv->n_rdma_devices; i++) {
@@ -25,13 +29,14 @@ int rdma_rules_port(const Ring__Inventory *inv, const char *ifname, char *dev,
 				snprintf(dev, dev_len, "%s", d->name);
 				return 0;
 			}
+			seen = 1;
 			snprintf(why, why_len, "%s port %u is %s", d->name,
 				 p->port, *p->state ? p->state : "not active");
 		}
 	}
-	if (inv && inv->rdma_error && *inv->rdma_error &&
-	    !strcmp(why, "no RDMA device"))
+	if (inv && !seen && inv->rdma_error && *inv->rdma_error)
 		snprintf(why, why_len, "no RDMA device (%s)", inv->rdma_error);
+	errno = seen ? ENETDOWN : ENODEV;
 	return -1;
 }
 

@@ -18,7 +18,8 @@ struct node;
 
 /* The RDMA device with an ACTIVE port whose netdev is ifname. 0 with its
  * name in dev, or -1 with the reason in why ("no RDMA device", "mlx5_0
- * port 1 is DOWN"). */
+ * port 1 is DOWN") and errno ENETDOWN where a port of the netdev is not
+ * active, ENODEV where no device has one (or there is no inventory). */
 int rdma_rules_port(const Ring__Inventory *inv, const char *ifname, char *dev,
 		    size_t dev_len, char *why, size_t why_len);
 /* The first data (non-management) interface that has an active RDMA port.

@@ -166,12 +166,16 @@ int sv_snapshot(struct survey *sv)
 			si->mtu = f->mtu;
 			snprintf(si->rdma, sizeof(si->rdma), "%s",
 				 f->rdma_device);
+			int port_down = 0;
+
 			if (rdma_rules_port(inv, f->name, si->rdma_dev,
 					    sizeof(si->rdma_dev), si->rdma_why,
-					    sizeof(si->rdma_why)) < 0)
+					    sizeof(si->rdma_why)) < 0) {
+				port_down = errno == ENETDOWN;
 				si->rdma_dev[0] = '\0';
-			si->rdma_hw = si->rdma_dev[0] || si->rdma[0] ||
-				      strncmp(si->rdma_why, "no ", 3);
+			}
+			si->rdma_hw =
+				si->rdma_dev[0] || si->rdma[0] || port_down;
 			si->nominal_gbps =
 				(f->nominal_speed_mbps
 					 ? f->nominal_speed_mbps
@@ -440,8 +444,7 @@ static void sv_probe_result(struct sv_op *op, const Ring__Envelope *env)
 				 env->probe_reply->route_kind);
 			snprintf(d->route_if, sizeof(d->route_if), "%s",
 				 env->probe_reply->route_interface);
-			d->not_probed = !strncmp(env->probe_reply->error,
-						 "not probed", 10);
+			d->not_probed = env->probe_reply->not_probed;
 			/* An address this node holds too (docker0's
 			 * 172.17.0.1 everywhere) is no data-plane path. */
 			if (!strcmp(d->route_kind, "local"))

@@ -137,8 +137,9 @@ struct sv_link {
 	char a_gid[64], b_gid[64];
 	int a_gid_index, b_gid_index; /* -1 until an RDMA test reports them */
 	char rdma_error[256];
-	char why[96]; /* a re-check's reason ("cable back up") */
-	int light;    /* a light check: probes and a small latency sample */
+	int error_has_rdma; /* error already quotes rdma_error */
+	char why[96];	    /* a re-check's reason ("cable back up") */
+	int light; /* a light check: probes and a small latency sample */
 	uint64_t light_started_ms; /* when its run started (Unix ms) */
 	/* Its bandwidth sample per direction ([0] A -> B), < 0 none; each
 	 * direction sampled again at once when low (resampled). */

@@ -206,6 +206,7 @@ static void sv_edge_plan(struct survey *sv, struct sv_link *l)
 			snprintf(l->error, sizeof(l->error),
 				 "not measured (survey_method rdma): %.200s",
 				 why);
+			l->error_has_rdma = 1;
 			break;
 		}
 		/* fall through */
@@ -261,8 +262,10 @@ static void sv_edge_rdma_done(struct survey *sv, struct sv_link *l,
 			snprintf(l->rdma_error, sizeof(l->rdma_error), "%s",
 				 rep->error);
 		if (sv->conf->survey_method == COORD_SURVEY_RDMA &&
-		    !l->error[0])
+		    !l->error[0]) {
 			snprintf(l->error, sizeof(l->error), "%s", rep->error);
+			l->error_has_rdma = !strcmp(l->error, l->rdma_error);
+		}
 		sv_rdma_failed(sv, l);
 		return;
 	}

@@ -415,7 +415,7 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 					   sv->run->nodes[l->t.b].name);
 		}
 		/* RDMA's own trouble, unless it is the edge's error already. */
-		if (l->rdma_error[0] && !strstr(l->error, l->rdma_error) &&
+		if (l->rdma_error[0] && !l->error_has_rdma &&
 		    top->n_findings < cap) {
 			snprintf(text, sizeof(text), "edge %s-%s: RDMA: %s",
 				 sv->run->nodes[l->t.a].name,

@@ -31,30 +31,10 @@ FIELD = re.compile(
     r"(?:->|\.)\s*(?:\w+_)?(?:%s)\b(?!\s*\()" % WORDS)
 VAR = re.compile(r"(?<![\w.>])(?:\w+_)?(?:%s)(?:\[\w*\])?\s*$" % WORDS)
 
-# (file, the call as written, whitespace folded): why it may stay. Each
-# is outside the files of issue 23's findings change (the survey's and the
-# RDMA rules' structure is another helper's); the fix is named.
-EXCEPTIONS = {
-    ("coordinator/survey_report.c",
-     "strstr(l->error, l->rdma_error)"):
-        "the RDMA error is left out when the edge's error already quotes "
-        "it word for word: one string found in another copy of itself, "
-        "not its meaning read; fix: a flag where the survey copies it",
-    ("coordinator/rdma_rules.c",
-     'strcmp(why, "no RDMA device")'):
-        "the rule's own sentence, written three lines above, extended "
-        "with the inventory's rdma_error; fix: rdma_rules_port returns "
-        "which case it was",
-    ("coordinator/survey_discover.c",
-     'strncmp(si->rdma_why, "no ", 3)'):
-        "reads rdma_rules_port's own sentence for 'no RDMA at all'; fix: "
-        "the same case code as above",
-    ("coordinator/survey_discover.c",
-     'strncmp(env->probe_reply->error, "not probed", 10)'):
-        "an agent's ProbeReply says 'not probed: ...' (agent/ops.c) "
-        "where it sent nothing; fix: a ProbeReply.not_probed field (the "
-        "wire and both daemons)",
-}
+# (file, the call as written, whitespace folded): why it may stay. None
+# is left: the RDMA rule says its case in errno, the probe reply has
+# not_probed, the survey flags an error that quotes the RDMA error.
+EXCEPTIONS = {}
 
 
 def _args(src, start):
