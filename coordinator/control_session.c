@@ -10,10 +10,10 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "feed.h"
 #include "log.h"
 #include "readrelay.h"
 #include "resolve_fanout.h"
-#include "feed.h"
 #include "survey.h"
 
 /* A whole request must arrive within this long of accept, or of the
