@@ -1,9 +1,8 @@
-/* The live view: the last published topology plus what the agents push
- * now. On every change (a node up or down, a new inventory, a neighbour
- * table) it recomputes, without test traffic, each edge's live state, the
- * class of the ring as the cables are now, and whether the published rank
- * order still holds; then it evaluates the health rules and raises or
- * clears alerts. */
+/* The health rules over the live view (live_view.h): on every change (a
+ * node up or down, a new inventory, a neighbour table) the view is
+ * recomputed, then the rules are evaluated and alerts raised or cleared.
+ * Also: certificate expiry, re-learning after a restart, edge_degraded
+ * against each edge's baseline (edge_baselines.h, kept through here). */
 #ifndef RING_HEALTH_RULES_H
 #define RING_HEALTH_RULES_H
 
@@ -39,7 +38,8 @@ int health_rules_set_topology(struct health_rules *w, const Ring__Topology *t);
  * live_state, live_since_ms, live_reason; live_kind, live_gap,
  * live_nodes_down, live_cables_down, live_ms,
  * order_valid, order_invalid, not_surveyed), or NULL before any. Owned
- * by the watch; valid until the next evaluation or health_rules_set_topology. */
+ * by the live view; valid until the next evaluation or
+ * health_rules_set_topology. */
 const Ring__Topology *health_rules_topology(struct health_rules *w);
 
 /* The coordinator's own certificate ends at not_after_ms (0: unknown):

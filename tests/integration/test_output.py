@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from ringtest import (surveyed_ring)
+from cluster import wait_for
+from ringtest import (SURVEY_TIMEOUT_S, surveyed_ring)
 
 ORDER = ["n1", "n2", "n3"]
 NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
@@ -236,9 +237,43 @@ def test_errors_print_no_partial_document(ringd, args):
             assert p.stderr.startswith("ringctl: "), (fmt, args, p.stderr)
 
 
+def survey_key(top):
+    """Identifies one completed survey in a status document's topology."""
+    return (top.get("surveyed"), top.get("survey_wall_s"),
+            top.get("tests_sum_s_computed"))
+
+
+def idle_status(r):
+    """The status document while nothing runs (a survey done, no survey
+    or re-check running), else None."""
+    p = r.ringctl("status", fmt="json")
+    if p.returncode not in (0, 1):
+        return None
+    doc = strict_json(p.stdout, "-f json status")
+    if doc.get("survey") != "done" or not doc.get("topology"):
+        return None
+    return doc
+
+
 def test_survey_wait_json(ringd):
-    """`survey --wait` ends with status: in JSON, one document."""
-    p = ringd.ringctl("survey", "--wait", fmt="json", timeout_s=60)
+    """`survey --wait` ends with status: in JSON, one document, read once a
+    survey newer than the last one is done. What runs at the moment that
+    status is read is the moment's (a re-check a late heartbeat set off
+    under load, say), so the coordinator's settling is waited for with a
+    deadline, before and after, not assumed."""
+    before = survey_key(wait_for(lambda: idle_status(ringd),
+                                 SURVEY_TIMEOUT_S,
+                                 "no survey or re-check running",
+                                 interval=0.25)["topology"])
+    p = ringd.ringctl("survey", "--wait", fmt="json",
+                      timeout_s=SURVEY_TIMEOUT_S)
     assert p.returncode == 0, (p.returncode, p.stderr)
     doc = strict_json(p.stdout, "-f json survey --wait")
-    assert doc["survey"] == "done", doc
+    assert doc["survey"] in ("done", "running"), doc
+    assert survey_key(doc["topology"]) != before, (doc["topology"], before)
+
+    def settled():
+        d = idle_status(ringd)
+        return d if d and survey_key(d["topology"]) != before else None
+    wait_for(settled, SURVEY_TIMEOUT_S, "the survey done, nothing running",
+             interval=0.25)

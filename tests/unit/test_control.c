@@ -383,6 +383,153 @@ static void test_alerts_episodes(void **state)
 	alerts_free(v.t);
 }
 
+/* A history view: edge n1-n2 in the topology with samples at 1000, 2000,
+ * 3000 (newest first, as the store reads them); an edge that left the
+ * topology, n3-n4, has one sample in the store. */
+struct hist_view {
+	Ring__Topology *t;
+	char asked[ALERTS_EDGE_LEN];
+};
+
+static const Ring__Topology *hv_topology(void *arg)
+{
+	return ((struct hist_view *)arg)->t;
+}
+
+static int hv_history(void *arg, const char *edge, uint64_t since_ms,
+		      uint64_t before_ms, uint64_t before_id, size_t max,
+		      int (*fn)(const struct store_sample *v, void *fnarg),
+		      void *fnarg)
+{
+	struct hist_view *v = arg;
+	int n = !strcmp(edge, "n1-n2") ? 3 : !strcmp(edge, "n3-n4") ? 1 : 0;
+
+	(void)since_ms, (void)before_id;
+	snprintf(v->asked, sizeof(v->asked), "%s", edge);
+	for (int i = n; i >= 1 && max; i--) {
+		struct store_sample s = {.ts_ms = 1000u * (unsigned)i,
+					 .id = (uint64_t)i,
+					 .param = 8,
+					 .value = 10.0 * i};
+
+		if (before_ms && s.ts_ms >= before_ms)
+			continue;
+		snprintf(s.kind, sizeof(s.kind), "tcp_bw");
+		snprintf(s.direction, sizeof(s.direction), "a_to_b");
+		if (fn(&s, fnarg))
+			break;
+		max--;
+	}
+	return 0;
+}
+
+/* history: the edge named either way round, oldest first within a page,
+ * pages by cursor; an edge gone from the topology keeps its history;
+ * bad names refused with the value, unknown ones not found. */
+static void test_history(void **state)
+{
+	struct fixture *f = *state;
+	Ring__Topology t = RING__TOPOLOGY__INIT;
+	Ring__Edge e = RING__EDGE__INIT, *ep = &e;
+	struct hist_view v = {.t = &t};
+	struct control_view view = {
+		.topology = hv_topology, .history = hv_history, .arg = &v};
+	Ring__HistoryRequest hr = RING__HISTORY_REQUEST__INIT;
+	Ring__HistoryReply *h;
+	Ring__Envelope *rep;
+	int fd = client(f);
+
+	/* Without a history: said so. */
+	hr.edge = "n1-n2";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	expect_error(rep, RING__ERROR_CODE__ERROR_NOT_FOUND, "no history");
+
+	e.a = "n1";
+	e.b = "n2";
+	e.a_interface = "eth2";
+	e.b_interface = "eth1";
+	t.kind = "pair";
+	t.edges = &ep;
+	t.n_edges = 1;
+	control_set_view(f->ctl, &view);
+	hr.edge = "n2-n1";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	assert_non_null(rep);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_HISTORY_REPLY);
+	h = rep->history_reply;
+	assert_string_equal(h->edge, "n1-n2");
+	assert_string_equal(v.asked, "n1-n2");
+	assert_int_equal(h->n_samples, 3);
+	assert_int_equal(h->samples[0]->ts_ms, 1000);
+	assert_int_equal(h->samples[2]->ts_ms, 3000);
+	assert_string_equal(h->samples[2]->kind, "tcp_bw");
+	assert_false(h->truncated);
+	frame_free(rep);
+
+	/* A page of two: the newest two, and the cursor to the rest. */
+	hr.max_samples = 2;
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	assert_non_null(rep);
+	h = rep->history_reply;
+	assert_int_equal(h->n_samples, 2);
+	assert_int_equal(h->samples[0]->ts_ms, 2000);
+	assert_true(h->truncated);
+	assert_int_equal(h->next_before_ms, 2000);
+	assert_int_equal(h->next_before_id, 2);
+	hr.before_ms = h->next_before_ms;
+	hr.before_id = h->next_before_id;
+	frame_free(rep);
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	assert_non_null(rep);
+	assert_int_equal(rep->history_reply->n_samples, 1);
+	assert_int_equal(rep->history_reply->samples[0]->ts_ms, 1000);
+	assert_false(rep->history_reply->truncated);
+	frame_free(rep);
+	hr.max_samples = 0;
+	hr.before_ms = hr.before_id = 0;
+
+	/* Gone from the topology, asked the other way round. */
+	hr.edge = "n4-n3";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	assert_non_null(rep);
+	assert_string_equal(rep->history_reply->edge, "n3-n4");
+	assert_int_equal(rep->history_reply->n_samples, 1);
+	frame_free(rep);
+
+	hr.edge = "n5-n6";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	expect_error(rep, RING__ERROR_CODE__ERROR_NOT_FOUND, "'n5-n6'");
+	hr.edge = "n1n2";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	expect_error(rep, RING__ERROR_CODE__ERROR_BAD_REQUEST, "not 'n1n2'");
+	hr.edge = "n1-\x1bn2";
+	rep = ask(f, fd, RING__ENVELOPE__BODY_HISTORY_REQUEST, &hr);
+	expect_error(rep, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+		     "no control characters");
+	close(fd);
+	spin(f);
+	control_set_view(f->ctl, NULL);
+}
+
+/* watch without a feed: one refusal, and the connection serves on. */
+static void test_watch_without_feed(void **state)
+{
+	struct fixture *f = *state;
+	Ring__WatchRequest wr = RING__WATCH_REQUEST__INIT;
+	Ring__StatusRequest sr = RING__STATUS_REQUEST__INIT;
+	int fd = client(f);
+	Ring__Envelope *rep =
+		ask(f, fd, RING__ENVELOPE__BODY_WATCH_REQUEST, &wr);
+
+	expect_error(rep, RING__ERROR_CODE__ERROR_UNSUPPORTED, "no event feed");
+	rep = ask(f, fd, RING__ENVELOPE__BODY_STATUS_REQUEST, &sr);
+	assert_non_null(rep);
+	assert_int_equal(rep->body_case, RING__ENVELOPE__BODY_STATUS_REPLY);
+	frame_free(rep);
+	close(fd);
+	spin(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +539,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_frame_closes,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watch_without_feed, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
