@@ -190,30 +190,19 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOORD) $(LIBRINGC
 
 # What make check ran: with CHECK_SUMMARY set (make check sets it) each
 # suite appends its line there and "passed failed skipped" to
-# $(CHECK_SUMMARY).counts. RINGD_ALLOW_SKIP=1 lets a skipped suite (not
-# root, binaries or qemu missing) pass; by default a skip fails.
+# $(CHECK_SUMMARY).counts (tests/run/record.sh). RINGD_ALLOW_SKIP=1 lets a
+# skipped suite (not root, binaries or qemu missing) pass; by default a
+# skip fails. The suites' scripts are tests/run/*.sh; each says what it
+# runs, what summary line it writes, and which variables it reads.
 CHECK_SUMMARY ?=
 RINGD_ALLOW_SKIP ?=
-CHECK_RECORD = rec() { echo "$$1"; [ -z "$(CHECK_SUMMARY)" ] || { \
-	echo "$$1" >>"$(CHECK_SUMMARY)"; echo "$$2" >>"$(CHECK_SUMMARY).counts"; }; }
 
 # Every program runs, even after one failed; cmocka's own lines are kept
-# (in $(BUILD)/tests/test_*.log too) and counted.
+# (in $(BUILD)/tests/test_*.log too) and counted (tests/run/unit.sh).
 unit-bins: $(UNIT_BINS)
 unit: $(UNIT_BINS)
-	@$(CHECK_RECORD); passed=0; failed=0; bad=; \
-	for t in $(UNIT_BINS); do \
-		echo "== $$t"; \
-		{ RING_FIXTURES=$(CURDIR)/tests/fixtures $$t; echo $$? >$$t.rc; } 2>&1 | tee $$t.log; \
-		n=$$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\.$$/\1/p' $$t.log); \
-		passed=$$((passed + $${n:-0})); \
-		if [ "$$(cat $$t.rc)" != 0 ]; then bad="$$bad $${t##*/}"; \
-			f=$$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:$$/\1/p' $$t.log); \
-			failed=$$((failed + $${f:-1})); fi; \
-	done; \
-	rec "unit: $(words $(UNIT_BINS)) programs, $$passed tests passed, $$failed failed$${bad:+ (in$$bad)}" \
-		"$$passed $$failed 0"; \
-	[ -z "$$bad" ]
+	@RING_FIXTURES=$(CURDIR)/tests/fixtures CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		sh tests/run/unit.sh $(UNIT_BINS)
 
 # libFuzzer targets: a separate clang build of the same modules.
 fuzz:
@@ -222,23 +211,9 @@ fuzz-bins: $(FUZZ_BINS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TEST_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LIBS)
-# Each target briefly, on its seed corpus (copied: libFuzzer writes into it).
+# Each target briefly, on its seed corpus (tests/run/fuzz_smoke.sh).
 fuzz-smoke: fuzz
-	@set -e; $(CHECK_RECORD); ok=0; runs=; \
-	for f in build/fuzz/fuzz/fuzz_*; do \
-		n=$$(basename $$f); c=build/fuzz/corpus/$$n; rm -rf $$c; mkdir -p $$c; \
-		cp tests/fuzz/corpus/$$n/* $$c/ 2>/dev/null || true; \
-		echo "== $$n"; \
-		if ! $$f -max_total_time=15 -max_len=65536 -print_final_stats=1 $$c \
-			tests/fuzz/corpus/$$n > build/fuzz/$$n.log 2>&1; then \
-			tail -n 40 build/fuzz/$$n.log; echo "$$n: FAILED"; \
-			rec "fuzz-smoke: $$n FAILED (build/fuzz/$$n.log), $$ok target(s) passed" "$$ok 1 0"; \
-			exit 1; fi; \
-		grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log; \
-		r=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$n.log); \
-		ok=$$((ok + 1)); runs="$$runs $$n $${r:-?} runs,"; \
-	done; \
-	rec "fuzz-smoke: $$ok targets:$${runs%,}" "$$ok 0 0"
+	@CHECK_SUMMARY=$(CHECK_SUMMARY) sh tests/run/fuzz_smoke.sh
 
 integration: integration-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
@@ -262,21 +237,9 @@ integration-run:
 PROM_RULES := docs/prometheus/ringd.rules.yml
 PROM_TESTS := $(wildcard tests/prometheus/*.test.yml)
 prometheus-check:
-	@$(CHECK_RECORD); \
-	if ! command -v promtool >/dev/null 2>&1; then \
-		why="no promtool: Debian's prometheus package, make test-deps"; \
-		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
-			rec "prometheus-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; exit 0; fi; \
-		rec "prometheus-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; exit 1; fi; \
-	out=$$(promtool check rules $(PROM_RULES) 2>&1); rc=$$?; echo "$$out"; \
-	if [ $$rc != 0 ]; then rec "prometheus-check: FAILED (promtool check rules $(PROM_RULES))" "0 1 0"; exit 1; fi; \
-	rules=$$(echo "$$out" | sed -n 's/.*SUCCESS: \([0-9]*\) rules found.*/\1/p'); \
-	if ! promtool test rules $(PROM_TESTS); then \
-		rec "prometheus-check: FAILED (promtool test rules $(PROM_TESTS))" "0 1 0"; exit 1; fi; \
-	groups=$$(cat $(PROM_TESTS) | grep -c '^  - name:'); \
-	if ! $(PYTHON) tests/prometheus/promcheck.py; then \
-		rec "prometheus-check: FAILED (the dashboard: tests/prometheus/promcheck.py)" "$$groups 1 0"; exit 1; fi; \
-	rec "prometheus-check: $$rules rules checked, $$groups promtool test groups passed, dashboard ok" "$$((groups + 1)) 0 0"
+	@PROM_RULES='$(PROM_RULES)' PROM_TESTS='$(PROM_TESTS)' PYTHON=$(PYTHON) \
+		RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		sh tests/run/prometheus_check.sh
 
 # The tree's structure rules (tests/tools/structure.py): no C file over
 # 1,100 lines, no call cycle across more than two files (from the plain
@@ -288,7 +251,8 @@ structure-check:
 
 # Each suite in turn (stopping at the first that fails), then what ran, and
 # last a total of tests: skipped ones count as failed unless
-# RINGD_ALLOW_SKIP=1. The record stays in build/check/.
+# RINGD_ALLOW_SKIP=1. The record stays in build/check/ (tests/run/check.sh).
+# A step is "make arguments:label".
 CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"BUILD=build/asan SANITIZE=1 all:build (ASan/UBSan)" \
 	"BUILD=build/asan SANITIZE=1 unit:unit" "BUILD=build all unit-bins:build (plain, tests included)" \
@@ -297,28 +261,8 @@ CHECK_STEPS := "format-check:format-check" "prometheus-check:prometheus-check" \
 	"deb-check:deb-check" \
 	"rdma-check:rdma-check" "systemd-check:systemd-check"
 check: test-deps
-	@s=$(CURDIR)/build/check/summary; rm -rf build/check; mkdir -p build/check; \
-	: >$$s; : >$$s.counts; rc=0; \
-	for x in $(CHECK_STEPS); do \
-		step=$${x%%:*}; label=$${x#*:}; n=$$(wc -l <$$s.counts); \
-		if [ $$rc != 0 ]; then echo "$$label: not run (a suite before it failed)" >>$$s; continue; fi; \
-		$(MAKE) $$step CHECK_SUMMARY=$$s RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) || rc=$$?; \
-		if [ "$$(wc -l <$$s.counts)" = "$$n" ]; then \
-			if [ $$rc = 0 ]; then echo "$$label: ok" >>$$s; \
-				case $$label in build*) echo "0 0 0";; *) echo "1 0 0";; esac >>$$s.counts; \
-			else echo "$$label: FAILED (make $$step: rc $$rc)" >>$$s; echo "0 1 0" >>$$s.counts; fi; \
-		elif [ $$rc != 0 ] && [ "$$(tail -n 1 $$s.counts | cut -d' ' -f2-)" = "0 0" ]; then \
-			echo "0 1 0" >>$$s.counts; fi; \
-	done; \
-	echo; echo "== make check: what ran (build/check/summary)"; cat $$s; \
-	set -- $$(awk '{p += $$1; f += $$2; k += $$3} END {print p + 0, f + 0, k + 0}' $$s.counts); \
-	if [ $$3 -gt 0 ] && [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
-		echo "check: $$3 skipped, allowed by RINGD_ALLOW_SKIP=1"; \
-	elif [ $$3 -gt 0 ]; then \
-		echo "check: $$3 skipped, counted as failed (RINGD_ALLOW_SKIP=1 allows skips)"; \
-		set -- $$1 $$(($$2 + $$3)) $$3; fi; \
-	echo "check: $$1 passed, $$2 failed"; \
-	exit $$rc
+	@MAKE='$(MAKE)' CHECK_DIR=$(CURDIR)/build/check RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) \
+		sh tests/run/check.sh $(CHECK_STEPS)
 
 # A fault soak (tests/soak/README.md): the sanitizer builds on an 8-node
 # emulated ring with a real Alertmanager, a random fault every ~60 s.
@@ -330,74 +274,35 @@ soak: test-deps
 	$(PYTHON) tests/soak/soak.py --bin $(CURDIR)/build/asan/bin \
 		--plain-bin $(CURDIR)/build/bin --minutes $(SOAK_MINUTES)
 soak-check:
-	@$(CHECK_RECORD); mkdir -p build/soak; log=build/soak/soak.log; \
-	{ $(PYTHON) tests/soak/soak.py --bin $(CURDIR)/build/asan/bin \
-		--plain-bin $(CURDIR)/build/bin --minutes 3 --record build/soak/samples.json; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-	rc=$$(cat $$log.rc); n=$$(grep -c '^[0-9]' $$log || true); \
-	if [ $$rc = 0 ]; then rec "soak (3 min): passed ($$n faults; build/soak/soak.log)" "1 0 0"; \
-	else bad=$$(grep -a -E 'FAILED$$| NO |ERROR:|false alarm:' $$log | cut -c1-100 | paste -sd';' -); \
-		rec "soak (3 min): FAILED ($$bad; build/soak/soak.log)" "0 1 0"; exit 1; fi
+	@PYTHON=$(PYTHON) ASAN_BIN=$(CURDIR)/build/asan/bin PLAIN_BIN=$(CURDIR)/build/bin \
+		CHECK_SUMMARY=$(CHECK_SUMMARY) sh tests/run/soak_check.sh
 
 # The verbs engine against a real kernel RDMA stack: Debian's kernel with
-# soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md).
-# Exit 77 from vm.sh means qemu cannot run here at all: a skip, which fails
-# like any other unless RINGD_ALLOW_SKIP=1.
+# soft-RoCE in a qemu VM, the ASan/UBSan daemons inside (tests/rdma/README.md,
+# tests/run/rdma_check.sh). Exit 77 from vm.sh means qemu cannot run here
+# at all: a skip, which fails like any other unless RINGD_ALLOW_SKIP=1.
 # soft-RoCE in the VM's kernel (6.1) sometimes trips its own WARNING in
 # rxe_completer under TCG and then drops completions: checks fail for the
 # kernel's reason, not ringd's. Such a run (and only such a run) is run
-# once more; the summary says so and keeps the first run's log. Failed
-# checks are named in the summary, so a CI log's tail tells which.
+# once more; the summary says so and keeps the first run's log.
 RXE_KERNEL_BUG := WARNING: .*rxe_comp
 rdma-check: rdma-deps
 	$(MAKE) BUILD=build/asan SANITIZE=1 all
-	@$(CHECK_RECORD); mkdir -p build/rdma-vm; log=build/rdma-vm/rdma-check.log; \
-	con=build/rdma-vm/console.log; again=; \
-	for run in 1 2; do \
-		{ bash tests/rdma/vm.sh --bin $(CURDIR)/build/asan/bin --timeout 900 ringd; \
-			echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-		rc=$$(cat $$log.rc); \
-		[ $$run = 1 ] && [ $$rc -ne 0 ] && [ $$rc -ne 77 ] && \
-			grep -a -q -E '$(RXE_KERNEL_BUG)' $$con || break; \
-		first=$$(grep -a '^\[vm\] FAIL: ' $$log | sed 's/^\[vm\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
-		cp $$log build/rdma-vm/rdma-check.1.log; cp $$con build/rdma-vm/console.1.log; \
-		again=" on a second run (the first hit the kernel's soft-RoCE WARNING in rxe_completer and failed: $$first; build/rdma-vm/console.1.log)"; \
-		echo "rdma-check: the kernel's soft-RoCE bug hit this run: running it once more"; \
-	done; \
-	p=$$(grep -a -c '^\[vm\] PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] FAIL: ' $$log || true); \
-	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
-		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
-			rec "rdma-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; \
-		else rec "rdma-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
-			exit 1; fi; \
-	elif [ $$rc -ne 0 ]; then \
-		names=$$(grep -a '^\[vm\] FAIL: ' $$log | sed 's/^\[vm\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
-		kbug=; grep -a -q -E '$(RXE_KERNEL_BUG)' $$con && kbug=" (the kernel's soft-RoCE WARNING in rxe_completer is in the console)"; \
-		rec "rdma-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named})$$kbug$$again, console in $$con" \
-			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
-	else rec "rdma-check: passed ($$p checks)$$again" "$$p 0 0"; fi
+	@ASAN_BIN=$(CURDIR)/build/asan/bin RXE_KERNEL_BUG='$(RXE_KERNEL_BUG)' \
+		RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		sh tests/run/rdma_check.sh
 
 # The units in systemd/ under a real systemd: a qemu TCG VM boots Debian's
 # kernel with a minimal Debian 12 root (debootstrap, built once as root and
 # cached in build/systemd-vm/cache) with systemd as PID 1, installs the
 # plain build (or build/deb/*.deb when there are any) and runs
-# tests/systemd/payload.sh (tests/systemd/README.md). Exit 77: a skip, as
-# in rdma-check. About 3.5 minutes (the first run: 2-3 more for the root).
+# tests/systemd/payload.sh (tests/systemd/README.md,
+# tests/run/systemd_check.sh). Exit 77: a skip, as in rdma-check. About
+# 3.5 minutes (the first run: 2-3 more for the root).
 systemd-check: rdma-deps
 	$(MAKE) BUILD=build all
-	@$(CHECK_RECORD); mkdir -p build/systemd-vm; log=build/systemd-vm/systemd-check.log; \
-	{ bash tests/systemd/vm.sh --build build --timeout 700; echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-	rc=$$(cat $$log.rc); \
-	p=$$(grep -a -c '^\[vm\] .*PASS: ' $$log || true); f=$$(grep -a -c '^\[vm\] .*FAIL: ' $$log || true); \
-	if [ $$rc -eq 77 ]; then why=$$(sed -n 's/^SKIP: //p' $$log | tail -n 1); \
-		if [ "$(RINGD_ALLOW_SKIP)" = 1 ]; then \
-			rec "systemd-check: SKIPPED ($$why), allowed by RINGD_ALLOW_SKIP=1" "0 0 1"; \
-		else rec "systemd-check: SKIPPED ($$why): a skip fails; RINGD_ALLOW_SKIP=1 allows it" "0 0 1"; \
-			exit 1; fi; \
-	elif [ $$rc -ne 0 ]; then \
-		names=$$(grep -a '^\[vm\] .*FAIL: ' $$log | sed 's/^.*FAIL: //' | cut -c1-80 | paste -sd';' -); \
-		rec "systemd-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-no check named}), console in build/systemd-vm/console.log" \
-			"$$p $$((f > 0 ? f : 1)) 0"; exit 1; \
-	else rec "systemd-check: passed ($$p checks)" "$$p 0 0"; fi
+	@PLAIN_BUILD=build RINGD_ALLOW_SKIP=$(RINGD_ALLOW_SKIP) CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		sh tests/run/systemd_check.sh
 
 # Install what is missing of PKGS_<target> (as root), or name it.
 $(DEPS_TARGETS):
@@ -461,36 +366,20 @@ install: all
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; fi
 
-# Debian packages, one per role (debian/control). dpkg-buildpackage
-# writes them into the parent of the tree it builds, so it builds a copy
-# of this tree (without build/ and .git) in build/deb/src; the packages,
-# .changes and .buildinfo end up in build/deb/, its log in build/deb/build.log.
+# Debian packages, one per role (debian/control), built from a copy of
+# this tree: the packages, .changes and .buildinfo end up in build/deb/,
+# the log in build/deb/build.log (tests/run/deb_build.sh).
 DEB_DIR := build/deb
 deb: deb-deps
-	@set -e; rm -rf $(DEB_DIR); mkdir -p $(DEB_DIR)/src/ringd-$(VERSION); \
-	tar -cf - --exclude=./build --exclude=./.git --exclude=__pycache__ \
-		--exclude=.pytest_cache . | tar -xf - -C $(DEB_DIR)/src/ringd-$(VERSION); \
-	echo "dpkg-buildpackage -us -uc -b in $(DEB_DIR)/src/ringd-$(VERSION) (log: $(DEB_DIR)/build.log)"; \
-	if ! (cd $(DEB_DIR)/src/ringd-$(VERSION) && dpkg-buildpackage -us -uc -b -Jauto) \
-		>$(DEB_DIR)/build.log 2>&1; then \
-		tail -n 40 $(DEB_DIR)/build.log; echo "make deb: dpkg-buildpackage failed"; exit 1; fi; \
-	mv $(DEB_DIR)/src/*.deb $(DEB_DIR)/src/*.changes $(DEB_DIR)/src/*.buildinfo $(DEB_DIR)/; \
-	rm -rf $(DEB_DIR)/src; ls -l $(DEB_DIR)/*.deb
+	@DEB_DIR=$(DEB_DIR) VERSION=$(VERSION) sh tests/run/deb_build.sh
 
 # The packages built anew, lintian on their .changes (any error or warning
 # not overridden in debian/*.lintian-overrides fails), then their contents,
 # conffiles and maintainer scripts (tests/deb/check_packages.py, with
-# dpkg-deb; "[deb] PASS:"/"[deb] FAIL:" lines, counted here).
+# dpkg-deb; "[deb] PASS:"/"[deb] FAIL:" lines, counted by
+# tests/run/deb_check.sh).
 deb-check: deb
-	@$(CHECK_RECORD); log=$(DEB_DIR)/check.log; \
-	{ $(PYTHON) tests/deb/check_packages.py $(DEB_DIR); echo $$? >$$log.rc; } 2>&1 | tee $$log; \
-	rc=$$(cat $$log.rc); \
-	p=$$(grep -a -c '^\[deb\] PASS: ' $$log || true); f=$$(grep -a -c '^\[deb\] FAIL: ' $$log || true); \
-	if [ $$rc -ne 0 ]; then \
-		names=$$(grep -a '^\[deb\] FAIL: ' $$log | sed 's/^\[deb\] FAIL: //' | cut -c1-80 | paste -sd';' -); \
-		rec "deb-check: FAILED (rc $$rc; $$p passed, $$f failed: $${names:-see $$log})" \
-			"$$p $$((f > 0 ? f : 1)) 0"; exit $$rc; \
-	else rec "deb-check: passed ($$p checks: lintian, contents, maintainer scripts)" "$$p 0 0"; fi
+	@PYTHON=$(PYTHON) DEB_DIR=$(DEB_DIR) CHECK_SUMMARY=$(CHECK_SUMMARY) sh tests/run/deb_check.sh
 
 clean:
 	rm -rf build
