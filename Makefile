@@ -243,11 +243,11 @@ prometheus-check:
 
 # The tree's structure rules (tests/tools/structure.py): no C file over
 # 1,100 lines, no call cycle across more than two files (from the plain
-# build's objects), every C file named in docs/ARCHITECTURE.md.
+# build's objects), every C file, thread and control request in
+# docs/ARCHITECTURE.md (tests/run/structure_check.sh).
 structure-check:
-	@$(CHECK_RECORD); if out=$$($(PYTHON) tests/tools/structure.py --obj $(BUILD)/obj); then \
-		echo "$$out"; rec "structure: $$(echo "$$out" | tail -n 1 | sed 's/^structure: //')" "1 0 0"; \
-	else echo "$$out"; rec "structure: FAILED: $$(echo "$$out" | tail -n 1 | sed 's/^structure: //')" "0 1 0"; exit 1; fi
+	@PYTHON=$(PYTHON) OBJ=$(BUILD)/obj CHECK_SUMMARY=$(CHECK_SUMMARY) \
+		sh tests/run/structure_check.sh
 
 # Each suite in turn (stopping at the first that fails), then what ran, and
 # last a total of tests: skipped ones count as failed unless
