@@ -11,6 +11,7 @@
 
 #include "control.h"
 #include "coord_conf.h"
+#include "coord_process.h"
 #include "nodes.h"
 #include "store_keeper.h"
 
@@ -40,8 +41,7 @@ struct coord {
 	struct health health;	  /* the last derived (metrics, page) */
 	struct health health_fed; /* the last the watchers were told */
 	int health_fed_set;
-	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
-	uint64_t watchdog_usec;
+	struct coord_process process; /* signals, watchdog (coord_process.h) */
 };
 
 /* Build everything up to bound listeners; READY=1 is sent by coord_run.
