@@ -12,6 +12,7 @@
 #include "alertmanager.h"
 #include "alerts.h"
 #include "clock.h"
+#include "coord_outputs.h"
 #include "coord_persist.h"
 #include "coord_process.h"
 #include "control.h"
@@ -40,9 +41,7 @@ static void coord_health_feed(struct coord *co)
 	const char *was;
 
 	coord_health(co, &h);
-	if (co->health_fed_set && h.state == co->health_fed.state &&
-	    h.clearing == co->health_fed.clearing &&
-	    !strcmp(h.cause, co->health_fed.cause))
+	if (co->health_fed_set && !health_differs(&co->health_fed, &h))
 		return;
 	was = co->health_fed_set ? health_name(co->health_fed.state) : "";
 	feed_health(co->feed, health_name(h.state), was, h.cause, h.clearing,
@@ -132,25 +131,14 @@ static int coord_sample_low(const Ring__Edge *e, double gbps, void *arg)
 	return health_rules_figure_low(((struct coord *)arg)->rules, e, gbps);
 }
 
-/* The one view of the topology and the health for every output. */
-static struct health_view coord_hview(struct coord *co)
-{
-	return (struct health_view){co->nodes, co->alerts, co->rules,
-				    co->survey};
-}
-
 static const Ring__Topology *coord_view_topology(void *arg)
 {
-	struct health_view v = coord_hview(arg);
-
-	return health_view_topology(&v);
+	return health_view_topology(&((struct coord *)arg)->hview);
 }
 
 static void coord_health(struct coord *co, struct health *out)
 {
-	struct health_view v = coord_hview(co);
-
-	health_view_derive(&v, clock_now_ms(), out);
+	health_view_derive(&co->hview, clock_now_ms(), out);
 }
 
 static void coord_view_health(void *arg, struct health *out)
@@ -167,59 +155,6 @@ static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 static void coord_view_store(void *arg, struct store_keeper_info *out)
 {
 	store_keeper_info(((struct coord *)arg)->keeper, out);
-}
-
-static double coord_edge_baseline(const Ring__Edge *e, void *arg)
-{
-	return health_rules_edge_baseline(((struct coord *)arg)->rules, e);
-}
-
-static int coord_edge_gid_changed(const Ring__Edge *e, void *arg)
-{
-	return health_rules_edge_gid_changed(((struct coord *)arg)->rules, e);
-}
-
-static void coord_metrics_src(struct metrics_src *src, void *arg)
-{
-	struct coord *co = arg;
-
-	memset(src, 0, sizeof(*src));
-	src->nodes = co->nodes;
-	src->topology = coord_view_topology(co);
-	src->alerts = co->alerts;
-	coord_health(co, &co->health);
-	src->health = &co->health;
-	src->coordinator = co->conf->name;
-	src->version = RING_VERSION;
-	src->now_ms = clock_now_ms();
-	src->rdma_qps = co->conf->survey_rdma_qps;
-	src->cert_not_after_ms = health_rules_own_cert(co->rules);
-	src->survey_failed = health_rules_survey_failed(co->rules);
-	src->survey_interval_ms = co->conf->survey_interval_ms;
-	src->edge_baseline = coord_edge_baseline;
-	src->edge_gid_changed = coord_edge_gid_changed;
-	src->edge_arg = co;
-	store_keeper_info(co->keeper, &co->store_info);
-	src->store = &co->store_info;
-}
-
-/* The periodic health report: one line in the journal with the state of
- * every edge and what fired and resolved since the last one. */
-static void coord_report(evutil_socket_t fd, short what, void *arg)
-{
-	struct coord *co = arg;
-	char line[HEALTH_REPORT_LEN];
-
-	(void)fd;
-	(void)what;
-	coord_health(co, &co->health);
-	health_report_line(&co->health, coord_view_topology(co),
-			   alerts_firing(co->alerts), co->fired, co->resolved,
-			   line, sizeof(line));
-	log_info("%s", line);
-	if (co->conf->health_report_command)
-		sinks_report(co->sinks, health_name(co->health.state), line);
-	co->fired = co->resolved = 0;
 }
 
 /* alertmanager_url: the module, given the table for its resends and what
@@ -291,9 +226,11 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	}
 	co->sinks = sinks_new(co->base, &sc);
 	co->alerts = alerts_new(&ac, coord_alert, co);
+	co->hview.alerts = co->alerts;
 	if (!co->sinks || !co->alerts)
 		return -1;
-	co->rules = health_rules_new(co->base, conf, co->nodes, co->alerts);
+	co->rules = co->hview.rules =
+		health_rules_new(co->base, conf, co->nodes, co->alerts);
 	if (!co->rules)
 		return -1;
 	health_rules_set_eval_cb(co->rules, coord_evaluated, co);
@@ -322,14 +259,14 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 					      1000) *
 				1000};
 
-		co->report_ev =
-			event_new(co->base, -1, EV_PERSIST, coord_report, co);
+		co->report_ev = event_new(co->base, -1, EV_PERSIST,
+					  coord_outputs_report, co);
 		if (!co->report_ev || event_add(co->report_ev, &tv))
 			return -1;
 	}
 	if (conf->metrics_listen[0]) {
 		co->metrics = metrics_new(co->base, conf->metrics_listen,
-					  coord_metrics_src, co);
+					  coord_outputs_metrics_src, co);
 		if (!co->metrics) {
 			log_warn("metrics_listen %s", conf->metrics_listen);
 			return -1;
@@ -357,7 +294,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->tls = tls_ctx_new(1, conf->ca, conf->cert, conf->key);
 	if (!co->tls)
 		goto fail;
-	co->nodes = nodes_new();
+	co->nodes = co->hview.nodes = nodes_new();
 	if (!co->nodes)
 		goto fail;
 	for (unsigned i = 0; i < conf->n_expect; i++) {
@@ -371,7 +308,7 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->agents = agents_new(co->base, co->tls, conf, co->nodes);
 	if (!co->agents)
 		goto fail;
-	co->survey =
+	co->survey = co->hview.survey =
 		survey_new(co->base, conf, co->nodes, agents_calls(co->agents));
 	if (!co->survey)
 		goto fail;

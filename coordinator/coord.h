@@ -4,6 +4,7 @@
 #define RING_COORD_H
 
 #include "health.h"
+#include "health_view.h"
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -38,6 +39,7 @@ struct coord {
 	struct event *report_ev;  /* health report, health_report_interval */
 	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
+	struct health_view hview; /* where the health's facts live */
 	struct health health;	  /* the last derived (metrics, page) */
 	struct health health_fed; /* the last the watchers were told */
 	int health_fed_set;
