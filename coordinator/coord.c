@@ -1,9 +1,11 @@
-/* ring-coordinator's process: wires the modules together, signals,
- * watchdog, state_dir. */
+/* ring-coordinator's composition root: builds the modules in order and
+ * connects each one's callbacks to the others. What is decided lives in
+ * the modules: the state kept across restarts (coord_persist.c), what is
+ * shown (coord_outputs.c, health_view.c), signals and the watchdog
+ * (coord_process.c), the limits (coord_conf.c's defaults). */
 #include "coord.h"
 
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <systemd/sd-daemon.h>
@@ -17,14 +19,11 @@
 #include "coord_process.h"
 #include "control.h"
 #include "feed.h"
-#include "frame.h"
-#include "health_report.h"
 #include "health_view.h"
 #include "live_figures.h"
 #include "log.h"
 #include "metrics.h"
 #include "sinks.h"
-#include "store.h"
 #include "store_keeper.h"
 #include "survey.h"
 #include "tls.h"
