@@ -4,6 +4,7 @@
 #define RING_COORD_H
 
 #include "health.h"
+#include "health_view.h"
 #include <stdint.h>
 
 #include <event2/event.h>
@@ -11,6 +12,7 @@
 
 #include "control.h"
 #include "coord_conf.h"
+#include "coord_process.h"
 #include "nodes.h"
 #include "store_keeper.h"
 
@@ -37,11 +39,11 @@ struct coord {
 	struct event *report_ev;  /* health report, health_report_interval */
 	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
+	struct health_view hview; /* where the health's facts live */
 	struct health health;	  /* the last derived (metrics, page) */
 	struct health health_fed; /* the last the watchers were told */
 	int health_fed_set;
-	struct event *sig_term, *sig_int, *sig_hup, *watchdog;
-	uint64_t watchdog_usec;
+	struct coord_process process; /* signals, watchdog (coord_process.h) */
 };
 
 /* Build everything up to bound listeners; READY=1 is sent by coord_run.

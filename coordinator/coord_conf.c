@@ -71,6 +71,38 @@ void coord_conf_defaults(struct coord_conf *c)
 	c->health_report_interval_ms = 86400000;
 	c->history_max_age_ms = 30ull * 86400000;
 	c->history_max_rows = 1000000;
+	/* Not directives: what the table and the sinks hold is sized by
+	 * max_agents (firing) or bounded against a storm (the rest). */
+	c->alert_max_resolved = 1024;
+	c->alert_keep_resolved_ms = 7ull * 86400000;
+	c->alert_max_firing = 0;
+	c->alert_webhook_backoff_ms = 1000;
+	c->alert_queue_max = 1024;
+}
+
+const char *coord_conf_page_url(const struct coord_conf *c, char *buf,
+				size_t len)
+{
+	const char *colon = strrchr(c->metrics_listen, ':');
+	char host[256];
+
+	if (!c->metrics_listen[0] || !colon)
+		return NULL;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - c->metrics_listen),
+		 c->metrics_listen);
+	/* A wildcard listener by our name. */
+	if (!strcmp(host, "0.0.0.0") || !strcmp(host, "[::]"))
+		snprintf(host, sizeof(host), "%s", c->name);
+	snprintf(buf, len, "http://%s%s/", host, colon);
+	return buf;
+}
+
+/* Room for every rule's alerts per agent (each node's links, ports,
+ * certificate) and the cluster's own. */
+uint32_t coord_conf_alert_max_firing(const struct coord_conf *c)
+{
+	return c->alert_max_firing ? c->alert_max_firing
+				   : 4 * c->max_agents + 64;
 }
 
 static const char *const coord_survey_methods[] = {"auto", "tcp", "rdma",
@@ -467,6 +499,15 @@ static int coord_conf_lat_sizes(struct cfg_ctx *ctx, int argc, char **argv,
 		if (cfg_parse_size(ctx, argv[0], argv[i], 1,
 				   TESTLIMITS_TCP_LAT_SIZE_MAX, &v) < 0)
 			return -1;
+		/* One size measured twice is one result shown twice. */
+		for (int j = 1; j < i; j++)
+			if (c->lat_sizes[j - 1] == (uint32_t)v)
+				return cfg_error(ctx,
+						 "'%s': size '%s' given twice "
+						 "(%llu bytes): give each size "
+						 "once",
+						 argv[0], argv[i],
+						 (unsigned long long)v);
 		c->lat_sizes[i - 1] = (uint32_t)v;
 	}
 	c->n_lat_sizes = (unsigned)(argc - 1);

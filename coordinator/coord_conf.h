@@ -122,6 +122,13 @@ struct coord_conf {
 	char metrics_listen[256];    /* metrics_listen ADDR:PORT, "" = off */
 	uint64_t history_max_age_ms; /* history_max_age, default 30d */
 	uint32_t history_max_rows;   /* history_max_rows, default 1000000 */
+	/* The alert table's and the sinks' limits: defaults only, no
+	 * directive (an operator sizes them through max_agents). */
+	uint32_t alert_max_resolved;	   /* resolved alerts kept, 1024 */
+	uint64_t alert_keep_resolved_ms;   /* ... for at most 7 days */
+	uint32_t alert_max_firing;	   /* 0: 4 x max_agents + 64 */
+	uint64_t alert_webhook_backoff_ms; /* first retry 1 s, doubling */
+	uint32_t alert_queue_max;	   /* alerts waiting per sink, 1024 */
 	/* The line that set ca, cert, key, control_group (0: the default),
 	 * for coord_conf_verify()'s messages. */
 	unsigned line_ca, line_cert, line_key, line_control_group;
@@ -140,6 +147,14 @@ enum coord_survey_method {
 const char *coord_survey_method_name(int m);
 
 void coord_conf_defaults(struct coord_conf *c);
+/* Distinct firing alerts the table holds: alert_max_firing, or 0's
+ * 4 x max_agents + 64. */
+uint32_t coord_conf_alert_max_firing(const struct coord_conf *c);
+/* The coordinator's page (metrics_listen's "/", a wildcard address by the
+ * coordinator's name) as an http:// URL in buf, for Alertmanager's
+ * generatorURL; NULL when metrics_listen is off. */
+const char *coord_conf_page_url(const struct coord_conf *c, char *buf,
+				size_t len);
 /* For cfg_load_daemon(): coordinator.conf's directives and checks. */
 extern const struct cfg_conf_type coord_conf_type;
 void coord_conf_free(struct coord_conf *c);

@@ -113,3 +113,9 @@ void health_derive(const struct health_facts *f, struct health *out)
 	}
 	health_set(out, HEALTH_HEALTHY, "", NULL);
 }
+
+int health_differs(const struct health *a, const struct health *b)
+{
+	return a->state != b->state || a->clearing != b->clearing ||
+	       strcmp(a->cause, b->cause) != 0;
+}

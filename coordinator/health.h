@@ -55,6 +55,9 @@ struct health {
 };
 
 void health_derive(const struct health_facts *f, struct health *out);
+/* Does b say something that a did not, for the watchers: another state,
+ * another cause, or clearing where it was not (or the reverse)? */
+int health_differs(const struct health *a, const struct health *b);
 /* "healthy", "relearning", "degraded", "critical". */
 const char *health_name(enum health_state s);
 

@@ -1320,6 +1320,14 @@ static void test_coord_value_errors(void **state)
 	coord_bad(
 		buf,
 		"t.conf:2: 'control_socket': value too long (max 107 characters)");
+
+	/* A latency size twice, under either spelling, names the value. */
+	coord_bad("latency_sizes 64 4096 64",
+		  "t.conf:2: 'latency_sizes': size '64' given twice (64 "
+		  "bytes): give each size once");
+	coord_bad("latency_sizes 64 4096 4K",
+		  "t.conf:2: 'latency_sizes': size '4K' given twice (4096 "
+		  "bytes): give each size once");
 }
 
 static void test_coord_expect(void **state)

@@ -144,12 +144,33 @@ static void test_resolved_text(void **state)
 	assert_string_equal(buf, "2 d 4 h");
 }
 
+/* What the watchers are told of: a change of state, cause or clearing,
+ * not of the text alone. */
+static void test_differs(void **state)
+{
+	struct health a = {.state = HEALTH_DEGRADED, .cause = "no_survey"};
+	struct health b = a;
+
+	(void)state;
+	snprintf(b.text, sizeof(b.text), "other words");
+	assert_false(health_differs(&a, &b));
+	b.clearing = 1;
+	assert_true(health_differs(&a, &b));
+	b = a;
+	snprintf(b.cause, sizeof(b.cause), "node_down");
+	assert_true(health_differs(&a, &b));
+	b = a;
+	b.state = HEALTH_CRITICAL;
+	assert_true(health_differs(&a, &b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order_of_causes),
 		cmocka_unit_test(test_clearing_holds),
 		cmocka_unit_test(test_resolved_text),
+		cmocka_unit_test(test_differs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
