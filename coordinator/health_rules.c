@@ -39,19 +39,19 @@ struct health_rules {
 	struct event *beacon_ev; /* the earliest beacon grace to end */
 };
 
-static void health_rules_rules_baselines(struct health_rules *w,
+static void health_rules_check_baselines(struct health_rules *w,
 					 uint64_t now_ms);
 static void health_rules_beacon_arm(struct health_rules *w, uint64_t now_ms);
 
-const char *const health_rules_rules[] = {
+const char *const health_rules_names[] = {
 	"node_down",	      "cable_down",	 "ring_broken",
 	"mtu_mismatch",	      "speed_downshift", "pcie_downshift",
 	"version_skew",	      "unexpected_path", "port_errors",
 	"cert_expiring",      "edge_degraded",	 "survey_failed",
 	"light_check_failed", "gid_change",
 };
-const size_t health_rules_n_rules =
-	sizeof(health_rules_rules) / sizeof(health_rules_rules[0]);
+const size_t health_rules_n_names =
+	sizeof(health_rules_names) / sizeof(health_rules_names[0]);
 
 static void health_rules_raise(struct health_rules *w, const char *rule,
 			       const char *subject, const char *node,
@@ -115,7 +115,7 @@ int health_rules_survey_failed(const struct health_rules *w)
 	return w->survey_failure[0] != '\0';
 }
 
-static void health_rules_rules_nodes(struct health_rules *w, uint64_t now_ms)
+static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 {
 	struct node **v;
 	unsigned n;
@@ -175,7 +175,7 @@ static void health_rules_rules_nodes(struct health_rules *w, uint64_t now_ms)
  * survey (a renegotiation; a port that never ran faster is the survey's
  * finding against its nominal speed, not an alert), or a PCIe link
  * narrower than the device can do. */
-static void health_rules_rules_port(struct health_rules *w, const char *node,
+static void health_rules_check_port(struct health_rules *w, const char *node,
 				    const Ring__NetInterface *f,
 				    int32_t *max_mbps, uint64_t now_ms)
 {
@@ -198,7 +198,7 @@ static void health_rules_rules_port(struct health_rules *w, const char *node,
 			f->pcie_link_speed, f->pcie_max_link_speed);
 }
 
-static void health_rules_rules_edges(struct health_rules *w, uint64_t now_ms)
+static void health_rules_check_edges(struct health_rules *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = live_view_published(w->view);
 
@@ -240,10 +240,10 @@ static void health_rules_rules_edges(struct health_rules *w, uint64_t now_ms)
 				edge, e->a, e->a_interface, fa->mtu, e->b,
 				e->b_interface, fb->mtu);
 		if (fa)
-			health_rules_rules_port(w, e->a, fa, &le->max_mbps[0],
+			health_rules_check_port(w, e->a, fa, &le->max_mbps[0],
 						now_ms);
 		if (fb)
-			health_rules_rules_port(w, e->b, fb, &le->max_mbps[1],
+			health_rules_check_port(w, e->b, fb, &le->max_mbps[1],
 						now_ms);
 	}
 	for (size_t i = 0; t && i < t->n_diagonals; i++) {
@@ -368,7 +368,7 @@ int health_rules_edge_gid_changed(const struct health_rules *w,
 /* GIDs the published survey's RDMA tests used that the agents' current
  * inventories no longer have at the same index: NCCL_IB_GID_INDEX, as
  * ringctl ranks printed it, may now pick another address (or none). */
-static void health_rules_rules_gids(struct health_rules *w, uint64_t now_ms)
+static void health_rules_check_gids(struct health_rules *w, uint64_t now_ms)
 {
 	const Ring__Topology *t = live_view_published(w->view);
 
@@ -391,7 +391,7 @@ static void health_rules_rules_gids(struct health_rules *w, uint64_t now_ms)
 
 /* Error or drop counters that rose between an up node's last two counters
  * reports (nodes_set_counters computed by how much). */
-static void health_rules_rules_counters(struct health_rules *w, uint64_t now_ms)
+static void health_rules_check_counters(struct health_rules *w, uint64_t now_ms)
 {
 	struct node **v;
 	unsigned n;
@@ -534,16 +534,16 @@ void health_rules_eval(struct health_rules *w)
 			w->eval_fn(t, w->eval_arg);
 		return;
 	}
-	health_rules_rules_nodes(w, now_ms);
-	health_rules_rules_edges(w, now_ms);
-	health_rules_rules_counters(w, now_ms);
-	health_rules_rules_baselines(w, now_ms);
-	health_rules_rules_gids(w, now_ms);
+	health_rules_check_nodes(w, now_ms);
+	health_rules_check_edges(w, now_ms);
+	health_rules_check_counters(w, now_ms);
+	health_rules_check_baselines(w, now_ms);
+	health_rules_check_gids(w, now_ms);
 	if (w->survey_failure[0])
 		health_rules_raise(w, "survey_failed", "survey", NULL, NULL,
 				   ALERT_WARNING, now_ms, "%s",
 				   w->survey_failure);
-	alerts_round_end(w->alerts, health_rules_rules, health_rules_n_rules,
+	alerts_round_end(w->alerts, health_rules_names, health_rules_n_names,
 			 now_ms);
 	health_rules_arm_tick(w, now_ms);
 	if (w->eval_fn)
@@ -720,7 +720,7 @@ static int health_rules_cmp_double(const void *x, const void *y)
  * under 80% of the median ratio). A drop every edge shares is the hosts'
  * load, not a cable. A later figure back above resolves it, whether a
  * survey or a sample raised it. */
-static void health_rules_rules_baselines(struct health_rules *w,
+static void health_rules_check_baselines(struct health_rules *w,
 					 uint64_t now_ms)
 {
 	const Ring__Topology *t = live_view_published(w->view);

@@ -119,7 +119,7 @@ void health_rules_set_edge_fn(struct health_rules *w, health_rules_edge_fn fn,
 			      void *arg);
 
 /* The rules this module evaluates (alert rule ids). */
-extern const char *const health_rules_rules[];
-extern const size_t health_rules_n_rules;
+extern const char *const health_rules_names[];
+extern const size_t health_rules_n_names;
 
 #endif

@@ -367,7 +367,7 @@ void sv_test_cancel(struct survey_test *t);
 
 /* survey_discover.c */
 /* The nodes up with an inventory, sorted by name. 0, or -1 with errno
- * ENOMEM (sv->nodes then holds what was copied, for sv_reset). */
+ * ENOMEM (sv->run->nodes then holds what was copied, for sv_reset). */
 int sv_snapshot(struct survey *sv);
 int sv_node_index(const struct survey *sv, const char *name);
 const struct sv_if *sv_iface(const struct survey *sv, unsigned n,

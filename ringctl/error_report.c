@@ -125,6 +125,14 @@ static void error_report_emit(int status, const char *code, const char *value,
 	error_report_json(status, code, value, fix, text, usage);
 }
 
+/* fmt's text into text, empty where it cannot be formatted. */
+static void error_report_vtext(char text[ERROR_REPORT_TEXT_MAX],
+			       const char *fmt, va_list ap)
+{
+	if (vsnprintf(text, ERROR_REPORT_TEXT_MAX, fmt, ap) < 0)
+		text[0] = '\0';
+}
+
 int error_report(int status, const char *code, const char *value,
 		 const char *fix, const char *fmt, ...)
 {
@@ -132,8 +140,7 @@ int error_report(int status, const char *code, const char *value,
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vsnprintf(text, sizeof(text), fmt, ap) < 0)
-		text[0] = '\0';
+	error_report_vtext(text, fmt, ap);
 	va_end(ap);
 	error_report_emit(status, code, value, fix, text, 0);
 	return status;
@@ -145,8 +152,7 @@ int error_report_usage(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vsnprintf(text, sizeof(text), fmt, ap) < 0)
-		text[0] = '\0';
+	error_report_vtext(text, fmt, ap);
 	va_end(ap);
 	error_report_emit(2, "usage", NULL, "ringctl help COMMAND", text, 1);
 	return 2;
@@ -158,8 +164,7 @@ void error_report_notice(const char *code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vsnprintf(text, sizeof(text), fmt, ap) < 0)
-		text[0] = '\0';
+	error_report_vtext(text, fmt, ap);
 	va_end(ap);
 	if (error_report_state.fmt != WRITER_JSON) {
 		error_report_state.count++;

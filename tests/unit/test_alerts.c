@@ -12,17 +12,7 @@
 
 #include "coordinator/alerts.h"
 #include "coordinator/health.h"
-
-/* The health word of the table alone (a surveyed ring, nothing missing). */
-static const char *health_of(const struct alerts *t)
-{
-	struct health_facts f = {
-		.alerts = t, .has_topology = 1, .kind = "ring", .n_ranks = 4};
-	struct health h;
-
-	health_derive(&f, &h);
-	return health_name(h.state);
-}
+#include "testalerts.h"
 
 #define REC_MAX 64
 
@@ -175,7 +165,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(alerts_firing(t), 1);
 	assert_int_equal(find(t, "node_down", "n3")->clearing, 1);
 	assert_int_equal(find(t, "node_down", "n3")->cleared_ms, 4000);
-	assert_string_equal(health_of(t), "degraded");
+	assert_string_equal(testalerts_health(t), "degraded");
 	assert_int_equal(alerts_tick(t, 4400), 600);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(alerts_tick(t, 4999), 1);
@@ -197,7 +187,7 @@ static void test_lifecycle(void **state)
 	assert_int_equal(r.a[2].flaps, 0);
 	assert_int_equal(r.firing_then[2], 0);
 	assert_int_equal(alerts_firing(t), 0);
-	assert_string_equal(health_of(t), "healthy");
+	assert_string_equal(testalerts_health(t), "healthy");
 	assert_int_equal(alerts_list(t, 0, NULL, 0), 0);
 	assert_int_equal(alerts_list(t, 1, NULL, 0), 1);
 	/* Clearing a resolved or unknown alert does nothing. */
@@ -254,7 +244,7 @@ static void test_flapping(void **state)
 	assert_string_equal(a->edge, "n1-n2");
 	/* The last flap cleared it: firing on (clearing), health held. */
 	assert_int_equal(a->clearing, 1);
-	assert_string_equal(health_of(t), "critical");
+	assert_string_equal(testalerts_health(t), "critical");
 
 	/* Clear for the hold-down, less one ms: still firing. */
 	assert_int_equal(alerts_tick(t, last_clear + 29999), 1);
@@ -566,32 +556,32 @@ static void test_health(void **state)
 	struct alerts *t = new_table(&r, 1000, 16, 16, 3600000);
 
 	(void)state;
-	assert_string_equal(health_of(t), "healthy");
+	assert_string_equal(testalerts_health(t), "healthy");
 	assert_int_equal(alerts_raise(t, "version_skew", "n2", "n2", NULL,
 				      ALERT_INFO, "m", 1000),
 			 0);
 	assert_int_equal(alerts_raise(t, "watchdog", "coordinator", NULL, NULL,
 				      ALERT_CRITICAL, "m", 1000),
 			 0);
-	assert_string_equal(health_of(t), "healthy");
+	assert_string_equal(testalerts_health(t), "healthy");
 	assert_int_equal(alerts_firing(t), 2);
 	assert_int_equal(raise_w(t, "edge_degraded", "n1-n2", "m", 1000), 0);
-	assert_string_equal(health_of(t), "degraded");
+	assert_string_equal(testalerts_health(t), "degraded");
 	assert_int_equal(alerts_raise(t, "node_down", "n3", "n3", NULL,
 				      ALERT_CRITICAL, "m", 1000),
 			 0);
-	assert_string_equal(health_of(t), "critical");
+	assert_string_equal(testalerts_health(t), "critical");
 	alerts_clear(t, "node_down", "n3", 2000);
 	/* Clearing within the hold-down: still critical. */
-	assert_string_equal(health_of(t), "critical");
+	assert_string_equal(testalerts_health(t), "critical");
 	alerts_tick(t, 3000);
-	assert_string_equal(health_of(t), "degraded");
+	assert_string_equal(testalerts_health(t), "degraded");
 	alerts_clear(t, "edge_degraded", "n1-n2", 3000);
 	alerts_tick(t, 4000);
-	assert_string_equal(health_of(t), "healthy");
+	assert_string_equal(testalerts_health(t), "healthy");
 	assert_int_equal(alerts_firing(t), 2);
 	alerts_free(t);
-	assert_string_equal(health_of(NULL), "healthy");
+	assert_string_equal(testalerts_health(NULL), "healthy");
 }
 
 static struct alert saved(const char *rule, const char *subject, int firing,
@@ -631,7 +621,7 @@ static void test_restore(void **state)
 	assert_int_equal(alerts_restore(t, &a), 0);
 	assert_int_equal(r.n, 0);
 	assert_int_equal(alerts_firing(t), 2);
-	assert_string_equal(health_of(t), "critical");
+	assert_string_equal(testalerts_health(t), "critical");
 	b = find(t, "node_down", "n3");
 	assert_non_null(b);
 	assert_int_equal(b->first_seen_ms, 100);

@@ -13,18 +13,7 @@
 #include "coordinator/alert_text.h"
 #include "coordinator/alerts.h"
 #include "coordinator/health.h"
-
-static struct alerts *table(void)
-{
-	struct alerts_conf c = {.hold_down_ms = 1000,
-				.max_resolved = 16,
-				.keep_resolved_ms = 3600000,
-				.max_firing = 16};
-	struct alerts *t = alerts_new(&c, NULL, NULL);
-
-	assert_non_null(t);
-	return t;
-}
+#include "testalerts.h"
 
 static struct health derive(const struct alerts *t, int relearning,
 			    int has_topology, size_t n_ranks,
@@ -46,7 +35,7 @@ static struct health derive(const struct alerts *t, int relearning,
 
 static void test_order_of_causes(void **state)
 {
-	struct alerts *t = table();
+	struct alerts *t = testalerts_table(1000);
 	struct health h;
 
 	(void)state;
@@ -101,7 +90,7 @@ static void test_order_of_causes(void **state)
  * so; then the next alert decides. */
 static void test_clearing_holds(void **state)
 {
-	struct alerts *t = table();
+	struct alerts *t = testalerts_table(1000);
 	struct health h;
 
 	(void)state;

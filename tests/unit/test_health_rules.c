@@ -14,23 +14,13 @@
 
 #include <event2/event.h>
 
-#include "coordinator/alerts.h"
-#include "coordinator/health.h"
-
-/* The health word of the table alone (a surveyed ring, nothing missing). */
-static const char *health_of(const struct alerts *t)
-{
-	struct health_facts f = {
-		.alerts = t, .has_topology = 1, .kind = "ring", .n_ranks = 4};
-	struct health h;
-
-	health_derive(&f, &h);
-	return health_name(h.state);
-}
-#include "coordinator/coord_conf.h"
-#include "coordinator/nodes.h"
 #include "clock.h"
+#include "coordinator/alerts.h"
+#include "coordinator/coord_conf.h"
+#include "coordinator/health.h"
 #include "coordinator/health_rules.h"
+#include "coordinator/nodes.h"
+#include "testalerts.h"
 
 static const char *const ring[] = {"n1", "n2", "n4", "n3"};
 
@@ -364,7 +354,7 @@ static void test_all_up(void **state)
 	for (size_t i = 0; i < t->n_edges; i++)
 		assert_string_equal(t->edges[i]->live_state, "up");
 	assert_int_equal(alerts_firing(f->alerts), 0);
-	assert_string_equal(health_of(f->alerts), "healthy");
+	assert_string_equal(testalerts_health(f->alerts), "healthy");
 	assert_int_equal(t->n_not_surveyed, 0);
 	fx_free(f);
 }
@@ -402,7 +392,7 @@ static void test_cable_cut_and_mended(void **state)
 			       "down"));
 	assert_null(strstr(message(f, "ring_broken", "ring"), "missing"));
 	assert_false(firing(f, "cable_down", "n2-n4"));
-	assert_string_equal(health_of(f->alerts), "critical");
+	assert_string_equal(testalerts_health(f->alerts), "critical");
 	assert_int_equal(f->fired, 2);
 	/* The overlay travels: it packs (and the copy frees cleanly). */
 	assert_true(ring__topology__get_packed_size(t) < sizeof(buf));
@@ -415,7 +405,7 @@ static void test_cable_cut_and_mended(void **state)
 	assert_true(t->order_valid);
 	assert_int_equal(alerts_firing(f->alerts), 0);
 	assert_int_equal(f->resolved, 2);
-	assert_string_equal(health_of(f->alerts), "healthy");
+	assert_string_equal(testalerts_health(f->alerts), "healthy");
 	fx_free(f);
 }
 
@@ -544,7 +534,7 @@ static void test_stray_leaves(void **state)
 	assert_string_equal(t->live_kind, "ring");
 	assert_true(t->order_valid);
 	assert_int_equal(alerts_firing(f->alerts), 0);
-	assert_string_equal(health_of(f->alerts), "healthy");
+	assert_string_equal(testalerts_health(f->alerts), "healthy");
 	/* The filtered overlay packs, and the published list is freed. */
 	assert_true(ring__topology__get_packed_size(t) < sizeof(buf));
 	ring__topology__pack(t, buf);
@@ -575,7 +565,7 @@ static void test_mtu_and_version(void **state)
 	health_rules_eval(f->w);
 	assert_true(firing(f, "mtu_mismatch", "n1-n2"));
 	assert_true(firing(f, "version_skew", "n3"));
-	assert_string_equal(health_of(f->alerts), "degraded");
+	assert_string_equal(testalerts_health(f->alerts), "degraded");
 	assert_true(health_rules_topology(f->w)->order_valid);
 	fx_free(f);
 }
@@ -671,7 +661,7 @@ static void test_port_errors(void **state)
 	assert_string_equal(a->message, "n2 eth2: rx_errors +5, rx_dropped "
 					"+2 in the last 10 s");
 	assert_false(firing(f, "port_errors", "n2 eth1"));
-	assert_string_equal(health_of(f->alerts), "degraded");
+	assert_string_equal(testalerts_health(f->alerts), "degraded");
 	/* Still rising: still one alert, no change to report. */
 	assert_int_equal(counters(f, "n2", 106, 52, 40000), 0);
 	assert_int_equal(alerts_firing(f->alerts), 1);
@@ -769,7 +759,7 @@ static void test_speed_downshift(void **state)
 	push(f, node_idx("n1"));
 	health_rules_eval(f->w);
 	assert_true(firing(f, "speed_downshift", "n1 eth2"));
-	assert_string_equal(health_of(f->alerts), "degraded");
+	assert_string_equal(testalerts_health(f->alerts), "degraded");
 	f->speed[node_idx("n1")][1] = 200000;
 	push(f, node_idx("n1"));
 	health_rules_eval(f->w);
@@ -792,7 +782,7 @@ static void test_cert_expiring(void **state)
 	assert_true(firing(f, "cert_expiring", "n2"));
 	assert_false(firing(f, "cert_expiring", "n3"));
 	assert_true(firing(f, "cert_expiring", "the coordinator"));
-	assert_string_equal(health_of(f->alerts), "critical");
+	assert_string_equal(testalerts_health(f->alerts), "critical");
 	health_rules_set_own_cert(f->w, now + 365 * 86400000ull);
 	nodes_find(f->table, "n2")->cert_not_after_ms = now + 300 * 86400000ull;
 	health_rules_eval(f->w);
@@ -816,7 +806,7 @@ static void test_baselines(void **state)
 	publish_gbps(f, 4.0); /* n1-n2 at 4 of 10 */
 	assert_true(firing(f, "edge_degraded", "n1-n2"));
 	assert_false(firing(f, "edge_degraded", "n2-n4"));
-	assert_string_equal(health_of(f->alerts), "degraded");
+	assert_string_equal(testalerts_health(f->alerts), "degraded");
 	publish_gbps(f, 9.0);
 	assert_false(firing(f, "edge_degraded", "n1-n2"));
 	/* Every edge at half its baseline: the hosts' load, no alert. */
@@ -877,7 +867,7 @@ static void test_gid_change(void **state)
 			    "survey measured it): NCCL_IB_GID_INDEX from "
 			    "`ringctl ranks` may be stale; re-survey");
 	assert_false(firing(f, "gid_change", "n3-n1")); /* n1's other port */
-	assert_string_equal(health_of(f->alerts), "degraded");
+	assert_string_equal(testalerts_health(f->alerts), "degraded");
 
 	/* Restored: resolved. */
 	snprintf(f->gid1[n1][1], sizeof(f->gid1[n1][1]), "%s", was);

@@ -14,18 +14,7 @@
 #include "coordinator/alerts.h"
 #include "coordinator/health_view.h"
 #include "coordinator/nodes.h"
-
-static struct alerts *table(void)
-{
-	struct alerts_conf c = {.hold_down_ms = 1000,
-				.max_resolved = 16,
-				.keep_resolved_ms = 3600000,
-				.max_firing = 16};
-	struct alerts *t = alerts_new(&c, NULL, NULL);
-
-	assert_non_null(t);
-	return t;
-}
+#include "testalerts.h"
 
 static void expect(struct nodes *t, const char *name, int up)
 {
@@ -40,7 +29,7 @@ static void expect(struct nodes *t, const char *name, int up)
 static void test_missing_nodes(void **state)
 {
 	struct nodes *t = nodes_new();
-	struct alerts *a = table();
+	struct alerts *a = testalerts_table(1000);
 	struct health_facts f;
 	struct node *stray;
 
@@ -68,7 +57,7 @@ static void test_missing_nodes(void **state)
 static void test_topology_and_derive(void **state)
 {
 	struct nodes *t = nodes_new();
-	struct alerts *a = table();
+	struct alerts *a = testalerts_table(1000);
 	Ring__Topology topo = RING__TOPOLOGY__INIT;
 	Ring__Rank r1 = RING__RANK__INIT, r2 = RING__RANK__INIT;
 	Ring__Rank *ranks[2] = {&r1, &r2};

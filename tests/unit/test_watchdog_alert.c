@@ -11,18 +11,7 @@
 
 #include "coordinator/alerts.h"
 #include "coordinator/watchdog_alert.h"
-
-static struct alerts *table(void)
-{
-	struct alerts_conf c = {.hold_down_ms = 0,
-				.max_resolved = 16,
-				.keep_resolved_ms = 3600000,
-				.max_firing = 16};
-	struct alerts *t = alerts_new(&c, NULL, NULL);
-
-	assert_non_null(t);
-	return t;
-}
+#include "testalerts.h"
 
 /* The firing watchdog alerts' subjects, comma-joined. */
 static const char *firing(const struct alerts *t)
@@ -44,7 +33,7 @@ static const char *firing(const struct alerts *t)
 
 static void test_watchdog(void **state)
 {
-	struct alerts *t = table();
+	struct alerts *t = testalerts_table(0);
 
 	(void)state;
 	assert_int_equal(watchdog_alert_sync(t, "c1", 60000, 1000), 0);
