@@ -74,16 +74,6 @@ static void control_test_done(const Ring__TestReport *rep, void *arg)
 			    (void *)rep);
 }
 
-static int control_allreduce_running(const struct control *co)
-{
-	const struct client *cl;
-
-	LIST_FOREACH(cl, &co->clients, link)
-	if (cl->ar)
-		return 1;
-	return 0;
-}
-
 void control_test(struct client *cl, uint64_t id, const Ring__TestRequest *req)
 {
 	struct control *co = cl->ctl;
@@ -117,7 +107,7 @@ void control_test(struct client *cl, uint64_t id, const Ring__TestRequest *req)
 				"one test at a time per client");
 		return;
 	}
-	if (control_allreduce_running(co)) {
+	if (manual_test_blocker(co->survey) == TEST_SLOT_ALLREDUCE) {
 		/* Its figures would share the cables with the test's. */
 		conn_send_error(cl->conn, id,
 				RING__ERROR_CODE__ERROR_BAD_REQUEST,

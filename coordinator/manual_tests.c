@@ -7,6 +7,11 @@
 #include "survey_int.h"
 #include "test_slots.h"
 
+enum test_slot manual_test_blocker(const struct survey *sv)
+{
+	return test_slots_blocker(&sv->slots, TEST_SLOT_TEST);
+}
+
 struct survey_test *manual_tcp_test_start(struct survey *sv, const char *a,
 					  const char *a_if, const char *b,
 					  const char *b_addr,

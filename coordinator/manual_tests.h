@@ -9,10 +9,17 @@
 #include "allreduce_coord.h"
 #include "ring.pb-c.h"
 #include "survey.h"
+#include "test_slots.h"
+
+/* What keeps an operator's TCP or RDMA test from starting now:
+ * TEST_SLOT_SURVEY (a survey or re-check measures), TEST_SLOT_ALLREDUCE,
+ * or TEST_SLOT_KINDS when nothing does. */
+enum test_slot manual_test_blocker(const struct survey *sv);
 
 /* One TCP test: B listens on b_addr, A connects from a_if. The callback
  * gets the assembled report (valid during the call). NULL with errno
- * EBUSY while a survey or a re-check runs, ENOTCONN (B not connected). */
+ * EBUSY while a survey, a re-check or an all-reduce runs, ENOTCONN (B not
+ * connected). */
 struct survey_test *manual_tcp_test_start(struct survey *sv, const char *a,
 					  const char *a_if, const char *b,
 					  const char *b_addr,

@@ -6,17 +6,25 @@
 /* excludes[k][h]: kind k cannot start while kind h is held. */
 static const int excludes[TEST_SLOT_KINDS][TEST_SLOT_KINDS] = {
 	[TEST_SLOT_SURVEY] = {1, 1, 1},
-	[TEST_SLOT_TEST] = {[TEST_SLOT_SURVEY] = 1},
+	[TEST_SLOT_TEST] = {[TEST_SLOT_SURVEY] = 1, [TEST_SLOT_ALLREDUCE] = 1},
 	[TEST_SLOT_ALLREDUCE] = {1, 1, 1},
 };
 
-int test_slots_take(struct test_slots *s, enum test_slot kind)
+enum test_slot test_slots_blocker(const struct test_slots *s,
+				  enum test_slot kind)
 {
 	for (int h = 0; h < TEST_SLOT_KINDS; h++)
-		if (excludes[kind][h] && s->held[h]) {
-			errno = EBUSY;
-			return -1;
-		}
+		if (excludes[kind][h] && s->held[h])
+			return (enum test_slot)h;
+	return TEST_SLOT_KINDS;
+}
+
+int test_slots_take(struct test_slots *s, enum test_slot kind)
+{
+	if (test_slots_blocker(s, kind) != TEST_SLOT_KINDS) {
+		errno = EBUSY;
+		return -1;
+	}
 	s->held[kind]++;
 	return 0;
 }

@@ -22,6 +22,10 @@ struct test_slots {
 /* 0 taken, or -1 with errno EBUSY when what holds a slot now excludes
  * kind. */
 int test_slots_take(struct test_slots *s, enum test_slot kind);
+/* The kind held now that keeps kind from starting (the first in enum
+ * order), or TEST_SLOT_KINDS when kind may start. */
+enum test_slot test_slots_blocker(const struct test_slots *s,
+				  enum test_slot kind);
 void test_slots_give(struct test_slots *s, enum test_slot kind);
 /* How many of kind are held. */
 unsigned test_slots_held(const struct test_slots *s, enum test_slot kind);

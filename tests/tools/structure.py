@@ -188,7 +188,7 @@ def named(root, files):
     with open(os.path.join(root, "docs", "ARCHITECTURE.md")) as fh:
         text = fh.read()
     return ["named: %s is not in docs/ARCHITECTURE.md: add a row saying its"
-            " one job" % f for f in files if f not in text]
+            " one job" % f for f in files if "`%s`" % f not in text]
 
 
 def section(text, title):

@@ -1,4 +1,4 @@
-/* sched: rounds of disjoint pairs (greedy, in the order given) and the
+/* pair_rounds: rounds of disjoint pairs (greedy, in the order given) and the
  * circle method for all pairs. */
 #include <stdarg.h>
 #include <stddef.h>
