@@ -518,6 +518,19 @@ void live_view_eval(struct live_view *w, uint64_t now_ms, int relearning,
 	live_view_attach(w, now_ms);
 }
 
+/* The published copy and what points into it let go: the overlay off
+ * the agents' nodes, the live gap (in the copy's order), the edges' and
+ * strays' live arrays. */
+static void live_view_drop_published(struct live_view *w)
+{
+	live_view_detach(w);
+	live_view_free_live_gap(w);
+	if (w->top)
+		ring__topology__free_unpacked(w->top, NULL);
+	free(w->edges);
+	free(w->live_strays);
+}
+
 int live_view_set_topology(struct live_view *w, const Ring__Topology *t)
 {
 	Ring__Topology *copy = NULL;
@@ -540,12 +553,7 @@ int live_view_set_topology(struct live_view *w, const Ring__Topology *t)
 			edges[i].since_ms = t->edges[i]->measured_ms;
 		}
 	}
-	live_view_detach(w);
-	live_view_free_live_gap(w); /* points into the old copy's order */
-	if (w->top)
-		ring__topology__free_unpacked(w->top, NULL);
-	free(w->edges);
-	free(w->live_strays);
+	live_view_drop_published(w);
 	w->top = copy;
 	w->edges = edges;
 	w->strays_pub = copy ? copy->strays : NULL;
@@ -592,12 +600,7 @@ void live_view_free(struct live_view *w)
 {
 	if (!w)
 		return;
-	live_view_detach(w);
-	live_view_free_live_gap(w); /* points into the old copy's order */
-	if (w->top)
-		ring__topology__free_unpacked(w->top, NULL);
-	free(w->edges);
-	free(w->live_strays);
+	live_view_drop_published(w);
 	live_view_free_not_surveyed(w);
 	free(w);
 }
