@@ -181,6 +181,9 @@ $(BUILD)/bin/ringctl: $(call obj,ringctl/main.c) $(LIBRINGCTL) $(LIBCOMMON)
 # "coordinator/survey.h". A unit test links the libraries of the programs
 # whose headers it includes (its .d file lists them), not all of them.
 TEST_CFLAGS = -iquote . -Wno-missing-prototypes
+# Kept, not removed as intermediates: the next make links without
+# compiling every test again.
+.SECONDARY: $(call obj,$(UNIT_SRC))
 $(BUILD)/obj/tests/%.o: CFLAGS += $(TEST_CFLAGS)
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBAGENT) $(LIBCOORD) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)

@@ -51,6 +51,9 @@ static void sent_cb(void *arg, uint64_t id, Ring__Envelope__BodyCase type,
 		snprintf(s->node, sizeof(s->node), "%s", nr->node);
 		snprintf(s->text, sizeof(s->text), "%s", nr->error);
 		s->answered = nr->answered;
+		/* This reply's first addresses (a later reply starts over:
+		 * a fresh machine's resolver may give more than one). */
+		s->n_addrs = 0;
 		for (size_t i = 0; i < nr->n_addresses && i < 4; i++)
 			snprintf(s->addrs[s->n_addrs++], sizeof(s->addrs[0]),
 				 "%s", nr->addresses[i]);
