@@ -306,6 +306,11 @@ def _up(bindir, workdir, o):
     ctl_dir = workdir + "-ctl"
     os.makedirs(ctl_dir, mode=0o755, exist_ok=True)
     os.chmod(ctl_dir, 0o755)
+    # The operator's ringctl beside the socket: the build may sit where
+    # others cannot reach it (a checkout under /root, mode 0700).
+    shutil.copy(os.path.join(bindir, "ringctl"), os.path.join(ctl_dir,
+                                                              "ringctl"))
+    os.chmod(os.path.join(ctl_dir, "ringctl"), 0o755)
     c = cl.Cluster(ORDER, o.prefix, extra_unaddressed_ports=1,
                    workdir=workdir)
     c.COORD_ADDR = o.coord_addr
@@ -451,10 +456,12 @@ def banner(bindir, workdir, r, c, o, took, victim="n4"):
         "",
         "Who may ask: root anything; group %s may read (status, ranks, ...)."
         % o.group,
-        "  %-45s # works: in group %s" %
-        ("runuser -u %s -- ringctl status" % o.user, o.group),
-        "  %-45s # refused: not in group %s" %
-        ("runuser -u nobody -- ringctl status", o.group),
+        "%s works, nobody is refused (a ringctl copy beside the socket:" % o.user,
+        "the build may be closed to others):",
+        "  runuser -u %s -- %s status"
+        % (o.user, q(os.path.join(os.path.dirname(r.sock), "ringctl"))),
+        "  runuser -u nobody -- %s status"
+        % q(os.path.join(os.path.dirname(r.sock), "ringctl")),
         "",
         "Cut a cable: `ringctl status` turns critical, n1-n2 down; then mend:",
         "  %s demo-cut EDGE=n1-n2" % make,
