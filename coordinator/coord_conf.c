@@ -115,6 +115,12 @@ const char *coord_survey_method_name(int m)
 
 void coord_conf_free(struct coord_conf *c)
 {
+	free(c->rings);
+	c->rings = NULL;
+	c->n_rings = 0;
+	free(c->ring_nodes);
+	c->ring_nodes = NULL;
+	c->n_ring_nodes = 0;
 	free(c->expect);
 	c->expect = NULL;
 	c->n_expect = 0;
@@ -226,6 +232,105 @@ static int coord_conf_names(struct cfg_ctx *ctx, int argc, char **argv,
 		snprintf((*list)[*n], sizeof((*list)[0]), "%s", name);
 		(*n)++;
 	}
+	return ret;
+}
+
+int coord_conf_ring_of(const struct coord_conf *c, const char *node)
+{
+	for (unsigned k = 0; k < c->n_rings; k++)
+		if (coord_conf_find_name(c->ring_nodes + c->rings[k].first,
+					 node, c->rings[k].n) >= 0)
+			return (int)k;
+	return -1;
+}
+
+int coord_conf_ring_find(const struct coord_conf *c, const char *id)
+{
+	for (unsigned k = 0; k < c->n_rings; k++)
+		if (!strcmp(c->rings[k].id, id))
+			return (int)k;
+	return -1;
+}
+
+/* ring ID NODE NODE [NODE...]: the members a ring of the site should
+ * have; a node in one ring only, an id once. */
+static int coord_conf_ring(struct cfg_ctx *ctx, int argc, char **argv,
+			   void *arg)
+{
+	struct coord_conf *c = arg;
+	struct coord_conf_ring *r;
+	int ret = 0;
+
+	if (!cfg_valid_node_name(argv[1]))
+		return cfg_error(
+			ctx,
+			"'ring': invalid ring id '%s' (1-63 of A-Z a-z "
+			"0-9 . _ -, not starting with '-' or '.')",
+			argv[1]);
+	if (coord_conf_ring_find(c, argv[1]) >= 0)
+		return cfg_error(ctx,
+				 "'ring': ring '%s' named twice (one directive "
+				 "per ring, every member on it)",
+				 argv[1]);
+	if (c->n_rings >= COORD_CONF_MAX_RINGS)
+		return cfg_error(ctx, "'ring': too many rings (max %u)",
+				 COORD_CONF_MAX_RINGS);
+	if (coord_conf_grow((void **)&c->rings, c->n_rings, sizeof(*c->rings)) <
+	    0)
+		return cfg_error(ctx, "'ring': out of memory");
+	r = &c->rings[c->n_rings];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->id, sizeof(r->id), "%s", argv[1]);
+	r->first = c->n_ring_nodes;
+	r->line = ctx->line;
+	for (int i = 2; i < argc; i++) {
+		const char *name = argv[i];
+		int other;
+
+		if (!cfg_valid_node_name(name)) {
+			ret = cfg_error(
+				ctx,
+				"'ring %s': invalid node name '%s' (1-63 "
+				"of A-Z a-z 0-9 . _ -, not starting with "
+				"'-' or '.')",
+				argv[1], name);
+			continue;
+		}
+		if (coord_conf_find_name(c->ring_nodes + r->first, name,
+					 r->n) >= 0) {
+			ret = cfg_error(ctx,
+					"'ring %s': node '%s' listed twice",
+					argv[1], name);
+			continue;
+		}
+		other = coord_conf_ring_of(c, name);
+		if (other >= 0) {
+			ret = cfg_error(
+				ctx,
+				"'ring %s': node '%s' is already in ring "
+				"'%s' (line %u); a node is in one ring",
+				argv[1], name, c->rings[other].id,
+				c->rings[other].line);
+			continue;
+		}
+		if (c->n_ring_nodes >= COORD_CONF_MAX_EXPECT)
+			return cfg_error(
+				ctx, "'ring': too many ring members (max %u)",
+				COORD_CONF_MAX_EXPECT);
+		if (coord_conf_grow((void **)&c->ring_nodes, c->n_ring_nodes,
+				    sizeof(*c->ring_nodes)) < 0)
+			return cfg_error(ctx, "'ring': out of memory");
+		snprintf(c->ring_nodes[c->n_ring_nodes],
+			 sizeof(c->ring_nodes[0]), "%s", name);
+		c->n_ring_nodes++;
+		r->n++;
+	}
+	if (r->n < 2 && !ret)
+		ret = cfg_error(ctx,
+				"'ring %s': a ring has two nodes or more (ring "
+				"ID NODE NODE [NODE...])",
+				argv[1]);
+	c->n_rings++;
 	return ret;
 }
 
@@ -770,6 +875,7 @@ static const struct cfg_directive coord_conf_directives[] = {
 	{"control_socket", 1, 1, coord_conf_string},
 	{"control_group", 1, 1, coord_conf_string},
 	{"state_dir", 1, 1, coord_conf_string},
+	{"ring", 2, -1, coord_conf_ring},
 	{"expect", 1, -1, coord_conf_names},
 	{"admit_unexpected", 1, 1, coord_conf_admit_unexpected},
 	{"deny", 1, -1, coord_conf_names},
@@ -811,6 +917,28 @@ int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx)
 				  "node '%s' is both expected and denied; "
 				  "remove it from 'expect'",
 				  c->deny[i]);
+	/* A ring's member that expect leaves out would be refused. */
+	for (unsigned i = 0;
+	     c->n_expect && !c->admit_unexpected && i < c->n_ring_nodes; i++)
+		if (coord_conf_find_name(c->expect, c->ring_nodes[i],
+					 c->n_expect) < 0)
+			cfg_error(ctx,
+				  "node '%s' is in ring '%s' but not expected; "
+				  "add it to 'expect'",
+				  c->ring_nodes[i],
+				  c->rings[coord_conf_ring_of(c,
+							      c->ring_nodes[i])]
+					  .id);
+	for (unsigned i = 0; i < c->n_ring_nodes; i++)
+		if (coord_conf_find_name(c->deny, c->ring_nodes[i],
+					 c->n_deny) >= 0)
+			cfg_error(ctx,
+				  "node '%s' is in ring '%s' and denied; "
+				  "remove it from one",
+				  c->ring_nodes[i],
+				  c->rings[coord_conf_ring_of(c,
+							      c->ring_nodes[i])]
+					  .id);
 	if (c->n_expect > c->max_agents)
 		cfg_error(ctx, "%u expected nodes exceed max_agents %u",
 			  c->n_expect, c->max_agents);

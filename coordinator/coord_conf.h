@@ -17,6 +17,14 @@
 /* alertmanager_url: an HA pair or two, at most. */
 #define COORD_CONF_MAX_AM_URLS 4
 
+/* A ring's id: 1-63 of A-Z a-z 0-9 . _ -, as a node name. */
+#define COORD_CONF_MAX_RINGS 4096
+struct coord_conf_ring {
+	char id[64];
+	unsigned first, n; /* members: ring_nodes[first .. first + n) */
+	unsigned line;	   /* where the directive stands */
+};
+
 struct coord_conf {
 	char name[256];	       /* name; default: hostname */
 	char listen_host[256]; /* listen ADDR[:PORT]; default 0.0.0.0:7420 */
@@ -77,8 +85,15 @@ struct coord_conf {
 	unsigned n_ladder;
 	uint32_t lat_sizes[TESTLIMITS_LAT_SIZES_MAX]; /* latency_sizes */
 	unsigned n_lat_sizes;
-	uint32_t lat_iterations;   /* latency_iterations, default 1000 */
-	char rank0[64];		   /* rank0 NODE; default: lowest name */
+	uint32_t lat_iterations; /* latency_iterations, default 1000 */
+	char rank0[64];		 /* rank0 NODE; default: lowest name */
+	/* ring ID NODE NODE [NODE...], repeatable (issue 24): the ring a
+	 * site's nodes should form, by name. ring_nodes holds every ring's
+	 * members back to back, rings[k].first being ring k's first. */
+	struct coord_conf_ring *rings;
+	unsigned n_rings;
+	char (*ring_nodes)[64];
+	unsigned n_ring_nodes;
 	int rank_higher;	   /* rank_direction lower|higher */
 	uint32_t diagonal_all_max; /* check every non-adjacent pair up to this
 				      many nodes, else distance-2 pairs only;
@@ -166,6 +181,11 @@ int coord_conf_load(struct coord_conf *c, const char *path,
 		    struct cfg_ctx *ctx);
 int coord_conf_load_buffer(struct coord_conf *c, const char *name,
 			   const char *buf, size_t len, struct cfg_ctx *ctx);
+/* The configured ring (index into rings) node belongs to, or -1. */
+int coord_conf_ring_of(const struct coord_conf *c, const char *node);
+/* The configured ring with this id, or -1. */
+int coord_conf_ring_find(const struct coord_conf *c, const char *id);
+
 /* Cross-directive checks; duplicate expect names are errors. */
 int coord_conf_check(struct coord_conf *c, struct cfg_ctx *ctx);
 /* What the service will find at start: the CA, certificate and key as
