@@ -132,7 +132,8 @@ int sv_snapshot(struct survey *sv)
 		const Ring__Inventory *inv = v[i]->inventory;
 		struct sv_node *sn = &sv->run->nodes[k];
 
-		if (v[i]->state != NODE_UP || !inv)
+		if (v[i]->state != NODE_UP || !inv ||
+		    !sv_scope_in(sv->run, v[i]->name))
 			continue;
 		snprintf(sn->name, sizeof(sn->name), "%s", v[i]->name);
 		snprintf(sn->mgmt_addr, sizeof(sn->mgmt_addr), "%s",

@@ -840,9 +840,18 @@ void sv_report(struct survey *sv)
 	top.survey_wall_s = sv_elapsed(&sv->run->t0);
 	top.tests_sum_s = sv->run->tests_sum_s;
 	top.rounds = sv->run->n_rounds > 0 ? (uint32_t)sv->run->n_rounds : 0;
-	if (ok)
+	if (ok && sv->run->scope) {
+		/* Some rings only: the others as published. */
+		Ring__Topology merged;
+
+		ok = sv_merge_scope(&ar, sv->run, sv->topology, &top,
+				    &merged) == 0;
+		if (ok)
+			sv_store(sv, &merged);
+	} else if (ok) {
 		sv_store(sv, &top);
-	else
+	}
+	if (!ok)
 		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no result: out of memory assembling the topology");
 	sv_report_failure(sv);
