@@ -49,8 +49,8 @@ static int ringctl_help(const struct ringctl *rc, int argc, char **argv)
  * is theirs. */
 static int ringctl_takes_ring(const char *cmd, int argc, char **argv)
 {
-	static const char *const cmds[] = {"status",  "ranks",	 "check",
-					   "explain", "plan",	 "history",
+	static const char *const cmds[] = {"status",  "ranks", "check",
+					   "explain", "plan",  "history",
 					   "watch",   "survey"};
 
 	if (!strcmp(cmd, "test"))
@@ -62,8 +62,8 @@ static int ringctl_takes_ring(const char *cmd, int argc, char **argv)
 }
 
 /* --ring out of the command's words: one ring, or survey's rings. */
-static int ringctl_ring_option(struct ringctl *rc, const char *cmd,
-			       int *argc, char **argv)
+static int ringctl_ring_option(struct ringctl *rc, const char *cmd, int *argc,
+			       char **argv)
 {
 	int survey = !strcmp(cmd, "survey");
 	char err[256];

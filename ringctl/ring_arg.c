@@ -24,8 +24,8 @@ int ring_arg_valid(const char *id)
 }
 
 /* One id: well formed, not named before, room for it. */
-static int ring_arg_add(const char *id, const char **ids, size_t max,
-			size_t *n, char *err, size_t len)
+static int ring_arg_add(const char *id, const char **ids, size_t max, size_t *n,
+			char *err, size_t len)
 {
 	if (!ring_arg_valid(id)) {
 		snprintf(err, len,

@@ -30,8 +30,7 @@ int rings_has_problem(const Ring__RingView *r)
 	       r->n_live_cables_down;
 }
 
-static void rings_strings(struct writer *w, const char *key, char **v,
-			  size_t n)
+static void rings_strings(struct writer *w, const char *key, char **v, size_t n)
 {
 	writer_list_start(w, key);
 	for (size_t i = 0; i < n; i++)
@@ -113,8 +112,7 @@ static void rings_table(struct writer *w, const Ring__Topology *t)
 		writer_str(w, "ring", r->id);
 		rings_class(r, cls, sizeof(cls));
 		writer_str(w, "class", cls);
-		writer_str(w, "health",
-			   rings_set(r->health) ? r->health : "-");
+		writer_str(w, "health", rings_set(r->health) ? r->health : "-");
 		writer_uint(w, "nodes", r->n_nodes);
 		writer_str(w, "slowest_edge",
 			   rings_set(r->slowest_edge) ? r->slowest_edge : "-");

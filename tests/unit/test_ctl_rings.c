@@ -48,8 +48,7 @@ struct site {
 static const char *const ids[NR] = {"pod-a", "pod-b", "pod-c"};
 
 static void site_alert(Ring__Alert *a, const char *rule, const char *ring,
-		       const char *subject, Ring__Severity sev,
-		       const char *msg)
+		       const char *subject, Ring__Severity sev, const char *msg)
 {
 	ring__alert__init(a);
 	a->rule = (char *)rule;
@@ -82,7 +81,8 @@ static int site_setup(void **state)
 	s->top.surveyed_ms = 1765000000000ull;
 	s->ladder[0] = 8;
 	for (int i = 0; i < NN; i++) {
-		snprintf(s->names[i], sizeof(s->names[i]), "n%u", (unsigned)(i + 1) % 100);
+		snprintf(s->names[i], sizeof(s->names[i]), "n%u",
+			 (unsigned)(i + 1) % 100);
 		ring__node_status__init(&s->node[i]);
 		s->node[i].node = s->names[i];
 		s->node[i].state = "up";
@@ -278,7 +278,8 @@ static void test_status_width(void **state)
 
 	for (int r = 0; r < NR; r++)
 		s->ring[r].id = (char *)long_ids[r];
-	s->ring[2].slowest_edge = "rack17-node-0009-very-long-name-rack17-node-0010-very-long";
+	s->ring[2].slowest_edge =
+		"rack17-node-0009-very-long-name-rack17-node-0010-very-long";
 	out = status_text(&s->st, WRITER_PLAIN, 0);
 	assert_narrow(out);
 	assert_non_null(strstr(out, long_ids[0]));
@@ -301,7 +302,8 @@ static void test_status_json(void **state)
 	assert_non_null(strstr(p, "\"id\": \"pod-c\""));
 	assert_non_null(strstr(p, "\"slowest_gbps\": 0.4"));
 	assert_non_null(strstr(p, "\"live_cables_down\": [\n"));
-	assert_non_null(strstr(p, "\"order_invalid\": \"cable n5-n6 is down\""));
+	assert_non_null(
+		strstr(p, "\"order_invalid\": \"cable n5-n6 is down\""));
 	assert_non_null(strstr(p, "\"alerts_firing\": 1"));
 	assert_non_null(strstr(p, "\"ranks\": ["));
 	/* Alerts name their ring; the node table stays whole. */
@@ -311,7 +313,8 @@ static void test_status_json(void **state)
 	free(out);
 	out = status_text(&s->st, WRITER_KEYVALUE, 0);
 	assert_non_null(strstr(out, "topology.rings.pod-b.live_kind=line\n"));
-	assert_non_null(strstr(out, "topology.rings.pod-c.slowest_edge=n9-n10\n"));
+	assert_non_null(
+		strstr(out, "topology.rings.pod-c.slowest_edge=n9-n10\n"));
 	free(out);
 }
 
@@ -435,9 +438,8 @@ static void test_ring_arg(void **state)
 	argv[1] = "--ring";
 	argv[2] = "pod-a";
 	argv[3] = "--since";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 0);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), 0);
 	assert_int_equal(argc, 2);
 	assert_int_equal(n, 1);
 	assert_string_equal(got[0], "pod-a");
@@ -445,46 +447,41 @@ static void test_ring_arg(void **state)
 	assert_string_equal(argv[1], "--since");
 	argc = 1;
 	argv[0] = "--ring=pod-b";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 0);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), 0);
 	assert_int_equal(argc, 0);
 	assert_string_equal(got[0], "pod-b");
 
 	/* Errors name the value. */
 	argc = 1;
 	argv[0] = "--ring";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "--ring needs a ring ID"));
 	argc = 2;
 	argv[0] = "--ring";
 	argv[1] = "pod a;rm";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'pod a;rm' is not a ring id"));
 	argc = 2;
 	argv[0] = "--ring=";
 	argv[1] = "x";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "'' is not a ring id"));
 	argc = 4;
 	argv[0] = "--ring";
 	argv[1] = "pod-a";
 	argv[2] = "--ring";
 	argv[3] = "pod-b";
-	assert_int_equal(ring_arg_take(&argc, argv, got, 1, &n, err,
-				       sizeof(err)),
-			 -1);
+	assert_int_equal(
+		ring_arg_take(&argc, argv, got, 1, &n, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "one ring here, not also 'pod-b'"));
 	/* survey's: several, each once. */
 	argc = 4;
-	assert_int_equal(ring_arg_take(&argc, argv, got, RING_ARG_MAX, &n,
-				       err, sizeof(err)),
+	assert_int_equal(ring_arg_take(&argc, argv, got, RING_ARG_MAX, &n, err,
+				       sizeof(err)),
 			 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(got[1], "pod-b");
@@ -493,8 +490,8 @@ static void test_ring_arg(void **state)
 	argv[1] = "pod-a";
 	argv[2] = "--ring=pod-a";
 	argv[3] = "--wait";
-	assert_int_equal(ring_arg_take(&argc, argv, got, RING_ARG_MAX, &n,
-				       err, sizeof(err)),
+	assert_int_equal(ring_arg_take(&argc, argv, got, RING_ARG_MAX, &n, err,
+				       sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "'pod-a' named twice"));
 }
@@ -553,8 +550,8 @@ int main(void)
 						site_teardown),
 		cmocka_unit_test_setup_teardown(test_one_ring_unchanged,
 						site_setup, site_teardown),
-		cmocka_unit_test_setup_teardown(test_ranks_required,
-						site_setup, site_teardown),
+		cmocka_unit_test_setup_teardown(test_ranks_required, site_setup,
+						site_teardown),
 		cmocka_unit_test_setup_teardown(test_ranks_required_many,
 						site_setup, site_teardown),
 		cmocka_unit_test(test_ring_arg),
