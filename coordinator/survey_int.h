@@ -426,8 +426,8 @@ int sv_merge_scope(struct msg_arena *ar, const struct survey_run *run,
 /* Per run node, the known ring it belongs to (a directive's, then a
  * published one's), or -1. */
 int sv_ring_labels(const struct survey *sv, int *label);
-/* Topology.rings from the analysis, each ring's ranks (after top's own
- * edges and ranks are in). */
+/* Topology.rings from the analysis (after top's own edges and ranks are
+ * in); one ring's ranks are the site's, several rings' the caller's. */
 int sv_rings_report(struct survey *sv, struct msg_arena *ar,
 		    const struct topo_site *site, Ring__Topology *top);
 /* Sets each node's stray flag from the links verified so far. */
