@@ -414,6 +414,23 @@ def test_two_real_rings(root, ringd_bin, tmp_path):
         assert "  RING " not in p.stdout
         assert "order: n1, n2, n3" in p.stdout, p.stdout
 
+        # watch, history and explain of one ring.
+        p = r.ringctl("watch", "--ring", "ring-n1", "--count", "0")
+        assert p.returncode == 0, p.stderr
+        snap = json.loads(p.stdout.splitlines()[0])
+        assert snap["kind"] == "snapshot", snap
+        assert "ring" in snap, snap  # "" the site's snapshot
+        p = r.ringctl("watch", "--ring", "pod-z", "--count", "0")
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert "ring-n1" in p.stderr, p.stderr
+        p = r.ringctl("history", "n1-n2", "--ring", "ring-n1")
+        assert p.returncode == 0, p.stderr
+        p = r.ringctl("history", "n1-n2", "--ring", "ring-n4")
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        p = r.ringctl("explain", "--ring", "ring-n4", "n5-n6")
+        assert p.returncode in (0, 1), p.stderr
+        assert json.loads(p.stdout)["edge"] == "n5-n6", p.stdout
+
         # One ring cut: its details under status, the other a row.
         c.cut("n4", "n5")
 
