@@ -431,6 +431,12 @@ def test_two_real_rings(root, ringd_bin, tmp_path):
         assert p.returncode in (0, 1), p.stderr
         assert json.loads(p.stdout)["edge"] == "n5-n6", p.stdout
 
+        # A survey of one ring, waited for: that ring's status.
+        p = r.ringctl("survey", "--ring", "ring-n1", "--wait", timeout_s=60)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        top = json.loads(p.stdout)["topology"]
+        assert (top["kind"], top["order"]) == ("ring", ["n1", "n2", "n3"])
+
         # One ring cut: its details under status, the other a row.
         c.cut("n4", "n5")
 
