@@ -12,11 +12,12 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
-from cluster import _natural_key, _run, tail, wait_for
+from cluster import _natural_key, _run, tail, terminate, wait_for
 from daemons import Ringd
 
 # Short tests, fast beacons, no periodic re-survey: a 4-node ring surveys
@@ -281,6 +282,41 @@ def stop_agents_one_by_one(r, grace=5.0):
             if killed:
                 stubborn.append(p.name)
     return stubborn
+
+
+def stop_agents_together(r, grace=30.0):
+    """stop_agents_one_by_one for a site of dozens of agents: the
+    coordinator first (then no agent has a session to leak), then every
+    agent's SIGTERM at once, each given grace (a sanitizer build's exit
+    on a loaded two-core machine takes seconds, one after another
+    minutes)."""
+    stubborn = []
+    if r.coord is not None and r.coord.alive():
+        _, killed = r.coord.stop(grace)
+        if killed:
+            stubborn.append(r.coord.name)
+        time.sleep(0.3)
+    live = [p for _, p in sorted(r.agents.items()) if p.alive()]
+    for p in live:
+        terminate(p.pid, group=True)
+    deadline = time.monotonic() + grace
+    for p in live:
+        if p.wait(max(0.0, deadline - time.monotonic())) is None:
+            stubborn.append(p.name)
+            p.signal(signal.SIGKILL)
+            p.wait(10)
+    return stubborn
+
+
+def stop_site_and_check(cl, r):
+    """stop_and_check for a site of many agents (stop_agents_together)."""
+    if r and r.coord is not None and r.coord.alive():
+        try:
+            wait_for(lambda: r.status_doc().get("survey") != "running", 90,
+                     "the survey to finish before teardown", interval=0.25)
+        except (TimeoutError, AssertionError):
+            pass
+    down_and_check(cl, r, stop_agents_together(r) if r else [])
 
 
 def stop_and_check(cl, r):

@@ -26,7 +26,7 @@ from ringtest import (FAST_AGENT, NO_AUTO_SURVEY,
                       SHORT_SURVEY, SurveyRingd, byte_canonical_ring,
                       byte_edge_name, neighbours_heard, ring_edge_names,
                       ring_id, ring_views, shape_ring, site_rings,
-                      stop_and_check)
+                      stop_site_and_check)
 from test_ring import expected_ranks
 
 # pod-a is named by a directive (its members in another order than the
@@ -60,6 +60,20 @@ def counting(alerts):
 
 def keyed(alerts):
     return {(a["rule"], a["subject"], a.get("ring")) for a in alerts}
+
+
+def reports(stderr):
+    """ringctl's JSON reports on stderr: [(kind, object)], kind "error"
+    or "notice"."""
+    out = []
+    for line in stderr.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            out += [(k, v) for k, v in doc.items() if isinstance(v, dict)]
+    return out
 
 
 def report_text(stderr):
@@ -181,7 +195,7 @@ def site(root, ringd_bin):
         r.first_survey_rc = rc
         yield c, r
     finally:
-        stop_and_check(c, r)
+        stop_site_and_check(c, r)
 
 
 def site_status(r):
@@ -210,6 +224,7 @@ def test_three_rings_each_exact(site):
     top = doc["topology"]
     assert top["kind"] == "rings", top["kind"]
     assert not top.get("order"), top.get("order")
+    assert top.get("live_kind") == "rings", top.get("live_kind")
     assert not top.get("not_surveyed"), top.get("not_surveyed")
     views = ring_views(top)
     assert sorted(views) == sorted(IDS), sorted(views)
@@ -223,7 +238,7 @@ def test_three_rings_each_exact(site):
         assert v.get("n_components", 1) == 1, v
         assert v["live_kind"] == "ring" and v["order_valid"] is True, v
         assert not v.get("not_surveyed"), v
-        assert v["health"] == "healthy" and not v.get("n_alerts"), v
+        assert v["health"] == "healthy" and not v.get("alerts_firing"), v
         # Its ranks: the JSON rows and a launcher's hostfile.
         rrc, rdoc, err = r.ranks(rid)
         assert rrc == 0, "ranks --ring %s: rc %d %s" % (rid, rrc, err)
@@ -257,10 +272,11 @@ def test_three_rings_each_exact(site):
     # ranks of the site: which rings there are, and --ring to pick one.
     p = r.ringctl("ranks", fmt="json")
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
-    said = report_text(p.stderr)
-    for rid in IDS:
-        assert rid in said, (rid, p.stderr)
-    assert "--ring" in said, p.stderr
+    said = [o for _, o in reports(p.stderr)
+            if o.get("code") == "ring_required"]
+    assert len(said) == 1, p.stderr
+    assert sorted(said[0]["value"].split(",")) == sorted(IDS), said
+    assert "--ring" in said[0]["fix"], said
     # An unknown ring: refused, naming it and the rings there are.
     p = r.ringctl("ranks", "--ring", "pod-z", fmt="json")
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
@@ -335,12 +351,12 @@ class RingSampler:
                                                         s["health"]))
             if rid == self.subject:
                 continue
-            if (v.get("health") != "healthy" or v.get("n_alerts") or
+            if (v.get("health") != "healthy" or v.get("alerts_firing") or
                     v.get("live_kind") != "ring" or
                     v.get("order_valid") is not True):
                 bad.append("ring %s disturbed: %s" % (rid, {
                     k: v.get(k) for k in ("health", "health_cause",
-                                          "health_subject", "n_alerts",
+                                          "health_subject", "alerts_firing",
                                           "live_kind", "order_valid")}))
         for rid, (rrc, doc) in s["ranks"].items():
             rows = (doc or {}).get("ranks")
@@ -417,7 +433,7 @@ def test_cut_cable_alerts_its_ring_only(site):
         assert v["live_kind"] == "line", v
         assert v["live_cables_down"] == [cut], v
         assert v["order_valid"] is False and v.get("order_invalid"), v
-        assert v["health"] != "healthy" and v["n_alerts"] >= 1, v
+        assert v["health"] != "healthy" and v["alerts_firing"] >= 1, v
         assert ("cable_down", cut, B) in keyed(s["firing"]), s["firing"]
         assert s["health"] == v["health"], (s["health"], v["health"])
         # The published order stands, and is no longer valid.
@@ -453,7 +469,7 @@ def test_degraded_edge_alerts_its_ring_only(site):
         assert views[C]["health_subject"] == edge, views[C]
         for rid in (A, B):
             assert views[rid]["health"] == "healthy", views[rid]
-            assert not views[rid].get("n_alerts"), views[rid]
+            assert not views[rid].get("alerts_firing"), views[rid]
         assert doc["health"] == "degraded" and rc == 1, doc["health"]
         src, sdoc, err = r.json("status", "--ring", C)
         assert sdoc["health"] == "degraded" and src == 1, (src, sdoc)
@@ -555,7 +571,7 @@ def test_sixteen_rings_in_one_rings_rounds(root, ringd_bin):
         assert top1["kind"] == "ring", top1["kind"]
         rounds1, wall1 = top1["rounds"], top1["survey_wall_s"]
     finally:
-        stop_and_check(one, r)
+        stop_site_and_check(one, r)
 
     rings = site_rings(N_RINGS)
     c = cl.Cluster.site(rings, new_prefix())
@@ -567,6 +583,12 @@ def test_sixteen_rings_in_one_rings_rounds(root, ringd_bin):
         rc, took = r.survey_wait(timeout_s=300)
         doc = r.status_doc()
         top = doc["topology"]
+        print("\n%d rings of 4 (%d agents, all up and heard in %.1f s): "
+              "survey %.1f s wall (survey_wall_s %.1f, %d rounds); "
+              "1 ring of 4: %.1f s wall (survey_wall_s %.1f, %d rounds)" % (
+                  N_RINGS, len(c.order), t_up, took,
+                  top["survey_wall_s"], top["rounds"], took1, wall1,
+                  rounds1))
         assert top["kind"] == "rings", top["kind"]
         views = ring_views(top)
         assert sorted(views) == sorted(ring_id(x) for x in rings), \
@@ -588,11 +610,5 @@ def test_sixteen_rings_in_one_rings_rounds(root, ringd_bin):
             rc, doc["health"], doc.get("health_why"))
         # Side by side: the rounds of one ring, not sixteen rings' worth.
         assert top["rounds"] == rounds1, (top["rounds"], rounds1)
-        print("\n%d rings of 4 (%d agents, all up and heard in %.1f s): "
-              "survey %.1f s wall (survey_wall_s %.1f, %d rounds); "
-              "1 ring of 4: %.1f s wall (survey_wall_s %.1f, %d rounds)" % (
-                  N_RINGS, len(c.order), t_up, took,
-                  top["survey_wall_s"], top["rounds"], took1, wall1,
-                  rounds1))
     finally:
-        stop_and_check(c, r)
+        stop_site_and_check(c, r)
