@@ -145,6 +145,20 @@ static void coord_view_health(void *arg, struct health *out)
 	coord_health(arg, out);
 }
 
+static void coord_view_ring_health(void *arg, const Ring__Topology *t,
+				   const Ring__RingView *r, struct health *out)
+{
+	health_view_derive_ring(&((struct coord *)arg)->hview, clock_now_ms(),
+				t, r, out);
+}
+
+static int coord_view_rings(void *arg, const Ring__Topology *t,
+			    struct health_view_rings *out)
+{
+	return health_view_rings(&((struct coord *)arg)->hview, clock_now_ms(),
+				 t, out);
+}
+
 static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 				size_t max)
 {
@@ -323,6 +337,8 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		goto fail;
 	co->view.topology = coord_view_topology;
 	co->view.health = coord_view_health;
+	co->view.ring_health = coord_view_ring_health;
+	co->view.rings = coord_view_rings;
 	co->view.alerts = coord_view_alerts;
 	co->view.history = coord_persist_history_page;
 	co->view.store = coord_view_store;
