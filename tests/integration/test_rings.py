@@ -501,6 +501,18 @@ def edge_facts(top, rings):
             for e in top["edges"] if e["edge"] in names}
 
 
+def assert_untouched(before, after, elapsed):
+    """No edge of before tested again in the elapsed seconds between the
+    two snapshots (edge_facts)."""
+    assert sorted(after) == sorted(before)
+    for name, b in before.items():
+        a = after[name]
+        assert a["gbps"] == b["gbps"] and a["lat"] == b["lat"], (name, b, a)
+        assert a["rechecked"] == b["rechecked"], (name, b, a)
+        grew = a["age_s"] - b["age_s"]
+        assert abs(grew - elapsed) <= 2.5, (name, b, a, elapsed)
+
+
 def test_recheck_stays_on_its_ring(site):
     """A cable of pod-a down and up: its re-check measures that edge
     again; the edges of B and C keep their figures, re-check times and
@@ -524,15 +536,38 @@ def test_recheck_stays_on_its_ring(site):
     _, doc = site_status(r)
     after, t1 = edge_facts(doc["topology"], [RING_B, RING_C]), \
         time.monotonic()
-    assert sorted(after) == sorted(before)
-    for name, b in before.items():
-        a = after[name]
-        assert a["gbps"] == b["gbps"] and a["lat"] == b["lat"], (name, b, a)
-        assert a["rechecked"] == b["rechecked"], (name, b, a)
-        grew = a["age_s"] - b["age_s"]
-        assert abs(grew - (t1 - t0)) <= 2.5, (name, b, a, t1 - t0)
+    assert_untouched(before, after, t1 - t0)
     e = {x["edge"]: x for x in top["edges"]}[edge]
     assert e.get("rechecked"), e
+    wait_site_healthy(r)
+
+
+def test_survey_of_one_ring(site):
+    """survey --ring B: B's edges measured again and B's survey time
+    moved; pod-a's and C's edges keep their figures and times, and their
+    rings their survey time (SurveyRequest.rings: the others keep what
+    they had)."""
+    c, r = site
+    wait_site_healthy(r)
+    _, doc = site_status(r)
+    others = edge_facts(doc["topology"], [POD_A, RING_C])
+    was = {rid: v["surveyed_ms"]
+           for rid, v in ring_views(doc["topology"]).items()}
+    t0 = time.monotonic()
+    p = r.ringctl("survey", "--ring", B, "--wait", fmt=None, timeout_s=120)
+    took = time.monotonic() - t0
+    assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+    _, doc = site_status(r)
+    t1 = time.monotonic()
+    top = doc["topology"]
+    views = ring_views(top)
+    assert views[B]["surveyed_ms"] > was[B], (views[B], was)
+    for rid in (A, C):
+        assert views[rid]["surveyed_ms"] == was[rid], (rid, views[rid], was)
+    for name, e in edge_facts(top, [RING_B]).items():
+        assert e["age_s"] <= took + 2, (name, e, took)
+    assert_untouched(others, edge_facts(top, [POD_A, RING_C]), t1 - t0)
+    assert views[B]["order"] == byte_canonical_ring(RING_B), views[B]
     wait_site_healthy(r)
 
 
