@@ -15,6 +15,7 @@ Ring ids, members and rank orders go by names in byte order (n10 before
 n9), as the coordinator compares them."""
 
 import json
+import re
 import threading
 import time
 
@@ -259,16 +260,27 @@ def test_three_rings_each_exact(site):
         assert e["verified"] is True and "error" not in e, e
         assert all(g > 0 for g in e["gbps_a_to_b_measured"] +
                    e["gbps_b_to_a_measured"]), e
-    # One ring's status: that ring's topology, as a site of one ring.
-    src, sdoc, err = r.json("status", "--ring", B)
-    assert src == 0, (src, err)
-    st = sdoc["topology"]
-    assert st["kind"] == "ring" and st["order"] == \
-        byte_canonical_ring(RING_B), st
-    assert sorted(e["edge"] for e in st["edges"]) == \
-        ring_edge_names(RING_B), st["edges"]
-    assert sorted(n["node"] for n in sdoc["nodes"]) == sorted(RING_B), \
-        sdoc["nodes"]
+    # One ring's status: that ring's topology, as a site of one ring, and
+    # nothing of another ring's (no edge, diagonal, node, and no finding
+    # naming one of its nodes).
+    for rid, phys in IDS.items():
+        src, sdoc, err = r.json("status", "--ring", rid)
+        assert src == 0, (rid, src, err)
+        st = sdoc["topology"]
+        assert st["kind"] == "ring" and st["order"] == \
+            byte_canonical_ring(phys), (rid, st)
+        assert sorted(e["edge"] for e in st["edges"]) == \
+            ring_edge_names(phys), (rid, st["edges"])
+        assert {x for d in st["diagonals"] for x in d["pair"].split("-")} \
+            <= set(phys), (rid, st["diagonals"])
+        assert sorted(n["node"] for n in sdoc["nodes"]) == sorted(phys), \
+            (rid, sdoc["nodes"])
+        strangers = [n for n in c.order if n not in phys]
+        for f in st["findings"] + st["anomalies"]:
+            text = f.get("finding") or f.get("anomaly")
+            named = [n for n in strangers if re.search(r"\b%s\b" % n, text)]
+            assert not named, "ring %s: a finding names %s of other rings: " \
+                "%s (%s)" % (rid, named, f.get("code") or f.get("kind"), text)
     # ranks of the site: which rings there are, and --ring to pick one.
     p = r.ringctl("ranks", fmt="json")
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
