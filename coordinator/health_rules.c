@@ -797,36 +797,49 @@ out:
 
 /* The ring an alert is about (issue 24): its node's, an edge's ends',
  * a ring id as its subject; "ring" on a site of one ring is that ring. */
-static void health_rules_ring_of(const struct alert *a, char *ring, size_t len,
-				 void *arg)
+void health_rules_subject_ring(const struct health_rules *w, const char *node,
+			       const char *edge, const char *subject,
+			       char *ring, size_t len)
 {
-	const struct health_rules *w = arg;
 	const Ring__Topology *t = live_view_published(w->view);
 	const Ring__RingView *r = NULL;
 
+	if (len)
+		ring[0] = '\0';
 	if (!t || !t->n_rings)
 		return;
-	if (a->node[0])
-		r = live_view_ring_of(w->view, a->node);
-	for (const char *d = strchr(a->edge, '-'); !r && d;
+	node = node ? node : "";
+	edge = edge ? edge : "";
+	subject = subject ? subject : "";
+	if (node[0])
+		r = live_view_ring_of(w->view, node);
+	if (!edge[0] && !node[0] && strchr(subject, '-'))
+		edge = subject;
+	for (const char *d = strchr(edge, '-'); !r && d;
 	     d = strchr(d + 1, '-')) {
 		char end[ALERTS_NODE_LEN];
-		size_t k = (size_t)(d - a->edge);
+		size_t k = (size_t)(d - edge);
 
 		if (!k || k >= sizeof(end))
 			continue;
-		memcpy(end, a->edge, k);
+		memcpy(end, edge, k);
 		end[k] = '\0';
 		r = live_view_ring_of(w->view, end);
 	}
 	for (size_t k = 0; !r && k < t->n_rings; k++)
-		if (!strcmp(t->rings[k]->id, a->subject) ||
-		    (t->n_rings == 1 && !strcmp(a->subject, "ring")))
+		if (!strcmp(t->rings[k]->id, subject) ||
+		    (t->n_rings == 1 && !strcmp(subject, "ring")))
 			r = t->rings[k];
-	if (!r && !a->node[0] && !a->edge[0])
-		r = live_view_ring_of(w->view, a->subject);
+	if (!r && !node[0])
+		r = live_view_ring_of(w->view, subject);
 	if (r)
 		snprintf(ring, len, "%s", r->id);
+}
+
+static void health_rules_ring_of(const struct alert *a, char *ring, size_t len,
+				 void *arg)
+{
+	health_rules_subject_ring(arg, a->node, a->edge, a->subject, ring, len);
 }
 
 int health_rules_set_topology(struct health_rules *w, const Ring__Topology *t)

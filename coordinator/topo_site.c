@@ -26,10 +26,12 @@ static unsigned topo_site_root(struct topo_site_work *s, unsigned c)
 	return c;
 }
 
+/* A known member: expected, or in a published ring. rank0 alone is not
+ * (topo_analyse counts it): it names rank 0 of whichever ring holds it,
+ * and sets no other ring apart. */
 static int topo_site_is_member(const struct topo_site_work *s, unsigned i)
 {
-	return (s->in->member && s->in->member[i]) ||
-	       (s->rank0 >= 0 && (unsigned)s->rank0 == i);
+	return s->in->member && s->in->member[i];
 }
 
 static int topo_site_label(const struct topo_site_work *s, unsigned i)
@@ -333,8 +335,26 @@ int topo_site_analyse(const struct topo_input *in, const int *label, int rank0,
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));
-	if (topo_analyse(in, rank0, dir, &out->site) < 0)
+	/* The site as topo_analyse sees it, a known ring's members known
+	 * members too. */
+	if (label) {
+		unsigned char *member = calloc(in->n_nodes + 1, 1);
+		struct topo_input known = *in;
+		int r;
+
+		if (!member)
+			return -1;
+		for (unsigned i = 0; i < in->n_nodes; i++)
+			member[i] =
+				(in->member && in->member[i]) || label[i] >= 0;
+		known.member = member;
+		r = topo_analyse(&known, rank0, dir, &out->site);
+		free(member);
+		if (r < 0)
+			return -1;
+	} else if (topo_analyse(in, rank0, dir, &out->site) < 0) {
 		return -1;
+	}
 	comp = out->site.comp;
 	if (topo_site_unite(&s, comp) < 0)
 		goto fail;

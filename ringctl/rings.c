@@ -140,7 +140,9 @@ static void rings_alerts_of(struct writer *w, const Ring__StatusReply *st,
 	for (size_t i = 0; i < st->n_alerts; i++)
 		if (!strcmp(st->alerts[i]->ring ? st->alerts[i]->ring : "", id))
 			v[n++] = st->alerts[i];
-	if (n || !*id)
+	/* The site's list says "(none)" only when nothing fires at all:
+	 * the rings' alerts are under their rings. */
+	if (n || (!*id && !st->n_alerts))
 		render_alerts(w, "alerts", v, n, 1);
 	free(v);
 }

@@ -34,8 +34,9 @@ void rings_render_list(struct writer *w, const Ring__Topology *t);
 void rings_render_status(struct writer *w, const Ring__StatusReply *r,
 			 int verbose);
 
-/* The site's firing alerts of no ring (Alert.ring ""): plain status of
- * several rings lists the others under their ring. */
+/* The site's firing alerts of no ring (Alert.ring ""), none at all when
+ * only rings' fire: plain status of several rings lists those under
+ * their ring. */
 void rings_render_site_alerts(struct writer *w, const Ring__StatusReply *r);
 
 /* what ("ranks", "check ranks") needs one ring and t is a site of

@@ -260,6 +260,12 @@ static void test_status_table(void **state)
 	l = line_of(out, "nodes: 12, listed by 'ringctl status -v'");
 	assert_non_null(l);
 	free(out);
+	/* Only rings' alerts fire: no "alerts: (none)" above them. */
+	s->st.n_alerts = 2;
+	out = status_text(&s->st, WRITER_PLAIN, 0);
+	assert_null(strstr(out, "\nalerts:"));
+	assert_non_null(strstr(out, "    - critical cable_down:"));
+	free(out);
 	/* -v: every ring in detail, and the node table. */
 	out = status_text(&s->st, WRITER_PLAIN, 1);
 	assert_non_null(line_of(out, "ring pod-a:"));
