@@ -51,7 +51,4 @@ struct metrics_src {
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
 int metrics_render(struct evbuffer *out, const struct metrics_src *src);
 
-/* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
-int metrics_render(struct evbuffer *out, const struct metrics_src *src);
-
 #endif
