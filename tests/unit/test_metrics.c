@@ -1041,7 +1041,7 @@ static void test_page_render(void **state)
 	(void)state;
 	topo_fixture_init(&f);
 	assert_non_null(b);
-	assert_int_equal(page_render(b, &src, 1), 0);
+	assert_int_equal(page_render(b, &src, 1, NULL), 0);
 	s = strndup((const char *)evbuffer_pullup(b, -1),
 		    evbuffer_get_length(b));
 	assert_non_null(s);
@@ -1074,7 +1074,7 @@ static void test_page_render(void **state)
 	free(s);
 	/* The picture alone. */
 	evbuffer_drain(b, evbuffer_get_length(b));
-	assert_int_equal(page_render(b, &src, 0), 0);
+	assert_int_equal(page_render(b, &src, 0, NULL), 0);
 	s = strndup((const char *)evbuffer_pullup(b, -1),
 		    evbuffer_get_length(b));
 	assert_non_null(s);
@@ -1497,7 +1497,7 @@ static void test_render_clearing(void **state)
 	{
 		struct evbuffer *b = evbuffer_new();
 
-		assert_int_equal(page_render(b, &src, 1), 0);
+		assert_int_equal(page_render(b, &src, 1, NULL), 0);
 		s = strndup((const char *)evbuffer_pullup(b, -1),
 			    evbuffer_get_length(b));
 		assert_non_null(strstr(s, "class=\"alert critical clearing\""));
@@ -1506,7 +1506,7 @@ static void test_render_clearing(void **state)
 		alerts_clear(t, "cable_down", "n2-n3", now + 1000);
 		src.health = health_for(t);
 		evbuffer_drain(b, evbuffer_get_length(b));
-		assert_int_equal(page_render(b, &src, 1), 0);
+		assert_int_equal(page_render(b, &src, 1, NULL), 0);
 		s = strndup((const char *)evbuffer_pullup(b, -1),
 			    evbuffer_get_length(b));
 		assert_non_null(
