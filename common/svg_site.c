@@ -176,7 +176,10 @@ static void svg_site_tile(struct svg_out *o, const Ring__RingView *r,
 		   "fill=\"%s\">%s \xc2\xb7 %u alert%s</text></g>",
 		   x + 8, y + 56, svg_site_ink(h), h, r->n_alerts,
 		   r->n_alerts == 1 ? "" : "s");
-	SVG_LIT(o, link ? "</a>\n" : "\n");
+	if (link)
+		SVG_LIT(o, "</a>\n");
+	else
+		SVG_LIT(o, "\n");
 }
 
 static double svg_site_overview(struct svg_out *o, const Ring__Topology *t,
