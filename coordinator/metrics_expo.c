@@ -21,6 +21,12 @@
  *   ringd_ring_not_surveyed_nodes{ring}  members the survey left out
  *   ringd_ring_surveyed_timestamp_seconds{ring}
  *
+ * The ring label adds no series beyond the nodes': each node, edge and
+ * alert is in one ring, a ring has two members or more (rings <= nodes/2),
+ * and nodes <= max_agents; the per-ring families are a few series a ring.
+ * A site of one ring has the same families and series as before, each
+ * with ring="ID" (its RingView.id), plus one ring's per-ring series.
+ *
  *
  *   ringd_coordinator_info{coordinator,version}            1
  *   ringd_coordinator_certificate_expiry_timestamp_seconds  when known

@@ -1093,6 +1093,8 @@ struct server {
 	struct metrics *m;
 	struct nodes *nodes;
 	unsigned scrapes;
+	const Ring__Topology *topology; /* NULL: no survey yet */
+	const struct alerts *alerts;
 };
 
 static void fill_src(struct metrics_src *src, void *arg)
@@ -1101,6 +1103,8 @@ static void fill_src(struct metrics_src *src, void *arg)
 
 	sv->scrapes++;
 	src->nodes = sv->nodes;
+	src->topology = sv->topology;
+	src->alerts = sv->alerts;
 	src->coordinator = "coord1";
 	src->version = "0.1.0";
 }
@@ -1386,6 +1390,79 @@ static void test_http_page(void **state)
 /* HTTP_SERVE_PER_SOURCE kept-alive connections from one address: the
  * next one from it is served at once, and the oldest of the idle ones is
  * closed to make room (a client reconnects for its next request). */
+/* A site of three rings served: the overview linking each ring's page;
+ * ?ring=ID one ring's page and picture; a query that is not ring=ID, or
+ * names no ring: 404 with a short text, nothing rendered. */
+static void test_http_rings(void **state)
+{
+	struct server *sv = *state;
+	struct rings_fixture x;
+	struct alerts *alerts = alerts_fixture();
+	static const char *const bad[] = {
+		"/?x=1", "/?ring=", "/?ring=a%2Fb", "/?ring=a&x=1",
+		"/ring.svg?ring=a/b", "/?RING=pod-a", "/?ring=pod-a#x",
+		"/?ring=0123456789012345678901234567890123456789012345678901"
+		"234567890123",
+	};
+	char *r;
+
+	rings_fixture_init(&x);
+	sv->topology = &x.t;
+	sv->alerts = alerts;
+	r = http(sv, "GET / HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "class=\"ringd site\""));
+	assert_non_null(strstr(r, "<a href=\"/?ring=pod-a\"><g "
+				  "id=\"tile-pod-a\""));
+	assert_non_null(strstr(r, "<a href=\"/?ring=ring-n4\">"));
+	assert_non_null(strstr(r, "<svg id=\"ring-pod-c\""));
+	free(r);
+	r = http(sv, "GET /?ring=pod-a HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "<title>ringd: ring pod-a: critical, 2 of 3 "
+				  "nodes up, "));
+	assert_null(strstr(r, "class=\"ringd site\""));
+	assert_non_null(strstr(r, "id=\"node-n1\""));
+	assert_null(strstr(r, "id=\"node-n4\""));
+	/* its alerts alone: pod-a's cable_down, not pod-c's */
+	assert_non_null(strstr(r, "cut at XYZZY"));
+	assert_non_null(strstr(r, "<a href=\"/ring.svg?ring=pod-a\">"));
+	free(r);
+	r = http(sv, "GET /ring.svg?ring=ring-n4 HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strcasestr(r, "\r\nContent-Type: image/svg+xml"));
+	assert_non_null(strstr(r, "\r\n\r\n<svg xmlns="));
+	assert_non_null(strstr(r, "id=\"node-n4\""));
+	assert_non_null(strstr(r, "id=\"node-n5\""));
+	assert_null(strstr(r, "id=\"node-n1\""));
+	free(r);
+	r = http(sv, "GET /?ring=pod-z HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 404);
+	assert_non_null(strstr(r, "\r\n\r\nnot found: no such ring"));
+	free(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char req[256];
+		unsigned before = sv->scrapes;
+
+		snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", bad[i]);
+		r = http(sv, req);
+		if (status_of(r) != 404 ||
+		    !strstr(r, "\r\n\r\nnot found: the page takes ?ring=ID"))
+			fail_msg("%s: %.200s", bad[i], r);
+		/* refused before anything was gathered */
+		assert_int_equal(sv->scrapes, before);
+		free(r);
+	}
+	/* the metrics take no query: as before */
+	r = http(sv, "GET /metrics?ring=x HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "\nringd_ring_nodes{ring=\"pod-a\"} 3\n"));
+	free(r);
+	sv->topology = NULL;
+	sv->alerts = NULL;
+	alerts_free(alerts);
+}
+
 static void test_http_connection_bound(void **state)
 {
 	struct server *sv = *state;
@@ -1552,6 +1629,8 @@ int main(void)
 						server_teardown),
 		cmocka_unit_test(test_new_v6),
 		cmocka_unit_test(test_render_rings),
+		cmocka_unit_test_setup_teardown(test_http_rings, server_setup,
+						server_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
