@@ -45,8 +45,7 @@ struct svg {
 };
 
 /* A fixed element's id: "title", or "ring-ID-title" within a site. */
-static void svg_fixed_id(struct svg_out *o, const struct svg *g,
-			 const char *id)
+static void svg_fixed_id(struct svg_out *o, const struct svg *g, const char *id)
 {
 	SVG_LIT(o, " id=\"");
 	if (g->frame) {
@@ -787,13 +786,14 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 			   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
 			   g->frame->y, g->w, h, g->w, h);
 	} else {
-		svg_printf(o,
-			   "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-			   "id=\"ringd-picture\" class=\"ringd\" "
-			   "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
-			   "%.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, "
-			   "sans-serif\" font-size=\"12\">\n",
-			   g->w, h, g->w, h);
+		svg_printf(
+			o,
+			"<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			"id=\"ringd-picture\" class=\"ringd\" "
+			"width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+			"%.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+			"sans-serif\" font-size=\"12\">\n",
+			g->w, h, g->w, h);
 	}
 	SVG_LIT(o, "<title>ringd: ");
 	svg_esc(o, r->coordinator, SVG_NAME_MAX);

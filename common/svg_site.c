@@ -28,8 +28,8 @@ static const char *svg_site_str(const char *s)
 /* One of the health words, for a class; "unknown" for anything else. */
 static const char *svg_site_health(const char *h)
 {
-	static const char *const known[] = {"healthy", "relearning",
-					    "degraded", "critical"};
+	static const char *const known[] = {"healthy", "relearning", "degraded",
+					    "critical"};
 
 	for (size_t i = 0; h && i < sizeof(known) / sizeof(known[0]); i++)
 		if (!strcmp(h, known[i]))
@@ -81,14 +81,14 @@ static void svg_sub_release(struct svg_sub *s)
 	free(s->alerts);
 }
 
-static int svg_sub_build(const Ring__StatusReply *site,
-			 const Ring__RingView *r, struct svg_sub *s)
+static int svg_sub_build(const Ring__StatusReply *site, const Ring__RingView *r,
+			 struct svg_sub *s)
 {
 	memset(s, 0, sizeof(*s));
 	ring__status_reply__init(&s->rep);
 	s->nodes = calloc(site->n_nodes ? site->n_nodes : 1, sizeof(*s->nodes));
-	s->alerts = calloc(site->n_alerts ? site->n_alerts : 1,
-			   sizeof(*s->alerts));
+	s->alerts =
+		calloc(site->n_alerts ? site->n_alerts : 1, sizeof(*s->alerts));
 	if (!s->nodes || !s->alerts ||
 	    ring_view_build(site->topology, r, &s->view) < 0)
 		return -1;
@@ -135,8 +135,8 @@ static char *svg_site_one(const Ring__StatusReply *site,
 	return doc;
 }
 
-static void svg_site_tile(struct svg_out *o, const Ring__RingView *r,
-			  size_t k, const char *link)
+static void svg_site_tile(struct svg_out *o, const Ring__RingView *r, size_t k,
+			  const char *link)
 {
 	const char *h = svg_site_health(r->health);
 	double x = 24 + (double)(k % SVG_TILE_COLS) * (SVG_TILE_W + 10);
@@ -166,8 +166,7 @@ static void svg_site_tile(struct svg_out *o, const Ring__RingView *r,
 		   "font-weight=\"bold\">",
 		   x + 8, y + 18);
 	svg_esc(o, r->id, 22);
-	svg_printf(o,
-		   "</text><text class=\"tile-kind\" x=\"%.0f\" y=\"%.0f\">",
+	svg_printf(o, "</text><text class=\"tile-kind\" x=\"%.0f\" y=\"%.0f\">",
 		   x + 8, y + 36);
 	svg_esc(o, r->kind, 16);
 	svg_printf(o, " \xc2\xb7 %zu nodes</text>", r->n_nodes);
@@ -186,7 +185,7 @@ static double svg_site_overview(struct svg_out *o, const Ring__Topology *t,
 				const char *link, double y)
 {
 	size_t n = t->n_rings < SVG_SITE_MAX_TILES ? t->n_rings
-						    : SVG_SITE_MAX_TILES;
+						   : SVG_SITE_MAX_TILES;
 	size_t rows = (n + SVG_TILE_COLS - 1) / SVG_TILE_COLS;
 
 	svg_printf(o,
@@ -239,8 +238,7 @@ static double svg_site_pictures(struct svg_out *o,
 		v[k].k = k;
 	}
 	qsort(v, t->n_rings, sizeof(*v), svg_site_pick_cmp);
-	for (; tried < t->n_rings && drawn < SVG_SITE_MAX_PICTURES &&
-	       !o->err;
+	for (; tried < t->n_rings && drawn < SVG_SITE_MAX_PICTURES && !o->err;
 	     tried++) {
 		struct svg_frame f = {.ring = svg_site_str(v[tried].r->id),
 				      .y = y};
@@ -324,8 +322,7 @@ static void svg_site_head(struct svg_out *o, const Ring__StatusReply *r,
 	SVG_LIT(o, ")</text>\n");
 }
 
-static char *svg_site(const Ring__StatusReply *r, const char *link,
-		      size_t *len)
+static char *svg_site(const Ring__StatusReply *r, const char *link, size_t *len)
 {
 	struct svg_out body = {0}, doc = {0};
 	double y, w = SVG_SITE_W;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 const char *const mr_kinds[] = {
-	"ring", "pair", "line", "switch", "split", "other", "rings", "unknown",
-	NULL,
+	"ring",	 "pair",  "line",    "switch", "split",
+	"other", "rings", "unknown", NULL,
 };
 const char *const mr_health[] = {
 	"healthy", "relearning", "degraded", "critical", NULL,
@@ -88,8 +88,7 @@ const char *mr_str(const char *s)
 	return s ? s : "";
 }
 
-const char *mr_in_set(const char *s, const char *const *set,
-		      const char *dflt)
+const char *mr_in_set(const char *s, const char *const *set, const char *dflt)
 {
 	for (size_t i = 0; s && set[i]; i++)
 		if (!strcmp(s, set[i]))

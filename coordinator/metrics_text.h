@@ -43,7 +43,6 @@ extern const char *const mr_health[];
 /* s, or "" for NULL. */
 const char *mr_str(const char *s);
 /* s if it is one of the NULL-ended set, else dflt. */
-const char *mr_in_set(const char *s, const char *const *set,
-		      const char *dflt);
+const char *mr_in_set(const char *s, const char *const *set, const char *dflt);
 
 #endif

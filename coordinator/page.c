@@ -178,8 +178,8 @@ static void page_title(const struct page_reply *p, const Ring__Topology *t,
 	for (size_t i = 0; t && i < t->n_edges; i++) {
 		const char *st = t->edges[i]->live_state;
 
-		if (r && ring_view_of_edge(t, t->edges[i]->a,
-					   t->edges[i]->b) != r)
+		if (r &&
+		    ring_view_of_edge(t, t->edges[i]->a, t->edges[i]->b) != r)
 			continue;
 		pt->down += st && !strcmp(st, "down");
 	}

@@ -66,8 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_doc(doc, len);
 	doc = svg_render_opts(r, &page, &len);
 	check_doc(doc, len);
-	if (r->topology && r->topology->n_rings &&
-	    *r->topology->rings[0]->id) {
+	if (r->topology && r->topology->n_rings && *r->topology->rings[0]->id) {
 		struct svg_opts one = {.ring = r->topology->rings[0]->id};
 
 		doc = svg_render_opts(r, &one, &len);

@@ -603,9 +603,13 @@ static void test_render_full(void **state)
 	expect_line(s, "ringd_node_up{node=\"n4\",ring=\"\"} 0");
 	expect_line(s, "ringd_node_expected{node=\"n3\",ring=\"\"} 1");
 	expect_line(s, "ringd_node_expected{node=\"n4\",ring=\"\"} 0");
-	expect_line(s, "ringd_node_info{node=\"n4\",version=\"0.0.9\",ring=\"\"} 1");
-	expect_line(s, "ringd_node_last_seen_timestamp_seconds{node=\"n1\",ring=\"\"} "
-		       "1764756000");
+	expect_line(
+		s,
+		"ringd_node_info{node=\"n4\",version=\"0.0.9\",ring=\"\"} 1");
+	expect_line(
+		s,
+		"ringd_node_last_seen_timestamp_seconds{node=\"n1\",ring=\"\"} "
+		"1764756000");
 	expect_line(s, "ringd_coordinator_certificate_expiry_timestamp_seconds "
 		       "1767348000.5");
 	/* certificates of up nodes only */
@@ -615,14 +619,23 @@ static void test_render_full(void **state)
 		count_prefix(
 			s, "ringd_node_certificate_expiry_timestamp_seconds{"),
 		1);
-	expect_line(s, "ringd_node_memory_total_bytes{node=\"n1\",ring=\"\"} 1073741824");
-	expect_line(s, "ringd_node_memory_available_bytes{node=\"n1\",ring=\"\"} 536870912");
+	expect_line(
+		s,
+		"ringd_node_memory_total_bytes{node=\"n1\",ring=\"\"} 1073741824");
+	expect_line(
+		s,
+		"ringd_node_memory_available_bytes{node=\"n1\",ring=\"\"} 536870912");
 	/* the hostile name, escaped */
-	expect_line(s, "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\",ring=\"\"} 0");
+	expect_line(s,
+		    "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\",ring=\"\"} 0");
 	assert_int_equal(count_prefix(s, "ringd_node_up{"), 5);
 	/* interfaces of up nodes only */
-	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth1\",ring=\"\"} 1");
-	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth2\",ring=\"\"} 0");
+	expect_line(
+		s,
+		"ringd_interface_up{node=\"n1\",interface=\"eth1\",ring=\"\"} 1");
+	expect_line(
+		s,
+		"ringd_interface_up{node=\"n1\",interface=\"eth2\",ring=\"\"} 0");
 	expect_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
 		       "interface=\"eth1\",ring=\"\"} 12500000000");
 	expect_no_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
@@ -720,21 +733,21 @@ static void test_render_full(void **state)
 			      "quantile=\"0.5\",ring=\"\"} 2.5e-06");
 	assert_int_equal(count_prefix(s, LAT), 6);
 	/* edge facts and live state */
-	expect_line(s,
-		    "ringd_edge_nominal_bytes_per_second{" E1 ",ring=\"\"} 12500000000");
+	expect_line(s, "ringd_edge_nominal_bytes_per_second{" E1
+		       ",ring=\"\"} 12500000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_nominal_bytes_per_second{"), 1);
 	/* what edge_degraded judges: n1-n2's ladder top, its worse way (b_to_a
 	 * not measured: a_to_b's 23.5); n2-n3's RDMA ladder, the worse
 	 * direction; n3-n1 nothing. The baseline where the watch has one. */
-	expect_line(s,
-		    "ringd_edge_headline_bytes_per_second{" E1 ",ring=\"\"} 2937500000");
-	expect_line(s,
-		    "ringd_edge_headline_bytes_per_second{" E2 ",ring=\"\"} 11875000000");
+	expect_line(s, "ringd_edge_headline_bytes_per_second{" E1
+		       ",ring=\"\"} 2937500000");
+	expect_line(s, "ringd_edge_headline_bytes_per_second{" E2
+		       ",ring=\"\"} 11875000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_headline_bytes_per_second{"), 2);
-	expect_line(s,
-		    "ringd_edge_baseline_bytes_per_second{" E1 ",ring=\"\"} 5000000000");
+	expect_line(s, "ringd_edge_baseline_bytes_per_second{" E1
+		       ",ring=\"\"} 5000000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_baseline_bytes_per_second{"), 1);
 	expect_line(s, "ringd_edge_light_check_ok{" E1 ",ring=\"\"} 0");
@@ -745,11 +758,12 @@ static void test_render_full(void **state)
 		1);
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_light_check_latency_seconds{"), 0);
-	expect_line(s, "ringd_edge_sample_bytes_per_second{" E1 ",ring=\"\"} 2000000000");
+	expect_line(s, "ringd_edge_sample_bytes_per_second{" E1
+		       ",ring=\"\"} 2000000000");
 	assert_int_equal(count_prefix(s, "ringd_edge_sample_bytes_per_second{"),
 			 1);
-	expect_line(s,
-		    "ringd_edge_sample_timestamp_seconds{" E1 ",ring=\"\"} 1764756004");
+	expect_line(s, "ringd_edge_sample_timestamp_seconds{" E1
+		       ",ring=\"\"} 1764756004");
 	expect_line(s, "ringd_edge_gid_changed{" E1 ",ring=\"\"} 0");
 	expect_line(s, "ringd_edge_gid_changed{" E2 ",ring=\"\"} 1");
 	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
@@ -962,8 +976,9 @@ static void test_render_rings(void **state)
 			 0);
 	s = render(&src);
 	check_format(s);
-	expect_line(s, "ringd_topology_info{kind=\"rings\",live_kind=\"rings\"} "
-		       "1");
+	expect_line(s,
+		    "ringd_topology_info{kind=\"rings\",live_kind=\"rings\"} "
+		    "1");
 	expect_line(s, "ringd_topology_rings 3");
 	/* every node, edge and alert family carries its subject's ring */
 	expect_line(s, "ringd_node_up{node=\"n1\",ring=\"pod-a\"} 1");
@@ -997,7 +1012,8 @@ static void test_render_rings(void **state)
 		       "ring=\"pod-c\"} 1");
 	expect_line(s, "ringd_ring_nodes{ring=\"pod-a\"} 3");
 	expect_line(s, "ringd_ring_nodes{ring=\"pod-c\"} 2");
-	expect_line(s, "ringd_ring_health{state=\"critical\",ring=\"pod-c\"} 1");
+	expect_line(s,
+		    "ringd_ring_health{state=\"critical\",ring=\"pod-c\"} 1");
 	expect_line(s, "ringd_ring_health{state=\"healthy\",ring=\"pod-c\"} 0");
 	expect_line(s, "ringd_ring_health{state=\"healthy\",ring=\"ring-n4\"} "
 		       "1");
@@ -1399,8 +1415,13 @@ static void test_http_rings(void **state)
 	struct rings_fixture x;
 	struct alerts *alerts = alerts_fixture();
 	static const char *const bad[] = {
-		"/?x=1", "/?ring=", "/?ring=a%2Fb", "/?ring=a&x=1",
-		"/ring.svg?ring=a/b", "/?RING=pod-a", "/?ring=pod-a#x",
+		"/?x=1",
+		"/?ring=",
+		"/?ring=a%2Fb",
+		"/?ring=a&x=1",
+		"/ring.svg?ring=a/b",
+		"/?RING=pod-a",
+		"/?ring=pod-a#x",
 		"/?ring=0123456789012345678901234567890123456789012345678901"
 		"234567890123",
 	};

@@ -999,11 +999,12 @@ static void test_site(void **state)
 	(void)state;
 	fx_site(x);
 	doc = draw(&x->r, NULL);
-	assert_true(!strncmp(doc,
-			     "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-			     "id=\"ringd-picture\" class=\"ringd site\"",
-			     strlen("<svg xmlns=\"http://www.w3.org/2000/svg\" "
-				    "id=\"ringd-picture\" class=\"ringd site\"")));
+	assert_true(
+		!strncmp(doc,
+			 "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			 "id=\"ringd-picture\" class=\"ringd site\"",
+			 strlen("<svg xmlns=\"http://www.w3.org/2000/svg\" "
+				"id=\"ringd-picture\" class=\"ringd site\"")));
 	assert_non_null(strstr(doc, ">3 rings</text>"));
 	expect_tag(doc, "overview", "class=\"overview\"");
 	expect_tag(doc, "tile-pod-a", "class=\"ring-tile critical\"");
@@ -1101,9 +1102,9 @@ static void test_site_one_ring(void **state)
 	x = calloc(1, sizeof(*x));
 	fx_ring(x);
 	plain = draw(&x->r, &m);
-	fx_ring_view(x, 0, "ring-n1", "ring", (const char *const[]){"n1", "n2",
-								    "n4", "n3"},
-		     4, "critical", 1);
+	fx_ring_view(x, 0, "ring-n1", "ring",
+		     (const char *const[]){"n1", "n2", "n4", "n3"}, 4,
+		     "critical", 1);
 	doc = draw(&x->r, &n);
 	assert_int_equal(n, m);
 	assert_string_equal(doc, plain);
