@@ -42,7 +42,22 @@ struct alerts {
 	size_t n, cap;
 	size_t n_firing;
 	uint64_t round;
+	alerts_ring_fn ring_fn;
+	void *ring_arg;
 };
+
+void alerts_set_ring_fn(struct alerts *t, alerts_ring_fn fn, void *arg)
+{
+	t->ring_fn = fn;
+	t->ring_arg = arg;
+}
+
+static void alerts_set_ring(const struct alerts *t, struct alert *a)
+{
+	a->ring[0] = '\0';
+	if (t->ring_fn)
+		t->ring_fn(a, a->ring, sizeof(a->ring), t->ring_arg);
+}
 
 /* Copy src into dst of size len, cut where it does not fit: a cut never
  * splits a UTF-8 sequence, and a byte that is not UTF-8 (a peer's name)
@@ -286,6 +301,7 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		alerts_copy(e->a.node, sizeof(e->a.node), node, (size_t)-1);
 		alerts_copy(e->a.edge, sizeof(e->a.edge), edge, (size_t)-1);
 		memcpy(e->a.message, msg, sizeof(msg));
+		alerts_set_ring(t, &e->a);
 		if (changed) {
 			e->a.severity = severity;
 			alerts_notify(t, e, ALERT_EV_CHANGED);
@@ -310,6 +326,7 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		t->v[t->n++] = e;
 	}
 	alerts_fire(e, node, edge, severity, message, now_ms);
+	alerts_set_ring(t, &e->a);
 	e->round = t->round;
 	t->n_firing++;
 	log_debug("alerts", "%s %s fired", e->a.rule, e->a.subject);
@@ -408,12 +425,17 @@ static int alerts_counts(const struct alert *a)
 
 int alerts_worst(const struct alerts *t, int *clearing)
 {
+	return alerts_worst_in(t, NULL, clearing);
+}
+
+int alerts_worst_in(const struct alerts *t, const char *ring, int *clearing)
+{
 	int worst = -1, all_clearing = 1;
 
 	for (size_t i = 0; t && i < t->n; i++) {
 		const struct alert *a = &t->v[i]->a;
 
-		if (!alerts_counts(a))
+		if (!alerts_counts(a) || (ring && strcmp(a->ring, ring)))
 			continue;
 		if ((int)a->severity > worst) {
 			worst = (int)a->severity;
@@ -523,6 +545,9 @@ int alerts_restore(struct alerts *t, const struct alert *a)
 	alerts_copy(e->a.edge, sizeof(e->a.edge), a->edge, sizeof(a->edge));
 	alerts_copy(e->a.message, sizeof(e->a.message), a->message,
 		    sizeof(a->message));
+	alerts_copy(e->a.ring, sizeof(e->a.ring), a->ring, sizeof(a->ring));
+	if (!e->a.ring[0])
+		alerts_set_ring(t, &e->a);
 	e->a.severity = a->severity;
 	e->a.firing = a->firing ? 1 : 0;
 	e->a.first_seen_ms = a->first_seen_ms;
@@ -567,4 +592,5 @@ void alerts_to_wire(const struct alert *a, Ring__Alert *dst)
 	dst->clearing = a->clearing ? 1 : 0;
 	dst->cleared_ms = a->cleared_ms;
 	dst->resolved_message = (char *)a->resolved_message;
+	dst->ring = (char *)a->ring;
 }

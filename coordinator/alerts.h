@@ -30,6 +30,9 @@ struct alert {
 	char subject[ALERTS_SUBJECT_LEN]; /* "n3", "n1-n2", "ring" */
 	char node[ALERTS_NODE_LEN];	  /* "" where none */
 	char edge[ALERTS_EDGE_LEN];	  /* "" where none */
+	/* The ring its subject is in (issue 24; "" the site's), set by the
+	 * table's ring function at each raise. */
+	char ring[ALERTS_NODE_LEN];
 	enum alert_severity severity;
 	int firing; /* as published: 0 once resolved */
 	char message[ALERTS_MESSAGE_LEN];
@@ -76,9 +79,18 @@ struct alerts_conf {
 
 struct alerts;
 
+/* Names the ring a's subject belongs to into ring (len bytes; "" none). */
+typedef void (*alerts_ring_fn)(const struct alert *a, char *ring, size_t len,
+			       void *arg);
+
 struct alerts *alerts_new(const struct alerts_conf *conf,
 			  alerts_notify_fn notify, void *arg);
 void alerts_free(struct alerts *t);
+/* Who says which ring an alert is about; NULL: none (every alert the
+ * site's). */
+void alerts_set_ring_fn(struct alerts *t, alerts_ring_fn fn, void *arg);
+/* As alerts_worst, counting only the alerts of ring (NULL: all). */
+int alerts_worst_in(const struct alerts *t, const char *ring, int *clearing);
 
 /* The condition (rule, subject) holds at now_ms: a new alert fires (notify
  * FIRED), or the firing one is refreshed (last_seen and message, quietly;

@@ -62,7 +62,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	}
 	switch (env->body_case) {
 	case RING__ENVELOPE__BODY_STATUS_REQUEST:
-		control_status(cl, id);
+		control_status(cl, id, env->status_request);
 		break;
 	case RING__ENVELOPE__BODY_INVENTORY_REQUEST:
 		control_inventory(cl, id, env->inventory_request);
@@ -78,7 +78,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 		control_forget(cl, id, env->forget_request);
 		break;
 	case RING__ENVELOPE__BODY_RANKS_REQUEST:
-		control_ranks(cl, id);
+		control_ranks(cl, id, env->ranks_request);
 		break;
 	case RING__ENVELOPE__BODY_ALERTS_REQUEST:
 		control_alerts(cl, id, env->alerts_request);

@@ -7,6 +7,7 @@
 #include <event2/event.h>
 
 #include "alerts.h"
+#include "health_view.h"
 #include "coord_conf.h"
 #include "nodes.h"
 #include "store.h"
@@ -32,6 +33,12 @@ struct control_view {
 	const Ring__Topology *(*topology)(void *arg);
 	/* health.h: the one health (fills out). */
 	void (*health)(void *arg, struct health *out);
+	/* Issue 24: one ring's health, and t's rings with theirs filled
+	 * (health_view.h's contracts). */
+	void (*ring_health)(void *arg, const Ring__Topology *t,
+			    const Ring__RingView *r, struct health *out);
+	int (*rings)(void *arg, const Ring__Topology *t,
+		     struct health_view_rings *out);
 	size_t (*alerts)(void *arg, int all, const struct alert **out,
 			 size_t max);
 	/* One page, newest first (store_history_page's contract). */

@@ -110,6 +110,38 @@ static int control_history_edge(const struct control *co, const char *edge,
 	return 1;
 }
 
+/* Issue 24: --ring ID: the edge must be that ring's (both ends its
+ * members); an Error says whose it is. 0 or -1 (answered). */
+static int control_history_ring(struct client *cl, uint64_t id,
+				const char *req_ring, const char *edge)
+{
+	const Ring__Topology *t = control_topology(cl->ctl);
+	const Ring__RingView *ring, *other = NULL;
+
+	if (control_ring_find(cl, id, t, req_ring, &ring) < 0)
+		return -1;
+	if (!ring)
+		return 0;
+	for (const char *d = strchr(edge, '-'); d; d = strchr(d + 1, '-')) {
+		char a[ALERTS_NODE_LEN];
+		size_t k = (size_t)(d - edge);
+
+		if (!k || k >= sizeof(a))
+			continue;
+		memcpy(a, edge, k);
+		a[k] = '\0';
+		if (ring_view_member(ring, a) && ring_view_member(ring, d + 1))
+			return 0;
+		if (!other)
+			other = ring_view_of_edge(t, a, d + 1);
+	}
+	conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
+			"edge '%.64s' is not ring %.64s's%s%.64s%s", edge,
+			ring->id, other ? " (it is ring " : "",
+			other ? other->id : "", other ? "'s)" : "");
+	return -1;
+}
+
 void control_history(struct client *cl, uint64_t id,
 		     const Ring__HistoryRequest *req)
 {
@@ -150,6 +182,8 @@ void control_history(struct client *cl, uint64_t id,
 				req->edge);
 		return;
 	}
+	if (rc == 0 && control_history_ring(cl, id, req->ring, name) < 0)
+		return;
 	page = req->max_samples && req->max_samples < CONTROL_HISTORY_PAGE
 		       ? req->max_samples
 		       : CONTROL_HISTORY_PAGE;

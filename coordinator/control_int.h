@@ -19,6 +19,7 @@
 #include "arlast.h"
 #include "conn.h"
 #include "control.h"
+#include "ring_view.h"
 
 struct client {
 	struct control *ctl;
@@ -83,12 +84,32 @@ const Ring__Topology *control_topology(const struct control *co);
 void control_unknown_node(struct client *cl, uint64_t id, const char *name);
 
 /* control_status.c: the node table and the topology, as they are. */
-void control_status(struct client *cl, uint64_t id);
+void control_status(struct client *cl, uint64_t id,
+		    const Ring__StatusRequest *req);
 void control_inventory(struct client *cl, uint64_t id,
 		       const Ring__InventoryRequest *req);
 void control_forget(struct client *cl, uint64_t id,
 		    const Ring__ForgetRequest *req);
-void control_ranks(struct client *cl, uint64_t id);
+void control_ranks(struct client *cl, uint64_t id,
+		   const Ring__RanksRequest *req);
+/* Issue 24: the ring a request names (NULL: the site, req_ring ""), or
+ * an Error sent naming it and the rings there are (then -1). */
+int control_ring_find(struct client *cl, uint64_t id, const Ring__Topology *t,
+		      const char *req_ring, const Ring__RingView **out);
+/* The topology a reply shows: the site's with each ring's health (r
+ * NULL), or ring r's alone with its health; top NULL when t is. Valid
+ * while t is; released by control_ring_reply_release. 0 or -1 (ENOMEM). */
+struct control_ring_reply {
+	const Ring__Topology *top;
+	Ring__Topology site;
+	struct ring_view view;
+	int built;
+	struct health_view_rings rings;
+	Ring__RingView *one;
+};
+int control_ring_reply(const struct control *co, const Ring__Topology *t,
+		       const Ring__RingView *r, struct control_ring_reply *out);
+void control_ring_reply_release(struct control_ring_reply *r);
 
 /* control_alerts.c; fill: the alerts as the wire carries them, status's
  * too (control_alerts.c says how). */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 #include "health.h"
@@ -12,22 +13,47 @@
 #include "nodes.h"
 #include "survey.h"
 
-void control_status(struct client *cl, uint64_t id)
+/* The nodes a status reply lists: every node, or ring r's members. */
+static struct node **control_status_nodes(const struct control *co,
+					  const Ring__RingView *r, unsigned *n)
+{
+	struct node **v;
+
+	if (!r)
+		return nodes_sorted(co->nodes, n);
+	v = calloc(r->n_nodes + 1, sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; v && i < r->n_nodes; i++) {
+		struct node *x = nodes_find(co->nodes, r->nodes[i]);
+
+		if (x)
+			v[(*n)++] = x;
+	}
+	return v;
+}
+
+void control_status(struct client *cl, uint64_t id,
+		    const Ring__StatusRequest *req)
 {
 	struct control *co = cl->ctl;
 	Ring__StatusReply rep = RING__STATUS_REPLY__INIT;
 	Ring__StoreStatus store = RING__STORE_STATUS__INIT;
 	struct store_keeper_info ki;
+	struct control_ring_reply rr = {0};
+	const Ring__Topology *t = control_topology(co);
+	const Ring__RingView *ring;
 	Ring__NodeStatus *st = NULL, **stp = NULL;
 	Ring__Alert *al = NULL, **alp = NULL;
 	size_t n_al = 0;
 	struct health h;
 	char ***unaddr = NULL;
-	struct node **v;
-	unsigned n, i;
+	struct node **v = NULL;
+	unsigned n = 0, i;
 
-	v = nodes_sorted(co->nodes, &n);
-	if (!v)
+	if (control_ring_find(cl, id, t, req ? req->ring : NULL, &ring) < 0)
+		return;
+	v = control_status_nodes(co, ring, &n);
+	if (!v || control_ring_reply(co, t, ring, &rr) < 0)
 		goto oom;
 	st = calloc(n ? n : 1, sizeof(*st));
 	stp = calloc(n ? n : 1, sizeof(*stp));
@@ -46,10 +72,13 @@ void control_status(struct client *cl, uint64_t id)
 		rep.n_expected += v[i]->expected;
 		rep.n_connected += v[i]->state == NODE_UP;
 	}
-	rep.topology = (Ring__Topology *)control_topology(co);
+	rep.topology = (Ring__Topology *)rr.top;
 	rep.survey_state = (char *)survey_state(co->survey);
 	if (co->view && co->view->health) {
-		co->view->health(co->view->arg, &h);
+		if (ring && co->view->ring_health)
+			co->view->ring_health(co->view->arg, t, ring, &h);
+		else
+			co->view->health(co->view->arg, &h);
 		rep.health = (char *)health_name(h.state);
 		rep.health_cause = h.cause;
 		rep.health_subject = h.subject;
@@ -68,6 +97,15 @@ void control_status(struct client *cl, uint64_t id)
 	}
 	if (control_alerts_fill(co, 0, 1, &al, &alp, &n_al) < 0)
 		goto oom;
+	if (ring && t->n_rings > 1) {
+		size_t kept = 0;
+
+		/* One ring of several: its alerts alone. */
+		for (size_t k = 0; k < n_al; k++)
+			if (!strcmp(alp[k]->ring, ring->id))
+				alp[kept++] = alp[k];
+		n_al = kept;
+	}
 	rep.n_alerts = n_al;
 	rep.alerts = alp;
 	rep.coordinator = (char *)co->conf->name;
@@ -89,6 +127,7 @@ out:
 	free(alp);
 	free(al);
 	free(v);
+	control_ring_reply_release(&rr);
 }
 
 void control_inventory(struct client *cl, uint64_t id,
@@ -149,17 +188,29 @@ void control_forget(struct client *cl, uint64_t id,
 	control_client_send(cl, id, RING__ENVELOPE__BODY_ACK, &ack);
 }
 
-void control_ranks(struct client *cl, uint64_t id)
+void control_ranks(struct client *cl, uint64_t id,
+		   const Ring__RanksRequest *req)
 {
 	struct survey *sv = cl->ctl->survey;
 	Ring__RanksReply rep = RING__RANKS_REPLY__INIT;
+	const Ring__Topology *t = control_topology(cl->ctl);
+	const Ring__RingView *ring;
+	struct control_ring_reply rr = {0};
 
-	rep.topology = (Ring__Topology *)control_topology(cl->ctl);
-	if (!rep.topology) {
+	if (!t) {
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
 				"no survey has completed yet (survey %s)",
 				survey_state(sv));
 		return;
 	}
+	if (control_ring_find(cl, id, t, req ? req->ring : NULL, &ring) < 0)
+		return;
+	if (control_ring_reply(cl->ctl, t, ring, &rr) < 0) {
+		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
+				"out of memory");
+		return;
+	}
+	rep.topology = (Ring__Topology *)rr.top;
 	control_client_send(cl, id, RING__ENVELOPE__BODY_RANKS_REPLY, &rep);
+	control_ring_reply_release(&rr);
 }

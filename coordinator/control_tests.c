@@ -198,7 +198,10 @@ void control_allreduce(struct client *cl, uint64_t id,
 {
 	struct control *co = cl->ctl;
 	struct allreduce_coord_plan *p;
-	int not_adjacent = 0;
+	const Ring__Topology *t = control_topology(co);
+	const Ring__RingView *ring;
+	struct ring_view view;
+	int not_adjacent = 0, rc;
 	char why[1024];
 
 	if (cl->test || cl->ar || cl->resolve || cl->read) {
@@ -207,14 +210,29 @@ void control_allreduce(struct client *cl, uint64_t id,
 				"one test at a time per client");
 		return;
 	}
+	/* Issue 24: one ring of several, its order and cables alone. */
+	if (control_ring_find(cl, id, t, req->ring, &ring) < 0)
+		return;
+	if (!ring && t && t->n_rings > 1) {
+		conn_send_error(
+			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST,
+			"the site has %zu rings: name one (ringctl test "
+			"allreduce --ring ID; ringctl status lists them)",
+			t->n_rings);
+		return;
+	}
 	p = malloc(sizeof(*p)); /* a few KiB: not on the stack */
-	if (!p) {
+	if (!p || (ring && ring_view_build(t, ring, &view) < 0)) {
+		free(p);
 		conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_INTERNAL,
 				"out of memory");
 		return;
 	}
-	if (allreduce_coord_plan(control_topology(co), req, p, &not_adjacent,
-				 why, sizeof(why)) < 0) {
+	rc = allreduce_coord_plan(ring ? &view.top : t, req, p, &not_adjacent,
+				  why, sizeof(why));
+	if (ring)
+		ring_view_release(&view);
+	if (rc < 0) {
 		/* A wrong order is a finding (exit 1), like a failed test;
 		 * anything else is a bad request. */
 		cl->ar_id = id;

@@ -47,6 +47,13 @@ void control_watch(struct client *cl, uint64_t id,
 				"this coordinator has no event feed");
 		return;
 	}
+	{
+		const Ring__RingView *ring;
+
+		if (control_ring_find(cl, id, control_topology(co), req->ring,
+				      &ring) < 0)
+			return;
+	}
 	if (feed_kinds_parse(req->kinds, req->n_kinds, &kinds, why,
 			     sizeof(why)) < 0) {
 		conn_send_error(cl->conn, id,
@@ -58,6 +65,8 @@ void control_watch(struct client *cl, uint64_t id,
 		cl->uid, kinds, control_topology(co),
 		co->view && co->view->health ? health_name(h.state) : NULL,
 		control_watch_gone, cl, why, sizeof(why));
+	if (cl->watch)
+		feed_sub_set_ring(cl->watch, req->ring);
 	if (!cl->watch) {
 		conn_send_error(cl->conn, id,
 				errno == EUSERS

@@ -145,6 +145,35 @@ static void coord_view_health(void *arg, struct health *out)
 	coord_health(arg, out);
 }
 
+/* A watch event's ring: its alert's, else its subject's. */
+static void coord_feed_ring(const Ring__WatchEvent *ev, char *ring, size_t len,
+			    void *arg)
+{
+	struct coord *co = arg;
+
+	if (ev->alert && ev->alert->ring && ev->alert->ring[0]) {
+		snprintf(ring, len, "%s", ev->alert->ring);
+		return;
+	}
+	if (co->rules && ev->subject)
+		health_rules_subject_ring(co->rules, NULL, NULL, ev->subject,
+					  ring, len);
+}
+
+static void coord_view_ring_health(void *arg, const Ring__Topology *t,
+				   const Ring__RingView *r, struct health *out)
+{
+	health_view_derive_ring(&((struct coord *)arg)->hview, clock_now_ms(),
+				t, r, out);
+}
+
+static int coord_view_rings(void *arg, const Ring__Topology *t,
+			    struct health_view_rings *out)
+{
+	return health_view_rings(&((struct coord *)arg)->hview, clock_now_ms(),
+				 t, out);
+}
+
 static size_t coord_view_alerts(void *arg, int all, const struct alert **out,
 				size_t max)
 {
@@ -214,6 +243,7 @@ static int coord_watching(struct coord *co, const struct coord_conf *conf)
 	if (!co->feed)
 		return -1;
 	feed_nodes(co->feed, co->nodes); /* what later changes are against */
+	feed_set_ring_fn(co->feed, coord_feed_ring, co);
 	kc.dir = conf->state_dir;
 	kc.rewrite = coord_persist_rewrite;
 	kc.changed = coord_persist_store_changed;
@@ -323,6 +353,8 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 		goto fail;
 	co->view.topology = coord_view_topology;
 	co->view.health = coord_view_health;
+	co->view.ring_health = coord_view_ring_health;
+	co->view.rings = coord_view_rings;
 	co->view.alerts = coord_view_alerts;
 	co->view.history = coord_persist_history_page;
 	co->view.store = coord_view_store;
@@ -363,6 +395,7 @@ void coord_fini(struct coord *co)
 	if (co->report_ev)
 		event_free(co->report_ev);
 	health_rules_free(co->rules);
+	co->rules = co->hview.rules = NULL;
 	/* The sinks first: alerts_free notifies nothing. */
 	sinks_free(co->sinks);
 	alertmanager_free(co->am);

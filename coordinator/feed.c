@@ -30,6 +30,7 @@ struct feed_sub {
 	uint64_t missed; /* events left out while behind */
 	feed_gone_fn gone;
 	void *arg;
+	char ring[64]; /* only this ring's events (and the site's); "" all */
 	LIST_ENTRY(feed_sub) link;
 };
 
@@ -59,6 +60,8 @@ struct feed {
 	int have_nodes;
 	struct feed_node *nodes;
 	size_t n_nodes;
+	feed_ring_fn ring_fn;
+	void *ring_arg;
 };
 
 static const struct {
@@ -254,6 +257,25 @@ static void feed_offer(struct feed_sub *s, const uint8_t *buf, size_t len)
 		feed_behind(s);
 }
 
+void feed_set_ring_fn(struct feed *f, feed_ring_fn fn, void *arg)
+{
+	f->ring_fn = fn;
+	f->ring_arg = arg;
+}
+
+void feed_sub_set_ring(struct feed_sub *s, const char *ring)
+{
+	snprintf(s->ring, sizeof(s->ring), "%s", ring ? ring : "");
+}
+
+/* Does s take an event of ring (its own ring's, or the site's)? */
+static int feed_sub_wants(const struct feed_sub *s, unsigned bit,
+			  const char *ring)
+{
+	return (s->kinds & bit) &&
+	       (!s->ring[0] || !ring[0] || !strcmp(s->ring, ring));
+}
+
 void feed_publish(struct feed *f, const Ring__WatchEvent *ev)
 {
 	Ring__WatchEvent copy = *ev;
@@ -261,6 +283,7 @@ void feed_publish(struct feed *f, const Ring__WatchEvent *ev)
 	struct feed_sub *s;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	char ring[64] = "";
 	int any = 0;
 
 	LIST_FOREACH(s, &f->subs, link)
@@ -269,13 +292,19 @@ void feed_publish(struct feed *f, const Ring__WatchEvent *ev)
 		return;
 	if (!copy.ts_ms)
 		copy.ts_ms = clock_now_ms();
+	if ((!copy.ring || !copy.ring[0]) && f->ring_fn) {
+		f->ring_fn(&copy, ring, sizeof(ring), f->ring_arg);
+		copy.ring = ring;
+	} else if (copy.ring) {
+		snprintf(ring, sizeof(ring), "%s", copy.ring);
+	}
 	feed_pack(&copy, &buf, &len);
 	if (buf)
 		f->packed++;
 	else
 		log_warnx("feed: out of memory packing a %s event", ev->kind);
 	LIST_FOREACH(s, &f->subs, link)
-	if (s->kinds & bit)
+	if (feed_sub_wants(s, bit, ring))
 		feed_offer(s, buf, len);
 	free(buf);
 }

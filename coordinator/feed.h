@@ -55,6 +55,13 @@ struct feed;
 struct feed_sub;
 
 struct feed *feed_new(struct event_base *base);
+
+/* Issue 24: names the ring an event is about into ring ("" the site's);
+ * every event carries it (WatchEvent.ring), and a watcher of one ring
+ * gets that ring's events and the site's. */
+typedef void (*feed_ring_fn)(const Ring__WatchEvent *ev, char *ring, size_t len,
+			     void *arg);
+void feed_set_ring_fn(struct feed *f, feed_ring_fn fn, void *arg);
 /* Subscribers still there are dropped without a word (control_free has
  * closed their connections first). */
 void feed_free(struct feed *f);
@@ -72,6 +79,8 @@ typedef void (*feed_gone_fn)(struct feed_sub *s, const char *why, void *arg);
  * event, a snapshot of t (NULL: no survey yet) and health, is queued at
  * once. NULL with why when the bounds refuse uid (errno EUSERS) or memory
  * runs out (ENOMEM). */
+/* Only ring's events (and the site's) from now on; "" or NULL: all. */
+void feed_sub_set_ring(struct feed_sub *s, const char *ring);
 struct feed_sub *feed_subscribe(struct feed *f, struct evbuffer *out,
 				uint64_t request_id, uid_t uid, unsigned kinds,
 				const Ring__Topology *t, const char *health,

@@ -2,6 +2,7 @@
 #include "health.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alert_text.h"
@@ -32,15 +33,35 @@ static void health_set(struct health *h, enum health_state s, const char *cause,
 /* The first alert in list order (most severe, oldest) of severity sev that
  * counts: the one health names. */
 static const struct alert *health_decider(const struct alerts *t, int sev,
-					  size_t *n_counting)
+					  const char *ring, size_t *n_counting)
 {
 	const struct alert *v[64], *first = NULL;
 	size_t n = alerts_list(t, 0, v, 64);
 
 	*n_counting = 0;
+	if (ring && n > 64) {
+		/* One ring's among many: look at every firing alert. */
+		const struct alert **all = calloc(n, sizeof(*all));
+
+		if (all) {
+			n = alerts_list(t, 0, all, n);
+			for (size_t i = 0; i < n; i++) {
+				if (all[i]->severity == ALERT_INFO ||
+				    !strcmp(all[i]->rule, "watchdog") ||
+				    strcmp(all[i]->ring, ring))
+					continue;
+				(*n_counting)++;
+				if (!first && (int)all[i]->severity == sev)
+					first = all[i];
+			}
+			free(all);
+			return first;
+		}
+	}
 	for (size_t i = 0; i < n && i < 64; i++) {
 		if (v[i]->severity == ALERT_INFO ||
-		    !strcmp(v[i]->rule, "watchdog"))
+		    !strcmp(v[i]->rule, "watchdog") ||
+		    (ring && strcmp(v[i]->ring, ring)))
 			continue;
 		(*n_counting)++;
 		if (!first && (int)v[i]->severity == sev)
@@ -53,13 +74,14 @@ static const struct alert *health_decider(const struct alerts *t, int sev,
 
 void health_derive(const struct health_facts *f, struct health *out)
 {
-	int clearing = 0, worst = alerts_worst(f->alerts, &clearing);
+	int clearing = 0,
+	    worst = alerts_worst_in(f->alerts, f->ring, &clearing);
 	const struct alert *a;
 	char left[48];
 
 	memset(out, 0, sizeof(*out));
 	if (worst > (int)ALERT_INFO) {
-		a = health_decider(f->alerts, worst, &out->n_firing);
+		a = health_decider(f->alerts, worst, f->ring, &out->n_firing);
 		health_set(out,
 			   worst == ALERT_CRITICAL ? HEALTH_CRITICAL
 						   : HEALTH_DEGRADED,
@@ -104,7 +126,8 @@ void health_derive(const struct health_facts *f, struct health *out)
 		return;
 	}
 	if (!f->n_ranks) {
-		health_set(out, HEALTH_DEGRADED, "no_rank_order", "ring");
+		health_set(out, HEALTH_DEGRADED, "no_rank_order",
+			   f->no_order_ring ? f->no_order_ring : "ring");
 		snprintf(out->text, sizeof(out->text),
 			 "the last survey found a %s: no rank order for a "
 			 "ring job (ringctl status shows why)",

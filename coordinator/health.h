@@ -37,6 +37,12 @@ struct health_facts {
 	size_t n_ranks;		  /* its rank order's length */
 	const char *missing;	  /* an expected node that is not up, or NULL */
 	size_t n_missing;
+	/* Issue 24: one ring's health (only its alerts count; kind and
+	 * n_ranks are its own), or NULL for the site's. */
+	const char *ring;
+	/* The site's: the ring without a rank order, named as the subject
+	 * of no_rank_order (NULL: "ring"). */
+	const char *no_order_ring;
 };
 
 #define HEALTH_CAUSE_LEN 32

@@ -523,6 +523,22 @@ void health_rules_eval(struct health_rules *w)
 				   "survey is no longer valid: %s; the %s is "
 				   "now %s",
 				   order_invalid, t->kind, now_text);
+	/* Several rings: each one's rank order on its own, the ring its
+	 * subject. */
+	for (size_t k = 0; t && k < live_view_n_rings(w->view); k++) {
+		const Ring__RingView *r = t->rings[k];
+		const char *why = live_view_ring_order_invalid(w->view, k);
+
+		if (why[0] && r->n_ranks && !w->relearn_until_ms)
+			health_rules_raise(
+				w, "ring_broken", r->id, NULL, NULL,
+				ALERT_CRITICAL, now_ms,
+				"the rank order of ring %s deployed from the "
+				"last survey is no longer valid: %s; the %s is "
+				"now %s%s%s",
+				r->id, why, r->kind, r->live_kind,
+				r->live_gap[0] ? " without " : "", r->live_gap);
+	}
 	health_rules_cert(w, "the coordinator", NULL, w->own_cert_ms, now_ms);
 	if (w->relearn_until_ms) {
 		/* Nothing is judged from missing facts: what fired before the
@@ -779,6 +795,53 @@ out:
 	free(sampled);
 }
 
+/* The ring an alert is about (issue 24): its node's, an edge's ends',
+ * a ring id as its subject; "ring" on a site of one ring is that ring. */
+void health_rules_subject_ring(const struct health_rules *w, const char *node,
+			       const char *edge, const char *subject,
+			       char *ring, size_t len)
+{
+	const Ring__Topology *t = live_view_published(w->view);
+	const Ring__RingView *r = NULL;
+
+	if (len)
+		ring[0] = '\0';
+	if (!t || !t->n_rings)
+		return;
+	node = node ? node : "";
+	edge = edge ? edge : "";
+	subject = subject ? subject : "";
+	if (node[0])
+		r = live_view_ring_of(w->view, node);
+	if (!edge[0] && !node[0] && strchr(subject, '-'))
+		edge = subject;
+	for (const char *d = strchr(edge, '-'); !r && d;
+	     d = strchr(d + 1, '-')) {
+		char end[ALERTS_NODE_LEN];
+		size_t k = (size_t)(d - edge);
+
+		if (!k || k >= sizeof(end))
+			continue;
+		memcpy(end, edge, k);
+		end[k] = '\0';
+		r = live_view_ring_of(w->view, end);
+	}
+	for (size_t k = 0; !r && k < t->n_rings; k++)
+		if (!strcmp(t->rings[k]->id, subject) ||
+		    (t->n_rings == 1 && !strcmp(subject, "ring")))
+			r = t->rings[k];
+	if (!r && !node[0])
+		r = live_view_ring_of(w->view, subject);
+	if (r)
+		snprintf(ring, len, "%s", r->id);
+}
+
+static void health_rules_ring_of(const struct alert *a, char *ring, size_t len,
+				 void *arg)
+{
+	health_rules_subject_ring(arg, a->node, a->edge, a->subject, ring, len);
+}
+
 int health_rules_set_topology(struct health_rules *w, const Ring__Topology *t)
 {
 	if (live_view_set_topology(w->view, t) < 0)
@@ -816,6 +879,7 @@ struct health_rules *health_rules_new(struct event_base *base,
 	w->alerts = alerts;
 	w->started_ms = clock_now_ms();
 	w->view = live_view_new(table);
+	alerts_set_ring_fn(alerts, health_rules_ring_of, w);
 	w->eval_ev = evtimer_new(base, health_rules_eval_cb, w);
 	w->tick_ev = evtimer_new(base, health_rules_tick_cb, w);
 	if (!w->view || !w->eval_ev || !w->tick_ev) {
@@ -834,6 +898,7 @@ void health_rules_free(struct health_rules *w)
 {
 	if (!w)
 		return;
+	alerts_set_ring_fn(w->alerts, NULL, NULL);
 	if (w->eval_ev)
 		event_free(w->eval_ev);
 	if (w->tick_ev)

@@ -122,4 +122,11 @@ void health_rules_set_edge_fn(struct health_rules *w, health_rules_edge_fn fn,
 extern const char *const health_rules_names[];
 extern const size_t health_rules_n_names;
 
+/* Issue 24: the ring a subject is in (a node, an edge "a-b" or a ring
+ * id; node and edge may be NULL) into ring ("" none), by the published
+ * topology. */
+void health_rules_subject_ring(const struct health_rules *w, const char *node,
+			       const char *edge, const char *subject,
+			       char *ring, size_t len);
+
 #endif

@@ -40,4 +40,25 @@ void health_view_facts(struct nodes *nodes, const struct alerts *alerts,
 void health_view_derive(const struct health_view *v, uint64_t now_ms,
 			struct health *out);
 
+/* Issue 24: ring r's health now: its alerts (Alert.ring), its class and
+ * rank order, its expected members not up. On a site of one ring the
+ * site's health is the ring's. */
+void health_view_derive_ring(const struct health_view *v, uint64_t now_ms,
+			     const Ring__Topology *t, const Ring__RingView *r,
+			     struct health *out);
+
+/* t's rings as outputs show them: shallow copies of t->rings with each
+ * one's health and firing alerts filled (ptrs[k] for Topology.rings),
+ * valid while t is; released by health_view_rings_release. 0, or -1
+ * (ENOMEM). */
+struct health_view_rings {
+	Ring__RingView *views;
+	Ring__RingView **ptrs;
+	struct health *h;
+	size_t n;
+};
+int health_view_rings(const struct health_view *v, uint64_t now_ms,
+		      const Ring__Topology *t, struct health_view_rings *out);
+void health_view_rings_release(struct health_view_rings *r);
+
 #endif

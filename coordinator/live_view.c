@@ -18,17 +18,37 @@
  * two of the default 5 s intervals. */
 #define LIVE_VIEW_BEACON_GRACE_MS 10000
 
+/* One ring's overlay: the class as cabled now, whether its rank order
+ * holds. */
+struct live_view_ring {
+	char live_kind[16];
+	char live_gap[256];
+	/* live_gap as data: nodes down (pointers into top's order) and
+	 * cables not up ("x-y", owned), each at most the order's length. */
+	char **live_down, **live_cut;
+	size_t n_live_down, n_live_cut;
+	char order_invalid[320];
+};
+
+/* An edge by its two ends' names (a < b), for lookups in a large site. */
+struct live_view_key {
+	const char *a, *b;
+	size_t i;
+};
+
 struct live_view {
 	struct nodes *table;
 	Ring__Topology *top; /* a copy of the published one */
 	struct live_view_edge *edges;
-	char live_kind[16];
-	char live_gap[256];
-	/* live_gap as data: nodes down (pointers into top's order) and
-	 * cables not up ("x-y", owned), each at most top's n_order. */
-	char **live_down, **live_cut;
-	size_t n_live_down, n_live_cut;
-	char order_invalid[320];
+	struct live_view_key *keys; /* top's edges, sorted */
+	/* The site's overlay (one ring: that ring's), and each ring's when
+	 * the site has several (top->rings, in their order). */
+	struct live_view_ring site;
+	struct live_view_ring *rings;
+	size_t n_rings;
+	/* Which ring each node is in: (node, ring index) sorted by name. */
+	struct live_view_key *ring_of;
+	size_t n_ring_of;
 	char **not_surveyed; /* owned strings */
 	size_t n_not_surveyed;
 	/* The published strays (top's own list, given back on detach) and
@@ -65,6 +85,17 @@ static void live_view_detach(struct live_view *w)
 	t->order_invalid = (char *)protobuf_c_empty_string;
 	t->not_surveyed = NULL;
 	t->n_not_surveyed = 0;
+	for (size_t k = 0; k < t->n_rings && (k < w->n_rings || !k); k++) {
+		Ring__RingView *r = t->rings[k];
+
+		r->live_kind = (char *)protobuf_c_empty_string;
+		r->live_gap = (char *)protobuf_c_empty_string;
+		r->order_invalid = (char *)protobuf_c_empty_string;
+		r->live_nodes_down = NULL;
+		r->n_live_nodes_down = 0;
+		r->live_cables_down = NULL;
+		r->n_live_cables_down = 0;
+	}
 	t->strays = w->strays_pub;
 	t->n_strays = w->n_strays_pub;
 	w->attached = 0;
@@ -81,15 +112,29 @@ static void live_view_attach(struct live_view *w, uint64_t now_ms)
 		t->edges[i]->live_since_ms = w->edges[i].since_ms;
 		t->edges[i]->live_reason = w->edges[i].reason;
 	}
-	t->live_kind = w->live_kind;
-	t->live_gap = w->live_gap;
-	t->live_nodes_down = w->live_down;
-	t->n_live_nodes_down = w->n_live_down;
-	t->live_cables_down = w->live_cut;
-	t->n_live_cables_down = w->n_live_cut;
+	t->live_kind = w->site.live_kind;
+	t->live_gap = w->site.live_gap;
+	t->live_nodes_down = w->site.live_down;
+	t->n_live_nodes_down = w->site.n_live_down;
+	t->live_cables_down = w->site.live_cut;
+	t->n_live_cables_down = w->site.n_live_cut;
 	t->live_ms = now_ms;
-	t->order_valid = !w->order_invalid[0];
-	t->order_invalid = w->order_invalid;
+	t->order_valid = !w->site.order_invalid[0];
+	t->order_invalid = w->site.order_invalid;
+	for (size_t k = 0; k < t->n_rings && (k < w->n_rings || !k); k++) {
+		Ring__RingView *r = t->rings[k];
+		/* One ring: the site's overlay is its own. */
+		struct live_view_ring *o = w->n_rings ? &w->rings[k] : &w->site;
+
+		r->live_kind = o->live_kind;
+		r->live_gap = o->live_gap;
+		r->live_nodes_down = o->live_down;
+		r->n_live_nodes_down = o->n_live_down;
+		r->live_cables_down = o->live_cut;
+		r->n_live_cables_down = o->n_live_cut;
+		r->order_valid = r->n_order && !o->order_invalid[0];
+		r->order_invalid = o->order_invalid;
+	}
 	t->not_surveyed = w->not_surveyed;
 	t->n_not_surveyed = w->n_not_surveyed;
 	t->strays = w->live_strays;
@@ -97,14 +142,21 @@ static void live_view_attach(struct live_view *w, uint64_t now_ms)
 	w->attached = 1;
 }
 
+static void live_view_free_ring_gap(struct live_view_ring *o)
+{
+	for (size_t i = 0; i < o->n_live_cut; i++)
+		free(o->live_cut[i]);
+	free(o->live_cut);
+	free(o->live_down);
+	o->live_cut = o->live_down = NULL;
+	o->n_live_cut = o->n_live_down = 0;
+}
+
 static void live_view_free_live_gap(struct live_view *w)
 {
-	for (size_t i = 0; i < w->n_live_cut; i++)
-		free(w->live_cut[i]);
-	free(w->live_cut);
-	free(w->live_down);
-	w->live_cut = w->live_down = NULL;
-	w->n_live_cut = w->n_live_down = 0;
+	live_view_free_ring_gap(&w->site);
+	for (size_t k = 0; k < w->n_rings; k++)
+		live_view_free_ring_gap(&w->rings[k]);
 }
 
 static void live_view_free_not_surveyed(struct live_view *w)
@@ -278,57 +330,88 @@ static void live_view_edge_state(struct live_view *w, const Ring__Edge *e,
 }
 
 /* The published edge between x and y, or -1. */
-static long live_view_edge_index(const Ring__Topology *t, const char *x,
+static int live_view_key_cmp(const void *pa, const void *pb)
+{
+	const struct live_view_key *a = pa, *b = pb;
+	int c = strcmp(a->a, b->a);
+
+	return c ? c : strcmp(a->b, b->b);
+}
+
+/* Sorted by names, then by index: the first of parallel edges leads. */
+static int live_view_key_cmp_i(const void *pa, const void *pb)
+{
+	const struct live_view_key *a = pa, *b = pb;
+	int c = live_view_key_cmp(pa, pb);
+
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+static long live_view_edge_index(const struct live_view *w, const char *x,
 				 const char *y)
 {
-	for (size_t i = 0; i < t->n_edges; i++) {
-		const Ring__Edge *e = t->edges[i];
+	struct live_view_key k = {.a = strcmp(x, y) < 0 ? x : y,
+				  .b = strcmp(x, y) < 0 ? y : x};
+	const struct live_view_key *hit;
 
-		if ((!strcmp(e->a, x) && !strcmp(e->b, y)) ||
-		    (!strcmp(e->a, y) && !strcmp(e->b, x)))
-			return (long)i;
-	}
-	return -1;
+	if (!w->keys)
+		return -1;
+	hit = bsearch(&k, w->keys, w->top->n_edges, sizeof(k),
+		      live_view_key_cmp);
+	while (hit && hit > w->keys && !live_view_key_cmp(hit - 1, &k))
+		hit--;
+	return hit ? (long)hit->i : -1;
 }
+
+/* One ring as published: its class, order, gap and ranks. */
+struct live_view_shape {
+	const char *kind, *line_gap;
+	char **order;
+	size_t n_order;
+	Ring__Rank **ranks;
+	size_t n_ranks;
+};
 
 /* The class as the cables are now, from the published order: a ring with
  * one cable down is a line without that cable; a node down leaves a line
  * of the others (no cable is invented between its neighbours); more
  * breaks split it. */
-static void live_view_live_kind(struct live_view *w)
+static void live_view_live_kind(struct live_view *w,
+				const struct live_view_shape *sh,
+				struct live_view_ring *o)
 {
 	const Ring__Topology *t = w->top;
-	int ring = !strcmp(t->kind, "ring"), line = !strcmp(t->kind, "line");
-	size_t n = t->n_order, pairs, broken = 0, down = 0;
+	int ring = !strcmp(sh->kind, "ring"), line = !strcmp(sh->kind, "line");
+	size_t n = sh->n_order, pairs, broken = 0, down = 0;
 	char gap[256] = "", downs[256] = "", cable[300];
 
-	live_view_free_live_gap(w);
-	snprintf(w->live_kind, sizeof(w->live_kind), "%s", t->kind);
-	snprintf(w->live_gap, sizeof(w->live_gap), "%s",
-		 t->line_gap ? t->line_gap : "");
+	live_view_free_ring_gap(o);
+	snprintf(o->live_kind, sizeof(o->live_kind), "%s", sh->kind);
+	snprintf(o->live_gap, sizeof(o->live_gap), "%s",
+		 sh->line_gap ? sh->line_gap : "");
 	if ((!ring && !line) || n < 2)
 		return;
-	w->live_down = calloc(n, sizeof(char *));
-	w->live_cut = calloc(n, sizeof(char *));
-	if (!w->live_down || !w->live_cut) {
+	o->live_down = calloc(n, sizeof(char *));
+	o->live_cut = calloc(n, sizeof(char *));
+	if (!o->live_down || !o->live_cut) {
 		/* Out of memory: the class and gap still say it. */
-		free(w->live_down);
-		free(w->live_cut);
-		w->live_down = w->live_cut = NULL;
+		free(o->live_down);
+		free(o->live_cut);
+		o->live_down = o->live_cut = NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!live_view_pending(w, nodes_find(w->table, t->order[i])) &&
-		    !live_view_node_up(nodes_find(w->table, t->order[i]))) {
+		if (!live_view_pending(w, nodes_find(w->table, sh->order[i])) &&
+		    !live_view_node_up(nodes_find(w->table, sh->order[i]))) {
 			down++;
 			live_view_add(downs, sizeof(downs), "%s down",
-				      t->order[i]);
-			if (w->live_down)
-				w->live_down[w->n_live_down++] = t->order[i];
+				      sh->order[i]);
+			if (o->live_down)
+				o->live_down[o->n_live_down++] = sh->order[i];
 		}
 	pairs = ring ? n : n - 1;
 	for (size_t i = 0; i < pairs; i++) {
-		const char *x = t->order[i], *y = t->order[(i + 1) % n];
-		long k = live_view_edge_index(t, x, y);
+		const char *x = sh->order[i], *y = sh->order[(i + 1) % n];
+		long k = live_view_edge_index(w, x, y);
 
 		if (!live_view_node_up(nodes_find(w->table, x)) ||
 		    !live_view_node_up(nodes_find(w->table, y)) ||
@@ -340,61 +423,68 @@ static void live_view_live_kind(struct live_view *w)
 			/* As the edge is published (n1-n3, never n3-n1). */
 			text_pair_name(cable, sizeof(cable), t, x, y);
 			live_view_add(gap, sizeof(gap), "%s", cable);
-			if (w->live_cut &&
-			    (w->live_cut[w->n_live_cut] = strdup(cable)))
-				w->n_live_cut++;
+			if (o->live_cut &&
+			    (o->live_cut[o->n_live_cut] = strdup(cable)))
+				o->n_live_cut++;
 		}
 	}
 	if (!broken && !down)
 		return;
 	if (ring && ((broken == 1 && !down) || (!broken && down == 1))) {
-		snprintf(w->live_kind, sizeof(w->live_kind), "line");
-		snprintf(w->live_gap, sizeof(w->live_gap), "%s",
+		snprintf(o->live_kind, sizeof(o->live_kind), "line");
+		snprintf(o->live_gap, sizeof(o->live_gap), "%s",
 			 broken ? gap : downs);
 		return;
 	}
-	snprintf(w->live_kind, sizeof(w->live_kind), "split");
-	snprintf(w->live_gap, sizeof(w->live_gap), "%s", gap);
+	snprintf(o->live_kind, sizeof(o->live_kind), "split");
+	snprintf(o->live_gap, sizeof(o->live_gap), "%s", gap);
 	if (*downs)
-		live_view_add(w->live_gap, sizeof(w->live_gap), "%s", downs);
+		live_view_add(o->live_gap, sizeof(o->live_gap), "%s", downs);
 }
 
 /* The overlay in words, from its data as live_view_attach will publish it. */
-static void live_view_live_text(const struct live_view *w, char *buf,
+static void live_view_live_text(const struct live_view *w,
+				const struct live_view_shape *sh,
+				const struct live_view_ring *o, char *buf,
 				size_t len)
 {
 	Ring__Topology v = *w->top;
 
-	v.live_kind = (char *)w->live_kind;
-	v.live_nodes_down = w->live_down;
-	v.n_live_nodes_down = w->n_live_down;
-	v.live_cables_down = w->live_cut;
-	v.n_live_cables_down = w->n_live_cut;
+	v.kind = (char *)sh->kind;
+	v.line_gap = (char *)(sh->line_gap ? sh->line_gap : "");
+	v.order = sh->order;
+	v.n_order = sh->n_order;
+	v.live_kind = (char *)o->live_kind;
+	v.live_nodes_down = o->live_down;
+	v.n_live_nodes_down = o->n_live_down;
+	v.live_cables_down = o->live_cut;
+	v.n_live_cables_down = o->n_live_cut;
 	topoview_live_text(&v, 1, buf, len);
 }
 
 /* Does the published rank order still hold? Every rank's node up, and
  * the cable between consecutive ranks (around the ring: the last to the
  * first too) up. */
-static void live_view_order(struct live_view *w)
+static void live_view_order(struct live_view *w,
+			    const struct live_view_shape *sh,
+			    struct live_view_ring *o)
 {
-	const Ring__Topology *t = w->top;
-	int ring = !strcmp(t->kind, "ring");
-	size_t n = t->n_ranks;
+	int ring = !strcmp(sh->kind, "ring");
+	size_t n = sh->n_ranks;
+	Ring__Rank **ranks = sh->ranks;
 
-	w->order_invalid[0] = '\0';
+	o->order_invalid[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
-		const struct node *x = nodes_find(w->table, t->ranks[i]->node);
+		const struct node *x = nodes_find(w->table, ranks[i]->node);
 
 		if (!live_view_node_up(x) && !live_view_pending(w, x))
 			live_view_add(
-				w->order_invalid, sizeof(w->order_invalid),
-				"rank %zu (%s) is down", i, t->ranks[i]->node);
+				o->order_invalid, sizeof(o->order_invalid),
+				"rank %zu (%s) is down", i, ranks[i]->node);
 	}
 	for (size_t i = 0; n > 1 && i < (ring ? n : n - 1); i++) {
-		const char *x = t->ranks[i]->node,
-			   *y = t->ranks[(i + 1) % n]->node;
-		long k = live_view_edge_index(t, x, y);
+		const char *x = ranks[i]->node, *y = ranks[(i + 1) % n]->node;
+		long k = live_view_edge_index(w, x, y);
 
 		if (!live_view_node_up(nodes_find(w->table, x)) ||
 		    !live_view_node_up(nodes_find(w->table, y)) ||
@@ -402,14 +492,46 @@ static void live_view_order(struct live_view *w)
 		    live_view_pending(w, nodes_find(w->table, y)))
 			continue;
 		if (k < 0)
-			live_view_add(w->order_invalid,
-				      sizeof(w->order_invalid),
+			live_view_add(o->order_invalid,
+				      sizeof(o->order_invalid),
 				      "no cable %s-%s", x, y);
 		else if (strcmp(w->edges[k].state, "up"))
-			live_view_add(w->order_invalid,
-				      sizeof(w->order_invalid),
+			live_view_add(o->order_invalid,
+				      sizeof(o->order_invalid),
 				      "cable %s-%s is %s (%s)", x, y,
 				      w->edges[k].state, w->edges[k].reason);
+	}
+}
+
+/* The site's overlay, and each ring's on a site of several. */
+static void live_view_rings(struct live_view *w, char *now_text, size_t len)
+{
+	const Ring__Topology *t = w->top;
+	struct live_view_shape sh = {
+		.kind = t->kind,
+		.line_gap = t->line_gap,
+		.order = t->order,
+		.n_order = t->n_order,
+		.ranks = t->ranks,
+		.n_ranks = t->n_ranks,
+	};
+
+	live_view_live_kind(w, &sh, &w->site);
+	live_view_live_text(w, &sh, &w->site, now_text, len);
+	live_view_order(w, &sh, &w->site);
+	for (size_t k = 0; k < w->n_rings; k++) {
+		const Ring__RingView *r = t->rings[k];
+		struct live_view_shape one = {
+			.kind = r->kind,
+			.line_gap = r->line_gap,
+			.order = r->order,
+			.n_order = r->n_order,
+			.ranks = r->ranks,
+			.n_ranks = r->n_ranks,
+		};
+
+		live_view_live_kind(w, &one, &w->rings[k]);
+		live_view_order(w, &one, &w->rings[k]);
 	}
 }
 
@@ -510,9 +632,7 @@ void live_view_eval(struct live_view *w, uint64_t now_ms, int relearning,
 	live_view_edge_extras(w);
 	for (size_t i = 0; i < t->n_edges; i++)
 		live_view_edge_state(w, t->edges[i], &w->edges[i], now_ms);
-	live_view_live_kind(w);
-	live_view_live_text(w, now_text, len);
-	live_view_order(w);
+	live_view_rings(w, now_text, len);
 	live_view_not_surveyed(w);
 	live_view_strays(w);
 	live_view_attach(w, now_ms);
@@ -529,6 +649,45 @@ static void live_view_drop_published(struct live_view *w)
 		ring__topology__free_unpacked(w->top, NULL);
 	free(w->edges);
 	free(w->live_strays);
+	free(w->keys);
+	free(w->rings);
+	free(w->ring_of);
+	w->keys = w->ring_of = NULL;
+	w->rings = NULL;
+	w->n_rings = w->n_ring_of = 0;
+}
+
+/* The lookups a large site needs: edges by their ends, nodes' rings, and
+ * each ring's overlay (several rings only: one ring is the site's). */
+static int live_view_index(struct live_view *w, const Ring__Topology *t)
+{
+	size_t n = 0;
+
+	w->keys = calloc(t->n_edges + 1, sizeof(*w->keys));
+	for (size_t k = 0; k < t->n_rings; k++)
+		n += t->rings[k]->n_nodes;
+	w->ring_of = calloc(n + 1, sizeof(*w->ring_of));
+	w->rings = calloc(t->n_rings + 1, sizeof(*w->rings));
+	if (!w->keys || !w->ring_of || !w->rings)
+		return -1;
+	for (size_t i = 0; i < t->n_edges; i++) {
+		const char *a = t->edges[i]->a, *b = t->edges[i]->b;
+
+		w->keys[i].a = strcmp(a, b) < 0 ? a : b;
+		w->keys[i].b = strcmp(a, b) < 0 ? b : a;
+		w->keys[i].i = i;
+	}
+	qsort(w->keys, t->n_edges, sizeof(*w->keys), live_view_key_cmp_i);
+	for (size_t k = 0; k < t->n_rings; k++)
+		for (size_t i = 0; i < t->rings[k]->n_nodes; i++) {
+			w->ring_of[w->n_ring_of].a = t->rings[k]->nodes[i];
+			w->ring_of[w->n_ring_of].b = "";
+			w->ring_of[w->n_ring_of++].i = k;
+		}
+	qsort(w->ring_of, w->n_ring_of, sizeof(*w->ring_of),
+	      live_view_key_cmp_i);
+	w->n_rings = t->n_rings > 1 ? t->n_rings : 0;
+	return 0;
 }
 
 int live_view_set_topology(struct live_view *w, const Ring__Topology *t)
@@ -556,6 +715,15 @@ int live_view_set_topology(struct live_view *w, const Ring__Topology *t)
 	live_view_drop_published(w);
 	w->top = copy;
 	w->edges = edges;
+	if (copy && live_view_index(w, copy) < 0) {
+		/* Out of memory: one ring's overlay, edges found slowly. */
+		free(w->keys);
+		free(w->ring_of);
+		free(w->rings);
+		w->keys = w->ring_of = NULL;
+		w->rings = NULL;
+		w->n_rings = w->n_ring_of = 0;
+	}
 	w->strays_pub = copy ? copy->strays : NULL;
 	w->n_strays_pub = copy ? copy->n_strays : 0;
 	w->n_live_strays = 0;
@@ -576,9 +744,32 @@ struct live_view_edge *live_view_edge(struct live_view *w, size_t i)
 	return &w->edges[i];
 }
 
+const Ring__RingView *live_view_ring_of(const struct live_view *w,
+					const char *node)
+{
+	struct live_view_key k = {.a = node, .b = ""};
+	const struct live_view_key *hit;
+
+	if (!w->ring_of || !node)
+		return NULL;
+	hit = bsearch(&k, w->ring_of, w->n_ring_of, sizeof(k),
+		      live_view_key_cmp);
+	return hit ? w->top->rings[hit->i] : NULL;
+}
+
+size_t live_view_n_rings(const struct live_view *w)
+{
+	return w->n_rings;
+}
+
+const char *live_view_ring_order_invalid(const struct live_view *w, size_t k)
+{
+	return k < w->n_rings ? w->rings[k].order_invalid : "";
+}
+
 const char *live_view_order_invalid(const struct live_view *w)
 {
-	return w->order_invalid;
+	return w->site.order_invalid;
 }
 
 uint64_t live_view_beacon_due(const struct live_view *w)

@@ -59,6 +59,15 @@ const Ring__Topology *live_view_topology(struct live_view *w);
 struct live_view_edge *live_view_edge(struct live_view *w, size_t i);
 /* Why the published rank order no longer holds ("" while it does). */
 const char *live_view_order_invalid(const struct live_view *w);
+/* The published ring node is in (Topology.rings), or NULL. Valid until
+ * the next live_view_set_topology. */
+const Ring__RingView *live_view_ring_of(const struct live_view *w,
+					const char *node);
+/* On a site of several rings, how many (0 otherwise: the site's overlay
+ * is its one ring's), and why ring k's rank order (top->rings[k]) no
+ * longer holds ("" while it does). */
+size_t live_view_n_rings(const struct live_view *w);
+const char *live_view_ring_order_invalid(const struct live_view *w, size_t k);
 /* When the earliest beacon grace ends (0: none pending): look again
  * then, a cable still without beacons is down. */
 uint64_t live_view_beacon_due(const struct live_view *w);

@@ -726,19 +726,21 @@ static int sv_known_member(const struct survey *sv, const char *name)
 }
 
 /* topo input from the current links (cables only). */
-int sv_analyse(struct survey *sv, struct topo_result *res)
+int sv_analyse(struct survey *sv, struct topo_site *site)
 {
 	const char **names = calloc(sv->run->n_nodes + 1, sizeof(*names));
 	struct topo_link *links = calloc(sv->run->n_links + 1, sizeof(*links));
 	unsigned(*unexp)[2] = calloc(sv->run->n_diags + 1, sizeof(*unexp));
 	unsigned char *member = calloc(sv->run->n_nodes + 1, 1);
+	int *label = calloc(sv->run->n_nodes + 1, sizeof(*label));
 	struct topo_input in = {0};
 	unsigned nl = 0, nu = 0;
 	const struct coord_conf *conf = sv->conf;
 	int rank0 = conf->rank0[0] ? sv_node_index(sv, conf->rank0) : -1;
 	int rc = -1;
 
-	if (!names || !links || !unexp || !member)
+	if (!names || !links || !unexp || !member || !label ||
+	    sv_ring_labels(sv, label) < 0)
 		goto out;
 	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
 		names[i] = sv->run->nodes[i].name;
@@ -769,10 +771,11 @@ int sv_analyse(struct survey *sv, struct topo_result *res)
 	in.unexpected_paths = (const unsigned(*)[2])unexp;
 	in.n_unexpected_paths = nu;
 	in.member = member;
-	rc = topo_analyse(&in, rank0,
-			  conf->rank_higher ? TOPO_DIR_HIGHER : TOPO_DIR_LOWER,
-			  res);
+	rc = topo_site_analyse(
+		&in, label, rank0,
+		conf->rank_higher ? TOPO_DIR_HIGHER : TOPO_DIR_LOWER, site);
 out:
+	free(label);
 	free(names);
 	free(links);
 	free(unexp);
@@ -787,15 +790,15 @@ int sv_link_stray(const struct survey *sv, const struct sv_link *l)
 
 void sv_mark_strays(struct survey *sv)
 {
-	struct topo_result res = {0};
+	struct topo_site site = {0};
 
 	for (unsigned i = 0; i < sv->run->n_nodes; i++)
 		sv->run->nodes[i].stray = 0;
-	if (sv_analyse(sv, &res) < 0)
+	if (sv_analyse(sv, &site) < 0)
 		return; /* out of memory: nothing set apart */
-	for (unsigned i = 0; i < res.n_strays; i++)
-		sv->run->nodes[res.strays[i].node].stray = 1;
-	topo_result_free(&res);
+	for (unsigned i = 0; i < site.site.n_strays; i++)
+		sv->run->nodes[site.site.strays[i].node].stray = 1;
+	topo_site_free(&site);
 }
 
 /* An adjacent link between x and y: one with addresses at both ends if

@@ -43,6 +43,9 @@
 #include "test_slots.h"
 #include "testlimits.h"
 #include "topo.h"
+#include "topo_site.h"
+
+struct msg_arena;
 
 /* Probes go to a port nobody needs to listen on: a RST proves the path as
  * well as a SYN-ACK does. */
@@ -387,7 +390,16 @@ void sv_resolve_twins(struct survey *sv);
 int sv_adjacent(const struct sv_link *l);
 int sv_is_switch(const struct survey *sv);
 int sv_find_link(const struct survey *sv, unsigned x, unsigned y);
-int sv_analyse(struct survey *sv, struct topo_result *res);
+/* The site's rings from the current links (topo_site.h), the known
+ * rings as labels (survey_rings.c). */
+int sv_analyse(struct survey *sv, struct topo_site *site);
+/* Per run node, the known ring it belongs to (a directive's, then a
+ * published one's), or -1. */
+int sv_ring_labels(const struct survey *sv, int *label);
+/* Topology.rings from the analysis, each ring's ranks (after top's own
+ * edges and ranks are in). */
+int sv_rings_report(struct survey *sv, struct msg_arena *ar,
+		    const struct topo_site *site, Ring__Topology *top);
 /* Sets each node's stray flag from the links verified so far. */
 void sv_mark_strays(struct survey *sv);
 /* An end of l is a stray. */
@@ -466,7 +478,6 @@ void sv_report(struct survey *sv);
 int sv_edge_through_switch(const Ring__Edge *e);
 
 /* survey_ranks.c */
-struct msg_arena;
 /* Topology.ranks for the order in res (rings, lines and pairs only),
  * allocated in ar. 0, or -1 out of memory. */
 int sv_ranks(struct survey *sv, struct msg_arena *ar,

@@ -103,11 +103,17 @@ static int sv_cables_build(struct survey *sv)
 /* Which cables form the ring, and which way one-way traffic flows. */
 static int sv_cables_ring(struct survey *sv)
 {
-	struct topo_result res = {0};
+	struct topo_site site = {0};
 	int ring = 0;
 
-	if (sv_analyse(sv, &res) == 0 && res.cls == TOPO_RING &&
-	    res.n_order >= 3) {
+	if (sv_analyse(sv, &site) < 0)
+		return 0;
+	/* Every ring of the site at once: they share no cable. */
+	for (unsigned r = 0; r < site.n_rings; r++) {
+		const struct topo_result res = site.rings[r].res;
+
+		if (res.cls != TOPO_RING || res.n_order < 3)
+			continue;
 		ring = 1;
 		for (unsigned i = 0; i < res.n_order; i++) {
 			unsigned x = res.order[i],
@@ -124,7 +130,7 @@ static int sv_cables_ring(struct survey *sv)
 			}
 		}
 	}
-	topo_result_free(&res);
+	topo_site_free(&site);
 	return ring;
 }
 

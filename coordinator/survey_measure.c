@@ -13,7 +13,7 @@
  * alternate), every pair by the circle method through a switch. */
 int sv_plan_measure(struct survey *sv)
 {
-	struct topo_result res = {0};
+	struct topo_site site = {0};
 	unsigned(*pairs)[2] = NULL;
 	unsigned n = sv->run->n_nodes;
 	int rc = -1;
@@ -54,7 +54,15 @@ int sv_plan_measure(struct survey *sv)
 		rc = 0;
 		goto out;
 	}
-	if (sv_analyse(sv, &res) == 0 && res.cls == TOPO_RING) {
+	if (sv_analyse(sv, &site) < 0)
+		memset(&site, 0, sizeof(site));
+	/* Each ring's cycle: the rings share no node, so their edges fall
+	 * into the same rounds side by side. */
+	for (unsigned r = 0; r < site.n_rings; r++) {
+		const struct topo_result res = site.rings[r].res;
+
+		if (res.cls != TOPO_RING)
+			continue;
 		for (unsigned i = 0; i < res.n_order; i++) {
 			int li = sv_find_link(sv, res.order[i],
 					      res.order[(i + 1) % res.n_order]);
@@ -89,7 +97,7 @@ int sv_plan_measure(struct survey *sv)
 			: 0;
 	rc = sv->run->n_rounds < 0 ? -1 : 0;
 out:
-	topo_result_free(&res);
+	topo_site_free(&site);
 	free(pairs);
 	return rc;
 }

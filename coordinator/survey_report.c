@@ -717,7 +717,8 @@ out:
 void sv_report(struct survey *sv)
 {
 	Ring__Topology top = RING__TOPOLOGY__INIT;
-	struct topo_result res = {0};
+	struct topo_site site = {0};
+	const struct topo_result *res = &site.site;
 	struct msg_arena ar = {0};
 	int *edge_of_link = NULL;
 	int ok;
@@ -732,20 +733,20 @@ void sv_report(struct survey *sv)
 			sv_report_failure(sv);
 		return;
 	}
-	ok = sv_analyse(sv, &res) == 0;
+	ok = sv_analyse(sv, &site) == 0;
 
-	top.kind = (char *)(ok ? topo_class_name(res.cls) : "unknown");
-	top.order = msg_arena_alloc(&ar, (res.n_order + 1) * sizeof(char *));
+	top.kind = (char *)(ok ? topo_class_name(res->cls) : "unknown");
+	top.order = msg_arena_alloc(&ar, (res->n_order + 1) * sizeof(char *));
 	top.edges = msg_arena_alloc(&ar, (sv->run->n_links + 1) *
 						 sizeof(*top.edges));
 	top.diagonals = msg_arena_alloc(&ar, (sv->run->n_diags + 1) *
 						     sizeof(*top.diagonals));
-	top.anomalies = msg_arena_alloc(&ar, (res.n_anomalies + 1) *
+	top.anomalies = msg_arena_alloc(&ar, (res->n_anomalies + 1) *
 						     sizeof(*top.anomalies));
 	if (!top.order || !top.edges || !top.diagonals || !top.anomalies)
 		ok = 0;
-	for (unsigned i = 0; ok && i < res.n_order; i++)
-		top.order[top.n_order++] = sv->run->nodes[res.order[i]].name;
+	for (unsigned i = 0; ok && i < res->n_order; i++)
+		top.order[top.n_order++] = sv->run->nodes[res->order[i]].name;
 	edge_of_link =
 		msg_arena_alloc(&ar, (sv->run->n_links + 1) * sizeof(int));
 	if (!edge_of_link)
@@ -814,25 +815,27 @@ void sv_report(struct survey *sv)
 						   c->reason);
 		top.diagonals[top.n_diagonals++] = c;
 	}
-	for (unsigned i = 0; ok && i < res.n_anomalies; i++)
+	for (unsigned i = 0; ok && i < res->n_anomalies; i++)
 		top.anomalies[top.n_anomalies++] = sv_finding(
-			&ar, topo_anomaly_name(res.anomalies[i].kind), "warn",
-			res.anomalies[i].text,
-			sv->run->nodes[res.anomalies[i].a].name,
-			res.anomalies[i].b == res.anomalies[i].a
+			&ar, topo_anomaly_name(res->anomalies[i].kind), "warn",
+			res->anomalies[i].text,
+			sv->run->nodes[res->anomalies[i].a].name,
+			res->anomalies[i].b == res->anomalies[i].a
 				? NULL
-				: sv->run->nodes[res.anomalies[i].b].name);
-	if (ok && sv_strays(sv, &ar, &res, &top) < 0)
+				: sv->run->nodes[res->anomalies[i].b].name);
+	if (ok && sv_strays(sv, &ar, res, &top) < 0)
 		ok = 0;
-	if (ok && res.cls == TOPO_LINE)
-		top.line_gap = msg_arena_printf(&ar, "%s-%s",
-						sv->run->nodes[res.gap_a].name,
-						sv->run->nodes[res.gap_b].name);
+	if (ok && res->cls == TOPO_LINE)
+		top.line_gap = msg_arena_printf(
+			&ar, "%s-%s", sv->run->nodes[res->gap_a].name,
+			sv->run->nodes[res->gap_b].name);
 	if (ok)
-		ok = sv_ranks(sv, &ar, &res, &top) == 0 &&
+		ok = sv_ranks(sv, &ar, res, &top) == 0 &&
 		     sv_findings(sv, &ar, &top) == 0 &&
 		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.surveyed_ms = clock_now_ms();
+	if (ok)
+		ok = sv_rings_report(sv, &ar, &site, &top) == 0;
 	top.survey_state = "done";
 	top.survey_wall_s = sv_elapsed(&sv->run->t0);
 	top.tests_sum_s = sv->run->tests_sum_s;
@@ -850,6 +853,6 @@ void sv_report(struct survey *sv)
 	for (size_t i = 0; i < top.n_strays; i++)
 		log_info("survey: %s set apart (%s): %s", top.strays[i]->node,
 			 top.strays[i]->reason, top.strays[i]->text);
-	topo_result_free(&res);
+	topo_site_free(&site);
 	msg_arena_free(&ar);
 }

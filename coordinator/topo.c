@@ -39,6 +39,8 @@ const char *topo_class_name(enum topo_class c)
 		return "split";
 	case TOPO_OTHER:
 		return "other";
+	case TOPO_RINGS:
+		return "rings";
 	}
 	return "?";
 }
@@ -82,6 +84,7 @@ void topo_result_free(struct topo_result *r)
 	free(r->order);
 	free(r->anomalies);
 	free(r->strays);
+	free(r->comp);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -718,7 +721,7 @@ int topo_analyse(const struct topo_input *in, int rank0,
 	    topo_order(&w, rank0, dir) < 0)
 		goto fail;
 	free(w.active);
-	free(w.comp);
+	out->comp = w.comp;
 	free(w.nbr);
 	free(w.row);
 	return 0;

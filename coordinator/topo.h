@@ -47,6 +47,7 @@ enum topo_class {
 	TOPO_SWITCH, /* all-to-all through a switch, no direct beacons */
 	TOPO_SPLIT,  /* several components */
 	TOPO_OTHER,  /* connected but none of the above */
+	TOPO_RINGS,  /* several rings, each classified alone (topo_site.h) */
 };
 
 enum topo_anomaly_kind {
@@ -92,6 +93,9 @@ struct topo_result {
 	 * name. */
 	struct topo_stray *strays;
 	unsigned n_strays;
+	/* The connected component of each node (in->n_nodes entries) over
+	 * the adjacency, numbered from 0; NULL on a failed analysis. */
+	unsigned *comp;
 };
 
 /* direction: which neighbour of rank 0 gets rank 1. */

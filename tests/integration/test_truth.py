@@ -292,9 +292,10 @@ def test_cut_while_the_coordinator_is_down(truth):
     assert eps and eps[0]["state"] == "resolved", eps
 
 
-def test_split_is_never_healthy(root, ringd_bin):
-    """Two separate 3-node rings under one coordinator: class split, no
-    rank order, health degraded saying why; every node was surveyed."""
+def test_two_rings_are_two_healthy_rings(root, ringd_bin):
+    """Two separate 3-node rings under one coordinator (issue 24): each
+    component classified on its own, two rings with their own order and
+    ranks, the site healthy; before, this was a split with no order."""
     order = ["n1", "n2", "n3", "n4", "n5", "n6"]
     c = cl.Cluster(order, new_prefix(),
                    extra_cables=[("n1", "n3"), ("n4", "n6")])
@@ -307,15 +308,21 @@ def test_split_is_never_healthy(root, ringd_bin):
         cl.wait_for(lambda: neighbours_heard(r, order), 60,
                     "every node to hear its two neighbours")
         p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
-        # survey --wait exits by health, as status does: not healthy.
-        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
         doc = status_doc(r)
         top = doc["topology"]
-        assert top["kind"] == "split", top["kind"]
+        assert top["kind"] == "rings", top["kind"]
         assert not top.get("ranks"), top.get("ranks")
-        assert doc["health"] == "degraded", doc["health"]
-        assert doc["health_cause"] == "no_rank_order", doc
-        assert "split" in doc["health_why"], doc
+        rings = {x["id"]: x for x in top["rings"]}
+        assert sorted(rings) == ["ring-n1", "ring-n4"], sorted(rings)
+        assert rings["ring-n1"]["kind"] == "ring", rings["ring-n1"]
+        assert rings["ring-n1"]["order"] == ["n1", "n2", "n3"], rings
+        assert rings["ring-n4"]["order"] == ["n4", "n5", "n6"], rings
+        for x in rings.values():
+            assert x["health"] == "healthy", x
+            assert [k["node"] for k in x["ranks"]] == x["order"], x
+        assert doc["health"] == "healthy", doc
         assert not top.get("not_surveyed"), top.get("not_surveyed")
+        assert not top.get("strays"), top.get("strays")
         p = r.ringctl("status", fmt=None)
-        assert p.returncode == 1, p.stdout
+        assert p.returncode == 0, p.stdout
