@@ -127,10 +127,14 @@ static const char *mr_rings_edge_text(const struct mr *r, const char *edge)
 
 const char *mr_rings_alert(const struct mr *r, const struct alert *a)
 {
-	const char *ring = mr_rings_of(r, a->node[0] ? a->node : NULL);
-	const char *subject = a->subject;
+	const char *ring, *subject = a->subject;
 	const char **hit;
 
+	/* The table's own (Alert.ring), else worked out from the topology
+	 * (an alert raised before it knew rings). */
+	if (a->ring[0])
+		return a->ring;
+	ring = mr_rings_of(r, a->node[0] ? a->node : NULL);
 	if (*ring)
 		return ring;
 	if (a->edge[0] && *(ring = mr_rings_edge_text(r, a->edge)))

@@ -15,8 +15,8 @@
 int mr_rings_new(struct mr *r);
 void mr_rings_free(struct mr *r);
 /* The ring of r->nodes[i], of a node by name, of an edge (both ends in
- * it), of an alert (its node, its edge's ends, or its subject a ring's
- * id); "" for none. */
+ * it), of an alert (its own ring, else its node's, its edge's ends',
+ * or its subject a ring's id); "" for none. */
 const char *mr_rings_node(const struct mr *r, unsigned i);
 const char *mr_rings_of(const struct mr *r, const char *node);
 const char *mr_rings_edge(const struct mr *r, const char *a, const char *b);
