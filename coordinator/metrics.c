@@ -45,7 +45,7 @@ static void metrics_handle(const struct http_request *req,
 	const char *path = req->path;
 	struct metrics_src src;
 	char ring[PAGE_RING_MAX];
-	int page, err, one = 0;
+	int page, err, one = 0, saved;
 
 	page = !strcmp(path, "/") ? 1 : !strcmp(path, "/ring.svg") ? 2 : 0;
 	if (!page && strcmp(path, "/metrics")) {
@@ -68,8 +68,13 @@ static void metrics_handle(const struct http_request *req,
 	}
 	memset(&src, 0, sizeof(src));
 	m->fn(&src, m->arg);
-	if ((page ? page_render(rep->body, &src, page == 1, one ? ring : NULL)
-		  : metrics_render(rep->body, &src)) < 0) {
+	err = page ? page_render(rep->body, &src, page == 1, one ? ring : NULL)
+		   : metrics_render(rep->body, &src);
+	saved = errno;
+	if (src.done)
+		src.done(&src);
+	errno = saved;
+	if (err < 0) {
 		if (errno == ENOENT) {
 			evbuffer_drain(rep->body,
 				       evbuffer_get_length(rep->body));
