@@ -81,9 +81,39 @@ static void svg_sub_release(struct svg_sub *s)
 	free(s->alerts);
 }
 
+static int svg_site_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is node one of r's members? They come ascending (RingView.nodes): a
+ * binary search, so that a ring of thousands costs n log n; a reply
+ * whose members are not in order is searched through. */
+static int svg_site_member(const Ring__RingView *r, int sorted,
+			   const char *node)
+{
+	if (!node)
+		return 0;
+	if (sorted)
+		return bsearch(&node, r->nodes, r->n_nodes, sizeof(*r->nodes),
+			       svg_site_cmp) != NULL;
+	return ring_view_member(r, node);
+}
+
+static int svg_site_sorted(const Ring__RingView *r)
+{
+	for (size_t i = 0; i < r->n_nodes; i++)
+		if (!r->nodes[i] ||
+		    (i && strcmp(r->nodes[i - 1], r->nodes[i]) >= 0))
+			return 0;
+	return 1;
+}
+
 static int svg_sub_build(const Ring__StatusReply *site, const Ring__RingView *r,
 			 struct svg_sub *s)
 {
+	int sorted = svg_site_sorted(r);
+
 	memset(s, 0, sizeof(*s));
 	ring__status_reply__init(&s->rep);
 	s->nodes = calloc(site->n_nodes ? site->n_nodes : 1, sizeof(*s->nodes));
@@ -101,7 +131,7 @@ static int svg_sub_build(const Ring__StatusReply *site, const Ring__RingView *r,
 	for (size_t i = 0; i < site->n_nodes; i++) {
 		const Ring__NodeStatus *n = site->nodes[i];
 
-		if (!ring_view_member(r, n->node))
+		if (!svg_site_member(r, sorted, n->node))
 			continue;
 		s->nodes[s->rep.n_nodes++] = site->nodes[i];
 		s->rep.n_expected += n->expected;
