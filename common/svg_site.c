@@ -92,7 +92,7 @@ static int svg_site_cmp(const void *a, const void *b)
 static int svg_site_member(const Ring__RingView *r, int sorted,
 			   const char *node)
 {
-	if (!node)
+	if (!node || !r->n_nodes)
 		return 0;
 	if (sorted)
 		return bsearch(&node, r->nodes, r->n_nodes, sizeof(*r->nodes),

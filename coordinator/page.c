@@ -169,8 +169,9 @@ static int page_cmp(const void *a, const void *b)
  * ring of thousands costs n log n. */
 static int page_member(const Ring__RingView *r, const char *node)
 {
-	return node && bsearch(&node, r->nodes, r->n_nodes, sizeof(*r->nodes),
-			       page_cmp) != NULL;
+	return node && r->n_nodes &&
+	       bsearch(&node, r->nodes, r->n_nodes, sizeof(*r->nodes),
+		       page_cmp) != NULL;
 }
 
 static void page_title(const struct page_reply *p, const Ring__Topology *t,

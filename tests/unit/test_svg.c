@@ -1097,6 +1097,15 @@ static void test_site_one_ring(void **state)
 	errno = 0;
 	assert_null(svg_render_opts(&x->r, &none, &n));
 	assert_int_equal(errno, ENOENT);
+	/* a ring listing no members (a hostile reply): drawn, empty */
+	x->rv[1].n_nodes = 0;
+	x->rv[1].nodes = NULL;
+	doc = svg_render_opts(&x->r, &one, &n);
+	assert_non_null(doc);
+	assert_int_equal(xml_check(doc), -1);
+	assert_non_null(strstr(doc, "0 of 0 expected nodes"));
+	free(doc);
+	free(draw(&x->r, NULL));
 	free(x);
 	/* one ring, listed or not, named or not: the same bytes */
 	x = calloc(1, sizeof(*x));
