@@ -114,7 +114,7 @@ static void control_msg(struct conn *c, Ring__Envelope *env, void *arg)
 			 RING__ENVELOPE__BODY_READ_TEST_REQUEST)
 			control_read(cl, id, env->read_test_request);
 		else
-			control_survey(cl, id);
+			control_survey(cl, id, env->survey_request);
 		break;
 	default:
 		conn_send_error(cl->conn, id,

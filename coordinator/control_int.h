@@ -133,7 +133,8 @@ void control_resolve(struct client *cl, uint64_t id,
 		     const Ring__ResolveRequest *req);
 void control_read(struct client *cl, uint64_t id,
 		  const Ring__ReadTestRequest *req);
-void control_survey(struct client *cl, uint64_t id);
+void control_survey(struct client *cl, uint64_t id,
+		    const Ring__SurveyRequest *req);
 
 /* control_watch.c */
 void control_watch(struct client *cl, uint64_t id,

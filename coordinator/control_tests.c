@@ -419,15 +419,24 @@ void control_read(struct client *cl, uint64_t id,
 	readrelay_go(cl->read); /* may answer at once */
 }
 
-void control_survey(struct client *cl, uint64_t id)
+void control_survey(struct client *cl, uint64_t id,
+		    const Ring__SurveyRequest *req)
 {
 	Ring__Ack ack = RING__ACK__INIT;
-	int rc = survey_request(cl->ctl->survey, "requested by ringctl");
+	char why[200] = "";
+	int rc = survey_request_rings(cl->ctl->survey, "requested by ringctl",
+				      req ? req->rings : NULL,
+				      req ? req->n_rings : 0, why, sizeof(why));
 
 	if (rc < 0) {
 		conn_send_error(
-			cl->conn, id, RING__ERROR_CODE__ERROR_BAD_REQUEST, "%s",
-			errno == EBUSY ? "a survey or a test is already running"
+			cl->conn, id,
+			errno == EINVAL ? RING__ERROR_CODE__ERROR_NOT_FOUND
+					: RING__ERROR_CODE__ERROR_BAD_REQUEST,
+			"%s",
+			errno == EINVAL ? why
+			: errno == EBUSY
+				? "a survey or a test is already running"
 			: errno == ENOMEM ? "out of memory starting the survey "
 					    "(see the coordinator's log)"
 					  : "fewer than two nodes are up");

@@ -140,6 +140,20 @@ void recheck_queue_truncate(struct recheck_queue *q, unsigned n)
 		q->n = n;
 }
 
+void recheck_queue_forget_measured(struct recheck_queue *q, uint64_t ms,
+				   int (*measured)(const char *a, const char *b,
+						   void *arg),
+				   void *arg)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < q->n; i++)
+		if (q->v[i].queued_ms >= ms ||
+		    !measured(q->v[i].a, q->v[i].b, arg))
+			q->v[kept++] = q->v[i];
+	q->n = kept;
+}
+
 void recheck_queue_forget_before(struct recheck_queue *q, uint64_t ms)
 {
 	unsigned kept = 0;

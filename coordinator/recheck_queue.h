@@ -45,5 +45,11 @@ void recheck_queue_truncate(struct recheck_queue *q, unsigned n);
 /* Forget the entries queued before ms (a survey that began then
  * measured them). */
 void recheck_queue_forget_before(struct recheck_queue *q, uint64_t ms);
+/* The same for the edges measured(a, b, arg) says a survey of some rings
+ * measured; the others' stay queued. */
+void recheck_queue_forget_measured(struct recheck_queue *q, uint64_t ms,
+				   int (*measured)(const char *a, const char *b,
+						   void *arg),
+				   void *arg);
 
 #endif

@@ -52,6 +52,9 @@ static void sv_arm(struct survey *sv, uint64_t ms)
 	evtimer_add(sv->auto_ev, &tv);
 }
 
+static int sv_start_scope(struct survey *sv, const char *reason,
+			  char (*scope)[64], unsigned n_scope);
+
 /* Back to idle; then the next automatic survey. */
 static void sv_idle(struct survey *sv)
 {
@@ -67,10 +70,18 @@ static void sv_idle(struct survey *sv)
 	}
 	if (!sv_running(sv) && sv->queued[0]) {
 		char why[64];
+		char(*scope)[64] = sv->queued_scope;
+		int rc;
 
 		snprintf(why, sizeof(why), "%s", sv->queued);
 		sv->queued[0] = '\0';
-		if (survey_start(sv, why) < 0)
+		sv->queued_scope = NULL;
+		rc = sv_start_scope(sv, why, scope, sv->n_queued_scope);
+
+		if (rc < 0 && errno == EBUSY)
+			free(scope);
+		sv->n_queued_scope = 0;
+		if (rc < 0)
 			log_warnx("survey (%s) asked for while another ran "
 				  "did not start: %s",
 				  why, strerror(errno));
@@ -217,10 +228,30 @@ static const char *sv_node_name(const void *arg, unsigned i)
 	return ((const struct survey *)arg)->run->nodes[i].name;
 }
 
-/* Remember who this survey includes, and when it began. */
+/* Remember who this survey includes, and when it began; a survey of
+ * some rings adds its nodes to those of the others. */
 static void sv_note_surveyed(struct survey *sv)
 {
 	sv->started_ms = clock_now_ms();
+	if (sv->run->scope && sv->surveyed) {
+		char(*v)[64] = calloc(sv->n_surveyed + sv->run->n_nodes + 1,
+				      sizeof(*v));
+		unsigned n = sv->n_surveyed;
+
+		if (!v) {
+			sv_set_surveyed(sv, sv->run->n_nodes, sv_node_name, sv);
+			return;
+		}
+		memcpy(v, sv->surveyed, n * sizeof(*v));
+		for (unsigned i = 0; i < sv->run->n_nodes; i++)
+			snprintf(v[n++], sizeof(v[0]), "%s",
+				 sv->run->nodes[i].name);
+		qsort(v, n, sizeof(*v), sv_surveyed_cmp);
+		free(sv->surveyed);
+		sv->surveyed = v;
+		sv->n_surveyed = n;
+		return;
+	}
 	sv_set_surveyed(sv, sv->run->n_nodes, sv_node_name, sv);
 }
 
@@ -251,9 +282,22 @@ static const char *sv_topology_name(const void *arg, unsigned i)
 
 int survey_start(struct survey *sv, const char *reason)
 {
+	return sv_start_scope(sv, reason, NULL, 0);
+}
+
+/* scope (sorted, n names; NULL: the whole site) is taken over by the run
+ * when it starts (0), left to the caller when refused (EBUSY). */
+static int sv_start_scope(struct survey *sv, const char *reason,
+			  char (*scope)[64], unsigned n_scope)
+{
 	/* Refused (EBUSY) while a survey, a re-check or a test runs. */
-	if (sv_run_begin(sv) < 0)
+	if (sv_run_begin(sv) < 0) {
+		if (errno != EBUSY)
+			free(scope);
 		return -1;
+	}
+	sv->run->scope = scope;
+	sv->run->n_scope = scope ? n_scope : 0;
 	evtimer_del(sv->auto_ev);
 	if (sv_snapshot(sv) < 0) {
 		sv_reset(sv);
@@ -271,7 +315,12 @@ int survey_start(struct survey *sv, const char *reason)
 	clock_gettime(CLOCK_MONOTONIC, &sv->run->t0);
 	sv->run->tests_sum_s = 0;
 	sv->run->n_rounds = 0;
-	log_info("survey started (%s): %u nodes up", reason, sv->run->n_nodes);
+	if (sv->run->scope)
+		log_info("survey started (%s): %u nodes of some rings", reason,
+			 sv->run->n_nodes);
+	else
+		log_info("survey started (%s): %u nodes up", reason,
+			 sv->run->n_nodes);
 	sv_event(sv, SURVEY_STARTED, NULL);
 	if (sv_links_from_beacons(sv) < 0 || sv_links_from_subnets(sv) < 0) {
 		sv_reset(sv);
@@ -295,13 +344,46 @@ int survey_start(struct survey *sv, const char *reason)
 
 int survey_request(struct survey *sv, const char *reason)
 {
+	return survey_request_rings(sv, reason, NULL, 0, NULL, 0);
+}
+
+int survey_request_rings(struct survey *sv, const char *reason,
+			 char *const *rings, size_t n_rings, char *why,
+			 size_t len)
+{
+	char(*scope)[64] = NULL;
+	unsigned n = 0;
+
+	if (n_rings &&
+	    sv_scope_rings(sv, rings, n_rings, &scope, &n, why, len) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	/* Behind a running re-check or survey: one survey that starts after
-	 * the request, not a refusal that `survey --wait` would wait out. */
+	 * the request, not a refusal that `survey --wait` would wait out.
+	 * Requests queued together survey the union of their rings. */
 	if (sv_running(sv) && !test_slots_manual(&sv->slots)) {
+		int full = sv->queued[0] && !sv->queued_scope;
+
 		snprintf(sv->queued, sizeof(sv->queued), "%s", reason);
+		for (unsigned i = 0; scope && !full && i < n; i++)
+			if (sv_scope_add(&sv->queued_scope, &sv->n_queued_scope,
+					 scope[i]) < 0)
+				full = 1;
+		if (full || !scope) {
+			free(sv->queued_scope);
+			sv->queued_scope = NULL;
+			sv->n_queued_scope = 0;
+		}
+		free(scope);
 		return sv->run->recheck ? 1 : 2;
 	}
-	return survey_start(sv, reason);
+	if (sv_start_scope(sv, reason, scope, n) < 0) {
+		if (errno == EBUSY)
+			free(scope);
+		return -1;
+	}
+	return 0;
 }
 
 int survey_running(const struct survey *sv)
@@ -458,9 +540,23 @@ static void sv_auto(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	/* A manual test or a re-check is running: soon. */
-	if (survey_start(sv, "automatic") < 0 && errno == EBUSY)
+	char(*scope)[64] = sv->auto_full ? NULL : sv->auto_scope;
+	unsigned n = sv->n_auto_scope;
+
+	if (sv->auto_full)
+		free(sv->auto_scope);
+	sv->auto_scope = NULL;
+	sv->n_auto_scope = 0;
+	sv->auto_full = 0;
+	/* A manual test or a re-check is running: soon, the same scope. */
+	if (sv_start_scope(sv, scope ? "automatic, new nodes" : "automatic",
+			   scope, n) < 0 &&
+	    errno == EBUSY) {
+		sv->auto_scope = scope;
+		sv->n_auto_scope = scope ? n : 0;
+		sv->auto_full = !scope;
 		sv_arm(sv, 5000);
+	}
 }
 
 void survey_set_event_cb(struct survey *sv, survey_event_fn fn, void *arg)
@@ -494,6 +590,30 @@ int survey_restore(struct survey *sv, const Ring__Topology *t)
 	return 0;
 }
 
+/* What the next automatic survey covers: the rings the new nodes join
+ * (added to what is pending), or the whole site. */
+static void sv_auto_scope(struct survey *sv, struct node *const *fresh,
+			  unsigned n_fresh)
+{
+	char(*scope)[64] = NULL;
+	unsigned n = 0;
+
+	if (!sv->auto_full &&
+	    sv_scope_fresh(sv, fresh, n_fresh, &scope, &n) == 0) {
+		for (unsigned i = 0; i < n; i++)
+			if (sv_scope_add(&sv->auto_scope, &sv->n_auto_scope,
+					 scope[i]) < 0)
+				sv->auto_full = 1;
+		free(scope);
+		if (!sv->auto_full)
+			return;
+	}
+	sv->auto_full = 1;
+	free(sv->auto_scope);
+	sv->auto_scope = NULL;
+	sv->n_auto_scope = 0;
+}
+
 void survey_nodes_changed(void *arg)
 {
 	struct survey *sv = arg;
@@ -518,11 +638,14 @@ void survey_nodes_changed(void *arg)
 
 		up += ready;
 		missing += v[i]->expected && !ready;
-		/* New to the last survey: a full one. A node back after
-		 * being down is a change on its edges: sv_facts_scan queued
-		 * their re-checks. */
-		fresh += ready && (!sv->topology || k < 0);
+		/* New to the last survey: a survey of its ring. A node back
+		 * after being down is a change on its edges: sv_facts_scan
+		 * queued their re-checks. */
+		if (ready && (!sv->topology || k < 0))
+			v[fresh++] = v[i];
 	}
+	if (up >= 2 && fresh)
+		sv_auto_scope(sv, v, fresh);
 	free(v);
 	if (up < 2 || !fresh)
 		return;
@@ -568,6 +691,8 @@ void survey_free(struct survey *sv)
 	free(sv->facts);
 	self_bytes_free(sv->acct);
 	free(sv->surveyed);
+	free(sv->queued_scope);
+	free(sv->auto_scope);
 	if (sv->topology)
 		ring__topology__free_unpacked(sv->topology, NULL);
 	free(sv);

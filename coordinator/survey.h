@@ -39,6 +39,13 @@ int survey_start(struct survey *sv, const char *reason);
  * follows every request). 0 started, 1 queued behind a re-check, 2
  * behind a survey, or -1 as survey_start. */
 int survey_request(struct survey *sv, const char *reason);
+/* As survey_request for some rings only (issue 24: their ids, published
+ * or named by a directive; n_rings 0: the whole site): the other rings
+ * keep what they had, and are not tested. -1 with errno EINVAL and why
+ * for an unknown ring. */
+int survey_request_rings(struct survey *sv, const char *reason,
+			 char *const *rings, size_t n_rings, char *why,
+			 size_t len);
 int survey_running(const struct survey *sv);
 /* The last completed survey (or NULL); survey_state tells "running" while
  * a new one is under way. Owned by the survey. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coord_conf.h"
 #include "survey_int.h"
 #include "rdma_rules.h"
 
@@ -132,7 +133,8 @@ int sv_snapshot(struct survey *sv)
 		const Ring__Inventory *inv = v[i]->inventory;
 		struct sv_node *sn = &sv->run->nodes[k];
 
-		if (v[i]->state != NODE_UP || !inv)
+		if (v[i]->state != NODE_UP || !inv ||
+		    !sv_scope_in(sv->run, v[i]->name))
 			continue;
 		snprintf(sn->name, sizeof(sn->name), "%s", v[i]->name);
 		snprintf(sn->mgmt_addr, sizeof(sn->mgmt_addr), "%s",
@@ -706,6 +708,40 @@ int sv_phase_diag(struct survey *sv)
 	for (unsigned i = 0; i < sv->run->n_diags; i++)
 		sv_probe(sv, SV_DIAG, i, 0, sv->run->diags[i].a,
 			 sv->run->diags[i].b_addr, "");
+	return 0;
+}
+
+/* Labels: 0 .. n_rings-1 the directives' rings, then n_rings + k the
+ * published topology's ring k (one whose id a directive names is the
+ * directive's). */
+static int sv_ring_label_published(const struct survey *sv, const char *name)
+{
+	const Ring__Topology *t = sv->topology;
+	const struct coord_conf *conf = sv->conf;
+
+	for (size_t k = 0; t && k < t->n_rings; k++) {
+		const Ring__RingView *r = t->rings[k];
+
+		for (size_t i = 0; i < r->n_nodes; i++) {
+			int c;
+
+			if (strcmp(r->nodes[i], name))
+				continue;
+			c = coord_conf_ring_find(conf, r->id);
+			return c >= 0 ? c : (int)(conf->n_rings + k);
+		}
+	}
+	return -1;
+}
+
+int sv_ring_labels(const struct survey *sv, int *label)
+{
+	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
+		const char *name = sv->run->nodes[i].name;
+		int c = coord_conf_ring_of(sv->conf, name);
+
+		label[i] = c >= 0 ? c : sv_ring_label_published(sv, name);
+	}
 	return 0;
 }
 

@@ -286,6 +286,10 @@ struct survey_run {
 	struct timespec load_t0;
 	void **keep; /* the load report's messages, until the run is freed */
 	unsigned n_keep;
+	/* Issue 24: the nodes this survey is limited to (some rings'),
+	 * sorted; NULL: the whole site. */
+	char (*scope)[64];
+	unsigned n_scope;
 };
 
 /* The survey: what outlives a run. */
@@ -310,6 +314,13 @@ struct survey {
 	survey_publish_fn publish; /* told of every new topology */
 	void *publish_arg;
 	char queued[64]; /* a survey asked for during a re-check: why */
+	/* What the queued and the next automatic survey are limited to
+	 * (sorted node names; NULL: the whole site). */
+	char (*queued_scope)[64];
+	unsigned n_queued_scope;
+	char (*auto_scope)[64];
+	unsigned n_auto_scope;
+	int auto_full; /* a change wants the whole site surveyed */
 	struct recheck_queue *rq;
 	struct sv_edge_facts *facts;
 	size_t n_facts;
@@ -393,11 +404,30 @@ int sv_find_link(const struct survey *sv, unsigned x, unsigned y);
 /* The site's rings from the current links (topo_site.h), the known
  * rings as labels (survey_rings.c). */
 int sv_analyse(struct survey *sv, struct topo_site *site);
+/* Scopes (survey_scope.c): sorted node-name sets. Is name in v; is it in
+ * the run's scope (no scope: every node is); add it (0 or -1 ENOMEM). */
+int sv_scope_has(char (*const v)[64], unsigned n, const char *name);
+int sv_scope_in(const struct survey_run *r, const char *name);
+int sv_scope_add(char (**v)[64], unsigned *n, const char *name);
+/* The members of rings ids (published or named by a directive); -1 with
+ * why for an unknown id. */
+int sv_scope_rings(const struct survey *sv, char *const *ids, size_t n_ids,
+		   char (**v)[64], unsigned *n, char *why, size_t len);
+/* The scope new nodes bring: theirs, and the rings of the nodes they
+ * hear; 1 when the whole site must be surveyed (one ring or none, a
+ * node that hears no one), 0 with *v set. */
+int sv_scope_fresh(const struct survey *sv, struct node *const *fresh,
+		   unsigned n_fresh, char (**v)[64], unsigned *n);
+/* The published topology old with the scope's nodes replaced by new_'s
+ * result (survey_merge.c); shallow, into ar. 0 or -1 (ENOMEM). */
+int sv_merge_scope(struct msg_arena *ar, const struct survey_run *run,
+		   const Ring__Topology *old, const Ring__Topology *new_,
+		   Ring__Topology *out);
 /* Per run node, the known ring it belongs to (a directive's, then a
  * published one's), or -1. */
 int sv_ring_labels(const struct survey *sv, int *label);
-/* Topology.rings from the analysis, each ring's ranks (after top's own
- * edges and ranks are in). */
+/* Topology.rings from the analysis (after top's own edges and ranks are
+ * in); one ring's ranks are the site's, several rings' the caller's. */
 int sv_rings_report(struct survey *sv, struct msg_arena *ar,
 		    const struct topo_site *site, Ring__Topology *top);
 /* Sets each node's stray flag from the links verified so far. */

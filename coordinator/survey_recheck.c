@@ -103,6 +103,13 @@ void sv_facts_scan(struct survey *sv)
 	}
 }
 
+static int sv_recheck_in_scope(const char *a, const char *b, void *arg)
+{
+	const struct survey *sv = arg;
+
+	return sv_scope_in(sv->run, a) || sv_scope_in(sv->run, b);
+}
+
 void sv_recheck_published(struct survey *sv, int full)
 {
 	const Ring__Topology *t = sv->topology;
@@ -110,8 +117,13 @@ void sv_recheck_published(struct survey *sv, int full)
 
 	if (!full)
 		return;
-	/* What was queued before the survey began, it measured. */
-	recheck_queue_forget_before(sv->rq, sv->started_ms);
+	/* What was queued before the survey began, it measured: the whole
+	 * site, or the rings a scoped survey measured. */
+	if (sv->run && sv->run->scope)
+		recheck_queue_forget_measured(sv->rq, sv->started_ms,
+					      sv_recheck_in_scope, sv);
+	else
+		recheck_queue_forget_before(sv->rq, sv->started_ms);
 	free(sv->facts);
 	sv->facts = NULL;
 	sv->n_facts = 0;

@@ -836,13 +836,32 @@ void sv_report(struct survey *sv)
 	top.surveyed_ms = clock_now_ms();
 	if (ok)
 		ok = sv_rings_report(sv, &ar, &site, &top) == 0;
+	/* Several rings: each one's ranks over the site's edges. */
+	for (unsigned k = 0; ok && site.n_rings > 1 && k < top.n_rings; k++) {
+		Ring__Topology one = RING__TOPOLOGY__INIT;
+
+		one.edges = top.edges;
+		one.n_edges = top.n_edges;
+		ok = sv_ranks(sv, &ar, &site.rings[k].res, &one) == 0;
+		top.rings[k]->ranks = one.ranks;
+		top.rings[k]->n_ranks = one.n_ranks;
+	}
 	top.survey_state = "done";
 	top.survey_wall_s = sv_elapsed(&sv->run->t0);
 	top.tests_sum_s = sv->run->tests_sum_s;
 	top.rounds = sv->run->n_rounds > 0 ? (uint32_t)sv->run->n_rounds : 0;
-	if (ok)
+	if (ok && sv->run->scope) {
+		/* Some rings only: the others as published. */
+		Ring__Topology merged;
+
+		ok = sv_merge_scope(&ar, sv->run, sv->topology, &top,
+				    &merged) == 0;
+		if (ok)
+			sv_store(sv, &merged);
+	} else if (ok) {
 		sv_store(sv, &top);
-	else
+	}
+	if (!ok)
 		snprintf(sv->run->failure, sizeof(sv->run->failure),
 			 "no result: out of memory assembling the topology");
 	sv_report_failure(sv);

@@ -11,40 +11,6 @@
 #include "survey_int.h"
 #include "topoview.h"
 
-/* Labels: 0 .. n_rings-1 the directives' rings, then n_rings + k the
- * published topology's ring k (one whose id a directive names is the
- * directive's). */
-static int sv_ring_label_published(const struct survey *sv, const char *name)
-{
-	const Ring__Topology *t = sv->topology;
-	const struct coord_conf *conf = sv->conf;
-
-	for (size_t k = 0; t && k < t->n_rings; k++) {
-		const Ring__RingView *r = t->rings[k];
-
-		for (size_t i = 0; i < r->n_nodes; i++) {
-			int c;
-
-			if (strcmp(r->nodes[i], name))
-				continue;
-			c = coord_conf_ring_find(conf, r->id);
-			return c >= 0 ? c : (int)(conf->n_rings + k);
-		}
-	}
-	return -1;
-}
-
-int sv_ring_labels(const struct survey *sv, int *label)
-{
-	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
-		const char *name = sv->run->nodes[i].name;
-		int c = coord_conf_ring_of(sv->conf, name);
-
-		label[i] = c >= 0 ? c : sv_ring_label_published(sv, name);
-	}
-	return 0;
-}
-
 /* The id a label names; "" for a new ring. */
 static const char *sv_ring_label_id(const struct survey *sv, int label)
 {
@@ -192,22 +158,15 @@ int sv_rings_report(struct survey *sv, struct msg_arena *ar,
 	for (unsigned k = 0; k < site->n_rings; k++) {
 		Ring__RingView *v = sv_ring_view(sv, ar, &site->rings[k], top,
 						 top->n_rings);
-		Ring__Topology one = RING__TOPOLOGY__INIT;
 
 		if (!v)
 			return -1;
 		top->rings[top->n_rings++] = v;
+		/* The site's own ranks are one ring's; several rings' ranks
+		 * are the caller's (sv_ranks per ring). */
 		if (site->n_rings == 1) {
-			/* The site's own ranks are this ring's. */
 			v->ranks = top->ranks;
 			v->n_ranks = top->n_ranks;
-		} else {
-			one.edges = top->edges;
-			one.n_edges = top->n_edges;
-			if (sv_ranks(sv, ar, &site->rings[k].res, &one) < 0)
-				return -1;
-			v->ranks = one.ranks;
-			v->n_ranks = one.n_ranks;
 		}
 		sv_ring_slowest(ar, top, v);
 	}

@@ -84,5 +84,6 @@ void survey_run_free(struct survey_run *r, const struct call_iface *calls)
 	free(r->diags);
 	free(r->meas);
 	free(r->round_of);
+	free(r->scope);
 	free(r);
 }

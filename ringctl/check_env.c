@@ -4,6 +4,7 @@
  * CHECK_ENV_NAME_MAX and a value CHECK_ENV_VALUE_MAX bytes; more is an
  * error, never a cut. */
 #include "check_env.h"
+#include "rings.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -197,12 +198,15 @@ static Ring__Envelope *check_env_status(const char *sock, int timeout_ms)
 		return NULL;
 	}
 	if (rep->body_case != RING__ENVELOPE__BODY_STATUS_REPLY) {
-		error_report(2, "refused", NULL, NULL, "%s",
+		/* The coordinator's why: an unknown --ring lists the ids. */
+		error_report(2, "refused", NULL, NULL, "%s%s",
 			     rep->body_case == RING__ENVELOPE__BODY_ERROR
-				     ? "the coordinator refused the status "
-				       "request"
+				     ? "coordinator: "
 				     : "unexpected reply to the status "
-				       "request");
+				       "request",
+			     rep->body_case == RING__ENVELOPE__BODY_ERROR
+				     ? rep->error->text
+				     : "");
 		frame_free(rep);
 		return NULL;
 	}
@@ -304,6 +308,10 @@ int check_env_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	if (!rep)
 		goto out;
 	t = rep->status_reply->topology;
+	if (rings_several(t)) {
+		rings_required(t, "check nccl-env", CHECK_ENV_EXIT_TROUBLE);
+		goto out;
+	}
 	why = check_env_unusable(t);
 	if (why) {
 		error_report(2, "not_surveyed", NULL, "ringctl survey --wait",

@@ -5,6 +5,7 @@
 #define RING_CLI_H
 
 #include "ring.pb-c.h"
+#include "ring_arg.h"
 #include "writer.h"
 
 #define EXIT_DEGRADED 1
@@ -18,6 +19,12 @@ struct ringctl {
 	enum writer_format fmt;
 	const char *fmt_name; /* as given with -f, for ranks' text formats */
 	int quiet;	      /* polling: no message per failed call */
+	/* --ring ID (issue 24), taken out of the command's words by
+	 * dispatch: ring the one ring a command is about (NULL: the site;
+	 * every request carries it, client_set_ring), rings survey's. */
+	const char *ring;
+	const char *rings[RING_ARG_MAX];
+	size_t n_rings;
 };
 
 /* cli.c: send one request and hand back its reply of type want, or say

@@ -122,6 +122,46 @@ void client_connect_error(const char *sock, int e, char *err, size_t len)
 			 sock, strerror(e));
 }
 
+/* The ring this command is about (--ring), or NULL: the site. */
+static const char *client_ring;
+
+void client_set_ring(const char *id)
+{
+	client_ring = id;
+}
+
+/* A request field left "" (the site) takes the command's ring. */
+static void client_ring_field(char **field)
+{
+	if (!*field || !**field)
+		*field = (char *)client_ring;
+}
+
+void client_stamp_ring(Ring__Envelope *req)
+{
+	if (!client_ring)
+		return;
+	switch (req->body_case) {
+	case RING__ENVELOPE__BODY_STATUS_REQUEST:
+		client_ring_field(&req->status_request->ring);
+		break;
+	case RING__ENVELOPE__BODY_RANKS_REQUEST:
+		client_ring_field(&req->ranks_request->ring);
+		break;
+	case RING__ENVELOPE__BODY_HISTORY_REQUEST:
+		client_ring_field(&req->history_request->ring);
+		break;
+	case RING__ENVELOPE__BODY_WATCH_REQUEST:
+		client_ring_field(&req->watch_request->ring);
+		break;
+	case RING__ENVELOPE__BODY_ALLREDUCE_REQUEST:
+		client_ring_field(&req->allreduce_request->ring);
+		break;
+	default: /* no ring field; survey names its rings itself */
+		break;
+	}
+}
+
 int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		   Ring__Envelope **rep, char *err, size_t errlen)
 {
@@ -144,6 +184,7 @@ int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		goto fail;
 	}
 	req->request_id = (uint64_t)getpid();
+	client_stamp_ring(req);
 	rc = client_write(fd, req, timeout_ms);
 	/* Refused at once (too many clients): the reason may be waiting. */
 	if ((rc == -EPIPE || rc == -ECONNRESET) &&

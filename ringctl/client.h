@@ -15,6 +15,15 @@
 int client_request(const char *sock, int timeout_ms, Ring__Envelope *req,
 		   Ring__Envelope **rep, char *err, size_t errlen);
 
+/* The ring a command is about (--ring ID; NULL: the whole site), set
+ * once before its requests: every request with a ring field (status,
+ * ranks, history, watch, all-reduce) that the caller left "" carries it,
+ * so each reader of a one-ring reply (explain, plan, the checks) asks for
+ * that ring's without knowing. client_request stamps it; a connection of
+ * its own (watch) calls client_stamp_ring. */
+void client_set_ring(const char *id);
+void client_stamp_ring(Ring__Envelope *req);
+
 /* Why connect(sock) failed with errno e, in words for the operator: the
  * path that refused (a directory this user cannot search, a file that is
  * not a socket, the socket's mode and group) and how to choose another

@@ -66,6 +66,8 @@ int ringctl_survey(const struct ringctl *rc, int argc, char **argv)
 		since = t ? t->surveyed_ms : 0;
 		frame_free(hold);
 	}
+	sr.rings = (char **)rc->rings;
+	sr.n_rings = rc->n_rings;
 	req.body_case = RING__ENVELOPE__BODY_SURVEY_REQUEST;
 	req.survey_request = &sr;
 	rep = ringctl_call(rc, &req, RING__ENVELOPE__BODY_ACK);

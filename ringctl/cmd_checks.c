@@ -11,6 +11,7 @@
 #include "check_all.h"
 #include "check_env.h"
 #include "ranks.h"
+#include "rings.h"
 #include "topoview.h"
 
 int ringctl_ranks(const struct ringctl *rc)
@@ -23,6 +24,12 @@ int ringctl_ranks(const struct ringctl *rc)
 
 	if (!t)
 		return EXIT_TROUBLE;
+	/* A site of several rings has no one order: which ring? */
+	if (rings_several(t)) {
+		ret = rings_required(t, "ranks", EXIT_DEGRADED);
+		frame_free(hold);
+		return ret;
+	}
 	if (t->order_invalid && *t->order_invalid) {
 		/* Jobs started from this order hang or cross the wrong
 		 * cables: say so, and give a launcher nothing to source. */
@@ -120,6 +127,13 @@ static int ringctl_check_ranks(const struct ringctl *rc, const char *path)
 		check_hosts_free(&h);
 		return CHECK_CANNOT;
 	}
+	if (rings_several(rep->status_reply->topology)) {
+		r = rings_required(rep->status_reply->topology, "check ranks",
+				   CHECK_CANNOT);
+		frame_free(rep);
+		check_hosts_free(&h);
+		return r;
+	}
 	r = check_ranks_report(stdout, rc->fmt, &h, name, rep->status_reply);
 	frame_free(rep);
 	check_hosts_free(&h);
@@ -195,6 +209,12 @@ int ringctl_check(const struct ringctl *rc, int argc, char **argv)
 		rep = ringctl_check_status(rc);
 		if (!rep)
 			return CHECK_CANNOT;
+		if (rings_several(rep->status_reply->topology)) {
+			r = rings_required(rep->status_reply->topology,
+					   "check all", CHECK_CANNOT);
+			frame_free(rep);
+			return r;
+		}
 		res = ringctl_check_resolve(rc, rep->status_reply);
 		check_env_invs_fetch(rc->sock, rc->timeout_ms,
 				     rep->status_reply->topology, &invs);

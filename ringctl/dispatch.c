@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "client.h"
 #include "error_report.h"
 #include "help.h"
 #include "explain.h"
@@ -44,6 +45,40 @@ static int ringctl_help(const struct ringctl *rc, int argc, char **argv)
 	return 0;
 }
 
+/* The commands about one ring of a site (or, survey, several): --ring
+ * is theirs. */
+static int ringctl_takes_ring(const char *cmd, int argc, char **argv)
+{
+	static const char *const cmds[] = {"status",  "ranks", "check",
+					   "explain", "plan",  "history",
+					   "watch",   "survey"};
+
+	if (!strcmp(cmd, "test"))
+		return argc > 0 && !strcmp(argv[0], "allreduce");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(cmd, cmds[i]))
+			return 1;
+	return 0;
+}
+
+/* --ring out of the command's words: one ring, or survey's rings. */
+static int ringctl_ring_option(struct ringctl *rc, const char *cmd, int *argc,
+			       char **argv)
+{
+	int survey = !strcmp(cmd, "survey");
+	char err[256];
+
+	if (!ringctl_takes_ring(cmd, *argc, argv))
+		return 0;
+	if (ring_arg_take(argc, argv, rc->rings, survey ? RING_ARG_MAX : 1,
+			  &rc->n_rings, err, sizeof(err)) < 0)
+		return error_report_usage("%s", err);
+	/* survey --ring ID --wait: then that ring's status. */
+	rc->ring = rc->n_rings == 1 ? rc->rings[0] : NULL;
+	client_set_ring(rc->ring);
+	return 0;
+}
+
 int ringctl_run(struct ringctl *rc, int argc, char **argv)
 {
 	const struct help_cmd *cmd_entry;
@@ -72,6 +107,8 @@ int ringctl_run(struct ringctl *rc, int argc, char **argv)
 					  "picture of the ring)");
 	if (!strcmp(cmd, "help"))
 		return ringctl_help(rc, argc, argv);
+	if (ringctl_ring_option(rc, cmd, &argc, argv))
+		return EXIT_TROUBLE;
 	if (!strcmp(cmd, "pki"))
 		return ringctl_pki(rc, argc, argv);
 	if (!strcmp(cmd, "survey"))

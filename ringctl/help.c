@@ -54,12 +54,19 @@ static const struct help_opt help_globals[] = {
 			"these nodes (default: the ring, else the connected ones)" \
 	}
 
+/* Issue 24: the one ring of a site of several that a command is about. */
+#define RING_OPT(desc)                                                         \
+	{                                                                      \
+		"--ring", "ID", desc                                           \
+	}
 static const struct help_cmd help_table[] = {
 	{"status",
-	 {"status [-v|--verbose]"},
+	 {"status [-v|--verbose] [--ring ID]"},
 	 "topology of the last survey and the health of every node",
 	 {{"-v", NULL, "every figure (else about 100 columns)"},
-	  {"--verbose", NULL, "the same"}},
+	  {"--verbose", NULL, "the same"},
+	  RING_OPT("that ring alone, as a site of one ring shows")},
+	 "several rings: a line per ring, the ones with problems in detail\n"
 	 "exit 0 healthy, 1 degraded, 2 could not ask",
 	 "ringctl status -v"},
 	{"inventory",
@@ -69,9 +76,9 @@ static const struct help_cmd help_table[] = {
 	 NULL,
 	 "ringctl inventory n1"},
 	{"explain",
-	 {"explain EDGE|NODE"},
+	 {"explain EDGE|NODE [--ring ID]"},
 	 "everything known about one edge or node, and the edge's ceiling",
-	 {{0}},
+	 {RING_OPT("read that ring's topology (the edge or node in it)")},
 	 "EDGE: a-b, or a-b:IFACE for a twin; the ceiling: which limit the "
 	 "edge's figure sits at\nexit 1: a problem found",
 	 "ringctl explain n1-n2"},
@@ -82,18 +89,21 @@ static const struct help_cmd help_table[] = {
 	 NULL,
 	 "ringctl forget n4"},
 	{"survey",
-	 {"survey [--wait [-v]]"},
+	 {"survey [--wait [-v]] [--ring ID]"},
 	 "survey the data plane now (root)",
 	 {{"--wait", NULL, "wait for the survey, then print status"},
-	  {"-v", NULL, "with --wait: status with every figure"}},
+	  {"-v", NULL, "with --wait: status with every figure"},
+	  RING_OPT("that ring's members only (repeat for several; --wait "
+		   "with one: its status)")},
 	 NULL,
 	 "ringctl survey --wait"},
 	{"ranks",
-	 {"ranks"},
+	 {"ranks [--ring ID]"},
 	 "the rank order of the last survey",
-	 {{0}},
+	 {RING_OPT("that ring's order (a site of several rings needs it)")},
 	 "-f hostfile, rankfile, torchrun or env: the launcher's own text\n"
-	 "exit 1 while the order no longer holds",
+	 "exit 1 while the order no longer holds, or several rings and no "
+	 "--ring",
 	 "ringctl -f hostfile ranks"},
 	{"alerts",
 	 {"alerts [--all [--since DURATION]]"},
@@ -106,31 +116,32 @@ static const struct help_cmd help_table[] = {
 	 "exit 0 healthy, 1 not",
 	 "ringctl alerts --all --since 1d"},
 	{"check ranks",
-	 {"check ranks FILE|-"},
+	 {"check ranks FILE|- [--ring ID]"},
 	 "a launcher's rank order against the measured ring",
-	 {{0}},
+	 {RING_OPT("against that ring (a site of several rings needs it)")},
 	 "FILE: an MPI hostfile, rankfile, host list or torchrun lines; names "
 	 "pairs without a cable,\nprints the corrected order in the same "
 	 "format\nexit 0 ok, 1 problems found, 2 could not check",
 	 "ringctl check ranks hosts.txt"},
 	{"check rendezvous",
-	 {"check rendezvous HOST[:PORT]"},
+	 {"check rendezvous HOST[:PORT] [--ring ID]"},
 	 "whether the launcher's rendezvous lands on a management address",
-	 {{0}},
+	 {RING_OPT("the nodes of that ring")},
 	 "exit 0 ok, 1 problems found, 2 could not check",
 	 "ringctl check rendezvous n1:29500"},
 	{"check nccl-env",
-	 {"check nccl-env [--nccl-version V] [FILE|-]"},
+	 {"check nccl-env [--nccl-version V] [--ring ID] [FILE|-]"},
 	 "lint an NCCL environment against the last survey",
 	 {{"--nccl-version", "V",
-	   "the NCCL version the job runs (e.g. 2.21.5)"}},
+	   "the NCCL version the job runs (e.g. 2.21.5)"},
+	  RING_OPT("against that ring (a site of several rings needs it)")},
 	 "FILE: VAR=value lines, each node's block its own; none: this "
 	 "process's environment;\nprints the corrected one per node\n"
 	 "exit 0 ok, 1 problems found, 2 could not check",
 	 "ringctl check nccl-env --nccl-version 2.21.5 nccl.env"},
 	{"check all",
 	 {"check all [--hostfile F] [--env F] [--rendezvous HOST[:PORT]]\n"
-	  "[--nccl-version V]"},
+	  "[--nccl-version V] [--ring ID]"},
 	 "every check that applies, one row each",
 	 {{"--hostfile", "F",
 	   "the launcher's hosts (as check ranks reads them)"},
@@ -138,33 +149,37 @@ static const struct help_cmd help_table[] = {
 	   "the NCCL environment (default: this process's NCCL_* variables)"},
 	  {"--rendezvous", "HOST[:PORT]",
 	   "default: the torchrun lines' master address, else $MASTER_ADDR"},
-	  {"--nccl-version", "V", "the NCCL version the job runs"}},
+	  {"--nccl-version", "V", "the NCCL version the job runs"},
+	  RING_OPT("against that ring (a site of several rings needs it)")},
 	 "exit 0 ok, 1 problems found, 2 could not check",
 	 "ringctl check all --hostfile hosts.txt --env nccl.env"},
 	{"history",
-	 {"history EDGE [--since DURATION] [--before MS:ID]"},
+	 {"history EDGE [--since DURATION] [--before MS:ID] [--ring ID]"},
 	 "an edge's measured figures over time, the newest page",
 	 {{"--since", "DURATION", "this far back (e.g. 30m, 6h, 7d)"},
-	  {"--before", "MS:ID", "the older page's cursor that a page prints"}},
+	  {"--before", "MS:ID", "the older page's cursor that a page prints"},
+	  RING_OPT("the edge must be that ring's")},
 	 "EDGE: a-b; plain: a sparkline per series",
 	 "ringctl history n1-n2 --since 6h"},
 	{"watch",
-	 {"watch [--count N] [--kind KIND[,KIND...]]"},
+	 {"watch [--count N] [--kind KIND[,KIND...]] [--ring ID]"},
 	 "stream changes, measurements and alerts, a snapshot first",
 	 {{"--count", "N",
 	   "exit 0 after N events past the snapshot (0: the snapshot alone)"},
 	  {"--kind", "KIND[,KIND...]",
 	   "only these (KIND: node, edge, topology, alert, health, survey, "
-	   "measurement; default all)"}},
+	   "measurement; default all)"},
+	  RING_OPT("only events about that ring")},
 	 "json: one object a line; -t bounds the wait for the snapshot\n"
 	 "exit 2 when the coordinator refuses or goes away",
 	 "ringctl -f json watch --kind edge,alert"},
 	{"plan",
 	 {"plan --model-bytes SIZE | --params N [--bytes-per-param B]\n"
-	  "[--reserve SIZE] [--nodes NODE[,NODE...]]",
-	  "plan --weights PATH [--max-bytes SIZE] [--nodes NODE[,NODE...]]",
+	  "[--reserve SIZE] [--nodes NODE[,NODE...]] [--ring ID]",
+	  "plan --weights PATH [--max-bytes SIZE]\n"
+	  "[--nodes NODE[,NODE...]] [--ring ID]",
 	  "plan --layers L --token-ms T [--allreduce-bytes B]\n"
-	  "[--nodes NODE[,NODE...]]"},
+	  "[--nodes NODE[,NODE...]] [--ring ID]"},
 	 "does a model fit, shard or not, the tensor-parallel tax",
 	 {{"--model-bytes", "SIZE",
 	   "the model's size, against each node's MemAvailable"},
@@ -178,7 +193,8 @@ static const struct help_cmd help_table[] = {
 	  {"--layers", "L", "all-reduces per token"},
 	  {"--token-ms", "T", "the time per token, in ms"},
 	  {"--allreduce-bytes", "B", "bytes per all-reduce (default 10240)"},
-	  NODES_OPT},
+	  NODES_OPT,
+	  RING_OPT("that ring's nodes and figures (default: the site's)")},
 	 SIZE_NOTE "\n"
 		   "--model-bytes/--params: total, nodes needed, gap; exit 1 "
 		   "when it does not fit\n"
@@ -264,7 +280,7 @@ static const struct help_cmd help_table[] = {
 	  "[--sizes LO..HI|S,S,...] [--iterations 1-{AR_ITER_MAX}]\n"
 	  "[--warmup 0-{AR_WARMUP_MAX}] [--step-timeout "
 	  "{AR_STEP_MIN}-{AR_STEP_MAX}]\n"
-	  "[--transport auto|tcp|rdma]"},
+	  "[--transport auto|tcp|rdma] [--ring ID]"},
 	 "ring all-reduce over the data plane (root)",
 	 {{"--nodes", "N,N,...", "these nodes in the measured ring order"},
 	  {"--order", "N,N,...", "these nodes in this order"},
@@ -274,7 +290,9 @@ static const struct help_cmd help_table[] = {
 	  {"--warmup", "N", "untimed runs per size (default {AR_WARMUP_DEF})"},
 	  {"--step-timeout", "MS", "deadline of one step"},
 	  {"--transport", "auto|tcp|rdma",
-	   "auto: RDMA WRITE on cables surveyed over RDMA, else TCP"}},
+	   "auto: RDMA WRITE on cables surveyed over RDMA, else TCP"},
+	  RING_OPT("in that ring's published order (a site of several rings "
+		   "needs it)")},
 	 "exit 1 when the job failed",
 	 "ringctl test allreduce --sizes 1M..64M"},
 	{"pki init",

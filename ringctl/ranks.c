@@ -83,6 +83,25 @@ static void ranks_render_plain(struct writer *w, const Ring__Topology *t)
 	writer_table_end(w);
 }
 
+void ranks_render_rank(struct writer *w, const Ring__Rank *r)
+{
+	writer_uint(w, "rank", r->rank);
+	writer_str(w, "node", r->node);
+	writer_str(w, "mgmt_address", r->mgmt_address);
+	writer_str(w, "mgmt_interface", r->mgmt_interface);
+	writer_str(w, "next_node", r->next_node);
+	writer_str(w, "next_interface", r->next_interface);
+	writer_str(w, "next_rdma", r->next_rdma);
+	writer_str(w, "prev_node", r->prev_node);
+	writer_str(w, "prev_interface", r->prev_interface);
+	writer_str(w, "prev_rdma", r->prev_rdma);
+	ranks_render_hcas(w, r);
+	if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
+		writer_int(w, "next_gid_index_measured", r->next_gid_index);
+		writer_int(w, "prev_gid_index_measured", r->prev_gid_index);
+	}
+}
+
 void ranks_render(struct writer *w, const Ring__Topology *t)
 {
 	int plain = writer_get_format(w) == WRITER_PLAIN;
@@ -96,26 +115,8 @@ void ranks_render(struct writer *w, const Ring__Topology *t)
 	}
 	writer_table_start(w, "ranks");
 	for (size_t i = 0; i < t->n_ranks; i++) {
-		const Ring__Rank *r = t->ranks[i];
-
 		writer_obj_start(w, NULL);
-		writer_uint(w, "rank", r->rank);
-		writer_str(w, "node", r->node);
-		writer_str(w, "mgmt_address", r->mgmt_address);
-		writer_str(w, "mgmt_interface", r->mgmt_interface);
-		writer_str(w, "next_node", r->next_node);
-		writer_str(w, "next_interface", r->next_interface);
-		writer_str(w, "next_rdma", r->next_rdma);
-		writer_str(w, "prev_node", r->prev_node);
-		writer_str(w, "prev_interface", r->prev_interface);
-		writer_str(w, "prev_rdma", r->prev_rdma);
-		ranks_render_hcas(w, r);
-		if (r->next_gid_index >= 0 || r->prev_gid_index >= 0) {
-			writer_int(w, "next_gid_index_measured",
-				   r->next_gid_index);
-			writer_int(w, "prev_gid_index_measured",
-				   r->prev_gid_index);
-		}
+		ranks_render_rank(w, t->ranks[i]);
 		writer_obj_end(w);
 	}
 	writer_table_end(w);

@@ -12,6 +12,9 @@
 /* The table; with a "warning" after it where ranks may be out of each
  * other's reach (a ring of more than 3, a line of more than 2). */
 void ranks_render(struct writer *w, const Ring__Topology *t);
+/* One rank's members, as the machine formats' table has them (inside an
+ * object the caller opened): for a ring of a site's rings too. */
+void ranks_render_rank(struct writer *w, const Ring__Rank *r);
 /* Switchless: only the cables between adjacent ranks exist. */
 #define RANKS_SWITCHLESS_WARNING                                               \
 	"switchless ring: only ring collectives between adjacent ranks are "   \

@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "topoview.h"
 #include "report_counters.h"
+#include "rings.h"
 #include "text.h"
 
 #include <stdio.h>
@@ -190,6 +191,7 @@ void render_alerts(struct writer *w, const char *key, Ring__Alert *const *v,
 		writer_str(w, "severity", render_severity(a->severity));
 		writer_str(w, "state", render_alert_state(a));
 		writer_str(w, "subject", a->subject);
+		writer_str(w, "ring", a->ring);
 		render_format_time(a->first_seen_ms, t, sizeof(t));
 		writer_str(w, "since", t);
 		render_format_time(a->cleared_ms, t, sizeof(t));
@@ -286,6 +288,7 @@ static void render_store(struct writer *w, const Ring__StoreStatus *st,
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 {
 	int brief = !verbose && writer_get_format(w) == WRITER_PLAIN;
+	int several = rings_several(r->topology);
 	uint64_t mem = 0;
 	size_t down = 0;
 
@@ -296,8 +299,15 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 		writer_str(w, "health_subject", r->health_subject);
 		writer_str(w, "health_why", r->health_text);
 	}
-	render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
-	if (r->topology)
+	/* Several rings (plain): the site's alerts here, each ring's under
+	 * it, and the rings in place of the site's topology. */
+	if (several && brief)
+		rings_render_site_alerts(w, r);
+	else
+		render_alerts(w, "alerts", r->alerts, r->n_alerts, brief);
+	if (several && writer_get_format(w) == WRITER_PLAIN)
+		rings_render_status(w, r, verbose);
+	else if (r->topology)
 		render_topology(w, r->topology, r->now_ms, verbose);
 	writer_str(w, "survey", r->survey_state);
 	/* After the survey: a failing store is an alert above already. */
@@ -311,6 +321,15 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 	writer_uint(w, "connected", r->n_connected);
 	/* Computed: the sum of the up nodes' MemTotal. */
 	writer_double(w, "mem_total_gib_up_nodes", render_gib(mem), 1);
+	if (several && brief) {
+		/* Thousands of rows: the rings above say what is wrong. */
+		char line[96];
+
+		snprintf(line, sizeof(line),
+			 "%zu, listed by 'ringctl status -v'", r->n_nodes);
+		writer_str(w, "nodes", line);
+		return;
+	}
 	writer_table_start(w, "nodes");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		writer_obj_start_named(w, r->nodes[i]->node);
@@ -895,7 +914,7 @@ static void render_cables(struct writer *w, const Ring__Topology *t, int brief)
 }
 
 /* Nodes up but not cabled into the ring, set apart by the survey. */
-static void render_strays(struct writer *w, const Ring__Topology *t, int brief)
+void render_strays(struct writer *w, const Ring__Topology *t, int brief)
 {
 	if (!t->n_strays)
 		return;
@@ -1031,5 +1050,9 @@ void render_topology(struct writer *w, const Ring__Topology *t,
 	/* Computed: what the same tests would take one after another. */
 	writer_double(w, "tests_sum_s_computed", t->tests_sum_s, 1);
 	writer_uint(w, "rounds", t->rounds);
+	/* Issue 24: every ring of the site, for programs (plain status of
+	 * several rings has its own view, rings.c). */
+	if (t->n_rings && writer_get_format(w) != WRITER_PLAIN)
+		rings_render_list(w, t);
 	writer_obj_end(w);
 }

@@ -48,6 +48,9 @@ void render_time(struct writer *w, const char *key, uint64_t ms,
 /* "n1 =0.95= n2 =0.95= n4 =0.48= n3 =0.95= (n1)": each edge with its
  * measured top-of-ladder Gbps, worse direction. */
 void render_ring_picture(const Ring__Topology *t, char *buf, size_t len);
+/* The nodes up but in no ring (the survey's strays); brief: a line
+ * each. */
+void render_strays(struct writer *w, const Ring__Topology *t, int brief);
 /* Edges in ring order; verbose as for render_status. */
 void render_topology(struct writer *w, const Ring__Topology *t,
 		     unsigned long long now_ms, int verbose);

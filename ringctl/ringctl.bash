@@ -4,8 +4,8 @@
 #
 # Commands and options are the ones of ringctl's table (ringctl/help.c,
 # printed by `ringctl -f json help`), formats the ones `ringctl --help`
-# lists (tests/integration/test_completion.py checks that they agree). Node and
-# edge names come from the coordinator: `ringctl -f keyvalue status` on the
+# lists (tests/integration/test_completion.py checks that they agree). Node, edge
+# and ring names come from the coordinator: `ringctl -f keyvalue status` on the
 # socket the command line names (-s, else $RINGCTL_SOCKET, else the
 # default), bounded to about 2 s so that a coordinator that is down or hung
 # costs a short pause and no names, never a stuck shell.
@@ -49,6 +49,16 @@ _ringctl_edges()
 {
 	_ringctl_status_kv "$1" "$2" |
 		sed -n 's/^topology\.edges\.\([A-Za-z0-9_][A-Za-z0-9._:-]*\)\.live_state=.*/\1/p' |
+		sort -u
+}
+
+# Ring ids (one per line) from status: every ring of the site
+# (topology.rings.NAME.id=ID; the record's name has '.' made '_', the id
+# is as the coordinator gave it).
+_ringctl_rings()
+{
+	_ringctl_status_kv "$1" "$2" |
+		sed -n 's/^topology\.rings\.[A-Za-z0-9_+:@-]*\.id=\([A-Za-z0-9_][A-Za-z0-9._-]*\)$/\1/p' |
 		sort -u
 }
 
@@ -152,8 +162,18 @@ _ringctl()
 	local npos=${#pos[@]}
 	local opts=""
 
+	# --ring ID: the commands about one ring of a site (issue 24).
+	if [[ $prev == --ring ]]; then
+		case "$cmd" in
+		status | ranks | check | explain | plan | history | watch | survey | test)
+			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_rings "$sock" "$prog")" -- "$cur")
+			;;
+		esac
+		return 0
+	fi
+
 	case "$cmd" in
-	status) opts="-v --verbose" ;;
+	status) opts="-v --verbose --ring" ;;
 	inventory | forget)
 		if [[ $cur != -* ]] && ((npos == 0)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_nodes "$sock" "$prog")" -- "$cur")
@@ -161,20 +181,21 @@ _ringctl()
 		fi
 		;;
 	explain)
+		opts="--ring"
 		if [[ $cur != -* ]] && ((npos == 0)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_nodes "$sock" "$prog") $(_ringctl_edges "$sock" "$prog")" -- "$cur")
 			return 0
 		fi
 		;;
-	survey) opts="--wait -v" ;;
-	ranks) ;;
+	survey) opts="--wait -v --ring" ;;
+	ranks) opts="--ring" ;;
 	alerts)
 		case "$prev" in --since) return 0 ;; esac
 		opts="--all --since"
 		;;
 	history)
 		case "$prev" in --since | --before) return 0 ;; esac
-		opts="--since --before"
+		opts="--since --before --ring"
 		if [[ $cur != -* ]] && ((npos == 0)); then
 			mapfile -t COMPREPLY < <(compgen -W "$(_ringctl_edges "$sock" "$prog")" -- "$cur")
 			return 0
@@ -188,18 +209,19 @@ _ringctl()
 			return 0
 			;;
 		esac
-		opts="--count --kind"
+		opts="--count --kind --ring"
 		;;
 	check)
 		if ((npos == 0)); then
 			[[ $cur != -* ]] && mapfile -t COMPREPLY < <(compgen -W "$_ringctl_check_cmds" -- "$cur")
 			return 0
 		fi
+		opts="--ring"
 		case "${pos[0]}" in
 		nccl-env)
 			[[ $prev == --nccl-version ]] && return 0
 			if [[ $cur == -* ]]; then
-				mapfile -t COMPREPLY < <(compgen -W "--nccl-version $_ringctl_global_opts" -- "$cur")
+				mapfile -t COMPREPLY < <(compgen -W "--nccl-version --ring $_ringctl_global_opts" -- "$cur")
 				return 0
 			fi
 			compopt -o filenames 2>/dev/null
@@ -222,7 +244,7 @@ _ringctl()
 				;;
 			--rendezvous | --nccl-version) return 0 ;;
 			esac
-			opts="--hostfile --env --rendezvous --nccl-version"
+			opts="--hostfile --env --rendezvous --nccl-version --ring"
 			;;
 		esac
 		;;
@@ -242,7 +264,7 @@ _ringctl()
 			return 0
 			;;
 		esac
-		opts="--model-bytes --params --bytes-per-param --reserve --nodes --weights --max-bytes --layers --token-ms --allreduce-bytes"
+		opts="--model-bytes --params --bytes-per-param --reserve --nodes --weights --max-bytes --layers --token-ms --allreduce-bytes --ring"
 		;;
 	test)
 		if ((npos == 0)); then
@@ -273,7 +295,7 @@ _ringctl()
 		lat) opts="--sizes --iterations" ;;
 		rdma-bw) opts="--op --qps --size --duration --warmup --iterations --tx-depth --cq-mod --post-list --gid-a --gid-b --mtu --tc --sl --ack-timeout" ;;
 		rdma-lat) opts="--op --sizes --iterations --gid-a --gid-b --tc --sl --ack-timeout" ;;
-		allreduce) opts="--nodes --order --sizes --iterations --warmup --step-timeout --transport" ;;
+		allreduce) opts="--nodes --order --sizes --iterations --warmup --step-timeout --transport --ring" ;;
 		esac
 		# A and B: two nodes (allreduce takes none).
 		if [[ $cur != -* && ${pos[0]} != allreduce ]] && ((npos < 3)); then

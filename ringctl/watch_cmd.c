@@ -300,6 +300,7 @@ int watch_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 	req.request_id = (uint64_t)getpid();
 	req.body_case = RING__ENVELOPE__BODY_WATCH_REQUEST;
 	req.watch_request = &wr;
+	client_stamp_ring(&req);
 	fd = watch_cmd_connect(sock, timeout_ms, &req);
 	if (fd < 0)
 		return 2;

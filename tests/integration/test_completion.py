@@ -176,8 +176,8 @@ def test_options_match_the_table(table):
         "table, not offered: %s" % (sorted(offered - want),
                                     sorted(want - offered))
     assert complete("ringctl status -") == sorted(
-        ["-v", "--verbose", "-s", "-f", "-t", "-h", "--help", "-V",
-         "--version"])
+        ["-v", "--verbose", "--ring", "-s", "-f", "-t", "-h", "--help",
+         "-V", "--version"])
     assert set(complete("ringctl test rdma-lat n1 n2 --op ")) == {
         "write", "read"}
     assert set(complete("ringctl test bw n1 n2 --direction ")) == {

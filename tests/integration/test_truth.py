@@ -326,3 +326,19 @@ def test_two_rings_are_two_healthy_rings(root, ringd_bin):
         assert not top.get("strays"), top.get("strays")
         p = r.ringctl("status", fmt=None)
         assert p.returncode == 0, p.stdout
+        # A survey of one ring measures that ring alone: the other keeps
+        # its survey (time, figures), both rings stay published.
+        was = {x["id"]: x["surveyed_ms"] for x in top["rings"]}
+        edges = sorted(e["edge"] for e in top["edges"])
+        p = r.ringctl("survey", "--ring", "ring-n4", "--wait", fmt=None,
+                      timeout_s=60)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+        after = status_doc(r)["topology"]
+        assert after["kind"] == "rings", after["kind"]
+        now = {x["id"]: x["surveyed_ms"] for x in after["rings"]}
+        assert sorted(now) == ["ring-n1", "ring-n4"], after["rings"]
+        assert now["ring-n1"] == was["ring-n1"], (now, was)
+        assert now["ring-n4"] > was["ring-n4"], (now, was)
+        assert sorted(e["edge"] for e in after["edges"]) == edges, after
+        p = r.ringctl("survey", "--ring", "ring-n9", fmt=None)
+        assert p.returncode != 0 and "ring-n9" in p.stderr, p
