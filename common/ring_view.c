@@ -64,6 +64,8 @@ int ring_view_finding_in(const Ring__RingView *r, const Ring__Finding *f)
 {
 	int named = 0;
 
+	if (f->ring_id && f->ring_id[0])
+		return !strcmp(f->ring_id, r->id);
 	if (f->node[0]) {
 		named = 1;
 		if (ring_view_member(r, f->node))

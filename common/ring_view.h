@@ -25,8 +25,9 @@ int ring_view_member(const Ring__RingView *r, const char *node);
 const Ring__RingView *ring_view_of_edge(const Ring__Topology *site,
 					const char *a, const char *b);
 
-/* Is finding f about ring r: it names a member (node, peer, nodes, an
- * edge's end), or names no node at all (then it is every ring's)? */
+/* Is finding f about ring r: its ring_id is r's, or (none) it names a
+ * member (node, peer, nodes, an edge's end), or names no node at all
+ * (then it is every ring's)? */
 int ring_view_finding_in(const Ring__RingView *r, const Ring__Finding *f);
 
 /* The site's topology filtered to ring r: r's class, order, ranks, gap

@@ -290,7 +290,18 @@ struct survey_run {
 	 * sorted; NULL: the whole site. */
 	char (*scope)[64];
 	unsigned n_scope;
+	/* The findings of a site of several rings are each ring's own: the
+	 * ring of each node (-1: none), and the ring findings speak of now
+	 * (-1: every node). */
+	int *part_of;
+	int part, n_parts;
 };
+
+/* Do the findings being made now speak of node i? */
+static inline int sv_in_part(const struct survey_run *r, unsigned i)
+{
+	return r->part < 0 || !r->part_of || r->part_of[i] == r->part;
+}
 
 /* The survey: what outlives a run. */
 struct survey {
@@ -426,6 +437,9 @@ int sv_merge_scope(struct msg_arena *ar, const struct survey_run *run,
 /* Per run node, the known ring it belongs to (a directive's, then a
  * published one's), or -1. */
 int sv_ring_labels(const struct survey *sv, int *label);
+/* Findings [before, n) of top were made from ring part's figures alone
+ * (part < 0: the site's): stamped with its id. */
+void sv_findings_stamp(Ring__Topology *top, size_t before, int part);
 /* Topology.rings from the analysis (after top's own edges and ranks are
  * in); one ring's ranks are the site's, several rings' the caller's. */
 int sv_rings_report(struct survey *sv, struct msg_arena *ar,

@@ -502,6 +502,8 @@ static int sv_pcie_link_findings(struct survey *sv, Ring__Topology *top)
 	for (unsigned n = 0; n < sv->run->n_nodes; n++) {
 		const struct sv_node *sn = &sv->run->nodes[n];
 
+		if (!sv_in_part(sv->run, n))
+			continue;
 		for (unsigned i = 0; i < sn->n_ifs; i++) {
 			const char *link = sn->ifs[i].pcie_link;
 			char slow[160], fast[160];
@@ -645,7 +647,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 	for (unsigned i = 0; i < sv->run->n_links; i++) {
 		const struct sv_link *l = &sv->run->links[i];
 
-		if (l->cross &&
+		if (l->cross && sv_in_part(sv->run, l->t.a) &&
 		    sv_add_finding(
 			    sv, &top->findings, &top->n_findings, "twins_cross",
 			    "info",
@@ -665,7 +667,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 		double port = 0, alone = 0,
 		       r = sv_port_ratio(sv, c, &port, &alone);
 
-		if (r <= 0)
+		if (r <= 0 || !sv_in_part(sv->run, c->a))
 			continue;
 		stepped++;
 		if (hw_port_step_class(r) == HW_PORT_NEEDS_TWINS) {
@@ -731,7 +733,7 @@ static int sv_load_findings(struct survey *sv, Ring__Topology *top)
 					    "%.2f of %.2f", both, one);
 			}
 		}
-		if (cables < 2)
+		if (cables < 2 || !sv_in_part(sv->run, n))
 			continue;
 		nodes++;
 		if (down == cables) {
@@ -852,5 +854,20 @@ int sv_load_report(struct survey *sv, Ring__Topology *top,
 		top->load_rounds = rv;
 		top->n_load_rounds = 2;
 	}
-	return sv_load_findings(sv, top);
+	/* A site of several rings: each ring's findings of its own. */
+	for (int part = sv->run->n_parts > 1 ? 0 : -1; part < sv->run->n_parts;
+	     part++) {
+		size_t before = top->n_findings;
+		int rc;
+
+		sv->run->part = part;
+		rc = sv_load_findings(sv, top);
+		sv->run->part = -1;
+		sv_findings_stamp(top, before, part);
+		if (rc < 0)
+			return -1;
+		if (part < 0)
+			break;
+	}
+	return 0;
 }

@@ -220,7 +220,9 @@ static unsigned sv_findings_edges(struct survey *sv, struct msg_arena *ar,
 		struct findings_edge *e = &fe[nf];
 
 		if ((!sv_adjacent(l) && !l->switch_pair) ||
-		    sv_link_stray(sv, l) || !l->ladder_rdma != !rdma)
+		    sv_link_stray(sv, l) || !l->ladder_rdma != !rdma ||
+		    !sv_in_part(sv->run, l->t.a) ||
+		    !sv_in_part(sv->run, l->t.b))
 			continue;
 		{
 			const struct sv_if *fa =
@@ -330,26 +332,31 @@ static void sv_findings_claims(struct survey *sv, struct msg_arena *ar,
 	}
 }
 
-static int sv_findings(struct survey *sv, struct msg_arena *ar,
-		       Ring__Topology *top)
+/* Findings [before, n) were made from ring part's figures alone: they
+ * say so (Finding.ring_id), so that each ring's view holds its own. */
+void sv_findings_stamp(Ring__Topology *top, size_t before, int part)
 {
-	struct findings_edge *fe = calloc(sv->run->n_links + 1, sizeof(*fe));
-	struct findings_hw_node *hw = calloc(sv->run->n_nodes + 1, sizeof(*hw));
-	struct finding fo[32],
-		*hwf = calloc(sv->run->n_nodes * 16 + 1, sizeof(*hwf));
-	unsigned nf, nfo,
-		nh = 0, cap = 64 + sv->run->n_links * 3 + sv->run->n_nodes * 20;
-	int rc = -1;
+	if (part < 0 || (size_t)part >= top->n_rings)
+		return;
+	for (size_t i = before; i < top->n_findings; i++)
+		top->findings[i]->ring_id = top->rings[part]->id;
+}
 
-	top->findings = msg_arena_alloc(ar, cap * sizeof(*top->findings));
-	if (!fe || !hw || !hwf || !top->findings)
-		goto out;
-	/* Strays are listed apart: no figure or hardware finding speaks
-	 * of them. */
+/* The ladder's findings and the hardware model's, over the nodes of
+ * sv->run->part (strays apart: no figure or hardware finding speaks of
+ * them). */
+static void sv_findings_part(struct survey *sv, struct msg_arena *ar,
+			     Ring__Topology *top, unsigned cap,
+			     struct findings_edge *fe,
+			     struct findings_hw_node *hw, struct finding *hwf)
+{
+	struct finding fo[32];
+	unsigned nf, nfo, nh = 0;
+
 	for (unsigned i = 0; i < sv->run->n_nodes; i++) {
 		struct node *n = nodes_find(sv->table, sv->run->nodes[i].name);
 
-		if (sv->run->nodes[i].stray)
+		if (sv->run->nodes[i].stray || !sv_in_part(sv->run, i))
 			continue;
 		hw[nh].name = sv->run->nodes[i].name;
 		hw[nh].inv = n ? n->inventory : NULL;
@@ -369,6 +376,37 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 			top->findings[top->n_findings++] =
 				sv_finding_of(ar, &fo[i], NULL);
 	}
+	/* The port and PCIe model of the current inventories. */
+	nfo = findings_hw(hw, nh, hwf, sv->run->n_nodes * 16);
+	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
+		top->findings[top->n_findings++] =
+			sv_finding_of(ar, &hwf[i], NULL);
+}
+
+static int sv_findings(struct survey *sv, struct msg_arena *ar,
+		       Ring__Topology *top, int n_parts)
+{
+	struct findings_edge *fe = calloc(sv->run->n_links + 1, sizeof(*fe));
+	struct findings_hw_node *hw = calloc(sv->run->n_nodes + 1, sizeof(*hw));
+	struct finding fo[32],
+		*hwf = calloc(sv->run->n_nodes * 16 + 1, sizeof(*hwf));
+	unsigned nfo, cap = 64 + sv->run->n_links * 3 + sv->run->n_nodes * 20;
+	int rc = -1;
+
+	top->findings = msg_arena_alloc(ar, cap * sizeof(*top->findings));
+	if (!fe || !hw || !hwf || !top->findings)
+		goto out;
+	/* The site's, or each ring's on its own on a site of several. */
+	for (int part = n_parts > 1 ? 0 : -1; part < n_parts; part++) {
+		size_t before = top->n_findings;
+
+		sv->run->part = part;
+		sv_findings_part(sv, ar, top, cap, fe, hw, hwf);
+		sv_findings_stamp(top, before, part);
+		if (part < 0)
+			break;
+	}
+	sv->run->part = -1;
 	for (unsigned i = 0; i < sv->run->n_links && top->n_findings < cap;
 	     i++) {
 		const struct sv_link *l = &sv->run->links[i];
@@ -447,11 +485,6 @@ static int sv_findings(struct survey *sv, struct msg_arena *ar,
 	/* A stray's forged or conflicting claims are still worth saying. */
 	for (unsigned i = 0; i < sv->run->n_nodes && top->n_findings < cap; i++)
 		sv_findings_claims(sv, ar, top, i, cap);
-	/* The port and PCIe model of the current inventories. */
-	nfo = findings_hw(hw, nh, hwf, sv->run->n_nodes * 16);
-	for (unsigned i = 0; i < nfo && top->n_findings < cap; i++)
-		top->findings[top->n_findings++] =
-			sv_finding_of(ar, &hwf[i], NULL);
 	rc = 0;
 out:
 	free(fe);
@@ -714,6 +747,28 @@ out:
 	msg_arena_free(&ar);
 }
 
+/* A site of several rings: each node's ring for the findings, made per
+ * ring (sv->run->part_of); the number of rings. */
+static int sv_parts(struct survey *sv, const struct topo_site *site)
+{
+	free(sv->run->part_of);
+	sv->run->part_of = NULL;
+	sv->run->part = -1;
+	sv->run->n_parts = 1;
+	if (site->n_rings < 2)
+		return 1;
+	sv->run->part_of = calloc(sv->run->n_nodes + 1, sizeof(int));
+	if (!sv->run->part_of)
+		return 1; /* out of memory: the site's findings as one */
+	for (unsigned i = 0; i < sv->run->n_nodes; i++)
+		sv->run->part_of[i] = -1;
+	for (unsigned k = 0; k < site->n_rings; k++)
+		for (unsigned i = 0; i < site->rings[k].n_nodes; i++)
+			sv->run->part_of[site->rings[k].nodes[i]] = (int)k;
+	sv->run->n_parts = (int)site->n_rings;
+	return sv->run->n_parts;
+}
+
 void sv_report(struct survey *sv)
 {
 	Ring__Topology top = RING__TOPOLOGY__INIT;
@@ -829,13 +884,10 @@ void sv_report(struct survey *sv)
 		top.line_gap = msg_arena_printf(
 			&ar, "%s-%s", sv->run->nodes[res->gap_a].name,
 			sv->run->nodes[res->gap_b].name);
-	if (ok)
-		ok = sv_ranks(sv, &ar, res, &top) == 0 &&
-		     sv_findings(sv, &ar, &top) == 0 &&
-		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.surveyed_ms = clock_now_ms();
 	if (ok)
-		ok = sv_rings_report(sv, &ar, &site, &top) == 0;
+		ok = sv_ranks(sv, &ar, res, &top) == 0 &&
+		     sv_rings_report(sv, &ar, &site, &top) == 0;
 	/* Several rings: each one's ranks over the site's edges. */
 	for (unsigned k = 0; ok && site.n_rings > 1 && k < top.n_rings; k++) {
 		Ring__Topology one = RING__TOPOLOGY__INIT;
@@ -846,6 +898,9 @@ void sv_report(struct survey *sv)
 		top.rings[k]->ranks = one.ranks;
 		top.rings[k]->n_ranks = one.n_ranks;
 	}
+	if (ok)
+		ok = sv_findings(sv, &ar, &top, sv_parts(sv, &site)) == 0 &&
+		     sv_load_report(sv, &top, edge_of_link) == 0;
 	top.survey_state = "done";
 	top.survey_wall_s = sv_elapsed(&sv->run->t0);
 	top.tests_sum_s = sv->run->tests_sum_s;

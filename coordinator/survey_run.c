@@ -85,5 +85,6 @@ void survey_run_free(struct survey_run *r, const struct call_iface *calls)
 	free(r->meas);
 	free(r->round_of);
 	free(r->scope);
+	free(r->part_of);
 	free(r);
 }

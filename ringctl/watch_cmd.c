@@ -106,6 +106,8 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 	writer_uint(w, "ts_ms", ev->ts_ms);
 	writer_str(w, "kind", ev->kind);
 	writer_str(w, "subject", ev->subject);
+	/* Issue 24: the ring it is about ("" the site's). */
+	writer_str(w, "ring", ev->ring);
 	writer_str(w, "state", ev->state);
 	writer_str(w, "previous", ev->previous);
 	writer_str(w, "reason", ev->reason);
@@ -122,6 +124,7 @@ static void watch_cmd_write(struct writer *w, const Ring__WatchEvent *ev)
 		writer_str(w, "severity", render_severity(a->severity));
 		writer_bool(w, "firing", a->firing);
 		writer_str(w, "subject", a->subject);
+		writer_str(w, "ring", a->ring);
 		writer_str(w, "node", a->node);
 		writer_str(w, "edge", a->edge);
 		writer_str(w, "message", a->message);

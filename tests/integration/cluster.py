@@ -17,7 +17,9 @@ Layout (prefix P, e.g. "rgt1234a" or "ringd-demo"):
 
 Ring: node order[k].eth2 -- cable k+1 -- order[k+1].eth1 (wrapping). Cable
 c is the /30 10.(89 + c//256).(c%256).0: .1 on the eth2 (left) side, .2 on
-the eth1 (right) side. Switch mode puts every node's eth1 on one bridge in
+the eth1 (right) side. A site of several rings (Cluster.site(rings, P))
+cables each ring so, its own cables numbered on from the last ring's, all
+nodes on the one management bridge. Switch mode puts every node's eth1 on one bridge in
 P-wire, subnet 10.87.0.0/16, node i at 10.87.0.10+i.
 
 Twin mode (twins=True) emulates GB10 nodes: one adapter, physical ports p0
@@ -489,7 +491,9 @@ class Cluster:
     def __init__(self, order, prefix, switch=False, extra_unaddressed_ports=0,
                  extra_cables=(), workdir=None, twins=False,
                  twin_addressing="dual", pcie_mbit=None, cable_mbit=None,
-                 twin_cross=False):
+                 twin_cross=False, rings=None):
+        if rings is not None:
+            order = self._site_order(order, rings, switch, twins)
         if len(order) < 2 and not switch:
             raise ValueError("a ring needs at least 2 nodes")
         if twins and switch:
@@ -511,6 +515,10 @@ class Cluster:
                 raise ValueError("bad node name %r" % n)
         self.prefix = prefix
         self.order = list(order)
+        # Every ring in physical order: one, the order, unless a site of
+        # several was asked for (rings=).
+        self.rings = ([list(r) for r in rings] if rings is not None else
+                      [list(order)])
         self.switch = switch
         self.twins = twins
         self.twin_addressing = twin_addressing
@@ -539,6 +547,29 @@ class Cluster:
                 for link in TWIN_LINKS:
                     self.pcie_budgets[(name, link)] = {"tx": pcie_mbit,
                                                        "rx": pcie_mbit}
+
+    @classmethod
+    def site(cls, rings, prefix, **kw):
+        """A site of several separate rings, each cabled as a single
+        ring (cables of its own, eth2 of node k to eth1 of node k+1), all
+        nodes on the one management network: rings=[["n1", "n3", "n2",
+        "n4"], ["n5", "n8", "n6", "n7"], ...]."""
+        return cls(None, prefix, rings=rings, **kw)
+
+    @staticmethod
+    def _site_order(order, rings, switch, twins):
+        if order is not None:
+            raise ValueError("order or rings, not both")
+        if switch or twins:
+            raise ValueError("rings: plain cabled rings only (no switch "
+                             "or twins)")
+        if not rings:
+            raise ValueError("rings: at least one ring")
+        for r in rings:
+            if len(r) < 2:
+                raise ValueError("a ring needs at least 2 nodes: %r" %
+                                 (list(r),))
+        return [n for r in rings for n in r]
 
     # ------------------------------------------------------------ naming
     def node(self, name):
@@ -584,8 +615,16 @@ class Cluster:
             return self.switch_ports[node].addr
         return self._cables(node, peer, which)[0].addr_of(node)
 
+    def ring_of(self, name):
+        """The ring (physical order) name is cabled into."""
+        for r in self.rings:
+            if name in r:
+                return r
+        raise ClusterError("%s is in no ring" % name)
+
     def diagonals(self):
-        """Pairs of nodes without a cable between them (ring mode)."""
+        """Pairs of nodes without a cable between them (ring mode; on a
+        site of several rings, pairs of different rings too)."""
         out = []
         names = self.order
         for i, a in enumerate(names):
@@ -617,19 +656,10 @@ class Cluster:
                 self.switch_ports[name] = p
         else:
             # eth1 faces the previous node, eth2 the next one: reserve both
-            # names first so eth2 of node k meets eth1 of node k+1.
-            k = len(self.order)
-            for name in self.order:
-                self.nodes[name].next_port = 3
-            for i in range(k):
-                a, b = self.order[i], self.order[(i + 1) % k]
-                cid = len(self.cables) + 1
-                c = Cable(cid, a, "eth2", b, "eth1")
-                self.cables.append(c)
-                self.nodes[a].ports["eth2"] = Port(a, "eth2", c.a_addr, 30, c,
-                                                   c.wire_a)
-                self.nodes[b].ports["eth1"] = Port(b, "eth1", c.b_addr, 30, c,
-                                                   c.wire_b)
+            # names first so eth2 of node k meets eth1 of node k+1. Each
+            # ring of a site the same way, cables numbered on across them.
+            for ring in self.rings:
+                self._plan_ring(ring)
         for name in self.order:
             n = self.nodes[name]
             for _ in range(self.extra_unaddressed_ports):
@@ -638,6 +668,20 @@ class Cluster:
                                    "x%de%s" % (n.index, pn[3:]))
         for a, b in extra_cables:
             self._add_cable(a, b)
+
+    def _plan_ring(self, ring):
+        k = len(ring)
+        for name in ring:
+            self.nodes[name].next_port = 3
+        for i in range(k):
+            a, b = ring[i], ring[(i + 1) % k]
+            cid = len(self.cables) + 1
+            c = Cable(cid, a, "eth2", b, "eth1")
+            self.cables.append(c)
+            self.nodes[a].ports["eth2"] = Port(a, "eth2", c.a_addr, 30, c,
+                                               c.wire_a)
+            self.nodes[b].ports["eth1"] = Port(b, "eth1", c.b_addr, 30, c,
+                                               c.wire_b)
 
     def _plan_twins(self):
         """Four functions per node (see TWIN_NAMES); physical cable k:

@@ -12,11 +12,12 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
-from cluster import _natural_key, _run, tail, wait_for
+from cluster import _natural_key, _run, tail, terminate, wait_for
 from daemons import Ringd
 
 # Short tests, fast beacons, no periodic re-survey: a 4-node ring surveys
@@ -283,6 +284,41 @@ def stop_agents_one_by_one(r, grace=5.0):
     return stubborn
 
 
+def stop_agents_together(r, grace=30.0):
+    """stop_agents_one_by_one for a site of dozens of agents: the
+    coordinator first (then no agent has a session to leak), then every
+    agent's SIGTERM at once, each given grace (a sanitizer build's exit
+    on a loaded two-core machine takes seconds, one after another
+    minutes)."""
+    stubborn = []
+    if r.coord is not None and r.coord.alive():
+        _, killed = r.coord.stop(grace)
+        if killed:
+            stubborn.append(r.coord.name)
+        time.sleep(0.3)
+    live = [p for _, p in sorted(r.agents.items()) if p.alive()]
+    for p in live:
+        terminate(p.pid, group=True)
+    deadline = time.monotonic() + grace
+    for p in live:
+        if p.wait(max(0.0, deadline - time.monotonic())) is None:
+            stubborn.append(p.name)
+            p.signal(signal.SIGKILL)
+            p.wait(10)
+    return stubborn
+
+
+def stop_site_and_check(cl, r):
+    """stop_and_check for a site of many agents (stop_agents_together)."""
+    if r and r.coord is not None and r.coord.alive():
+        try:
+            wait_for(lambda: r.status_doc().get("survey") != "running", 90,
+                     "the survey to finish before teardown", interval=0.25)
+        except (TimeoutError, AssertionError):
+            pass
+    down_and_check(cl, r, stop_agents_together(r) if r else [])
+
+
 def stop_and_check(cl, r):
     """Stop daemons, tear the cluster down, fail on sanitizer reports or
     daemons that ignored SIGTERM (logs kept then)."""
@@ -496,3 +532,58 @@ def shell_invocations(line, progs):
                 args.append(w)
         found.append((os.path.basename(words[0]), args))
     return found
+
+
+# ------------------------------------------------------------ sites of rings
+# Ring ids, members and rank orders go by node names in byte order (as
+# the coordinator compares them: ringd.conf.5, rank0), not in natural
+# order: in a ring of n9..n12, n10 is the lowest.
+
+def site_rings(n_rings, size=4):
+    """n_rings rings of size nodes (n1.., size names each), each cabled in
+    a physical order that is not its names' order and differs from its
+    neighbours' (three cyclic orders of four, rotated)."""
+    shapes = ([0, 2, 1, 3], [0, 3, 1, 2], [0, 1, 3, 2]) if size == 4 else \
+        (list(range(size)),)
+    rings = []
+    for k in range(n_rings):
+        names = ["n%d" % (k * size + i + 1) for i in range(size)]
+        shape = shapes[k % len(shapes)]
+        phys = [names[i] for i in shape]
+        rot = k % size
+        rings.append(phys[rot:] + phys[:rot])
+    return rings
+
+
+def ring_id(ring):
+    """A discovered ring's id: "ring-" and its lowest member."""
+    return "ring-" + min(ring)
+
+
+def byte_canonical_ring(order):
+    """The rank order of a ring cabled in `order`: the lowest name (byte
+    order) first, then towards its lower-named neighbour."""
+    n = len(order)
+    start = min(range(n), key=lambda i: order[i])
+    fwd, back = order[(start + 1) % n], order[(start - 1) % n]
+    step = 1 if fwd < back else -1
+    return [order[(start + step * k) % n] for k in range(n)]
+
+
+def byte_edge_name(a, b):
+    """An edge's name: lower node first in byte order."""
+    return "%s-%s" % tuple(sorted((a, b)))
+
+
+def ring_edge_names(order):
+    return sorted(byte_edge_name(a, b) for a, b in ring_pairs(order))
+
+
+def ring_views(top):
+    """{id: RingView} of a published topology (status -f json)."""
+    out = {}
+    for v in (top or {}).get("rings") or []:
+        assert v["id"] not in out, "ring %s listed twice" % v["id"]
+        out[v["id"]] = v
+    return out
+

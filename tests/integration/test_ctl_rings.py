@@ -4,8 +4,10 @@ coordinator on a real Unix socket that answers with hand-encoded replies
 degraded edge n9-n10) and records every request ringctl sends: --ring
 goes into the request's ring field (SurveyRequest.rings for survey), a
 malformed id never reaches the socket, status leads with a line per ring,
-and ranks and the checks without --ring say which rings there are. The
-coordinator's own filtering is the lead's test (test_rings.py)."""
+and ranks and the checks without --ring say which rings there are. Then
+the same commands on a real emulated site of two 3-node rings under one
+coordinator, one of them cut (the coordinator's own filtering in depth is
+test_rings.py's)."""
 
 import json
 import os
@@ -16,8 +18,12 @@ import threading
 
 import pytest
 
+import cluster as cl
 import daemons
 import fakeagent as fa
+from conftest import new_prefix
+from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, SHORT_SURVEY,
+                      neighbours_heard, ringd_up)
 
 STATUS_REQUEST, STATUS_REPLY = 21, 22
 ACK = 26
@@ -337,3 +343,113 @@ def test_history_and_explain_send_the_ring(site):
     assert ring_field(sent(site, HISTORY_REQUEST)[-1], 6) == ["pod-a"]
     ringctl(site, "explain", "--ring", "pod-c", "n9-n10")
     assert ring_field(sent(site, STATUS_REQUEST)[0]) == ["pod-c"]
+
+
+# ------------------------------------------------- a real site of two rings
+
+def test_two_real_rings(root, ringd_bin, tmp_path):
+    """Two 3-node rings (n1-n2-n3, n4-n5-n6) under one coordinator: status
+    leads with both, ranks needs --ring and then gives that ring's order in
+    every format, the checks likewise; a cable cut in ring-n4 puts its
+    details under status, ring-n1 stays a line of the table."""
+    order = ["n1", "n2", "n3", "n4", "n5", "n6"]
+    c = cl.Cluster(order, new_prefix(),
+                   extra_cables=[("n1", "n3"), ("n4", "n6")])
+    with ringd_up(c, ringd_bin, coord_extra=NO_AUTO_SURVEY + SHORT_SURVEY,
+                  agent_extra=FAST_AGENT) as r:
+        c.cut("n3", "n4")
+        c.cut("n6", "n1")
+        r.setup_pki()
+        r.start_all(timeout=20)
+        cl.wait_for(lambda: neighbours_heard(r, order), 60,
+                    "every node to hear its two neighbours")
+        p = r.ringctl("survey", "--wait", fmt=None, timeout_s=60)
+        assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
+
+        p = r.ringctl("status", fmt=None)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        lines = p.stdout.splitlines()
+        assert all(len(x) <= 100 for x in lines), p.stdout
+        rows = [x.split() for x in lines if x.startswith("  ring-n")]
+        assert [x[0] for x in rows] == ["ring-n1", "ring-n4"], p.stdout
+        assert all(x[1] == "ring" and x[2] == "healthy" and x[3] == "3"
+                   for x in rows), p.stdout
+        assert "details: every ring is healthy" in lines, p.stdout
+        assert "nodes: 6, listed by 'ringctl status -v'" in lines
+
+        # ranks: which ring?
+        p = r.ringctl("ranks")
+        assert p.returncode == 1 and p.stdout == "", (p.stdout, p.stderr)
+        err = json.loads(p.stderr.splitlines()[-1])["notice"]
+        assert (err["code"], err["value"]) == ("ring_required",
+                                                "ring-n1,ring-n4"), err
+        p = r.ringctl("ranks", "--ring", "ring-n4")
+        assert p.returncode == 0, p.stderr
+        assert [k["node"] for k in json.loads(p.stdout)["ranks"]] == [
+            "n4", "n5", "n6"]
+        for fmt in ("hostfile", "rankfile", "torchrun", "env"):
+            p = r.ringctl("ranks", "--ring=ring-n1", fmt=fmt)
+            assert p.returncode == 0, (fmt, p.stderr)
+            assert c.node("n1").mgmt_addr in p.stdout, (fmt, p.stdout)
+            for n in ("n4", "n5", "n6"):
+                assert c.node(n).mgmt_addr not in p.stdout, (fmt, n,
+                                                             p.stdout)
+        p = r.ringctl("ranks", "--ring", "pod-z")
+        assert p.returncode == 2
+        assert "ring-n1" in p.stderr and "ring-n4" in p.stderr, p.stderr
+
+        # A check of one ring's launcher file.
+        hosts = tmp_path / "hosts"
+        hosts.write_text("n4\nn5\nn6\n")
+        p = r.ringctl("check", "ranks", str(hosts))
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert json.loads(p.stderr.splitlines()[-1])["error"]["code"] == \
+            "ring_required"
+        p = r.ringctl("check", "ranks", str(hosts), "--ring", "ring-n4")
+        assert p.returncode == 0, (p.stdout, p.stderr)
+
+        # status --ring: a site of one ring, as before.
+        p = r.ringctl("status", "--ring", "ring-n1", fmt=None)
+        assert p.returncode == 0, p.stderr
+        assert "  RING " not in p.stdout
+        assert "order: n1, n2, n3" in p.stdout, p.stdout
+
+        # watch, history and explain of one ring.
+        p = r.ringctl("watch", "--ring", "ring-n1", "--count", "0")
+        assert p.returncode == 0, p.stderr
+        snap = json.loads(p.stdout.splitlines()[0])
+        assert snap["kind"] == "snapshot", snap
+        assert "ring" in snap, snap  # "" the site's snapshot
+        p = r.ringctl("watch", "--ring", "pod-z", "--count", "0")
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert "ring-n1" in p.stderr, p.stderr
+        p = r.ringctl("history", "n1-n2", "--ring", "ring-n1")
+        assert p.returncode == 0, p.stderr
+        p = r.ringctl("history", "n1-n2", "--ring", "ring-n4")
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        p = r.ringctl("explain", "--ring", "ring-n4", "n5-n6")
+        assert p.returncode in (0, 1), p.stderr
+        assert json.loads(p.stdout)["edge"] == "n5-n6", p.stdout
+
+        # A survey of one ring, waited for: that ring's status.
+        p = r.ringctl("survey", "--ring", "ring-n1", "--wait", timeout_s=60)
+        assert p.returncode == 0, (p.stdout, p.stderr)
+        top = json.loads(p.stdout)["topology"]
+        assert (top["kind"], top["order"]) == ("ring", ["n1", "n2", "n3"])
+
+        # One ring cut: its details under status, the other a row.
+        c.cut("n4", "n5")
+
+        def ring_n4_hurt():
+            doc = json.loads(r.ringctl("status").stdout)
+            x = {v["id"]: v for v in doc["topology"]["rings"]}["ring-n4"]
+            return x["health"] != "healthy" or not x["order_valid"]
+        cl.wait_for(ring_n4_hurt, 60, "ring-n4 to see its cut cable")
+        p = r.ringctl("status", fmt=None)
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        lines = p.stdout.splitlines()
+        assert all(len(x) <= 100 for x in lines), p.stdout
+        assert "ring ring-n4:" in lines and "ring ring-n1:" not in lines, \
+            p.stdout
+        p = r.ringctl("ranks", "--ring", "ring-n1", fmt="hostfile")
+        assert p.returncode == 0, p.stderr

@@ -60,7 +60,8 @@ KV_NAME = {"nodes": "node", "edges": "edge", "interfaces": "name",
            "rdma_devices": "name", "ports": "port", "gids": "index",
            "lat_p50_us_measured": "size", "latency": "size",
            "rdma_write_lat_p50_us_measured": "size", "pcie_links": "id",
-           "phys_ports": "id", "cables": "cable", "ring_load": "cable"}
+           "phys_ports": "id", "cables": "cable", "ring_load": "cable",
+           "rings": "id"}
 
 
 def kv_component(key, elem, i, used):
