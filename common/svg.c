@@ -39,7 +39,22 @@ struct svg {
 	 * them. */
 	int compact;
 	double w, cx, cy, rad, y; /* y: where the next block goes */
+	/* Within a site's picture: the ring's id (its fixed ids prefixed
+	 * "ring-ID-") and where it is placed; NULL: the document. */
+	const struct svg_frame *frame;
 };
+
+/* A fixed element's id: "title", or "ring-ID-title" within a site. */
+static void svg_fixed_id(struct svg_out *o, const struct svg *g, const char *id)
+{
+	SVG_LIT(o, " id=\"");
+	if (g->frame) {
+		svg_id(o, "ring-", g->frame->ring);
+		SVG_LIT(o, "-");
+	}
+	svg_put(o, id, strlen(id));
+	SVG_LIT(o, "\"");
+}
 
 static struct svg_node *svg_find(struct svg *g, const char *name)
 {
@@ -525,7 +540,9 @@ static void svg_node(struct svg *g, const struct svg_node *n)
  * nodes; the edges' figures go in the list below. */
 static void svg_switch(struct svg *g)
 {
-	SVG_LIT(&g->o, "<g id=\"switch\" class=\"switch\">");
+	SVG_LIT(&g->o, "<g");
+	svg_fixed_id(&g->o, g, "switch");
+	SVG_LIT(&g->o, " class=\"switch\">");
 	for (size_t i = 0; i < g->n_nodes; i++)
 		if (g->nodes[i].order >= 0)
 			svg_printf(&g->o,
@@ -759,19 +776,40 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	char when[32], now[32], age[16];
 	size_t i = 0, chars = 0;
 
-	svg_printf(o,
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-		   "id=\"ringd-picture\" class=\"ringd\" width=\"%.0f\" "
-		   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		   "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
-		   "font-size=\"12\">\n",
-		   g->w, h, g->w, h);
+	if (g->frame) {
+		/* A ring of a site: a nested picture, placed by the site's. */
+		svg_id(o, "<svg id=\"ring-", g->frame->ring);
+		SVG_LIT(o, "\" class=\"ring\" data-ring=\"");
+		svg_esc(o, g->frame->ring, SVG_NAME_MAX);
+		svg_printf(o,
+			   "\" x=\"0\" y=\"%.0f\" width=\"%.0f\" "
+			   "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+			   g->frame->y, g->w, h, g->w, h);
+	} else {
+		svg_printf(
+			o,
+			"<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			"id=\"ringd-picture\" class=\"ringd\" "
+			"width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f "
+			"%.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, "
+			"sans-serif\" font-size=\"12\">\n",
+			g->w, h, g->w, h);
+	}
 	SVG_LIT(o, "<title>ringd: ");
 	svg_esc(o, r->coordinator, SVG_NAME_MAX);
-	svg_printf(o,
-		   "</title>\n<rect width=\"100%%\" height=\"100%%\" "
-		   "fill=\"#fafafa\"/>\n<text id=\"title\" x=\"24\" y=\"34\" "
-		   "font-size=\"20\" font-weight=\"bold\">");
+	if (g->frame) {
+		SVG_LIT(o, ", ring ");
+		svg_esc(o, g->frame->ring, SVG_NAME_MAX);
+	}
+	SVG_LIT(o, "</title>\n<rect width=\"100%\" height=\"100%\" "
+		   "fill=\"#fafafa\"/>\n<text");
+	svg_fixed_id(o, g, "title");
+	SVG_LIT(o, " x=\"24\" y=\"34\" font-size=\"20\" "
+		   "font-weight=\"bold\">");
+	if (g->frame) {
+		svg_esc(o, g->frame->ring, SVG_NAME_MAX);
+		SVG_LIT(o, ": ");
+	}
 	if (t) {
 		svg_esc(o, t->kind, 16);
 		/* The order as far as about 60 characters take it. */
@@ -789,9 +827,10 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	} else {
 		SVG_LIT(o, "no survey yet");
 	}
+	SVG_LIT(o, "</text>\n<text");
+	svg_fixed_id(o, g, "health");
 	svg_printf(o,
-		   "</text>\n<text id=\"health\" class=\"health %s\" x=\"24\" "
-		   "y=\"58\" font-size=\"14\">",
+		   " class=\"health %s\" x=\"24\" y=\"58\" font-size=\"14\">",
 		   !strcmp(health, "healthy")	   ? "healthy"
 		   : !strcmp(health, "relearning") ? "relearning"
 		   : !strcmp(health, "degraded")   ? "degraded"
@@ -812,7 +851,9 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	SVG_LIT(o, "</tspan>");
 	/* Why, as data: the deciding rule (or state) and its subject. */
 	if (r->health_cause && *r->health_cause) {
-		SVG_LIT(o, " <tspan id=\"health-cause\">(");
+		SVG_LIT(o, " <tspan");
+		svg_fixed_id(o, g, "health-cause");
+		SVG_LIT(o, ">(");
 		svg_esc(o, r->health_cause, 32);
 		if (r->health_subject && *r->health_subject) {
 			SVG_LIT(o, " ");
@@ -832,8 +873,10 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	clock_format_utc(t ? t->surveyed_ms : 0, when, sizeof(when), "never");
 	clock_format_utc(r->now_ms, now, sizeof(now), "never");
 	svg_age(t ? t->surveyed_ms : 0, r->now_ms, age, sizeof(age));
+	SVG_LIT(o, "</text>\n<text");
+	svg_fixed_id(o, g, "measured");
 	svg_printf(o,
-		   "</text>\n<text id=\"measured\" x=\"24\" y=\"80\" "
+		   " x=\"24\" y=\"80\" "
 		   "fill=\"#424242\">measured %s%s%s%s \xc2\xb7 drawn %s by ",
 		   when, t && t->surveyed_ms ? " (" : "",
 		   t && t->surveyed_ms ? age : "",
@@ -842,8 +885,9 @@ static void svg_head(struct svg_out *o, const struct svg *g, double h)
 	SVG_LIT(o, " (ringd ");
 	svg_esc(o, r->version, 32);
 	SVG_LIT(o, ")</text>\n");
-	svg_printf(o, "<g id=\"legend\" transform=\"translate(%.0f 24)\">",
-		   g->w - 150);
+	SVG_LIT(o, "<g");
+	svg_fixed_id(o, g, "legend");
+	svg_printf(o, " transform=\"translate(%.0f 24)\">", g->w - 150);
 	for (size_t i = 0; i < 5; i++)
 		svg_printf(o,
 			   "<line x1=\"0\" y1=\"%zu\" x2=\"28\" y2=\"%zu\" "
@@ -927,7 +971,8 @@ static void svg_edge_list(struct svg *g, const char *heading)
 	svg_more(g, t->n_edges - n);
 }
 
-char *svg_render(const Ring__StatusReply *r, size_t *len)
+char *svg_draw(const Ring__StatusReply *r, const struct svg_frame *frame,
+	       size_t *len, double *width, double *height)
 {
 	struct svg *g = calloc(1, sizeof(*g));
 	struct svg_out doc = {0};
@@ -940,6 +985,7 @@ char *svg_render(const Ring__StatusReply *r, size_t *len)
 	}
 	g->r = r;
 	g->t = r->topology;
+	g->frame = frame;
 	sw = g->t && !strcmp(g->t->kind, "switch");
 	if (svg_collect(g) < 0) {
 		g->o.err = ENOMEM;
@@ -987,6 +1033,10 @@ char *svg_render(const Ring__StatusReply *r, size_t *len)
 	p = doc.p;
 	doc.p = NULL;
 	*len = doc.len;
+	if (width)
+		*width = g->w;
+	if (height)
+		*height = g->y + 30;
 out:
 	if (!p)
 		errno = g->o.err ? g->o.err : ENOMEM;

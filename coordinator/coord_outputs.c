@@ -2,11 +2,13 @@
  * the metrics' and page's inputs, the periodic health report. */
 #include "coord_outputs.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "alerts.h"
 #include "clock.h"
 #include "health_report.h"
+#include "health_view.h"
 #include "health_rules.h"
 #include "log.h"
 #include "sinks.h"
@@ -21,13 +23,55 @@ static int coord_outputs_gid_changed(const Ring__Edge *e, void *arg)
 	return health_rules_edge_gid_changed(((struct coord *)arg)->rules, e);
 }
 
+/* The topology as outputs show it: each ring's health and firing alerts
+ * (health_view_rings), derived at each scrape as control's replies do. */
+struct coord_outputs_top {
+	Ring__Topology top;
+	struct health_view_rings rings;
+};
+
+static void coord_outputs_done(struct metrics_src *src)
+{
+	struct coord_outputs_top *x = src->scratch;
+
+	if (!x)
+		return;
+	health_view_rings_release(&x->rings);
+	free(x);
+	src->scratch = NULL;
+}
+
+static const Ring__Topology *coord_outputs_topology(struct coord *co,
+						    struct metrics_src *src)
+{
+	const Ring__Topology *t = health_view_topology(&co->hview);
+	struct coord_outputs_top *x;
+
+	if (!t || !t->n_rings)
+		return t;
+	x = calloc(1, sizeof(*x));
+	/* Out of memory: the rings without their health, not no page. */
+	if (!x)
+		return t;
+	if (health_view_rings(&co->hview, clock_now_ms(), t, &x->rings) < 0) {
+		free(x);
+		return t;
+	}
+	x->top = *t;
+	x->top.rings = x->rings.ptrs;
+	x->top.n_rings = x->rings.n;
+	src->scratch = x;
+	src->done = coord_outputs_done;
+	return &x->top;
+}
+
 void coord_outputs_metrics_src(struct metrics_src *src, void *arg)
 {
 	struct coord *co = arg;
 
 	memset(src, 0, sizeof(*src));
 	src->nodes = co->nodes;
-	src->topology = health_view_topology(&co->hview);
+	src->topology = coord_outputs_topology(co, src);
 	src->alerts = co->alerts;
 	health_view_derive(&co->hview, clock_now_ms(), &co->health);
 	src->health = &co->health;

@@ -1,7 +1,8 @@
 /* The Prometheus endpoint's routing (metrics.h): GET or HEAD /metrics to
  * the exposition (metrics_expo.c), / and /ring.svg to the ring's page
- * (page.c), anything else 404 and other methods 405; the HTTP server
- * itself is http_serve.c. */
+ * (page.c; ?ring=ID one ring's, a bad query or an unknown ring 404),
+ * anything else 404 and other methods 405; the HTTP server itself is
+ * http_serve.c. */
 #include "metrics.h"
 
 #include <errno.h>
@@ -35,14 +36,16 @@ static void metrics_reply_text(struct http_reply *rep, int code,
 		log_warnx("metrics: out of memory answering %d", code);
 }
 
-/* Routing: /metrics, the page (/, /ring.svg), GET and HEAD only. */
+/* Routing: /metrics, the page (/, /ring.svg, ?ring=ID), GET and HEAD
+ * only. */
 static void metrics_handle(const struct http_request *req,
 			   struct http_reply *rep, void *arg)
 {
 	struct metrics *m = arg;
 	const char *path = req->path;
 	struct metrics_src src;
-	int page, err;
+	char ring[PAGE_RING_MAX];
+	int page, err, one = 0, saved;
 
 	page = !strcmp(path, "/") ? 1 : !strcmp(path, "/ring.svg") ? 2 : 0;
 	if (!page && strcmp(path, "/metrics")) {
@@ -56,10 +59,30 @@ static void metrics_handle(const struct http_request *req,
 		metrics_reply_text(rep, 405, "method not allowed: GET or HEAD");
 		return;
 	}
+	if (page && (one = page_query(req->query, ring)) < 0) {
+		metrics_reply_text(rep, 404,
+				   "not found: the page takes ?ring=ID (a "
+				   "ring's id: letters, digits, '.', '_', '-'; "
+				   "1 to 63) or nothing");
+		return;
+	}
 	memset(&src, 0, sizeof(src));
 	m->fn(&src, m->arg);
-	if ((page ? page_render(rep->body, &src, page == 1)
-		  : metrics_render(rep->body, &src)) < 0) {
+	err = page ? page_render(rep->body, &src, page == 1, one ? ring : NULL)
+		   : metrics_render(rep->body, &src);
+	saved = errno;
+	if (src.done)
+		src.done(&src);
+	errno = saved;
+	if (err < 0) {
+		if (errno == ENOENT) {
+			evbuffer_drain(rep->body,
+				       evbuffer_get_length(rep->body));
+			metrics_reply_text(rep, 404,
+					   "not found: no such ring (ringctl "
+					   "status lists the rings)");
+			return;
+		}
 		log_warnx("metrics: out of memory rendering %s", path);
 		evbuffer_drain(rep->body, evbuffer_get_length(rep->body));
 		metrics_reply_text(rep, 500, "out of memory");

@@ -3,7 +3,30 @@
  * /metrics.
  *
  * Families (gauges but for the _total counters; a family's HELP and TYPE
- * are written once, even when it has no sample):
+ * are written once, even when it has no sample). Every per-node, per-edge,
+ * per-diagonal and per-alert family (ringd_alerts_*, ringd_node_*,
+ * ringd_interface_*, ringd_rdma_port_*, ringd_rank, ringd_edge_*,
+ * ringd_diagonal_path) carries a `ring` label last: the RingView.id of its
+ * subject's ring, "" where it is in no ring (issue 24; metrics_rings.c,
+ * which also writes the per-ring families):
+ *
+ *   ringd_topology_rings              the rings of the site
+ *   ringd_ring_info{ring,kind,configured}  1; configured "true" when a
+ *                                     ring directive names it
+ *   ringd_ring_nodes{ring}            its members
+ *   ringd_ring_health{ring,state}     as ringd_health, by its alerts
+ *   ringd_ring_order_valid{ring}      as ringd_topology_order_valid
+ *   ringd_ring_alerts_firing{ring}    alerts firing in it
+ *   ringd_ring_slowest_edge_bytes_per_second{ring}  its slowest edge
+ *   ringd_ring_not_surveyed_nodes{ring}  members the survey left out
+ *   ringd_ring_surveyed_timestamp_seconds{ring}
+ *
+ * The ring label adds no series beyond the nodes': each node, edge and
+ * alert is in one ring, a ring has two members or more (rings <= nodes/2),
+ * and nodes <= max_agents; the per-ring families are a few series a ring.
+ * A site of one ring has the same families and series as before, each
+ * with ring="ID" (its RingView.id), plus one ring's per-ring series.
+ *
  *
  *   ringd_coordinator_info{coordinator,version}            1
  *   ringd_coordinator_certificate_expiry_timestamp_seconds  when known
@@ -52,6 +75,8 @@
  *   ringd_survey_last_failed          1 while the last survey or re-check
  *                                     failed (survey_failed), else 0
  *   ringd_rank{node}                  the node's rank in the published order
+ *                                     (on a site of several rings, in its
+ *                                     ring's)
  *   ringd_edge_bandwidth_bytes_per_second{a,a_interface,b,b_interface,
  *       direction,streams,transport}  measured figures only (< 0 in the
  *                                     topology = not measured: no sample);
@@ -108,7 +133,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,107 +142,11 @@
 #include "metrics_expo.h"
 #include "validate.h"
 #include "health_rules.h"
+#include "metrics_rings.h"
+#include "metrics_text.h"
 
-/* One rendering: the output and whether anything failed. */
-struct mr {
-	struct evbuffer *b;
-	int err;
-	const struct metrics_src *src;
-	struct node **nodes; /* sorted */
-	unsigned n_nodes;
-};
-
-static void mr_head_type(struct mr *r, const char *name, const char *help,
-			 const char *type)
-{
-	if (evbuffer_add_printf(r->b, "# HELP %s %s\n# TYPE %s %s\n", name,
-				help, name, type) < 0)
-		r->err = 1;
-}
-
-static void mr_head(struct mr *r, const char *name, const char *help)
-{
-	mr_head_type(r, name, help, "gauge");
-}
-
-/* A label value as the text format wants it: \\, \" and \n escaped. */
-static void mr_label_value(struct mr *r, const char *v)
-{
-	while (*v) {
-		size_t n = strcspn(v, "\\\"\n");
-
-		if (n && evbuffer_add(r->b, v, n) < 0)
-			r->err = 1;
-		v += n;
-		if (!*v)
-			break;
-		if (evbuffer_add(r->b,
-				 *v == '\\'  ? "\\\\"
-				 : *v == '"' ? "\\\""
-					     : "\\n",
-				 2) < 0)
-			r->err = 1;
-		v++;
-	}
-}
-
-/* One sample: name{k1="v1",...} value; the labels are pairs of strings
- * ended by NULL. A value that is not finite is no sample. */
-__attribute__((sentinel)) static void mr_sample(struct mr *r, const char *name,
-						double v, ...);
-
-static void mr_sample(struct mr *r, const char *name, double v, ...)
-{
-	va_list ap;
-	const char *k;
-	int first = 1;
-
-	if (!isfinite(v))
-		return;
-	if (evbuffer_add_printf(r->b, "%s", name) < 0)
-		r->err = 1;
-	va_start(ap, v);
-	while ((k = va_arg(ap, const char *)) != NULL) {
-		const char *val = va_arg(ap, const char *);
-
-		if (evbuffer_add_printf(r->b, "%s%s=\"", first ? "{" : ",", k) <
-		    0)
-			r->err = 1;
-		mr_label_value(r, val ? val : "");
-		if (evbuffer_add(r->b, "\"", 1) < 0)
-			r->err = 1;
-		first = 0;
-	}
-	va_end(ap);
-	/* 15 digits: every figure we have, without binary noise
-	 * (9.41 Gbit/s is 1176250000, not 1176250000.0000002). */
-	if (evbuffer_add_printf(r->b, "%s %.15g\n", first ? "" : "}", v) < 0)
-		r->err = 1;
-}
-
-static const char *mr_str(const char *s)
-{
-	return s ? s : "";
-}
-
-/* s if it is one of the NULL-ended set, else dflt. */
-static const char *mr_in_set(const char *s, const char *const *set,
-			     const char *dflt)
-{
-	for (size_t i = 0; s && set[i]; i++)
-		if (!strcmp(s, set[i]))
-			return set[i];
-	return dflt;
-}
-
-static const char *const mr_kinds[] = {
-	"ring", "pair", "line", "switch", "split", "other", "unknown", NULL,
-};
 static const char *const mr_edge_states[] = {
 	"up", "down", "degraded", "unverified", NULL,
-};
-static const char *const mr_health[] = {
-	"healthy", "relearning", "degraded", "critical", NULL,
 };
 
 static void mr_coordinator(struct mr *r)
@@ -276,21 +204,29 @@ static const char *mr_severity(enum alert_severity s)
 	}
 }
 
+/* A firing alert and its ring (the ring label of its counts). */
+struct mr_alert {
+	const struct alert *a;
+	const char *ring;
+};
+
 static int mr_alert_cmp(const void *x, const void *y)
 {
-	const struct alert *a = *(const struct alert *const *)x;
-	const struct alert *b = *(const struct alert *const *)y;
-	int c = strcmp(a->rule, b->rule);
+	const struct mr_alert *a = x, *b = y;
+	int c = strcmp(a->ring, b->ring);
 
-	return c ? c : (int)a->severity - (int)b->severity;
+	if (!c)
+		c = strcmp(a->a->rule, b->a->rule);
+	return c ? c : (int)a->a->severity - (int)b->a->severity;
 }
 
-/* Health as a state set, and the firing alerts counted by rule and
- * severity (their subjects and messages are not labels: free text). */
+/* Health as a state set, and the firing alerts counted by ring, rule
+ * and severity (their subjects and messages are not labels: free text). */
 static void mr_alerts(struct mr *r)
 {
 	const struct alerts *t = r->src->alerts;
 	const struct alert **v = NULL;
+	struct mr_alert *w = NULL;
 	size_t n = 0, got;
 
 	mr_head(r, "ringd_health",
@@ -303,65 +239,86 @@ static void mr_alerts(struct mr *r)
 			mr_sample(r, "ringd_health", !strcmp(h, mr_health[i]),
 				  "state", mr_health[i], NULL);
 	}
-	/* The firing ones, grouped by rule and severity: each family's
-	 * head, then its samples (the text format wants them together). */
+	/* The firing ones, grouped by ring, rule and severity: each
+	 * family's head, then its samples (the text format wants them
+	 * together). */
 	n = t ? alerts_firing(t) : 0;
 	v = n ? calloc(n, sizeof(*v)) : NULL;
-	if (n && !v) {
+	w = n ? calloc(n, sizeof(*w)) : NULL;
+	if (n && (!v || !w)) {
+		free(v);
+		free(w);
 		r->err = 1;
 		return;
 	}
 	got = n ? alerts_list(t, 0, v, n) : 0;
 	if (got < n)
 		n = got;
+	for (size_t i = 0; i < n; i++) {
+		w[i].a = v[i];
+		w[i].ring = mr_rings_alert(r, v[i]);
+	}
 	if (n)
-		qsort(v, n, sizeof(*v), mr_alert_cmp);
+		qsort(w, n, sizeof(*w), mr_alert_cmp);
 	mr_head(r, "ringd_alerts_firing",
-		"Alerts firing, by rule and severity.");
+		"Alerts firing, by ring, rule and severity.");
 	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !mr_alert_cmp(&v[i], &v[j]); j++)
+		for (j = i + 1; j < n && !mr_alert_cmp(&w[i], &w[j]); j++)
 			;
+		r->ring = w[i].ring;
 		mr_sample(r, "ringd_alerts_firing", (double)(j - i), "rule",
-			  v[i]->rule, "severity", mr_severity(v[i]->severity),
-			  NULL);
+			  w[i].a->rule, "severity",
+			  mr_severity(w[i].a->severity), NULL);
 	}
 	/* 0 where a rule fires but none of it clears. */
 	mr_head(r, "ringd_alerts_clearing",
 		"Of the alerts firing, those whose condition went away and "
-		"whose hold-down runs, by rule and severity.");
+		"whose hold-down runs, by ring, rule and severity.");
 	for (size_t i = 0, j; i < n; i = j) {
 		size_t clearing = 0;
 
-		for (j = i; j < n && !mr_alert_cmp(&v[i], &v[j]); j++)
-			clearing += v[j]->clearing != 0;
+		for (j = i; j < n && !mr_alert_cmp(&w[i], &w[j]); j++)
+			clearing += w[j].a->clearing != 0;
+		r->ring = w[i].ring;
 		mr_sample(r, "ringd_alerts_clearing", (double)clearing, "rule",
-			  v[i]->rule, "severity", mr_severity(v[i]->severity),
-			  NULL);
+			  w[i].a->rule, "severity",
+			  mr_severity(w[i].a->severity), NULL);
 	}
+	free(w);
 	free(v);
+}
+
+/* The loop over the nodes: i < n_nodes, with the ring label of node i
+ * set for its samples. */
+static int mr_at_node(struct mr *r, unsigned i)
+{
+	if (i >= r->n_nodes)
+		return 0;
+	r->ring = mr_rings_node(r, i);
+	return 1;
 }
 
 static void mr_nodes(struct mr *r)
 {
 	mr_head(r, "ringd_node_up", "1 while the node's agent is connected.");
-	for (unsigned i = 0; i < r->n_nodes; i++)
+	for (unsigned i = 0; mr_at_node(r, i); i++)
 		mr_sample(r, "ringd_node_up", r->nodes[i]->state == NODE_UP,
 			  "node", r->nodes[i]->name, NULL);
 	mr_head(r, "ringd_node_expected",
 		"1 for a node named by an expect line.");
-	for (unsigned i = 0; i < r->n_nodes; i++)
+	for (unsigned i = 0; mr_at_node(r, i); i++)
 		mr_sample(r, "ringd_node_expected", r->nodes[i]->expected != 0,
 			  "node", r->nodes[i]->name, NULL);
 	mr_head(r, "ringd_node_info",
 		"The version of the node's agent (value 1).");
-	for (unsigned i = 0; i < r->n_nodes; i++)
+	for (unsigned i = 0; mr_at_node(r, i); i++)
 		if (r->nodes[i]->agent_version[0])
 			mr_sample(r, "ringd_node_info", 1, "node",
 				  r->nodes[i]->name, "version",
 				  r->nodes[i]->agent_version, NULL);
 	mr_head(r, "ringd_node_last_seen_timestamp_seconds",
 		"When the node's agent was last heard from (Unix time).");
-	for (unsigned i = 0; i < r->n_nodes; i++)
+	for (unsigned i = 0; mr_at_node(r, i); i++)
 		if (r->nodes[i]->last_seen_ms)
 			mr_sample(r, "ringd_node_last_seen_timestamp_seconds",
 				  (double)r->nodes[i]->last_seen_ms / 1e3,
@@ -369,7 +326,7 @@ static void mr_nodes(struct mr *r)
 	/* Up nodes only: a down node's session and certificate are gone. */
 	mr_head(r, "ringd_node_certificate_expiry_timestamp_seconds",
 		"When the certificate of the node's agent ends (Unix time).");
-	for (unsigned i = 0; i < r->n_nodes; i++)
+	for (unsigned i = 0; mr_at_node(r, i); i++)
 		if (r->nodes[i]->state == NODE_UP &&
 		    r->nodes[i]->cert_not_after_ms)
 			mr_sample(r,
@@ -392,7 +349,7 @@ static void mr_memory(struct mr *r)
 	const char *avail = "ringd_node_memory_available_bytes";
 
 	mr_head(r, total, "The node's memory (MemTotal).");
-	for (unsigned i = 0; i < r->n_nodes; i++) {
+	for (unsigned i = 0; mr_at_node(r, i); i++) {
 		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
 
 		if (inv && inv->memory)
@@ -401,7 +358,7 @@ static void mr_memory(struct mr *r)
 				  r->nodes[i]->name, NULL);
 	}
 	mr_head(r, avail, "The node's available memory (MemAvailable).");
-	for (unsigned i = 0; i < r->n_nodes; i++) {
+	for (unsigned i = 0; mr_at_node(r, i); i++) {
 		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
 
 		if (inv && inv->memory)
@@ -440,7 +397,7 @@ static double mr_if_value(const Ring__NetInterface *f, enum mr_if_fig fig)
 static void mr_interfaces_one(struct mr *r, const char *name,
 			      enum mr_if_fig fig)
 {
-	for (unsigned i = 0; i < r->n_nodes; i++) {
+	for (unsigned i = 0; mr_at_node(r, i); i++) {
 		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
 
 		for (size_t k = 0; inv && k < inv->n_interfaces; k++) {
@@ -476,7 +433,7 @@ static void mr_interfaces(struct mr *r)
 			  MR_IF_PCIE_MAX_WIDTH);
 	mr_head(r, "ringd_rdma_port_active",
 		"1 while the RDMA port's state is ACTIVE.");
-	for (unsigned i = 0; i < r->n_nodes; i++) {
+	for (unsigned i = 0; mr_at_node(r, i); i++) {
 		const Ring__Inventory *inv = mr_inventory(r->nodes[i]);
 
 		for (size_t d = 0; inv && d < inv->n_rdma_devices; d++) {
@@ -569,7 +526,7 @@ static void mr_port_counters(struct mr *r)
 	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
 		mr_head_type(r, fams[f].name, fams[f].help,
 			     fams[f].fig >= MR_RX_RATE ? "gauge" : "counter");
-		for (unsigned i = 0; i < r->n_nodes; i++) {
+		for (unsigned i = 0; mr_at_node(r, i); i++) {
 			const Ring__CountersReport *c =
 				mr_counters(r->nodes[i]);
 
@@ -593,7 +550,7 @@ static void mr_port_counters(struct mr *r)
 				: "Bytes the RDMA port received (port_rcv_data "
 				  "x 4).",
 			     "counter");
-		for (unsigned i = 0; i < r->n_nodes; i++) {
+		for (unsigned i = 0; mr_at_node(r, i); i++) {
 			const Ring__CountersReport *c =
 				mr_counters(r->nodes[i]);
 
@@ -655,9 +612,21 @@ static void mr_topology(struct mr *r)
 	mr_sample(r, "ringd_survey_last_failed", r->src->survey_failed != 0,
 		  NULL);
 	mr_head(r, "ringd_rank", "The node's rank in the published order.");
-	for (size_t i = 0; t && i < t->n_ranks; i++)
+	for (size_t i = 0; t && i < t->n_ranks; i++) {
+		r->ring = mr_rings_of(r, t->ranks[i]->node);
 		mr_sample(r, "ringd_rank", t->ranks[i]->rank, "node",
 			  mr_str(t->ranks[i]->node), NULL);
+	}
+	/* A site of several rings: each ring's own order (the top-level
+	 * one is empty then). */
+	for (size_t k = 0; t && t->n_rings > 1 && k < t->n_rings; k++) {
+		const Ring__RingView *v = t->rings[k];
+
+		r->ring = mr_str(v->id);
+		for (size_t i = 0; i < v->n_ranks; i++)
+			mr_sample(r, "ringd_rank", v->ranks[i]->rank, "node",
+				  mr_str(v->ranks[i]->node), NULL);
+	}
 }
 
 /* The labels that name an edge: its nodes and the ports of its cable. */
@@ -954,8 +923,11 @@ static void mr_edges(struct mr *r)
 
 	for (size_t f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
 		mr_head(r, fams[f].name, fams[f].help);
-		for (size_t i = 0; t && i < t->n_edges; i++)
+		for (size_t i = 0; t && i < t->n_edges; i++) {
+			r->ring = mr_rings_edge(r, t->edges[i]->a,
+						t->edges[i]->b);
 			fams[f].one(r, t->edges[i]);
+		}
 	}
 }
 
@@ -995,6 +967,7 @@ static void mr_diagonals(struct mr *r)
 
 		for (j = i; j < n && !mr_diag_cmp(&v[i], &v[j]); j++)
 			path |= v[j]->path != 0;
+		r->ring = mr_rings_edge(r, v[i]->a, v[i]->b);
 		mr_sample(r, "ringd_diagonal_path", path, "a", mr_str(v[i]->a),
 			  "b", mr_str(v[i]->b), NULL);
 	}
@@ -1012,6 +985,12 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 			return -1;
 		}
 	}
+	if (mr_rings_new(&r) < 0) {
+		free(r.nodes);
+		mr_rings_free(&r);
+		errno = ENOMEM;
+		return -1;
+	}
 	mr_coordinator(&r);
 	mr_alerts(&r);
 	mr_nodes(&r);
@@ -1021,6 +1000,8 @@ int metrics_render(struct evbuffer *out, const struct metrics_src *src)
 	mr_topology(&r);
 	mr_edges(&r);
 	mr_diagonals(&r);
+	mr_rings_families(&r);
+	mr_rings_free(&r);
 	free(r.nodes);
 	if (r.err) {
 		errno = ENOMEM;

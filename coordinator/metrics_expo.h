@@ -46,10 +46,11 @@ struct metrics_src {
 	/* The state store (NULL: not known): ringd_store_state{state},
 	 * ringd_store_unsaved_writes_total, ringd_store_reopened_total. */
 	const struct store_keeper_info *store;
+	/* Called once the scrape is answered (NULL: nothing to do): lets go
+	 * of what the gathering made for it (scratch, its own). */
+	void (*done)(struct metrics_src *src);
+	void *scratch;
 };
-
-/* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
-int metrics_render(struct evbuffer *out, const struct metrics_src *src);
 
 /* Append the exposition (text format 0.0.4) to out. 0 or -1 (ENOMEM). */
 int metrics_render(struct evbuffer *out, const struct metrics_src *src);

@@ -21,8 +21,8 @@ from ringtest import (FAST_AGENT, NO_AUTO_SURVEY, facing_port,
 ORDER = ["n1", "n2", "n3"]
 METRICS_PORT = 9465
 COUNTERS_REPORT = 46  # Envelope field
-SAMPLE = re.compile(r'^(ringd_[a-z_]+)\{node="([^"]*)",interface="([^"]*)"\} '
-                    r'(\S+)$', re.M)
+SAMPLE = re.compile(r'^(ringd_[a-z_]+)\{node="([^"]*)",interface="([^"]*)"'
+                    r'(?:,ring="[^"]*")?\} (\S+)$', re.M)
 
 
 @pytest.fixture(scope="module")

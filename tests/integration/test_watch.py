@@ -410,7 +410,8 @@ def test_kill_9_while_writing(ring):
 def test_metrics_endpoint(ring):
     c, r, f = ring
     text = scrape_metrics(c, METRICS_PORT)
-    assert 'ringd_node_up{node="n1"} 1' in text, text[:2000]
+    assert re.search(r'^ringd_node_up\{node="n1",ring="[^"]+"\} 1$', text,
+                     re.M), text[:2000]
     assert "# TYPE ringd_edge_bandwidth_bytes_per_second gauge" in text
     assert 'ringd_edge_bandwidth_bytes_per_second{a="n1"' in text
     assert "ringd_topology_info{" in text
@@ -423,7 +424,8 @@ def test_metrics_endpoint(ring):
 
 def metric_rate(c, node, ifname):
     m = re.search(r'^ringd_interface_receive_bytes_per_second'
-                  r'\{node="%s",interface="%s"\} (\S+)$' % (node, ifname),
+                  r'\{node="%s",interface="%s",ring="[^"]*"\} (\S+)$' %
+                  (node, ifname),
                   scrape_metrics(c, METRICS_PORT), re.M)
     return float(m.group(1)) if m else None
 

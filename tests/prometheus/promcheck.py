@@ -28,7 +28,7 @@ TARGET_LABELS = {"job", "instance"}
 ALERTS_LABELS = {"alertname", "alertstate", "severity"}
 # Grafana's variables, replaced by something PromQL parses.
 GRAFANA_VARS = {"$__rate_interval": "5m", "$__interval": "1m",
-                "$instance": ".+"}
+                "$instance": ".+", "$ring": ".*"}
 
 GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)"
                       r"\s*\(([^)]*)\)")

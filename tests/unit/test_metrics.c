@@ -479,7 +479,7 @@ static int is_total(const char *name)
  * Returns the number of samples. */
 static unsigned check_format(const char *text)
 {
-	char fams[64][80];
+	char fams[96][80];
 	unsigned n_fams = 0, n_samples = 0;
 	const char *family = "";
 	char **series = NULL;
@@ -498,7 +498,7 @@ static unsigned check_format(const char *text)
 			for (unsigned k = 0; k < n_fams; k++)
 				if (!strcmp(fams[k], name))
 					fail_msg("family twice: %s", name);
-			assert_true(n_fams < 64);
+			assert_true(n_fams < 96);
 			snprintf(fams[n_fams++], sizeof(fams[0]), "%s", name);
 			p = nl + 1;
 			nl = strchr(p, '\n');
@@ -590,55 +590,67 @@ static void test_render_full(void **state)
 	expect_line(s, "ringd_health{state=\"critical\"} 1");
 	expect_line(s, "ringd_health{state=\"healthy\"} 0");
 	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
-		       "severity=\"critical\"} 2");
+		       "severity=\"critical\",ring=\"\"} 2");
 	expect_line(s, "ringd_alerts_firing{rule=\"node_down\","
-		       "severity=\"critical\"} 1");
+		       "severity=\"critical\",ring=\"\"} 1");
 	expect_line(s, "ringd_alerts_firing{rule=\"mtu_mismatch\","
-		       "severity=\"warning\"} 1");
+		       "severity=\"warning\",ring=\"\"} 1");
 	assert_int_equal(count_prefix(s, "ringd_alerts_firing{"), 3);
 	assert_null(strstr(s, "XYZZY"));
 	/* nodes */
-	expect_line(s, "ringd_node_up{node=\"n1\"} 1");
-	expect_line(s, "ringd_node_up{node=\"n3\"} 0");
-	expect_line(s, "ringd_node_up{node=\"n4\"} 0");
-	expect_line(s, "ringd_node_expected{node=\"n3\"} 1");
-	expect_line(s, "ringd_node_expected{node=\"n4\"} 0");
-	expect_line(s, "ringd_node_info{node=\"n4\",version=\"0.0.9\"} 1");
-	expect_line(s, "ringd_node_last_seen_timestamp_seconds{node=\"n1\"} "
-		       "1764756000");
+	expect_line(s, "ringd_node_up{node=\"n1\",ring=\"\"} 1");
+	expect_line(s, "ringd_node_up{node=\"n3\",ring=\"\"} 0");
+	expect_line(s, "ringd_node_up{node=\"n4\",ring=\"\"} 0");
+	expect_line(s, "ringd_node_expected{node=\"n3\",ring=\"\"} 1");
+	expect_line(s, "ringd_node_expected{node=\"n4\",ring=\"\"} 0");
+	expect_line(
+		s,
+		"ringd_node_info{node=\"n4\",version=\"0.0.9\",ring=\"\"} 1");
+	expect_line(
+		s,
+		"ringd_node_last_seen_timestamp_seconds{node=\"n1\",ring=\"\"} "
+		"1764756000");
 	expect_line(s, "ringd_coordinator_certificate_expiry_timestamp_seconds "
 		       "1767348000.5");
 	/* certificates of up nodes only */
 	expect_line(s, "ringd_node_certificate_expiry_timestamp_seconds{node="
-		       "\"n1\"} 1767348000");
+		       "\"n1\",ring=\"\"} 1767348000");
 	assert_int_equal(
 		count_prefix(
 			s, "ringd_node_certificate_expiry_timestamp_seconds{"),
 		1);
-	expect_line(s, "ringd_node_memory_total_bytes{node=\"n1\"} 1073741824");
-	expect_line(s,
-		    "ringd_node_memory_available_bytes{node=\"n1\"} 536870912");
+	expect_line(
+		s,
+		"ringd_node_memory_total_bytes{node=\"n1\",ring=\"\"} 1073741824");
+	expect_line(
+		s,
+		"ringd_node_memory_available_bytes{node=\"n1\",ring=\"\"} 536870912");
 	/* the hostile name, escaped */
-	expect_line(s, "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\"} 0");
+	expect_line(s,
+		    "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\",ring=\"\"} 0");
 	assert_int_equal(count_prefix(s, "ringd_node_up{"), 5);
 	/* interfaces of up nodes only */
-	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth1\"} 1");
-	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth2\"} 0");
+	expect_line(
+		s,
+		"ringd_interface_up{node=\"n1\",interface=\"eth1\",ring=\"\"} 1");
+	expect_line(
+		s,
+		"ringd_interface_up{node=\"n1\",interface=\"eth2\",ring=\"\"} 0");
 	expect_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
-		       "interface=\"eth1\"} 12500000000");
+		       "interface=\"eth1\",ring=\"\"} 12500000000");
 	expect_no_line(s, "ringd_interface_speed_bytes_per_second{node=\"n1\","
-			  "interface=\"eth2\"} -125000");
+			  "interface=\"eth2\",ring=\"\"} -125000");
 	assert_int_equal(
 		count_prefix(s, "ringd_interface_speed_bytes_per_second{"), 1);
 	expect_line(s, "ringd_interface_mtu_bytes{node=\"n1\","
-		       "interface=\"eth1\"} 9000");
+		       "interface=\"eth1\",ring=\"\"} 9000");
 	expect_line(s, "ringd_rdma_port_active{node=\"n1\",device=\"mlx5_0\","
-		       "port=\"1\"} 1");
+		       "port=\"1\",ring=\"\"} 1");
 	/* PCIe lanes where known (eth2's are not) */
 	expect_line(s, "ringd_interface_pcie_link_width{node=\"n1\","
-		       "interface=\"eth1\"} 8");
+		       "interface=\"eth1\",ring=\"\"} 8");
 	expect_line(s, "ringd_interface_pcie_link_max_width{node=\"n1\","
-		       "interface=\"eth1\"} 16");
+		       "interface=\"eth1\",ring=\"\"} 16");
 	assert_int_equal(count_prefix(s, "ringd_interface_pcie_link_width{"),
 			 1);
 	assert_null(strstr(s, "ringd_interface_pcie_link_width{node=\"n1\","
@@ -647,27 +659,27 @@ static void test_render_full(void **state)
 	assert_null(strstr(s, "ringd_node_memory_total_bytes{node=\"n4\""));
 	/* port counters of up nodes; rates only after a first interval */
 	expect_line(s, "ringd_interface_receive_bytes_total{node=\"n1\","
-		       "interface=\"eth1\"} 123456789012");
+		       "interface=\"eth1\",ring=\"\"} 123456789012");
 	expect_line(s, "ringd_interface_transmit_bytes_total{node=\"n1\","
-		       "interface=\"eth1\"} 2000");
+		       "interface=\"eth1\",ring=\"\"} 2000");
 	expect_line(s, "ringd_interface_receive_errors_total{node=\"n1\","
-		       "interface=\"eth1\"} 3");
+		       "interface=\"eth1\",ring=\"\"} 3");
 	expect_line(s, "ringd_interface_transmit_errors_total{node=\"n1\","
-		       "interface=\"eth1\"} 4");
+		       "interface=\"eth1\",ring=\"\"} 4");
 	expect_line(s, "ringd_interface_receive_drops_total{node=\"n1\","
-		       "interface=\"eth1\"} 5");
+		       "interface=\"eth1\",ring=\"\"} 5");
 	expect_line(s, "ringd_interface_transmit_drops_total{node=\"n1\","
-		       "interface=\"eth1\"} 6");
+		       "interface=\"eth1\",ring=\"\"} 6");
 	expect_line(s, "ringd_interface_receive_bytes_per_second{node=\"n1\","
-		       "interface=\"eth1\"} 1250000.5");
+		       "interface=\"eth1\",ring=\"\"} 1250000.5");
 	expect_line(s, "ringd_interface_transmit_bytes_per_second{node=\"n1\","
-		       "interface=\"eth1\"} 42");
+		       "interface=\"eth1\",ring=\"\"} 42");
 	expect_line(s, "ringd_interface_transmit_drops_total{node=\"n2\","
-		       "interface=\"eth2\"} 0");
+		       "interface=\"eth2\",ring=\"\"} 0");
 	expect_line(s, "ringd_rdma_port_receive_bytes_total{node=\"n1\","
-		       "device=\"mlx5_0\",port=\"1\"} 4096");
+		       "device=\"mlx5_0\",port=\"1\",ring=\"\"} 4096");
 	expect_line(s, "ringd_rdma_port_transmit_bytes_total{node=\"n1\","
-		       "device=\"mlx5_0\",port=\"1\"} 8192");
+		       "device=\"mlx5_0\",port=\"1\",ring=\"\"} 8192");
 	assert_int_equal(
 		count_prefix(s, "ringd_interface_receive_bytes_total{"), 4);
 	/* n2's first sample: totals, no rate */
@@ -686,27 +698,27 @@ static void test_render_full(void **state)
 	expect_line(s, "ringd_topology_surveyed_timestamp_seconds "
 		       "1764756000.5");
 	expect_line(s, "ringd_topology_not_surveyed_nodes 0");
-	expect_line(s, "ringd_rank{node=\"n2\"} 1");
+	expect_line(s, "ringd_rank{node=\"n2\",ring=\"\"} 1");
 	expect_line(s, "ringd_survey_last_failed 1");
 	expect_line(s, "ringd_survey_interval_seconds 3600");
 	/* bandwidth: the TCP ladder, RDMA beside it, read named by the way
 	 * the data flows */
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"1\","
-			     "transport=\"tcp\"} 1176250000");
+			     "transport=\"tcp\",ring=\"\"} 1176250000");
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"4\","
-			     "transport=\"tcp\"} 2937500000");
+			     "transport=\"tcp\",ring=\"\"} 2937500000");
 	expect_line(s, BW E1 ",direction=\"b_to_a\",streams=\"1\","
-			     "transport=\"tcp\"} 1175000000");
+			     "transport=\"tcp\",ring=\"\"} 1175000000");
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"2\","
-			     "transport=\"rdma_write\"} 11250000000");
+			     "transport=\"rdma_write\",ring=\"\"} 11250000000");
 	expect_line(s, BW E1 ",direction=\"b_to_a\",streams=\"2\","
-			     "transport=\"rdma_read\"} 10000000000");
+			     "transport=\"rdma_read\",ring=\"\"} 10000000000");
 	assert_int_equal(count_prefix(s, BW E1), 5);
 	/* the RDMA ladder once, not again as the write figures */
 	expect_line(s, BW E2 ",direction=\"a_to_b\",streams=\"4\","
-			     "transport=\"rdma_write\"} 11875000000");
+			     "transport=\"rdma_write\",ring=\"\"} 11875000000");
 	expect_line(s, BW E2 ",direction=\"b_to_a\",streams=\"4\","
-			     "transport=\"rdma_write\"} 12000000000");
+			     "transport=\"rdma_write\",ring=\"\"} 12000000000");
 	assert_int_equal(count_prefix(s, BW E2), 2);
 	/* not measured (-1, NaN): no sample */
 	assert_int_equal(count_prefix(s, BW E3), 0);
@@ -714,62 +726,63 @@ static void test_render_full(void **state)
 	assert_null(strstr(s, "} -"));
 	/* latency */
 	expect_line(s, LAT E1 ",transport=\"tcp\",size=\"64\","
-			      "quantile=\"0.5\"} 8.6e-06");
+			      "quantile=\"0.5\",ring=\"\"} 8.6e-06");
 	expect_line(s, LAT E1 ",transport=\"tcp\",size=\"64\","
-			      "quantile=\"0.99\"} 1.2e-05");
+			      "quantile=\"0.99\",ring=\"\"} 1.2e-05");
 	expect_line(s, LAT E1 ",transport=\"rdma_write\",size=\"8\","
-			      "quantile=\"0.5\"} 2.5e-06");
+			      "quantile=\"0.5\",ring=\"\"} 2.5e-06");
 	assert_int_equal(count_prefix(s, LAT), 6);
 	/* edge facts and live state */
-	expect_line(s,
-		    "ringd_edge_nominal_bytes_per_second{" E1 "} 12500000000");
+	expect_line(s, "ringd_edge_nominal_bytes_per_second{" E1
+		       ",ring=\"\"} 12500000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_nominal_bytes_per_second{"), 1);
 	/* what edge_degraded judges: n1-n2's ladder top, its worse way (b_to_a
 	 * not measured: a_to_b's 23.5); n2-n3's RDMA ladder, the worse
 	 * direction; n3-n1 nothing. The baseline where the watch has one. */
-	expect_line(s,
-		    "ringd_edge_headline_bytes_per_second{" E1 "} 2937500000");
-	expect_line(s,
-		    "ringd_edge_headline_bytes_per_second{" E2 "} 11875000000");
+	expect_line(s, "ringd_edge_headline_bytes_per_second{" E1
+		       ",ring=\"\"} 2937500000");
+	expect_line(s, "ringd_edge_headline_bytes_per_second{" E2
+		       ",ring=\"\"} 11875000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_headline_bytes_per_second{"), 2);
-	expect_line(s,
-		    "ringd_edge_baseline_bytes_per_second{" E1 "} 5000000000");
+	expect_line(s, "ringd_edge_baseline_bytes_per_second{" E1
+		       ",ring=\"\"} 5000000000");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_baseline_bytes_per_second{"), 1);
-	expect_line(s, "ringd_edge_light_check_ok{" E1 "} 0");
+	expect_line(s, "ringd_edge_light_check_ok{" E1 ",ring=\"\"} 0");
 	expect_line(s, "ringd_edge_light_check_timestamp_seconds{" E1
-		       "} 1764756004.5");
+		       ",ring=\"\"} 1764756004.5");
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_light_check_timestamp_seconds{"),
 		1);
 	assert_int_equal(
 		count_prefix(s, "ringd_edge_light_check_latency_seconds{"), 0);
-	expect_line(s, "ringd_edge_sample_bytes_per_second{" E1 "} 2000000000");
+	expect_line(s, "ringd_edge_sample_bytes_per_second{" E1
+		       ",ring=\"\"} 2000000000");
 	assert_int_equal(count_prefix(s, "ringd_edge_sample_bytes_per_second{"),
 			 1);
-	expect_line(s,
-		    "ringd_edge_sample_timestamp_seconds{" E1 "} 1764756004");
-	expect_line(s, "ringd_edge_gid_changed{" E1 "} 0");
-	expect_line(s, "ringd_edge_gid_changed{" E2 "} 1");
+	expect_line(s, "ringd_edge_sample_timestamp_seconds{" E1
+		       ",ring=\"\"} 1764756004");
+	expect_line(s, "ringd_edge_gid_changed{" E1 ",ring=\"\"} 0");
+	expect_line(s, "ringd_edge_gid_changed{" E2 ",ring=\"\"} 1");
 	assert_int_equal(count_prefix(s, "ringd_edge_gid_changed{"), 2);
 	/* one sample per checked pair, 1 if any check found a path */
-	expect_line(s, "ringd_diagonal_path{a=\"n1\",b=\"n3\"} 1");
-	expect_line(s, "ringd_diagonal_path{a=\"n2\",b=\"n4\"} 0");
+	expect_line(s, "ringd_diagonal_path{a=\"n1\",b=\"n3\",ring=\"\"} 1");
+	expect_line(s, "ringd_diagonal_path{a=\"n2\",b=\"n4\",ring=\"\"} 0");
 	assert_int_equal(count_prefix(s, "ringd_diagonal_path{"), 2);
 	expect_line(s, "ringd_edge_measured_timestamp_seconds{" E1
-		       "} 1764756000.123");
-	expect_line(s, "ringd_edge_verified{" E1 "} 1");
-	expect_line(s, "ringd_edge_verified{" E3 "} 0");
-	expect_line(s, "ringd_edge_up{" E1 "} 1");
-	expect_line(s, "ringd_edge_up{" E2 "} 0");
+		       ",ring=\"\"} 1764756000.123");
+	expect_line(s, "ringd_edge_verified{" E1 ",ring=\"\"} 1");
+	expect_line(s, "ringd_edge_verified{" E3 ",ring=\"\"} 0");
+	expect_line(s, "ringd_edge_up{" E1 ",ring=\"\"} 1");
+	expect_line(s, "ringd_edge_up{" E2 ",ring=\"\"} 0");
 	assert_int_equal(count_prefix(s, "ringd_edge_up{"), 2);
-	expect_line(s, "ringd_edge_state{" E2 ",state=\"down\"} 1");
-	expect_line(s, "ringd_edge_state{" E2 ",state=\"up\"} 0");
+	expect_line(s, "ringd_edge_state{" E2 ",state=\"down\",ring=\"\"} 1");
+	expect_line(s, "ringd_edge_state{" E2 ",state=\"up\",ring=\"\"} 0");
 	assert_int_equal(count_prefix(s, "ringd_edge_state{"), 8);
 	expect_line(s, "ringd_edge_state_since_timestamp_seconds{" E2
-		       "} 1764756003");
+		       ",ring=\"\"} 1764756003");
 	free(s);
 	alerts_free(alerts);
 	nodes_free(nodes);
@@ -789,7 +802,7 @@ static void test_render_empty(void **state)
 	assert_int_equal(check_format(s), 3);
 	expect_line(s,
 		    "ringd_coordinator_info{coordinator=\"\",version=\"\"} 1");
-	assert_int_equal(count_prefix(s, "# TYPE "), 56);
+	assert_int_equal(count_prefix(s, "# TYPE "), 65);
 	/* no failure known: 0, not absent (a rule reads it) */
 	expect_line(s, "ringd_survey_last_failed 0");
 	assert_int_equal(
@@ -848,8 +861,178 @@ static void test_render_kinds(void **state)
 	/* without the queue pair count, the RDMA figures' streams is
 	 * empty */
 	expect_line(s, BW E1 ",direction=\"a_to_b\",streams=\"\","
-			     "transport=\"rdma_write\"} 11250000000");
+			     "transport=\"rdma_write\",ring=\"\"} 11250000000");
 	free(s);
+}
+
+/* A site of three rings (issue 24), hand-built as the coordinator
+ * publishes it: kind "rings", each ring's order in its RingView. */
+struct rings_fixture {
+	struct topo_fixture f; /* n1-n2-n3: the ring pod-a */
+	Ring__Topology t;
+	Ring__Edge e[5];
+	Ring__Edge *pe[5];
+	Ring__RingView rv[3];
+	Ring__RingView *prv[3];
+	Ring__Rank rk[2];
+	Ring__Rank *prk[2];
+	char *m0[3], *m1[2], *m2[2];
+};
+
+static void rings_fixture_init(struct rings_fixture *x)
+{
+	Ring__RingView rv = RING__RING_VIEW__INIT;
+	Ring__Rank rk = RING__RANK__INIT;
+	static char *n[] = {"n1", "n2", "n3", "n4", "n5", "n6", "n7"};
+
+	topo_fixture_init(&x->f);
+	x->t = x->f.t;
+	x->t.kind = "rings";
+	x->t.live_kind = "rings";
+	x->t.n_ranks = 0;
+	x->t.ranks = NULL;
+	x->t.n_order = 0;
+	for (int i = 0; i < 3; i++) {
+		x->e[i] = x->f.e[i];
+		x->pe[i] = &x->e[i];
+	}
+	/* n4-n5 a pair; n6-n7 the cut cable of pod-c, a split */
+	x->e[3] = x->f.e[0];
+	x->e[3].a = "n4";
+	x->e[3].b = "n5";
+	x->e[4] = x->f.e[0];
+	x->e[4].a = "n6";
+	x->e[4].b = "n7";
+	x->e[4].live_state = "down";
+	x->pe[3] = &x->e[3];
+	x->pe[4] = &x->e[4];
+	x->t.n_edges = 5;
+	x->t.edges = x->pe;
+	x->t.n_diagonals = 0;
+	for (int i = 0; i < 3; i++) {
+		x->rv[i] = rv;
+		x->prv[i] = &x->rv[i];
+	}
+	memcpy(x->m0, n, sizeof(x->m0));
+	memcpy(x->m1, n + 3, sizeof(x->m1));
+	memcpy(x->m2, n + 5, sizeof(x->m2));
+	x->rv[0].id = "pod-a";
+	x->rv[0].configured = 1;
+	x->rv[0].kind = "ring";
+	x->rv[0].n_nodes = 3;
+	x->rv[0].nodes = x->m0;
+	x->rv[0].n_ranks = x->f.t.n_ranks;
+	x->rv[0].ranks = x->f.t.ranks;
+	x->rv[0].order_valid = 1;
+	x->rv[0].health = "critical";
+	x->rv[0].n_alerts = 4;
+	x->rv[0].slowest_edge = "n1-n2";
+	x->rv[0].slowest_gbps = 9.41;
+	x->rv[1].id = "ring-n4";
+	x->rv[1].kind = "pair";
+	x->rv[1].n_nodes = 2;
+	x->rv[1].nodes = x->m1;
+	for (int i = 0; i < 2; i++) {
+		x->rk[i] = rk;
+		x->rk[i].node = n[3 + i];
+		x->rk[i].rank = (uint32_t)i;
+		x->prk[i] = &x->rk[i];
+	}
+	x->rv[1].n_ranks = 2;
+	x->rv[1].ranks = x->prk;
+	x->rv[1].order_valid = 1;
+	x->rv[1].health = "healthy";
+	x->rv[1].surveyed_ms = 1764756000000ULL;
+	x->rv[2].id = "pod-c";
+	x->rv[2].configured = 1;
+	x->rv[2].kind = "split";
+	x->rv[2].n_components = 2;
+	x->rv[2].n_nodes = 2;
+	x->rv[2].nodes = x->m2;
+	x->rv[2].health = "critical";
+	x->rv[2].n_alerts = 2;
+	x->t.n_rings = 3;
+	x->t.rings = x->prv;
+}
+
+static void test_render_rings(void **state)
+{
+	struct rings_fixture x;
+	struct nodes *nodes = nodes_fixture();
+	struct alerts *alerts = alerts_fixture();
+	struct metrics_src src = {.nodes = nodes, .alerts = alerts};
+	uint64_t now = 1764756000000ULL;
+	char *s;
+
+	(void)state;
+	rings_fixture_init(&x);
+	src.topology = &x.t;
+	/* pod-c's: by its edge, and by its subject (a ring's id) */
+	assert_int_equal(alerts_raise(alerts, "cable_down", "n6-n7", NULL,
+				      "n6-n7", ALERT_CRITICAL, "cut", now),
+			 0);
+	assert_int_equal(alerts_raise(alerts, "ring_broken", "pod-c", NULL,
+				      NULL, ALERT_CRITICAL, "cut", now),
+			 0);
+	s = render(&src);
+	check_format(s);
+	expect_line(s,
+		    "ringd_topology_info{kind=\"rings\",live_kind=\"rings\"} "
+		    "1");
+	expect_line(s, "ringd_topology_rings 3");
+	/* every node, edge and alert family carries its subject's ring */
+	expect_line(s, "ringd_node_up{node=\"n1\",ring=\"pod-a\"} 1");
+	expect_line(s, "ringd_node_up{node=\"n4\",ring=\"ring-n4\"} 0");
+	expect_line(s, "ringd_node_up{node=\"ev\\\"il\\\\node\\nx\","
+		       "ring=\"\"} 0");
+	expect_line(s, "ringd_interface_up{node=\"n1\",interface=\"eth1\","
+		       "ring=\"pod-a\"} 1");
+	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
+		       "severity=\"critical\",ring=\"pod-a\"} 2");
+	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
+		       "severity=\"critical\",ring=\"pod-c\"} 1");
+	expect_line(s, "ringd_alerts_firing{rule=\"ring_broken\","
+		       "severity=\"critical\",ring=\"pod-c\"} 1");
+	expect_line(s, "ringd_edge_verified{a=\"n4\",a_interface=\"eth1\","
+		       "b=\"n5\",b_interface=\"eth1\",ring=\"ring-n4\"} 1");
+	expect_line(s, "ringd_edge_up{a=\"n6\",a_interface=\"eth1\",b=\"n7\","
+		       "b_interface=\"eth1\",ring=\"pod-c\"} 0");
+	expect_line(s, "ringd_edge_up{" E1 ",ring=\"pod-a\"} 1");
+	/* each ring's own rank order */
+	expect_line(s, "ringd_rank{node=\"n1\",ring=\"pod-a\"} 0");
+	expect_line(s, "ringd_rank{node=\"n5\",ring=\"ring-n4\"} 1");
+	/* the top-level order is empty: no site-wide order_valid */
+	assert_int_equal(count_prefix(s, "ringd_topology_order_valid "), 0);
+	/* the per-ring families */
+	expect_line(s, "ringd_ring_info{kind=\"ring\",configured=\"true\","
+		       "ring=\"pod-a\"} 1");
+	expect_line(s, "ringd_ring_info{kind=\"pair\",configured=\"false\","
+		       "ring=\"ring-n4\"} 1");
+	expect_line(s, "ringd_ring_info{kind=\"split\",configured=\"true\","
+		       "ring=\"pod-c\"} 1");
+	expect_line(s, "ringd_ring_nodes{ring=\"pod-a\"} 3");
+	expect_line(s, "ringd_ring_nodes{ring=\"pod-c\"} 2");
+	expect_line(s,
+		    "ringd_ring_health{state=\"critical\",ring=\"pod-c\"} 1");
+	expect_line(s, "ringd_ring_health{state=\"healthy\",ring=\"pod-c\"} 0");
+	expect_line(s, "ringd_ring_health{state=\"healthy\",ring=\"ring-n4\"} "
+		       "1");
+	expect_line(s, "ringd_ring_order_valid{ring=\"pod-a\"} 1");
+	expect_line(s, "ringd_ring_order_valid{ring=\"ring-n4\"} 1");
+	assert_int_equal(count_prefix(s, "ringd_ring_order_valid{"), 2);
+	expect_line(s, "ringd_ring_alerts_firing{ring=\"pod-c\"} 2");
+	expect_line(s, "ringd_ring_slowest_edge_bytes_per_second{ring="
+		       "\"pod-a\"} 1176250000");
+	assert_int_equal(
+		count_prefix(s, "ringd_ring_slowest_edge_bytes_per_second{"),
+		1);
+	expect_line(s, "ringd_ring_surveyed_timestamp_seconds{ring="
+		       "\"ring-n4\"} 1764756000");
+	/* cardinality: one series per ring in each per-ring gauge */
+	assert_int_equal(count_prefix(s, "ringd_ring_nodes{"), 3);
+	free(s);
+	alerts_free(alerts);
+	nodes_free(nodes);
 }
 
 /* The ring's page: the picture from the same inputs as the exposition,
@@ -874,7 +1057,7 @@ static void test_page_render(void **state)
 	(void)state;
 	topo_fixture_init(&f);
 	assert_non_null(b);
-	assert_int_equal(page_render(b, &src, 1), 0);
+	assert_int_equal(page_render(b, &src, 1, NULL), 0);
 	s = strndup((const char *)evbuffer_pullup(b, -1),
 		    evbuffer_get_length(b));
 	assert_non_null(s);
@@ -907,7 +1090,7 @@ static void test_page_render(void **state)
 	free(s);
 	/* The picture alone. */
 	evbuffer_drain(b, evbuffer_get_length(b));
-	assert_int_equal(page_render(b, &src, 0), 0);
+	assert_int_equal(page_render(b, &src, 0, NULL), 0);
 	s = strndup((const char *)evbuffer_pullup(b, -1),
 		    evbuffer_get_length(b));
 	assert_non_null(s);
@@ -926,6 +1109,8 @@ struct server {
 	struct metrics *m;
 	struct nodes *nodes;
 	unsigned scrapes;
+	const Ring__Topology *topology; /* NULL: no survey yet */
+	const struct alerts *alerts;
 };
 
 static void fill_src(struct metrics_src *src, void *arg)
@@ -934,6 +1119,8 @@ static void fill_src(struct metrics_src *src, void *arg)
 
 	sv->scrapes++;
 	src->nodes = sv->nodes;
+	src->topology = sv->topology;
+	src->alerts = sv->alerts;
 	src->coordinator = "coord1";
 	src->version = "0.1.0";
 }
@@ -1105,7 +1292,7 @@ static void test_http_get(void **state)
 	assert_non_null(body);
 	body += 4;
 	assert_true(check_format(body) > 10);
-	expect_line(body, "ringd_node_up{node=\"n1\"} 1");
+	expect_line(body, "ringd_node_up{node=\"n1\",ring=\"\"} 1");
 	expect_line(body, "ringd_coordinator_info{coordinator=\"coord1\","
 			  "version=\"0.1.0\"} 1");
 	assert_int_equal(sv->scrapes, 1);
@@ -1219,6 +1406,84 @@ static void test_http_page(void **state)
 /* HTTP_SERVE_PER_SOURCE kept-alive connections from one address: the
  * next one from it is served at once, and the oldest of the idle ones is
  * closed to make room (a client reconnects for its next request). */
+/* A site of three rings served: the overview linking each ring's page;
+ * ?ring=ID one ring's page and picture; a query that is not ring=ID, or
+ * names no ring: 404 with a short text, nothing rendered. */
+static void test_http_rings(void **state)
+{
+	struct server *sv = *state;
+	struct rings_fixture x;
+	struct alerts *alerts = alerts_fixture();
+	static const char *const bad[] = {
+		"/?x=1",
+		"/?ring=",
+		"/?ring=a%2Fb",
+		"/?ring=a&x=1",
+		"/ring.svg?ring=a/b",
+		"/?RING=pod-a",
+		"/?ring=pod-a#x",
+		"/?ring=0123456789012345678901234567890123456789012345678901"
+		"234567890123",
+	};
+	char *r;
+
+	rings_fixture_init(&x);
+	sv->topology = &x.t;
+	sv->alerts = alerts;
+	r = http(sv, "GET / HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "class=\"ringd site\""));
+	assert_non_null(strstr(r, "<a href=\"/?ring=pod-a\"><g "
+				  "id=\"tile-pod-a\""));
+	assert_non_null(strstr(r, "<a href=\"/?ring=ring-n4\">"));
+	assert_non_null(strstr(r, "<svg id=\"ring-pod-c\""));
+	free(r);
+	r = http(sv, "GET /?ring=pod-a HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "<title>ringd: ring pod-a: critical, 2 of 3 "
+				  "nodes up, "));
+	assert_null(strstr(r, "class=\"ringd site\""));
+	assert_non_null(strstr(r, "id=\"node-n1\""));
+	assert_null(strstr(r, "id=\"node-n4\""));
+	/* its alerts alone: pod-a's cable_down, not pod-c's */
+	assert_non_null(strstr(r, "cut at XYZZY"));
+	assert_non_null(strstr(r, "<a href=\"/ring.svg?ring=pod-a\">"));
+	free(r);
+	r = http(sv, "GET /ring.svg?ring=ring-n4 HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strcasestr(r, "\r\nContent-Type: image/svg+xml"));
+	assert_non_null(strstr(r, "\r\n\r\n<svg xmlns="));
+	assert_non_null(strstr(r, "id=\"node-n4\""));
+	assert_non_null(strstr(r, "id=\"node-n5\""));
+	assert_null(strstr(r, "id=\"node-n1\""));
+	free(r);
+	r = http(sv, "GET /?ring=pod-z HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 404);
+	assert_non_null(strstr(r, "\r\n\r\nnot found: no such ring"));
+	free(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char req[256];
+		unsigned before = sv->scrapes;
+
+		snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", bad[i]);
+		r = http(sv, req);
+		if (status_of(r) != 404 ||
+		    !strstr(r, "\r\n\r\nnot found: the page takes ?ring=ID"))
+			fail_msg("%s: %.200s", bad[i], r);
+		/* refused before anything was gathered */
+		assert_int_equal(sv->scrapes, before);
+		free(r);
+	}
+	/* the metrics take no query: as before */
+	r = http(sv, "GET /metrics?ring=x HTTP/1.0\r\n\r\n");
+	assert_int_equal(status_of(r), 200);
+	assert_non_null(strstr(r, "\nringd_ring_nodes{ring=\"pod-a\"} 3\n"));
+	free(r);
+	sv->topology = NULL;
+	sv->alerts = NULL;
+	alerts_free(alerts);
+}
+
 static void test_http_connection_bound(void **state)
 {
 	struct server *sv = *state;
@@ -1318,11 +1583,11 @@ static void test_render_clearing(void **state)
 	s = render(&src);
 	assert_true(check_format(s) > 5);
 	expect_line(s, "ringd_alerts_firing{rule=\"cable_down\","
-		       "severity=\"critical\"} 2");
+		       "severity=\"critical\",ring=\"\"} 2");
 	expect_line(s, "ringd_alerts_clearing{rule=\"cable_down\","
-		       "severity=\"critical\"} 1");
+		       "severity=\"critical\",ring=\"\"} 1");
 	expect_line(s, "ringd_alerts_clearing{rule=\"mtu_mismatch\","
-		       "severity=\"warning\"} 0");
+		       "severity=\"warning\",ring=\"\"} 0");
 	expect_line(s, "ringd_health{state=\"critical\"} 1");
 	free(s);
 	/* The page: the alert in its hold-down marked in the picture; the
@@ -1330,7 +1595,7 @@ static void test_render_clearing(void **state)
 	{
 		struct evbuffer *b = evbuffer_new();
 
-		assert_int_equal(page_render(b, &src, 1), 0);
+		assert_int_equal(page_render(b, &src, 1, NULL), 0);
 		s = strndup((const char *)evbuffer_pullup(b, -1),
 			    evbuffer_get_length(b));
 		assert_non_null(strstr(s, "class=\"alert critical clearing\""));
@@ -1339,7 +1604,7 @@ static void test_render_clearing(void **state)
 		alerts_clear(t, "cable_down", "n2-n3", now + 1000);
 		src.health = health_for(t);
 		evbuffer_drain(b, evbuffer_get_length(b));
-		assert_int_equal(page_render(b, &src, 1), 0);
+		assert_int_equal(page_render(b, &src, 1, NULL), 0);
 		s = strndup((const char *)evbuffer_pullup(b, -1),
 			    evbuffer_get_length(b));
 		assert_non_null(
@@ -1384,6 +1649,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_errors, server_setup,
 						server_teardown),
 		cmocka_unit_test(test_new_v6),
+		cmocka_unit_test(test_render_rings),
+		cmocka_unit_test_setup_teardown(test_http_rings, server_setup,
+						server_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

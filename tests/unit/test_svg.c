@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,16 @@ struct fx {
 	Ring__Finding f[4], *fp[4];
 	Ring__Alert al[2], *alp[2];
 	char *order[8];
+	/* A site of rings (fx_site). */
+	Ring__RingView rv[3], *rvp[3];
+	char *members[3][4], *rorder[3][4];
+	Ring__Rank rk[3][4], *rkp[3][4];
 };
+
+static int fx_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static void fx_node(struct fx *x, size_t i, const char *name, const char *state)
 {
@@ -295,6 +305,80 @@ static void fx_ring(struct fx *x)
 	x->r.n_alerts = 1;
 	x->r.alerts = x->alp;
 	x->r.topology = &x->t;
+}
+
+/* One ring of x's site: members (ascending), the order, its ranks. */
+static void fx_ring_view(struct fx *x, size_t k, const char *id,
+			 const char *kind, const char *const *order, size_t n,
+			 const char *health, uint32_t alerts)
+{
+	Ring__RingView *v = &x->rv[k];
+
+	ring__ring_view__init(v);
+	v->id = (char *)id;
+	v->kind = (char *)kind;
+	v->health = (char *)health;
+	v->n_alerts = alerts;
+	for (size_t i = 0; i < n; i++) {
+		x->members[k][i] = (char *)order[i];
+		x->rorder[k][i] = (char *)order[i];
+		ring__rank__init(&x->rk[k][i]);
+		x->rk[k][i].node = (char *)order[i];
+		x->rk[k][i].rank = (uint32_t)i;
+		x->rkp[k][i] = &x->rk[k][i];
+	}
+	qsort(x->members[k], n, sizeof(char *), fx_cmp);
+	v->n_nodes = n;
+	v->nodes = x->members[k];
+	if (strcmp(kind, "split")) {
+		v->n_order = n;
+		v->order = x->rorder[k];
+		v->n_ranks = n;
+		v->ranks = x->rkp[k];
+	}
+	x->rvp[k] = v;
+	x->t.n_rings = k + 1;
+	x->t.rings = x->rvp;
+}
+
+/* A site of three rings: fx_ring's n1-n2-n4-n3 as pod-a (critical: the
+ * cut n3-n4), the pair n5-n6 as ring-n5 (healthy), pod-c's n7 and n8 cut
+ * apart (a split, critical, its own alert). Kind "rings", no top-level
+ * order, as the coordinator publishes a site of several rings. */
+static void fx_site(struct fx *x)
+{
+	static const char *const a[] = {"n1", "n2", "n4", "n3"};
+	static const char *const b[] = {"n5", "n6"};
+	static const char *const c[] = {"n7", "n8"};
+
+	fx_ring(x);
+	fx_node(x, 4, "n5", "up");
+	fx_node(x, 5, "n6", "up");
+	fx_node(x, 6, "n7", "up");
+	fx_node(x, 7, "n8", "up");
+	fx_edge(x, 4, "n5", "n6", "up", 9.41);
+	fx_edge(x, 5, "n7", "n8", "down", 0.9);
+	x->t.kind = "rings";
+	x->t.live_kind = "rings";
+	x->t.n_order = 0;
+	x->t.live_gap = "";
+	x->t.n_live_cables_down = 0;
+	x->al[0].ring = "pod-a";
+	ring__alert__init(&x->al[1]);
+	x->al[1].rule = "cable_down";
+	x->al[1].severity = RING__SEVERITY__SEVERITY_CRITICAL;
+	x->al[1].firing = 1;
+	x->al[1].subject = "n7-n8";
+	x->al[1].ring = "pod-c";
+	x->al[1].message = "cable n7-n8 is down: the pod-c cable";
+	x->alp[1] = &x->al[1];
+	x->r.n_alerts = 2;
+	fx_ring_view(x, 0, "pod-a", "ring", a, 4, "critical", 1);
+	x->rv[0].configured = 1;
+	x->rv[0].health_text = "pod-a: cable n3-n4 is down";
+	fx_ring_view(x, 1, "ring-n5", "pair", b, 2, "healthy", 0);
+	fx_ring_view(x, 2, "pod-c", "split", c, 2, "critical", 1);
+	x->rv[2].n_components = 2;
 }
 
 static char *draw(const Ring__StatusReply *r, size_t *len)
@@ -887,6 +971,206 @@ static void test_clearing_and_cause(void **state)
 	free(x);
 }
 
+/* The nested picture of ring id: from <svg id="ring-ID" to its </svg>. */
+static char *ring_picture(const char *doc, const char *id)
+{
+	char key[128];
+	const char *p, *end;
+
+	snprintf(key, sizeof(key), "<svg id=\"ring-%s\"", id);
+	p = strstr(doc, key);
+	if (!p)
+		return NULL;
+	end = strstr(p, "</svg>");
+	assert_non_null(end);
+	return strndup(p, (size_t)(end - p));
+}
+
+/* A site of three rings: the overview (a tile per ring, its health, class,
+ * nodes and alerts), then each ring's own picture, the worst first, each
+ * holding only its members, cables and alerts. */
+static void test_site(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	struct svg_opts linked = {.link = "/?ring="};
+	char *doc, *pa, *pb, *pc;
+	size_t n;
+
+	(void)state;
+	fx_site(x);
+	doc = draw(&x->r, NULL);
+	assert_true(
+		!strncmp(doc,
+			 "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			 "id=\"ringd-picture\" class=\"ringd site\"",
+			 strlen("<svg xmlns=\"http://www.w3.org/2000/svg\" "
+				"id=\"ringd-picture\" class=\"ringd site\"")));
+	assert_non_null(strstr(doc, ">3 rings</text>"));
+	expect_tag(doc, "overview", "class=\"overview\"");
+	expect_tag(doc, "tile-pod-a", "class=\"ring-tile critical\"");
+	expect_tag(doc, "tile-pod-a", "data-ring=\"pod-a\"");
+	expect_tag(doc, "tile-ring-n5", "class=\"ring-tile healthy\"");
+	expect_tag(doc, "tile-pod-c", "class=\"ring-tile critical\"");
+	assert_non_null(strstr(doc, ">ring \xc2\xb7 4 nodes</text>"));
+	assert_non_null(strstr(doc, ">split \xc2\xb7 2 nodes</text>"));
+	assert_non_null(strstr(doc, ">critical \xc2\xb7 1 alert</text>"));
+	assert_non_null(strstr(doc, ">healthy \xc2\xb7 0 alerts</text>"));
+	assert_non_null(strstr(doc, "<title>pod-a: cable n3-n4 is down"));
+	/* ringctl's file: no links */
+	assert_null(strstr(doc, "<a href"));
+	/* the worst first, then the site's order */
+	pa = strstr(doc, "<svg id=\"ring-pod-a\"");
+	pb = strstr(doc, "<svg id=\"ring-ring-n5\"");
+	pc = strstr(doc, "<svg id=\"ring-pod-c\"");
+	assert_true(pa && pb && pc && pa < pc && pc < pb);
+	expect_tag(doc, "ring-pod-a", "class=\"ring\" data-ring=\"pod-a\"");
+	/* each picture's fixed ids its own; the site's once */
+	expect_tag(doc, "ring-pod-a-health", "class=\"health critical\"");
+	expect_tag(doc, "ring-ring-n5-health", "class=\"health healthy\"");
+	expect_tag(doc, "health", "class=\"health critical\"");
+	expect_tag(doc, "ring-pod-c-legend", "transform=");
+	pa = ring_picture(doc, "pod-a");
+	pb = ring_picture(doc, "ring-n5");
+	pc = ring_picture(doc, "pod-c");
+	/* pod-a: its order on the circle, its cut, its alert alone */
+	expect_tag(pa, "node-n1", "data-order=\"0\"");
+	expect_tag(pa, "node-n3", "class=\"node down\" data-order=\"3\"");
+	expect_tag(pa, "edge-n3-n4", "class=\"edge down\"");
+	assert_non_null(strstr(pa, ">pod-a: ring n1\xe2\x80\x93n2"));
+	assert_non_null(strstr(pa, "cable n3-n4 is down"));
+	assert_null(strstr(pa, "node-n5"));
+	assert_null(strstr(pa, "the pod-c cable"));
+	assert_null(strstr(pa, "edge-n7-n8"));
+	/* the pair: its two nodes, up; 2 of 2 connected */
+	expect_tag(pb, "node-n5", "class=\"node up\" data-order=\"0\"");
+	expect_tag(pb, "edge-n5-n6", "class=\"edge up\"");
+	assert_non_null(strstr(pb, "2 of 2 expected nodes connected"));
+	assert_null(strstr(pb, "node-n1"));
+	assert_null(strstr(pb, "class=\"alert "));
+	/* the split: no order, its cable down, its own alert */
+	expect_tag(pc, "edge-n7-n8", "class=\"edge down\"");
+	assert_non_null(strstr(pc, "the pod-c cable"));
+	assert_null(strstr(pc, "cable n3-n4 is down"));
+	free(pa);
+	free(pb);
+	free(pc);
+	free(doc);
+	/* the page's: each tile a link to its ring's page */
+	doc = svg_render_opts(&x->r, &linked, &n);
+	assert_non_null(doc);
+	assert_int_equal(xml_check(doc), -1);
+	assert_non_null(strstr(doc, "<a href=\"/?ring=pod-a\"><g "
+				    "id=\"tile-pod-a\""));
+	assert_non_null(strstr(doc, "<a href=\"/?ring=ring-n5\">"));
+	free(doc);
+	free(x);
+}
+
+/* One ring of a site drawn alone (`status -f svg --ring`, the page's
+ * ?ring=): a document of its own, exactly as a site of that one ring;
+ * an id that is no ring's: ENOENT. A site of one ring: today's picture,
+ * byte for byte, whether the reply lists its ring or not. */
+static void test_site_one_ring(void **state)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	struct svg_opts one = {.ring = "ring-n5"}, none = {.ring = "pod-z"};
+	char *doc, *plain;
+	size_t n, m;
+
+	(void)state;
+	fx_site(x);
+	doc = svg_render_opts(&x->r, &one, &n);
+	assert_non_null(doc);
+	assert_int_equal(xml_check(doc), -1);
+	assert_true(!strncmp(doc,
+			     "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+			     "id=\"ringd-picture\" class=\"ringd\" ",
+			     strlen("<svg xmlns=\"http://www.w3.org/2000/svg\" "
+				    "id=\"ringd-picture\" class=\"ringd\" ")));
+	expect_tag(doc, "node-n5", "class=\"node up\" data-order=\"0\"");
+	expect_tag(doc, "node-n6", "data-order=\"1\"");
+	expect_tag(doc, "health", "class=\"health healthy\"");
+	assert_null(strstr(doc, "node-n1"));
+	assert_null(strstr(doc, "tile-"));
+	assert_non_null(strstr(doc, ">pair n5\xe2\x80\x93n6</text>"));
+	free(doc);
+	errno = 0;
+	assert_null(svg_render_opts(&x->r, &none, &n));
+	assert_int_equal(errno, ENOENT);
+	/* a ring listing no members (a hostile reply): drawn, empty */
+	x->rv[1].n_nodes = 0;
+	x->rv[1].nodes = NULL;
+	doc = svg_render_opts(&x->r, &one, &n);
+	assert_non_null(doc);
+	assert_int_equal(xml_check(doc), -1);
+	assert_non_null(strstr(doc, "0 of 0 expected nodes"));
+	free(doc);
+	free(draw(&x->r, NULL));
+	free(x);
+	/* one ring, listed or not, named or not: the same bytes */
+	x = calloc(1, sizeof(*x));
+	fx_ring(x);
+	plain = draw(&x->r, &m);
+	fx_ring_view(x, 0, "ring-n1", "ring",
+		     (const char *const[]){"n1", "n2", "n4", "n3"}, 4,
+		     "critical", 1);
+	doc = draw(&x->r, &n);
+	assert_int_equal(n, m);
+	assert_string_equal(doc, plain);
+	free(doc);
+	one.ring = "ring-n1";
+	doc = svg_render_opts(&x->r, &one, &n);
+	assert_non_null(doc);
+	assert_string_equal(doc, plain);
+	free(doc);
+	free(plain);
+	free(x);
+}
+
+/* Thousands of rings: a bounded overview (SVG_SITE_MAX_TILES tiles, the
+ * rest counted), at most SVG_SITE_MAX_PICTURES pictures, under
+ * SVG_MAX_BYTES. */
+static void test_site_bounded(void **state)
+{
+	enum { RINGS = 3000 };
+	struct fx *x = calloc(1, sizeof(*x));
+	Ring__RingView *rv = calloc(RINGS, sizeof(*rv));
+	Ring__RingView **rvp = calloc(RINGS, sizeof(*rvp));
+	char(*ids)[64] = calloc(RINGS, 64);
+	size_t len, tiles = 0, pictures = 0;
+	char *doc;
+
+	(void)state;
+	assert_true(rv && rvp && ids);
+	fx_site(x);
+	for (size_t k = 0; k < RINGS; k++) {
+		rv[k] = x->rv[k % 3];
+		/* 63 bytes: the longest id */
+		snprintf(ids[k], 64, "%05zu", k);
+		memset(ids[k] + 5, 'x', 58);
+		rv[k].id = ids[k];
+		rvp[k] = &rv[k];
+	}
+	x->t.n_rings = RINGS;
+	x->t.rings = rvp;
+	doc = draw(&x->r, &len);
+	fprintf(stderr, "site bounded: %zu bytes (limit %d)\n", len,
+		SVG_MAX_BYTES);
+	for (const char *p = doc; (p = strstr(p, "class=\"ring-tile ")); p++)
+		tiles++;
+	for (const char *p = doc; (p = strstr(p, "<svg id=\"ring-")); p++)
+		pictures++;
+	assert_int_equal(tiles, SVG_SITE_MAX_TILES);
+	assert_true(pictures >= 1 && pictures <= SVG_SITE_MAX_PICTURES);
+	assert_non_null(strstr(doc, "and 2760 more rings"));
+	assert_non_null(strstr(doc, "more rings not drawn here"));
+	free(doc);
+	free(ids);
+	free(rvp);
+	free(rv);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -902,6 +1186,9 @@ int main(void)
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_clearing_and_cause),
+		cmocka_unit_test(test_site),
+		cmocka_unit_test(test_site_one_ring),
+		cmocka_unit_test(test_site_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
