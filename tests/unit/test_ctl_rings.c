@@ -31,6 +31,7 @@ struct site {
 	Ring__RingView ring[NR];
 	Ring__RingView *ringp[NR];
 	char *nodes[NR][4];
+	char *members[NR][4];
 	char names[NN][16];
 	Ring__Edge edge[NN];
 	Ring__Edge *edgep[NN];
@@ -58,6 +59,11 @@ static void site_alert(Ring__Alert *a, const char *rule, const char *ring,
 	a->firing = 1;
 	a->message = (char *)msg;
 	a->first_seen_ms = 1765000000000ull;
+}
+
+static int site_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int site_setup(void **state)
@@ -125,7 +131,11 @@ static int site_setup(void **state)
 			s->rankp[r][k] = rk;
 		}
 		v->n_nodes = v->n_order = 4;
-		v->nodes = v->order = s->nodes[r];
+		v->order = s->nodes[r];
+		/* Members ascending by name (RingView.nodes): n10 < n9. */
+		memcpy(s->members[r], s->nodes[r], sizeof(s->members[r]));
+		qsort(s->members[r], 4, sizeof(s->members[r][0]), site_cmp);
+		v->nodes = s->members[r];
 		v->n_ranks = 4;
 		v->ranks = s->rankp[r];
 		v->slowest_edge = r == 2 ? "n9-n10" : r ? "n5-n6" : "n1-n2";
