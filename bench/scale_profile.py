@@ -117,6 +117,9 @@ def main():
     ap.add_argument("--json-calls", type=int, default=10)
     ap.add_argument("--idle-s", type=int, default=30)
     ap.add_argument("--coord-extra", action="append", default=[])
+    ap.add_argument("--malloc", action="store_true",
+                    help="after the idle window: malloc_stats() and "
+                    "malloc_trim(0) in the coordinator (gdb)")
     args = ap.parse_args()
     n = args.n
     names = ["a%04d" % i for i in range(n)]
@@ -187,6 +190,16 @@ def main():
         res["idle_cpu_pct"] = 100.0 * (c1 - c0) / CLK_TCK / (t1 - t0)
         res["rss_mib"] = rss_kib(cp) / 1024.0
         res["hwm_mib"] = rss_kib(cp, "VmHWM") / 1024.0
+        if args.malloc:
+            # The heap's own account (into the coordinator's log), and
+            # how much of the RSS is freed memory the heap keeps.
+            for expr in ("(void)malloc_stats()", "(int)malloc_trim(0)"):
+                subprocess.run(["gdb", "-p", str(cp), "-batch", "-ex",
+                                "call " + expr], capture_output=True,
+                               timeout=120)
+            res["rss_trimmed_mib"] = rss_kib(cp) / 1024.0
+            log("RSS after malloc_trim(0): %.1f MiB" %
+                res["rss_trimmed_mib"])
         rc, doc, _ = r.status()
         res["connected_end"] = (doc or {}).get("connected")
         log("idle CPU %.2f%% of a core; RSS %.1f MiB (peak %.1f)" % (
