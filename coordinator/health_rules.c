@@ -125,9 +125,12 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *x = v[i];
-
+		/* Only a node never connected asks: a lookup per node of a
+		 * site of thousands on every evaluation is not free. */
 		const struct alert *was =
-			alerts_get(w->alerts, "node_down", x->name);
+			x->state == NODE_NEVER
+				? alerts_get(w->alerts, "node_down", x->name)
+				: NULL;
 		int carried = was && was->firing;
 
 		/* Never connected since this start: after the grace, or at
@@ -396,6 +399,9 @@ static void health_rules_check_counters(struct health_rules *w, uint64_t now_ms)
 	struct node **v;
 	unsigned n;
 
+	/* No port rising anywhere (the usual case): nothing to walk. */
+	if (!nodes_rising_count(w->table))
+		return;
 	v = nodes_sorted(w->table, &n);
 	if (!v)
 		return;

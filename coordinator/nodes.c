@@ -20,6 +20,7 @@ struct nodes {
 	/* The last NODES_JOURNAL changes' names, change k at k % size. */
 	char journal[NODES_JOURNAL][sizeof(((struct node *)0)->name)];
 	uint64_t changes;
+	unsigned n_rising; /* nodes with n->rising set */
 };
 
 static void nodes_journal(struct nodes *t, const char *name)
@@ -158,6 +159,7 @@ int nodes_remove(struct nodes *t, const char *name)
 		memmove(&t->sorted[pos], &t->sorted[pos + 1],
 			(t->count - pos - 1) * sizeof(*t->sorted));
 		nodes_journal(t, n->name);
+		t->n_rising -= n->rising != 0;
 		nodes_free_one(n);
 		t->count--;
 		return 0;
@@ -295,6 +297,28 @@ static int nodes_rising_in(const Ring__CountersReport *r,
 	return 0;
 }
 
+/* Keep the table's count of nodes with a rising port in step. */
+static void nodes_set_rising(struct node *n, const struct node_port_rise *rise)
+{
+	int now = 0;
+
+	for (size_t i = 0;
+	     rise && n->counters && i < n->counters->n_ports && !now; i++)
+		now = nodes_port_rising(&rise[i]);
+	if (n->table && now != n->rising) {
+		if (now)
+			n->table->n_rising++;
+		else
+			n->table->n_rising--;
+	}
+	n->rising = now;
+}
+
+unsigned nodes_rising_count(const struct nodes *t)
+{
+	return t->n_rising;
+}
+
 int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 {
 	Ring__CountersReport *old = n->counters;
@@ -359,6 +383,7 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 	if (old)
 		ring__counters_report__free_unpacked(old, NULL);
 	free(old_rise);
+	nodes_set_rising(n, rise);
 	return changed;
 }
 

@@ -77,6 +77,7 @@ struct node {
 	uint64_t counters_session_gen, counters_carrier_gen;
 	struct node *hash_next;
 	struct nodes *table; /* the table it is in (its change journal) */
+	int rising;	     /* a port of the last counters report rose */
 };
 
 struct nodes;
@@ -120,6 +121,9 @@ void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);
  * rising): the health rule has something new to say; else 0. */
 int nodes_set_counters(struct node *n, Ring__CountersReport *r,
 		       uint64_t now_ms);
+/* How many nodes' last counters report has a port whose error or drop
+ * counters rose (nodes_port_rising): 0 lets a reader skip the walk. */
+unsigned nodes_rising_count(const struct nodes *t);
 /* 1 if any of the port's error or drop counters rose. */
 int nodes_port_rising(const struct node_port_rise *r);
 /* Node n's interface called name in its last inventory, or NULL (no

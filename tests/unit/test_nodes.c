@@ -263,6 +263,7 @@ static void test_window_steady(void **state)
 	s.rx_errors = 5;
 	s.rx_dropped = 3;
 	s.tx_dropped = 1;
+	assert_int_equal(nodes_rising_count(t), 0);
 	r = report(n, 1, &s, 1000, 3000);
 	assert_int_equal(r->window, NODE_WINDOW_JUDGED);
 	assert_true(nodes_port_rising(r));
@@ -270,6 +271,17 @@ static void test_window_steady(void **state)
 	assert_int_equal(r->rx_dropped, 3);
 	assert_int_equal(r->tx_dropped, 1);
 	assert_int_equal(r->rx_dropped_unjudged, 0);
+	/* The table counts the node while its last report rises. */
+	assert_int_equal(nodes_rising_count(t), 1);
+	r = report(n, 1, &s, 1000, 4000);
+	assert_false(nodes_port_rising(r));
+	assert_int_equal(nodes_rising_count(t), 0);
+	s.rx_errors = 6;
+	report(n, 1, &s, 1000, 5000);
+	assert_int_equal(nodes_rising_count(t), 1);
+	nodes_mark_down(n, "gone", 6000);
+	assert_int_equal(nodes_remove(t, "n1"), 0);
+	assert_int_equal(nodes_rising_count(t), 0);
 	nodes_free(t);
 }
 
