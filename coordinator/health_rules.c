@@ -115,8 +115,48 @@ int health_rules_survey_failed(const struct health_rules *w)
 	return w->survey_failure[0] != '\0';
 }
 
+static int health_rules_subject_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The subjects of the firing node_down alerts, sorted (copies: raising
+ * may resolve and drop entries), into *out; their number, or -1 when out
+ * of memory. */
+static long
+health_rules_down_firing(struct health_rules *w,
+			 char (**out)[sizeof(((struct node *)0)->name)])
+{
+	size_t nf = alerts_firing(w->alerts), k = 0;
+	const struct alert **al = malloc((nf ? nf : 1) * sizeof(*al));
+	char(*v)[sizeof(((struct node *)0)->name)] =
+		malloc((nf ? nf : 1) * sizeof(*v));
+
+	*out = NULL;
+	if (!al || !v) {
+		free(al);
+		free(v);
+		return -1;
+	}
+	k = alerts_list(w->alerts, 0, al, nf);
+	nf = k < nf ? k : nf;
+	k = 0;
+	for (size_t i = 0; i < nf; i++) {
+		size_t len = strlen(al[i]->subject);
+
+		if (!strcmp(al[i]->rule, "node_down") && len < sizeof(v[0]))
+			memcpy(v[k++], al[i]->subject, len + 1);
+	}
+	free(al);
+	qsort(v, k, sizeof(v[0]), health_rules_subject_cmp);
+	*out = v;
+	return (long)k;
+}
+
 static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 {
+	char(*down)[sizeof(((struct node *)0)->name)] = NULL;
+	long n_down = -2; /* not gathered yet */
 	struct node **v;
 	unsigned n;
 
@@ -125,10 +165,22 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *x = v[i];
+		const struct alert *was = NULL;
+		int carried;
 
-		const struct alert *was =
-			alerts_get(w->alerts, "node_down", x->name);
-		int carried = was && was->firing;
+		/* Only a node never connected asks, and only when its alert
+		 * fires (no firing alert can start before its own raise
+		 * below): a lookup per node, which copies and scans the
+		 * table, would be O(nodes x alerts) on every evaluation. */
+		if (x->state == NODE_NEVER && n_down == -2)
+			n_down = health_rules_down_firing(w, &down);
+		if (x->state == NODE_NEVER &&
+		    (n_down < 0 ||
+		     (n_down > 0 &&
+		      bsearch(x->name, down, (size_t)n_down, sizeof(down[0]),
+			      health_rules_subject_cmp))))
+			was = alerts_get(w->alerts, "node_down", x->name);
+		carried = was && was->firing;
 
 		/* Never connected since this start: after the grace, or at
 		 * once when its alert fired before a restart. */
@@ -168,6 +220,7 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 				x->name, x->agent_version, RING_VERSION);
 	}
 	free(v);
+	free(down);
 }
 
 /* One end of a cable: a speed or PCIe width below what it should be. */
@@ -396,6 +449,9 @@ static void health_rules_check_counters(struct health_rules *w, uint64_t now_ms)
 	struct node **v;
 	unsigned n;
 
+	/* No port rising anywhere (the usual case): nothing to walk. */
+	if (!nodes_rising_count(w->table))
+		return;
 	v = nodes_sorted(w->table, &n);
 	if (!v)
 		return;
@@ -455,29 +511,47 @@ static void health_rules_arm_tick(struct health_rules *w, uint64_t now_ms)
 	evtimer_add(w->tick_ev, &tv);
 }
 
+static int health_rules_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Every node the re-learning waits for: the expected ones, and those of
- * the published topology. */
+ * the published topology (its edges' ends sorted once and looked up: it
+ * runs on every evaluation while thousands of agents reconnect). */
 static int health_rules_awaited_ready(struct health_rules *w, unsigned *n_ready,
 				      unsigned *n_awaited)
 {
 	const Ring__Topology *t = live_view_published(w->view);
+	size_t n_ends = t ? 2 * t->n_edges : 0;
+	const char **ends = malloc((n_ends ? n_ends : 1) * sizeof(*ends));
 	struct node **v;
 	unsigned n;
 
 	*n_ready = *n_awaited = 0;
 	v = nodes_sorted(w->table, &n);
-	if (!v)
+	if (!v || !ends) {
+		free(v);
+		free(ends);
 		return 0;
+	}
+	for (size_t k = 0; k < n_ends / 2; k++) {
+		ends[2 * k] = t->edges[k]->a;
+		ends[2 * k + 1] = t->edges[k]->b;
+	}
+	qsort(ends, n_ends, sizeof(*ends), health_rules_name_cmp);
 	for (unsigned i = 0; i < n; i++) {
-		int awaited = v[i]->expected;
+		const char *name = v[i]->name;
+		int awaited =
+			v[i]->expected ||
+			(n_ends && bsearch(&name, ends, n_ends, sizeof(*ends),
+					   health_rules_name_cmp));
 
-		for (size_t k = 0; t && !awaited && k < t->n_edges; k++)
-			awaited = !strcmp(t->edges[k]->a, v[i]->name) ||
-				  !strcmp(t->edges[k]->b, v[i]->name);
 		*n_awaited += awaited;
 		*n_ready += awaited && nodes_ready(v[i]);
 	}
 	free(v);
+	free(ends);
 	return *n_ready == *n_awaited;
 }
 
