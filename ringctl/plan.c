@@ -1,5 +1,6 @@
 /* `ringctl plan`: a model's size against the ring's measured memory. */
 #include "plan.h"
+#include "rings.h"
 #include "error_report.h"
 #include "plan_tp.h"
 #include "plan_weights.h"
@@ -556,6 +557,12 @@ int plan_cmd_run(const char *sock, int timeout_ms, enum writer_format fmt,
 			  RING__ENVELOPE__BODY_STATUS_REPLY, CLIENT_LOUD);
 	if (!rep)
 		return 2;
+	/* A site of several rings: a job runs on one ring, named (or on the
+	 * nodes the operator lists). */
+	if (!o->n_nodes && rings_several(rep->status_reply->topology)) {
+		ret = rings_required(rep->status_reply->topology, "plan", 2);
+		goto out;
+	}
 	sel = calloc(1, sizeof(*sel));
 	if (!sel) {
 		error_report(2, "system", NULL, NULL, "%s", strerror(errno));
