@@ -146,6 +146,8 @@ static void am_alert_json(const struct alertmanager *am, const struct alert *a,
 		json_text_kv(b, 0, "node", a->node);
 	if (*a->edge)
 		json_text_kv(b, 0, "edge", a->edge);
+	if (*a->ring)
+		json_text_kv(b, 0, "ring", a->ring);
 	json_text_kv(b, 0, "coordinator", am->coordinator);
 	evbuffer_add(b, "},\"annotations\":{", 17);
 	json_text_kv(b, 1, "summary", a->message);

@@ -301,7 +301,6 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		alerts_copy(e->a.node, sizeof(e->a.node), node, (size_t)-1);
 		alerts_copy(e->a.edge, sizeof(e->a.edge), edge, (size_t)-1);
 		memcpy(e->a.message, msg, sizeof(msg));
-		alerts_set_ring(t, &e->a);
 		if (changed) {
 			e->a.severity = severity;
 			alerts_notify(t, e, ALERT_EV_CHANGED);
@@ -546,8 +545,6 @@ int alerts_restore(struct alerts *t, const struct alert *a)
 	alerts_copy(e->a.message, sizeof(e->a.message), a->message,
 		    sizeof(a->message));
 	alerts_copy(e->a.ring, sizeof(e->a.ring), a->ring, sizeof(a->ring));
-	if (!e->a.ring[0])
-		alerts_set_ring(t, &e->a);
 	e->a.severity = a->severity;
 	e->a.firing = a->firing ? 1 : 0;
 	e->a.first_seen_ms = a->first_seen_ms;

@@ -31,7 +31,8 @@ struct alert {
 	char node[ALERTS_NODE_LEN];	  /* "" where none */
 	char edge[ALERTS_EDGE_LEN];	  /* "" where none */
 	/* The ring its subject is in (issue 24; "" the site's), set by the
-	 * table's ring function at each raise. */
+	 * table's ring function when an episode starts and kept for the
+	 * episode (one identity for Alertmanager's labels). */
 	char ring[ALERTS_NODE_LEN];
 	enum alert_severity severity;
 	int firing; /* as published: 0 once resolved */

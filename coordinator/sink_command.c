@@ -67,6 +67,7 @@ static void sink_command_json(const struct sink_command *s,
 	json_text_kv(b, 0, "subject", a->subject);
 	json_text_kv(b, 0, "node", a->node);
 	json_text_kv(b, 0, "edge", a->edge);
+	json_text_kv(b, 0, "ring", a->ring);
 	json_text_kv(b, 0, "message", sink_text(a, it->ev));
 	if (it->ev == ALERT_EV_RESOLVED)
 		json_text_kv(b, 0, "firing_message", a->message);
@@ -120,6 +121,7 @@ static int sink_command_env(const struct sink_command *s,
 		{"RING_SUBJECT", a->subject},
 		{"RING_NODE", a->node},
 		{"RING_EDGE", a->edge},
+		{"RING_RING", a->ring},
 		{"RING_MESSAGE", sink_text(a, it->ev)},
 		{"RING_FIRST_SEEN", first},
 		{"RING_RESOLVED", resolved},

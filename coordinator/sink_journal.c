@@ -42,12 +42,13 @@ static void sink_journal_take(struct sink *k, const struct sink_item *it)
 	char message[LOG_ESC_LEN(ALERTS_MESSAGE_LEN)];
 	char node[LOG_ESC_LEN(ALERTS_NODE_LEN)];
 	char edge[LOG_ESC_LEN(ALERTS_EDGE_LEN)];
+	char ring[LOG_ESC_LEN(ALERTS_NODE_LEN)];
 	char rule[LOG_ESC_LEN(ALERTS_RULE_LEN)];
 	int prio = ev == ALERT_EV_RESOLVED	   ? LOG_NOTICE
 		   : a->severity == ALERT_CRITICAL ? LOG_CRIT
 		   : a->severity == ALERT_WARNING  ? LOG_WARNING
 						   : LOG_INFO;
-	struct iovec iov[10];
+	struct iovec iov[12];
 	size_t n = 0;
 	int bad = 0;
 
@@ -63,6 +64,7 @@ static void sink_journal_take(struct sink *k, const struct sink_item *it)
 	log_escape(message, sizeof(message), sink_text(a, ev));
 	log_escape(node, sizeof(node), a->node);
 	log_escape(edge, sizeof(edge), a->edge);
+	log_escape(ring, sizeof(ring), a->ring);
 	bad |= sink_journal_field(iov, &n, "MESSAGE=alert %s: %s %s: %s",
 				  sink_event_name(ev), rule, subject, message);
 	bad |= sink_journal_field(iov, &n, "PRIORITY=%d", prio);
@@ -80,6 +82,8 @@ static void sink_journal_take(struct sink *k, const struct sink_item *it)
 		bad |= sink_journal_field(iov, &n, "RING_NODE=%s", node);
 	if (*edge)
 		bad |= sink_journal_field(iov, &n, "RING_EDGE=%s", edge);
+	if (*ring)
+		bad |= sink_journal_field(iov, &n, "RING_RING=%s", ring);
 	if (bad)
 		log_warnx("alert %s %s: out of memory for journald", a->rule,
 			  a->subject);

@@ -78,6 +78,8 @@ static void sink_webhook_labels(const struct sink_webhook *s,
 		json_text_kv(b, 0, "node", a->node);
 	if (*a->edge)
 		json_text_kv(b, 0, "edge", a->edge);
+	if (*a->ring)
+		json_text_kv(b, 0, "ring", a->ring);
 	json_text_kv(b, 0, "subject", a->subject);
 	json_text_kv(b, 0, "coordinator", s->coordinator);
 	evbuffer_add(b, "}", 1);

@@ -62,15 +62,15 @@ static const char *const store_sql[ST_N] = {
 	[ST_ALERT_SAVE] =
 		"INSERT OR REPLACE INTO alerts(rule, subject, node, edge, "
 		"severity, firing, message, first_seen_ms, last_seen_ms, "
-		"resolved_ms, flaps, cleared_ms, resolved_message) "
+		"resolved_ms, flaps, cleared_ms, resolved_message, ring) "
 		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-		"?13)",
+		"?13, ?14)",
 	/* The order of alerts_list: firing, most severe, oldest first. */
 	[ST_ALERTS_LOAD] =
 		"SELECT rule, subject, node, edge, severity, firing, message, "
 		"first_seen_ms, last_seen_ms, resolved_ms, flaps, cleared_ms, "
-		"resolved_message FROM alerts ORDER BY firing DESC, severity DESC, first_seen_ms, rule, "
-		"subject",
+		"resolved_message, ring FROM alerts ORDER BY firing DESC, "
+		"severity DESC, first_seen_ms, rule, subject",
 	[ST_ALERTS_PRUNE] =
 		"DELETE FROM alerts WHERE firing = 0 AND resolved_ms < ?1",
 	[ST_HIST_ADD] = "INSERT INTO history(ts_ms, edge, kind, direction, "
@@ -103,14 +103,15 @@ static const char *const store_sql[ST_N] = {
 	[ST_EPISODE_ADD] =
 		"INSERT INTO alert_episodes(rule, subject, node, edge, "
 		"severity, message, first_seen_ms, cleared_ms, resolved_ms, "
-		"resolved_message, flaps) "
-		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+		"resolved_message, flaps, ring) "
+		"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	/* Columns in store_row_alert's order (firing 0, last seen is the
 	 * clear). Newest first. */
 	[ST_EPISODES_QUERY] =
 		"SELECT rule, subject, node, edge, severity, 0, message, "
 		"first_seen_ms, cleared_ms, resolved_ms, flaps, cleared_ms, "
-		"resolved_message FROM alert_episodes WHERE resolved_ms >= ?1 "
+		"resolved_message, ring FROM alert_episodes WHERE "
+		"resolved_ms >= ?1 "
 		"ORDER BY resolved_ms DESC, id DESC LIMIT ?2",
 	[ST_EPISODES_PRUNE_AGE] = "DELETE FROM alert_episodes WHERE id IN "
 				  "(SELECT id FROM alert_episodes WHERE "
@@ -567,6 +568,8 @@ int store_alert_save(struct store *s, const struct alert *a)
 	if (rc == SQLITE_OK)
 		rc = store_bind_text(st, 13, a->resolved_message,
 				     sizeof(a->resolved_message));
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 14, a->ring, sizeof(a->ring));
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
@@ -596,6 +599,7 @@ static void store_row_alert(sqlite3_stmt *st, struct alert *a)
 	a->cleared_ms = store_col_u64(st, 11);
 	store_col_text(st, 12, a->resolved_message,
 		       sizeof(a->resolved_message));
+	store_col_text(st, 13, a->ring, sizeof(a->ring));
 	/* Firing with its condition gone: the hold-down was running. */
 	a->clearing = a->firing && a->cleared_ms;
 }
@@ -863,6 +867,8 @@ int store_episode_add(struct store *s, const struct alert *a)
 				     sizeof(a->resolved_message));
 	if (rc == SQLITE_OK)
 		rc = sqlite3_bind_int64(st, 11, a->flaps);
+	if (rc == SQLITE_OK)
+		rc = store_bind_text(st, 12, a->ring, sizeof(a->ring));
 	if (rc == SQLITE_OK) {
 		rc = sqlite3_step(st);
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;

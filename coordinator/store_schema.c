@@ -58,11 +58,21 @@ static const char store_migrate_2[] =
 	"WHERE firing = 0;"
 	"PRAGMA user_version = 2;";
 
+/* Version 2 to 3 (issue 24): an alert keeps the ring of its subject, so
+ * that a restart says the same ring (and Alertmanager hears the same
+ * labels) for the same episode. */
+static const char store_migrate_3[] =
+	"ALTER TABLE alerts ADD COLUMN ring TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE alert_episodes ADD COLUMN ring TEXT NOT NULL "
+	"DEFAULT '';"
+	"PRAGMA user_version = 3;";
+
 /* The scripts that bring a file of version i to i + 1 (store_schema
  * makes a new one version 1). */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	store_schema,
 	store_migrate_2,
+	store_migrate_3,
 };
 
 /* errno for an SQLite result code. */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* The version store_schema_setup leaves a file at. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* errno for an SQLite result code (an I/O error's system errno). */
 int store_schema_errno(sqlite3 *db, int rc);

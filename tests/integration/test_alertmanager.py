@@ -200,7 +200,7 @@ def test_cut_cable_at_every_alertmanager(ring):
             a = cable(c, p)
             assert a["labels"] == {
                 "alertname": "cable_down", "severity": "critical",
-                "subject": "n1-n2", "edge": "n1-n2",
+                "subject": "n1-n2", "edge": "n1-n2", "ring": "ring-n1",
                 "coordinator": "coordinator"}, a
             assert "cable n1 eth2 - n2 eth1 is down" in \
                 a["annotations"]["summary"], a

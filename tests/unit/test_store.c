@@ -305,7 +305,7 @@ static void test_store_alerts_hostile_file(void **state)
 		 "INSERT INTO alerts VALUES (printf('%%.*c', 1000, 'r'), "
 		 "printf('%%.*c', 5000, 's'), x'6e3100ff', '', 99, 5, "
 		 "printf('%%.*c', 100000, 'm'), -5, 7, 8, 99999999999, -3, "
-		 "printf('%%.*c', 100000, 'x'))");
+		 "printf('%%.*c', 100000, 'x'), printf('%%.*c', 9000, 'g'))");
 	raw_sql(f->db, sql, NULL, 0);
 	s = fx_open(f);
 	alerts_load_all(s, &seen);
@@ -320,6 +320,7 @@ static void test_store_alerts_hostile_file(void **state)
 	assert_int_equal(seen.a[0].resolved_ms, 8);
 	assert_int_equal(seen.a[0].flaps, UINT32_MAX);
 	assert_int_equal(seen.a[0].cleared_ms, 0);
+	assert_int_equal(strlen(seen.a[0].ring), ALERTS_NODE_LEN - 1);
 	assert_int_equal(strlen(seen.a[0].resolved_message),
 			 ALERTS_MESSAGE_LEN - 1);
 	store_close(s);
@@ -568,15 +569,15 @@ static void test_store_newer_schema(void **state)
 	char out[32];
 
 	store_close(s);
-	raw_sql(f->db, "PRAGMA user_version = 3", NULL, 0);
+	raw_sql(f->db, "PRAGMA user_version = 4", NULL, 0);
 	assert_null(store_open(f->dir, f->err, sizeof(f->err)));
 	assert_int_equal(errno, EPROTO);
 	print_message("refused: %s\n", f->err);
-	assert_non_null(strstr(f->err, "schema version 3 is newer"));
+	assert_non_null(strstr(f->err, "schema version 4 is newer"));
 	assert_non_null(strstr(f->err, f->db));
 	/* Left as it was. */
 	raw_sql(f->db, "PRAGMA user_version", out, sizeof(out));
-	assert_string_equal(out, "3");
+	assert_string_equal(out, "4");
 }
 
 static void write_file(const char *path, const void *buf, size_t len, off_t off)
@@ -1124,7 +1125,7 @@ static void test_store_migrate_v1(void **state)
 
 	s = fx_open(f);
 	raw_sql(f->db, "PRAGMA user_version", out, sizeof(out));
-	assert_string_equal(out, "2");
+	assert_string_equal(out, "3");
 	alerts_load_all(s, &seen);
 	assert_int_equal(seen.n, 2);
 	assert_string_equal(seen.a[0].rule, "node_down");

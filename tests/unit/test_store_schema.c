@@ -127,7 +127,7 @@ static void test_migrate_v1(void **state)
 	assert_int_equal(
 		store_schema_setup(f->db, f->path, version, err, sizeof(err)),
 		0);
-	assert_int_equal(one_int(f->db, "PRAGMA user_version"), 2);
+	assert_int_equal(one_int(f->db, "PRAGMA user_version"), 3);
 	/* The resolved one became the first episode. */
 	assert_int_equal(one_int(f->db, "SELECT count(*) FROM alert_episodes"),
 			 1);
@@ -144,7 +144,7 @@ static void test_refused(void **state)
 	FILE *fp;
 
 	fx_open(f);
-	assert_int_equal(sqlite3_exec(f->db, "PRAGMA user_version = 3", NULL,
+	assert_int_equal(sqlite3_exec(f->db, "PRAGMA user_version = 4", NULL,
 				      NULL, NULL),
 			 SQLITE_OK);
 	errno = 0;
@@ -153,8 +153,8 @@ static void test_refused(void **state)
 		-1);
 	assert_int_equal(errno, EPROTO);
 	snprintf(want, sizeof(want),
-		 "%s: schema version 3 is newer than this ring-coordinator's "
-		 "(2): refusing to change it",
+		 "%s: schema version 4 is newer than this ring-coordinator's "
+		 "(3): refusing to change it",
 		 f->path);
 	assert_string_equal(err, want);
 	assert_int_equal(sqlite3_exec(f->db, "PRAGMA user_version = -1", NULL,
