@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -940,6 +941,47 @@ static void test_agent_defaults(void **state)
 	assert_int_equal(c.rdma_max_total_memory, 2ull << 30);
 	assert_int_equal(c.allreduce_max_memory, 1ull << 30);
 	assert_true(agent_conf_is_rdma_device(&c, "mlx5_0"));
+}
+
+/* source_address: an address literal of either family, nothing else,
+ * each refusal at its line naming the value. */
+static void test_agent_source_address(void **state)
+{
+	struct agent_conf c;
+
+	(void)state;
+	assert_int_equal(agent_parse(&c, "coordinator c\n"), 0);
+	assert_string_equal(c.source_address, "");
+	assert_int_equal(c.source_family, 0);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address 127.0.3.7\n"),
+			 0);
+	assert_msgs(0);
+	assert_string_equal(c.source_address, "127.0.3.7");
+	assert_int_equal(c.source_family, AF_INET);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address fd00::5\n"),
+			 0);
+	assert_string_equal(c.source_address, "fd00::5");
+	assert_int_equal(c.source_family, AF_INET6);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address mgmt.lan\n"
+					 "source_address 10.0.0.1:7420\n"
+					 "source_address 10.0.0.256\n"
+					 "source_address\n"),
+			 -1);
+	assert_msgs(4,
+		    "t.conf:2: 'source_address': 'mgmt.lan' is not an IPv4 or "
+		    "IPv6 address (give one of this host's addresses, e.g. "
+		    "10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:3: 'source_address': '10.0.0.1:7420' is not an "
+		    "IPv4 or IPv6 address (give one of this host's addresses, "
+		    "e.g. 10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:4: 'source_address': '10.0.0.256' is not an IPv4 "
+		    "or IPv6 address (give one of this host's addresses, e.g. "
+		    "10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:5: 'source_address' takes 1 argument, got 0");
+	assert_int_equal(c.source_family, 0);
 }
 
 static void test_agent_rdma(void **state)
@@ -2022,6 +2064,7 @@ int main(void)
 		cmocka_unit_test_setup(test_one_pass, setup),
 		cmocka_unit_test_setup(test_verify, setup),
 		cmocka_unit_test_setup(test_debug_subsystems, setup),
+		cmocka_unit_test_setup(test_agent_source_address, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
