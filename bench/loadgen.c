@@ -365,6 +365,7 @@ static void lg_active(struct lg_sess *s, const Ring__HelloAck *ack)
 		tv = lg_tv(lg->o.counters_ms);
 		event_add(s->ctr_ev, &tv);
 	}
+	lg_kick(lg);
 }
 
 static void lg_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
@@ -691,6 +692,8 @@ static int lg_setup(struct lg *lg)
 	lg->tls = tls_ctx_new(0, ca, crt, key);
 	if (!lg->tls)
 		return -1;
+	/* Idle sessions hold no record buffers: 10,000 of them fit. */
+	SSL_CTX_set_mode(lg->tls, SSL_MODE_RELEASE_BUFFERS);
 	lg->coord_len = sizeof(lg->coord);
 	if (evutil_parse_sockaddr_port(lg->o.coordinator,
 				       (struct sockaddr *)&lg->coord,
