@@ -341,6 +341,8 @@ static void lg_probe(struct lg_sess *s, const Ring__Envelope *env)
 	lg_send(s, env->request_id, RING__ENVELOPE__BODY_PROBE_REPLY, &rep);
 }
 
+static void lg_kick(struct lg *lg);
+
 static void lg_active(struct lg_sess *s, const Ring__HelloAck *ack)
 {
 	struct lg *lg = s->lg;
@@ -420,8 +422,6 @@ static void lg_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
 }
 
 /* ------------------------------------------------------------ sessions */
-
-static void lg_kick(struct lg *lg);
 
 static void lg_enqueue(struct lg_sess *s)
 {
