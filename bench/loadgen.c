@@ -59,7 +59,7 @@ struct lg_sess {
 	struct event *ctr_ev; /* counters */
 	uint64_t seq;
 	uint64_t ctr_last_ms;
-	uint64_t bytes; /* what the fake ports have moved */
+	uint64_t bytes;	      /* what the fake ports have moved */
 	unsigned next_queued; /* the connect queue, by index; 0 = none */
 };
 
@@ -128,8 +128,7 @@ static void lg_node(const struct lg *lg, unsigned i, char *buf, size_t len)
 	snprintf(buf, len, "%s%05u", lg->o.prefix, i);
 }
 
-static void lg_agent_id(const struct lg *lg, unsigned i, char *buf,
-			size_t len)
+static void lg_agent_id(const struct lg *lg, unsigned i, char *buf, size_t len)
 {
 	snprintf(buf, len, "%016llx%016x", (unsigned long long)lg->run_id, i);
 }
@@ -284,8 +283,8 @@ static void lg_counters(evutil_socket_t fd, short what, void *arg)
 	Ring__CountersReport r = RING__COUNTERS_REPORT__INIT;
 	Ring__PortCounters pc[LG_PORTS], *pcp[LG_PORTS];
 	static char *names[] = {"p0", "p1"};
-	uint64_t now = lg_now_ms(), dt = s->ctr_last_ms ? now - s->ctr_last_ms
-							 : 0;
+	uint64_t now = lg_now_ms(),
+		 dt = s->ctr_last_ms ? now - s->ctr_last_ms : 0;
 
 	(void)fd;
 	(void)what;
@@ -331,9 +330,9 @@ static void lg_probe(struct lg_sess *s, const Ring__Envelope *env)
 	Ring__ProbeReply rep = RING__PROBE_REPLY__INIT;
 
 	rep.route_kind = "direct";
-	rep.route_interface =
-		q->local_interface && *q->local_interface ? q->local_interface
-							  : "p0";
+	rep.route_interface = q->local_interface && *q->local_interface
+				      ? q->local_interface
+				      : "p0";
 	rep.route_gateway = "";
 	rep.route_source = "";
 	rep.reachable = 0;
@@ -382,8 +381,8 @@ static void lg_on_msg(struct conn *c, Ring__Envelope *env, void *arg)
 	case RING__ENVELOPE__BODY_HEARTBEAT:
 		break;
 	case RING__ENVELOPE__BODY_ERROR:
-		log_debug("loadgen", "session %u: coordinator says: %s",
-			  s->idx, env->error->text);
+		log_debug("loadgen", "session %u: coordinator says: %s", s->idx,
+			  env->error->text);
 		break;
 	case RING__ENVELOPE__BODY_PROBE_REQUEST:
 		lg_probe(s, env);
@@ -464,8 +463,7 @@ static void lg_retry(struct lg_sess *s, const char *why)
 	lg_kick(lg);
 }
 
-static void lg_on_close(struct conn *c, int err, const char *reason,
-			void *arg)
+static void lg_on_close(struct conn *c, int err, const char *reason, void *arg)
 {
 	(void)c;
 	(void)err;
@@ -517,10 +515,10 @@ static int lg_connect(struct lg_sess *s)
 					     BEV_OPT_CLOSE_ON_FREE);
 	if (!bev)
 		goto fail;
-	snprintf(peer, sizeof(peer), "coordinator (session %u from %s)",
-		 s->idx, addr);
-	s->conn = conn_new(bev, peer, lg->o.max_frame, lg_on_msg, lg_on_close,
-			   s);
+	snprintf(peer, sizeof(peer), "coordinator (session %u from %s)", s->idx,
+		 addr);
+	s->conn =
+		conn_new(bev, peer, lg->o.max_frame, lg_on_msg, lg_on_close, s);
 	if (!s->conn) {
 		bufferevent_free(bev);
 		return -1;
@@ -638,8 +636,7 @@ static int lg_certs(struct lg *lg)
 			}
 			issued++;
 		}
-		if (!lg->o.issue_only &&
-		    lg_load_pem(&lg->s[i], crt, key) < 0) {
+		if (!lg->o.issue_only && lg_load_pem(&lg->s[i], crt, key) < 0) {
 			log_warnx("%s or %s: cannot read the certificate and "
 				  "key",
 				  crt, key);
@@ -677,8 +674,7 @@ static int lg_setup(struct lg *lg)
 	if (lg->o.issue_only)
 		return 0;
 	lg_raise_nofile(lg->o.n);
-	if (getrandom(&lg->run_id, sizeof(lg->run_id), 0) !=
-	    sizeof(lg->run_id))
+	if (getrandom(&lg->run_id, sizeof(lg->run_id), 0) != sizeof(lg->run_id))
 		lg->run_id = (uint64_t)time(NULL);
 	lg->base = event_base_new();
 	if (!lg->base)
@@ -764,7 +760,8 @@ static void lg_free(struct lg *lg)
 static void lg_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " PROG " -n SESSIONS --coordinator ADDR:PORT --pki DIR\n"
+		"usage: " PROG
+		" -n SESSIONS --coordinator ADDR:PORT --pki DIR\n"
 		"       [--coordinator-name NAME] [--prefix P] [--source O2]\n"
 		"       [--parallel N] [--ring-size N] [--counters-interval "
 		"S]\n"
@@ -861,8 +858,7 @@ static int lg_args(int argc, char **argv, struct lg_opts *o)
 				return -1;
 			break;
 		case 'c':
-			if (lg_uint("--counters-interval", optarg, 0, 3600,
-				    &v))
+			if (lg_uint("--counters-interval", optarg, 0, 3600, &v))
 				return -1;
 			o->counters_ms = (uint64_t)v * 1000;
 			break;
@@ -918,8 +914,8 @@ int main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	log_info("%u sessions to %s, at most %u connecting at once",
-		 lg.o.n, lg.o.coordinator, lg.o.parallel);
+	log_info("%u sessions to %s, at most %u connecting at once", lg.o.n,
+		 lg.o.coordinator, lg.o.parallel);
 	lg_kick(&lg);
 	rc = event_base_dispatch(lg.base) < 0;
 out:
