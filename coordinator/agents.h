@@ -22,7 +22,11 @@ struct agents;
  * them can never take an agent's place. When the pending total is full,
  * the oldest pending connection makes room for the new one. */
 #define AGENTS_MAX_PENDING 256
+/* Overridable at build time only for measurements of many agents from
+ * one address (bench: -DAGENTS_MAX_PENDING_PER_SOURCE=256). */
+#ifndef AGENTS_MAX_PENDING_PER_SOURCE
 #define AGENTS_MAX_PENDING_PER_SOURCE 8
+#endif
 /* Before Hello, frames larger than this close the connection. */
 #define AGENTS_HELLO_MAX_FRAME 4096
 

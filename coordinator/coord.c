@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h>
 
@@ -100,13 +101,58 @@ static void coord_survey_event(enum survey_event ev, const char *what,
 		health_rules_survey_outcome(co->rules, what, failure);
 }
 
+/* What a change of the node table makes the survey and the rules look at
+ * again, once for all the changes since: each walks every node (or edge),
+ * so once per change would cost O(n) per agent and O(n^2) per join storm.
+ * It runs at the next loop turn, or, when the last pass was recent, once
+ * COORD_SETTLE_RATIO times its cost has passed since it ended (bounded by
+ * COORD_SETTLE_MAX_MS): a lone change is judged at once, a storm of them
+ * at most every few ms to COORD_SETTLE_MAX_MS, never behind by more. */
+#define COORD_SETTLE_RATIO 10
+#define COORD_SETTLE_MAX_MS 100
+
+static uint64_t coord_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void coord_settle(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *co = arg;
+	uint64_t t0 = coord_mono_us();
+
+	(void)fd;
+	(void)what;
+	survey_nodes_changed(co->survey);
+	health_rules_eval(co->rules);
+	co->settle_end_us = coord_mono_us();
+	co->settle_cost_us = co->settle_end_us - t0;
+}
+
 static void coord_nodes_changed(void *arg)
 {
 	struct coord *co = arg;
+	uint64_t gap = co->settle_cost_us * COORD_SETTLE_RATIO, now, due;
+	struct timeval tv = {0, 0};
 
-	survey_nodes_changed(co->survey);
-	health_rules_nodes_changed(co->rules);
+	/* The watchers' events at once: every transition of every node is
+	 * one (the feed follows the table's change journal, not every
+	 * node). */
 	feed_nodes(co->feed, co->nodes);
+	if (evtimer_pending(co->settle_ev, NULL))
+		return;
+	if (gap > COORD_SETTLE_MAX_MS * 1000)
+		gap = COORD_SETTLE_MAX_MS * 1000;
+	now = coord_mono_us();
+	due = co->settle_end_us + gap;
+	if (due > now) {
+		tv.tv_sec = (time_t)((due - now) / 1000000);
+		tv.tv_usec = (suseconds_t)((due - now) % 1000000);
+	}
+	evtimer_add(co->settle_ev, &tv);
 }
 
 /* The live view after each evaluation: the feed's edge, class and rank
@@ -307,6 +353,9 @@ int coord_init(struct coord *co, struct coord_conf *conf)
 	co->agents = agents_new(co->base, co->tls, conf, co->nodes);
 	if (!co->agents)
 		goto fail;
+	co->settle_ev = evtimer_new(co->base, coord_settle, co);
+	if (!co->settle_ev)
+		goto fail;
 	co->survey = co->hview.survey =
 		survey_new(co->base, conf, co->nodes, agents_calls(co->agents));
 	if (!co->survey)
@@ -362,6 +411,8 @@ void coord_fini(struct coord *co)
 		event_free(co->thin_ev);
 	if (co->report_ev)
 		event_free(co->report_ev);
+	if (co->settle_ev)
+		event_free(co->settle_ev);
 	health_rules_free(co->rules);
 	/* The sinks first: alerts_free notifies nothing. */
 	sinks_free(co->sinks);

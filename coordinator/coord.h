@@ -35,8 +35,10 @@ struct coord {
 	struct metrics *metrics; /* Prometheus endpoint (metrics.h) */
 	struct feed *feed;	 /* ringctl watch's events (feed.h) */
 	char *alert_argv[COORD_CONF_MAX_ARGS + 1];
-	struct event *thin_ev;	  /* history thinning, hourly */
-	struct event *report_ev;  /* health report, health_report_interval */
+	struct event *thin_ev;	 /* history thinning, hourly */
+	struct event *report_ev; /* health report, health_report_interval */
+	struct event *settle_ev; /* node table changed: survey, rules */
+	uint64_t settle_end_us, settle_cost_us; /* the last pass (monotonic) */
 	unsigned fired, resolved; /* transitions since the last report */
 	struct control_view view; /* what control shows of the above */
 	struct health_view hview; /* where the health's facts live */

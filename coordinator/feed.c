@@ -55,10 +55,12 @@ struct feed {
 	int order_valid;
 	struct feed_edge *edges;
 	size_t n_edges;
-	/* The node table as last seen, by name. */
+	/* The node table as last seen, by name, and the number of the
+	 * table's last change then (nodes_changes). */
 	int have_nodes;
-	struct feed_node *nodes;
+	struct feed_node **nodes;
 	size_t n_nodes;
+	uint64_t nodes_seen;
 };
 
 static const struct {
@@ -152,6 +154,8 @@ void feed_free(struct feed *f)
 		feed_unsubscribe(LIST_FIRST(&f->subs));
 	event_free(f->keepalive_ev);
 	free(f->edges);
+	for (size_t i = 0; i < f->n_nodes; i++)
+		free(f->nodes[i]);
 	free(f->nodes);
 	free(f);
 }
@@ -632,75 +636,206 @@ void feed_published(struct feed *f, const Ring__Topology *t)
 	}
 }
 
-void feed_nodes(struct feed *f, struct nodes *table)
+static void feed_node_changed(struct feed *f, const struct node *nd,
+			      enum node_state was)
 {
-	struct feed_node *now;
-	struct node **v;
-	unsigned n;
-	size_t j = 0;
 	char text[512];
+
+	snprintf(text, sizeof(text), "%s %s -> %s%s%s", nd->name,
+		 nodes_state_name(was), nodes_state_name(nd->state),
+		 nd->state == NODE_DOWN && *nd->down_reason ? ": " : "",
+		 nd->state == NODE_DOWN ? nd->down_reason : "");
+	feed_event(f, "node", nd->name, nodes_state_name(nd->state),
+		   nodes_state_name(was),
+		   nd->state == NODE_DOWN ? nd->down_reason : "", text);
+}
+
+static void feed_node_new(struct feed *f, const struct node *nd)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s new, %s", nd->name,
+		 nodes_state_name(nd->state));
+	feed_event(f, "node", nd->name, nodes_state_name(nd->state), "", "",
+		   text);
+}
+
+static void feed_node_gone(struct feed *f, const struct feed_node *was)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text), "%s forgotten", was->name);
+	feed_event(f, "node", was->name, "gone", nodes_state_name(was->state),
+		   "", text);
+}
+
+static void feed_nodes_drop(struct feed *f)
+{
+	for (size_t i = 0; i < f->n_nodes; i++)
+		free(f->nodes[i]);
+	free(f->nodes);
+	f->nodes = NULL;
+	f->n_nodes = 0;
+}
+
+/* The whole table against the one last seen, both sorted by name: one
+ * merge. */
+static void feed_nodes_diff(struct feed *f, struct nodes *table)
+{
+	struct feed_node **now;
+	struct node **v;
+	unsigned n, made = 0;
+	size_t j = 0;
 
 	v = nodes_sorted(table, &n);
 	if (!v)
 		return;
 	now = calloc(n ? n : 1, sizeof(*now));
-	if (!now) {
+	for (; now && made < n; made++) {
+		now[made] = malloc(sizeof(**now));
+		if (!now[made])
+			break;
+	}
+	if (!now || made < n) {
+		for (unsigned i = 0; now && i < made; i++)
+			free(now[i]);
+		free(now);
 		free(v);
 		log_warnx("feed: out of memory diffing the node table");
 		return;
 	}
-	/* Both sorted by name: one merge. */
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *nd = v[i];
 
-		snprintf(now[i].name, sizeof(now[i].name), "%s", nd->name);
-		now[i].state = nd->state;
+		snprintf(now[i]->name, sizeof(now[i]->name), "%s", nd->name);
+		now[i]->state = nd->state;
 		for (; f->have_nodes && j < f->n_nodes &&
-		       strcmp(f->nodes[j].name, nd->name) < 0;
-		     j++) {
-			snprintf(text, sizeof(text), "%s forgotten",
-				 f->nodes[j].name);
-			feed_event(f, "node", f->nodes[j].name, "gone",
-				   nodes_state_name(f->nodes[j].state), "",
-				   text);
-		}
+		       strcmp(f->nodes[j]->name, nd->name) < 0;
+		     j++)
+			feed_node_gone(f, f->nodes[j]);
 		if (!f->have_nodes)
 			continue;
-		if (j < f->n_nodes && !strcmp(f->nodes[j].name, nd->name)) {
-			enum node_state was = f->nodes[j++].state;
+		if (j < f->n_nodes && !strcmp(f->nodes[j]->name, nd->name)) {
+			enum node_state was = f->nodes[j++]->state;
 
-			if (was == nd->state)
-				continue;
-			snprintf(text, sizeof(text), "%s %s -> %s%s%s",
-				 nd->name, nodes_state_name(was),
-				 nodes_state_name(nd->state),
-				 nd->state == NODE_DOWN && *nd->down_reason
-					 ? ": "
-					 : "",
-				 nd->state == NODE_DOWN ? nd->down_reason : "");
-			feed_event(f, "node", nd->name,
-				   nodes_state_name(nd->state),
-				   nodes_state_name(was),
-				   nd->state == NODE_DOWN ? nd->down_reason
-							  : "",
-				   text);
+			if (was != nd->state)
+				feed_node_changed(f, nd, was);
 		} else {
-			snprintf(text, sizeof(text), "%s new, %s", nd->name,
-				 nodes_state_name(nd->state));
-			feed_event(f, "node", nd->name,
-				   nodes_state_name(nd->state), "", "", text);
+			feed_node_new(f, nd);
 		}
 	}
-	for (; f->have_nodes && j < f->n_nodes; j++) {
-		snprintf(text, sizeof(text), "%s forgotten", f->nodes[j].name);
-		feed_event(f, "node", f->nodes[j].name, "gone",
-			   nodes_state_name(f->nodes[j].state), "", text);
-	}
+	for (; f->have_nodes && j < f->n_nodes; j++)
+		feed_node_gone(f, f->nodes[j]);
 	free(v);
-	free(f->nodes);
+	feed_nodes_drop(f);
 	f->nodes = now;
 	f->n_nodes = n;
 	f->have_nodes = 1;
+}
+
+/* Where name is, or would go, among the nodes last seen. */
+static size_t feed_node_pos(const struct feed *f, const char *name)
+{
+	size_t lo = 0, hi = f->n_nodes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(f->nodes[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One name of the journal: what the merge would say of it. 0, or -1 out
+ * of memory (the caller diffs the whole table). */
+static int feed_node_one(struct feed *f, struct nodes *table, const char *name)
+{
+	const struct node *nd = nodes_find(table, name);
+	size_t pos = feed_node_pos(f, name);
+	int had = pos < f->n_nodes && !strcmp(f->nodes[pos]->name, name);
+	struct feed_node *fn;
+
+	if (had && nd) {
+		enum node_state was = f->nodes[pos]->state;
+
+		if (was != nd->state) {
+			f->nodes[pos]->state = nd->state;
+			feed_node_changed(f, nd, was);
+		}
+	} else if (had) {
+		fn = f->nodes[pos];
+		memmove(&f->nodes[pos], &f->nodes[pos + 1],
+			(f->n_nodes - pos - 1) * sizeof(*f->nodes));
+		f->n_nodes--;
+		feed_node_gone(f, fn);
+		free(fn);
+	} else if (nd) {
+		struct feed_node **v =
+			realloc(f->nodes, (f->n_nodes + 1) * sizeof(*v));
+
+		fn = malloc(sizeof(*fn));
+		if (v)
+			f->nodes = v;
+		if (!v || !fn) {
+			free(fn);
+			return -1;
+		}
+		snprintf(fn->name, sizeof(fn->name), "%s", nd->name);
+		fn->state = nd->state;
+		memmove(&f->nodes[pos + 1], &f->nodes[pos],
+			(f->n_nodes - pos) * sizeof(*f->nodes));
+		f->nodes[pos] = fn;
+		f->n_nodes++;
+		feed_node_new(f, nd);
+	}
+	return 0;
+}
+
+static int feed_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Only the nodes the table's journal names since the last call can have
+ * changed: the same events, in the same (name) order, as diffing the
+ * whole table, without walking every node on every change of one. */
+void feed_nodes(struct feed *f, struct nodes *table)
+{
+	uint64_t last = nodes_changes(table);
+	char names[NODES_JOURNAL][sizeof(((struct node *)0)->name)];
+	const char *v[NODES_JOURNAL];
+	size_t k = 0;
+
+	if (f->have_nodes && last == f->nodes_seen)
+		return;
+	if (!f->have_nodes || last - f->nodes_seen > NODES_JOURNAL) {
+		feed_nodes_diff(f, table);
+		f->nodes_seen = last;
+		return;
+	}
+	/* Copied: the events' subscribers run nothing that changes the
+	 * table, but the journal is the table's. */
+	for (uint64_t seq = f->nodes_seen + 1; seq <= last; seq++) {
+		snprintf(names[k], sizeof(names[k]), "%s",
+			 nodes_change_name(table, seq));
+		v[k] = names[k];
+		k++;
+	}
+	qsort(v, k, sizeof(*v), feed_name_cmp);
+	f->nodes_seen = last;
+	for (size_t i = 0; i < k; i++) {
+		if (i && !strcmp(v[i], v[i - 1]))
+			continue;
+		if (feed_node_one(f, table, v[i]) < 0) {
+			log_warnx("feed: out of memory following the node "
+				  "table");
+			feed_nodes_diff(f, table);
+			return;
+		}
+	}
 }
 
 void feed_alert(struct feed *f, const struct alert *a, enum alert_event ev)

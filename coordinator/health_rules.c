@@ -125,9 +125,12 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *x = v[i];
-
+		/* Only a node never connected asks: a lookup per node of a
+		 * site of thousands on every evaluation is not free. */
 		const struct alert *was =
-			alerts_get(w->alerts, "node_down", x->name);
+			x->state == NODE_NEVER
+				? alerts_get(w->alerts, "node_down", x->name)
+				: NULL;
 		int carried = was && was->firing;
 
 		/* Never connected since this start: after the grace, or at
@@ -396,6 +399,9 @@ static void health_rules_check_counters(struct health_rules *w, uint64_t now_ms)
 	struct node **v;
 	unsigned n;
 
+	/* No port rising anywhere (the usual case): nothing to walk. */
+	if (!nodes_rising_count(w->table))
+		return;
 	v = nodes_sorted(w->table, &n);
 	if (!v)
 		return;
@@ -455,29 +461,47 @@ static void health_rules_arm_tick(struct health_rules *w, uint64_t now_ms)
 	evtimer_add(w->tick_ev, &tv);
 }
 
+static int health_rules_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* Every node the re-learning waits for: the expected ones, and those of
- * the published topology. */
+ * the published topology (its edges' ends sorted once and looked up: it
+ * runs on every evaluation while thousands of agents reconnect). */
 static int health_rules_awaited_ready(struct health_rules *w, unsigned *n_ready,
 				      unsigned *n_awaited)
 {
 	const Ring__Topology *t = live_view_published(w->view);
+	size_t n_ends = t ? 2 * t->n_edges : 0;
+	const char **ends = malloc((n_ends ? n_ends : 1) * sizeof(*ends));
 	struct node **v;
 	unsigned n;
 
 	*n_ready = *n_awaited = 0;
 	v = nodes_sorted(w->table, &n);
-	if (!v)
+	if (!v || !ends) {
+		free(v);
+		free(ends);
 		return 0;
+	}
+	for (size_t k = 0; k < n_ends / 2; k++) {
+		ends[2 * k] = t->edges[k]->a;
+		ends[2 * k + 1] = t->edges[k]->b;
+	}
+	qsort(ends, n_ends, sizeof(*ends), health_rules_name_cmp);
 	for (unsigned i = 0; i < n; i++) {
-		int awaited = v[i]->expected;
+		const char *name = v[i]->name;
+		int awaited =
+			v[i]->expected ||
+			(n_ends && bsearch(&name, ends, n_ends, sizeof(*ends),
+					   health_rules_name_cmp));
 
-		for (size_t k = 0; t && !awaited && k < t->n_edges; k++)
-			awaited = !strcmp(t->edges[k]->a, v[i]->name) ||
-				  !strcmp(t->edges[k]->b, v[i]->name);
 		*n_awaited += awaited;
 		*n_ready += awaited && nodes_ready(v[i]);
 	}
 	free(v);
+	free(ends);
 	return *n_ready == *n_awaited;
 }
 

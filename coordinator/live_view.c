@@ -433,32 +433,49 @@ int live_view_published_stray(const struct live_view *w, const char *node)
 	return 0;
 }
 
-/* Expected nodes the published topology does not include, and why. */
+static int live_view_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Expected nodes the published topology does not include, and why. The
+ * topology's names are sorted once and looked up: a scan of the order
+ * and the edges per node would be O(n^2) on every evaluation of a site
+ * of thousands of nodes. */
 static void live_view_not_surveyed(struct live_view *w)
 {
 	const Ring__Topology *t = w->top;
+	size_t n_in = t->n_order + 2 * t->n_edges, k = 0;
+	const char **in_v;
 	struct node **v;
 	unsigned n;
 
 	live_view_free_not_surveyed(w);
+	in_v = malloc((n_in ? n_in : 1) * sizeof(*in_v));
 	v = nodes_sorted(w->table, &n);
-	if (!v)
+	if (!v || !in_v) {
+		free(v);
+		free(in_v);
 		return;
+	}
+	/* In the order, or at an end of a measured edge: a split has no
+	 * order, and its nodes were surveyed all the same. */
+	for (size_t i = 0; i < t->n_order; i++)
+		in_v[k++] = t->order[i];
+	for (size_t i = 0; i < t->n_edges; i++) {
+		in_v[k++] = t->edges[i]->a;
+		in_v[k++] = t->edges[i]->b;
+	}
+	qsort(in_v, k, sizeof(*in_v), live_view_name_cmp);
 	w->not_surveyed = calloc(n ? n : 1, sizeof(char *));
 	for (unsigned i = 0; w->not_surveyed && i < n; i++) {
-		int in = 0;
+		const char *name = v[i]->name;
 		char buf[320];
 
 		if (!v[i]->expected)
 			continue;
-		/* In the order, or at an end of a measured edge: a split has
-		 * no order, and its nodes were surveyed all the same. */
-		for (size_t k = 0; k < t->n_order && !in; k++)
-			in = !strcmp(t->order[k], v[i]->name);
-		for (size_t k = 0; k < t->n_edges && !in; k++)
-			in = !strcmp(t->edges[k]->a, v[i]->name) ||
-			     !strcmp(t->edges[k]->b, v[i]->name);
-		if (in)
+		if (k &&
+		    bsearch(&name, in_v, k, sizeof(*in_v), live_view_name_cmp))
 			continue;
 		snprintf(buf, sizeof(buf), "%s: %s%s%s%s", v[i]->name,
 			 nodes_state_name(v[i]->state),
@@ -469,6 +486,7 @@ static void live_view_not_surveyed(struct live_view *w)
 			w->n_not_surveyed++;
 	}
 	free(v);
+	free(in_v);
 }
 
 /* The figures that move between surveys; only while attached (the

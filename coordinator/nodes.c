@@ -1,5 +1,7 @@
 /* The node table: expected and authenticated nodes, their state, last
- * inventory and neighbours. */
+ * inventory and neighbours. Lookup is a hash; the sorted listing is an
+ * index kept in order as nodes come and go, so that listing a site of
+ * thousands of nodes on every change is a copy, not a sort. */
 #include "nodes.h"
 
 #include <errno.h>
@@ -7,12 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NODES_BUCKETS 1024
+/* Chains stay short up to ten thousand nodes and more. */
+#define NODES_BUCKETS 8192
 
 struct nodes {
 	struct node *bucket[NODES_BUCKETS];
 	unsigned count;
+	struct node **sorted; /* every node, by name; count of them */
+	unsigned sorted_cap;
+	/* The last NODES_JOURNAL changes' names, change k at k % size. */
+	char journal[NODES_JOURNAL][sizeof(((struct node *)0)->name)];
+	uint64_t changes;
+	unsigned n_rising; /* nodes with n->rising set */
 };
+
+static void nodes_journal(struct nodes *t, const char *name)
+{
+	t->changes++;
+	snprintf(t->journal[t->changes % NODES_JOURNAL], sizeof(t->journal[0]),
+		 "%s", name);
+}
 
 static unsigned nodes_hash(const char *s)
 {
@@ -54,7 +70,24 @@ void nodes_free(struct nodes *t)
 			n = next;
 		}
 	}
+	free(t->sorted);
 	free(t);
+}
+
+/* Where name is, or would go, in the sorted index. */
+static unsigned nodes_sorted_pos(const struct nodes *t, const char *name)
+{
+	unsigned lo = 0, hi = t->count;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->sorted[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 struct node *nodes_find(struct nodes *t, const char *name)
@@ -68,7 +101,7 @@ struct node *nodes_find(struct nodes *t, const char *name)
 struct node *nodes_get(struct nodes *t, const char *name, unsigned max)
 {
 	struct node *n = nodes_find(t, name);
-	unsigned h;
+	unsigned h, pos;
 
 	if (n)
 		return n;
@@ -80,21 +113,37 @@ struct node *nodes_get(struct nodes *t, const char *name, unsigned max)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
+	if (t->count == t->sorted_cap) {
+		unsigned cap = t->sorted_cap ? 2 * t->sorted_cap : 64;
+		struct node **v = realloc(t->sorted, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->sorted = v;
+		t->sorted_cap = cap;
+	}
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
 	snprintf(n->name, sizeof(n->name), "%s", name);
 	n->state = NODE_NEVER;
+	n->table = t;
 	h = nodes_hash(name);
 	n->hash_next = t->bucket[h];
 	t->bucket[h] = n;
+	pos = nodes_sorted_pos(t, name);
+	memmove(&t->sorted[pos + 1], &t->sorted[pos],
+		(t->count - pos) * sizeof(*t->sorted));
+	t->sorted[pos] = n;
 	t->count++;
+	nodes_journal(t, name);
 	return n;
 }
 
 int nodes_remove(struct nodes *t, const char *name)
 {
 	struct node **pp = &t->bucket[nodes_hash(name)];
+	unsigned pos;
 
 	for (; *pp; pp = &(*pp)->hash_next) {
 		struct node *n = *pp;
@@ -106,6 +155,11 @@ int nodes_remove(struct nodes *t, const char *name)
 			return -1;
 		}
 		*pp = n->hash_next;
+		pos = nodes_sorted_pos(t, name);
+		memmove(&t->sorted[pos], &t->sorted[pos + 1],
+			(t->count - pos - 1) * sizeof(*t->sorted));
+		nodes_journal(t, n->name);
+		t->n_rising -= n->rising != 0;
 		nodes_free_one(n);
 		t->count--;
 		return 0;
@@ -119,25 +173,27 @@ unsigned nodes_count(const struct nodes *t)
 	return t->count;
 }
 
-static int nodes_cmp(const void *a, const void *b)
+uint64_t nodes_changes(const struct nodes *t)
 {
-	const struct node *const *x = a, *const *y = b;
+	return t->changes;
+}
 
-	return strcmp((*x)->name, (*y)->name);
+const char *nodes_change_name(const struct nodes *t, uint64_t seq)
+{
+	if (!seq || seq > t->changes || t->changes - seq >= NODES_JOURNAL)
+		return NULL;
+	return t->journal[seq % NODES_JOURNAL];
 }
 
 struct node **nodes_sorted(struct nodes *t, unsigned *n)
 {
 	struct node **v = malloc((t->count ? t->count : 1) * sizeof(*v));
-	unsigned k = 0;
 
 	if (!v)
 		return NULL;
-	for (unsigned i = 0; i < NODES_BUCKETS; i++)
-		for (struct node *p = t->bucket[i]; p; p = p->hash_next)
-			v[k++] = p;
-	qsort(v, k, sizeof(*v), nodes_cmp);
-	*n = k;
+	if (t->count)
+		memcpy(v, t->sorted, t->count * sizeof(*v));
+	*n = t->count;
 	return v;
 }
 
@@ -241,6 +297,28 @@ static int nodes_rising_in(const Ring__CountersReport *r,
 	return 0;
 }
 
+/* Keep the table's count of nodes with a rising port in step. */
+static void nodes_set_rising(struct node *n, const struct node_port_rise *rise)
+{
+	int now = 0;
+
+	for (size_t i = 0;
+	     rise && n->counters && i < n->counters->n_ports && !now; i++)
+		now = nodes_port_rising(&rise[i]);
+	if (n->table && now != n->rising) {
+		if (now)
+			n->table->n_rising++;
+		else
+			n->table->n_rising--;
+	}
+	n->rising = now;
+}
+
+unsigned nodes_rising_count(const struct nodes *t)
+{
+	return t->n_rising;
+}
+
 int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 {
 	Ring__CountersReport *old = n->counters;
@@ -305,6 +383,7 @@ int nodes_set_counters(struct node *n, Ring__CountersReport *r, uint64_t now_ms)
 	if (old)
 		ring__counters_report__free_unpacked(old, NULL);
 	free(old_rise);
+	nodes_set_rising(n, rise);
 	return changed;
 }
 
@@ -353,6 +432,8 @@ void nodes_mark_up(struct node *n, void *session, const char *addr,
 		   const char *version, uint64_t now_ms)
 {
 	n->state = NODE_UP;
+	if (n->table)
+		nodes_journal(n->table, n->name);
 	n->session = session;
 	snprintf(n->mgmt_address, sizeof(n->mgmt_address), "%s", addr);
 	snprintf(n->agent_version, sizeof(n->agent_version), "%s", version);
@@ -373,6 +454,8 @@ int nodes_ready(const struct node *n)
 void nodes_mark_down(struct node *n, const char *reason, uint64_t now_ms)
 {
 	n->state = NODE_DOWN;
+	if (n->table)
+		nodes_journal(n->table, n->name);
 	n->session = NULL;
 	n->down_since_ms = now_ms;
 	n->connected_since_ms = 0;

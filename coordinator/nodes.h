@@ -1,5 +1,6 @@
 /* The coordinator's table of nodes: expected ones from the config and any
- * agent that authenticated. Lookup by name is O(1); listing is sorted. */
+ * agent that authenticated. Lookup by name is O(1); listing is sorted (a
+ * copy of an index kept in order, O(n)). */
 #ifndef RING_NODES_H
 #define RING_NODES_H
 
@@ -75,6 +76,8 @@ struct node {
 	uint64_t session_gen, carrier_gen;
 	uint64_t counters_session_gen, counters_carrier_gen;
 	struct node *hash_next;
+	struct nodes *table; /* the table it is in (its change journal) */
+	int rising;	     /* a port of the last counters report rose */
 };
 
 struct nodes;
@@ -91,8 +94,19 @@ unsigned nodes_count(const struct nodes *t);
 /* Up, and this session has reported its inventory and neighbours: its
  * facts are fresh enough to judge its cables by. */
 int nodes_ready(const struct node *n);
-/* Sorted by name into a new malloc'd array of *n pointers. */
+/* Sorted by name into a new malloc'd array of *n pointers (a copy of the
+ * table's index: O(n), no sort). */
 struct node **nodes_sorted(struct nodes *t, unsigned *n);
+/* Changes of the table (a node added or removed, a state set by
+ * nodes_mark_up or nodes_mark_down), numbered from 1: a reader that
+ * follows the table node by node (the feed) reads the names changed
+ * since the last number it saw, or diffs the whole table when that fell
+ * out of the journal. */
+#define NODES_JOURNAL 64
+uint64_t nodes_changes(const struct nodes *t);
+/* The name of change seq; NULL when seq is 0, not yet, or more than
+ * NODES_JOURNAL changes ago. Valid until the next change. */
+const char *nodes_change_name(const struct nodes *t, uint64_t seq);
 /* Replace the stored inventory (takes ownership); its MemAvailable, if
  * any, becomes the node's, received at last_seen_ms. */
 void nodes_set_inventory(struct node *n, Ring__Inventory *inv);
@@ -107,6 +121,9 @@ void nodes_set_neighbours(struct node *n, Ring__NeighbourTable *t);
  * rising): the health rule has something new to say; else 0. */
 int nodes_set_counters(struct node *n, Ring__CountersReport *r,
 		       uint64_t now_ms);
+/* How many nodes' last counters report has a port whose error or drop
+ * counters rose (nodes_port_rising): 0 lets a reader skip the walk. */
+unsigned nodes_rising_count(const struct nodes *t);
 /* 1 if any of the port's error or drop counters rose. */
 int nodes_port_rising(const struct node_port_rise *r);
 /* Node n's interface called name in its last inventory, or NULL (no

@@ -188,7 +188,13 @@ static void sv_next(struct survey *sv)
 	}
 }
 
-/* Replace the surveyed set with n names from name(arg, i). */
+static int sv_surveyed_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Replace the surveyed set with n names from name(arg, i), kept sorted:
+ * every change of the node table looks each node up in it. */
 static void sv_set_surveyed(struct survey *sv, unsigned n,
 			    const char *(*name)(const void *, unsigned),
 			    const void *arg)
@@ -202,6 +208,7 @@ static void sv_set_surveyed(struct survey *sv, unsigned n,
 		return; /* the next change looks as if nothing were known */
 	for (unsigned i = 0; i < n; i++)
 		snprintf(v[i], sizeof(v[i]), "%s", name(arg, i));
+	qsort(v, n, sizeof(*v), sv_surveyed_cmp);
 	sv->n_surveyed = n;
 }
 
@@ -217,13 +224,12 @@ static void sv_note_surveyed(struct survey *sv)
 	sv_set_surveyed(sv, sv->run->n_nodes, sv_node_name, sv);
 }
 
-/* Index of name in the surveyed set, or -1. */
-static int sv_surveyed_index(const struct survey *sv, const char *name)
+/* Is name in the surveyed set? */
+static int sv_was_surveyed(const struct survey *sv, const char *name)
 {
-	for (unsigned i = 0; i < sv->n_surveyed; i++)
-		if (!strcmp(sv->surveyed[i], name))
-			return (int)i;
-	return -1;
+	return sv->n_surveyed &&
+	       bsearch(name, sv->surveyed, sv->n_surveyed,
+		       sizeof(*sv->surveyed), sv_surveyed_cmp) != NULL;
 }
 
 /* The order's nodes, then both ends of each edge. */
@@ -502,14 +508,13 @@ void survey_nodes_changed(void *arg)
 		int ready = v[i]->state == NODE_UP && v[i]->inventory &&
 			    v[i]->neighbours;
 
-		int k = sv_surveyed_index(sv, v[i]->name);
-
 		up += ready;
 		missing += v[i]->expected && !ready;
 		/* New to the last survey: a full one. A node back after
 		 * being down is a change on its edges: sv_facts_scan queued
 		 * their re-checks. */
-		fresh += ready && (!sv->topology || k < 0);
+		fresh += ready &&
+			 (!sv->topology || !sv_was_surveyed(sv, v[i]->name));
 	}
 	free(v);
 	if (up < 2 || !fresh)

@@ -512,6 +512,83 @@ static void test_nodes_diff(void **state)
 	event_base_free(base);
 }
 
+/* Following the table's journal says what diffing the whole table says:
+ * a flap back to the state last seen is no event, a forgotten and re-added
+ * node is a change, and more changes than the journal holds are diffed
+ * whole, each node's event in name order. */
+static void test_nodes_journal(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct feed *f = feed_new(base);
+	struct evbuffer *b = evbuffer_new();
+	struct nodes *t = nodes_new();
+	struct node *v[40];
+	struct got g = {0};
+	char name[16];
+
+	(void)state;
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "m%02d", 39 - i);
+		v[i] = nodes_get(t, name, 100);
+		assert_non_null(v[i]);
+	}
+	feed_nodes(f, t);
+	assert_non_null(sub(f, b, 1, 0, FEED_NODE));
+	got_read(b, &g);
+	got_free(&g);
+	/* Up, seen; down and up again before the next look: nothing. */
+	nodes_mark_up(v[0], (void *)1, "10.0.0.1", "1", 1000);
+	feed_nodes(f, t);
+	nodes_mark_down(v[0], "closed", 2000);
+	nodes_mark_up(v[0], (void *)1, "10.0.0.1", "1", 3000);
+	feed_nodes(f, t);
+	got_read(b, &g);
+	assert_int_equal(g.n, 1);
+	assert_string_equal(got_ev(&g, 0)->subject, "m39");
+	assert_string_equal(got_ev(&g, 0)->state, "up");
+	got_free(&g);
+	/* Down, forgotten, back as never: one change, down to never. */
+	nodes_mark_down(v[1], "closed", 4000);
+	feed_nodes(f, t);
+	assert_int_equal(nodes_remove(t, "m38"), 0);
+	v[1] = nodes_get(t, "m38", 100);
+	feed_nodes(f, t);
+	got_read(b, &g);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(got_ev(&g, 1)->subject, "m38");
+	assert_string_equal(got_ev(&g, 1)->previous, "down");
+	assert_string_equal(got_ev(&g, 1)->state, "never");
+	got_free(&g);
+	/* 80 changes at once: past the journal, the whole table. */
+	for (int i = 0; i < 40; i++) {
+		if (v[i]->state != NODE_UP)
+			nodes_mark_up(v[i], (void *)1, "10.0.0.1", "1", 5000);
+		nodes_mark_down(v[i], "closed", 6000);
+	}
+	feed_nodes(f, t);
+	got_read(b, &g);
+	assert_int_equal(g.n, 40);
+	for (size_t i = 0; i < g.n; i++)
+		assert_string_equal(got_ev(&g, i)->state, "down");
+	for (size_t i = 1; i < g.n; i++)
+		assert_true(strcmp(got_ev(&g, i - 1)->subject,
+				   got_ev(&g, i)->subject) < 0);
+	got_free(&g);
+	/* And it goes on from there, change by change. */
+	nodes_mark_up(v[5], (void *)1, "10.0.0.1", "1", 7000);
+	nodes_mark_up(v[2], (void *)1, "10.0.0.1", "1", 7000);
+	feed_nodes(f, t);
+	got_read(b, &g);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(got_ev(&g, 0)->subject, "m34");
+	assert_string_equal(got_ev(&g, 1)->subject, "m37");
+	got_free(&g);
+	feed_free(f);
+	nodes_free(t);
+	evbuffer_free(b);
+	event_base_free(base);
+}
+
 /* The health event: only to those who want it (or all kinds), its word,
  * the one before, its cause and a line that says clearing; a resolved
  * alert's event says what cleared, with the clearing fields. */
@@ -588,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_lost_event),
 		cmocka_unit_test(test_topology_diff),
 		cmocka_unit_test(test_nodes_diff),
+		cmocka_unit_test(test_nodes_journal),
 		cmocka_unit_test(test_health_event),
 	};
 

@@ -70,6 +70,53 @@ static void test_many_sorted(void **state)
 	for (unsigned i = 1; i < n; i++)
 		assert_true(strcmp(v[i - 1]->name, v[i]->name) < 0);
 	free(v);
+	/* The index follows removals, first, last and between. */
+	assert_int_equal(nodes_remove(t, "a0000"), 0);
+	assert_int_equal(nodes_remove(t, "a0999"), 0);
+	assert_int_equal(nodes_remove(t, "a0500"), 0);
+	assert_non_null(nodes_get(t, "a0500x", 5000));
+	v = nodes_sorted(t, &n);
+	assert_int_equal(n, 998);
+	assert_string_equal(v[0]->name, "a0001");
+	assert_string_equal(v[n - 1]->name, "a0998");
+	assert_string_equal(v[499]->name, "a0500x");
+	for (unsigned i = 1; i < n; i++)
+		assert_true(strcmp(v[i - 1]->name, v[i]->name) < 0);
+	free(v);
+	nodes_free(t);
+}
+
+/* The change journal names every node added, removed, up or down, in
+ * order, for the last NODES_JOURNAL changes only. */
+static void test_change_journal(void **state)
+{
+	struct nodes *t = nodes_new();
+	struct node *n;
+	uint64_t c0;
+	char name[16];
+
+	(void)state;
+	assert_int_equal(nodes_changes(t), 0);
+	assert_null(nodes_change_name(t, 0));
+	n = nodes_get(t, "n1", 10);
+	assert_int_equal(nodes_changes(t), 1);
+	assert_string_equal(nodes_change_name(t, 1), "n1");
+	assert_null(nodes_change_name(t, 2));
+	nodes_set_inventory(n, NULL); /* not a change of the table */
+	assert_int_equal(nodes_changes(t), 1);
+	nodes_mark_up(n, (void *)1, "10.0.0.1", "1", 1000);
+	nodes_mark_down(n, "gone", 2000);
+	assert_int_equal(nodes_changes(t), 3);
+	assert_int_equal(nodes_remove(t, "n1"), 0);
+	assert_string_equal(nodes_change_name(t, 4), "n1");
+	c0 = nodes_changes(t);
+	for (int i = 0; i < NODES_JOURNAL + 1; i++) {
+		snprintf(name, sizeof(name), "x%d", i);
+		assert_non_null(nodes_get(t, name, 1000));
+	}
+	assert_null(nodes_change_name(t, c0 + 1)); /* fell out */
+	assert_string_equal(nodes_change_name(t, c0 + 2), "x1");
+	assert_string_equal(nodes_change_name(t, nodes_changes(t)), "x64");
 	nodes_free(t);
 }
 
@@ -216,6 +263,7 @@ static void test_window_steady(void **state)
 	s.rx_errors = 5;
 	s.rx_dropped = 3;
 	s.tx_dropped = 1;
+	assert_int_equal(nodes_rising_count(t), 0);
 	r = report(n, 1, &s, 1000, 3000);
 	assert_int_equal(r->window, NODE_WINDOW_JUDGED);
 	assert_true(nodes_port_rising(r));
@@ -223,6 +271,17 @@ static void test_window_steady(void **state)
 	assert_int_equal(r->rx_dropped, 3);
 	assert_int_equal(r->tx_dropped, 1);
 	assert_int_equal(r->rx_dropped_unjudged, 0);
+	/* The table counts the node while its last report rises. */
+	assert_int_equal(nodes_rising_count(t), 1);
+	r = report(n, 1, &s, 1000, 4000);
+	assert_false(nodes_port_rising(r));
+	assert_int_equal(nodes_rising_count(t), 0);
+	s.rx_errors = 6;
+	report(n, 1, &s, 1000, 5000);
+	assert_int_equal(nodes_rising_count(t), 1);
+	nodes_mark_down(n, "gone", 6000);
+	assert_int_equal(nodes_remove(t, "n1"), 0);
+	assert_int_equal(nodes_rising_count(t), 0);
 	nodes_free(t);
 }
 
@@ -418,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_get_find_count),
 		cmocka_unit_test(test_limit_and_long_names),
 		cmocka_unit_test(test_many_sorted),
+		cmocka_unit_test(test_change_journal),
 		cmocka_unit_test(test_up_down_remove),
 		cmocka_unit_test(test_fill_status),
 		cmocka_unit_test(test_backoff),
