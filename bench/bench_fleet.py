@@ -31,6 +31,7 @@ plain status p99 < 50 ms, JSON status p99 < 500 ms, coordinator RSS
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -152,8 +153,12 @@ class Fleet:
         argv = [self.path("ringctl"), "-s", self.sock, "-t", "60"]
         argv += ["-f", "json"] if fmt_json else []
         t0 = time.monotonic()
-        p = subprocess.run(argv + ["status"], capture_output=True,
-                           text=True, timeout=timeout)
+        try:
+            p = subprocess.run(argv + ["status"], capture_output=True,
+                               text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # A call that never came back counts as a failed one.
+            p = subprocess.CompletedProcess(argv, 124, "", "timed out")
         dt = time.monotonic() - t0
         return p, dt
 
@@ -218,6 +223,19 @@ class Fleet:
                            '"%s/$n.conf" 2>>"%s/agents.log" & done; wait'
                            % (confs, self.w), self.path("ring-agent")] +
                           self.names(), "launcher.log")
+
+    def loadgen_up_max(self):
+        """The most sessions the load generator saw up (its 5 s lines)."""
+        best = 0
+        try:
+            with open(os.path.join(self.w, "loadgen.log")) as f:
+                for ln in f:
+                    m = re.search(r"info: (\d+) of \d+ sessions up", ln)
+                    if m:
+                        best = max(best, int(m.group(1)))
+        except OSError:
+            pass
+        return best
 
     def down(self):
         for p in (self.fleet, self.coord):
@@ -308,7 +326,12 @@ def fleet_one(args, prefix, kind, n):
         for log in f.logs:
             _progress("%s:\n%s" % (log, cl.tail(log, 10)))
     finally:
+        if kind == "loadgen":
+            res["loadgen_up_max"] = f.loadgen_up_max()
         f.down()
+    # Each run's figures as they come: a later failure loses none.
+    _progress("fleet %s %d figures: %s" % (kind, n, json.dumps(
+        {k: v for k, v in res.items() if not isinstance(v, list)})))
     return res
 
 
@@ -347,8 +370,11 @@ def fleet_report(args, res, out):
     for r in res["runs"]:
         label = "%d %s" % (r["n"], "agents" if r["kind"] == "agents"
                            else "loadgen")
-        if "plain" not in r:
+        if "idle_ticks" not in r:
             w("  %-18s FAILED: %s" % (label, r["error"]))
+            if "up_s" in r:
+                w("  %-18s all up in %.1f s (measured) before that" % (
+                    "", r["up_s"]))
             continue
         cpu = 100.0 * r["idle_ticks"] / CLK_TCK / r["idle_dt"]
         w("  %-18s %9s %7.1f / %7.1f %7.1f / %7.1f %9.1f %8.2f%%" % (
@@ -361,7 +387,13 @@ def fleet_report(args, res, out):
       "%d calls each, computed; CPU = utime+stime over a %d s idle window "
       "after the calls, computed" % (args.fleet_calls, args.fleet_window))
     for r in res["runs"]:
-        if "plain" not in r:
+        if r.get("loadgen_up_max") is not None:
+            w("  %d loadgen: the generator saw at most %d sessions up at "
+              "once (its own count, measured)%s" % (
+                  r["n"], r["loadgen_up_max"],
+                  "; at most %d in the coordinator's status" %
+                  r["up_partial"] if "up_partial" in r else ""))
+        if "idle_ticks" not in r:
             continue
         cpu = 100.0 * r["idle_ticks"] / CLK_TCK / r["idle_dt"]
         start = 1e3 * _pct(r["ringctl_start"], .5)
