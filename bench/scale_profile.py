@@ -8,7 +8,10 @@ process), the coordinator's RSS and its CPU at idle, and optionally
 records `perf record -g` of the coordinator in each phase (join, status,
 idle) for `perf report`.
 
-  sudo bench/scale_profile.py -n 1024 --bin build/meas/bin [--perf DIR]
+  make BUILD=build/meas EXTRA_CFLAGS="-DAGENTS_MAX_PENDING_PER_SOURCE=256 \
+      -fno-omit-frame-pointer" all
+  sudo bench/scale_profile.py -n 1024 --bin build/meas/bin [--perf DIR] \
+      [--malloc]
 
 All agents connect from one address: a build with
 -DAGENTS_MAX_PENDING_PER_SOURCE=256 lets them join as agents from distinct
@@ -19,8 +22,8 @@ Certificates are cached under --pki-cache between runs.
 import argparse
 import json
 import os
+import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -95,12 +98,19 @@ class Perf:
             self.p = None
 
 
-def status_times(r, k, fmt):
+def status_times(r, k, fmt, cpu=None):
+    """Wall ms of k `ringctl status` calls; cpu, if a list, gets each
+    call's ringctl user+system ms (what of the wall is the client's)."""
     out = []
     for _ in range(k):
         t = time.monotonic()
+        u0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = r.ringctl("status", fmt=fmt, timeout_s=20)
         out.append((time.monotonic() - t) * 1000.0)
+        u1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append(1000.0 * (u1.ru_utime - u0.ru_utime +
+                                 u1.ru_stime - u0.ru_stime))
         if p.returncode not in (0, 1):
             raise RuntimeError("status: rc %d: %s" % (p.returncode,
                                                       p.stderr[:300]))
@@ -174,14 +184,24 @@ def main():
             "CPU %.1f s" % (n, up, res["inv_s"], res["join_cpu_s"]))
         time.sleep(15)
         perf.start("status")
-        plain = status_times(r, args.status_calls, None)
-        js = status_times(r, args.json_calls, "json")
+        c0 = ticks(cp)
+        pcpu, jcpu = [], []
+        plain = status_times(r, args.status_calls, None, pcpu)
+        js = status_times(r, args.json_calls, "json", jcpu)
         perf.stop()
         res.update(plain_p50=pct(plain, .5), plain_p99=pct(plain, .99),
-                   json_p50=pct(js, .5), json_max=max(js))
-        log("status plain p50 %.1f p99 %.1f ms; json p50 %.1f max %.1f ms"
-            % (res["plain_p50"], res["plain_p99"], res["json_p50"],
-               res["json_max"]))
+                   json_p50=pct(js, .5), json_max=max(js),
+                   ringctl_cpu_p50=pct(pcpu, .5),
+                   ringctl_json_cpu_p50=pct(jcpu, .5),
+                   # Heartbeats and counters included: an upper bound.
+                   coord_cpu_per_status_ms=1000.0 * (ticks(cp) - c0) /
+                   CLK_TCK / (len(plain) + len(js)))
+        log("status plain p50 %.1f p99 %.1f ms (ringctl's CPU p50 %.1f); "
+            "json p50 %.1f max %.1f ms (ringctl's CPU p50 %.1f); the "
+            "coordinator's CPU per call at most %.1f ms"
+            % (res["plain_p50"], res["plain_p99"], res["ringctl_cpu_p50"],
+               res["json_p50"], res["json_max"],
+               res["ringctl_json_cpu_p50"], res["coord_cpu_per_status_ms"]))
         perf.start("idle")
         c0, t0 = ticks(cp), time.monotonic()
         time.sleep(args.idle_s)

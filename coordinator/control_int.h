@@ -24,7 +24,8 @@ struct client {
 	struct control *ctl;
 	struct conn *conn;
 	uid_t uid;
-	struct event *deadline;		  /* CONTROL_REQUEST_MS, absolute */
+	struct event *deadline; /* CONTROL_REQUEST_MS, absolute */
+	int reply_grace; /* the deadline extended once for a reply's reading */
 	struct evbuffer *paused;	  /* input held while output drains */
 	struct evbuffer_cb_entry *out_cb; /* watches the output draining */
 	int in_msg;			  /* inside control_msg */

@@ -22,6 +22,10 @@
  * trickling bytes cannot hold its slot (a read timeout would be renewed by
  * each byte). A client waiting for its test has the test's deadline. */
 #define CONTROL_REQUEST_MS 5000
+/* A reply still being read when that deadline comes (a status of
+ * thousands of nodes is megabytes; a busy host's ringctl reads it
+ * slowly) has until this long after it was queued, once, absolute. */
+#define CONTROL_REPLY_MS 30000
 /* A control request is a few hundred bytes; agents' max_frame (1 MiB) would
  * let each client park a megabyte. */
 #define CONTROL_MAX_FRAME (64u << 10)
@@ -64,6 +68,7 @@ void control_client_arm(struct client *cl)
 	struct timeval tv = {.tv_sec = CONTROL_REQUEST_MS / 1000,
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
+	cl->reply_grace = 0;
 	if (cl->test || cl->watch || cl->ar || cl->resolve || cl->read)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
@@ -74,9 +79,19 @@ void control_client_arm(struct client *cl)
 static void client_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *cl = arg;
+	struct timeval tv = {
+		.tv_sec = (CONTROL_REPLY_MS - CONTROL_REQUEST_MS) / 1000,
+		.tv_usec =
+			(CONTROL_REPLY_MS - CONTROL_REQUEST_MS) % 1000 * 1000};
 
 	(void)fd;
 	(void)what;
+	if (!cl->reply_grace &&
+	    evbuffer_get_length(bufferevent_get_output(conn_bev(cl->conn)))) {
+		cl->reply_grace = 1;
+		evtimer_add(cl->deadline, &tv);
+		return;
+	}
 	/* Debug only: a local user could otherwise fill the log. */
 	log_debug("control", "%s: no complete request within %u ms; closing",
 		  conn_peer(cl->conn), CONTROL_REQUEST_MS);

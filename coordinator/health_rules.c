@@ -115,8 +115,48 @@ int health_rules_survey_failed(const struct health_rules *w)
 	return w->survey_failure[0] != '\0';
 }
 
+static int health_rules_subject_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* The subjects of the firing node_down alerts, sorted (copies: raising
+ * may resolve and drop entries), into *out; their number, or -1 when out
+ * of memory. */
+static long
+health_rules_down_firing(struct health_rules *w,
+			 char (**out)[sizeof(((struct node *)0)->name)])
+{
+	size_t nf = alerts_firing(w->alerts), k = 0;
+	const struct alert **al = malloc((nf ? nf : 1) * sizeof(*al));
+	char(*v)[sizeof(((struct node *)0)->name)] =
+		malloc((nf ? nf : 1) * sizeof(*v));
+
+	*out = NULL;
+	if (!al || !v) {
+		free(al);
+		free(v);
+		return -1;
+	}
+	k = alerts_list(w->alerts, 0, al, nf);
+	nf = k < nf ? k : nf;
+	k = 0;
+	for (size_t i = 0; i < nf; i++) {
+		size_t len = strlen(al[i]->subject);
+
+		if (!strcmp(al[i]->rule, "node_down") && len < sizeof(v[0]))
+			memcpy(v[k++], al[i]->subject, len + 1);
+	}
+	free(al);
+	qsort(v, k, sizeof(v[0]), health_rules_subject_cmp);
+	*out = v;
+	return (long)k;
+}
+
 static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 {
+	char(*down)[sizeof(((struct node *)0)->name)] = NULL;
+	long n_down = -2; /* not gathered yet */
 	struct node **v;
 	unsigned n;
 
@@ -125,13 +165,22 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 		return;
 	for (unsigned i = 0; i < n; i++) {
 		const struct node *x = v[i];
-		/* Only a node never connected asks: a lookup per node of a
-		 * site of thousands on every evaluation is not free. */
-		const struct alert *was =
-			x->state == NODE_NEVER
-				? alerts_get(w->alerts, "node_down", x->name)
-				: NULL;
-		int carried = was && was->firing;
+		const struct alert *was = NULL;
+		int carried;
+
+		/* Only a node never connected asks, and only when its alert
+		 * fires (no firing alert can start before its own raise
+		 * below): a lookup per node, which copies and scans the
+		 * table, would be O(nodes x alerts) on every evaluation. */
+		if (x->state == NODE_NEVER && n_down == -2)
+			n_down = health_rules_down_firing(w, &down);
+		if (x->state == NODE_NEVER &&
+		    (n_down < 0 ||
+		     (n_down > 0 &&
+		      bsearch(x->name, down, (size_t)n_down, sizeof(down[0]),
+			      health_rules_subject_cmp))))
+			was = alerts_get(w->alerts, "node_down", x->name);
+		carried = was && was->firing;
 
 		/* Never connected since this start: after the grace, or at
 		 * once when its alert fired before a restart. */
@@ -171,6 +220,7 @@ static void health_rules_check_nodes(struct health_rules *w, uint64_t now_ms)
 				x->name, x->agent_version, RING_VERSION);
 	}
 	free(v);
+	free(down);
 }
 
 /* One end of a cable: a speed or PCIe width below what it should be. */
