@@ -174,6 +174,11 @@ $(BUILD)/bin/ring-coordinator: $(call obj,coordinator/main.c) $(LIBCOORD) $(LIBC
 $(BUILD)/bin/ringctl: $(call obj,ringctl/main.c) $(LIBRINGCTL) $(LIBCOMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(RINGCTL_LIBS)
+# The fleet bench's load generator (bench/loadgen.c): not installed, not
+# in `all`; `make bench` builds it.
+$(BUILD)/bin/ring-loadgen: $(call obj,bench/loadgen.c) $(LIBCOMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 
 # A program's own headers are found beside its sources (a quoted include
 # searches the including file's folder first), so "health_rules.h" means
@@ -330,7 +335,7 @@ format-check:
 # BENCH=allreduce (or a comma-separated list of bench.py's parts) runs
 # those parts only.
 bench: bench-deps
-	$(MAKE) BUILD=build all
+	$(MAKE) BUILD=build all build/bin/ring-loadgen
 	$(PYTHON) bench/bench.py --bin $(CURDIR)/build/bin $(if $(BENCH),--only $(BENCH))
 
 # A running demo is never replaced: `demo` says so before building

@@ -466,6 +466,58 @@ static void agent_deadline(evutil_socket_t fd, short what, void *arg)
 	agent_schedule_reconnect(a);
 }
 
+/* A socket bound to source_address for a coordinator at dst (NULL: a
+ * name, resolved later in the source's family), or -1 after saying why
+ * in words. -2 when no source address is configured. */
+static int agent_source_socket(struct agent *a, const struct sockaddr *dst)
+{
+	const struct agent_conf *conf = a->conf;
+	struct sockaddr_storage src;
+	int srclen = sizeof(src), fd;
+
+	if (!conf->source_family)
+		return -2;
+	if (dst && dst->sa_family != conf->source_family) {
+		log_warnx("cannot connect to coordinator %s:%u from "
+			  "source_address %s: the coordinator's address is "
+			  "%s and the source is %s (give a source_address of "
+			  "the coordinator's family, or none)",
+			  conf->coordinator_host, conf->coordinator_port,
+			  conf->source_address,
+			  dst->sa_family == AF_INET6 ? "IPv6" : "IPv4",
+			  conf->source_family == AF_INET6 ? "IPv6" : "IPv4");
+		return -1;
+	}
+	memset(&src, 0, sizeof(src));
+	if (evutil_parse_sockaddr_port(conf->source_address,
+				       (struct sockaddr *)&src, &srclen) < 0) {
+		log_warnx("source_address %s: not an address",
+			  conf->source_address);
+		return -1;
+	}
+	fd = socket(conf->source_family,
+		    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_warn("cannot open a socket for the coordinator");
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&src, (socklen_t)srclen) < 0) {
+		int e = errno;
+
+		log_warnx("cannot connect to coordinator %s:%u: cannot bind to "
+			  "source_address %s: %s%s",
+			  conf->coordinator_host, conf->coordinator_port,
+			  conf->source_address, strerror(e),
+			  e == EADDRNOTAVAIL ? " (no interface of this host "
+					       "has that address now; add it "
+					       "or change source_address)"
+					     : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void agent_connect(struct agent *a)
 {
 	const struct agent_conf *conf = a->conf;
@@ -475,23 +527,37 @@ static void agent_connect(struct agent *a)
 	char peer[300], hp[300];
 	struct timeval tv;
 	SSL *ssl;
-	int rc;
+	int rc, fd, literal;
 
 	a->state = AGENT_CONNECTING;
 	snprintf(peer, sizeof(peer), "coordinator %s:%u",
 		 conf->coordinator_host, conf->coordinator_port);
+	snprintf(hp, sizeof(hp),
+		 strchr(conf->coordinator_host, ':') ? "[%s]:%u" : "%s:%u",
+		 conf->coordinator_host, conf->coordinator_port);
+	literal = evutil_parse_sockaddr_port(hp, (struct sockaddr *)&ss,
+					     &sslen) == 0;
+	/* Bound before connecting (multi-homed hosts; a test agent's own
+	 * loopback address); a failure is logged and retried with the
+	 * backoff, as a refused connection is. */
+	fd = agent_source_socket(a, literal ? (struct sockaddr *)&ss : NULL);
+	if (fd == -1) {
+		agent_schedule_reconnect(a);
+		return;
+	}
 	ssl = SSL_new(a->tls);
 	if (!ssl || tls_client_expect_name(ssl, conf->coordinator_name) < 0) {
 		SSL_free(ssl);
 		goto retry;
 	}
-	bev = bufferevent_openssl_socket_new(a->base, -1, ssl,
+	bev = bufferevent_openssl_socket_new(a->base, fd < 0 ? -1 : fd, ssl,
 					     BUFFEREVENT_SSL_CONNECTING,
 					     BEV_OPT_CLOSE_ON_FREE);
 	if (!bev) {
 		SSL_free(ssl);
 		goto retry;
 	}
+	fd = -1; /* the bufferevent's now */
 	a->conn = conn_new(bev, peer, conf->max_frame, agent_on_msg,
 			   agent_on_close, a);
 	if (!a->conn) {
@@ -501,19 +567,18 @@ static void agent_connect(struct agent *a)
 	conn_set_connect_cb(a->conn, agent_on_connect);
 	tv = agent_tv(conf->connect_timeout_ms);
 	evtimer_add(a->deadline_ev, &tv);
-	snprintf(hp, sizeof(hp),
-		 strchr(conf->coordinator_host, ':') ? "[%s]:%u" : "%s:%u",
-		 conf->coordinator_host, conf->coordinator_port);
-	if (evutil_parse_sockaddr_port(hp, (struct sockaddr *)&ss, &sslen) ==
-	    0) {
+	if (literal) {
 		rc = bufferevent_socket_connect(bev, (struct sockaddr *)&ss,
 						sslen);
 	} else {
 		if (!a->dns)
 			a->dns = evdns_base_new(
 				a->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+		/* With a source address, only the names of its family. */
 		rc = a->dns ? bufferevent_socket_connect_hostname(
-				      bev, a->dns, AF_UNSPEC,
+				      bev, a->dns,
+				      conf->source_family ? conf->source_family
+							  : AF_UNSPEC,
 				      conf->coordinator_host,
 				      conf->coordinator_port)
 			    : -1;
@@ -524,6 +589,8 @@ static void agent_connect(struct agent *a)
 	log_debug("agent", "connecting to %s", peer);
 	return;
 retry:
+	if (fd >= 0)
+		close(fd);
 	log_warnx("cannot set up a TLS session for %s", peer);
 	agent_schedule_reconnect(a);
 }

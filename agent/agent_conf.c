@@ -1,6 +1,7 @@
 /* agent.conf: directives, defaults, cross-checks and the -n file checks. */
 #include "agent_conf.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -124,6 +125,33 @@ static int agent_conf_mgmt(struct cfg_ctx *ctx, int argc, char **argv,
 				 argv[0], argv[1]);
 	return cfg_copy_string(ctx, argv[0], argv[1], c->mgmt_interface,
 			       sizeof(c->mgmt_interface));
+}
+
+/* source_address: a numeric address (no name: the bind happens before
+ * any lookup could, at every reconnect), IPv4 or IPv6, no port. */
+static int agent_conf_source(struct cfg_ctx *ctx, int argc, char **argv,
+			     void *arg)
+{
+	struct agent_conf *c = arg;
+	unsigned char raw[sizeof(struct in6_addr)];
+	int family = 0;
+
+	(void)argc;
+	if (inet_pton(AF_INET, argv[1], raw) == 1)
+		family = AF_INET;
+	else if (inet_pton(AF_INET6, argv[1], raw) == 1)
+		family = AF_INET6;
+	if (!family)
+		return cfg_error(ctx,
+				 "'%s': '%s' is not an IPv4 or IPv6 address "
+				 "(give one of this host's addresses, e.g. "
+				 "10.0.0.5 or fd00::5, without a port)",
+				 argv[0], argv[1]);
+	if (cfg_copy_string(ctx, argv[0], argv[1], c->source_address,
+			    sizeof(c->source_address)) < 0)
+		return -1;
+	c->source_family = family;
+	return 0;
 }
 
 static int agent_conf_add_glob(struct cfg_ctx *ctx, const char *what,
@@ -316,6 +344,7 @@ static const struct cfg_directive agent_conf_directives[] = {
 	{"cert", 1, 1, agent_conf_string},
 	{"key", 1, 1, agent_conf_string},
 	{"mgmt_interface", 1, 1, agent_conf_mgmt},
+	{"source_address", 1, 1, agent_conf_source},
 	{"data_interface", 1, -1, agent_conf_globs},
 	{"ignore_interface", 0, -1, agent_conf_globs},
 	{"nominal_speed", 2, 2, agent_conf_speed},

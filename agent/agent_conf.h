@@ -27,6 +27,11 @@ struct agent_conf {
 	char key[AGENT_CONF_PATH_LEN];	/* key PATH */
 	char mgmt_interface[IFNAMSIZ];	/* mgmt_interface IF; default: the
 					     interface the session leaves by */
+	/* source_address ADDR: the management connection's socket is bound
+	 * to it before connecting; "" = the kernel's choice. source_family
+	 * is AF_INET or AF_INET6 when set, else 0. */
+	char source_address[64];
+	int source_family;
 	char data_globs[AGENT_CONF_MAX_GLOBS]
 		       [IFNAMSIZ * 2]; /* data_interface */
 	unsigned n_data_globs;

@@ -57,7 +57,13 @@ Part 9 (bench/bench_soak.py, whose docstring says more):
                turn on a 6-node ring, status and alerts sampled together:
                disagreements, false alerts, missed faults (goal 0 each).
 
-Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce,alerting,soak
+Part 10 (bench/bench_fleet.py, whose docstring says more):
+  10 fleet:    one coordinator and 1,024 / 4,096 real agents and 10,000
+               load-generator sessions (bench/loadgen.c), each from its own
+               127.x.y.z: join storm, plain and JSON `status` p50/p99 over
+               100 calls, coordinator RSS and idle CPU, against the goals.
+
+Choose parts with --only pair,survey,rdma,watch,selfbytes,scale,allreduce,alerting,soak,fleet
 (default all) or --skip-PART (`make bench BENCH=allreduce` passes --only).
 Parts 1, 2 and 4-7 need root (namespaces); part 3 does not. Everything is torn down, also on failure or ^C.
 Figures are labelled: "measured" come from a tool's own output or our
@@ -87,12 +93,13 @@ import bench_ops  # noqa: E402
 import bench_allreduce  # noqa: E402
 import bench_alerting  # noqa: E402
 import bench_soak  # noqa: E402
+import bench_fleet  # noqa: E402
 
 IPERF_PORT = 5201
 SOCKPERF_PORT = 11111
 PAIR_TAG = "p"
 OPS_TAG = {"watch": "w", "selfbytes": "b", "scale": "k", "allreduce": "a",
-           "alerting": "m", "soak": "s"}
+           "alerting": "m", "soak": "s", "fleet": "f"}
 T0 = time.monotonic()
 
 
@@ -1169,7 +1176,7 @@ class RdmaBench:
 
 # ---------------------------------------------------------------- main
 PARTS = ("pair", "survey", "rdma", "watch", "selfbytes", "scale",
-         "allreduce", "alerting", "soak")
+         "allreduce", "alerting", "soak", "fleet")
 
 
 def parse_args():
@@ -1225,8 +1232,20 @@ def parse_args():
                     help="comma-separated parts to run: " + ",".join(PARTS) +
                     " (default: all; --skip-PART removes one)")
     for part in ("watch", "selfbytes", "scale", "allreduce", "alerting",
-                 "soak"):
+                 "soak", "fleet"):
         ap.add_argument("--skip-" + part, action="store_true")
+    ap.add_argument("--fleet", default="a1024,a4096,g10000",
+                    help="part 10: runs, aN = N real agents, gN = N load "
+                    "generator sessions (default a1024,a4096,g10000)")
+    ap.add_argument("--fleet-calls", type=int, default=100,
+                    help="part 10: status calls per format (default 100)")
+    ap.add_argument("--fleet-window", type=int, default=30,
+                    help="part 10: idle CPU window, seconds (default 30)")
+    ap.add_argument("--fleet-timeout", type=int, default=300,
+                    help="part 10: longest wait for all to be up, seconds "
+                    "(default 300)")
+    ap.add_argument("--fleet-keep", action="store_true",
+                    help="part 10: keep each run's configs and logs")
     ap.add_argument("--soak-s", type=int, default=600,
                     help="part 9: soak length, seconds (default 600)")
     ap.add_argument("--soak-seed", type=int, default=19,
@@ -1287,6 +1306,10 @@ def parse_args():
     a.rings = [int(x) for x in a.rings.split(",") if x]
     a.bin = os.path.abspath(a.bin)
     a.plain_bin = os.path.abspath(a.plain_bin or a.bin)
+    try:
+        bench_fleet.parse_runs(a.fleet)
+    except ValueError as e:
+        ap.error(str(e))
     if a.only:
         want = [x for x in a.only.split(",") if x]
         bad = [x for x in want if x not in PARTS]
@@ -1314,7 +1337,8 @@ def main():
     if miss:
         sys.exit("bench: missing in %s: %s (run make)" %
                  (args.bin, " ".join(miss)))
-    miss = missing_binaries(args.plain_bin) if not args.skip_scale else []
+    miss = missing_binaries(args.plain_bin) if not (
+        args.skip_scale and args.skip_fleet) else []
     if miss:
         sys.exit("bench: missing in %s: %s (run make)" %
                  (args.plain_bin, " ".join(miss)))
@@ -1361,7 +1385,8 @@ def main():
                          ("scale", bench_ops.scale_bench),
                          ("allreduce", bench_allreduce.allreduce_bench),
                          ("alerting", bench_alerting.alerting_bench),
-                         ("soak", bench_soak.soak_bench)):
+                         ("soak", bench_soak.soak_bench),
+                         ("fleet", bench_fleet.fleet_bench)):
             if not getattr(args, "skip_" + part):
                 progress("part %s" % part)
                 ops[part] = fn(args, base + OPS_TAG[part])
@@ -1410,7 +1435,8 @@ def main():
                      ("scale", bench_ops.scale_report),
                      ("allreduce", bench_allreduce.allreduce_report),
                      ("alerting", bench_alerting.alerting_report),
-                     ("soak", bench_soak.soak_report)):
+                     ("soak", bench_soak.soak_report),
+                     ("fleet", bench_fleet.fleet_report)):
         if part in ops:
             fn(args, ops[part], out)
             if ops[part]["error"] or ops[part].get("errors"):

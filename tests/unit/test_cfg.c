@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -942,6 +943,47 @@ static void test_agent_defaults(void **state)
 	assert_true(agent_conf_is_rdma_device(&c, "mlx5_0"));
 }
 
+/* source_address: an address literal of either family, nothing else,
+ * each refusal at its line naming the value. */
+static void test_agent_source_address(void **state)
+{
+	struct agent_conf c;
+
+	(void)state;
+	assert_int_equal(agent_parse(&c, "coordinator c\n"), 0);
+	assert_string_equal(c.source_address, "");
+	assert_int_equal(c.source_family, 0);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address 127.0.3.7\n"),
+			 0);
+	assert_msgs(0);
+	assert_string_equal(c.source_address, "127.0.3.7");
+	assert_int_equal(c.source_family, AF_INET);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address fd00::5\n"),
+			 0);
+	assert_string_equal(c.source_address, "fd00::5");
+	assert_int_equal(c.source_family, AF_INET6);
+	assert_int_equal(agent_parse(&c, "coordinator c\n"
+					 "source_address mgmt.lan\n"
+					 "source_address 10.0.0.1:7420\n"
+					 "source_address 10.0.0.256\n"
+					 "source_address\n"),
+			 -1);
+	assert_msgs(4,
+		    "t.conf:2: 'source_address': 'mgmt.lan' is not an IPv4 or "
+		    "IPv6 address (give one of this host's addresses, e.g. "
+		    "10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:3: 'source_address': '10.0.0.1:7420' is not an "
+		    "IPv4 or IPv6 address (give one of this host's addresses, "
+		    "e.g. 10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:4: 'source_address': '10.0.0.256' is not an IPv4 "
+		    "or IPv6 address (give one of this host's addresses, e.g. "
+		    "10.0.0.5 or fd00::5, without a port)",
+		    "t.conf:5: 'source_address' takes 1 argument, got 0");
+	assert_int_equal(c.source_family, 0);
+}
+
 static void test_agent_rdma(void **state)
 {
 	struct agent_conf c;
@@ -1334,7 +1376,8 @@ static void test_coord_expect(void **state)
 {
 	struct coord_conf c;
 	char *buf;
-	size_t n = 0, cap_len = 64 * 1024;
+	size_t n = 0, cap_len = 16 * (COORD_CONF_MAX_EXPECT + 16);
+	char too_many[96];
 
 	(void)state;
 	assert_int_equal(coord_parse(&c, "expect a b\n"
@@ -1360,14 +1403,21 @@ static void test_coord_expect(void **state)
 	/* Growth across many lines up to the limit, then one too many. */
 	buf = malloc(cap_len);
 	assert_non_null(buf);
+	/* max_agents first: as many agents as the list may name. */
+	n = (size_t)snprintf(buf, cap_len, "max_agents %d\n",
+			     COORD_CONF_MAX_EXPECT);
 	for (int i = 0; i <= COORD_CONF_MAX_EXPECT; i++)
 		n += (size_t)snprintf(
 			buf + n, cap_len - n, "%snode%d",
 			i % 16 ? " " : (i ? "\nexpect " : "expect "), i);
 	snprintf(buf + n, cap_len - n, "\n");
 	assert_int_equal(coord_parse(&c, buf), -1);
-	assert_msgs(1,
-		    "t.conf:257: 'expect': too many expected nodes (max 4096)");
+	/* 16 names a line after max_agents: the one too many is on the
+	 * last line. */
+	snprintf(too_many, sizeof(too_many),
+		 "t.conf:%d: 'expect': too many expected nodes (max %d)",
+		 COORD_CONF_MAX_EXPECT / 16 + 2, COORD_CONF_MAX_EXPECT);
+	assert_msgs(1, too_many);
 	assert_int_equal(c.n_expect, COORD_CONF_MAX_EXPECT);
 	for (unsigned i = 0; i < c.n_expect; i++) {
 		char want[16];
@@ -2022,6 +2072,7 @@ int main(void)
 		cmocka_unit_test_setup(test_one_pass, setup),
 		cmocka_unit_test_setup(test_verify, setup),
 		cmocka_unit_test_setup(test_debug_subsystems, setup),
+		cmocka_unit_test_setup(test_agent_source_address, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
