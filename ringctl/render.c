@@ -285,6 +285,38 @@ static void render_store(struct writer *w, const Ring__StoreStatus *st,
 	writer_uint(w, "store_reopened", st->reopened);
 }
 
+/* A brief status of a large site lists only the nodes that are not up,
+ * at most this many (a site of one ring and fewer nodes: every node). */
+#define RENDER_NODES_BRIEF_MAX 64
+
+static void render_nodes_not_up(struct writer *w, const Ring__StatusReply *r)
+{
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		if (!strcmp(r->nodes[i]->state, "up"))
+			continue;
+		if (shown == RENDER_NODES_BRIEF_MAX) {
+			more++;
+			continue;
+		}
+		if (!shown++)
+			writer_table_start(w, "nodes_not_up");
+		writer_obj_start_named(w, r->nodes[i]->node);
+		render_node_status(w, r->nodes[i], RENDER_NODE_BRIEF,
+				   r->now_ms);
+		writer_obj_end(w);
+	}
+	if (shown)
+		writer_table_end(w);
+	if (more) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "%zu more not up", more);
+		writer_str(w, "nodes_not_up_more", line);
+	}
+}
+
 void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 {
 	int brief = !verbose && writer_get_format(w) == WRITER_PLAIN;
@@ -321,13 +353,15 @@ void render_status(struct writer *w, const Ring__StatusReply *r, int verbose)
 	writer_uint(w, "connected", r->n_connected);
 	/* Computed: the sum of the up nodes' MemTotal. */
 	writer_double(w, "mem_total_gib_up_nodes", render_gib(mem), 1);
-	if (several && brief) {
-		/* Thousands of rows: the rings above say what is wrong. */
+	if (brief && (several || r->n_nodes > RENDER_NODES_BRIEF_MAX)) {
+		/* Thousands of rows: the rings above say what is wrong, and
+		 * the nodes that are not up are listed. */
 		char line[96];
 
 		snprintf(line, sizeof(line),
 			 "%zu, listed by 'ringctl status -v'", r->n_nodes);
 		writer_str(w, "nodes", line);
+		render_nodes_not_up(w, r);
 		return;
 	}
 	writer_table_start(w, "nodes");
