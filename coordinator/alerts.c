@@ -28,7 +28,8 @@
  * when. */
 struct alerts_entry {
 	struct alert a;
-	uint64_t round; /* the round that last raised it */
+	uint64_t round;		    /* the round that last raised it */
+	struct alerts_entry *hnext; /* its bucket's next (rule, subject) */
 };
 
 struct alerts {
@@ -36,6 +37,10 @@ struct alerts {
 	alerts_notify_fn notify;
 	void *arg;
 	struct alerts_entry **v;
+	/* v by (rule, subject): a rack of nodes down is thousands of alerts,
+	 * each raised every evaluation (a list walk each was quadratic). */
+	struct alerts_entry **hash;
+	size_t n_hash; /* a power of two, or 0 */
 	/* alerts_list's sort space, as large as v: a list never allocates
 	 * (and so never fails). */
 	struct alerts_entry **scratch;
@@ -130,11 +135,72 @@ void alerts_free(struct alerts *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
+	free(t->hash);
 	free(t->scratch);
 	free(t);
 }
 
 /* The entry of (rule, subject) as they are after the copy's cut. */
+/* FNV-1a of rule and subject (as the table keeps them). */
+static size_t alerts_bucket(const struct alerts *t, const char *r,
+			    const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *r; r++)
+		h = (h ^ (unsigned char)*r) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h & (t->n_hash - 1);
+}
+
+static void alerts_hash_add(struct alerts *t, struct alerts_entry *e)
+{
+	size_t b;
+
+	if (!t->n_hash)
+		return;
+	b = alerts_bucket(t, e->a.rule, e->a.subject);
+	e->hnext = t->hash[b];
+	t->hash[b] = e;
+}
+
+static void alerts_hash_del(struct alerts *t, struct alerts_entry *e)
+{
+	struct alerts_entry **p;
+
+	if (!t->n_hash)
+		return;
+	for (p = &t->hash[alerts_bucket(t, e->a.rule, e->a.subject)]; *p;
+	     p = &(*p)->hnext)
+		if (*p == e) {
+			*p = e->hnext;
+			return;
+		}
+}
+
+/* Buckets for at least n entries; kept as they were when out of
+ * memory (longer chains, the same answers). */
+static void alerts_rehash(struct alerts *t, size_t n)
+{
+	struct alerts_entry **h;
+	size_t size = 64;
+
+	while (size < n)
+		size *= 2;
+	if (size <= t->n_hash)
+		return;
+	h = calloc(size, sizeof(*h));
+	if (!h)
+		return;
+	free(t->hash);
+	t->hash = h;
+	t->n_hash = size;
+	for (size_t i = 0; i < t->n; i++)
+		alerts_hash_add(t, t->v[i]);
+}
+
 static struct alerts_entry *alerts_find(const struct alerts *t,
 					const char *rule, const char *subject)
 {
@@ -142,6 +208,13 @@ static struct alerts_entry *alerts_find(const struct alerts *t,
 
 	alerts_copy(r, sizeof(r), rule, (size_t)-1);
 	alerts_copy(s, sizeof(s), subject, (size_t)-1);
+	if (t->n_hash) {
+		for (struct alerts_entry *e = t->hash[alerts_bucket(t, r, s)];
+		     e; e = e->hnext)
+			if (!strcmp(e->a.rule, r) && !strcmp(e->a.subject, s))
+				return e;
+		return NULL;
+	}
 	for (size_t i = 0; i < t->n; i++)
 		if (!strcmp(t->v[i]->a.rule, r) &&
 		    !strcmp(t->v[i]->a.subject, s))
@@ -167,6 +240,7 @@ static int alerts_reserve(struct alerts *t)
 		return -1;
 	t->scratch = s;
 	t->cap = cap;
+	alerts_rehash(t, cap);
 	return 0;
 }
 
@@ -174,6 +248,7 @@ static void alerts_remove(struct alerts *t, size_t i)
 {
 	if (t->v[i]->a.firing)
 		t->n_firing--;
+	alerts_hash_del(t, t->v[i]);
 	free(t->v[i]);
 	memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(t->v[0]));
 	t->n--;
@@ -323,6 +398,7 @@ int alerts_raise(struct alerts *t, const char *rule, const char *subject,
 		alerts_copy(e->a.subject, sizeof(e->a.subject), subject,
 			    (size_t)-1);
 		t->v[t->n++] = e;
+		alerts_hash_add(t, e);
 	}
 	alerts_fire(e, node, edge, severity, message, now_ms);
 	alerts_set_ring(t, &e->a);
@@ -536,8 +612,17 @@ int alerts_restore(struct alerts *t, const struct alert *a)
 		if (!e)
 			return -1;
 		t->v[t->n++] = e;
+		memcpy(e->a.rule, r, sizeof(r));
+		memcpy(e->a.subject, s, sizeof(s));
+		alerts_hash_add(t, e);
 	}
-	memset(e, 0, sizeof(*e));
+	{
+		/* Its place in the hash stays: the same rule and subject. */
+		struct alerts_entry *next = e->hnext;
+
+		memset(e, 0, sizeof(*e));
+		e->hnext = next;
+	}
 	memcpy(e->a.rule, r, sizeof(r));
 	memcpy(e->a.subject, s, sizeof(s));
 	alerts_copy(e->a.node, sizeof(e->a.node), a->node, sizeof(a->node));

@@ -372,6 +372,37 @@ static void test_rounds(void **state)
 
 /* With a hold-down, rounds that miss a condition now and then are flaps of
  * one alert. */
+/* A rack of nodes down: thousands of alerts, each raised again every
+ * round, each found as the one it is (no second episode, no notice),
+ * cleared and resolved one by one while the others fire on. */
+static void test_rack_down(void **state)
+{
+	struct rec r;
+	struct alerts *t = new_table(&r, 0, 20000, 20000, 0);
+	char subject[32];
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		alerts_round_begin(t);
+		for (int i = 0; i < 10000; i++) {
+			snprintf(subject, sizeof(subject), "n%d", i);
+			assert_int_equal(raise_w(t, "node_down", subject,
+						 "down", 100 + round),
+					 0);
+		}
+		alerts_round_end(t, NULL, 0, 100 + round);
+	}
+	assert_int_equal(alerts_firing(t), 10000);
+	assert_int_equal(r.n, 10000); /* fired once each */
+	assert_non_null(alerts_get(t, "node_down", "n9999"));
+	assert_null(alerts_get(t, "node_down", "n10000"));
+	alerts_clear(t, "node_down", "n5", 200);
+	assert_int_equal(alerts_firing(t), 9999);
+	assert_int_equal(raise_w(t, "node_down", "n5", "down", 300), 0);
+	assert_int_equal(alerts_firing(t), 10000);
+	alerts_free(t);
+}
+
 static void test_rounds_hold_down(void **state)
 {
 	static const char *const rules[] = {"port_errors"};
@@ -877,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_hold_down_without_tick),
 		cmocka_unit_test(test_hold_down_zero),
 		cmocka_unit_test(test_rounds),
+		cmocka_unit_test(test_rack_down),
 		cmocka_unit_test(test_rounds_hold_down),
 		cmocka_unit_test(test_max_firing),
 		cmocka_unit_test(test_resolved_keep),
