@@ -26,7 +26,10 @@ struct client {
 	struct conn *conn;
 	uid_t uid;
 	struct event *deadline; /* CONTROL_REQUEST_MS, absolute */
-	int reply_grace; /* the deadline extended once for a reply's reading */
+	/* The deadline extended for a reply being read: ms granted so far,
+	 * and what was left of the output at the last look. */
+	unsigned reply_grace;
+	size_t reply_left;
 	struct evbuffer *paused;	  /* input held while output drains */
 	struct evbuffer_cb_entry *out_cb; /* watches the output draining */
 	int in_msg;			  /* inside control_msg */

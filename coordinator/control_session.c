@@ -24,8 +24,11 @@
 #define CONTROL_REQUEST_MS 5000
 /* A reply still being read when that deadline comes (a status of
  * thousands of nodes is megabytes; a busy host's ringctl reads it
- * slowly) has until this long after it was queued, once, absolute. */
+ * slowly) has more time, a step at a time while the client reads (its
+ * output shrinks), this much in all; a client that reads nothing is
+ * closed at the first step. */
 #define CONTROL_REPLY_MS 30000
+#define CONTROL_REPLY_STEP_MS 2000
 /* A control request is a few hundred bytes; agents' max_frame (1 MiB) would
  * let each client park a megabyte. */
 #define CONTROL_MAX_FRAME (64u << 10)
@@ -69,6 +72,7 @@ void control_client_arm(struct client *cl)
 			     .tv_usec = (CONTROL_REQUEST_MS % 1000) * 1000};
 
 	cl->reply_grace = 0;
+	cl->reply_left = 0;
 	if (cl->test || cl->watch || cl->ar || cl->resolve || cl->read)
 		evtimer_del(cl->deadline); /* the test's own deadline rules;
 					    * a stream has none */
@@ -79,16 +83,18 @@ void control_client_arm(struct client *cl)
 static void client_deadline(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *cl = arg;
-	struct timeval tv = {
-		.tv_sec = (CONTROL_REPLY_MS - CONTROL_REQUEST_MS) / 1000,
-		.tv_usec =
-			(CONTROL_REPLY_MS - CONTROL_REQUEST_MS) % 1000 * 1000};
+	struct timeval tv = {.tv_sec = CONTROL_REPLY_STEP_MS / 1000,
+			     .tv_usec = CONTROL_REPLY_STEP_MS % 1000 * 1000};
+	size_t left =
+		evbuffer_get_length(bufferevent_get_output(conn_bev(cl->conn)));
 
 	(void)fd;
 	(void)what;
-	if (!cl->reply_grace &&
-	    evbuffer_get_length(bufferevent_get_output(conn_bev(cl->conn)))) {
-		cl->reply_grace = 1;
+	if (left && (!cl->reply_grace || left < cl->reply_left) &&
+	    cl->reply_grace + CONTROL_REPLY_STEP_MS <=
+		    CONTROL_REPLY_MS - CONTROL_REQUEST_MS) {
+		cl->reply_grace += CONTROL_REPLY_STEP_MS;
+		cl->reply_left = left;
 		evtimer_add(cl->deadline, &tv);
 		return;
 	}

@@ -32,12 +32,12 @@ class StrayCluster(cl.Cluster):
                          extra_cables=stray_cables)
 
     def _plan(self, extra_cables):
-        everyone = self.order
-        self.order = self.ring
+        everyone, rings = self.order, self.rings
+        self.order, self.rings = self.ring, [self.ring]
         try:
             super()._plan(())
         finally:
-            self.order = everyone
+            self.order, self.rings = everyone, rings
         for a, b in extra_cables:
             self._add_cable(a, b)
 
