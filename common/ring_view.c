@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ring_view.h"
+#include "text.h"
 
 const Ring__RingView *ring_view_find(const Ring__Topology *site, const char *id)
 {
@@ -46,25 +47,15 @@ const Ring__RingView *ring_view_of_edge(const Ring__Topology *site,
 	return r && ring_view_member(r, b) ? r : NULL;
 }
 
-/* "a-b" names a member at either end. Node names hold no '-' at their
- * start, but may hold one inside: try every split. */
+static int ring_view_end_in(const char *a, const char *b, void *arg)
+{
+	return ring_view_member(arg, a) || ring_view_member(arg, b);
+}
+
+/* Does "a-b" name a member at either end (any split: text.h)? */
 static int ring_view_edge_in(const Ring__RingView *r, const char *edge)
 {
-	size_t len = strlen(edge);
-
-	for (const char *d = strchr(edge, '-'); d; d = strchr(d + 1, '-')) {
-		size_t k = (size_t)(d - edge);
-		char a[64], b[64];
-
-		if (!k || k >= sizeof(a) || len - k - 1 >= sizeof(b))
-			continue;
-		memcpy(a, edge, k);
-		a[k] = '\0';
-		memcpy(b, d + 1, len - k);
-		if (ring_view_member(r, a) || ring_view_member(r, b))
-			return 1;
-	}
-	return 0;
+	return text_edge_splits(edge, ring_view_end_in, (void *)r);
 }
 
 int ring_view_finding_in(const Ring__RingView *r, const Ring__Finding *f)

@@ -67,6 +67,27 @@ void text_pair_name(char *buf, size_t len, const Ring__Topology *t,
 	text_edge_name(buf, len, x, y, "", 0);
 }
 
+int text_edge_splits(const char *edge,
+		     int (*fn)(const char *a, const char *b, void *arg),
+		     void *arg)
+{
+	for (const char *d = edge ? strchr(edge, '-') : NULL; d;
+	     d = strchr(d + 1, '-')) {
+		size_t k = (size_t)(d - edge);
+		char a[64];
+		int r;
+
+		if (!k || k >= sizeof(a))
+			continue;
+		memcpy(a, edge, k);
+		a[k] = '\0';
+		r = fn(a, d + 1, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int text_host_name_check(const char *name, char *why, size_t len)
 {
 	size_t n = strlen(name);

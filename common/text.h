@@ -29,6 +29,14 @@ void text_pair_name(char *buf, size_t len, const Ring__Topology *t,
 /* A host name or numeric address a resolver may be asked for: 1..253
  * letters, digits, '.', '-', '_' or ':'. 0, or -1 with why. */
 #define TEXT_HOST_NAME_MAX 253
+/* Node names may hold '-', so an edge "a-b" may split at any of them:
+ * fn(a, b, arg) for each way it splits, left to right (a copied, at most
+ * 63 bytes as a node name; longer ones skipped). The first nonzero
+ * return ends it and is returned; 0 when none. */
+int text_edge_splits(const char *edge,
+		     int (*fn)(const char *a, const char *b, void *arg),
+		     void *arg);
+
 int text_host_name_check(const char *name, char *why, size_t len);
 
 #endif

@@ -110,31 +110,40 @@ static int control_history_edge(const struct control *co, const char *edge,
 	return 1;
 }
 
+struct control_history_ends {
+	const Ring__Topology *t;
+	const Ring__RingView *ring, *other;
+};
+
+/* Are both ends ring's? Else note whose ring they are. */
+static int control_history_in_ring(const char *a, const char *b, void *arg)
+{
+	struct control_history_ends *e = arg;
+
+	if (ring_view_member(e->ring, a) && ring_view_member(e->ring, b))
+		return 1;
+	if (!e->other)
+		e->other = ring_view_of_edge(e->t, a, b);
+	return 0;
+}
+
 /* Issue 24: --ring ID: the edge must be that ring's (both ends its
  * members); an Error says whose it is. 0 or -1 (answered). */
 static int control_history_ring(struct client *cl, uint64_t id,
 				const char *req_ring, const char *edge)
 {
 	const Ring__Topology *t = control_topology(cl->ctl);
-	const Ring__RingView *ring, *other = NULL;
+	struct control_history_ends ends = {.t = t};
+	const Ring__RingView *ring, *other;
 
 	if (control_ring_find(cl, id, t, req_ring, &ring) < 0)
 		return -1;
 	if (!ring)
 		return 0;
-	for (const char *d = strchr(edge, '-'); d; d = strchr(d + 1, '-')) {
-		char a[ALERTS_NODE_LEN];
-		size_t k = (size_t)(d - edge);
-
-		if (!k || k >= sizeof(a))
-			continue;
-		memcpy(a, edge, k);
-		a[k] = '\0';
-		if (ring_view_member(ring, a) && ring_view_member(ring, d + 1))
-			return 0;
-		if (!other)
-			other = ring_view_of_edge(t, a, d + 1);
-	}
+	ends.ring = ring;
+	if (text_edge_splits(edge, control_history_in_ring, &ends))
+		return 0;
+	other = ends.other;
 	conn_send_error(cl->conn, id, RING__ERROR_CODE__ERROR_NOT_FOUND,
 			"edge '%.64s' is not ring %.64s's%s%.64s%s", edge,
 			ring->id, other ? " (it is ring " : "",

@@ -871,6 +871,21 @@ out:
 
 /* The ring an alert is about (issue 24): its node's, an edge's ends',
  * a ring id as its subject; "ring" on a site of one ring is that ring. */
+struct health_rules_end {
+	const struct health_rules *w;
+	const Ring__RingView *r;
+};
+
+/* An edge's first end that is in a ring names the edge's ring. */
+static int health_rules_end_ring(const char *a, const char *b, void *arg)
+{
+	struct health_rules_end *e = arg;
+
+	(void)b;
+	e->r = live_view_ring_of(e->w->view, a);
+	return e->r != NULL;
+}
+
 void health_rules_subject_ring(const struct health_rules *w, const char *node,
 			       const char *edge, const char *subject,
 			       char *ring, size_t len)
@@ -889,16 +904,11 @@ void health_rules_subject_ring(const struct health_rules *w, const char *node,
 		r = live_view_ring_of(w->view, node);
 	if (!edge[0] && !node[0] && strchr(subject, '-'))
 		edge = subject;
-	for (const char *d = strchr(edge, '-'); !r && d;
-	     d = strchr(d + 1, '-')) {
-		char end[ALERTS_NODE_LEN];
-		size_t k = (size_t)(d - edge);
+	if (!r) {
+		struct health_rules_end end = {.w = w};
 
-		if (!k || k >= sizeof(end))
-			continue;
-		memcpy(end, edge, k);
-		end[k] = '\0';
-		r = live_view_ring_of(w->view, end);
+		text_edge_splits(edge, health_rules_end_ring, &end);
+		r = end.r;
 	}
 	for (size_t k = 0; !r && k < t->n_rings; k++)
 		if (!strcmp(t->rings[k]->id, subject) ||

@@ -7,6 +7,7 @@
 
 #include "metrics_expo.h"
 #include "nodes.h"
+#include "text.h"
 
 struct mr_member {
 	const char *node;
@@ -98,31 +99,32 @@ const char *mr_rings_edge(const struct mr *r, const char *a, const char *b)
 	return strcmp(ra, mr_rings_of(r, b)) ? "" : ra;
 }
 
-/* "a-b": node names may hold '-', so every split is tried; the first
- * whose ends are both known names a ring, or else one known end does. */
+struct mr_edge {
+	const struct mr *r;
+	const char *both, *one;
+};
+
+static int mr_rings_ends(const char *a, const char *b, void *arg)
+{
+	struct mr_edge *e = arg;
+	const char *ra = mr_rings_of(e->r, a), *rb = mr_rings_of(e->r, b);
+
+	if (*ra && !strcmp(ra, rb)) {
+		e->both = ra;
+		return 1;
+	}
+	if (!*e->one)
+		e->one = *ra ? ra : rb;
+	return 0;
+}
+
+/* "a-b" at any split (text.h): the first whose ends are both known
+ * names a ring, or else one known end does. */
 static const char *mr_rings_edge_text(const struct mr *r, const char *edge)
 {
-	const char *one = "";
-	size_t len = strlen(edge);
+	struct mr_edge e = {.r = r, .one = ""};
 
-	for (const char *d = strchr(edge, '-'); d; d = strchr(d + 1, '-')) {
-		size_t k = (size_t)(d - edge);
-		char a[128], b[128];
-		const char *ra, *rb;
-
-		if (!k || k >= sizeof(a) || len - k - 1 >= sizeof(b))
-			continue;
-		memcpy(a, edge, k);
-		a[k] = '\0';
-		memcpy(b, d + 1, len - k);
-		ra = mr_rings_of(r, a);
-		rb = mr_rings_of(r, b);
-		if (*ra && !strcmp(ra, rb))
-			return ra;
-		if (!*one)
-			one = *ra ? ra : rb;
-	}
-	return one;
+	return text_edge_splits(edge, mr_rings_ends, &e) ? e.both : e.one;
 }
 
 const char *mr_rings_alert(const struct mr *r, const struct alert *a)

@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "nodes.h"
 #include "ring_view.h"
+#include "text.h"
 #include "svg.h"
 
 /* Most alerts a page lists (svg.c draws SVG_MAX_NOTES and counts the
@@ -69,6 +70,22 @@ static int page_nodes(struct page_reply *p, struct nodes *nodes)
 	return 0;
 }
 
+struct page_end {
+	const Ring__Topology *t;
+	const Ring__RingView *r;
+};
+
+/* Either end's ring names an edge's ring. */
+static int page_end_ring(const char *a, const char *b, void *arg)
+{
+	struct page_end *e = arg;
+
+	e->r = ring_view_of_node(e->t, a);
+	if (!e->r)
+		e->r = ring_view_of_node(e->t, b);
+	return e->r != NULL;
+}
+
 /* The ring of an alert's subject where the alert does not say (Alert.ring
  * ""): its node's, its edge's ("a-b": every split tried), or its subject
  * a ring's id; "" none. Points into the topology. */
@@ -76,21 +93,14 @@ static char *page_alert_ring(const Ring__Topology *t, const Ring__Alert *a)
 {
 	const Ring__RingView *r = NULL;
 	const char *e = a->edge ? a->edge : "";
-	size_t len = strlen(e);
 
 	if (a->node && *a->node)
 		r = ring_view_of_node(t, a->node);
-	for (const char *d = strchr(e, '-'); !r && d; d = strchr(d + 1, '-')) {
-		size_t k = (size_t)(d - e);
-		char x[PAGE_RING_MAX + 64];
+	if (!r) {
+		struct page_end end = {.t = t};
 
-		if (!k || k >= sizeof(x) || len - k - 1 >= sizeof(x))
-			continue;
-		memcpy(x, e, k);
-		x[k] = '\0';
-		r = ring_view_of_node(t, x);
-		if (!r)
-			r = ring_view_of_node(t, d + 1);
+		text_edge_splits(e, page_end_ring, &end);
+		r = end.r;
 	}
 	if (!r)
 		r = ring_view_find(t, a->subject);
